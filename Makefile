@@ -1,0 +1,46 @@
+# Build, test and demo for ngx_http_agent_module.
+
+NGX_SRC   ?= /usr/share/nginx/src
+BUILD     := build
+NGX_BUILD := $(BUILD)/nginx
+MODULE    := $(NGX_BUILD)/objs/ngx_http_agent_module.so
+PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
+             libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl
+CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
+
+.PHONY: all deps test demo demo-stop bench clean
+
+all: $(MODULE)
+
+deps:
+	@missing=""; for p in $(PKGS); do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	        apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(NGX_BUILD)/objs/Makefile: config | deps
+	rm -rf $(NGX_BUILD)
+	mkdir -p $(BUILD)
+	cp -r $(NGX_SRC) $(NGX_BUILD)
+	cd $(NGX_BUILD) && bash -c '. ./conf_flags && ./configure \
+	    "$${NGX_CONF_FLAGS[@]}" --with-cc-opt="$(CFLAGS_X)" \
+	    --add-dynamic-module=$(CURDIR)' > configure.log
+
+$(MODULE): $(NGX_BUILD)/objs/Makefile $(wildcard src/*.c src/*.h)
+	$(MAKE) -s -f objs/Makefile -C $(NGX_BUILD) modules
+
+test: all
+	prove -r t/
+
+demo: all
+	sh conf/demo.sh
+
+demo-stop:
+	sh conf/demo.sh stop
+
+clean:
+	rm -rf $(BUILD)

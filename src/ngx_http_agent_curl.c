@@ -1,0 +1,516 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+
+#include "ngx_http_agent_curl.h"
+
+
+/*
+ * libcurl's multi socket interface on nginx's event loop: one multi handle
+ * per worker; curl's sockets get nginx connections watched level-triggered
+ * (curl may leave data unread, an edge would then never come again), and
+ * curl's timer is an nginx timer.  curl owns its sockets: nginx only stops
+ * watching them and never closes them.
+ */
+
+
+static int ngx_http_agent_curl_socket(CURL *easy, curl_socket_t s, int what,
+    void *userp, void *socketp);
+static int ngx_http_agent_curl_timer(CURLM *multi, long timeout_ms,
+    void *userp);
+static void ngx_http_agent_curl_timer_handler(ngx_event_t *ev);
+static void ngx_http_agent_curl_event_handler(ngx_event_t *ev);
+static void ngx_http_agent_curl_action(curl_socket_t s, int ev_bitmask);
+static void ngx_http_agent_curl_check_info(void);
+static size_t ngx_http_agent_curl_write(char *ptr, size_t size, size_t n,
+    void *userdata);
+static void ngx_http_agent_curl_idle_handler(ngx_event_t *ev);
+static void ngx_http_agent_curl_remove(ngx_http_agent_curl_t *x);
+static void ngx_http_agent_curl_cleanup(void *data);
+
+
+static CURLM        *ngx_http_agent_curl_multi;
+static ngx_event_t   ngx_http_agent_curl_timer_event;
+static ngx_log_t    *ngx_http_agent_curl_log;
+
+
+ngx_int_t
+ngx_http_agent_curl_init_process(ngx_cycle_t *cycle)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "agent: curl_global_init() failed");
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_curl_multi = curl_multi_init();
+    if (ngx_http_agent_curl_multi == NULL) {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "agent: curl_multi_init() failed");
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_curl_log = cycle->log;
+
+    curl_multi_setopt(ngx_http_agent_curl_multi, CURLMOPT_SOCKETFUNCTION,
+                      ngx_http_agent_curl_socket);
+    curl_multi_setopt(ngx_http_agent_curl_multi, CURLMOPT_TIMERFUNCTION,
+                      ngx_http_agent_curl_timer);
+    curl_multi_setopt(ngx_http_agent_curl_multi, CURLMOPT_MAXCONNECTS,
+                      (long) 64);
+
+    ngx_http_agent_curl_timer_event.handler =
+                                          ngx_http_agent_curl_timer_handler;
+    ngx_http_agent_curl_timer_event.log = cycle->log;
+    ngx_http_agent_curl_timer_event.data = &ngx_http_agent_curl_multi;
+    ngx_http_agent_curl_timer_event.cancelable = 1;
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_agent_curl_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_uint_t         i;
+    ngx_connection_t  *c;
+
+    if (ngx_http_agent_curl_multi == NULL) {
+        return;
+    }
+
+    /* curl closes its sockets below; their connections must not count */
+
+    c = cycle->connections;
+
+    for (i = 0; i < cycle->connection_n; i++) {
+        if (c[i].fd != (ngx_socket_t) -1
+            && c[i].read
+            && c[i].read->handler == ngx_http_agent_curl_event_handler)
+        {
+            c[i].fd = (ngx_socket_t) -1;
+        }
+    }
+
+    if (ngx_http_agent_curl_timer_event.timer_set) {
+        ngx_del_timer(&ngx_http_agent_curl_timer_event);
+    }
+
+    curl_multi_cleanup(ngx_http_agent_curl_multi);
+    ngx_http_agent_curl_multi = NULL;
+}
+
+
+static int
+ngx_http_agent_curl_socket(CURL *easy, curl_socket_t s, int what,
+    void *userp, void *socketp)
+{
+    ngx_event_t       *rev, *wev;
+    ngx_connection_t  *c;
+
+    c = socketp;
+
+    if (what == CURL_POLL_REMOVE) {
+        if (c == NULL) {
+            return 0;
+        }
+
+        if (c->read->active) {
+            ngx_del_event(c->read, NGX_READ_EVENT, 0);
+        }
+
+        if (c->write->active) {
+            ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+        }
+
+        if (c->read->posted) {
+            ngx_delete_posted_event(c->read);
+        }
+
+        if (c->write->posted) {
+            ngx_delete_posted_event(c->write);
+        }
+
+        curl_multi_assign(ngx_http_agent_curl_multi, s, NULL);
+
+        /* curl closes the socket itself */
+        c->fd = (ngx_socket_t) -1;
+        ngx_free_connection(c);
+
+        return 0;
+    }
+
+    if (c == NULL) {
+        c = ngx_get_connection(s, ngx_http_agent_curl_log);
+        if (c == NULL) {
+            return -1;
+        }
+
+        c->read->handler = ngx_http_agent_curl_event_handler;
+        c->write->handler = ngx_http_agent_curl_event_handler;
+        c->read->log = ngx_http_agent_curl_log;
+        c->write->log = ngx_http_agent_curl_log;
+        c->data = NULL;
+
+        curl_multi_assign(ngx_http_agent_curl_multi, s, c);
+    }
+
+    rev = c->read;
+    wev = c->write;
+
+    if ((what & CURL_POLL_IN) && !rev->active) {
+        if (ngx_add_event(rev, NGX_READ_EVENT, NGX_LEVEL_EVENT) != NGX_OK) {
+            return -1;
+        }
+
+    } else if (!(what & CURL_POLL_IN) && rev->active) {
+        ngx_del_event(rev, NGX_READ_EVENT, 0);
+    }
+
+    if ((what & CURL_POLL_OUT) && !wev->active) {
+        if (ngx_add_event(wev, NGX_WRITE_EVENT, NGX_LEVEL_EVENT) != NGX_OK) {
+            return -1;
+        }
+
+    } else if (!(what & CURL_POLL_OUT) && wev->active) {
+        ngx_del_event(wev, NGX_WRITE_EVENT, 0);
+    }
+
+    return 0;
+}
+
+
+static int
+ngx_http_agent_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    ngx_event_t  *ev;
+
+    ev = &ngx_http_agent_curl_timer_event;
+
+    if (timeout_ms < 0) {
+        if (ev->timer_set) {
+            ngx_del_timer(ev);
+        }
+
+        if (ev->posted) {
+            ngx_delete_posted_event(ev);
+        }
+
+        return 0;
+    }
+
+    if (timeout_ms == 0) {
+        /* no action from inside a curl callback: run it from the loop */
+        if (ev->timer_set) {
+            ngx_del_timer(ev);
+        }
+
+        if (!ev->posted) {
+            ngx_post_event(ev, &ngx_posted_events);
+        }
+
+        return 0;
+    }
+
+    ngx_add_timer(ev, (ngx_msec_t) timeout_ms);
+
+    return 0;
+}
+
+
+static void
+ngx_http_agent_curl_timer_handler(ngx_event_t *ev)
+{
+    ngx_http_agent_curl_action(CURL_SOCKET_TIMEOUT, 0);
+}
+
+
+static void
+ngx_http_agent_curl_event_handler(ngx_event_t *ev)
+{
+    ngx_connection_t  *c;
+
+    c = ev->data;
+
+    ngx_http_agent_curl_action(c->fd, ev->write ? CURL_CSELECT_OUT
+                                                : CURL_CSELECT_IN);
+}
+
+
+static void
+ngx_http_agent_curl_action(curl_socket_t s, int ev_bitmask)
+{
+    int  running;
+
+    /* the connection of s may be freed in here: touch nothing after */
+
+    curl_multi_socket_action(ngx_http_agent_curl_multi, s, ev_bitmask,
+                             &running);
+
+    ngx_http_agent_curl_check_info();
+}
+
+
+static void
+ngx_http_agent_curl_check_info(void)
+{
+    int                     pending;
+    long                    status;
+    CURL                   *easy;
+    CURLcode                res;
+    CURLMsg                *msg;
+    ngx_str_t               err;
+    ngx_http_agent_curl_t  *x;
+
+    for ( ;; ) {
+        msg = curl_multi_info_read(ngx_http_agent_curl_multi, &pending);
+        if (msg == NULL) {
+            break;
+        }
+
+        if (msg->msg != CURLMSG_DONE) {
+            continue;
+        }
+
+        easy = msg->easy_handle;
+        res = msg->data.result;
+        x = NULL;
+        status = 0;
+
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **) &x);
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+
+        if (x == NULL) {
+            curl_multi_remove_handle(ngx_http_agent_curl_multi, easy);
+            curl_easy_cleanup(easy);
+            continue;
+        }
+
+        ngx_http_agent_curl_remove(x);
+
+        if (res == CURLE_OK) {
+            x->on_done(x->data, NGX_OK, status, NULL);
+            continue;
+        }
+
+        if (x->errbuf[0] == '\0') {
+            ngx_cpystrn((u_char *) x->errbuf,
+                        (u_char *) curl_easy_strerror(res), CURL_ERROR_SIZE);
+        }
+
+        err.data = (u_char *) x->errbuf;
+        err.len = ngx_strlen(x->errbuf);
+
+        /* the callback may free x */
+        x->on_done(x->data, NGX_ERROR, status, &err);
+    }
+}
+
+
+ngx_http_agent_curl_t *
+ngx_http_agent_curl_create(ngx_pool_t *pool, ngx_log_t *log)
+{
+    ngx_pool_cleanup_t     *cln;
+    ngx_http_agent_curl_t  *x;
+
+    x = ngx_pcalloc(pool, sizeof(ngx_http_agent_curl_t));
+    if (x == NULL) {
+        return NULL;
+    }
+
+    cln = ngx_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_curl_cleanup;
+    cln->data = x;
+
+    x->log = log;
+    x->idle.handler = ngx_http_agent_curl_idle_handler;
+    x->idle.data = x;
+    x->idle.log = log;
+
+    return x;
+}
+
+
+ngx_int_t
+ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
+    ngx_str_t *auth, ngx_str_t *body, ngx_msec_t connect_timeout,
+    ngx_msec_t timeout)
+{
+    u_char             *p;
+    CURL               *easy;
+    struct curl_slist  *h;
+
+    if (ngx_http_agent_curl_multi == NULL) {
+        return NGX_ERROR;
+    }
+
+    easy = curl_easy_init();
+    if (easy == NULL) {
+        return NGX_ERROR;
+    }
+
+    x->easy = easy;
+    x->errbuf[0] = '\0';
+    x->timedout = 0;
+
+    p = ngx_alloc(url->len + 1, x->log);
+    if (p == NULL) {
+        goto failed;
+    }
+
+    ngx_cpystrn(p, url->data, url->len + 1);
+    curl_easy_setopt(easy, CURLOPT_URL, (char *) p);
+    ngx_free(p);
+
+    h = curl_slist_append(NULL, "Content-Type: application/json");
+    if (h == NULL) {
+        goto failed;
+    }
+
+    x->headers = h;
+
+    h = curl_slist_append(x->headers, "Accept: text/event-stream");
+    if (h == NULL) {
+        goto failed;
+    }
+
+    /* curl would otherwise wait a second for "100 Continue" */
+    h = curl_slist_append(x->headers, "Expect:");
+    if (h == NULL) {
+        goto failed;
+    }
+
+    if (auth && auth->len) {
+        p = ngx_alloc(auth->len + sizeof("Authorization: Bearer "), x->log);
+        if (p == NULL) {
+            goto failed;
+        }
+
+        ngx_sprintf(p, "Authorization: Bearer %V%Z", auth);
+        h = curl_slist_append(x->headers, (char *) p);
+        ngx_explicit_memzero(p, auth->len + sizeof("Authorization: Bearer "));
+        ngx_free(p);
+
+        if (h == NULL) {
+            goto failed;
+        }
+    }
+
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, x->headers);
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, (char *) body->data);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long) body->len);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, ngx_http_agent_curl_write);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long) connect_timeout);
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long) timeout);
+    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+
+    if (curl_multi_add_handle(ngx_http_agent_curl_multi, easy) != CURLM_OK) {
+        goto failed;
+    }
+
+    if (x->idle_timeout) {
+        ngx_add_timer(&x->idle, x->idle_timeout);
+    }
+
+    return NGX_OK;
+
+failed:
+
+    if (x->headers) {
+        curl_slist_free_all(x->headers);
+        x->headers = NULL;
+    }
+
+    curl_easy_cleanup(easy);
+    x->easy = NULL;
+
+    return NGX_ERROR;
+}
+
+
+static size_t
+ngx_http_agent_curl_write(char *ptr, size_t size, size_t n, void *userdata)
+{
+    ngx_http_agent_curl_t *x = userdata;
+
+    if (x->idle_timeout) {
+        ngx_add_timer(&x->idle, x->idle_timeout);
+    }
+
+    if (x->on_data(x->data, (u_char *) ptr, size * n) != NGX_OK) {
+        /* curl ends the transfer with CURLE_WRITE_ERROR */
+        return 0;
+    }
+
+    return size * n;
+}
+
+
+static void
+ngx_http_agent_curl_idle_handler(ngx_event_t *ev)
+{
+    ngx_str_t               err;
+    ngx_http_agent_curl_t  *x;
+
+    x = ev->data;
+
+    if (x->easy == NULL) {
+        return;
+    }
+
+    ngx_http_agent_curl_remove(x);
+
+    ngx_str_set(&err, "no data from the provider within the idle timeout");
+    x->timedout = 1;
+    x->on_done(x->data, NGX_ERROR, 0, &err);
+}
+
+
+static void
+ngx_http_agent_curl_remove(ngx_http_agent_curl_t *x)
+{
+    if (x->idle.timer_set) {
+        ngx_del_timer(&x->idle);
+    }
+
+    if (x->easy) {
+        curl_multi_remove_handle(ngx_http_agent_curl_multi, x->easy);
+        curl_easy_cleanup(x->easy);
+        x->easy = NULL;
+    }
+
+    if (x->headers) {
+        curl_slist_free_all(x->headers);
+        x->headers = NULL;
+    }
+}
+
+
+void
+ngx_http_agent_curl_cancel(ngx_http_agent_curl_t *x)
+{
+    ngx_http_agent_curl_remove(x);
+}
+
+
+static void
+ngx_http_agent_curl_cleanup(void *data)
+{
+    ngx_http_agent_curl_remove(data);
+}

@@ -1,0 +1,356 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_json.h"
+
+
+static void ngx_http_agent_json_print(void *ctx, const char *s, size_t len);
+static void ngx_http_agent_json_gen_cleanup(void *data);
+static void ngx_http_agent_json_tree_cleanup(void *data);
+
+
+ngx_http_agent_json_t *
+ngx_http_agent_json_create(ngx_pool_t *pool)
+{
+    ngx_pool_cleanup_t     *cln;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_pcalloc(pool, sizeof(ngx_http_agent_json_t));
+    if (j == NULL) {
+        return NULL;
+    }
+
+    cln = ngx_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    j->pool = pool;
+    j->gen = yajl_gen_alloc(NULL);
+    if (j->gen == NULL) {
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_json_gen_cleanup;
+    cln->data = j;
+
+    yajl_gen_config(j->gen, yajl_gen_print_callback,
+                    ngx_http_agent_json_print, j);
+
+    return j;
+}
+
+
+static void
+ngx_http_agent_json_print(void *ctx, const char *s, size_t len)
+{
+    ngx_http_agent_json_t *j = ctx;
+
+    size_t   size;
+    u_char  *p;
+
+    if (j->failed) {
+        return;
+    }
+
+    if ((size_t) (j->end - j->pos) < len) {
+        size = ngx_max(2 * (size_t) (j->end - j->start), len + 256);
+
+        p = ngx_pnalloc(j->pool, size);
+        if (p == NULL) {
+            j->failed = 1;
+            return;
+        }
+
+        j->pos = ngx_cpymem(p, j->start, j->pos - j->start);
+        j->start = p;
+        j->end = p + size;
+    }
+
+    j->pos = ngx_cpymem(j->pos, s, len);
+}
+
+
+static void
+ngx_http_agent_json_gen_cleanup(void *data)
+{
+    ngx_http_agent_json_t *j = data;
+
+    if (j->gen) {
+        yajl_gen_free(j->gen);
+        j->gen = NULL;
+    }
+}
+
+
+void
+ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s)
+{
+    if (s == NULL || s->data == NULL) {
+        yajl_gen_string(j->gen, (u_char *) "", 0);
+        return;
+    }
+
+    yajl_gen_string(j->gen, s->data, s->len);
+}
+
+
+void
+ngx_http_agent_json_cstr(ngx_http_agent_json_t *j, const char *s)
+{
+    yajl_gen_string(j->gen, (u_char *) s, ngx_strlen(s));
+}
+
+
+void
+ngx_http_agent_json_int(ngx_http_agent_json_t *j, int64_t n)
+{
+    yajl_gen_integer(j->gen, (long long) n);
+}
+
+
+void
+ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n)
+{
+    if (n != n || n > 1e300 || n < -1e300) {
+        yajl_gen_null(j->gen);
+        return;
+    }
+
+    yajl_gen_double(j->gen, n);
+}
+
+
+/*
+ * yajl has no call to insert ready JSON; yajl_gen_number() copies its text
+ * verbatim with the right separators, so it serves for stored JSON values
+ */
+
+void
+ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json)
+{
+    if (json == NULL || json->len == 0) {
+        yajl_gen_null(j->gen);
+        return;
+    }
+
+    yajl_gen_number(j->gen, (const char *) json->data, json->len);
+}
+
+
+void
+ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v)
+{
+    size_t  i;
+
+    if (v == NULL) {
+        yajl_gen_null(j->gen);
+        return;
+    }
+
+    switch (v->type) {
+
+    case yajl_t_string:
+        ngx_http_agent_json_cstr(j, v->u.string);
+        break;
+
+    case yajl_t_number:
+        yajl_gen_number(j->gen, v->u.number.r, ngx_strlen(v->u.number.r));
+        break;
+
+    case yajl_t_object:
+        yajl_gen_map_open(j->gen);
+        for (i = 0; i < v->u.object.len; i++) {
+            ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
+            ngx_http_agent_json_val(j, v->u.object.values[i]);
+        }
+        yajl_gen_map_close(j->gen);
+        break;
+
+    case yajl_t_array:
+        yajl_gen_array_open(j->gen);
+        for (i = 0; i < v->u.array.len; i++) {
+            ngx_http_agent_json_val(j, v->u.array.values[i]);
+        }
+        yajl_gen_array_close(j->gen);
+        break;
+
+    case yajl_t_true:
+        yajl_gen_bool(j->gen, 1);
+        break;
+
+    case yajl_t_false:
+        yajl_gen_bool(j->gen, 0);
+        break;
+
+    default:
+        yajl_gen_null(j->gen);
+    }
+}
+
+
+ngx_int_t
+ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out)
+{
+    if (j->failed) {
+        return NGX_ERROR;
+    }
+
+    out->data = j->start;
+    out->len = j->pos - j->start;
+
+    if (out->data == NULL) {
+        ngx_str_set(out, "null");
+    }
+
+    /* the buffer is the caller's now; the generator may be reused */
+
+    j->start = NULL;
+    j->pos = NULL;
+    j->end = NULL;
+    yajl_gen_reset(j->gen, NULL);
+    yajl_gen_clear(j->gen);
+
+    return NGX_OK;
+}
+
+
+yajl_val
+ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
+    ngx_str_t *err)
+{
+    u_char              *text;
+    yajl_val             v;
+    ngx_pool_cleanup_t  *cln;
+    static char          errbuf[256];
+
+    text = ngx_pnalloc(pool, len + 1);
+    if (text == NULL) {
+        return NULL;
+    }
+
+    ngx_memcpy(text, data, len);
+    text[len] = '\0';
+
+    if (ngx_strlen(text) != len) {
+        if (err) {
+            ngx_str_set(err, "a NUL byte in JSON text");
+        }
+        return NULL;
+    }
+
+    cln = ngx_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    errbuf[0] = '\0';
+    v = yajl_tree_parse((char *) text, errbuf, sizeof(errbuf));
+
+    if (v == NULL) {
+        if (err) {
+            /* yajl's message spans lines; keep the first */
+            err->data = (u_char *) errbuf;
+            err->len = ngx_strlen(errbuf);
+            text = (u_char *) ngx_strlchr(err->data, err->data + err->len,
+                                          '\n');
+            if (text) {
+                err->len = text - err->data;
+            }
+        }
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_json_tree_cleanup;
+    cln->data = v;
+
+    return v;
+}
+
+
+static void
+ngx_http_agent_json_tree_cleanup(void *data)
+{
+    yajl_tree_free(data);
+}
+
+
+yajl_val
+ngx_http_agent_json_get(yajl_val obj, const char *key)
+{
+    size_t  i;
+
+    if (obj == NULL || !YAJL_IS_OBJECT(obj)) {
+        return NULL;
+    }
+
+    for (i = 0; i < obj->u.object.len; i++) {
+        if (ngx_strcmp(obj->u.object.keys[i], key) == 0) {
+            return obj->u.object.values[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* NGX_OK, NGX_DECLINED when absent or null, NGX_ERROR when not a string */
+
+ngx_int_t
+ngx_http_agent_json_get_str(yajl_val obj, const char *key, ngx_str_t *out)
+{
+    yajl_val  v;
+
+    v = ngx_http_agent_json_get(obj, key);
+
+    if (v == NULL || YAJL_IS_NULL(v)) {
+        return NGX_DECLINED;
+    }
+
+    if (!YAJL_IS_STRING(v)) {
+        return NGX_ERROR;
+    }
+
+    out->data = (u_char *) v->u.string;
+    out->len = ngx_strlen(v->u.string);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_json_encode(ngx_pool_t *pool, yajl_val v, ngx_str_t *out)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_val(j, v);
+
+    return ngx_http_agent_json_done(j, out);
+}
+
+
+ngx_int_t
+ngx_http_agent_json_quote(ngx_pool_t *pool, ngx_str_t *s, ngx_str_t *out)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_str(j, s);
+
+    return ngx_http_agent_json_done(j, out);
+}

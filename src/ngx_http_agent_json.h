@@ -1,0 +1,59 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_JSON_H_INCLUDED_
+#define _NGX_HTTP_AGENT_JSON_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+
+/* a yajl generator that prints into a growing pool buffer */
+typedef struct {
+    yajl_gen                   gen;
+    ngx_pool_t                *pool;
+    u_char                    *start;
+    u_char                    *pos;
+    u_char                    *end;
+    ngx_uint_t                 failed;
+} ngx_http_agent_json_t;
+
+
+#define ngx_http_agent_json_obj(j)    yajl_gen_map_open((j)->gen)
+#define ngx_http_agent_json_end(j)    yajl_gen_map_close((j)->gen)
+#define ngx_http_agent_json_arr(j)    yajl_gen_array_open((j)->gen)
+#define ngx_http_agent_json_arr_end(j) yajl_gen_array_close((j)->gen)
+#define ngx_http_agent_json_null(j)   yajl_gen_null((j)->gen)
+#define ngx_http_agent_json_bool(j, b) yajl_gen_bool((j)->gen, (b))
+#define ngx_http_agent_json_key(j, k)                                         \
+    yajl_gen_string((j)->gen, (u_char *) (k), sizeof(k) - 1)
+
+
+ngx_http_agent_json_t *ngx_http_agent_json_create(ngx_pool_t *pool);
+void ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s);
+void ngx_http_agent_json_cstr(ngx_http_agent_json_t *j, const char *s);
+void ngx_http_agent_json_int(ngx_http_agent_json_t *j, int64_t n);
+void ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n);
+void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
+void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
+ngx_int_t ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out);
+
+yajl_val ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data,
+    size_t len, ngx_str_t *err);
+yajl_val ngx_http_agent_json_get(yajl_val obj, const char *key);
+ngx_int_t ngx_http_agent_json_get_str(yajl_val obj, const char *key,
+    ngx_str_t *out);
+ngx_int_t ngx_http_agent_json_encode(ngx_pool_t *pool, yajl_val v,
+    ngx_str_t *out);
+ngx_int_t ngx_http_agent_json_quote(ngx_pool_t *pool, ngx_str_t *s,
+    ngx_str_t *out);
+
+
+#endif /* _NGX_HTTP_AGENT_JSON_H_INCLUDED_ */

@@ -1,0 +1,628 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_prompt.h"
+
+
+static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
+static char *ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *ngx_http_agent_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent,
+    void *child);
+static char *ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_agent_database(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
+static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
+static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
+
+
+static ngx_conf_num_bounds_t  ngx_http_agent_rounds_bounds = {
+    ngx_conf_check_num_bounds, 1, 1000
+};
+
+
+static ngx_command_t  ngx_http_agent_commands[] = {
+
+    { ngx_string("agent_checkpoint_db"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_agent_path,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_agent_main_conf_t, checkpoint_db),
+      NULL },
+
+    { ngx_string("agent_resources_dir"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_agent_path,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_agent_main_conf_t, resources_dir),
+      NULL },
+
+    { ngx_string("agent_prompts"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_agent_path,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_agent_main_conf_t, prompts_dir),
+      NULL },
+
+    { ngx_string("agent_model"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_agent_model,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_database"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE2,
+      ngx_http_agent_database,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_max_tool_rounds"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, max_tool_rounds),
+      &ngx_http_agent_rounds_bounds },
+
+    { ngx_string("agent_recursion_limit"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, recursion_limit),
+      &ngx_http_agent_rounds_bounds },
+
+    { ngx_string("agent_use_database"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, use_database),
+      NULL },
+
+    { ngx_string("agent_heartbeat"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, heartbeat),
+      NULL },
+
+    { ngx_string("agent_llm_connect_timeout"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, llm_connect_timeout),
+      NULL },
+
+    { ngx_string("agent_llm_idle_timeout"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, llm_idle_timeout),
+      NULL },
+
+    { ngx_string("agent_llm_timeout"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, llm_timeout),
+      NULL },
+
+    { ngx_string("agent_sql_timeout"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, sql_timeout),
+      NULL },
+
+    { ngx_string("agent_sql_max_rows"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, sql_max_rows),
+      NULL },
+
+    { ngx_string("agent_sql_max_bytes"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, sql_max_bytes),
+      NULL },
+
+    { ngx_string("agent_chat"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_CHAT },
+
+    { ngx_string("agent_sessions"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_SESSIONS },
+
+      ngx_null_command
+};
+
+
+static ngx_http_module_t  ngx_http_agent_module_ctx = {
+    NULL,                                  /* preconfiguration */
+    NULL,                                  /* postconfiguration */
+
+    ngx_http_agent_create_main_conf,       /* create main configuration */
+    ngx_http_agent_init_main_conf,         /* init main configuration */
+
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+
+    ngx_http_agent_create_loc_conf,        /* create location configuration */
+    ngx_http_agent_merge_loc_conf          /* merge location configuration */
+};
+
+
+ngx_module_t  ngx_http_agent_module = {
+    NGX_MODULE_V1,
+    &ngx_http_agent_module_ctx,            /* module context */
+    ngx_http_agent_commands,               /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    ngx_http_agent_init_module,            /* init module */
+    ngx_http_agent_init_process,           /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    ngx_http_agent_exit_process,           /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static void *
+ngx_http_agent_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_main_conf_t));
+    if (amcf == NULL) {
+        return NULL;
+    }
+
+    if (ngx_array_init(&amcf->models, cf->pool, 2,
+                       sizeof(ngx_http_agent_model_t))
+        != NGX_OK
+        || ngx_array_init(&amcf->databases, cf->pool, 2,
+                          sizeof(ngx_http_agent_database_t))
+           != NGX_OK)
+    {
+        return NULL;
+    }
+
+    return amcf;
+}
+
+
+static char *
+ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    if (ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
+                                   &amcf->system_prompt)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static void *
+ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_loc_conf_t));
+    if (alcf == NULL) {
+        return NULL;
+    }
+
+    /*
+     * set by ngx_pcalloc():
+     *
+     *     alcf->kind = 0;
+     *     alcf->use_database = { 0, NULL };
+     *     alcf->database = NULL;
+     */
+
+    alcf->max_tool_rounds = NGX_CONF_UNSET_UINT;
+    alcf->recursion_limit = NGX_CONF_UNSET_UINT;
+    alcf->heartbeat = NGX_CONF_UNSET_MSEC;
+    alcf->llm_connect_timeout = NGX_CONF_UNSET_MSEC;
+    alcf->llm_idle_timeout = NGX_CONF_UNSET_MSEC;
+    alcf->llm_timeout = NGX_CONF_UNSET_MSEC;
+    alcf->sql_timeout = NGX_CONF_UNSET_MSEC;
+    alcf->sql_max_rows = NGX_CONF_UNSET_UINT;
+    alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
+
+    return alcf;
+}
+
+
+static char *
+ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    ngx_http_agent_loc_conf_t *prev = parent;
+    ngx_http_agent_loc_conf_t *conf = child;
+
+    ngx_http_core_loc_conf_t    *clcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    ngx_conf_merge_uint_value(conf->max_tool_rounds, prev->max_tool_rounds,
+                              8);
+    ngx_conf_merge_uint_value(conf->recursion_limit, prev->recursion_limit,
+                              25);
+    ngx_conf_merge_msec_value(conf->heartbeat, prev->heartbeat, 15000);
+    ngx_conf_merge_msec_value(conf->llm_connect_timeout,
+                              prev->llm_connect_timeout, 10000);
+    ngx_conf_merge_msec_value(conf->llm_idle_timeout,
+                              prev->llm_idle_timeout, 60000);
+    ngx_conf_merge_msec_value(conf->llm_timeout, prev->llm_timeout, 300000);
+    ngx_conf_merge_msec_value(conf->sql_timeout, prev->sql_timeout, 5000);
+    ngx_conf_merge_uint_value(conf->sql_max_rows, prev->sql_max_rows, 1000);
+    ngx_conf_merge_size_value(conf->sql_max_bytes, prev->sql_max_bytes,
+                              256 * 1024);
+    ngx_conf_merge_str_value(conf->use_database, prev->use_database, "");
+
+    if (conf->use_database.len) {
+        amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+        conf->database = ngx_http_agent_database_find(amcf,
+                                                      &conf->use_database);
+        if (conf->database == NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "agent_use_database: unknown database \"%V\", "
+                               "declare it with agent_database",
+                               &conf->use_database);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    if (conf->kind) {
+        /*
+         * nginx itself would answer a too large body with an HTML page;
+         * the module enforces the same limit and answers 413 in JSON
+         */
+        clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+        conf->max_body_size = clcf->client_max_body_size;
+        clcf->client_max_body_size = 0;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    u_char                  *p, *q, *last;
+    ngx_str_t               *value, provider, *alias;
+    ngx_uint_t               i;
+    ngx_http_agent_model_t  *m;
+
+    value = cf->args->elts;
+
+    if (ngx_http_agent_model_find(amcf, &value[1]) != NULL) {
+        return "duplicate model name";
+    }
+
+    m = ngx_array_push(&amcf->models);
+    if (m == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(m, sizeof(ngx_http_agent_model_t));
+    m->name = value[1];
+    ngx_str_null(&provider);
+
+    for (i = 2; i < cf->args->nelts; i++) {
+
+        if (ngx_strncmp(value[i].data, "provider=", 9) == 0) {
+            provider.data = value[i].data + 9;
+            provider.len = value[i].len - 9;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "url=", 4) == 0) {
+            m->url.data = value[i].data + 4;
+            m->url.len = value[i].len - 4;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "model=", 6) == 0) {
+            m->model.data = value[i].data + 6;
+            m->model.len = value[i].len - 6;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "key_env=", 8) == 0) {
+            m->key_env.data = value[i].data + 8;
+            m->key_env.len = value[i].len - 8;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "alias=", 6) == 0) {
+            m->aliases = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+            if (m->aliases == NULL) {
+                return NGX_CONF_ERROR;
+            }
+
+            p = value[i].data + 6;
+            last = value[i].data + value[i].len;
+
+            while (p < last) {
+                q = ngx_strlchr(p, last, ',');
+                if (q == NULL) {
+                    q = last;
+                }
+
+                if (q > p) {
+                    alias = ngx_array_push(m->aliases);
+                    if (alias == NULL) {
+                        return NGX_CONF_ERROR;
+                    }
+
+                    alias->data = p;
+                    alias->len = q - p;
+                }
+
+                p = q + 1;
+            }
+
+            continue;
+        }
+
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid parameter \"%V\"", &value[i]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (provider.len != 6 || ngx_strncmp(provider.data, "openai", 6) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "unknown or missing provider \"%V\", "
+                           "only \"provider=openai\" is supported",
+                           &provider);
+        return NGX_CONF_ERROR;
+    }
+
+    if (m->url.len == 0
+        || (ngx_strncmp(m->url.data, "http://", 7) != 0
+            && ngx_strncmp(m->url.data, "https://", 8) != 0))
+    {
+        return "needs \"url=http://...\" or \"url=https://...\"";
+    }
+
+    if (m->model.len == 0) {
+        m->model = m->name;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_database(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    ngx_str_t                  *value;
+    ngx_http_agent_database_t  *db;
+
+    value = cf->args->elts;
+
+    if (ngx_http_agent_database_find(amcf, &value[1]) != NULL) {
+        return "duplicate database name";
+    }
+
+    db = ngx_array_push(&amcf->databases);
+    if (db == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    db->name = value[1];
+    db->path = value[2];
+
+    if (ngx_conf_full_name(cf->cycle, &db->path, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (access((char *) db->path.data, R_OK) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
+                           "agent_database \"%V\": cannot read \"%V\"",
+                           &db->name, &db->path);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    char  *p = conf;
+
+    ngx_str_t  *field, *value;
+
+    field = (ngx_str_t *) (p + cmd->offset);
+
+    if (field->data) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    *field = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, field, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_http_core_loc_conf_t    *clcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    if (alcf->kind) {
+        return "is duplicate: a location serves either chat or sessions";
+    }
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (amcf->checkpoint_db.len == 0) {
+        return "needs agent_checkpoint_db in the http block before it";
+    }
+
+    if ((ngx_uint_t) cmd->post == NGX_HTTP_AGENT_CHAT
+        && amcf->models.nelts == 0)
+    {
+        return "needs at least one agent_model in the http block before it";
+    }
+
+    alcf->kind = (ngx_uint_t) cmd->post;
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_agent_handler;
+
+    return NGX_CONF_OK;
+}
+
+
+ngx_http_agent_model_t *
+ngx_http_agent_model_find(ngx_http_agent_main_conf_t *amcf, ngx_str_t *name)
+{
+    ngx_str_t               *alias;
+    ngx_uint_t               i, j;
+    ngx_http_agent_model_t  *m;
+
+    m = amcf->models.elts;
+
+    for (i = 0; i < amcf->models.nelts; i++) {
+        if (m[i].name.len == name->len
+            && ngx_strncmp(m[i].name.data, name->data, name->len) == 0)
+        {
+            return &m[i];
+        }
+
+        if (m[i].aliases == NULL) {
+            continue;
+        }
+
+        alias = m[i].aliases->elts;
+
+        for (j = 0; j < m[i].aliases->nelts; j++) {
+            if (alias[j].len == name->len
+                && ngx_strncmp(alias[j].data, name->data, name->len) == 0)
+            {
+                return &m[i];
+            }
+        }
+    }
+
+    return NULL;
+}
+
+
+ngx_http_agent_database_t *
+ngx_http_agent_database_find(ngx_http_agent_main_conf_t *amcf,
+    ngx_str_t *name)
+{
+    ngx_uint_t                  i;
+    ngx_http_agent_database_t  *db;
+
+    db = amcf->databases.elts;
+
+    for (i = 0; i < amcf->databases.nelts; i++) {
+        if (db[i].name.len == name->len
+            && ngx_strncmp(db[i].name.data, name->data, name->len) == 0)
+        {
+            return &db[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+static ngx_int_t
+ngx_http_agent_init_module(ngx_cycle_t *cycle)
+{
+    ngx_core_conf_t             *ccf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_agent_module);
+    if (amcf == NULL || amcf->checkpoint_db.len == 0) {
+        return NGX_OK;
+    }
+
+    ccf = (ngx_core_conf_t *) ngx_get_conf(cycle->conf_ctx, ngx_core_module);
+
+    /* the master creates the files, the workers must be able to use them */
+
+    return ngx_http_agent_store_init(cycle, &amcf->checkpoint_db,
+                                     &amcf->resources_dir,
+                                     ccf->user, ccf->group);
+}
+
+
+static ngx_int_t
+ngx_http_agent_init_process(ngx_cycle_t *cycle)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_agent_module);
+    if (amcf == NULL || amcf->checkpoint_db.len == 0) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_curl_init_process(cycle) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_store_open(cycle, &amcf->checkpoint_db);
+}
+
+
+static void
+ngx_http_agent_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_agent_sql_exit_process(cycle);
+    ngx_http_agent_store_close(cycle);
+    ngx_http_agent_curl_exit_process(cycle);
+}

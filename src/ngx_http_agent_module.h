@@ -1,0 +1,71 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_MODULE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_MODULE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+#define NGX_HTTP_AGENT_CHAT      1
+#define NGX_HTTP_AGENT_SESSIONS  2
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_str_t                  url;
+    ngx_str_t                  model;
+    ngx_str_t                  key_env;
+    ngx_array_t               *aliases;     /* ngx_str_t */
+} ngx_http_agent_model_t;
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_str_t                  path;
+} ngx_http_agent_database_t;
+
+
+typedef struct {
+    ngx_str_t                  checkpoint_db;
+    ngx_str_t                  resources_dir;
+    ngx_str_t                  prompts_dir;
+    ngx_str_t                  system_prompt;
+    ngx_array_t                models;      /* ngx_http_agent_model_t */
+    ngx_array_t                databases;   /* ngx_http_agent_database_t */
+} ngx_http_agent_main_conf_t;
+
+
+typedef struct {
+    ngx_uint_t                 kind;
+    ngx_uint_t                 max_tool_rounds;
+    ngx_uint_t                 recursion_limit;
+    ngx_str_t                  use_database;
+    ngx_http_agent_database_t *database;
+    ngx_msec_t                 heartbeat;
+    ngx_msec_t                 llm_connect_timeout;
+    ngx_msec_t                 llm_idle_timeout;
+    ngx_msec_t                 llm_timeout;
+    ngx_msec_t                 sql_timeout;
+    ngx_uint_t                 sql_max_rows;
+    size_t                     sql_max_bytes;
+    off_t                      max_body_size;
+} ngx_http_agent_loc_conf_t;
+
+
+ngx_http_agent_model_t *ngx_http_agent_model_find(
+    ngx_http_agent_main_conf_t *amcf, ngx_str_t *name);
+ngx_http_agent_database_t *ngx_http_agent_database_find(
+    ngx_http_agent_main_conf_t *amcf, ngx_str_t *name);
+
+
+extern ngx_module_t  ngx_http_agent_module;
+
+
+#endif /* _NGX_HTTP_AGENT_MODULE_H_INCLUDED_ */

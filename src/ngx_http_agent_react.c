@@ -1,0 +1,522 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_react.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_prompt.h"
+
+
+/*
+ * The built-in "react" graph (seed 000):
+ *
+ *     load_csv_metadata -> model -> (tool calls, rounds left?) tools -> model
+ *                                 \-> END
+ *
+ * The node kinds know the LLM client and the SQL tools, not HTTP: events go
+ * out through ctx->emit.
+ */
+
+
+static ngx_int_t ngx_http_agent_react_load_csv(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_react_model(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_react_route(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_react_tools(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_react_chunk(void *data, ngx_str_t *text);
+static void ngx_http_agent_react_model_done(void *data, ngx_int_t rc);
+static void ngx_http_agent_react_cancel(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_react_system(ngx_http_agent_run_t *run,
+    ngx_str_t *out);
+static ngx_int_t ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run,
+    const char *type, ngx_str_t *id, ngx_str_t *name, const char *field,
+    ngx_str_t *json);
+
+
+static ngx_http_agent_channel_t  ngx_http_agent_react_channels[] = {
+    { ngx_string("messages"), NGX_HTTP_AGENT_CHANNEL_MESSAGES },
+    { ngx_string("model_calls"), NGX_HTTP_AGENT_CHANNEL_COUNTER },
+    { ngx_string("prompt_tokens"), NGX_HTTP_AGENT_CHANNEL_COUNTER },
+    { ngx_string("completion_tokens"), NGX_HTTP_AGENT_CHANNEL_COUNTER },
+    { ngx_string("session_id"), NGX_HTTP_AGENT_CHANNEL_VALUE },
+    { ngx_string("current_query"), NGX_HTTP_AGENT_CHANNEL_VALUE },
+    { ngx_string("csv_resources"), NGX_HTTP_AGENT_CHANNEL_VALUE },
+    { ngx_string("db_schema"), NGX_HTTP_AGENT_CHANNEL_VALUE }
+};
+
+
+static ngx_http_agent_node_t  ngx_http_agent_react_nodes[] = {
+    { ngx_string("load_csv_metadata"), ngx_http_agent_react_load_csv,
+      NGX_HTTP_AGENT_REACT_MODEL, NULL },
+    { ngx_string("model"), ngx_http_agent_react_model,
+      NGX_HTTP_AGENT_END, ngx_http_agent_react_route },
+    { ngx_string("tools"), ngx_http_agent_react_tools,
+      NGX_HTTP_AGENT_REACT_MODEL, NULL }
+};
+
+
+ngx_http_agent_graph_t  ngx_http_agent_react_graph = {
+    ngx_string("react"),
+    ngx_http_agent_react_channels,
+    sizeof(ngx_http_agent_react_channels)
+        / sizeof(ngx_http_agent_channel_t),
+    ngx_http_agent_react_nodes,
+    sizeof(ngx_http_agent_react_nodes) / sizeof(ngx_http_agent_node_t),
+    NGX_HTTP_AGENT_REACT_LOAD_CSV_METADATA
+};
+
+
+static ngx_int_t
+ngx_http_agent_react_load_csv(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    ngx_str_t                   json;
+    ngx_uint_t                  i;
+    ngx_array_t                *resources;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_resource_t  *res;
+
+    resources = ngx_array_create(run->pool, 4,
+                                 sizeof(ngx_http_agent_resource_t));
+    if (resources == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_store_resource_list(run->pool, &ctx->session_id,
+                                           resources)
+        != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "store_error", "the session's "
+                                         "CSV files could not be listed");
+    }
+
+    ctx->sql.resources = resources;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    res = resources->elts;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < resources->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &res[i].id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &res[i].name);
+        ngx_http_agent_json_key(j, "table");
+        ngx_http_agent_json_str(j, &res[i].table);
+        ngx_http_agent_json_key(j, "columns");
+        ngx_http_agent_json_raw(j, &res[i].columns);
+        ngx_http_agent_json_key(j, "row_count");
+        ngx_http_agent_json_int(j, res[i].row_count);
+        ngx_http_agent_json_key(j, "size_bytes");
+        ngx_http_agent_json_int(j, res[i].size_bytes);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_graph_write_value(run->update,
+                                        NGX_HTTP_AGENT_REACT_CSV_RESOURCES,
+                                        &json);
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_model(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    int64_t                     rounds;
+    ngx_str_t                   system, body, *tools;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ctx->alcf;
+
+    rounds = run->state[NGX_HTTP_AGENT_REACT_MODEL_CALLS].counter
+             - ctx->calls_at_start;
+
+    /* the last call a turn may make gets no tools: it must answer */
+    ctx->tools_bound = (rounds + 1 < (int64_t) alcf->max_tool_rounds);
+    tools = ctx->tools_bound ? &ngx_http_agent_sql_tools : NULL;
+
+    if (ngx_http_agent_react_system(run, &system) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_llm_build(run->pool, &ctx->model->model, &system,
+                   run->state[NGX_HTTP_AGENT_REACT_MESSAGES].messages,
+                   tools, &body)
+        != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "internal", "the request to "
+                                         "the model could not be built");
+    }
+
+    ctx->llm = ngx_http_agent_llm_create(run->pool, run->log);
+    if (ctx->llm == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->llm->on_chunk = ngx_http_agent_react_chunk;
+    ctx->llm->on_done = ngx_http_agent_react_model_done;
+    ctx->llm->data = run;
+
+    if (ngx_http_agent_llm_start(ctx->llm, &ctx->model->url, &ctx->api_key,
+                                 &body, alcf->llm_connect_timeout,
+                                 alcf->llm_idle_timeout, alcf->llm_timeout)
+        != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "llm_error", "the request to "
+                                         "the model could not be started");
+    }
+
+    run->cancel = ngx_http_agent_react_cancel;
+
+    return NGX_AGAIN;
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_system(ngx_http_agent_run_t *run, ngx_str_t *out)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    u_char                       *p;
+    size_t                        size;
+    ngx_str_t                    *schema;
+    ngx_uint_t                    i;
+    ngx_http_agent_resource_t    *res;
+    ngx_http_agent_prompt_var_t   vars[2];
+
+    ngx_str_set(&vars[0].name, "csv_metadata");
+    ngx_str_set(&vars[1].name, "db_schema");
+
+    res = ctx->sql.resources ? ctx->sql.resources->elts : NULL;
+    size = 64;
+
+    for (i = 0; res && i < ctx->sql.resources->nelts; i++) {
+        size += res[i].name.len + res[i].table.len + res[i].columns.len + 96;
+    }
+
+    p = ngx_pnalloc(run->pool, size);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    vars[0].value.data = p;
+
+    if (res == NULL || ctx->sql.resources->nelts == 0) {
+        p = ngx_sprintf(p, "(none uploaded)");
+    }
+
+    for (i = 0; res && i < ctx->sql.resources->nelts; i++) {
+        p = ngx_sprintf(p, "- table %V%s (file %V, %L rows), columns: %V\n",
+                        &res[i].table, i == 0 ? " (also csv_data)" : "",
+                        &res[i].name, res[i].row_count, &res[i].columns);
+    }
+
+    vars[0].value.len = p - vars[0].value.data;
+
+    schema = &run->state[NGX_HTTP_AGENT_REACT_DB_SCHEMA].json;
+
+    if (schema->len) {
+        vars[1].value = *schema;
+
+    } else if (ctx->sql.database) {
+        vars[1].value = ctx->sql.database->name;
+
+    } else {
+        ngx_str_set(&vars[1].value, "(none)");
+    }
+
+    return ngx_http_agent_prompt_render(run->pool, ctx->system_prompt, vars,
+                                        2, out);
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_chunk(void *data, ngx_str_t *text)
+{
+    ngx_http_agent_run_t *run = data;
+
+    u_char                  *p;
+    size_t                   cap;
+    ngx_str_t                json;
+    ngx_http_agent_json_t   *j;
+    ngx_http_agent_react_t  *ctx;
+
+    ctx = run->data;
+
+    if (ctx->text_len + text->len > ctx->text_cap) {
+        cap = ngx_max(ctx->text_cap * 2, ctx->text_len + text->len + 256);
+
+        p = ngx_pnalloc(run->pool, cap);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (ctx->text_len) {
+            ngx_memcpy(p, ctx->text, ctx->text_len);
+        }
+
+        ctx->text = p;
+        ctx->text_cap = cap;
+    }
+
+    ngx_memcpy(ctx->text + ctx->text_len, text->data, text->len);
+    ctx->text_len += text->len;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "chunk");
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, text);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ctx->emit(ctx->emit_data, &json);
+}
+
+
+static void
+ngx_http_agent_react_model_done(void *data, ngx_int_t rc)
+{
+    ngx_http_agent_run_t *run = data;
+
+    ngx_http_agent_msg_t     msg;
+    ngx_http_agent_llm_t    *llm;
+    ngx_http_agent_react_t  *ctx;
+
+    ctx = run->data;
+    llm = ctx->llm;
+
+    if (rc != NGX_OK) {
+        if (llm->error.len) {
+            run->error = llm->error;
+            ngx_str_set(&run->code, "llm_error");
+
+        } else {
+            ngx_http_agent_graph_fail(run, "client_gone", "the client went "
+                                      "away");
+        }
+
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    if (ngx_http_agent_llm_message(llm, &msg) != NGX_OK) {
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    if (!ctx->tools_bound && msg.tool_calls.len) {
+        /* no tools were offered; calls now would have no answers */
+        ngx_str_null(&msg.tool_calls);
+    }
+
+    if (ngx_http_agent_graph_write_message(run, run->update,
+                                           NGX_HTTP_AGENT_REACT_MESSAGES,
+                                           &msg)
+           != NGX_OK
+        || ngx_http_agent_graph_write_counter(run->update,
+                                           NGX_HTTP_AGENT_REACT_MODEL_CALLS,
+                                           1)
+           != NGX_OK
+        || ngx_http_agent_graph_write_counter(run->update,
+                                        NGX_HTTP_AGENT_REACT_PROMPT_TOKENS,
+                                        llm->prompt_tokens)
+           != NGX_OK
+        || ngx_http_agent_graph_write_counter(run->update,
+                                    NGX_HTTP_AGENT_REACT_COMPLETION_TOKENS,
+                                    llm->completion_tokens)
+           != NGX_OK)
+    {
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    ngx_http_agent_graph_node_done(run, NGX_OK);
+}
+
+
+static void
+ngx_http_agent_react_cancel(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    if (ctx->llm) {
+        ngx_http_agent_llm_cancel(ctx->llm);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_route(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_msg_t  *m;
+
+    m = ngx_http_agent_graph_last_message(run, NGX_HTTP_AGENT_REACT_MESSAGES);
+
+    if (m && m->role.data[0] == 'a' && m->tool_calls.len) {
+        return NGX_HTTP_AGENT_REACT_TOOLS;
+    }
+
+    return NGX_HTTP_AGENT_END;
+}
+
+
+/* every call of the last AI message, in order; a failing tool answers */
+
+static ngx_int_t
+ngx_http_agent_react_tools(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    size_t                   i;
+    yajl_val                 calls, call, fn, args;
+    ngx_str_t                id, name, arguments, input, result;
+    ngx_http_agent_msg_t    *last, msg;
+
+    last = ngx_http_agent_graph_last_message(run,
+                                             NGX_HTTP_AGENT_REACT_MESSAGES);
+    if (last == NULL || last->tool_calls.len == 0) {
+        return NGX_OK;
+    }
+
+    calls = ngx_http_agent_json_parse(run->pool, last->tool_calls.data,
+                                      last->tool_calls.len, NULL);
+    if (calls == NULL || !YAJL_IS_ARRAY(calls)) {
+        return ngx_http_agent_graph_fail(run, "internal", "the tool calls "
+                                         "of the model could not be read");
+    }
+
+    for (i = 0; i < calls->u.array.len; i++) {
+        call = calls->u.array.values[i];
+        fn = ngx_http_agent_json_get(call, "function");
+
+        if (ngx_http_agent_json_get_str(call, "id", &id) != NGX_OK
+            || ngx_http_agent_json_get_str(fn, "name", &name) != NGX_OK)
+        {
+            continue;
+        }
+
+        if (ngx_http_agent_json_get_str(fn, "arguments", &arguments)
+            != NGX_OK)
+        {
+            ngx_str_null(&arguments);
+        }
+
+        args = arguments.len
+               ? ngx_http_agent_json_parse(run->pool, arguments.data,
+                                           arguments.len, NULL)
+               : NULL;
+
+        if (args) {
+            input = arguments;
+
+        } else if (arguments.len == 0) {
+            ngx_str_set(&input, "{}");
+
+        } else if (ngx_http_agent_json_quote(run->pool, &arguments, &input)
+                   != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_agent_react_tool_event(run, "tool_start", &id, &name,
+                                            "input", &input)
+            != NGX_OK)
+        {
+            return ngx_http_agent_graph_fail(run, "client_gone", "the "
+                                             "client went away");
+        }
+
+        if (ngx_http_agent_sql_tool(run->pool, run->log, &ctx->sql, &name,
+                                    &arguments, &result)
+            != NGX_OK)
+        {
+            return ngx_http_agent_graph_fail(run, "tool_error", "the tool "
+                                             "\"%V\" failed", &name);
+        }
+
+        if (ngx_http_agent_react_tool_event(run, "tool_result", &id, &name,
+                                            "content", &result)
+            != NGX_OK)
+        {
+            return ngx_http_agent_graph_fail(run, "client_gone", "the "
+                                             "client went away");
+        }
+
+        ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&msg.role, "tool");
+        msg.content = result;
+        msg.tool_call_id = id;
+        msg.name = name;
+
+        if (ngx_http_agent_graph_write_message(run, run->update,
+                                               NGX_HTTP_AGENT_REACT_MESSAGES,
+                                               &msg)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run, const char *type,
+    ngx_str_t *id, ngx_str_t *name, const char *field, ngx_str_t *json)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    ngx_str_t               out;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, type);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, id);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, name);
+    yajl_gen_string(j->gen, (u_char *) field, ngx_strlen(field));
+    ngx_http_agent_json_raw(j, json);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ctx->emit(ctx->emit_data, &out);
+}

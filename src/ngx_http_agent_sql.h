@@ -1,0 +1,37 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_SQL_H_INCLUDED_
+#define _NGX_HTTP_AGENT_SQL_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_module.h"
+
+
+typedef struct {
+    ngx_array_t                 *resources;   /* ngx_http_agent_resource_t */
+    ngx_http_agent_database_t   *database;
+    ngx_msec_t                   timeout;
+    ngx_uint_t                   max_rows;
+    size_t                       max_bytes;
+} ngx_http_agent_sql_ctx_t;
+
+
+extern ngx_str_t  ngx_http_agent_sql_tools;
+
+
+ngx_int_t ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_sql_ctx_t *ctx, ngx_str_t *name, ngx_str_t *args,
+    ngx_str_t *result);
+ngx_int_t ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, ngx_str_t *tables);
+void ngx_http_agent_sql_exit_process(ngx_cycle_t *cycle);
+
+
+#endif /* _NGX_HTTP_AGENT_SQL_H_INCLUDED_ */

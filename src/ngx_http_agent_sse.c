@@ -1,0 +1,251 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_sse.h"
+
+
+/*
+ * The event stream: chunked, each event flushed as soon as it exists,
+ * ": ping" when nothing else went out for the heartbeat interval.  Buffers
+ * are recycled through free/busy chains, so a long stream does not grow the
+ * request pool with every token.
+ */
+
+
+static ngx_int_t ngx_http_agent_sse_send(ngx_http_agent_sse_t *sse,
+    u_char *p1, size_t len1, ngx_str_t *json, ngx_uint_t last);
+static void ngx_http_agent_sse_heartbeat(ngx_event_t *ev);
+static void ngx_http_agent_sse_write_handler(ngx_http_request_t *r);
+
+
+static ngx_str_t  ngx_http_agent_sse_type = ngx_string("text/event-stream");
+
+
+ngx_int_t
+ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
+    ngx_msec_t interval)
+{
+    ngx_int_t         rc;
+    ngx_table_elt_t  *h;
+
+    sse->request = r;
+    sse->interval = interval;
+
+    r->headers_out.status = NGX_HTTP_OK;
+    r->headers_out.content_type = ngx_http_agent_sse_type;
+    r->headers_out.content_type_len = ngx_http_agent_sse_type.len;
+    r->headers_out.content_length_n = -1;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "Cache-Control");
+    ngx_str_set(&h->value, "no-cache");
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "X-Accel-Buffering");
+    ngx_str_set(&h->value, "no");
+
+    rc = ngx_http_send_header(r);
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        sse->failed = 1;
+        return NGX_ERROR;
+    }
+
+    sse->started = 1;
+    r->write_event_handler = ngx_http_agent_sse_write_handler;
+
+    sse->heartbeat.handler = ngx_http_agent_sse_heartbeat;
+    sse->heartbeat.data = sse;
+    sse->heartbeat.log = r->connection->log;
+    sse->heartbeat.cancelable = 1;
+
+    if (interval) {
+        ngx_add_timer(&sse->heartbeat, interval);
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse, ngx_str_t *json)
+{
+    u_char  *p, head[NGX_INT_T_LEN + 16];
+
+    if (sse->failed || sse->finished) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_sprintf(head, "id: %ui\ndata: ", ++sse->id);
+
+    return ngx_http_agent_sse_send(sse, head, p - head, json, 0);
+}
+
+
+ngx_int_t
+ngx_http_agent_sse_finish(ngx_http_agent_sse_t *sse)
+{
+    if (sse->failed || sse->finished) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sse_stop(sse);
+    sse->finished = 1;
+
+    return ngx_http_agent_sse_send(sse, NULL, 0, NULL, 1);
+}
+
+
+void
+ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse)
+{
+    if (sse->heartbeat.timer_set) {
+        ngx_del_timer(&sse->heartbeat);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_sse_send(ngx_http_agent_sse_t *sse, u_char *p1, size_t len1,
+    ngx_str_t *json, ngx_uint_t last)
+{
+    size_t               size;
+    ngx_int_t            rc;
+    ngx_buf_t           *b;
+    ngx_chain_t         *cl;
+    ngx_http_request_t  *r;
+
+    r = sse->request;
+
+    size = len1 + (json ? json->len + 2 : 0);
+
+    cl = ngx_chain_get_free_buf(r->pool, &sse->free);
+    if (cl == NULL) {
+        sse->failed = 1;
+        return NGX_ERROR;
+    }
+
+    b = cl->buf;
+
+    if (size && (b->start == NULL || (size_t) (b->end - b->start) < size)) {
+        /* a buffer too small for this event is dropped, not reused */
+        b->start = ngx_palloc(r->pool, ngx_max(size, 256));
+        if (b->start == NULL) {
+            sse->failed = 1;
+            return NGX_ERROR;
+        }
+
+        b->end = b->start + ngx_max(size, 256);
+    }
+
+    b->pos = b->start;
+    b->last = b->start;
+    b->temporary = size ? 1 : 0;
+    b->memory = 0;
+    b->flush = 1;
+    b->last_buf = last;
+    b->tag = (ngx_buf_tag_t) &ngx_http_agent_sse_type;
+
+    if (len1) {
+        b->last = ngx_cpymem(b->last, p1, len1);
+    }
+
+    if (json) {
+        b->last = ngx_cpymem(b->last, json->data, json->len);
+        *b->last++ = '\n';
+        *b->last++ = '\n';
+    }
+
+    rc = ngx_http_output_filter(r, cl);
+
+    ngx_chain_update_chains(r->pool, &sse->free, &sse->busy, &cl,
+                            (ngx_buf_tag_t) &ngx_http_agent_sse_type);
+
+    if (rc == NGX_ERROR) {
+        sse->failed = 1;
+        return NGX_ERROR;
+    }
+
+    if (sse->interval && !last) {
+        ngx_add_timer(&sse->heartbeat, sse->interval);
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_sse_heartbeat(ngx_event_t *ev)
+{
+    ngx_http_agent_sse_t *sse = ev->data;
+
+    static u_char  ping[] = ": ping\n\n";
+
+    if (sse->failed || sse->finished) {
+        return;
+    }
+
+    if (ngx_http_agent_sse_send(sse, ping, sizeof(ping) - 1, NULL, 0)
+        != NGX_OK)
+    {
+        ngx_http_finalize_request(sse->request, NGX_ERROR);
+    }
+}
+
+
+/* a slow client: flush what is buffered when it can take more */
+
+static void
+ngx_http_agent_sse_write_handler(ngx_http_request_t *r)
+{
+    ngx_event_t               *wev;
+    ngx_connection_t          *c;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    c = r->connection;
+    wev = c->write;
+
+    if (wev->timedout) {
+        ngx_log_error(NGX_LOG_INFO, c->log, NGX_ETIMEDOUT,
+                      "agent: client timed out");
+        c->timedout = 1;
+        ngx_http_finalize_request(r, NGX_HTTP_REQUEST_TIME_OUT);
+        return;
+    }
+
+    if (ngx_http_output_filter(r, NULL) == NGX_ERROR) {
+        ngx_http_finalize_request(r, NGX_ERROR);
+        return;
+    }
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    if (r->buffered || r->postponed || c->buffered) {
+        if (!wev->delayed) {
+            ngx_add_timer(wev, clcf->send_timeout);
+        }
+
+    } else if (wev->timer_set) {
+        ngx_del_timer(wev);
+    }
+
+    if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
+        ngx_http_finalize_request(r, NGX_ERROR);
+    }
+}

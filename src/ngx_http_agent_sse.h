@@ -1,0 +1,37 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_SSE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_SSE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+typedef struct {
+    ngx_http_request_t        *request;
+    ngx_uint_t                 id;
+    ngx_event_t                heartbeat;
+    ngx_msec_t                 interval;
+    ngx_chain_t               *free;
+    ngx_chain_t               *busy;
+    unsigned                   started:1;
+    unsigned                   failed:1;
+    unsigned                   finished:1;
+} ngx_http_agent_sse_t;
+
+
+ngx_int_t ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse,
+    ngx_http_request_t *r, ngx_msec_t interval);
+ngx_int_t ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse,
+    ngx_str_t *json);
+ngx_int_t ngx_http_agent_sse_finish(ngx_http_agent_sse_t *sse);
+void ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse);
+
+
+#endif /* _NGX_HTTP_AGENT_SSE_H_INCLUDED_ */

@@ -1,0 +1,94 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_STORE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_STORE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+
+
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  title;
+    ngx_str_t                  metadata;
+    ngx_str_t                  created_at;
+    ngx_str_t                  updated_at;
+    ngx_str_t                  model;
+    ngx_str_t                  database;
+    int64_t                    message_count;
+} ngx_http_agent_session_t;
+
+
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  parent_id;
+    ngx_str_t                  node;
+    ngx_str_t                  next;
+    ngx_str_t                  channels;
+    ngx_str_t                  created_at;
+    int64_t                    step;
+    int64_t                    msg_count;
+} ngx_http_agent_checkpoint_t;
+
+
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  name;
+    ngx_str_t                  table;
+    ngx_str_t                  columns;      /* JSON array */
+    ngx_str_t                  path;
+    ngx_str_t                  created_at;
+    int64_t                    row_count;
+    int64_t                    size_bytes;
+} ngx_http_agent_resource_t;
+
+
+ngx_int_t ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
+ngx_int_t ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path);
+void ngx_http_agent_store_close(ngx_cycle_t *cycle);
+
+void ngx_http_agent_store_new_id(u_char *buf);
+u_char *ngx_http_agent_store_now(u_char *buf);
+
+ngx_int_t ngx_http_agent_store_session_create(ngx_pool_t *pool,
+    ngx_str_t *title, ngx_str_t *metadata, ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_store_session_list(ngx_pool_t *pool,
+    ngx_int_t limit, ngx_int_t offset, ngx_array_t *sessions);
+ngx_int_t ngx_http_agent_store_session_delete(ngx_pool_t *pool,
+    ngx_str_t *id);
+ngx_int_t ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
+    ngx_str_t *value);
+
+#define NGX_HTTP_AGENT_STORE_MODEL     0
+#define NGX_HTTP_AGENT_STORE_DATABASE  1
+
+ngx_int_t ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id);
+void ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id);
+
+ngx_int_t ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id,
+    int64_t upto, ngx_uint_t all, ngx_array_t *messages);
+ngx_int_t ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool,
+    ngx_str_t *id, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool,
+    ngx_str_t *id, ngx_array_t *checkpoints);
+ngx_int_t ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
+    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
+    ngx_array_t *added);
+
+ngx_int_t ngx_http_agent_store_resource_add(ngx_str_t *session_id,
+    ngx_http_agent_resource_t *res);
+ngx_int_t ngx_http_agent_store_resource_list(ngx_pool_t *pool,
+    ngx_str_t *session_id, ngx_array_t *resources);
+
+
+#endif /* _NGX_HTTP_AGENT_STORE_H_INCLUDED_ */
