@@ -60,7 +60,8 @@ ngx_http_agent_json_print(void *ctx, const char *s, size_t len)
     }
 
     if ((size_t) (j->end - j->pos) < len) {
-        size = ngx_max(2 * (size_t) (j->end - j->start), len + 256);
+        size = ngx_max(2 * (size_t) (j->end - j->start),
+                       (size_t) (j->pos - j->start) + len + 256);
 
         p = ngx_pnalloc(j->pool, size);
         if (p == NULL) {

@@ -1,0 +1,369 @@
+package AgentTest;
+
+# The test harness: a temp dir per test file, nginx (master and 2 workers)
+# with the module on a free loopback port, a config from the test's heredoc,
+# a scripted LLM mock, and clients for JSON endpoints and event streams.
+# Whatever it starts it stops by pid, even when the test dies.
+
+use strict;
+use warnings;
+
+use Test::More;
+use File::Temp qw(tempdir);
+use File::Basename qw(dirname);
+use File::Spec;
+use IO::Socket::INET;
+use IO::Select;
+use HTTP::Tiny;
+use JSON::PP;
+use POSIX qw(WNOHANG);
+use Time::HiRes qw(sleep time);
+use Cwd qw(abs_path);
+
+use lib dirname(__FILE__);
+use MockLLM;
+
+use Exporter 'import';
+our @EXPORT = qw(decode_json encode_json);
+
+my $root = abs_path(dirname(__FILE__) . '/../..');
+our $MODULE = $ENV{AGENT_MODULE}
+    // "$root/build/nginx/objs/ngx_http_agent_module.so";
+our $NGINX = $ENV{NGINX_BINARY} // '/usr/sbin/nginx';
+
+my @instances;
+
+sub new {
+    my ($class, %args) = @_;
+    my $dir = tempdir('agent-test-XXXXXX', TMPDIR => 1,
+                      CLEANUP => !$ENV{TEST_KEEP});
+    chmod 0755, $dir;
+    my $self = bless { dir => $dir, port => free_port(), %args }, $class;
+    push @instances, $self;
+    diag("test dir: $dir") if $ENV{TEST_KEEP};
+    return $self;
+}
+
+sub dir { $_[0]->{dir} }
+sub port { $_[0]->{port} }
+sub root { $root }
+
+sub free_port {
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+                                  Listen => 1, ReuseAddr => 1) or die $!;
+    my $p = $s->sockport;
+    close $s;
+    return $p;
+}
+
+sub mock {
+    my ($self, $script) = @_;
+    $self->{mock}->stop if $self->{mock};
+    $self->{mock} = MockLLM->new(dir => $self->{dir}, script => $script);
+    return $self->{mock};
+}
+
+# the test's config with %%NAME%% filled in; "user" set for the test run
+sub write_conf {
+    my ($self, $conf) = @_;
+    my %v = (
+        DIR => $self->{dir},
+        PORT => $self->{port},
+        MOCK => $self->{mock} ? $self->{mock}->port : 1,
+        MODULE => $MODULE,
+        ROOT => $root,
+        USER => ($> == 0 ? 'user root;' : ''),
+    );
+    $conf =~ s/%%(\w+)%%/$v{$1} \/\/ die "no value for $1"/ge;
+
+    for my $d (qw(body proxy fastcgi uwsgi scgi)) {
+        mkdir "$self->{dir}/$d";
+    }
+
+    open my $fh, '>', "$self->{dir}/nginx.conf" or die $!;
+    print $fh $conf;
+    close $fh;
+}
+
+# the usual http block: the module, the mock as the default model
+sub conf {
+    my ($self, %o) = @_;
+    my $http = $o{http} // '';
+    my $loc = $o{location} // '';
+    my $user = $o{user} // '%%USER%%';
+    my $workers = $o{workers} // 2;
+
+    return <<"CONF";
+load_module %%MODULE%%;
+$user
+worker_processes $workers;
+error_log %%DIR%%/error.log info;
+pid %%DIR%%/nginx.pid;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path %%DIR%%/body;
+    proxy_temp_path %%DIR%%/proxy;
+    fastcgi_temp_path %%DIR%%/fastcgi;
+    uwsgi_temp_path %%DIR%%/uwsgi;
+    scgi_temp_path %%DIR%%/scgi;
+    agent_checkpoint_db %%DIR%%/agent.db;
+    agent_resources_dir %%DIR%%/resources;
+    agent_model mock provider=openai url=http://127.0.0.1:%%MOCK%%/v1/chat/completions model=mock-1 alias=default;
+    $http
+    server {
+        listen 127.0.0.1:%%PORT%%;
+        location /api/sessions/ { agent_sessions; }
+        location /api/chat/ { agent_chat; $loc }
+    }
+}
+CONF
+}
+
+sub test_conf {
+    my ($self) = @_;
+    my $out = `$NGINX -t -p $self->{dir}/ -c $self->{dir}/nginx.conf -e $self->{dir}/error.log 2>&1`;
+    return ($? == 0, $out);
+}
+
+sub run {
+    my ($self, $conf) = @_;
+    $self->write_conf($conf // $self->conf);
+
+    my $pid = fork();
+    die "fork: $!" unless defined $pid;
+
+    if ($pid == 0) {
+        open STDOUT, '>>', "$self->{dir}/nginx.out";
+        open STDERR, '>&', \*STDOUT;
+        exec $NGINX, '-p', "$self->{dir}/", '-c', "$self->{dir}/nginx.conf",
+             '-e', "$self->{dir}/error.log", '-g', 'daemon off;';
+        exit 1;
+    }
+
+    $self->{nginx} = $pid;
+
+    for (1 .. 100) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $self->{port});
+        if ($s) {
+            close $s;
+            return $self;
+        }
+        if (waitpid($pid, WNOHANG) == $pid) {
+            delete $self->{nginx};
+            die "nginx did not start:\n" . $self->slurp('nginx.out')
+                . $self->slurp('error.log');
+        }
+        sleep 0.05;
+    }
+
+    die "nginx did not listen on $self->{port}";
+}
+
+sub stop {
+    my ($self) = @_;
+    my $pid = delete $self->{nginx} or return;
+
+    kill 'QUIT', $pid;
+    for (1 .. 100) {
+        return if waitpid($pid, WNOHANG) == $pid;
+        sleep 0.05;
+    }
+    kill 'TERM', $pid;
+    for (1 .. 40) {
+        return if waitpid($pid, WNOHANG) == $pid;
+        sleep 0.05;
+    }
+    kill 'KILL', $pid;
+    waitpid($pid, 0);
+}
+
+sub stop_all {
+    for my $i (@instances) {
+        $i->stop;
+        $i->{mock}->stop if $i->{mock};
+    }
+}
+
+END { stop_all() }
+$SIG{INT} = $SIG{TERM} = sub { stop_all(); exit 1 };
+
+sub slurp {
+    my ($self, $name) = @_;
+    open my $fh, '<', "$self->{dir}/$name" or return '';
+    local $/;
+    my $s = <$fh>;
+    return $s;
+}
+
+sub worker_pids {
+    my ($self) = @_;
+    my $master = $self->{nginx} or return ();
+    my @pids = `ps -o pid= --ppid $master`;
+    chomp @pids;
+    s/\s+//g for @pids;
+    return grep { /^\d+$/ } @pids;
+}
+
+# a request with a JSON body (or raw with a content type); answers
+# { status, headers, content, json }
+sub http {
+    my ($self, $method, $path, $body, %h) = @_;
+    my $ua = HTTP::Tiny->new(timeout => 20, keep_alive => 0);
+    my %opt = (headers => { %h });
+
+    if (defined $body) {
+        $opt{content} = ref $body ? encode_json($body) : $body;
+        $opt{headers}{'Content-Type'} //= 'application/json';
+    }
+
+    my $res = $ua->request($method, "http://127.0.0.1:$self->{port}$path",
+                           \%opt);
+    $res->{json} = eval { decode_json($res->{content}) }
+        if ($res->{headers}{'content-type'} // '') =~ /json/
+           && length $res->{content};
+    return $res;
+}
+
+sub session {
+    my ($self, %body) = @_;
+    my $r = $self->http('POST', '/api/sessions/', { %body });
+    die "cannot create a session: $r->{status} $r->{content}"
+        unless $r->{status} == 201;
+    return $r->{json}{id};
+}
+
+# a turn: POST and read the event stream event by event.
+# opts: stop_after => N (close after N events), timeout => s
+sub turn {
+    my ($self, $session, $body, %o) = @_;
+    $body = { message => $body } unless ref $body;
+    return $self->stream("/api/chat/$session/message", encode_json($body),
+                         %o);
+}
+
+sub stream {
+    my ($self, $path, $content, %o) = @_;
+    my $timeout = $o{timeout} // 20;
+    my $res = { events => [], comments => [], headers => {}, raw => '' };
+
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                  PeerPort => $self->{port}) or die $!;
+    print $s "POST $path HTTP/1.1\r\nHost: localhost\r\n"
+             . "Content-Type: application/json\r\n"
+             . "Content-Length: " . length($content) . "\r\n"
+             . "Connection: close\r\n\r\n$content";
+
+    my $sel = IO::Select->new($s);
+    my $deadline = time + $timeout;
+    my ($buf, $head_done, $chunked) = ('', 0, 0);
+    my $pending = '';
+
+    while (time < $deadline) {
+        last unless $sel->can_read($deadline - time);
+        my $n = sysread($s, $buf, 65536, length $buf);
+        last unless $n;
+
+        if (!$head_done) {
+            next unless $buf =~ /\r\n\r\n/;
+            my ($head, $rest) = split /\r\n\r\n/, $buf, 2;
+            my ($line, @h) = split /\r\n/, $head;
+            ($res->{status}) = $line =~ m{^HTTP/1\.\d (\d+)};
+            for (@h) {
+                my ($k, $v) = split /:\s*/, $_, 2;
+                $res->{headers}{lc $k} = $v;
+            }
+            $chunked = ($res->{headers}{'transfer-encoding'} // '')
+                       =~ /chunked/;
+            $head_done = 1;
+            $buf = $rest;
+        }
+
+        # decode the chunks that are complete
+        if ($chunked) {
+            while ($buf =~ /^([0-9a-fA-F]+)\r\n/) {
+                my $size = hex $1;
+                my $hl = length($1) + 2;
+                last if length($buf) < $hl + $size + 2;
+                $pending .= substr($buf, $hl, $size);
+                $res->{raw} .= substr($buf, $hl, $size);
+                $buf = substr($buf, $hl + $size + 2);
+                $res->{last_chunk} = 1 if $size == 0;
+            }
+        } else {
+            $pending .= $buf;
+            $buf = '';
+        }
+
+        while ($res->{status} && $res->{status} == 200
+               && $pending =~ s/^(.*?)\n\n//s)
+        {
+            my $block = $1;
+            my %ev;
+            for my $l (split /\n/, $block) {
+                if ($l =~ /^:\s?(.*)/) {
+                    push @{ $res->{comments} }, $1;
+                } elsif ($l =~ /^(\w+): ?(.*)$/) {
+                    $ev{$1} = $2;
+                }
+            }
+            next unless exists $ev{data};
+            my $j = eval { decode_json($ev{data}) };
+            push @{ $res->{events} }, { id => $ev{id}, %{ $j // {} },
+                                        _data => $ev{data} };
+        }
+
+        if ($o{stop_after} && @{ $res->{events} } >= $o{stop_after}) {
+            $res->{stopped} = 1;
+            last;
+        }
+
+        last if $res->{last_chunk};
+    }
+
+    if (($res->{status} // 0) != 200 && length $pending) {
+        $res->{json} = eval { decode_json($pending) };
+    }
+
+    close $s;
+    $res->{types} = [ map { $_->{type} // '?' } @{ $res->{events} } ];
+    $res->{text} = join '', map { $_->{content} // '' }
+                            grep { ($_->{type} // '') eq 'chunk' }
+                            @{ $res->{events} };
+    return $res;
+}
+
+# the standing assertions of every test file
+sub check_log {
+    my ($self, %o) = @_;
+    my $log = $self->slurp('error.log');
+    my @bad = grep { /\[(alert|crit|emerg)\]/ } split /\n/, $log;
+    @bad = grep { $_ !~ $o{allow} } @bad if $o{allow};
+    ok(!@bad, 'no alert or crit in error.log') or diag(join "\n", @bad);
+    my @died = grep { /exited on signal/ } split /\n/, $log;
+    @died = grep { $_ !~ $o{allow} } @died if $o{allow};
+    ok(!@died, 'no worker died') or diag(join "\n", @died);
+}
+
+sub wait_for {
+    my ($cond, $timeout) = @_;
+    my $deadline = time + ($timeout // 10);
+    while (time < $deadline) {
+        return 1 if $cond->();
+        sleep 0.05;
+    }
+    return 0;
+}
+
+sub sqlite {
+    my ($self, $db, $sql) = @_;
+    open my $fh, '-|', 'sqlite3', $db, $sql or die $!;
+    local $/;
+    my $out = <$fh> // '';
+    close $fh;
+    chomp $out;
+    return $out;
+}
+
+1;

@@ -1,0 +1,286 @@
+package MockLLM;
+
+# A scripted stand-in for an OpenAI-compatible chat completions API: it
+# speaks the real wire protocol (HTTP/1.1, keep-alive, chunked server-sent
+# events with content and tool-call deltas) and does what each test's script
+# says: text, tool calls, delays, HTTP errors, cut streams, garbage.
+
+use strict;
+use warnings;
+
+use IO::Socket::INET;
+use IO::Select;
+use JSON::PP;
+use POSIX ();
+use Fcntl qw(:flock);
+use Time::HiRes qw(sleep time);
+
+use Exporter 'import';
+our @EXPORT_OK = qw(text_chunks tool_chunks sse_body);
+
+my $json = JSON::PP->new->canonical->allow_nonref;
+
+sub new {
+    my ($class, %args) = @_;
+    my $self = bless { %args }, $class;
+
+    my $listen = IO::Socket::INET->new(
+        LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 128,
+        ReuseAddr => 1, Proto => 'tcp')
+        or die "mock: cannot listen: $!";
+
+    $self->{port} = $listen->sockport;
+    $self->{log} = "$self->{dir}/mock.log";
+    $self->{counter} = "$self->{dir}/mock.count";
+    open my $fh, '>', $self->{log} or die;
+    close $fh;
+    open $fh, '>', $self->{counter} or die;
+    print $fh "0";
+    close $fh;
+
+    my $pid = fork();
+    die "fork: $!" unless defined $pid;
+
+    if ($pid == 0) {
+        $SIG{PIPE} = 'IGNORE';
+        $SIG{CHLD} = 'IGNORE';
+        $SIG{TERM} = sub { POSIX::_exit(0) };
+        $self->serve($listen);
+        POSIX::_exit(0);
+    }
+
+    close $listen;
+    $self->{pid} = $pid;
+    return $self;
+}
+
+sub port { $_[0]->{port} }
+
+sub stop {
+    my ($self) = @_;
+    return unless $self->{pid};
+    kill 'TERM', $self->{pid};
+    waitpid($self->{pid}, 0);
+    delete $self->{pid};
+}
+
+sub DESTROY { $_[0]->stop if $_[0]->{pid} && $$ != 0 }
+
+# every request and every event the mock saw, one JSON line each
+sub log_lines {
+    my ($self) = @_;
+    open my $fh, '<', $self->{log} or return ();
+    my @l = map { $json->decode($_) } grep { /\S/ } <$fh>;
+    close $fh;
+    return @l;
+}
+
+sub requests { grep { $_->{event} eq 'request' } $_[0]->log_lines }
+
+sub note_event {
+    my ($self, $rec) = @_;
+    open my $fh, '>>', $self->{log} or return;
+    flock($fh, LOCK_EX);
+    print $fh $json->encode($rec), "\n";
+    close $fh;
+}
+
+sub next_n {
+    my ($self) = @_;
+    open my $fh, '+<', $self->{counter} or die;
+    flock($fh, LOCK_EX);
+    my $n = <$fh> + 1;
+    seek($fh, 0, 0);
+    truncate($fh, 0);
+    print $fh $n;
+    close $fh;
+    return $n;
+}
+
+sub serve {
+    my ($self, $listen) = @_;
+
+    while (1) {
+        my $c = $listen->accept or next;
+        my $pid = fork();
+        if (!defined $pid) { close $c; next; }
+        if ($pid == 0) {
+            close $listen;
+            $self->connection($c);
+            POSIX::_exit(0);
+        }
+        close $c;
+    }
+}
+
+sub read_request {
+    my ($c) = @_;
+    my $buf = '';
+
+    while ($buf !~ /\r\n\r\n/) {
+        my $n = sysread($c, $buf, 65536, length $buf);
+        return undef unless $n;
+    }
+
+    my ($head, $rest) = split /\r\n\r\n/, $buf, 2;
+    my ($line, @h) = split /\r\n/, $head;
+    my %h = map { my ($k, $v) = split /:\s*/, $_, 2; (lc $k, $v) } @h;
+    my $len = $h{'content-length'} // 0;
+
+    while (length $rest < $len) {
+        my $n = sysread($c, $rest, 65536, length $rest);
+        return undef unless $n;
+    }
+
+    my ($method, $path) = split / /, $line;
+    return { method => $method, path => $path, headers => \%h,
+             body => substr($rest, 0, $len) };
+}
+
+sub connection {
+    my ($self, $c) = @_;
+
+    while (my $req = read_request($c)) {
+        my $n = $self->next_n;
+        my $body = eval { $json->decode($req->{body}) }
+                   // { _raw => $req->{body}, _err => "$@" };
+
+        $self->note_event({ event => 'request', n => $n,
+                            path => $req->{path},
+                            auth => $req->{headers}{authorization} // '',
+                            body => $body });
+
+        my $spec = $self->{script}->($body, $n) // { text => 'ok' };
+        my $keep = $self->respond($c, $spec, $n);
+        last unless $keep;
+    }
+
+    close $c;
+}
+
+sub respond {
+    my ($self, $c, $spec, $n) = @_;
+
+    if (my $s = $spec->{status}) {
+        my $b = $spec->{body} // $json->encode(
+            { error => { message => $spec->{message} // "mock error $s",
+                         type => 'mock' } });
+        sleep($spec->{delay}) if $spec->{delay};
+        syswrite($c, "HTTP/1.1 $s Mock\r\nContent-Type: application/json\r\n"
+                     . "Content-Length: " . length($b) . "\r\n\r\n$b");
+        return 1;
+    }
+
+    my @chunks = @{ $spec->{chunks} // [] };
+
+    if (!@chunks) {
+        @chunks = $spec->{tools}
+            ? tool_chunks($spec->{tools}, $spec->{pieces} // 3)
+            : text_chunks($spec->{text} // 'ok', $spec->{pieces});
+    }
+
+    my $head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+               . "Transfer-Encoding: chunked\r\n\r\n";
+    return 0 unless syswrite($c, $head);
+
+    my $sel = IO::Select->new($c);
+    my $i = 0;
+
+    for my $chunk (@chunks) {
+        if ($spec->{stall_after} && $i == $spec->{stall_after}) {
+            sleep($spec->{stall});
+        }
+
+        if ($spec->{cut_after} && $i == $spec->{cut_after}) {
+            $self->note_event({ event => 'cut', n => $n });
+            return 0;
+        }
+
+        sleep($spec->{delay}) if $spec->{delay} && $i > 0;
+
+        # a peer that closed shows as readable with nothing to read
+        if ($sel->can_read(0)) {
+            my $tmp;
+            if (!sysread($c, $tmp, 1)) {
+                $self->note_event({ event => 'closed', n => $n, at => $i });
+                return 0;
+            }
+        }
+
+        my $data = sprintf("%x\r\n%s\r\n", length $chunk, $chunk);
+        if (!syswrite($c, $data)) {
+            $self->note_event({ event => 'closed', n => $n, at => $i });
+            return 0;
+        }
+
+        $i++;
+    }
+
+    syswrite($c, "0\r\n\r\n");
+    $self->note_event({ event => 'done', n => $n });
+    return 1;
+}
+
+sub sse_body {
+    my ($obj) = @_;
+    return "data: " . (ref $obj ? $json->encode($obj) : $obj) . "\n\n";
+}
+
+sub frame {
+    my (%d) = @_;
+    return { id => 'chatcmpl-mock', object => 'chat.completion.chunk',
+             created => 1700000000, model => 'mock',
+             choices => [ { index => 0, delta => $d{delta} // {},
+                            finish_reason => $d{finish} } ] };
+}
+
+sub usage_frame {
+    my ($p, $c) = @_;
+    return { id => 'chatcmpl-mock', object => 'chat.completion.chunk',
+             choices => [], usage => { prompt_tokens => $p,
+                                       completion_tokens => $c,
+                                       total_tokens => $p + $c } };
+}
+
+# the text in pieces (words by default), a finish, the usage, [DONE]
+sub text_chunks {
+    my ($text, $pieces) = @_;
+    my @p = defined $pieces ? @$pieces : ($text =~ /(\S+\s*)/g);
+    @p = ($text) unless @p;
+
+    return (sse_body(frame(delta => { role => 'assistant', content => '' })),
+            (map { sse_body(frame(delta => { content => $_ })) } @p),
+            sse_body(frame(finish => 'stop')),
+            sse_body(usage_frame(10, scalar @p)),
+            sse_body('[DONE]'));
+}
+
+# tool calls: [[id, name, arguments-json]...], arguments cut into pieces
+sub tool_chunks {
+    my ($calls, $pieces) = @_;
+    my @out = (sse_body(frame(delta => { role => 'assistant',
+                                         content => undef })));
+    my $index = 0;
+
+    for my $call (@$calls) {
+        my ($id, $name, $args) = @$call;
+        push @out, sse_body(frame(delta => { tool_calls => [ {
+            index => $index, id => $id, type => 'function',
+            function => { name => $name, arguments => '' } } ] }));
+
+        my $size = int(length($args) / $pieces) + 1;
+        for (my $o = 0; $o < length $args; $o += $size) {
+            push @out, sse_body(frame(delta => { tool_calls => [ {
+                index => $index,
+                function => { arguments => substr($args, $o, $size) } } ] }));
+        }
+
+        $index++;
+    }
+
+    push @out, sse_body(frame(finish => 'tool_calls')),
+               sse_body(usage_frame(20, 5)), sse_body('[DONE]');
+    return @out;
+}
+
+1;
