@@ -27,6 +27,9 @@
 
 #define NGX_HTTP_AGENT_ID_MAX  64
 
+/* an error answer was sent: the caller stops, the handler finalizes */
+#define NGX_HTTP_AGENT_SENT    -100
+
 
 typedef enum {
     NGX_HTTP_AGENT_EP_SESSIONS = 0,
@@ -44,6 +47,7 @@ typedef enum {
 typedef struct {
     ngx_http_agent_endpoint_e       endpoint;
     ngx_str_t                       id;
+    ngx_int_t                       sent_rc;
 } ngx_http_agent_ctx_t;
 
 
@@ -145,37 +149,42 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     ngx_http_set_ctx(r, ctx, ngx_http_agent_module);
 
     rc = ngx_http_agent_route(r, alcf, ctx);
-    if (rc != NGX_OK) {
-        ngx_http_discard_request_body(r);
-        return rc;
-    }
 
-    if (!(r->method & NGX_HTTP_POST)) {
+    if (rc == NGX_OK && !(r->method & NGX_HTTP_POST)) {
         if (ngx_http_discard_request_body(r) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        return ngx_http_agent_dispatch(r, ctx, NULL);
-    }
+        rc = ngx_http_agent_dispatch(r, ctx, NULL);
 
-    if (alcf->max_body_size
-        && r->headers_in.content_length_n > alcf->max_body_size)
+    } else if (rc == NGX_OK
+               && alcf->max_body_size
+               && r->headers_in.content_length_n > alcf->max_body_size)
     {
+        rc = ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                  "the request body is larger than %O "
+                                  "bytes (client_max_body_size)",
+                                  alcf->max_body_size);
+
+    } else if (rc == NGX_OK) {
+        rc = ngx_http_read_client_request_body(r,
+                                               ngx_http_agent_body_handler);
+
+        if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+            return rc;
+        }
+
+        return NGX_DONE;
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
         ngx_http_discard_request_body(r);
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "the request body is larger than %O "
-                                    "bytes (client_max_body_size)",
-                                    alcf->max_body_size);
+        return ctx->sent_rc;
     }
 
-    rc = ngx_http_read_client_request_body(r, ngx_http_agent_body_handler);
-
-    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
-        return rc;
-    }
-
-    return NGX_DONE;
+    return rc;
 }
+
 
 
 /* the endpoint from the path after the location's prefix and the method */
@@ -344,6 +353,10 @@ ngx_http_agent_body_handler(ngx_http_request_t *r)
             /* a turn: it finalizes the request itself */
             return;
         }
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        rc = ctx->sent_rc;
     }
 
     ngx_http_finalize_request(r, rc);
@@ -550,7 +563,10 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
     u_char                 *p, buf[1024];
     va_list                 args;
     ngx_str_t               msg, out;
+    ngx_http_agent_ctx_t   *ctx;
     ngx_http_agent_json_t  *j;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     va_start(args, fmt);
     p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
@@ -577,7 +593,9 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, status, &out);
+    ctx->sent_rc = ngx_http_agent_send(r, status, &out);
+
+    return NGX_HTTP_AGENT_SENT;
 }
 
 

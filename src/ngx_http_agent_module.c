@@ -29,14 +29,13 @@ static char *ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
 static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
 
 
-static ngx_conf_num_bounds_t  ngx_http_agent_rounds_bounds = {
-    ngx_conf_check_num_bounds, 1, 1000
-};
 
 
 static ngx_command_t  ngx_http_agent_commands[] = {
@@ -78,17 +77,17 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_max_tool_rounds"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_num_slot,
+      ngx_http_agent_rounds,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, max_tool_rounds),
-      &ngx_http_agent_rounds_bounds },
+      NULL },
 
     { ngx_string("agent_recursion_limit"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_num_slot,
+      ngx_http_agent_rounds,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, recursion_limit),
-      &ngx_http_agent_rounds_bounds },
+      NULL },
 
     { ngx_string("agent_use_database"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
@@ -403,14 +402,15 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         }
 
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid parameter \"%V\"", &value[i]);
+                           "agent_model: invalid parameter \"%V\"",
+                           &value[i]);
         return NGX_CONF_ERROR;
     }
 
     if (provider.len != 6 || ngx_strncmp(provider.data, "openai", 6) != 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "unknown or missing provider \"%V\", "
-                           "only \"provider=openai\" is supported",
+                           "agent_model: unknown or missing provider "
+                           "\"%V\", only \"provider=openai\" is supported",
                            &provider);
         return NGX_CONF_ERROR;
     }
@@ -519,6 +519,29 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
     clcf->handler = ngx_http_agent_handler;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    char  *p = conf;
+
+    char        *rv;
+    ngx_uint_t  *np;
+
+    rv = ngx_conf_set_num_slot(cf, cmd, conf);
+    if (rv != NGX_CONF_OK) {
+        return rv;
+    }
+
+    np = (ngx_uint_t *) (p + cmd->offset);
+
+    if (*np < 1 || *np > 1000) {
+        return "must be a number from 1 to 1000";
+    }
 
     return NGX_CONF_OK;
 }
