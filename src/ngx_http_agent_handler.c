@@ -2054,8 +2054,14 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     if (rc != NGX_OK) {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
-                      "agent: turn on session \"%V\" failed: %V",
-                      &turn->session_id, &run->error);
+                      "agent: turn on session \"%V\" failed after %ui "
+                      "steps: %V", &turn->session_id, run->step,
+                      &run->error);
+
+    } else {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "agent: turn on session \"%V\" ended after %ui steps",
+                      &turn->session_id, run->step);
     }
 
     if (turn->sse.failed) {
