@@ -54,6 +54,8 @@ enum {
 };
 
 
+static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
+    ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 static sqlite3_stmt *ngx_http_agent_store_stmt(ngx_uint_t n);
 static ngx_int_t ngx_http_agent_store_col(ngx_pool_t *pool,
     sqlite3_stmt *stmt, int col, ngx_str_t *out);
@@ -167,6 +169,10 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
 
     static const char  *suffix[] = { "", "-wal", "-shm" };
 
+    if (ngx_http_agent_store_dir(cycle, path, user, group) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     if (resources_dir->len) {
         if (ngx_create_full_path(resources_dir->data, 0755) != 0
             || (ngx_create_dir(resources_dir->data, 0755) == NGX_FILE_ERROR
@@ -230,6 +236,64 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
                 return NGX_ERROR;
             }
         }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * WAL needs the workers to create files next to the database: a folder the
+ * module makes is given to the workers' user; one that exists and that
+ * they cannot write in is worth a warning.
+ */
+
+static ngx_int_t
+ngx_http_agent_store_dir(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_uid_t user, ngx_gid_t group)
+{
+    u_char           *p, dir[NGX_MAX_PATH];
+    ngx_file_info_t   fi;
+
+    p = ngx_strlchr(path->data, path->data + path->len, '/');
+    if (p == NULL || path->len >= NGX_MAX_PATH) {
+        return NGX_OK;
+    }
+
+    p = path->data + path->len;
+    while (*--p != '/') { /* void */ }
+
+    if (p == path->data) {
+        return NGX_OK;
+    }
+
+    ngx_cpystrn(dir, path->data, p - path->data + 1);
+
+    if (ngx_file_info(dir, &fi) == NGX_FILE_ERROR) {
+        if (ngx_create_full_path(path->data, 0755) != 0) {
+            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
+                          "agent_checkpoint_db: cannot create \"%s\"", dir);
+            return NGX_ERROR;
+        }
+
+        if (geteuid() == 0 && chown((char *) dir, user, group) == -1) {
+            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
+                          "agent_checkpoint_db: chown(\"%s\") failed", dir);
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (geteuid() == 0 && user != 0
+        && fi.st_uid != user
+        && !(fi.st_mode & S_IWOTH)
+        && !(fi.st_gid == group && (fi.st_mode & S_IWGRP)))
+    {
+        ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
+                      "agent_checkpoint_db: the workers may not write in "
+                      "\"%s\", which SQLite needs for its WAL files; give "
+                      "the folder to the workers' user", dir);
     }
 
     return NGX_OK;
@@ -300,7 +364,7 @@ ngx_http_agent_store_stmt(ngx_uint_t n)
                                 ngx_http_agent_store_sql[n], -1,
                                 SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
         if (rc != SQLITE_OK) {
-            ngx_log_error(NGX_LOG_ALERT, ngx_http_agent_store_log, 0,
+            ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
                           "agent: sqlite prepare failed: %s",
                           sqlite3_errmsg(ngx_http_agent_store_db));
             return NULL;
