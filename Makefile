@@ -8,7 +8,7 @@ PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
-.PHONY: all deps test demo demo-stop bench clean
+.PHONY: all deps test demo demo-stop bench bench-foundation clean
 
 all: $(MODULE)
 
@@ -44,3 +44,6 @@ demo-stop:
 
 clean:
 	rm -rf $(BUILD)
+
+bench-foundation: all
+	perl t/bench/foundation.pl

@@ -32,8 +32,9 @@ ngx_int_t
 ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
     ngx_msec_t interval)
 {
-    ngx_int_t         rc;
-    ngx_table_elt_t  *h;
+    ngx_int_t                  rc;
+    ngx_table_elt_t           *h;
+    ngx_http_core_loc_conf_t  *clcf;
 
     sse->request = r;
     sse->interval = interval;
@@ -60,6 +61,14 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
     h->hash = 1;
     ngx_str_set(&h->key, "X-Accel-Buffering");
     ngx_str_set(&h->value, "no");
+
+    /* events are small and must not wait for the previous one's ack */
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    if (clcf->tcp_nodelay && ngx_tcp_nodelay(r->connection) != NGX_OK) {
+        sse->failed = 1;
+        return NGX_ERROR;
+    }
 
     rc = ngx_http_send_header(r);
     if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {

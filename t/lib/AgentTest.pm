@@ -14,6 +14,7 @@ use File::Basename qw(dirname);
 use File::Spec;
 use IO::Socket::INET;
 use IO::Select;
+use Socket qw(IPPROTO_TCP TCP_NODELAY);
 use HTTP::Tiny;
 use JSON::PP;
 use POSIX qw(WNOHANG);
@@ -250,6 +251,7 @@ sub stream {
 
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                   PeerPort => $self->{port}) or die $!;
+    setsockopt($s, IPPROTO_TCP, TCP_NODELAY, 1);
     print $s "POST $path HTTP/1.1\r\nHost: localhost\r\n"
              . "Content-Type: application/json\r\n"
              . "Content-Length: " . length($content) . "\r\n"

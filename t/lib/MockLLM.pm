@@ -10,6 +10,7 @@ use warnings;
 
 use IO::Socket::INET;
 use IO::Select;
+use Socket qw(IPPROTO_TCP TCP_NODELAY);
 use JSON::PP;
 use POSIX ();
 use Fcntl qw(:flock);
@@ -102,6 +103,7 @@ sub serve {
 
     while (1) {
         my $c = $listen->accept or next;
+        setsockopt($c, IPPROTO_TCP, TCP_NODELAY, 1);
         my $pid = fork();
         if (!defined $pid) { close $c; next; }
         if ($pid == 0) {
