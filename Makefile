@@ -10,7 +10,7 @@ CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
 .PHONY: all deps test demo demo-stop bench bench-foundation clean
 
-all: $(MODULE)
+all: deps $(MODULE)
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -33,10 +33,10 @@ $(NGX_BUILD)/objs/Makefile: config | deps
 $(MODULE): $(NGX_BUILD)/objs/Makefile $(wildcard src/*.c src/*.h)
 	$(MAKE) -s -f objs/Makefile -C $(NGX_BUILD) modules
 
-test: all
+test: deps all
 	prove -r t/
 
-demo: all
+demo: deps all
 	sh conf/demo.sh
 
 demo-stop:
