@@ -1847,6 +1847,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     react->sql.timeout = alcf->sql_timeout;
     react->sql.max_rows = alcf->sql_max_rows;
     react->sql.max_bytes = alcf->sql_max_bytes;
+    react->sql.thread_pool = alcf->thread_pool;
     react->sql.database = s.database.len
                           ? ngx_http_agent_database_find(amcf, &s.database)
                           : NULL;

@@ -226,10 +226,10 @@ yajl_val
 ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
     ngx_str_t *err)
 {
+    char                *errbuf;
     u_char              *text;
     yajl_val             v;
     ngx_pool_cleanup_t  *cln;
-    static char          errbuf[256];
 
     text = ngx_pnalloc(pool, len + 1);
     if (text == NULL) {
@@ -251,8 +251,13 @@ ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
         return NULL;
     }
 
-    errbuf[0] = '\0';
-    v = yajl_tree_parse((char *) text, errbuf, sizeof(errbuf));
+    /* in the pool, not static: SQL tools parse in nginx's threads too */
+    errbuf = ngx_pcalloc(pool, 256);
+    if (errbuf == NULL) {
+        return NULL;
+    }
+
+    v = yajl_tree_parse((char *) text, errbuf, 256);
 
     if (v == NULL) {
         if (err) {

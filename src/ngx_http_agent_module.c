@@ -8,6 +8,10 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#if (NGX_THREADS)
+#include <ngx_thread_pool.h>
+#endif
+
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_curl.h"
@@ -143,6 +147,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       ngx_conf_set_size_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, sql_max_bytes),
+      NULL },
+
+    { ngx_string("agent_sql_thread_pool"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, thread_pool_name),
       NULL },
 
     { ngx_string("agent_chat"),
@@ -290,6 +301,21 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_size_value(conf->sql_max_bytes, prev->sql_max_bytes,
                               256 * 1024);
     ngx_conf_merge_str_value(conf->use_database, prev->use_database, "");
+    ngx_conf_merge_str_value(conf->thread_pool_name, prev->thread_pool_name,
+                             "default");
+
+#if (NGX_THREADS)
+    /* SQL tools run there, so a long query never stalls the event loop */
+    if (conf->kind == NGX_HTTP_AGENT_CHAT
+        && !(conf->thread_pool_name.len == 3
+             && ngx_strncmp(conf->thread_pool_name.data, "off", 3) == 0))
+    {
+        conf->thread_pool = ngx_thread_pool_add(cf, &conf->thread_pool_name);
+        if (conf->thread_pool == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+#endif
 
     if (conf->use_database.len) {
         amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);

@@ -28,6 +28,10 @@ static ngx_int_t ngx_http_agent_react_load_csv(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_model(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_route(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_tools(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_react_tools_next(ngx_http_agent_run_t *run);
+static void ngx_http_agent_react_tool_done(void *data, ngx_str_t *result);
+static ngx_int_t ngx_http_agent_react_tool_result(ngx_http_agent_run_t *run,
+    ngx_str_t *result);
 static ngx_int_t ngx_http_agent_react_chunk(void *data, ngx_str_t *text);
 static void ngx_http_agent_react_model_done(void *data, ngx_int_t rc);
 static void ngx_http_agent_react_cancel(ngx_http_agent_run_t *run);
@@ -370,6 +374,11 @@ ngx_http_agent_react_cancel(ngx_http_agent_run_t *run)
     if (ctx->llm) {
         ngx_http_agent_llm_cancel(ctx->llm);
     }
+
+    if (ctx->job) {
+        ngx_http_agent_sql_job_cancel(ctx->job);
+        ctx->job = NULL;
+    }
 }
 
 
@@ -388,17 +397,19 @@ ngx_http_agent_react_route(ngx_http_agent_run_t *run)
 }
 
 
-/* every call of the last AI message, in order; a failing tool answers */
+/*
+ * Every call of the last AI message, in order; a failing tool answers with
+ * an error result.  With a thread pool each call runs there and the node
+ * goes on from the job's completion.
+ */
 
 static ngx_int_t
 ngx_http_agent_react_tools(ngx_http_agent_run_t *run)
 {
     ngx_http_agent_react_t *ctx = run->data;
 
-    size_t                   i;
-    yajl_val                 calls, call, fn, args;
-    ngx_str_t                id, name, arguments, input, result;
-    ngx_http_agent_msg_t    *last, msg;
+    yajl_val               calls;
+    ngx_http_agent_msg_t  *last;
 
     last = ngx_http_agent_graph_last_message(run,
                                              NGX_HTTP_AGENT_REACT_MESSAGES);
@@ -413,12 +424,30 @@ ngx_http_agent_react_tools(ngx_http_agent_run_t *run)
                                          "of the model could not be read");
     }
 
-    for (i = 0; i < calls->u.array.len; i++) {
-        call = calls->u.array.values[i];
+    ctx->calls = calls;
+    ctx->call = 0;
+
+    return ngx_http_agent_react_tools_next(run);
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_tools_next(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    yajl_val    calls, call, fn, args;
+    ngx_str_t   arguments, input, result;
+
+    calls = ctx->calls;
+
+    for ( /* void */ ; ctx->call < calls->u.array.len; ctx->call++) {
+        call = calls->u.array.values[ctx->call];
         fn = ngx_http_agent_json_get(call, "function");
 
-        if (ngx_http_agent_json_get_str(call, "id", &id) != NGX_OK
-            || ngx_http_agent_json_get_str(fn, "name", &name) != NGX_OK)
+        if (ngx_http_agent_json_get_str(call, "id", &ctx->call_id) != NGX_OK
+            || ngx_http_agent_json_get_str(fn, "name", &ctx->call_name)
+               != NGX_OK)
         {
             continue;
         }
@@ -446,46 +475,104 @@ ngx_http_agent_react_tools(ngx_http_agent_run_t *run)
             return NGX_ERROR;
         }
 
-        if (ngx_http_agent_react_tool_event(run, "tool_start", &id, &name,
-                                            "input", &input)
+        if (ngx_http_agent_react_tool_event(run, "tool_start", &ctx->call_id,
+                                            &ctx->call_name, "input", &input)
             != NGX_OK)
         {
             return ngx_http_agent_graph_fail(run, "client_gone", "the "
                                              "client went away");
         }
 
-        if (ngx_http_agent_sql_tool(run->pool, run->log, &ctx->sql, &name,
-                                    &arguments, &result)
+        if (ctx->sql.thread_pool) {
+            ctx->job = ngx_http_agent_sql_job_post(&ctx->sql, run->log,
+                                               &ctx->call_name, &arguments,
+                                               ngx_http_agent_react_tool_done,
+                                               run);
+            if (ctx->job) {
+                run->cancel = ngx_http_agent_react_cancel;
+                return NGX_AGAIN;
+            }
+
+            ngx_log_error(NGX_LOG_WARN, run->log, 0, "agent: the thread "
+                          "pool took no task, the tool runs inline");
+        }
+
+        if (ngx_http_agent_sql_tool(run->pool, run->log, &ctx->sql,
+                                    &ctx->call_name, &arguments, &result)
             != NGX_OK)
         {
             return ngx_http_agent_graph_fail(run, "tool_error", "the tool "
-                                             "\"%V\" failed", &name);
+                                             "\"%V\" failed",
+                                             &ctx->call_name);
         }
 
-        if (ngx_http_agent_react_tool_event(run, "tool_result", &id, &name,
-                                            "content", &result)
-            != NGX_OK)
-        {
-            return ngx_http_agent_graph_fail(run, "client_gone", "the "
-                                             "client went away");
-        }
-
-        ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
-        ngx_str_set(&msg.role, "tool");
-        msg.content = result;
-        msg.tool_call_id = id;
-        msg.name = name;
-
-        if (ngx_http_agent_graph_write_message(run, run->update,
-                                               NGX_HTTP_AGENT_REACT_MESSAGES,
-                                               &msg)
-            != NGX_OK)
-        {
+        if (ngx_http_agent_react_tool_result(run, &result) != NGX_OK) {
             return NGX_ERROR;
         }
     }
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_react_tool_done(void *data, ngx_str_t *result)
+{
+    ngx_http_agent_run_t *run = data;
+
+    ngx_int_t                rc;
+    ngx_str_t                copy;
+    ngx_http_agent_react_t  *ctx;
+
+    ctx = run->data;
+    ctx->job = NULL;
+    run->cancel = NULL;
+
+    copy.len = result->len;
+    copy.data = ngx_pstrdup(run->pool, result);
+
+    if (copy.data == NULL
+        || ngx_http_agent_react_tool_result(run, &copy) != NGX_OK)
+    {
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    ctx->call++;
+
+    rc = ngx_http_agent_react_tools_next(run);
+
+    if (rc != NGX_AGAIN) {
+        ngx_http_agent_graph_node_done(run, rc);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_react_tool_result(ngx_http_agent_run_t *run,
+    ngx_str_t *result)
+{
+    ngx_http_agent_react_t *ctx = run->data;
+
+    ngx_http_agent_msg_t  msg;
+
+    if (ngx_http_agent_react_tool_event(run, "tool_result", &ctx->call_id,
+                                        &ctx->call_name, "content", result)
+        != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "client_gone", "the client "
+                                         "went away");
+    }
+
+    ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
+    ngx_str_set(&msg.role, "tool");
+    msg.content = *result;
+    msg.tool_call_id = ctx->call_id;
+    msg.name = ctx->call_name;
+
+    return ngx_http_agent_graph_write_message(run, run->update,
+                                              NGX_HTTP_AGENT_REACT_MESSAGES,
+                                              &msg);
 }
 
 

@@ -58,6 +58,13 @@ typedef struct {
     ngx_http_agent_llm_t           *llm;
     ngx_uint_t                      tools_bound;
 
+    /* the tools node: the calls of the last AI message, one at a time */
+    void                           *calls;          /* yajl_val */
+    size_t                          call;
+    ngx_str_t                       call_id;
+    ngx_str_t                       call_name;
+    ngx_http_agent_sql_job_t       *job;
+
     /* all the answer text the client was sent in this turn */
     u_char                         *text;
     size_t                          text_len;

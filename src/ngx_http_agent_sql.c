@@ -10,6 +10,10 @@
 #include <sqlite3.h>
 #include <time.h>
 
+#if (NGX_THREADS)
+#include <ngx_thread_pool.h>
+#endif
+
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
@@ -40,8 +44,27 @@ typedef struct {
 } ngx_http_agent_sql_clock_t;
 
 
+/*
+ * A tool call on nginx's thread pool.  The job owns a pool and copies of
+ * everything it reads, so the request may go away while the thread runs:
+ * the completion handler then only frees the job.
+ */
+struct ngx_http_agent_sql_job_s {
+    ngx_pool_t                  *pool;
+    ngx_http_agent_sql_ctx_t     ctx;
+    ngx_str_t                    name;
+    ngx_str_t                    args;
+    ngx_str_t                    result;
+    ngx_int_t                    rc;
+    ngx_http_agent_sql_done_pt   done;
+    void                        *data;
+    ngx_uint_t                   cancelled;
+};
+
+
+static sqlite3 *ngx_http_agent_sql_open(ngx_log_t *log, char *path);
 static sqlite3 *ngx_http_agent_sql_handle(ngx_log_t *log,
-    ngx_http_agent_database_t *database);
+    ngx_http_agent_sql_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
     ngx_array_t *resources, ngx_uint_t *n);
 static void ngx_http_agent_sql_detach(sqlite3 *db, ngx_uint_t n);
@@ -61,6 +84,10 @@ static ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);
 static void ngx_http_agent_sql_value(ngx_http_agent_json_t *j,
     sqlite3_stmt *stmt, int col);
+#if (NGX_THREADS)
+static void ngx_http_agent_sql_job_run(void *data, ngx_log_t *log);
+static void ngx_http_agent_sql_job_done(ngx_event_t *ev);
+#endif
 
 
 ngx_str_t  ngx_http_agent_sql_tools = ngx_string(
@@ -79,18 +106,51 @@ ngx_str_t  ngx_http_agent_sql_tools = ngx_string(
 
 
 static ngx_array_t  *ngx_http_agent_sql_handles;
-static ngx_uint_t    ngx_http_agent_sql_internal;
 
 
 static sqlite3 *
-ngx_http_agent_sql_handle(ngx_log_t *log, ngx_http_agent_database_t *database)
+ngx_http_agent_sql_open(ngx_log_t *log, char *path)
 {
-    int                           rc;
+    int       rc;
+    sqlite3  *db;
+
+    rc = sqlite3_open_v2(path, &db,
+                         SQLITE_OPEN_READONLY|SQLITE_OPEN_URI
+                         |SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        ngx_log_error(NGX_LOG_ERR, log, 0,
+                      "agent: cannot open database \"%s\": %s", path,
+                      sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return NULL;
+    }
+
+    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, NGX_HTTP_AGENT_SQL_MAX_ATTACHED);
+
+    return db;
+}
+
+
+/* the worker's cached handle of a database ("" for none) */
+
+static sqlite3 *
+ngx_http_agent_sql_handle(ngx_log_t *log, ngx_http_agent_sql_ctx_t *ctx)
+{
     char                         *path;
     sqlite3                      *db;
     ngx_str_t                     name;
     ngx_uint_t                    i;
     ngx_http_agent_sql_handle_t  *h;
+    ngx_http_agent_database_t    *database;
+
+    if (ctx->db) {
+        return ctx->db;
+    }
+
+    database = ctx->database;
 
     if (database) {
         name = database->name;
@@ -119,21 +179,10 @@ ngx_http_agent_sql_handle(ngx_log_t *log, ngx_http_agent_database_t *database)
         }
     }
 
-    rc = sqlite3_open_v2(path, &db,
-                         SQLITE_OPEN_READONLY|SQLITE_OPEN_URI
-                         |SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        ngx_log_error(NGX_LOG_ERR, log, 0,
-                      "agent: cannot open database \"%s\": %s", path,
-                      sqlite3_errstr(rc));
-        sqlite3_close(db);
+    db = ngx_http_agent_sql_open(log, path);
+    if (db == NULL) {
         return NULL;
     }
-
-    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, NGX_HTTP_AGENT_SQL_MAX_ATTACHED);
 
     h = ngx_array_push(ngx_http_agent_sql_handles);
     if (h == NULL) {
@@ -184,7 +233,8 @@ ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
 
     res = resources->elts;
 
-    ngx_http_agent_sql_internal = 1;
+    /* the module attaches; the model may not */
+    sqlite3_set_authorizer(db, NULL, NULL);
 
     for (i = 0; i < resources->nelts && i < NGX_HTTP_AGENT_SQL_MAX_ATTACHED;
          i++)
@@ -208,7 +258,7 @@ ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
         (*n)++;
     }
 
-    ngx_http_agent_sql_internal = 0;
+    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
 
     return *n == ngx_min(resources->nelts, NGX_HTTP_AGENT_SQL_MAX_ATTACHED)
            ? NGX_OK : NGX_ERROR;
@@ -221,14 +271,14 @@ ngx_http_agent_sql_detach(sqlite3 *db, ngx_uint_t n)
     u_char      sql[32];
     ngx_uint_t  i;
 
-    ngx_http_agent_sql_internal = 1;
+    sqlite3_set_authorizer(db, NULL, NULL);
 
     for (i = 0; i < n; i++) {
         ngx_sprintf(sql, "DETACH r%ui%Z", i);
         (void) sqlite3_exec(db, (char *) sql, NULL, NULL, NULL);
     }
 
-    ngx_http_agent_sql_internal = 0;
+    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
 }
 
 
@@ -236,10 +286,6 @@ static int
 ngx_http_agent_sql_authorize(void *data, int action, const char *a1,
     const char *a2, const char *db, const char *trigger)
 {
-    if (ngx_http_agent_sql_internal) {
-        return SQLITE_OK;
-    }
-
     switch (action) {
 
     case SQLITE_SELECT:
@@ -394,7 +440,7 @@ ngx_http_agent_sql_execute(ngx_pool_t *pool, ngx_log_t *log,
     ngx_uint_t              attached;
     ngx_http_agent_json_t  *j;
 
-    db = ngx_http_agent_sql_handle(log, ctx->database);
+    db = ngx_http_agent_sql_handle(log, ctx);
     if (db == NULL) {
         ngx_str_set(err, "the database cannot be opened");
         return NGX_DECLINED;
@@ -668,7 +714,7 @@ ngx_http_agent_sql_load_csv(ngx_pool_t *pool, ngx_log_t *log,
 
     res = &res[i];
 
-    db = ngx_http_agent_sql_handle(log, ctx->database);
+    db = ngx_http_agent_sql_handle(log, ctx);
     if (db == NULL) {
         ngx_str_set(err, "the database cannot be opened");
         return NGX_DECLINED;
@@ -743,7 +789,13 @@ ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_json_t     *j;
     ngx_http_agent_sql_ctx_t   ctx;
 
-    db = ngx_http_agent_sql_handle(log, database);
+    ngx_memzero(&ctx, sizeof(ngx_http_agent_sql_ctx_t));
+    ctx.database = database;
+    ctx.timeout = 1000;
+    ctx.max_rows = 3;
+    ctx.max_bytes = 64 * 1024;
+
+    db = ngx_http_agent_sql_handle(log, &ctx);
     if (db == NULL) {
         return NGX_ERROR;
     }
@@ -788,11 +840,6 @@ ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     if (j == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_memzero(&ctx, sizeof(ngx_http_agent_sql_ctx_t));
-    ctx.timeout = 1000;
-    ctx.max_rows = 3;
-    ctx.max_bytes = 64 * 1024;
 
     ngx_http_agent_json_arr(j);
 
@@ -841,3 +888,169 @@ ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
 
     return ngx_http_agent_json_done(j, tables);
 }
+
+
+#if (NGX_THREADS)
+
+ngx_http_agent_sql_job_t *
+ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,
+    ngx_str_t *name, ngx_str_t *args, ngx_http_agent_sql_done_pt done,
+    void *data)
+{
+    ngx_uint_t                  i;
+    ngx_pool_t                 *pool;
+    ngx_thread_task_t          *task;
+    ngx_http_agent_sql_job_t   *job;
+    ngx_http_agent_resource_t  *src, *dst;
+
+    pool = ngx_create_pool(4096, ngx_cycle->log);
+    if (pool == NULL) {
+        return NULL;
+    }
+
+    task = ngx_thread_task_alloc(pool, sizeof(ngx_http_agent_sql_job_t));
+    if (task == NULL) {
+        goto failed;
+    }
+
+    job = task->ctx;
+    job->pool = pool;
+    job->ctx = *ctx;
+    job->done = done;
+    job->data = data;
+
+    job->name.len = name->len;
+    job->name.data = ngx_pstrdup(pool, name);
+    job->args.len = args->len;
+    job->args.data = ngx_pstrdup(pool, args);
+
+    if ((name->len && job->name.data == NULL)
+        || (args->len && job->args.data == NULL))
+    {
+        goto failed;
+    }
+
+    if (ctx->resources) {
+        job->ctx.resources = ngx_array_create(pool,
+                                        ngx_max(ctx->resources->nelts, 1),
+                                        sizeof(ngx_http_agent_resource_t));
+        if (job->ctx.resources == NULL) {
+            goto failed;
+        }
+
+        src = ctx->resources->elts;
+
+        for (i = 0; i < ctx->resources->nelts; i++) {
+            dst = ngx_array_push(job->ctx.resources);
+            if (dst == NULL) {
+                goto failed;
+            }
+
+            *dst = src[i];
+
+            /* the paths go to sqlite: NUL-terminated copies */
+            dst->path.data = ngx_pnalloc(pool, src[i].path.len + 1);
+            dst->name.data = ngx_pstrdup(pool, &src[i].name);
+            dst->table.data = ngx_pstrdup(pool, &src[i].table);
+            dst->columns.data = ngx_pstrdup(pool, &src[i].columns);
+
+            if (dst->path.data == NULL || dst->name.data == NULL
+                || dst->table.data == NULL || dst->columns.data == NULL)
+            {
+                goto failed;
+            }
+
+            ngx_cpystrn(dst->path.data, src[i].path.data,
+                        src[i].path.len + 1);
+        }
+    }
+
+    task->handler = ngx_http_agent_sql_job_run;
+    task->event.handler = ngx_http_agent_sql_job_done;
+    task->event.data = job;
+    task->event.log = ngx_cycle->log;
+
+    if (ngx_thread_task_post(ctx->thread_pool, task) != NGX_OK) {
+        goto failed;
+    }
+
+    return job;
+
+failed:
+
+    ngx_destroy_pool(pool);
+
+    return NULL;
+}
+
+
+void
+ngx_http_agent_sql_job_cancel(ngx_http_agent_sql_job_t *job)
+{
+    /* the statement ends at its time cap; its result is then dropped */
+    job->cancelled = 1;
+}
+
+
+static void
+ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
+{
+    ngx_http_agent_sql_job_t *job = data;
+
+    ngx_str_t   err;
+
+    job->ctx.db = ngx_http_agent_sql_open(log, job->ctx.database
+                                  ? (char *) job->ctx.database->path.data
+                                  : ":memory:");
+
+    if (job->ctx.db == NULL) {
+        ngx_str_set(&err, "the database cannot be opened");
+        job->rc = ngx_http_agent_sql_error(job->pool, &err, &job->result);
+        return;
+    }
+
+    job->rc = ngx_http_agent_sql_tool(job->pool, log, &job->ctx, &job->name,
+                                      &job->args, &job->result);
+
+    sqlite3_close(job->ctx.db);
+    job->ctx.db = NULL;
+}
+
+
+static void
+ngx_http_agent_sql_job_done(ngx_event_t *ev)
+{
+    ngx_http_agent_sql_job_t *job = ev->data;
+
+    ngx_str_t  err;
+
+    if (!job->cancelled) {
+        if (job->rc != NGX_OK) {
+            ngx_str_set(&err, "the tool failed");
+            (void) ngx_http_agent_sql_error(job->pool, &err, &job->result);
+        }
+
+        /* the receiver copies the result: the job's pool goes now */
+        job->done(job->data, &job->result);
+    }
+
+    ngx_destroy_pool(job->pool);
+}
+
+#else
+
+ngx_http_agent_sql_job_t *
+ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,
+    ngx_str_t *name, ngx_str_t *args, ngx_http_agent_sql_done_pt done,
+    void *data)
+{
+    return NULL;
+}
+
+
+void
+ngx_http_agent_sql_job_cancel(ngx_http_agent_sql_job_t *job)
+{
+}
+
+#endif

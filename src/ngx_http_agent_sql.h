@@ -14,13 +14,23 @@
 #include "ngx_http_agent_module.h"
 
 
+#include <sqlite3.h>
+
+
 typedef struct {
     ngx_array_t                 *resources;   /* ngx_http_agent_resource_t */
     ngx_http_agent_database_t   *database;
     ngx_msec_t                   timeout;
     ngx_uint_t                   max_rows;
     size_t                       max_bytes;
+    void                        *thread_pool; /* NULL: on the event loop */
+    sqlite3                     *db;          /* a job's own handle */
 } ngx_http_agent_sql_ctx_t;
+
+
+typedef struct ngx_http_agent_sql_job_s  ngx_http_agent_sql_job_t;
+
+typedef void (*ngx_http_agent_sql_done_pt)(void *data, ngx_str_t *result);
 
 
 extern ngx_str_t  ngx_http_agent_sql_tools;
@@ -32,6 +42,10 @@ ngx_int_t ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
 ngx_int_t ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_str_t *tables);
 void ngx_http_agent_sql_exit_process(ngx_cycle_t *cycle);
+ngx_http_agent_sql_job_t *ngx_http_agent_sql_job_post(
+    ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log, ngx_str_t *name,
+    ngx_str_t *args, ngx_http_agent_sql_done_pt done, void *data);
+void ngx_http_agent_sql_job_cancel(ngx_http_agent_sql_job_t *job);
 
 
 #endif /* _NGX_HTTP_AGENT_SQL_H_INCLUDED_ */
