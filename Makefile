@@ -47,3 +47,8 @@ clean:
 
 bench-foundation: all
 	perl t/bench/foundation.pl
+
+bench: deps all
+	@command -v node >/dev/null || (apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm)
+	perl t/bench/run.pl

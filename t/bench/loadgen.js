@@ -1,0 +1,290 @@
+// The load generator of the benchmarks: it runs outside nginx, speaks the
+// contract's HTTP API (the nginx module and the LangGraph.js peer alike),
+// reads each event stream to its last event, and prints JSON figures.
+//
+//   node loadgen.js MODE '{"base": "http://127.0.0.1:8080", ...}'
+
+'use strict';
+
+const http = require('http');
+const fs = require('fs');
+
+const mode = process.argv[2];
+const opt = JSON.parse(process.argv[3] || '{}');
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+
+function request(url, method, body, onData) {
+    return new Promise((resolve) => {
+        const u = new URL(url);
+        const data = body === undefined ? null : JSON.stringify(body);
+        const req = http.request({
+            host: u.hostname, port: u.port, path: u.pathname + u.search,
+            method: method, agent: agent,
+            headers: data ? { 'Content-Type': 'application/json',
+                              'Content-Length': Buffer.byteLength(data) }
+                          : {}
+        }, (res) => {
+            const parts = [];
+            res.on('data', (c) => {
+                parts.push(c);
+                if (onData) {
+                    onData(c);
+                }
+            });
+            res.on('end', () => resolve({
+                status: res.statusCode, body: Buffer.concat(parts).toString()
+            }));
+            res.on('error', (e) => resolve({ status: 0, body: String(e) }));
+        });
+        req.on('error', (e) => resolve({ status: 0, body: String(e) }));
+        req.setTimeout(opt.timeout || 120000, () => req.destroy());
+        if (data) {
+            req.write(data);
+        }
+        req.end();
+    });
+}
+
+async function session(base) {
+    const r = await request(base + '/api/sessions/', 'POST', {});
+    return JSON.parse(r.body).id;
+}
+
+// one turn; ok when the stream's last event is "end"
+async function turn(base, sid, message, onChunk) {
+    const t0 = process.hrtime.bigint();
+    let first = 0;
+    const r = await request(base + '/api/chat/' + sid + '/message', 'POST',
+                            { message: message }, (c) => {
+        if (!first) {
+            first = Number(process.hrtime.bigint() - t0) / 1e6;
+        }
+        if (onChunk) {
+            onChunk(c);
+        }
+    });
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const ok = r.status === 200 && /"type":\s*"end"/.test(r.body);
+    return { ok: ok, ms: ms, first: first, status: r.status,
+             tail: ok ? '' : r.body.slice(-300) };
+}
+
+function pct(p, v) {
+    const s = v.slice().sort((a, b) => a - b);
+    return s.length ? s[Math.min(s.length - 1,
+                                 Math.round(p / 100 * (s.length - 1)))] : 0;
+}
+
+function rss(pids) {
+    let kb = 0;
+    for (const pid of pids || []) {
+        const m = /VmRSS:\s+(\d+)/.exec(
+            fs.readFileSync('/proc/' + pid + '/status', 'utf8'));
+        kb += m ? parseInt(m[1], 10) : 0;
+    }
+    return kb;
+}
+
+async function pool(n, c, fn) {
+    let next = 0;
+    const workers = [];
+    for (let w = 0; w < c; w++) {
+        workers.push((async () => {
+            while (next < n) {
+                await fn(next++);
+            }
+        })());
+    }
+    await Promise.all(workers);
+}
+
+async function streamSse(url, body) {
+    // a direct provider call, read to [DONE]
+    const r = await request(url, 'POST', body);
+    return r.status === 200 && r.body.includes('[DONE]');
+}
+
+const modes = {
+
+    // sequential turns, a new session each
+    async seq() {
+        const lat = [];
+        let errors = 0;
+        for (let i = 0; i < opt.n; i++) {
+            const sid = await session(opt.base);
+            const r = await turn(opt.base, sid, 'question ' + i);
+            if (r.ok) {
+                lat.push(r.ms);
+            } else {
+                errors++;
+            }
+        }
+        return { n: opt.n, errors: errors, p50: pct(50, lat),
+                 p99: pct(99, lat) };
+    },
+
+    // n turns at concurrency c, a new session per turn (made beforehand)
+    async load() {
+        const sids = [];
+        await pool(opt.n, 32, async (i) => {
+            sids[i] = await session(opt.base);
+        });
+        const lat = [];
+        let errors = 0, tail = '';
+        const t0 = Date.now();
+        await pool(opt.n, opt.c, async (i) => {
+            const r = await turn(opt.base, sids[i], 'question ' + i);
+            if (r.ok) {
+                lat.push(r.ms);
+            } else {
+                errors++;
+                tail = r.status + ' ' + r.tail;
+            }
+        });
+        const secs = (Date.now() - t0) / 1000;
+        return { n: opt.n, c: opt.c, errors: errors, tail: tail,
+                 tps: lat.length / secs, p50: pct(50, lat),
+                 p99: pct(99, lat) };
+    },
+
+    // n turns open at once on a slow provider; RSS when all are streaming
+    async open() {
+        const sids = [];
+        await pool(opt.n, 64, async (i) => {
+            sids[i] = await session(opt.base);
+        });
+        const base = rss(opt.pids);
+        let streaming = 0, errors = 0, peak = 0, tail = '';
+        const seen = new Array(opt.n).fill(false);
+        const all = [];
+        for (let i = 0; i < opt.n; i++) {
+            all.push(turn(opt.base, sids[i], 'slow ' + i, (c) => {
+                if (!seen[i] && c.toString().includes('"chunk"')) {
+                    seen[i] = true;
+                    streaming++;
+                }
+            }).then((r) => {
+                if (!r.ok) {
+                    errors++;
+                    tail = r.status + ' ' + r.tail;
+                }
+            }));
+        }
+        const watch = setInterval(() => {
+            peak = Math.max(peak, streaming === opt.n ? rss(opt.pids) : 0);
+        }, 250);
+        await Promise.all(all);
+        clearInterval(watch);
+        return { n: opt.n, errors: errors, tail: tail, all_streamed:
+                 seen.every((x) => x), rss_kb: peak, rss_idle_kb: base,
+                 per_stream_kb: (peak - base) / opt.n };
+    },
+
+    // n turns in one session; the checkpoint file's size at some turns
+    async long() {
+        const sid = await session(opt.base);
+        const lat = [], sizes = {};
+        let errors = 0;
+        for (let i = 1; i <= opt.n; i++) {
+            const r = await turn(opt.base, sid, 'turn ' + i);
+            lat.push(r.ms);
+            if (!r.ok) {
+                errors++;
+            }
+            if ((opt.at || []).includes(i)) {
+                let size = 0;
+                for (const f of opt.files || []) {
+                    try {
+                        size += fs.statSync(f).size;
+                    } catch (e) {
+                        /* a WAL file may not be there */
+                    }
+                }
+                sizes[i] = size;
+            }
+        }
+        const med = (a) => pct(50, a);
+        return { n: opt.n, errors: errors, first10: med(lat.slice(0, 10)),
+                 last10: med(lat.slice(-10)), sizes: sizes };
+    },
+
+    // m streams flow while one session runs a long query
+    async isolation() {
+        const sids = [];
+        for (let i = 0; i <= opt.m; i++) {
+            sids.push(await session(opt.base));
+        }
+        const gaps = [];
+        let errors = 0;
+        const streams = [];
+        for (let i = 0; i < opt.m; i++) {
+            let last = 0;
+            streams.push(turn(opt.base, sids[i], 'stream ' + i, (c) => {
+                const now = Number(process.hrtime.bigint()) / 1e6;
+                if (last && c.toString().includes('"chunk"')) {
+                    gaps.push(now - last);
+                }
+                last = now;
+            }).then((r) => { if (!r.ok) { errors++; } }));
+        }
+        await new Promise((r) => setTimeout(r, opt.delay || 500));
+        const slow = await turn(opt.base, sids[opt.m], 'slowsql');
+        await Promise.all(streams);
+        return { m: opt.m, errors: errors, slow_ms: slow.ms,
+                 slow_ok: slow.ok, gaps: gaps.length, p50: pct(50, gaps),
+                 p99: pct(99, gaps), max: pct(100, gaps) };
+    },
+
+    // the floor: the two provider calls of a turn, then the SQL statement
+    async floor() {
+        const Database = require(opt.sqlite_module);
+        const db = new Database(opt.db, { readonly: true });
+        const stmt = db.prepare(opt.query);
+        const user = { model: 'bench', stream: true, messages: [
+            { role: 'user', content: 'question' }], tools: [
+            { type: 'function', function: { name: 'execute_sql_query',
+              parameters: { type: 'object' } } }] };
+        const tool = { model: 'bench', stream: true, messages: [
+            { role: 'user', content: 'question' },
+            { role: 'tool', tool_call_id: 'call_1', content: '{}' }] };
+        const http_ms = [], sql_ms = [], total = [];
+        for (let i = 0; i < opt.n; i++) {
+            let t0 = process.hrtime.bigint();
+            await streamSse(opt.mock, user);
+            await streamSse(opt.mock, tool);
+            const h = Number(process.hrtime.bigint() - t0) / 1e6;
+            t0 = process.hrtime.bigint();
+            stmt.all();
+            const s = Number(process.hrtime.bigint() - t0) / 1e6;
+            http_ms.push(h);
+            sql_ms.push(s);
+            total.push(h + s);
+        }
+        return { n: opt.n, p50: pct(50, total), p99: pct(99, total),
+                 http_p50: pct(50, http_ms), sql_p50: pct(50, sql_ms) };
+    },
+
+    // the mock alone: turns (two calls) per second at concurrency c
+    async mockcap() {
+        const user = { model: 'bench', stream: true, messages: [
+            { role: 'user', content: 'q' }], tools: [{ type: 'function' }] };
+        const tool = { model: 'bench', stream: true, messages: [
+            { role: 'tool', content: '{}' }] };
+        const t0 = Date.now();
+        let errors = 0;
+        await pool(opt.n, opt.c, async () => {
+            if (!(await streamSse(opt.mock, user))
+                || !(await streamSse(opt.mock, tool)))
+            {
+                errors++;
+            }
+        });
+        return { n: opt.n, c: opt.c, errors: errors,
+                 tps: opt.n / ((Date.now() - t0) / 1000) };
+    }
+};
+
+modes[mode]().then((r) => {
+    console.log(JSON.stringify(r));
+    process.exit(0);
+});

@@ -1,0 +1,117 @@
+// A fast OpenAI-compatible chat completions mock for the benchmarks.
+// A request whose last message is the user's gets one execute_sql_query
+// tool call (QUERY); a request after a tool result gets a TOKENS-token
+// answer, TOKEN_DELAY ms apart (0: one write).  Keep-alive, chunked SSE.
+//
+//   PORT=0 QUERY='SELECT 1' TOKENS=50 TOKEN_DELAY=0 node mock.js
+//   prints "port N" when listening
+
+'use strict';
+
+const http = require('http');
+
+const QUERY = process.env.QUERY || 'SELECT 1';
+const TOKENS = parseInt(process.env.TOKENS || '50', 10);
+const DELAY = parseInt(process.env.TOKEN_DELAY || '0', 10);
+const SQL_FIRST = process.env.SQL_FIRST !== '0';
+const SLOW_QUERY = process.env.SLOW_QUERY || 'SELECT 1';
+
+function frame(delta, finish) {
+    return 'data: ' + JSON.stringify({
+        id: 'chatcmpl-bench', object: 'chat.completion.chunk',
+        created: 1700000000, model: 'bench',
+        choices: [{ index: 0, delta: delta, finish_reason: finish || null }]
+    }) + '\n\n';
+}
+
+function usage(p, c) {
+    return 'data: ' + JSON.stringify({
+        id: 'chatcmpl-bench', object: 'chat.completion.chunk', choices: [],
+        usage: { prompt_tokens: p, completion_tokens: c,
+                 total_tokens: p + c } }) + '\n\n';
+}
+
+function toolCall(query) {
+    return frame({ role: 'assistant', content: null })
+        + frame({ tool_calls: [{ index: 0, id: 'call_1', type: 'function',
+                                 function: { name: 'execute_sql_query',
+                                             arguments: '' } }] })
+        + frame({ tool_calls: [{ index: 0, function: {
+            arguments: JSON.stringify({ query: query }) } }] })
+        + frame({}, 'tool_calls') + usage(100, 20) + 'data: [DONE]\n\n';
+}
+
+const slowAnswer = toolCall(SLOW_QUERY);
+
+const toolAnswer = frame({ role: 'assistant', content: null })
+    + frame({ tool_calls: [{ index: 0, id: 'call_1', type: 'function',
+                             function: { name: 'execute_sql_query',
+                                         arguments: '' } }] })
+    + frame({ tool_calls: [{ index: 0, function: {
+        arguments: JSON.stringify({ query: QUERY }) } }] })
+    + frame({}, 'tool_calls') + usage(100, 20) + 'data: [DONE]\n\n';
+
+const tokens = [];
+for (let i = 0; i < TOKENS; i++) {
+    tokens.push(frame({ content: 'tok' + i + ' ' }));
+}
+const textHead = frame({ role: 'assistant', content: '' });
+const textTail = frame({}, 'stop') + usage(120, TOKENS) + 'data: [DONE]\n\n';
+const textAll = textHead + tokens.join('') + textTail;
+
+const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+        let wantTool = false, wantSlow = false;
+        try {
+            const body = JSON.parse(Buffer.concat(chunks).toString());
+            const last = body.messages[body.messages.length - 1];
+            wantSlow = last.role === 'user' && last.content === 'slowsql';
+            wantTool = SQL_FIRST && last.role === 'user' && body.tools;
+        } catch (e) {
+            res.writeHead(400, { 'Content-Type': 'application/json' });
+            res.end('{"error":{"message":"bad request"}}');
+            return;
+        }
+
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.socket.setNoDelay(true);
+
+        if (wantSlow) {
+            res.end(slowAnswer);
+            return;
+        }
+
+        if (wantTool) {
+            res.end(toolAnswer);
+            return;
+        }
+
+        if (DELAY === 0) {
+            res.end(textAll);
+            return;
+        }
+
+        res.write(textHead);
+        let i = 0;
+        const timer = setInterval(() => {
+            if (res.destroyed) {
+                clearInterval(timer);
+                return;
+            }
+            res.write(tokens[i++]);
+            if (i === TOKENS) {
+                clearInterval(timer);
+                res.end(textTail);
+            }
+        }, DELAY);
+        res.on('close', () => clearInterval(timer));
+    });
+});
+
+server.keepAliveTimeout = 60000;
+server.maxConnections = 100000;
+server.listen(parseInt(process.env.PORT || '0', 10), '127.0.0.1', () => {
+    console.log('port ' + server.address().port);
+});

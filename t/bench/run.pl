@@ -1,0 +1,365 @@
+#!/usr/bin/perl
+# make bench: nginx with the module (2 workers) and the same agent in
+# LangGraph.js, driven by one load generator against one fast mock
+# provider on loopback; prints one table and which targets are met.
+# Figures only; nothing here is a test.
+
+use strict;
+use warnings;
+use FindBin;
+use File::Path qw(make_path remove_tree);
+use POSIX qw(WNOHANG);
+use Time::HiRes qw(sleep time);
+use JSON::PP;
+use IO::Socket::INET;
+
+my $root = "$FindBin::Bin/../..";
+my $bench = "$FindBin::Bin";
+my $work = "$root/build/bench";
+my $module = "$root/build/nginx/objs/ngx_http_agent_module.so";
+my $quick = $ENV{BENCH_QUICK};
+my $t_start = time;
+my @procs;
+
+$| = 1;
+
+sub note { print STDERR "bench: @_\n" }
+
+sub free_port {
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+                                  Listen => 1) or die $!;
+    my $p = $s->sockport;
+    close $s;
+    return $p;
+}
+
+sub spawn {
+    my ($log, %env) = @_;
+    my @cmd = @{ delete $env{cmd} };
+    my $pid = fork();
+    die "fork: $!" unless defined $pid;
+    if ($pid == 0) {
+        $ENV{$_} = $env{$_} for keys %env;
+        open STDOUT, '>', $log or die;
+        open STDERR, '>&', \*STDOUT;
+        exec 'sh', '-c', 'ulimit -n 200000 2>/dev/null || ulimit -n 65536; '
+                         . 'exec "$@"', 'sh', @cmd;
+        exit 1;
+    }
+    push @procs, $pid;
+    return $pid;
+}
+
+sub wait_port {
+    my ($port) = @_;
+    for (1 .. 200) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $port);
+        return 1 if $s;
+        sleep 0.05;
+    }
+    die "nothing listens on $port";
+}
+
+sub stop {
+    my ($pid) = @_;
+    return unless $pid;
+    kill 'TERM', $pid;
+    for (1 .. 100) {
+        return if waitpid($pid, WNOHANG) == $pid;
+        sleep 0.05;
+    }
+    kill 'KILL', $pid;
+    waitpid($pid, 0);
+}
+
+END { stop($_) for @procs }
+
+sub loadgen {
+    my ($mode, %o) = @_;
+    my $arg = encode_json(\%o);
+    my $out = `sh -c 'ulimit -n 200000 2>/dev/null || ulimit -n 65536; exec node "\$@"' sh $bench/loadgen.js $mode '$arg'`;
+    my ($line) = grep { /^\{/ } split /\n/, $out;
+    die "loadgen $mode failed: $out" unless $line;
+    return decode_json($line);
+}
+
+# --- set-up ---------------------------------------------------------------
+
+remove_tree($work);
+make_path("$work/peer", "$work/nginx", "$work/logs");
+
+note('installing the peer (LangGraph.js) from npm');
+system("cp $bench/peer/package.json $bench/peer/server.mjs $work/peer/") == 0
+    or die;
+system("cd $work/peer && npm_config_nodedir=/usr npm install --no-audit "
+       . "--no-fund --loglevel=error > $work/logs/npm.log 2>&1") == 0
+    or die "npm install failed: see $work/logs/npm.log";
+
+note('making the data: a 10,000-row CSV, imported once');
+open my $csv, '>', "$work/employees.csv" or die;
+print $csv "Name,Department,Salary,City\n";
+my @d = qw(Sales Engineering Support Marketing Finance Legal);
+srand(7);
+for my $i (1 .. 10000) {
+    printf $csv "Person %d,%s,%d,City %d\n", $i, $d[$i % @d],
+                30000 + int(rand(90000)), $i % 50;
+}
+close $csv;
+system('sqlite3', "$work/bench.db", '.mode csv',
+       ".import $work/employees.csv employees") == 0 or die;
+
+my $big = 'SELECT Department, AVG(CAST(Salary AS REAL)) AS avg_salary '
+        . 'FROM employees GROUP BY Department';
+my $small = 'SELECT Name, Salary FROM employees WHERE rowid = 4242';
+my $slow = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c '
+         . 'WHERE x < 12000000) SELECT COUNT(*) FROM c';
+
+sub start_mock {
+    my (%env) = @_;
+    my $port = free_port();
+    my $pid = spawn("$work/logs/mock.log", cmd => [ 'node',
+                    "$bench/mock.js" ], PORT => $port, %env);
+    wait_port($port);
+    return ($pid, $port);
+}
+
+sub start_nginx {
+    my ($mock) = @_;
+    my $port = free_port();
+    my $dir = "$work/nginx";
+    unlink glob("$dir/*.db*");
+    my $user = $> == 0 ? 'user root;' : '';
+    open my $fh, '>', "$dir/nginx.conf" or die;
+    print $fh <<"CONF";
+load_module $module;
+$user
+worker_processes 2;
+worker_rlimit_nofile 200000;
+error_log $dir/error.log warn;
+pid $dir/nginx.pid;
+thread_pool default threads=4;
+events { worker_connections 60000; multi_accept on; }
+http {
+    access_log off;
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
+    agent_checkpoint_db $dir/agent.db;
+    agent_resources_dir $dir/resources;
+    agent_database bench $work/bench.db;
+    agent_model bench provider=openai url=http://127.0.0.1:$mock/v1/chat/completions;
+    agent_sql_timeout 30s;
+    server {
+        listen 127.0.0.1:$port backlog=65535;
+        location /api/sessions/ { agent_sessions; }
+        location /api/chat/ { agent_chat; agent_use_database bench; }
+    }
+}
+CONF
+    close $fh;
+    my $pid = spawn("$work/logs/nginx.out", cmd => [ '/usr/sbin/nginx', '-p',
+                    "$dir/", '-c', "$dir/nginx.conf", '-e',
+                    "$dir/error.log", '-g', 'daemon off;' ]);
+    wait_port($port);
+    my @w = grep { /^\d+$/ } map { s/\s//gr } `ps -o pid= --ppid $pid`;
+    return ($pid, $port, \@w, "$dir/agent.db");
+}
+
+sub start_peer {
+    my ($mock) = @_;
+    my $port = free_port();
+    unlink glob("$work/peer/ckpt*");
+    my $pid = spawn("$work/logs/peer.log", cmd => [ 'node',
+                    "$work/peer/server.mjs" ], PORT => $port,
+                    MOCK_URL => "http://127.0.0.1:$mock/v1",
+                    DB => "$work/bench.db", CKPT => "$work/peer/ckpt.db");
+    wait_port($port);
+    return ($pid, $port, [ $pid ], "$work/peer/ckpt.db");
+}
+
+my %row;
+my $n_seq = $quick ? 50 : 200;
+my $n_load = $quick ? 500 : 3000;
+my $n_open = $quick ? 1000 : 10000;
+
+# --- the mock alone --------------------------------------------------------
+
+my ($mpid, $mport) = start_mock(QUERY => $big);
+my $murl = "http://127.0.0.1:$mport/v1/chat/completions";
+note('measuring the mock alone');
+$row{mockcap} = loadgen('mockcap', mock => $murl, n => $n_load * 2, c => 64);
+
+# --- floor, turn and throughput, both servers ------------------------------
+
+for my $who (qw(nginx peer)) {
+    for my $q ([ big => $big ], [ small => $small ]) {
+        stop($mpid);
+        ($mpid, $mport) = start_mock(QUERY => $q->[1]);
+        $murl = "http://127.0.0.1:$mport/v1/chat/completions";
+
+        my ($pid, $port) = $who eq 'nginx' ? start_nginx($mport)
+                                           : start_peer($mport);
+        my $base = "http://127.0.0.1:$port";
+
+        if ($q->[0] eq 'big') {
+            note("$who: 200 sequential turns");
+            $row{$who}{turn} = loadgen('seq', base => $base, n => $n_seq);
+            $row{floor} //= loadgen('floor', mock => $murl, n => $n_seq,
+                db => "$work/bench.db", query => $big,
+                sqlite_module => "$work/peer/node_modules/better-sqlite3");
+        }
+
+        for my $c (16, 64) {
+            note("$who: throughput, $q->[0] query, concurrency $c");
+            $row{$who}{"load_$q->[0]_$c"} = loadgen('load', base => $base,
+                n => $n_load, c => $c);
+        }
+
+        stop($pid);
+    }
+}
+
+# --- long conversations, both ---------------------------------------------
+
+for my $who (qw(nginx peer)) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small);
+    my ($pid, $port, $w, $file) = $who eq 'nginx' ? start_nginx($mport)
+                                                  : start_peer($mport);
+    note("$who: 200 turns in one session");
+    $row{$who}{long} = loadgen('long', base => "http://127.0.0.1:$port",
+        n => 200, at => [ 50, 100, 200 ],
+        files => [ $file, "$file-wal" ]);
+    stop($pid);
+}
+
+# --- open streams, both ----------------------------------------------------
+
+for my $who (qw(nginx peer)) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small, TOKEN_DELAY => 200);
+    my ($pid, $port, $w) = $who eq 'nginx' ? start_nginx($mport)
+                                           : start_peer($mport);
+    note("$who: $n_open streams open at once");
+    $row{$who}{open} = eval { loadgen('open', base => "http://127.0.0.1:$port",
+        n => $n_open, pids => $w, timeout => 300000) } // { errors => -1 };
+    stop($pid);
+}
+
+# --- isolation, nginx -------------------------------------------------------
+
+stop($mpid);
+($mpid, $mport) = start_mock(QUERY => $small, SQL_FIRST => 0,
+                             TOKENS => 100, TOKEN_DELAY => 40,
+                             SLOW_QUERY => $slow);
+{
+    my ($pid, $port) = start_nginx($mport);
+    note('nginx: 50 streams beside a 2 s query');
+    $row{nginx}{iso} = loadgen('isolation', base => "http://127.0.0.1:$port",
+                               m => 50, delay => 500);
+    stop($pid);
+}
+stop($mpid);
+
+# --- the table --------------------------------------------------------------
+
+my $N = $row{nginx};
+my $P = $row{peer};
+my $f = $row{floor};
+
+printf "\n%-58s %14s %14s %8s\n", 'row', 'nginx module', 'LangGraph.js',
+       'ratio';
+print '-' x 98, "\n";
+
+sub line {
+    my ($name, $a, $b, $fmt, $ratio) = @_;
+    $fmt //= '%.2f';
+    my $sa = defined $a ? sprintf($fmt, $a) : '-';
+    my $sb = defined $b ? sprintf($fmt, $b) : '-';
+    my $r = ($ratio && $a && $b) ? sprintf('%.1fx', $ratio eq 'up' ? $a / $b
+                                                                   : $b / $a)
+                                 : '';
+    printf "%-58s %14s %14s %8s\n", $name, $sa, $sb, $r;
+}
+
+printf "%-58s %14.0f\n", 'mock alone: turns/s at concurrency 64 (capacity)',
+       $row{mockcap}{tps};
+line('floor (2 provider calls + SQL, direct): median ms', $f->{p50});
+line('floor: p99 ms', $f->{p99});
+line('turn, 10k-row query: median ms', $N->{turn}{p50}, $P->{turn}{p50},
+     undef, 'down');
+line('turn, 10k-row query: p99 ms', $N->{turn}{p99}, $P->{turn}{p99},
+     undef, 'down');
+line('overhead (turn - floor): median ms', $N->{turn}{p50} - $f->{p50},
+     $P->{turn}{p50} - $f->{p50});
+for my $q (qw(big small)) {
+    for my $c (16, 64) {
+        my ($a, $b) = ($N->{"load_${q}_$c"}, $P->{"load_${q}_$c"});
+        my $l = $q eq 'big' ? '10k-row query' : 'one-row query';
+        line("throughput, $l, c=$c: turns/s", $a->{tps}, $b->{tps}, '%.0f',
+             'up');
+        line("  p50 / p99 ms", $a->{p50}, $b->{p50}, '%.1f');
+        line("  ", $a->{p99}, $b->{p99}, '%.1f');
+        line("  errors", $a->{errors}, $b->{errors}, '%d');
+    }
+}
+my ($on, $op) = ($N->{open}, $P->{open});
+line("open streams ($n_open, 50 tokens 200 ms apart): errors",
+     $on->{errors}, $op->{errors}, '%d');
+line('  RSS of the server processes, all streaming: MiB',
+     ($on->{rss_kb} // 0) / 1024, ($op->{rss_kb} // 0) / 1024, '%.0f');
+line('  RSS per open stream: KiB', $on->{per_stream_kb},
+     $op->{per_stream_kb}, '%.1f', 'down');
+my ($ln, $lp) = ($N->{long}, $P->{long});
+line('long conversation: median ms of turns 1-10', $ln->{first10},
+     $lp->{first10});
+line('  median ms of turns 191-200', $ln->{last10}, $lp->{last10});
+for my $at (50, 100, 200) {
+    line("  checkpoint file after $at turns: KiB",
+         $ln->{sizes}{$at} / 1024, $lp->{sizes}{$at} / 1024, '%.0f');
+}
+my $iso = $N->{iso};
+line('isolation: p99 gap between chunks of 50 streams, ms', $iso->{p99});
+line('  max gap ms (the query took ' . sprintf('%.0f', $iso->{slow_ms})
+     . ' ms)', $iso->{max});
+
+print "\ntargets:\n";
+sub target {
+    my ($ok, $text) = @_;
+    printf "  [%s] %s\n", $ok ? 'met' : 'MISSED', $text;
+}
+my $over = $N->{turn}{p50} - $f->{p50};
+target($over <= 1, sprintf('overhead at most 1 ms at the median: %.2f ms',
+                           $over));
+my $rb = $P->{load_big_64}{tps} ? $N->{load_big_64}{tps}
+                                  / $P->{load_big_64}{tps} : 0;
+my $rs = $P->{load_small_64}{tps} ? $N->{load_small_64}{tps}
+                                    / $P->{load_small_64}{tps} : 0;
+target($rb >= 10, sprintf('10k-row query, c=64: at least 10x LangGraph.js: '
+                          . '%.1fx', $rb));
+target($rs >= 50, sprintf('one-row query, c=64: at least 50x LangGraph.js: '
+                          . '%.1fx', $rs));
+target($N->{load_small_64}{p99} < 100,
+       sprintf('one-row query, c=64: p99 under 100 ms: %.1f ms',
+               $N->{load_small_64}{p99}));
+target(($on->{errors} // 1) == 0 && $on->{all_streamed}
+       && ($on->{per_stream_kb} // 1e9) <= 32,
+       sprintf("$n_open open streams, no errors, at most 32 KiB each: "
+               . "%d errors, %.1f KiB", $on->{errors} // -1,
+               $on->{per_stream_kb} // 0));
+target($ln->{last10} <= 1.1 * $ln->{first10},
+       sprintf('turns 191-200 at most 1.1x turns 1-10: %.2fx',
+               $ln->{last10} / ($ln->{first10} || 1)));
+my @s = map { $ln->{sizes}{$_} } (50, 100, 200);
+my $lin = ($s[1] - $s[0]) ? ($s[2] - $s[1]) / (2 * ($s[1] - $s[0])) : 0;
+target($lin > 0.7 && $lin < 1.3,
+       sprintf('checkpoint file grows linearly (growth 100-200 / 2x '
+               . 'growth 50-100): %.2f', $lin));
+target($iso->{p99} <= 20, sprintf('isolation p99 gap at most 20 ms: '
+                                  . '%.1f ms', $iso->{p99}));
+printf "\nbench took %.0f s on %d cores (%s)\n", time - $t_start,
+       `nproc` + 0, (`grep -m1 'model name' /proc/cpuinfo` =~ s/.*:\s*//r
+                     =~ s/\n//r);
