@@ -418,6 +418,9 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long) connect_timeout);
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long) timeout);
     curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+
+    /* a chat stream comes in small pieces: 16k a transfer is waste */
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 4096L);
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
 
     if (curl_multi_add_handle(ngx_http_agent_curl_multi, easy) != CURLM_OK) {

@@ -46,7 +46,7 @@ ngx_http_agent_graph_run_create(ngx_pool_t *pool, ngx_log_t *log,
             continue;
         }
 
-        run->state[i].messages = ngx_array_create(pool, 16,
+        run->state[i].messages = ngx_array_create(pool, 8,
                                                   sizeof(ngx_http_agent_msg_t));
         if (run->state[i].messages == NULL) {
             return NULL;

@@ -111,6 +111,8 @@ struct ngx_http_agent_run_s {
     ngx_http_agent_run_handlers_t   *handlers;
     void                            *ctx;        /* the embedder's */
     void                            *data;       /* the node kinds' */
+    void                            *scratch;    /* a reusable JSON
+                                                    generator */
 
     /* aborts the current node's asynchronous work */
     void                           (*cancel)(ngx_http_agent_run_t *run);

@@ -1006,10 +1006,15 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
     graph = run->graph;
     parent = *cp;
 
-    j = ngx_http_agent_json_create(run->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
+    /* the channels are bound to the insert and forgotten: a scratch text */
+    if (run->scratch == NULL) {
+        run->scratch = ngx_http_agent_json_create(run->pool);
+        if (run->scratch == NULL) {
+            return NGX_ERROR;
+        }
     }
+
+    j = run->scratch;
 
     ngx_http_agent_json_obj(j);
 
@@ -1031,7 +1036,7 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
 
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &cp->channels) != NGX_OK) {
+    if (ngx_http_agent_json_scratch(j, &cp->channels) != NGX_OK) {
         return NGX_ERROR;
     }
 

@@ -47,6 +47,29 @@ ngx_http_agent_json_create(ngx_pool_t *pool)
 }
 
 
+ngx_int_t
+ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size)
+{
+    u_char  *p;
+
+    if ((size_t) (j->end - j->pos) >= size) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(j->pool, (j->pos - j->start) + size);
+    if (p == NULL) {
+        j->failed = 1;
+        return NGX_ERROR;
+    }
+
+    j->end = p + (j->pos - j->start) + size;
+    j->pos = ngx_cpymem(p, j->start, j->pos - j->start);
+    j->start = p;
+
+    return NGX_OK;
+}
+
+
 static void
 ngx_http_agent_json_print(void *ctx, const char *s, size_t len)
 {
@@ -217,6 +240,29 @@ ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out)
     j->end = NULL;
     yajl_gen_reset(j->gen, NULL);
     yajl_gen_clear(j->gen);
+
+    return NGX_OK;
+}
+
+
+/*
+ * The text stays in the generator's buffer, which the next text overwrites:
+ * for what is consumed at once (an event, a bound statement parameter), so
+ * a stream of tokens does not grow the pool.
+ */
+
+ngx_int_t
+ngx_http_agent_json_scratch(ngx_http_agent_json_t *j, ngx_str_t *out)
+{
+    if (j->failed) {
+        return NGX_ERROR;
+    }
+
+    out->data = j->start;
+    out->len = j->pos - j->start;
+
+    j->pos = j->start;
+    yajl_gen_reset(j->gen, NULL);
 
     return NGX_OK;
 }

@@ -37,6 +37,7 @@ typedef struct {
 
 
 ngx_http_agent_json_t *ngx_http_agent_json_create(ngx_pool_t *pool);
+ngx_int_t ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size);
 void ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s);
 void ngx_http_agent_json_cstr(ngx_http_agent_json_t *j, const char *s);
 void ngx_http_agent_json_int(ngx_http_agent_json_t *j, int64_t n);
@@ -44,6 +45,8 @@ void ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 ngx_int_t ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out);
+ngx_int_t ngx_http_agent_json_scratch(ngx_http_agent_json_t *j,
+    ngx_str_t *out);
 
 yajl_val ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data,
     size_t len, ngx_str_t *err);

@@ -62,12 +62,28 @@ ngx_http_agent_llm_build(ngx_pool_t *pool, ngx_str_t *model,
     ngx_str_t *system, ngx_array_t *messages, ngx_str_t *tools,
     ngx_str_t *body)
 {
+    size_t                  size;
     ngx_uint_t              i;
     ngx_http_agent_msg_t   *m;
     ngx_http_agent_json_t  *j;
 
     j = ngx_http_agent_json_create(pool);
     if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* one buffer of about the right size, not a trail of doubled ones */
+
+    size = 256 + model->len + (system ? system->len + system->len / 8 : 0)
+           + (tools ? tools->len : 0);
+    m = messages->elts;
+
+    for (i = 0; i < messages->nelts; i++) {
+        size += 64 + m[i].content.len + m[i].tool_calls.len
+                + m[i].tool_call_id.len + m[i].images.len;
+    }
+
+    if (ngx_http_agent_json_reserve(j, size + size / 8) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -378,27 +394,44 @@ ngx_http_agent_llm_line(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 static ngx_int_t
 ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 {
-    size_t       i;
-    yajl_val     v, choices, choice, delta, calls, usage, n, e;
-    ngx_str_t    s, err;
-    ngx_pool_t  *tmp;
-    ngx_int_t    rc;
+    size_t      i;
+    yajl_val    v, choices, choice, delta, calls, usage, n, e;
+    ngx_str_t   s;
+    ngx_int_t   rc;
+    char        err[128];
 
-    /* a pool per event: yajl's tree is freed as soon as it is read */
+    /*
+     * yajl wants a NUL-terminated text: a copy in a buffer reused for every
+     * event, and the tree freed as soon as it is read, so a long stream
+     * does not grow the pool
+     */
 
-    tmp = ngx_create_pool(1024, llm->log);
-    if (tmp == NULL) {
+    llm->text.len = 0;
+
+    if (ngx_http_agent_llm_buf_add(llm->pool, &llm->text, p, len + 1,
+                                   NGX_HTTP_AGENT_LLM_MAX_LINE + 1)
+        != NGX_OK)
+    {
         return ngx_http_agent_llm_fail(llm, "out of memory");
     }
 
-    rc = NGX_OK;
+    llm->text.data[len] = '\0';
 
-    ngx_str_null(&err);
-    v = ngx_http_agent_json_parse(tmp, p, len, &err);
+    rc = NGX_OK;
+    err[0] = '\0';
+
+    v = yajl_tree_parse((char *) llm->text.data, err, sizeof(err));
 
     if (v == NULL || !YAJL_IS_OBJECT(v)) {
+        for (i = 0; err[i]; i++) {
+            if (err[i] == '\n') {
+                err[i] = '\0';
+                break;
+            }
+        }
+
         rc = ngx_http_agent_llm_fail(llm, "the model's stream has an event "
-                                     "that is not a JSON object (%V)", &err);
+                                     "that is not a JSON object (%s)", err);
         goto done;
     }
 
@@ -481,7 +514,9 @@ ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 
 done:
 
-    ngx_destroy_pool(tmp);
+    if (v) {
+        yajl_tree_free(v);
+    }
 
     return rc;
 }
@@ -508,6 +543,15 @@ ngx_http_agent_llm_tool_delta(ngx_http_agent_llm_t *llm, yajl_val tc,
         return ngx_http_agent_llm_fail(llm, "the model made more than %d "
                                        "tool calls at once",
                                        NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS);
+    }
+
+    if (llm->calls == NULL) {
+        /* most answers call no tool: no room for calls until one comes */
+        llm->calls = ngx_pcalloc(llm->pool, NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS
+                                 * sizeof(ngx_http_agent_llm_call_t));
+        if (llm->calls == NULL) {
+            return ngx_http_agent_llm_fail(llm, "out of memory");
+        }
     }
 
     if (index >= llm->ncalls) {

@@ -49,9 +49,10 @@ struct ngx_http_agent_llm_s {
 
     /* the stream parser */
     ngx_http_agent_llm_buf_t       line;
+    ngx_http_agent_llm_buf_t       text;
     ngx_http_agent_llm_buf_t       content;
     ngx_http_agent_llm_buf_t       errbody;
-    ngx_http_agent_llm_call_t      calls[NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS];
+    ngx_http_agent_llm_call_t     *calls;       /* made at the first */
     ngx_uint_t                     ncalls;
     ngx_str_t                      finish_reason;
     int64_t                        prompt_tokens;

@@ -37,6 +37,8 @@ static void ngx_http_agent_react_model_done(void *data, ngx_int_t rc);
 static void ngx_http_agent_react_cancel(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_system(ngx_http_agent_run_t *run,
     ngx_str_t *out);
+static ngx_http_agent_json_t *ngx_http_agent_react_scratch(
+    ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run,
     const char *type, ngx_str_t *id, ngx_str_t *name, const char *field,
     ngx_str_t *json);
@@ -285,7 +287,7 @@ ngx_http_agent_react_chunk(void *data, ngx_str_t *text)
     ngx_memcpy(ctx->text + ctx->text_len, text->data, text->len);
     ctx->text_len += text->len;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_react_scratch(run);
     if (j == NULL) {
         return NGX_ERROR;
     }
@@ -297,7 +299,7 @@ ngx_http_agent_react_chunk(void *data, ngx_str_t *text)
     ngx_http_agent_json_str(j, text);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+    if (ngx_http_agent_json_scratch(j, &json) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -585,7 +587,7 @@ ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run, const char *type,
     ngx_str_t               out;
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_react_scratch(run);
     if (j == NULL) {
         return NGX_ERROR;
     }
@@ -601,9 +603,22 @@ ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run, const char *type,
     ngx_http_agent_json_raw(j, json);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+    if (ngx_http_agent_json_scratch(j, &out) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return ctx->emit(ctx->emit_data, &out);
+}
+
+
+/* events are written, sent and forgotten: one generator serves them all */
+
+static ngx_http_agent_json_t *
+ngx_http_agent_react_scratch(ngx_http_agent_run_t *run)
+{
+    if (run->scratch == NULL) {
+        run->scratch = ngx_http_agent_json_create(run->pool);
+    }
+
+    return run->scratch;
 }

@@ -73,7 +73,7 @@ sub stop {
     waitpid($pid, 0);
 }
 
-END { stop($_) for @procs }
+END { local $?; stop($_) for @procs }
 
 sub loadgen {
     my ($mode, %o) = @_;
@@ -86,15 +86,19 @@ sub loadgen {
 
 # --- set-up ---------------------------------------------------------------
 
-remove_tree($work);
+remove_tree("$work/nginx", "$work/logs");
 make_path("$work/peer", "$work/nginx", "$work/logs");
 
-note('installing the peer (LangGraph.js) from npm');
 system("cp $bench/peer/package.json $bench/peer/server.mjs $work/peer/") == 0
     or die;
-system("cd $work/peer && npm_config_nodedir=/usr npm install --no-audit "
-       . "--no-fund --loglevel=error > $work/logs/npm.log 2>&1") == 0
-    or die "npm install failed: see $work/logs/npm.log";
+
+if (!-d "$work/peer/node_modules/better-sqlite3/build") {
+    # better-sqlite3 is built from source against the local node headers
+    note('installing the peer (LangGraph.js) from npm');
+    system("cd $work/peer && npm_config_nodedir=/usr npm install --no-audit "
+           . "--no-fund --loglevel=error > $work/logs/npm.log 2>&1") == 0
+        or die "npm install failed: see $work/logs/npm.log";
+}
 
 note('making the data: a 10,000-row CSV, imported once');
 open my $csv, '>', "$work/employees.csv" or die;
@@ -106,6 +110,7 @@ for my $i (1 .. 10000) {
                 30000 + int(rand(90000)), $i % 50;
 }
 close $csv;
+unlink "$work/bench.db";
 system('sqlite3', "$work/bench.db", '.mode csv',
        ".import $work/employees.csv employees") == 0 or die;
 
@@ -113,7 +118,7 @@ my $big = 'SELECT Department, AVG(CAST(Salary AS REAL)) AS avg_salary '
         . 'FROM employees GROUP BY Department';
 my $small = 'SELECT Name, Salary FROM employees WHERE rowid = 4242';
 my $slow = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c '
-         . 'WHERE x < 12000000) SELECT COUNT(*) FROM c';
+         . 'WHERE x < 5000000) SELECT COUNT(*) FROM c';
 
 sub start_mock {
     my (%env) = @_;
@@ -181,6 +186,8 @@ sub start_peer {
 }
 
 my %row;
+my %only = map { $_ => 1 } split /,/, ($ENV{BENCH_ONLY} // '');
+sub want { !%only || $only{$_[0]} }
 my $n_seq = $quick ? 50 : 200;
 my $n_load = $quick ? 500 : 3000;
 my $n_open = $quick ? 1000 : 10000;
@@ -194,7 +201,7 @@ $row{mockcap} = loadgen('mockcap', mock => $murl, n => $n_load * 2, c => 64);
 
 # --- floor, turn and throughput, both servers ------------------------------
 
-for my $who (qw(nginx peer)) {
+for my $who (grep { want('load') } qw(nginx peer)) {
     for my $q ([ big => $big ], [ small => $small ]) {
         stop($mpid);
         ($mpid, $mport) = start_mock(QUERY => $q->[1]);
@@ -224,7 +231,7 @@ for my $who (qw(nginx peer)) {
 
 # --- long conversations, both ---------------------------------------------
 
-for my $who (qw(nginx peer)) {
+for my $who (grep { want('long') } qw(nginx peer)) {
     stop($mpid);
     ($mpid, $mport) = start_mock(QUERY => $small);
     my ($pid, $port, $w, $file) = $who eq 'nginx' ? start_nginx($mport)
@@ -238,7 +245,7 @@ for my $who (qw(nginx peer)) {
 
 # --- open streams, both ----------------------------------------------------
 
-for my $who (qw(nginx peer)) {
+for my $who (grep { want('open') } qw(nginx peer)) {
     stop($mpid);
     ($mpid, $mport) = start_mock(QUERY => $small, TOKEN_DELAY => 200);
     my ($pid, $port, $w) = $who eq 'nginx' ? start_nginx($mport)
@@ -253,9 +260,9 @@ for my $who (qw(nginx peer)) {
 
 stop($mpid);
 ($mpid, $mport) = start_mock(QUERY => $small, SQL_FIRST => 0,
-                             TOKENS => 100, TOKEN_DELAY => 40,
+                             TOKENS => 400, TOKEN_DELAY => 5,
                              SLOW_QUERY => $slow);
-{
+if (want('iso')) {
     my ($pid, $port) = start_nginx($mport);
     note('nginx: 50 streams beside a 2 s query');
     $row{nginx}{iso} = loadgen('isolation', base => "http://127.0.0.1:$port",
