@@ -420,7 +420,7 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
 
     /* a chat stream comes in small pieces: 16k a transfer is waste */
-    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 4096L);
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 2048L);
     curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
 
     if (curl_multi_add_handle(ngx_http_agent_curl_multi, easy) != CURLM_OK) {

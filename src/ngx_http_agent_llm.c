@@ -547,7 +547,8 @@ ngx_http_agent_llm_tool_delta(ngx_http_agent_llm_t *llm, yajl_val tc,
 
     if (llm->calls == NULL) {
         /* most answers call no tool: no room for calls until one comes */
-        llm->calls = ngx_pcalloc(llm->pool, NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS
+        llm->calls = ngx_pcalloc(llm->pool,
+                                 NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS
                                  * sizeof(ngx_http_agent_llm_call_t));
         if (llm->calls == NULL) {
             return ngx_http_agent_llm_fail(llm, "out of memory");
@@ -591,7 +592,7 @@ ngx_http_agent_llm_tool_delta(ngx_http_agent_llm_t *llm, yajl_val tc,
 /* the assistant message of the completed stream */
 
 ngx_int_t
-ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
+ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
     ngx_http_agent_msg_t *msg)
 {
     u_char                     *p;
@@ -603,14 +604,21 @@ ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
     ngx_memzero(msg, sizeof(ngx_http_agent_msg_t));
     ngx_str_set(&msg->role, "assistant");
 
-    msg->content.data = llm->content.data;
-    msg->content.len = llm->content.len;
+    if (llm->content.len) {
+        msg->content.data = ngx_pnalloc(pool, llm->content.len);
+        if (msg->content.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(msg->content.data, llm->content.data, llm->content.len);
+        msg->content.len = llm->content.len;
+    }
 
     if (llm->ncalls == 0) {
         return NGX_OK;
     }
 
-    j = ngx_http_agent_json_create(llm->pool);
+    j = ngx_http_agent_json_create(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
@@ -634,7 +642,7 @@ ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
 
         } else {
             /* a provider that sends no ids still needs them paired */
-            p = ngx_pnalloc(llm->pool, 32);
+            p = ngx_pnalloc(pool, 32);
             if (p == NULL) {
                 return NGX_ERROR;
             }

@@ -78,7 +78,7 @@ void ngx_http_agent_llm_cancel(ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_llm_parse(ngx_http_agent_llm_t *llm, u_char *p,
     size_t len);
 ngx_int_t ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_msg_t *msg);
+    ngx_pool_t *pool, ngx_http_agent_msg_t *msg);
 
 
 #endif /* _NGX_HTTP_AGENT_LLM_H_INCLUDED_ */

@@ -35,8 +35,10 @@ static ngx_int_t ngx_http_agent_react_tool_result(ngx_http_agent_run_t *run,
 static ngx_int_t ngx_http_agent_react_chunk(void *data, ngx_str_t *text);
 static void ngx_http_agent_react_model_done(void *data, ngx_int_t rc);
 static void ngx_http_agent_react_cancel(ngx_http_agent_run_t *run);
+static void ngx_http_agent_react_call_end(ngx_http_agent_react_t *ctx);
+static void ngx_http_agent_react_call_cleanup(void *data);
 static ngx_int_t ngx_http_agent_react_system(ngx_http_agent_run_t *run,
-    ngx_str_t *out);
+    ngx_pool_t *pool, ngx_str_t *out);
 static ngx_http_agent_json_t *ngx_http_agent_react_scratch(
     ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run,
@@ -149,6 +151,8 @@ ngx_http_agent_react_model(ngx_http_agent_run_t *run)
 
     int64_t                     rounds;
     ngx_str_t                   system, body, *tools;
+    ngx_pool_t                 *pool;
+    ngx_pool_cleanup_t         *cln;
     ngx_http_agent_loc_conf_t  *alcf;
 
     alcf = ctx->alcf;
@@ -160,11 +164,35 @@ ngx_http_agent_react_model(ngx_http_agent_run_t *run)
     ctx->tools_bound = (rounds + 1 < (int64_t) alcf->max_tool_rounds);
     tools = ctx->tools_bound ? &ngx_http_agent_sql_tools : NULL;
 
-    if (ngx_http_agent_react_system(run, &system) != NGX_OK) {
+    /*
+     * the prompt, the request, the transfer and the parser's buffers live
+     * in a pool of the call: what the call leaves is copied to the run, the
+     * rest goes when the call ends, so open streams stay small
+     */
+
+    if (!ctx->call_cleanup) {
+        cln = ngx_pool_cleanup_add(run->pool, 0);
+        if (cln == NULL) {
+            return NGX_ERROR;
+        }
+
+        cln->handler = ngx_http_agent_react_call_cleanup;
+        cln->data = ctx;
+        ctx->call_cleanup = 1;
+    }
+
+    pool = ngx_create_pool(4096, run->log);
+    if (pool == NULL) {
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_llm_build(run->pool, &ctx->model->model, &system,
+    ctx->call_pool = pool;
+
+    if (ngx_http_agent_react_system(run, pool, &system) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_llm_build(pool, &ctx->model->model, &system,
                    run->state[NGX_HTTP_AGENT_REACT_MESSAGES].messages,
                    tools, &body)
         != NGX_OK)
@@ -173,7 +201,7 @@ ngx_http_agent_react_model(ngx_http_agent_run_t *run)
                                          "the model could not be built");
     }
 
-    ctx->llm = ngx_http_agent_llm_create(run->pool, run->log);
+    ctx->llm = ngx_http_agent_llm_create(pool, run->log);
     if (ctx->llm == NULL) {
         return NGX_ERROR;
     }
@@ -197,8 +225,28 @@ ngx_http_agent_react_model(ngx_http_agent_run_t *run)
 }
 
 
+static void
+ngx_http_agent_react_call_end(ngx_http_agent_react_t *ctx)
+{
+    if (ctx->call_pool) {
+        /* its cleanup removes the transfer, if any is left */
+        ngx_destroy_pool(ctx->call_pool);
+        ctx->call_pool = NULL;
+        ctx->llm = NULL;
+    }
+}
+
+
+static void
+ngx_http_agent_react_call_cleanup(void *data)
+{
+    ngx_http_agent_react_call_end(data);
+}
+
+
 static ngx_int_t
-ngx_http_agent_react_system(ngx_http_agent_run_t *run, ngx_str_t *out)
+ngx_http_agent_react_system(ngx_http_agent_run_t *run, ngx_pool_t *pool,
+    ngx_str_t *out)
 {
     ngx_http_agent_react_t *ctx = run->data;
 
@@ -219,7 +267,7 @@ ngx_http_agent_react_system(ngx_http_agent_run_t *run, ngx_str_t *out)
         size += res[i].name.len + res[i].table.len + res[i].columns.len + 96;
     }
 
-    p = ngx_pnalloc(run->pool, size);
+    p = ngx_pnalloc(pool, size);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -250,8 +298,8 @@ ngx_http_agent_react_system(ngx_http_agent_run_t *run, ngx_str_t *out)
         ngx_str_set(&vars[1].value, "(none)");
     }
 
-    return ngx_http_agent_prompt_render(run->pool, ctx->system_prompt, vars,
-                                        2, out);
+    return ngx_http_agent_prompt_render(pool, ctx->system_prompt, vars, 2,
+                                        out);
 }
 
 
@@ -321,29 +369,29 @@ ngx_http_agent_react_model_done(void *data, ngx_int_t rc)
 
     if (rc != NGX_OK) {
         if (llm->error.len) {
-            run->error = llm->error;
-            ngx_str_set(&run->code, "llm_error");
+            ngx_http_agent_graph_fail(run, "llm_error", "%V", &llm->error);
 
         } else {
             ngx_http_agent_graph_fail(run, "client_gone", "the client went "
                                       "away");
         }
 
+        ngx_http_agent_react_call_end(ctx);
         ngx_http_agent_graph_node_done(run, NGX_ERROR);
         return;
     }
 
-    if (ngx_http_agent_llm_message(llm, &msg) != NGX_OK) {
-        ngx_http_agent_graph_node_done(run, NGX_ERROR);
-        return;
-    }
+    /* the message is copied into the run: the call's pool goes now */
 
-    if (!ctx->tools_bound && msg.tool_calls.len) {
+    rc = ngx_http_agent_llm_message(llm, run->pool, &msg);
+
+    if (rc == NGX_OK && !ctx->tools_bound && msg.tool_calls.len) {
         /* no tools were offered; calls now would have no answers */
         ngx_str_null(&msg.tool_calls);
     }
 
-    if (ngx_http_agent_graph_write_message(run, run->update,
+    if (rc != NGX_OK
+        || ngx_http_agent_graph_write_message(run, run->update,
                                            NGX_HTTP_AGENT_REACT_MESSAGES,
                                            &msg)
            != NGX_OK
@@ -360,10 +408,12 @@ ngx_http_agent_react_model_done(void *data, ngx_int_t rc)
                                     llm->completion_tokens)
            != NGX_OK)
     {
+        ngx_http_agent_react_call_end(ctx);
         ngx_http_agent_graph_node_done(run, NGX_ERROR);
         return;
     }
 
+    ngx_http_agent_react_call_end(ctx);
     ngx_http_agent_graph_node_done(run, NGX_OK);
 }
 

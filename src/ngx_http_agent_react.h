@@ -56,7 +56,9 @@ typedef struct {
     void                           *emit_data;
 
     ngx_http_agent_llm_t           *llm;
+    ngx_pool_t                     *call_pool;
     ngx_uint_t                      tools_bound;
+    ngx_uint_t                      call_cleanup;
 
     /* the tools node: the calls of the last AI message, one at a time */
     void                           *calls;          /* yajl_val */
