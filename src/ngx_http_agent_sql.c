@@ -49,6 +49,14 @@ typedef struct {
  * everything it reads, so the request may go away while the thread runs:
  * the completion handler then only frees the job.
  */
+#define NGX_HTTP_AGENT_SQL_THREAD_HANDLES  8
+
+typedef struct {
+    ngx_http_agent_database_t   *database;
+    sqlite3                     *db;
+} ngx_http_agent_sql_thread_handle_t;
+
+
 struct ngx_http_agent_sql_job_s {
     ngx_pool_t                  *pool;
     ngx_http_agent_sql_ctx_t     ctx;
@@ -106,6 +114,11 @@ ngx_str_t  ngx_http_agent_sql_tools = ngx_string(
 
 
 static ngx_array_t  *ngx_http_agent_sql_handles;
+
+#if (NGX_THREADS)
+static __thread ngx_http_agent_sql_thread_handle_t
+    ngx_http_agent_sql_thread_handles[NGX_HTTP_AGENT_SQL_THREAD_HANDLES];
+#endif
 
 
 static sqlite3 *
@@ -997,22 +1010,52 @@ ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
 {
     ngx_http_agent_sql_job_t *job = data;
 
-    ngx_str_t   err;
+    ngx_str_t                            err;
+    ngx_uint_t                           i;
+    ngx_http_agent_sql_thread_handle_t  *h;
 
-    job->ctx.db = ngx_http_agent_sql_open(log, job->ctx.database
+    /* each thread keeps its own handles: no opening per call, no sharing */
+
+    h = NULL;
+
+    for (i = 0; i < NGX_HTTP_AGENT_SQL_THREAD_HANDLES; i++) {
+        if (ngx_http_agent_sql_thread_handles[i].db == NULL
+            || ngx_http_agent_sql_thread_handles[i].database
+               == job->ctx.database)
+        {
+            h = &ngx_http_agent_sql_thread_handles[i];
+            break;
+        }
+    }
+
+    if (h && h->db) {
+        job->ctx.db = h->db;
+
+    } else {
+        job->ctx.db = ngx_http_agent_sql_open(log, job->ctx.database
                                   ? (char *) job->ctx.database->path.data
                                   : ":memory:");
 
-    if (job->ctx.db == NULL) {
-        ngx_str_set(&err, "the database cannot be opened");
-        job->rc = ngx_http_agent_sql_error(job->pool, &err, &job->result);
-        return;
+        if (job->ctx.db == NULL) {
+            ngx_str_set(&err, "the database cannot be opened");
+            job->rc = ngx_http_agent_sql_error(job->pool, &err,
+                                               &job->result);
+            return;
+        }
+
+        if (h) {
+            h->database = job->ctx.database;
+            h->db = job->ctx.db;
+        }
     }
 
     job->rc = ngx_http_agent_sql_tool(job->pool, log, &job->ctx, &job->name,
                                       &job->args, &job->result);
 
-    sqlite3_close(job->ctx.db);
+    if (h == NULL) {
+        sqlite3_close(job->ctx.db);
+    }
+
     job->ctx.db = NULL;
 }
 
