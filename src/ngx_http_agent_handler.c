@@ -113,6 +113,9 @@ static void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
 
 static ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
+    ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session,
+    ngx_http_agent_msg_t *msg, ngx_str_t *text);
 static ngx_int_t ngx_http_agent_turn_images(ngx_http_request_t *r,
     yajl_val images, ngx_str_t *text, ngx_str_t *out);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
@@ -1682,21 +1685,20 @@ static ngx_int_t
 ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body)
 {
-    u_char                       *p;
-    yajl_val                      v, images;
-    ngx_int_t                     rc;
-    ngx_str_t                     text, name, json, node;
-    ngx_http_cleanup_t           *cln;
-    ngx_http_agent_msg_t          msg;
-    ngx_http_agent_run_t         *run;
-    ngx_http_agent_turn_t        *turn;
-    ngx_http_agent_json_t        *j;
-    ngx_http_agent_model_t       *model;
-    ngx_http_agent_react_t       *react;
-    ngx_http_agent_session_t      s;
-    ngx_http_agent_checkpoint_t   cp;
-    ngx_http_agent_loc_conf_t    *alcf;
-    ngx_http_agent_main_conf_t   *amcf;
+    u_char                      *p;
+    yajl_val                     v, images;
+    ngx_int_t                    rc;
+    ngx_str_t                    text, name, json;
+    ngx_http_cleanup_t          *cln;
+    ngx_http_agent_msg_t         msg;
+    ngx_http_agent_run_t        *run;
+    ngx_http_agent_turn_t       *turn;
+    ngx_http_agent_json_t       *j;
+    ngx_http_agent_model_t      *model;
+    ngx_http_agent_react_t      *react;
+    ngx_http_agent_session_t     s;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
@@ -1778,6 +1780,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     turn->request = r;
     turn->session_id = s.id;
+    react->model = model;
 
     p = ngx_pnalloc(r->pool, 36);
     if (p == NULL) {
@@ -1796,7 +1799,88 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     cln->handler = ngx_http_agent_turn_cleanup;
     cln->data = turn;
 
-    rc = ngx_http_agent_store_lock(&s.id, &turn->run_id);
+    /*
+     * the lock, the state and the input step in one transaction: the
+     * fewer write transactions a turn has, the less workers wait on each
+     * other
+     */
+
+    if (ngx_http_agent_store_begin() != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session store is not available");
+    }
+
+    rc = ngx_http_agent_turn_input(r, turn, &s, &msg, &text);
+
+    if (rc != NGX_OK) {
+        ngx_http_agent_store_rollback();
+        turn->locked = 0;
+        return rc;
+    }
+
+    if (ngx_http_agent_store_commit() != NGX_OK) {
+        turn->locked = 0;
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the message could not be saved");
+    }
+
+    if (ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    run = turn->run;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "start");
+    ngx_http_agent_json_key(j, "session_id");
+    ngx_http_agent_json_str(j, &s.id);
+    ngx_http_agent_json_key(j, "run_id");
+    ngx_http_agent_json_str(j, &turn->run_id);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK
+        || ngx_http_agent_sse_event(&turn->sse, &json) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* a client that goes away ends the turn: see the cleanup */
+    r->read_event_handler = ngx_http_test_reading;
+
+    ngx_http_agent_graph_start(run);
+
+    return NGX_DONE;
+}
+
+
+/* inside the caller's transaction: the lock, the state, the input step */
+
+static ngx_int_t
+ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *session, ngx_http_agent_msg_t *msg,
+    ngx_str_t *text)
+{
+    ngx_int_t                     rc;
+    ngx_str_t                     json, node, *id;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_react_t       *react;
+    ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_loc_conf_t    *alcf;
+    ngx_http_agent_main_conf_t   *amcf;
+
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    id = &session->id;
+    react = &turn->react;
+
+    rc = ngx_http_agent_store_lock(id, &turn->run_id);
 
     if (rc == NGX_BUSY) {
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
@@ -1828,7 +1912,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     run->ctx = turn;
     run->data = react;
 
-    if (ngx_http_agent_state_load(r->pool, &s.id, run, &cp) != NGX_OK) {
+    if (ngx_http_agent_state_load(r->pool, id, run, &cp) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session's state could not be "
                                     "read");
@@ -1841,8 +1925,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     turn->completion_at_start =
                  run->state[NGX_HTTP_AGENT_REACT_COMPLETION_TOKENS].counter;
 
-    react->session_id = s.id;
-    react->model = model;
+    react->session_id = *id;
     react->system_prompt = &amcf->system_prompt;
     react->alcf = alcf;
     react->calls_at_start =
@@ -1853,8 +1936,9 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     react->sql.max_rows = alcf->sql_max_rows;
     react->sql.max_bytes = alcf->sql_max_bytes;
     react->sql.thread_pool = alcf->thread_pool;
-    react->sql.database = s.database.len
-                          ? ngx_http_agent_database_find(amcf, &s.database)
+    react->sql.database = session->database.len
+                          ? ngx_http_agent_database_find(amcf,
+                                                         &session->database)
                           : NULL;
 
     if (react->sql.database == NULL) {
@@ -1870,17 +1954,17 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     if (ngx_http_agent_graph_write_message(run, run->update,
                                            NGX_HTTP_AGENT_REACT_MESSAGES,
-                                           &msg)
+                                           msg)
         != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_json_quote(r->pool, &s.id, &json) != NGX_OK
+    if (ngx_http_agent_json_quote(r->pool, id, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(run->update,
                                             NGX_HTTP_AGENT_REACT_SESSION_ID,
                                             &json) != NGX_OK
-        || ngx_http_agent_json_quote(r->pool, &text, &json) != NGX_OK
+        || ngx_http_agent_json_quote(r->pool, text, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(run->update,
                                          NGX_HTTP_AGENT_REACT_CURRENT_QUERY,
                                          &json) != NGX_OK
@@ -1899,36 +1983,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     "the message could not be saved");
     }
 
-    if (ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "start");
-    ngx_http_agent_json_key(j, "session_id");
-    ngx_http_agent_json_str(j, &s.id);
-    ngx_http_agent_json_key(j, "run_id");
-    ngx_http_agent_json_str(j, &turn->run_id);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK
-        || ngx_http_agent_sse_event(&turn->sse, &json) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    /* a client that goes away ends the turn: see the cleanup */
-    r->read_event_handler = ngx_http_test_reading;
-
-    ngx_http_agent_graph_start(run);
-
-    return NGX_DONE;
+    return NGX_OK;
 }
 
 
@@ -2014,16 +2069,38 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
+    ngx_uint_t                   end;
     ngx_http_agent_checkpoint_t  cp;
 
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
     cp.id = turn->checkpoint_id;
     cp.step = turn->step;
 
+    /* the last step and the release of the session: one transaction */
+    end = (next == NGX_HTTP_AGENT_END && turn->locked);
+
+    if (end && ngx_http_agent_store_begin() != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     if (ngx_http_agent_state_save(run, &turn->session_id, &cp, node, next)
         != NGX_OK)
     {
+        if (end) {
+            ngx_http_agent_store_rollback();
+        }
+
         return NGX_ERROR;
+    }
+
+    if (end) {
+        ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
+
+        if (ngx_http_agent_store_commit() != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        turn->locked = 0;
     }
 
     turn->checkpoint_id = cp.id;

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <sys/random.h>
 #include <time.h>
+#include <sched.h>
 
 #include "ngx_http_agent_store.h"
 
@@ -55,6 +56,7 @@ enum {
 };
 
 
+static int ngx_http_agent_store_busy(void *data, int count);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 static sqlite3_stmt *ngx_http_agent_store_stmt(ngx_uint_t n);
@@ -155,6 +157,7 @@ static const char  *ngx_http_agent_store_sql[] = {
 
 
 static sqlite3       *ngx_http_agent_store_db;
+static ngx_uint_t     ngx_http_agent_store_tx;
 static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 static ngx_log_t     *ngx_http_agent_store_log;
 
@@ -317,15 +320,88 @@ ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path)
         return NGX_ERROR;
     }
 
-    sqlite3_busy_timeout(ngx_http_agent_store_db,
-                         NGX_HTTP_AGENT_STORE_BUSY_MS);
+    sqlite3_busy_handler(ngx_http_agent_store_db, ngx_http_agent_store_busy,
+                         NULL);
 
-    /* WAL makes a commit one sequential write; NORMAL syncs at checkpoint */
+    /*
+     * WAL makes a commit one sequential write, NORMAL syncs at WAL
+     * checkpoints only; pages are read through a mapping, not a pread each
+     */
     sqlite3_exec(ngx_http_agent_store_db,
-                 "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
-                 NULL, NULL, NULL);
+                 "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
+                 "PRAGMA mmap_size=268435456;", NULL, NULL, NULL);
 
     return NGX_OK;
+}
+
+
+/*
+ * Another worker holds the write lock for the tenth of a millisecond its
+ * transaction takes: yield to it instead of SQLite's default sleeps of a
+ * millisecond and more, and give up after the busy time.
+ */
+
+static int
+ngx_http_agent_store_busy(void *data, int count)
+{
+    static struct timespec  start;
+    struct timespec         now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+
+    if (count == 0) {
+        start = now;
+    }
+
+    if ((now.tv_sec - start.tv_sec) * 1000
+        + (now.tv_nsec - start.tv_nsec) / 1000000
+        > NGX_HTTP_AGENT_STORE_BUSY_MS)
+    {
+        return 0;
+    }
+
+    sched_yield();
+
+    return 1;
+}
+
+
+/* a transaction of the caller's: the checkpoint writes join it */
+
+ngx_int_t
+ngx_http_agent_store_begin(void)
+{
+    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_tx = 1;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_store_commit(void)
+{
+    ngx_http_agent_store_tx = 0;
+
+    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
+        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_agent_store_rollback(void)
+{
+    if (ngx_http_agent_store_tx) {
+        ngx_http_agent_store_tx = 0;
+        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    }
 }
 
 
@@ -975,7 +1051,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
 {
     u_char                *p;
     int64_t                seq, visible;
-    ngx_uint_t             i, n;
+    ngx_uint_t             i, n, own;
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t  *m;
 
@@ -996,7 +1072,9 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     cp->created_at.data = p + 36;
     cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
-    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
+    own = !ngx_http_agent_store_tx;
+
+    if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -1073,7 +1151,8 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
         goto failed;
     }
 
-    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
+    if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK)
+    {
         goto failed;
     }
 
@@ -1095,7 +1174,10 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
 
 failed:
 
-    (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    /* the caller's transaction is the caller's to roll back */
+    if (own) {
+        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    }
 
     return NGX_ERROR;
 }

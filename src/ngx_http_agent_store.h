@@ -54,6 +54,9 @@ ngx_int_t ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 ngx_int_t ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path);
 void ngx_http_agent_store_close(ngx_cycle_t *cycle);
+ngx_int_t ngx_http_agent_store_begin(void);
+ngx_int_t ngx_http_agent_store_commit(void);
+void ngx_http_agent_store_rollback(void);
 
 void ngx_http_agent_store_new_id(u_char *buf);
 u_char *ngx_http_agent_store_now(u_char *buf);

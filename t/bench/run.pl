@@ -18,6 +18,7 @@ my $bench = "$FindBin::Bin";
 my $work = "$root/build/bench";
 my $module = "$root/build/nginx/objs/ngx_http_agent_module.so";
 my $quick = $ENV{BENCH_QUICK};
+my $nofile = (`sh -c 'ulimit -Hn'` =~ /(\d+)/)[0] || 65536;
 my $t_start = time;
 my @procs;
 
@@ -42,7 +43,7 @@ sub spawn {
         $ENV{$_} = $env{$_} for keys %env;
         open STDOUT, '>', $log or die;
         open STDERR, '>&', \*STDOUT;
-        exec 'sh', '-c', 'ulimit -n 200000 2>/dev/null || ulimit -n 65536; '
+        exec 'sh', '-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; '
                          . 'exec "$@"', 'sh', @cmd;
         exit 1;
     }
@@ -78,7 +79,7 @@ END { local $?; stop($_) for @procs }
 sub loadgen {
     my ($mode, %o) = @_;
     my $arg = encode_json(\%o);
-    my $out = `sh -c 'ulimit -n 200000 2>/dev/null || ulimit -n 65536; exec node "\$@"' sh $bench/loadgen.js $mode '$arg'`;
+    my $out = `sh -c 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec node "\$@"' sh $bench/loadgen.js $mode '$arg'`;
     my ($line) = grep { /^\{/ } split /\n/, $out;
     die "loadgen $mode failed: $out" unless $line;
     return decode_json($line);
@@ -140,11 +141,11 @@ sub start_nginx {
 load_module $module;
 $user
 worker_processes 2;
-worker_rlimit_nofile 200000;
+worker_rlimit_nofile $nofile;
 error_log $dir/error.log warn;
 pid $dir/nginx.pid;
 thread_pool default threads=4;
-events { worker_connections 60000; multi_accept on; }
+events { worker_connections $nofile; multi_accept on; }
 http {
     access_log off;
     client_body_temp_path $dir/body;
@@ -252,7 +253,7 @@ for my $who (grep { want('open') } qw(nginx peer)) {
                                            : start_peer($mport);
     note("$who: $n_open streams open at once");
     $row{$who}{open} = eval { loadgen('open', base => "http://127.0.0.1:$port",
-        n => $n_open, pids => $w, timeout => 300000) } // { errors => -1 };
+        n => $n_open, pids => $w, timeout => 60000) } // { errors => -1 };
     stop($pid);
 }
 
