@@ -323,13 +323,10 @@ ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path)
     sqlite3_busy_handler(ngx_http_agent_store_db, ngx_http_agent_store_busy,
                          NULL);
 
-    /*
-     * WAL makes a commit one sequential write, NORMAL syncs at WAL
-     * checkpoints only; pages are read through a mapping, not a pread each
-     */
+    /* WAL makes a commit one sequential write; NORMAL syncs at checkpoint */
     sqlite3_exec(ngx_http_agent_store_db,
-                 "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
-                 "PRAGMA mmap_size=268435456;", NULL, NULL, NULL);
+                 "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
+                 NULL, NULL, NULL);
 
     return NGX_OK;
 }
