@@ -235,7 +235,8 @@ const modes = {
                  p99: pct(99, gaps), max: pct(100, gaps) };
     },
 
-    // the floor: the two provider calls of a turn, then the SQL statement
+    // the floor: the two provider calls of a turn, then the SQL statement;
+    // with opt.base, a turn through the server after each floor sample
     async floor() {
         const Database = require(opt.sqlite_module);
         const db = new Database(opt.db, { readonly: true });
@@ -247,8 +248,18 @@ const modes = {
         const tool = { model: 'bench', stream: true, messages: [
             { role: 'user', content: 'question' },
             { role: 'tool', tool_call_id: 'call_1', content: '{}' }] };
-        const http_ms = [], sql_ms = [], total = [];
+        const http_ms = [], sql_ms = [], total = [], turns = [];
+        let errors = 0;
         for (let i = 0; i < opt.n; i++) {
+            if (opt.base) {
+                const sid = await session(opt.base);
+                const r = await turn(opt.base, sid, 'question ' + i);
+                if (r.ok) {
+                    turns.push(r.ms);
+                } else {
+                    errors++;
+                }
+            }
             let t0 = process.hrtime.bigint();
             await streamSse(opt.mock, user);
             await streamSse(opt.mock, tool);
@@ -261,7 +272,9 @@ const modes = {
             total.push(h + s);
         }
         return { n: opt.n, p50: pct(50, total), p99: pct(99, total),
-                 http_p50: pct(50, http_ms), sql_p50: pct(50, sql_ms) };
+                 http_p50: pct(50, http_ms), sql_p50: pct(50, sql_ms),
+                 turn_p50: pct(50, turns), turn_p99: pct(99, turns),
+                 errors: errors };
     },
 
     // the mock alone: turns (two calls) per second at concurrency c
