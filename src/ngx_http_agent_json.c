@@ -233,13 +233,18 @@ ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out)
         ngx_str_set(out, "null");
     }
 
-    /* the buffer is the caller's now; the generator may be reused */
+    /*
+     * the buffer is the caller's now; the generator goes at once rather
+     * than with the pool, as a turn makes several and streams for long
+     */
 
     j->start = NULL;
     j->pos = NULL;
     j->end = NULL;
-    yajl_gen_reset(j->gen, NULL);
-    yajl_gen_clear(j->gen);
+    j->failed = 1;
+
+    yajl_gen_free(j->gen);
+    j->gen = NULL;
 
     return NGX_OK;
 }
