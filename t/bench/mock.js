@@ -43,13 +43,7 @@ function toolCall(query) {
 
 const slowAnswer = toolCall(SLOW_QUERY);
 
-const toolAnswer = frame({ role: 'assistant', content: null })
-    + frame({ tool_calls: [{ index: 0, id: 'call_1', type: 'function',
-                             function: { name: 'execute_sql_query',
-                                         arguments: '' } }] })
-    + frame({ tool_calls: [{ index: 0, function: {
-        arguments: JSON.stringify({ query: QUERY }) } }] })
-    + frame({}, 'tool_calls') + usage(100, 20) + 'data: [DONE]\n\n';
+const toolAnswer = toolCall(QUERY);
 
 const tokens = [];
 for (let i = 0; i < TOKENS; i++) {
