@@ -170,14 +170,20 @@ const modes = {
                 }
             }));
         }
+        // the peak while the most streams were flowing at once
+        let most = 0;
         const watch = setInterval(() => {
-            peak = Math.max(peak, streaming === opt.n ? rss(opt.pids) : 0);
+            if (streaming >= most && streaming > 0) {
+                most = streaming;
+                peak = Math.max(peak, rss(opt.pids));
+            }
         }, 250);
         await Promise.all(all);
         clearInterval(watch);
         return { n: opt.n, errors: errors, tail: tail, all_streamed:
-                 seen.every((x) => x), rss_kb: peak, rss_idle_kb: base,
-                 per_stream_kb: (peak - base) / opt.n };
+                 seen.every((x) => x), most_streaming: most, rss_kb: peak,
+                 rss_idle_kb: base,
+                 per_stream_kb: most ? (peak - base) / most : 0 };
     },
 
     // n turns in one session; the checkpoint file's size at some turns

@@ -321,7 +321,9 @@ for my $q (qw(big small)) {
 my ($on, $op) = ($N->{open}, $P->{open});
 line("open streams ($n_open, 50 tokens 200 ms apart): errors",
      $on->{errors}, $op->{errors}, '%d');
-line('  RSS of the server processes, all streaming: MiB',
+line('  most streams flowing at once', $on->{most_streaming},
+     $op->{most_streaming}, '%d');
+line('  RSS of the server processes at that moment: MiB',
      ($on->{rss_kb} // 0) / 1024, ($op->{rss_kb} // 0) / 1024, '%.0f');
 line('  RSS per open stream: KiB', $on->{per_stream_kb},
      $op->{per_stream_kb}, '%.1f', 'down');
