@@ -106,6 +106,8 @@ const server = http.createServer((req, res) => {
 
 server.keepAliveTimeout = 60000;
 server.maxConnections = 100000;
-server.listen(parseInt(process.env.PORT || '0', 10), '127.0.0.1', () => {
+// a burst of thousands of connections must not overflow the accept queue
+server.listen({ port: parseInt(process.env.PORT || '0', 10),
+                host: '127.0.0.1', backlog: 65535 }, () => {
     console.log('port ' + server.address().port);
 });
