@@ -48,7 +48,10 @@ clean:
 bench-foundation: all
 	perl t/bench/foundation.pl
 
+# the peer needs Node and npm; better-sqlite3 builds against Node's headers
 bench: deps all
-	@command -v node >/dev/null || (apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm)
+	@command -v node >/dev/null && [ -d /usr/include/node ] || \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	     apt-get install -y -qq nodejs npm libnode-dev build-essential \
+	     python3 >/dev/null)
 	perl t/bench/run.pl
