@@ -305,8 +305,8 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                              "default");
 
 #if (NGX_THREADS)
-    /* SQL tools run there, so a long query never stalls the event loop */
-    if (conf->kind == NGX_HTTP_AGENT_CHAT
+    /* SQL tools and CSV imports run there, off the event loop */
+    if (conf->kind
         && !(conf->thread_pool_name.len == 3
              && ngx_strncmp(conf->thread_pool_name.data, "off", 3) == 0))
     {
