@@ -361,7 +361,6 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
 
     x->easy = easy;
     x->errbuf[0] = '\0';
-    x->timedout = 0;
 
     p = ngx_alloc(url->len + 1, x->log);
     if (p == NULL) {
@@ -480,7 +479,6 @@ ngx_http_agent_curl_idle_handler(ngx_event_t *ev)
     ngx_http_agent_curl_remove(x);
 
     ngx_str_set(&err, "no data from the provider within the idle timeout");
-    x->timedout = 1;
     x->on_done(x->data, NGX_ERROR, 0, &err);
 }
 

@@ -36,7 +36,6 @@ struct ngx_http_agent_curl_s {
     ngx_http_agent_curl_done_pt    on_done;
     void                          *data;
     char                           errbuf[CURL_ERROR_SIZE];
-    unsigned                       timedout:1;
 };
 
 

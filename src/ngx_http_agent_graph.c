@@ -169,7 +169,6 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
 
         if (rc == NGX_AGAIN) {
             if (!run->async_done) {
-                run->waiting = 1;
                 return;
             }
 
@@ -198,8 +197,6 @@ ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         run->async_rc = rc;
         return;
     }
-
-    run->waiting = 0;
 
     if (ngx_http_agent_graph_step(run, rc) == NGX_OK) {
         ngx_http_agent_graph_loop(run);

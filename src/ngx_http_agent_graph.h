@@ -120,7 +120,6 @@ struct ngx_http_agent_run_s {
     ngx_int_t                        async_rc;
     unsigned                         in_node:1;
     unsigned                         async_done:1;
-    unsigned                         waiting:1;
     unsigned                         finished:1;
 };
 

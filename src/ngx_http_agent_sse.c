@@ -76,7 +76,6 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    sse->started = 1;
     r->write_event_handler = ngx_http_agent_sse_write_handler;
 
     sse->heartbeat.handler = ngx_http_agent_sse_heartbeat;

@@ -20,7 +20,6 @@ typedef struct {
     ngx_msec_t                 interval;
     ngx_chain_t               *free;
     ngx_chain_t               *busy;
-    unsigned                   started:1;
     unsigned                   failed:1;
     unsigned                   finished:1;
 } ngx_http_agent_sse_t;
