@@ -55,3 +55,7 @@ bench: deps all
 	     apt-get install -y -qq nodejs npm libnode-dev build-essential \
 	     python3 >/dev/null)
 	perl t/bench/run.pl
+
+# fuzzing and sanitizer builds live in their own fragments
+include mk/fuzz.mk
+include mk/asan.mk
