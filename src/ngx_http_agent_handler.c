@@ -14,6 +14,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_react.h"
@@ -89,7 +90,8 @@ typedef struct {
 static ngx_int_t ngx_http_agent_route(ngx_http_request_t *r,
     ngx_http_agent_loc_conf_t *alcf, ngx_http_agent_ctx_t *ctx);
 static void ngx_http_agent_body_handler(ngx_http_request_t *r);
-static ngx_int_t ngx_http_agent_body(ngx_http_request_t *r, ngx_str_t *body);
+static void ngx_http_agent_body_done(ngx_http_request_t *r,
+    ngx_str_t *body, ngx_int_t rc);
 static ngx_int_t ngx_http_agent_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 static ngx_int_t ngx_http_agent_send(ngx_http_request_t *r,
@@ -190,16 +192,11 @@ ngx_http_agent_handler(ngx_http_request_t *r)
 
         rc = ngx_http_agent_dispatch(r, ctx, NULL);
 
-    } else if (rc == NGX_OK
-               && alcf->max_body_size
-               && r->headers_in.content_length_n > alcf->max_body_size)
-    {
-        rc = ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                  "the request body is larger than %O "
-                                  "bytes (client_max_body_size)",
-                                  alcf->max_body_size);
-
     } else if (rc == NGX_OK) {
+        /*
+         * nginx enforces client_max_body_size as the body arrives, also
+         * for chunked and HTTP/2 bodies; the filter words its 413 in JSON
+         */
         rc = ngx_http_read_client_request_body(r,
                                                ngx_http_agent_body_handler);
 
@@ -371,19 +368,39 @@ not_found:
 static void
 ngx_http_agent_body_handler(ngx_http_request_t *r)
 {
-    ngx_int_t              rc;
-    ngx_str_t              body;
+    ngx_int_t                   rc;
+    ngx_str_t                   body;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_body_get(r, alcf->thread_pool, &body,
+                                 ngx_http_agent_body_done);
+
+    if (rc == NGX_AGAIN) {
+        /* read back from its temp file on a thread: the callback goes on */
+        return;
+    }
+
+    ngx_http_agent_body_done(r, &body,
+                             rc == NGX_OK ? NGX_OK
+                                          : NGX_HTTP_INTERNAL_SERVER_ERROR);
+}
+
+
+static void
+ngx_http_agent_body_done(ngx_http_request_t *r, ngx_str_t *body,
+    ngx_int_t rc)
+{
     ngx_http_agent_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_body(r, &body);
-
     if (rc == NGX_OK) {
-        rc = ngx_http_agent_dispatch(r, ctx, &body);
+        rc = ngx_http_agent_dispatch(r, ctx, body);
 
         if (rc == NGX_DONE) {
-            /* a turn: it finalizes the request itself */
+            /* a turn or an import: it finalizes the request itself */
             return;
         }
     }
@@ -393,71 +410,6 @@ ngx_http_agent_body_handler(ngx_http_request_t *r)
     }
 
     ngx_http_finalize_request(r, rc);
-}
-
-
-/* the body in one piece, whether nginx kept it in memory or in a file */
-
-static ngx_int_t
-ngx_http_agent_body(ngx_http_request_t *r, ngx_str_t *body)
-{
-    off_t                       size;
-    u_char                     *p;
-    ssize_t                     n;
-    ngx_buf_t                  *b;
-    ngx_chain_t                *cl;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    ngx_str_set(body, "");
-
-    if (r->request_body == NULL || r->request_body->bufs == NULL) {
-        return NGX_OK;
-    }
-
-    size = 0;
-
-    for (cl = r->request_body->bufs; cl; cl = cl->next) {
-        b = cl->buf;
-        size += b->in_file ? b->file_last - b->file_pos : b->last - b->pos;
-    }
-
-    if (alcf->max_body_size && size > alcf->max_body_size) {
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "the request body is larger than %O "
-                                    "bytes (client_max_body_size)",
-                                    alcf->max_body_size);
-    }
-
-    p = ngx_pnalloc(r->pool, size + 1);
-    if (p == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    body->data = p;
-
-    for (cl = r->request_body->bufs; cl; cl = cl->next) {
-        b = cl->buf;
-
-        if (b->in_file) {
-            n = ngx_read_file(b->file, p, b->file_last - b->file_pos,
-                              b->file_pos);
-            if (n != b->file_last - b->file_pos) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            p += n;
-
-        } else {
-            p = ngx_cpymem(p, b->pos, b->last - b->pos);
-        }
-    }
-
-    body->len = p - body->data;
-    *p = '\0';
-
-    return NGX_OK;
 }
 
 
@@ -2277,10 +2229,12 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     ngx_http_agent_turn_t *turn = run->ctx;
 
     ngx_str_t               json, text;
+    ngx_connection_t       *c;
     ngx_http_request_t     *r;
     ngx_http_agent_json_t  *j;
 
     r = turn->request;
+    c = r->connection;
 
     if (turn->locked) {
         ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
@@ -2300,14 +2254,12 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     }
 
     if (turn->sse.failed) {
-        ngx_http_finalize_request(r, NGX_ERROR);
-        return;
+        goto failed;
     }
 
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
-        ngx_http_finalize_request(r, NGX_ERROR);
-        return;
+        goto failed;
     }
 
     ngx_http_agent_json_obj(j);
@@ -2354,11 +2306,20 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         || ngx_http_agent_sse_event(&turn->sse, &json) != NGX_OK
         || ngx_http_agent_sse_finish(&turn->sse) != NGX_OK)
     {
-        ngx_http_finalize_request(r, NGX_ERROR);
-        return;
+        goto failed;
     }
 
     ngx_http_finalize_request(r, NGX_OK);
+
+    /* called from curl, timer and thread events, not a request handler */
+    ngx_http_run_posted_requests(c);
+
+    return;
+
+failed:
+
+    ngx_http_finalize_request(r, NGX_ERROR);
+    ngx_http_run_posted_requests(c);
 }
 
 

@@ -283,7 +283,6 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_http_agent_loc_conf_t *prev = parent;
     ngx_http_agent_loc_conf_t *conf = child;
 
-    ngx_http_core_loc_conf_t    *clcf;
     ngx_http_agent_main_conf_t  *amcf;
 
     ngx_conf_merge_uint_value(conf->max_tool_rounds, prev->max_tool_rounds,
@@ -329,16 +328,6 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                                &conf->use_database);
             return NGX_CONF_ERROR;
         }
-    }
-
-    if (conf->kind) {
-        /*
-         * nginx itself would answer a too large body with an HTML page;
-         * the module enforces the same limit and answers 413 in JSON
-         */
-        clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
-        conf->max_body_size = clcf->client_max_body_size;
-        clcf->client_max_body_size = 0;
     }
 
     return NGX_CONF_OK;

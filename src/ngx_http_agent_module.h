@@ -55,7 +55,6 @@ typedef struct {
     ngx_msec_t                 sql_timeout;
     ngx_uint_t                 sql_max_rows;
     size_t                     sql_max_bytes;
-    off_t                      max_body_size;
     ngx_str_t                  thread_pool_name;
     void                      *thread_pool;
 } ngx_http_agent_loc_conf_t;

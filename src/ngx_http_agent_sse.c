@@ -203,6 +203,8 @@ ngx_http_agent_sse_heartbeat(ngx_event_t *ev)
 {
     ngx_http_agent_sse_t *sse = ev->data;
 
+    ngx_connection_t  *c;
+
     static u_char  ping[] = ": ping\n\n";
 
     if (sse->failed || sse->finished) {
@@ -212,7 +214,11 @@ ngx_http_agent_sse_heartbeat(ngx_event_t *ev)
     if (ngx_http_agent_sse_send(sse, ping, sizeof(ping) - 1, NULL, 0)
         != NGX_OK)
     {
+        c = sse->request->connection;
+
+        /* a timer, not a request handler: run what the end posted */
         ngx_http_finalize_request(sse->request, NGX_ERROR);
+        ngx_http_run_posted_requests(c);
     }
 }
 
