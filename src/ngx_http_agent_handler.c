@@ -1008,8 +1008,9 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
             continue;
         }
 
-        yajl_gen_string(j->gen, graph->channels[i].name.data,
-                        graph->channels[i].name.len);
+        ngx_http_agent_json_ok(j, yajl_gen_string(j->gen,
+                                       graph->channels[i].name.data,
+                                       graph->channels[i].name.len));
 
         if (graph->channels[i].kind == NGX_HTTP_AGENT_CHANNEL_COUNTER) {
             ngx_http_agent_json_int(j, run->state[i].counter);
@@ -1113,8 +1114,9 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_obj(j);
 
     for (i = 0; i < graph->nchannels; i++) {
-        yajl_gen_string(j->gen, graph->channels[i].name.data,
-                        graph->channels[i].name.len);
+        ngx_http_agent_json_ok(j, yajl_gen_string(j->gen,
+                                       graph->channels[i].name.data,
+                                       graph->channels[i].name.len));
 
         switch (graph->channels[i].kind) {
 

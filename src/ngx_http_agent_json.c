@@ -13,6 +13,9 @@
 static void ngx_http_agent_json_print(void *ctx, const char *s, size_t len);
 static void ngx_http_agent_json_gen_cleanup(void *data);
 static void ngx_http_agent_json_tree_cleanup(void *data);
+static void ngx_http_agent_json_value(ngx_http_agent_json_t *j, yajl_val v,
+    ngx_uint_t depth);
+static size_t ngx_http_agent_json_utf8_char(u_char *p, size_t len);
 
 
 ngx_http_agent_json_t *
@@ -117,25 +120,70 @@ void
 ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s)
 {
     if (s == NULL || s->data == NULL) {
-        yajl_gen_string(j->gen, (u_char *) "", 0);
+        ngx_http_agent_json_bytes(j, (u_char *) "", 0);
         return;
     }
 
-    yajl_gen_string(j->gen, s->data, s->len);
+    ngx_http_agent_json_bytes(j, s->data, s->len);
 }
 
 
 void
 ngx_http_agent_json_cstr(ngx_http_agent_json_t *j, const char *s)
 {
-    yajl_gen_string(j->gen, (u_char *) s, ngx_strlen(s));
+    ngx_http_agent_json_bytes(j, (u_char *) s, ngx_strlen(s));
+}
+
+
+/*
+ * Text from SQL cells, CSV files, upload names and providers may hold any
+ * bytes; yajl copies them as they are.  Invalid UTF-8 becomes U+FFFD, so
+ * no answer, event, stored value or provider request is ever invalid.
+ */
+
+void
+ngx_http_agent_json_bytes(ngx_http_agent_json_t *j, u_char *s, size_t len)
+{
+    u_char  *p, *q, *last, *fixed;
+    size_t   n;
+
+    if (ngx_http_agent_json_utf8_valid(s, len)) {
+        ngx_http_agent_json_ok(j, yajl_gen_string(j->gen, s, len));
+        return;
+    }
+
+    /* at most 3 bytes of U+FFFD for each byte */
+    fixed = ngx_pnalloc(j->pool, len * 3);
+    if (fixed == NULL) {
+        j->failed = 1;
+        return;
+    }
+
+    p = s;
+    q = fixed;
+    last = s + len;
+
+    while (p < last) {
+        n = ngx_http_agent_json_utf8_char(p, last - p);
+
+        if (n) {
+            q = ngx_cpymem(q, p, n);
+            p += n;
+            continue;
+        }
+
+        *q++ = 0xef; *q++ = 0xbf; *q++ = 0xbd;
+        p++;
+    }
+
+    ngx_http_agent_json_ok(j, yajl_gen_string(j->gen, fixed, q - fixed));
 }
 
 
 void
 ngx_http_agent_json_int(ngx_http_agent_json_t *j, int64_t n)
 {
-    yajl_gen_integer(j->gen, (long long) n);
+    ngx_http_agent_json_ok(j, yajl_gen_integer(j->gen, (long long) n));
 }
 
 
@@ -143,38 +191,54 @@ void
 ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n)
 {
     if (n != n || n > 1e300 || n < -1e300) {
-        yajl_gen_null(j->gen);
+        ngx_http_agent_json_null(j);
         return;
     }
 
-    yajl_gen_double(j->gen, n);
+    ngx_http_agent_json_ok(j, yajl_gen_double(j->gen, n));
 }
 
 
 /*
  * yajl has no call to insert ready JSON; yajl_gen_number() copies its text
- * verbatim with the right separators, so it serves for stored JSON values
+ * verbatim with the right separators, so it serves for stored JSON values:
+ * only ever JSON this module's generator wrote, never text from outside
  */
 
 void
 ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json)
 {
     if (json == NULL || json->len == 0) {
-        yajl_gen_null(j->gen);
+        ngx_http_agent_json_null(j);
         return;
     }
 
-    yajl_gen_number(j->gen, (const char *) json->data, json->len);
+    ngx_http_agent_json_ok(j, yajl_gen_number(j->gen,
+                                              (const char *) json->data,
+                                              json->len));
 }
 
 
 void
 ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v)
 {
+    ngx_http_agent_json_value(j, v, 0);
+}
+
+
+static void
+ngx_http_agent_json_value(ngx_http_agent_json_t *j, yajl_val v,
+    ngx_uint_t depth)
+{
     size_t  i;
 
+    if (depth > NGX_HTTP_AGENT_JSON_MAX_DEPTH) {
+        j->failed = 1;
+        return;
+    }
+
     if (v == NULL) {
-        yajl_gen_null(j->gen);
+        ngx_http_agent_json_null(j);
         return;
     }
 
@@ -185,37 +249,164 @@ ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v)
         break;
 
     case yajl_t_number:
-        yajl_gen_number(j->gen, v->u.number.r, ngx_strlen(v->u.number.r));
+        ngx_http_agent_json_ok(j, yajl_gen_number(j->gen, v->u.number.r,
+                                                  ngx_strlen(v->u.number.r)));
         break;
 
     case yajl_t_object:
-        yajl_gen_map_open(j->gen);
+        ngx_http_agent_json_obj(j);
         for (i = 0; i < v->u.object.len; i++) {
             ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
-            ngx_http_agent_json_val(j, v->u.object.values[i]);
+            ngx_http_agent_json_value(j, v->u.object.values[i], depth + 1);
         }
-        yajl_gen_map_close(j->gen);
+        ngx_http_agent_json_end(j);
         break;
 
     case yajl_t_array:
-        yajl_gen_array_open(j->gen);
+        ngx_http_agent_json_arr(j);
         for (i = 0; i < v->u.array.len; i++) {
-            ngx_http_agent_json_val(j, v->u.array.values[i]);
+            ngx_http_agent_json_value(j, v->u.array.values[i], depth + 1);
         }
-        yajl_gen_array_close(j->gen);
+        ngx_http_agent_json_arr_end(j);
         break;
 
     case yajl_t_true:
-        yajl_gen_bool(j->gen, 1);
+        ngx_http_agent_json_bool(j, 1);
         break;
 
     case yajl_t_false:
-        yajl_gen_bool(j->gen, 0);
+        ngx_http_agent_json_bool(j, 0);
         break;
 
     default:
-        yajl_gen_null(j->gen);
+        ngx_http_agent_json_null(j);
     }
+}
+
+
+/* the length of one valid UTF-8 character at p, 0 when invalid */
+
+static size_t
+ngx_http_agent_json_utf8_char(u_char *p, size_t len)
+{
+    uint32_t  c;
+
+    if (p[0] < 0x80) {
+        return 1;
+    }
+
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        return (len >= 2 && (p[1] & 0xc0) == 0x80) ? 2 : 0;
+    }
+
+    if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        if (len < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80) {
+            return 0;
+        }
+
+        c = ((p[0] & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+
+        /* overlong forms and UTF-16 surrogates */
+        return (c < 0x800 || (c >= 0xd800 && c <= 0xdfff)) ? 0 : 3;
+    }
+
+    if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        if (len < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80
+            || (p[3] & 0xc0) != 0x80)
+        {
+            return 0;
+        }
+
+        c = ((p[0] & 0x07) << 18) | ((p[1] & 0x3f) << 12)
+            | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
+
+        return (c < 0x10000 || c > 0x10ffff) ? 0 : 4;
+    }
+
+    return 0;
+}
+
+
+ngx_uint_t
+ngx_http_agent_json_utf8_valid(u_char *p, size_t len)
+{
+    size_t   n;
+    u_char  *last;
+
+    last = p + len;
+
+    while (p < last) {
+
+        /* ASCII runs are the common case */
+        if (*p < 0x80) {
+            p++;
+            continue;
+        }
+
+        n = ngx_http_agent_json_utf8_char(p, last - p);
+        if (n == 0) {
+            return 0;
+        }
+
+        p += n;
+    }
+
+    return 1;
+}
+
+
+/*
+ * NGX_OK when no array or object nests deeper than the limit.  One pass
+ * over the text, outside strings; yajl's comments count too, which only
+ * makes the check stricter.
+ */
+
+ngx_int_t
+ngx_http_agent_json_depth(u_char *p, size_t len)
+{
+    u_char      *last;
+    ngx_uint_t   depth, in_string;
+
+    last = p + len;
+    depth = 0;
+    in_string = 0;
+
+    for ( /* void */ ; p < last; p++) {
+
+        if (in_string) {
+            if (*p == '\\') {
+                p++;
+
+            } else if (*p == '"') {
+                in_string = 0;
+            }
+
+            continue;
+        }
+
+        switch (*p) {
+
+        case '"':
+            in_string = 1;
+            break;
+
+        case '[':
+        case '{':
+            if (++depth > NGX_HTTP_AGENT_JSON_MAX_DEPTH) {
+                return NGX_DECLINED;
+            }
+            break;
+
+        case ']':
+        case '}':
+            if (depth) {
+                depth--;
+            }
+            break;
+        }
+    }
+
+    return NGX_OK;
 }
 
 
@@ -293,6 +484,13 @@ ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
     if (ngx_strlen(text) != len) {
         if (err) {
             ngx_str_set(err, "a NUL byte in JSON text");
+        }
+        return NULL;
+    }
+
+    if (ngx_http_agent_json_depth(text, len) != NGX_OK) {
+        if (err) {
+            ngx_str_set(err, "JSON nested deeper than 64 levels");
         }
         return NULL;
     }

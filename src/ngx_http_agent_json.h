@@ -26,19 +26,36 @@ typedef struct {
 } ngx_http_agent_json_t;
 
 
-#define ngx_http_agent_json_obj(j)    yajl_gen_map_open((j)->gen)
-#define ngx_http_agent_json_end(j)    yajl_gen_map_close((j)->gen)
-#define ngx_http_agent_json_arr(j)    yajl_gen_array_open((j)->gen)
-#define ngx_http_agent_json_arr_end(j) yajl_gen_array_close((j)->gen)
-#define ngx_http_agent_json_null(j)   yajl_gen_null((j)->gen)
-#define ngx_http_agent_json_bool(j, b) yajl_gen_bool((j)->gen, (b))
+/* deeper JSON is refused before any recursive code sees it */
+#define NGX_HTTP_AGENT_JSON_MAX_DEPTH  64
+
+
+/* every generator call is checked: a failed one fails the whole text */
+#define ngx_http_agent_json_ok(j, call)                                       \
+    ((call) != yajl_gen_status_ok ? (void) ((j)->failed = 1) : (void) 0)
+
+#define ngx_http_agent_json_obj(j)                                            \
+    ngx_http_agent_json_ok(j, yajl_gen_map_open((j)->gen))
+#define ngx_http_agent_json_end(j)                                            \
+    ngx_http_agent_json_ok(j, yajl_gen_map_close((j)->gen))
+#define ngx_http_agent_json_arr(j)                                            \
+    ngx_http_agent_json_ok(j, yajl_gen_array_open((j)->gen))
+#define ngx_http_agent_json_arr_end(j)                                        \
+    ngx_http_agent_json_ok(j, yajl_gen_array_close((j)->gen))
+#define ngx_http_agent_json_null(j)                                           \
+    ngx_http_agent_json_ok(j, yajl_gen_null((j)->gen))
+#define ngx_http_agent_json_bool(j, b)                                        \
+    ngx_http_agent_json_ok(j, yajl_gen_bool((j)->gen, (b)))
 #define ngx_http_agent_json_key(j, k)                                         \
-    yajl_gen_string((j)->gen, (u_char *) (k), sizeof(k) - 1)
+    ngx_http_agent_json_ok(j, yajl_gen_string((j)->gen, (u_char *) (k),      \
+                                              sizeof(k) - 1))
 
 
 ngx_http_agent_json_t *ngx_http_agent_json_create(ngx_pool_t *pool);
 ngx_int_t ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size);
 void ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s);
+void ngx_http_agent_json_bytes(ngx_http_agent_json_t *j, u_char *s,
+    size_t len);
 void ngx_http_agent_json_cstr(ngx_http_agent_json_t *j, const char *s);
 void ngx_http_agent_json_int(ngx_http_agent_json_t *j, int64_t n);
 void ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n);
@@ -48,6 +65,8 @@ ngx_int_t ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out);
 ngx_int_t ngx_http_agent_json_scratch(ngx_http_agent_json_t *j,
     ngx_str_t *out);
 
+ngx_int_t ngx_http_agent_json_depth(u_char *p, size_t len);
+ngx_uint_t ngx_http_agent_json_utf8_valid(u_char *p, size_t len);
 yajl_val ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data,
     size_t len, ngx_str_t *err);
 yajl_val ngx_http_agent_json_get(yajl_val obj, const char *key);

@@ -253,12 +253,17 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
                                           llm->errbody.len, NULL);
             e = ngx_http_agent_json_get(v, "error");
 
+            /*
+             * only a message the provider put in its JSON error, and only
+             * its start: an HTML page or any other body is not passed on
+             */
             if (ngx_http_agent_json_get_str(e, "message", &msg) != NGX_OK
                 && ngx_http_agent_json_get_str(v, "error", &msg) != NGX_OK)
             {
-                msg.data = llm->errbody.data;
-                msg.len = ngx_min(llm->errbody.len, 200);
+                ngx_str_null(&msg);
             }
+
+            msg.len = ngx_min(msg.len, 200);
         }
 
         for (p = msg.data; p < msg.data + msg.len; p++) {
@@ -408,14 +413,22 @@ ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 
     llm->text.len = 0;
 
-    if (ngx_http_agent_llm_buf_add(llm->pool, &llm->text, p, len + 1,
-                                   NGX_HTTP_AGENT_LLM_MAX_LINE + 1)
-        != NGX_OK)
+    /* the line ends at len: a reassembled one has no byte after it */
+    if (ngx_http_agent_llm_buf_add(llm->pool, &llm->text, p, len,
+                                   NGX_HTTP_AGENT_LLM_MAX_LINE)
+        != NGX_OK
+        || ngx_http_agent_llm_buf_add(llm->pool, &llm->text, (u_char *) "",
+                                      1, NGX_HTTP_AGENT_LLM_MAX_LINE + 1)
+           != NGX_OK)
     {
         return ngx_http_agent_llm_fail(llm, "out of memory");
     }
 
-    llm->text.data[len] = '\0';
+    if (ngx_http_agent_json_depth(llm->text.data, len) != NGX_OK) {
+        return ngx_http_agent_llm_fail(llm, "the model's stream has an event "
+                                       "nested deeper than %d levels",
+                                       NGX_HTTP_AGENT_JSON_MAX_DEPTH);
+    }
 
     rc = NGX_OK;
     err[0] = '\0';

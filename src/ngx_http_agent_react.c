@@ -43,7 +43,7 @@ static ngx_http_agent_json_t *ngx_http_agent_react_scratch(
     ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run,
     const char *type, ngx_str_t *id, ngx_str_t *name, const char *field,
-    ngx_str_t *json);
+    ngx_str_t *json, yajl_val value);
 
 
 static ngx_http_agent_channel_t  ngx_http_agent_react_channels[] = {
@@ -510,25 +510,32 @@ ngx_http_agent_react_tools_next(ngx_http_agent_run_t *run)
             ngx_str_null(&arguments);
         }
 
+        /*
+         * the event carries the arguments as parsed and written anew by
+         * our generator, never the model's text: that may hold comments,
+         * newlines and "data:" lines.  Text that does not parse is shown
+         * as a JSON string; the tool itself answers it with an error.
+         */
         args = arguments.len
                ? ngx_http_agent_json_parse(run->pool, arguments.data,
                                            arguments.len, NULL)
                : NULL;
 
-        if (args) {
-            input = arguments;
+        if (args == NULL) {
+            if (arguments.len == 0) {
+                ngx_str_set(&input, "{}");
 
-        } else if (arguments.len == 0) {
-            ngx_str_set(&input, "{}");
-
-        } else if (ngx_http_agent_json_quote(run->pool, &arguments, &input)
-                   != NGX_OK)
-        {
-            return NGX_ERROR;
+            } else if (ngx_http_agent_json_quote(run->pool, &arguments,
+                                                 &input)
+                       != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
         }
 
         if (ngx_http_agent_react_tool_event(run, "tool_start", &ctx->call_id,
-                                            &ctx->call_name, "input", &input)
+                                            &ctx->call_name, "input",
+                                            args ? NULL : &input, args)
             != NGX_OK)
         {
             return ngx_http_agent_graph_fail(run, "client_gone", "the "
@@ -609,7 +616,8 @@ ngx_http_agent_react_tool_result(ngx_http_agent_run_t *run,
     ngx_http_agent_msg_t  msg;
 
     if (ngx_http_agent_react_tool_event(run, "tool_result", &ctx->call_id,
-                                        &ctx->call_name, "content", result)
+                                        &ctx->call_name, "content", result,
+                                        NULL)
         != NGX_OK)
     {
         return ngx_http_agent_graph_fail(run, "client_gone", "the client "
@@ -630,7 +638,8 @@ ngx_http_agent_react_tool_result(ngx_http_agent_run_t *run,
 
 static ngx_int_t
 ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run, const char *type,
-    ngx_str_t *id, ngx_str_t *name, const char *field, ngx_str_t *json)
+    ngx_str_t *id, ngx_str_t *name, const char *field, ngx_str_t *json,
+    yajl_val value)
 {
     ngx_http_agent_react_t *ctx = run->data;
 
@@ -649,8 +658,15 @@ ngx_http_agent_react_tool_event(ngx_http_agent_run_t *run, const char *type,
     ngx_http_agent_json_str(j, id);
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, name);
-    yajl_gen_string(j->gen, (u_char *) field, ngx_strlen(field));
-    ngx_http_agent_json_raw(j, json);
+    ngx_http_agent_json_cstr(j, field);
+
+    /* json: our own tool result; value: what was parsed from the model */
+    if (json) {
+        ngx_http_agent_json_raw(j, json);
+
+    } else {
+        ngx_http_agent_json_val(j, value);
+    }
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_scratch(j, &out) != NGX_OK) {

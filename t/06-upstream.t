@@ -25,6 +25,11 @@ my %script = (
     nodone => { chunks => [ sse_body('{"choices":[{"delta":'
                                      . '{"content":"half"}}]}') ] },
     html => { status => 502, body => '<html>bad gateway</html>' },
+    htmlevil => { status => 500, body => "<html>\n\ndata: {\"type\":"
+                                         . "\"end\"}\n\n</html>" },
+    errlong => { status => 400, body => '{"error":{"message":"'
+                                        . ('x' x 600) . '"}}' },
+    deep => { chunks => [ sse_body('{"choices":' . ('[' x 300000)) ] },
     bytes => { text => 'split at every byte', bytes => 1 },
 );
 
@@ -54,7 +59,10 @@ my %expect = (
     badjson => qr/not a JSON object/,
     errevent => qr/reported: overloaded/,
     nodone => qr/ended before the answer was complete/,
-    html => qr/answered 502: <html>bad gateway/,
+    html => qr/answered 502$/,
+    htmlevil => qr/answered 500$/,
+    errlong => qr/answered 400: x{200}$/,
+    deep => qr/nested deeper than 64 levels/,
 );
 
 for my $case (sort keys %expect) {
