@@ -17,6 +17,7 @@
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_prompt.h"
 
 
@@ -214,6 +215,9 @@ ngx_http_agent_create_main_conf(ngx_conf_t *cf)
     if (amcf == NULL) {
         return NULL;
     }
+
+    /* before anything opens a database: SQLite's allocator is set once */
+    ngx_http_agent_sql_sandbox_init(cf->log);
 
     if (ngx_array_init(&amcf->models, cf->pool, 2,
                        sizeof(ngx_http_agent_model_t))

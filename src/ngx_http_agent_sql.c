@@ -15,6 +15,7 @@
 #endif
 
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
 
@@ -28,7 +29,6 @@
  */
 
 
-#define NGX_HTTP_AGENT_SQL_MAX_ATTACHED  8
 #define NGX_HTTP_AGENT_SQL_SAMPLE_ROWS   5
 
 
@@ -36,12 +36,6 @@ typedef struct {
     ngx_str_t                    name;
     sqlite3                     *db;
 } ngx_http_agent_sql_handle_t;
-
-
-typedef struct {
-    struct timespec              deadline;
-    ngx_uint_t                   expired;
-} ngx_http_agent_sql_clock_t;
 
 
 /*
@@ -67,18 +61,25 @@ struct ngx_http_agent_sql_job_s {
     ngx_http_agent_sql_done_pt   done;
     void                        *data;
     ngx_uint_t                   cancelled;
+
+    /*
+     * The deadline is the event loop's: its timer interrupts the handle
+     * the thread runs on.  state: 0 idle, 1 running on "db", 2 the event
+     * loop is interrupting it (the thread waits for that before it may
+     * close or reuse the handle).
+     */
+    ngx_event_t                  expire;
+    sqlite3                     *db;
+    ngx_atomic_t                 state;
+    ngx_atomic_t                 interrupted;
 };
 
 
-static sqlite3 *ngx_http_agent_sql_open(ngx_log_t *log, char *path);
 static sqlite3 *ngx_http_agent_sql_handle(ngx_log_t *log,
     ngx_http_agent_sql_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
     ngx_array_t *resources, ngx_uint_t *n);
 static void ngx_http_agent_sql_detach(sqlite3 *db, ngx_uint_t n);
-static int ngx_http_agent_sql_authorize(void *data, int action,
-    const char *a1, const char *a2, const char *db, const char *trigger);
-static int ngx_http_agent_sql_progress(void *data);
 static ngx_int_t ngx_http_agent_sql_run(ngx_pool_t *pool,
     ngx_http_agent_sql_ctx_t *ctx, sqlite3 *db, ngx_str_t *query,
     ngx_http_agent_json_t *j, ngx_str_t *err);
@@ -90,11 +91,13 @@ static ngx_int_t ngx_http_agent_sql_load_csv(ngx_pool_t *pool, ngx_log_t *log,
     ngx_str_t *err);
 static ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);
-static void ngx_http_agent_sql_value(ngx_http_agent_json_t *j,
-    sqlite3_stmt *stmt, int col);
+static ngx_int_t ngx_http_agent_sql_value(ngx_http_agent_json_t *j,
+    sqlite3_stmt *stmt, int col, size_t room);
 #if (NGX_THREADS)
 static void ngx_http_agent_sql_job_run(void *data, ngx_log_t *log);
 static void ngx_http_agent_sql_job_done(ngx_event_t *ev);
+static void ngx_http_agent_sql_job_expire(ngx_event_t *ev);
+static void ngx_http_agent_sql_job_interrupt(ngx_http_agent_sql_job_t *job);
 #endif
 
 
@@ -119,32 +122,6 @@ static ngx_array_t  *ngx_http_agent_sql_handles;
 static __thread ngx_http_agent_sql_thread_handle_t
     ngx_http_agent_sql_thread_handles[NGX_HTTP_AGENT_SQL_THREAD_HANDLES];
 #endif
-
-
-static sqlite3 *
-ngx_http_agent_sql_open(ngx_log_t *log, char *path)
-{
-    int       rc;
-    sqlite3  *db;
-
-    rc = sqlite3_open_v2(path, &db,
-                         SQLITE_OPEN_READONLY|SQLITE_OPEN_URI
-                         |SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        ngx_log_error(NGX_LOG_ERR, log, 0,
-                      "agent: cannot open database \"%s\": %s", path,
-                      sqlite3_errstr(rc));
-        sqlite3_close(db);
-        return NULL;
-    }
-
-    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, NGX_HTTP_AGENT_SQL_MAX_ATTACHED);
-
-    return db;
-}
 
 
 /* the worker's cached handle of a database ("" for none) */
@@ -192,7 +169,7 @@ ngx_http_agent_sql_handle(ngx_log_t *log, ngx_http_agent_sql_ctx_t *ctx)
         }
     }
 
-    db = ngx_http_agent_sql_open(log, path);
+    db = ngx_http_agent_sql_sandbox_open(log, path);
     if (db == NULL) {
         return NULL;
     }
@@ -247,7 +224,7 @@ ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
     res = resources->elts;
 
     /* the module attaches; the model may not */
-    sqlite3_set_authorizer(db, NULL, NULL);
+    ngx_http_agent_sql_sandbox_allow(db, 1);
 
     for (i = 0; i < resources->nelts && i < NGX_HTTP_AGENT_SQL_MAX_ATTACHED;
          i++)
@@ -271,7 +248,7 @@ ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
         (*n)++;
     }
 
-    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
+    ngx_http_agent_sql_sandbox_allow(db, 0);
 
     return *n == ngx_min(resources->nelts, NGX_HTTP_AGENT_SQL_MAX_ATTACHED)
            ? NGX_OK : NGX_ERROR;
@@ -284,77 +261,14 @@ ngx_http_agent_sql_detach(sqlite3 *db, ngx_uint_t n)
     u_char      sql[32];
     ngx_uint_t  i;
 
-    sqlite3_set_authorizer(db, NULL, NULL);
+    ngx_http_agent_sql_sandbox_allow(db, 1);
 
     for (i = 0; i < n; i++) {
         ngx_sprintf(sql, "DETACH r%ui%Z", i);
         (void) sqlite3_exec(db, (char *) sql, NULL, NULL, NULL);
     }
 
-    sqlite3_set_authorizer(db, ngx_http_agent_sql_authorize, NULL);
-}
-
-
-static int
-ngx_http_agent_sql_authorize(void *data, int action, const char *a1,
-    const char *a2, const char *db, const char *trigger)
-{
-    switch (action) {
-
-    case SQLITE_SELECT:
-    case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-        return SQLITE_OK;
-
-    case SQLITE_FUNCTION:
-        if (a2 && (ngx_strcasecmp((u_char *) a2,
-                                  (u_char *) "load_extension") == 0
-                   || ngx_strncasecmp((u_char *) a2, (u_char *) "fts3_", 5)
-                      == 0))
-        {
-            return SQLITE_DENY;
-        }
-
-        return SQLITE_OK;
-
-    case SQLITE_PRAGMA:
-        /* reading a table's shape is harmless; setting anything is not */
-        if (a2 == NULL && a1
-            && (ngx_strcasecmp((u_char *) a1, (u_char *) "table_info") == 0
-                || ngx_strcasecmp((u_char *) a1, (u_char *) "table_xinfo")
-                   == 0
-                || ngx_strcasecmp((u_char *) a1, (u_char *) "index_list")
-                   == 0))
-        {
-            return SQLITE_OK;
-        }
-
-        return SQLITE_DENY;
-
-    default:
-        return SQLITE_DENY;
-    }
-}
-
-
-static int
-ngx_http_agent_sql_progress(void *data)
-{
-    ngx_http_agent_sql_clock_t *clock = data;
-
-    struct timespec  now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-
-    if (now.tv_sec > clock->deadline.tv_sec
-        || (now.tv_sec == clock->deadline.tv_sec
-            && now.tv_nsec >= clock->deadline.tv_nsec))
-    {
-        clock->expired = 1;
-        return 1;
-    }
-
-    return 0;
+    ngx_http_agent_sql_sandbox_allow(db, 0);
 }
 
 
@@ -491,6 +405,7 @@ ngx_http_agent_sql_run(ngx_pool_t *pool, ngx_http_agent_sql_ctx_t *ctx,
 {
     int                          rc, i, ncols;
     u_char                      *p;
+    size_t                       used;
     const char                  *tail;
     ngx_uint_t                   rows, truncated;
     sqlite3_stmt                *stmt;
@@ -542,17 +457,7 @@ ngx_http_agent_sql_run(ngx_pool_t *pool, ngx_http_agent_sql_ctx_t *ctx,
         return NGX_DECLINED;
     }
 
-    clock_gettime(CLOCK_MONOTONIC, &clock.deadline);
-    clock.deadline.tv_sec += ctx->timeout / 1000;
-    clock.deadline.tv_nsec += (ctx->timeout % 1000) * 1000000;
-
-    if (clock.deadline.tv_nsec >= 1000000000) {
-        clock.deadline.tv_sec++;
-        clock.deadline.tv_nsec -= 1000000000;
-    }
-
-    clock.expired = 0;
-    sqlite3_progress_handler(db, 1000, ngx_http_agent_sql_progress, &clock);
+    ngx_http_agent_sql_sandbox_start(db, &clock, ctx->timeout);
 
     ncols = sqlite3_column_count(stmt);
 
@@ -583,17 +488,25 @@ ngx_http_agent_sql_run(ngx_pool_t *pool, ngx_http_agent_sql_ctx_t *ctx,
         ngx_http_agent_json_arr(j);
 
         for (i = 0; i < ncols; i++) {
-            ngx_http_agent_sql_value(j, stmt, i);
+            used = j->pos - j->start;
+
+            if (ngx_http_agent_sql_value(j, stmt, i,
+                                         used < ctx->max_bytes
+                                         ? ctx->max_bytes - used : 0)
+                != NGX_OK)
+            {
+                truncated = 1;
+            }
         }
 
         ngx_http_agent_json_arr_end(j);
         rows++;
     }
 
-    sqlite3_progress_handler(db, 0, NULL, NULL);
+    ngx_http_agent_sql_sandbox_stop(db);
 
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        if (clock.expired) {
+        if (clock.expired || rc == SQLITE_INTERRUPT) {
             err->data = ngx_pnalloc(pool, 96);
             if (err->data == NULL) {
                 sqlite3_finalize(stmt);
@@ -605,7 +518,13 @@ ngx_http_agent_sql_run(ngx_pool_t *pool, ngx_http_agent_sql_ctx_t *ctx,
                        - err->data;
 
         } else {
-            p = (u_char *) sqlite3_errmsg(db);
+            p = (u_char *) (rc == SQLITE_NOMEM
+                            ? "the query needed more memory than a "
+                              "statement may take and was stopped"
+                            : rc == SQLITE_TOOBIG
+                            ? "the query made a value larger than a "
+                              "statement may make and was stopped"
+                            : sqlite3_errmsg(db));
             err->len = ngx_strlen(p);
             err->data = ngx_pnalloc(pool, err->len);
             if (err->data == NULL) {
@@ -640,39 +559,74 @@ ngx_http_agent_sql_run(ngx_pool_t *pool, ngx_http_agent_sql_ctx_t *ctx,
 }
 
 
-static void
+/*
+ * One cell; a text longer than the room left in the result (counted as
+ * the generator will write it, escapes included) is cut there, at a
+ * character's start: NGX_DECLINED says it was cut.
+ */
+
+static ngx_int_t
 ngx_http_agent_sql_value(ngx_http_agent_json_t *j, sqlite3_stmt *stmt,
-    int col)
+    int col, size_t room)
 {
-    u_char     buf[64];
-    ngx_str_t  s;
+    u_char     *p, *last, buf[64];
+    size_t      cost;
+    ngx_str_t   s;
 
     switch (sqlite3_column_type(stmt, col)) {
 
     case SQLITE_INTEGER:
         ngx_http_agent_json_int(j, sqlite3_column_int64(stmt, col));
-        break;
+        return NGX_OK;
 
     case SQLITE_FLOAT:
         ngx_http_agent_json_double(j, sqlite3_column_double(stmt, col));
-        break;
+        return NGX_OK;
 
     case SQLITE_NULL:
         ngx_http_agent_json_null(j);
-        break;
+        return NGX_OK;
 
     case SQLITE_BLOB:
         s.data = buf;
         s.len = ngx_sprintf(buf, "<blob of %d bytes>",
                             sqlite3_column_bytes(stmt, col)) - buf;
         ngx_http_agent_json_str(j, &s);
-        break;
-
-    default:
-        s.data = (u_char *) sqlite3_column_text(stmt, col);
-        s.len = sqlite3_column_bytes(stmt, col);
-        ngx_http_agent_json_str(j, &s);
+        return NGX_OK;
     }
+
+    s.data = (u_char *) sqlite3_column_text(stmt, col);
+    s.len = sqlite3_column_bytes(stmt, col);
+
+    if (s.data == NULL) {
+        ngx_str_set(&s, "");
+    }
+
+    cost = 0;
+    last = s.data + s.len;
+
+    for (p = s.data; p < last; p++) {
+        cost += (*p < 0x20) ? 6 : (*p == '"' || *p == '\\' || *p == '/')
+                                  ? 2 : 1;
+        if (cost > room) {
+            break;
+        }
+    }
+
+    if (p == last) {
+        ngx_http_agent_json_str(j, &s);
+        return NGX_OK;
+    }
+
+    /* back to the start of a character */
+    while (p > s.data && (*p & 0xc0) == 0x80) {
+        p--;
+    }
+
+    s.len = p - s.data;
+    ngx_http_agent_json_str(j, &s);
+
+    return NGX_DECLINED;
 }
 
 
@@ -987,6 +941,13 @@ ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,
         goto failed;
     }
 
+    job->expire.handler = ngx_http_agent_sql_job_expire;
+    job->expire.data = job;
+    job->expire.log = ngx_cycle->log;
+    job->expire.cancelable = 1;
+
+    ngx_add_timer(&job->expire, ctx->timeout);
+
     return job;
 
 failed:
@@ -1000,8 +961,37 @@ failed:
 void
 ngx_http_agent_sql_job_cancel(ngx_http_agent_sql_job_t *job)
 {
-    /* the statement ends at its time cap; its result is then dropped */
+    /* the statement is stopped now; its result is then dropped */
     job->cancelled = 1;
+    ngx_http_agent_sql_job_interrupt(job);
+}
+
+
+static void
+ngx_http_agent_sql_job_expire(ngx_event_t *ev)
+{
+    ngx_http_agent_sql_job_t *job = ev->data;
+
+    ngx_log_error(NGX_LOG_INFO, ev->log, 0, "agent: a SQL statement passed "
+                  "its deadline of %M ms and is interrupted",
+                  job->ctx.timeout);
+
+    ngx_http_agent_sql_job_interrupt(job);
+}
+
+
+/* on the event loop; sqlite3_interrupt() is safe from any thread */
+
+static void
+ngx_http_agent_sql_job_interrupt(ngx_http_agent_sql_job_t *job)
+{
+    job->interrupted = 1;
+    ngx_memory_barrier();
+
+    if (ngx_atomic_cmp_set(&job->state, 1, 2)) {
+        sqlite3_interrupt(job->db);
+        (void) ngx_atomic_cmp_set(&job->state, 2, 1);
+    }
 }
 
 
@@ -1032,7 +1022,7 @@ ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
         job->ctx.db = h->db;
 
     } else {
-        job->ctx.db = ngx_http_agent_sql_open(log, job->ctx.database
+        job->ctx.db = ngx_http_agent_sql_sandbox_open(log, job->ctx.database
                                   ? (char *) job->ctx.database->path.data
                                   : ":memory:");
 
@@ -1049,8 +1039,32 @@ ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
         }
     }
 
+    if (job->interrupted) {
+        /* it waited for a thread past its deadline */
+        ngx_str_set(&err, "the query waited longer than its time cap for "
+                    "a thread and was not run");
+        job->rc = ngx_http_agent_sql_error(job->pool, &err, &job->result);
+        goto done;
+    }
+
+    job->db = job->ctx.db;
+    ngx_memory_barrier();
+    job->state = 1;
+
     job->rc = ngx_http_agent_sql_tool(job->pool, log, &job->ctx, &job->name,
                                       &job->args, &job->result);
+
+    /* the event loop may be inside sqlite3_interrupt(): not for long */
+    while (!ngx_atomic_cmp_set(&job->state, 1, 0)) {
+        ngx_sched_yield();
+    }
+
+    if (job->interrupted) {
+        /* an interrupt between statements stays set: spend it here */
+        (void) sqlite3_exec(job->ctx.db, "SELECT 1", NULL, NULL, NULL);
+    }
+
+done:
 
     if (h == NULL) {
         sqlite3_close(job->ctx.db);
@@ -1066,6 +1080,10 @@ ngx_http_agent_sql_job_done(ngx_event_t *ev)
     ngx_http_agent_sql_job_t *job = ev->data;
 
     ngx_str_t  err;
+
+    if (job->expire.timer_set) {
+        ngx_del_timer(&job->expire);
+    }
 
     if (!job->cancelled) {
         if (job->rc != NGX_OK) {
