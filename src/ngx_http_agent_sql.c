@@ -972,11 +972,35 @@ ngx_http_agent_sql_job_expire(ngx_event_t *ev)
 {
     ngx_http_agent_sql_job_t *job = ev->data;
 
+    u_char     buf[128];
+    ngx_str_t  result;
+
     ngx_log_error(NGX_LOG_INFO, ev->log, 0, "agent: a SQL statement passed "
                   "its deadline of %M ms and is interrupted",
                   job->ctx.timeout);
 
     ngx_http_agent_sql_job_interrupt(job);
+
+    if (job->cancelled) {
+        return;
+    }
+
+    /*
+     * The turn goes on now: a statement stuck inside one SQLite call
+     * (printf's %c with a huge precision loops in SQLite 3.40 without
+     * looking at the interrupt) keeps its thread a while longer, and its
+     * result is dropped.  The thread owns the job's pool meanwhile: the
+     * answer is built here, on the stack.
+     */
+
+    job->cancelled = 1;
+
+    result.data = buf;
+    result.len = ngx_sprintf(buf, "{\"error\":\"the query ran longer than "
+                             "%M ms and was stopped\"}", job->ctx.timeout)
+                 - buf;
+
+    job->done(job->data, &result);
 }
 
 
