@@ -52,6 +52,8 @@ typedef enum {
 typedef struct {
     ngx_http_agent_endpoint_e       endpoint;
     ngx_str_t                       id;
+    ngx_str_t                      *owner;     /* NULL: no agent_owner */
+    ngx_str_t                       owner_value;
     ngx_int_t                       sent_rc;
 } ngx_http_agent_ctx_t;
 
@@ -67,6 +69,8 @@ typedef struct {
     int64_t                         step;
     int64_t                         prompt_at_start;
     int64_t                         completion_at_start;
+    ngx_event_t                     lease;
+    ngx_msec_t                      lease_ms;
     unsigned                        locked:1;
 } ngx_http_agent_turn_t;
 
@@ -98,6 +102,8 @@ static ngx_int_t ngx_http_agent_send(ngx_http_request_t *r,
     ngx_uint_t status, ngx_str_t *json);
 static ngx_int_t ngx_http_agent_error(ngx_http_request_t *r,
     ngx_uint_t status, const char *fmt, ...);
+static ngx_int_t ngx_http_agent_delete_lock(ngx_http_request_t *r,
+    ngx_str_t *id);
 static ngx_int_t ngx_http_agent_parse_object(ngx_http_request_t *r,
     ngx_str_t *body, yajl_val *v, ngx_uint_t optional);
 
@@ -156,6 +162,7 @@ static void ngx_http_agent_turn_done(ngx_http_agent_run_t *run,
     ngx_int_t rc);
 static ngx_int_t ngx_http_agent_turn_emit(void *data, ngx_str_t *json);
 static void ngx_http_agent_turn_cleanup(void *data);
+static void ngx_http_agent_turn_lease(ngx_event_t *ev);
 
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
@@ -184,6 +191,25 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     ngx_http_set_ctx(r, ctx, ngx_http_agent_module);
 
     rc = ngx_http_agent_route(r, alcf, ctx);
+
+    if (rc == NGX_OK && alcf->owner) {
+        /* sessions belong to whoever agent_owner names for this request */
+        if (ngx_http_complex_value(r, alcf->owner, &ctx->owner_value)
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        if (ctx->owner_value.len == 0) {
+            rc = ngx_http_agent_error(r, NGX_HTTP_UNAUTHORIZED,
+                                      "this request names no owner "
+                                      "(agent_owner is empty): "
+                                      "authenticate first");
+
+        } else {
+            ctx->owner = &ctx->owner_value;
+        }
+    }
 
     if (rc == NGX_OK && !(r->method & NGX_HTTP_POST)) {
         if (ngx_http_discard_request_body(r) != NGX_OK) {
@@ -428,6 +454,17 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_EP_SESSION:
         if (r->method == NGX_HTTP_DELETE) {
+            rc = ngx_http_agent_session_get(r, &ctx->id, &s);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+            /* a running turn would write on: the lock says if one runs */
+            rc = ngx_http_agent_delete_lock(r, &ctx->id);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
             rc = ngx_http_agent_store_session_delete(r->pool, &ctx->id);
 
             if (rc == NGX_DECLINED) {
@@ -584,6 +621,48 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+static ngx_int_t
+ngx_http_agent_delete_lock(ngx_http_request_t *r, ngx_str_t *id)
+{
+    u_char                     *p;
+    ngx_int_t                   rc;
+    ngx_str_t                   run_id;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    p = ngx_pnalloc(r->pool, 36);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_store_new_id(p);
+    run_id.data = p;
+    run_id.len = 36;
+
+    rc = ngx_http_agent_store_lock(id, &run_id, alcf->turn_lease);
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "a turn is running on this session; "
+                                    "delete it when the turn has ended");
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "there is no session \"%V\"", id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session store failed");
+    }
+
+    /* the session row, and the lock with it, goes with the delete */
+    return NGX_OK;
+}
+
+
 /* NGX_OK with *v the object (or NULL for an empty optional body) */
 
 static ngx_int_t
@@ -628,9 +707,22 @@ static ngx_int_t
 ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_session_t *s)
 {
-    ngx_int_t  rc;
+    ngx_int_t              rc;
+
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_store_session_get(r->pool, id, s);
+
+    /* another owner's session is answered as an unknown one */
+    if (rc == NGX_OK && ctx->owner
+        && (s->owner.len != ctx->owner->len
+            || ngx_strncmp(s->owner.data, ctx->owner->data, s->owner.len)
+               != 0))
+    {
+        rc = NGX_DECLINED;
+    }
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
@@ -681,8 +773,11 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
     yajl_val                   v, meta;
     ngx_int_t                  rc;
     ngx_str_t                  title, metadata, out;
+    ngx_http_agent_ctx_t      *ctx;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_session_t   s;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_parse_object(r, body, &v, 1);
     if (rc != NGX_OK) {
@@ -716,7 +811,8 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
         }
     }
 
-    if (ngx_http_agent_store_session_create(r->pool, &title, &metadata, &s)
+    if (ngx_http_agent_store_session_create(r->pool, &title, &metadata,
+                                            ctx->owner, &s)
         != NGX_OK)
     {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
@@ -746,7 +842,10 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
     ngx_uint_t                 i;
     ngx_array_t                sessions;
     ngx_http_agent_json_t     *j;
+    ngx_http_agent_ctx_t      *ctx;
     ngx_http_agent_session_t  *s;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     limit = 50;
     offset = 0;
@@ -776,7 +875,8 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_store_session_list(r->pool, limit, offset, &sessions)
+    if (ngx_http_agent_store_session_list(r->pool, limit, offset,
+                                          ctx->owner, &sessions)
         != NGX_OK)
     {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
@@ -1676,7 +1776,10 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_session_t      s;
     ngx_http_agent_database_t    *db;
     ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_main_conf_t   *amcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
 
@@ -1718,7 +1821,7 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     run_id.data = p;
     run_id.len = 36;
 
-    rc = ngx_http_agent_store_lock(id, &run_id);
+    rc = ngx_http_agent_store_lock(id, &run_id, alcf->turn_lease);
 
     if (rc == NGX_BUSY) {
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
@@ -1986,7 +2089,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     id = &session->id;
     react = &turn->react;
 
-    rc = ngx_http_agent_store_lock(id, &turn->run_id);
+    rc = ngx_http_agent_store_lock(id, &turn->run_id, alcf->turn_lease);
 
     if (rc == NGX_BUSY) {
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
@@ -2005,6 +2108,14 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     turn->locked = 1;
+
+    /* the lease is renewed while the turn runs (and by each checkpoint) */
+    turn->lease_ms = alcf->turn_lease;
+    turn->lease.handler = ngx_http_agent_turn_lease;
+    turn->lease.data = turn;
+    turn->lease.log = r->connection->log;
+    turn->lease.cancelable = 1;
+    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
                                           &ngx_http_agent_react_graph);
@@ -2342,5 +2453,31 @@ ngx_http_agent_turn_cleanup(void *data)
         turn->locked = 0;
     }
 
+    if (turn->lease.timer_set) {
+        ngx_del_timer(&turn->lease);
+    }
+
     ngx_http_agent_sse_stop(&turn->sse);
+}
+
+
+static void
+ngx_http_agent_turn_lease(ngx_event_t *ev)
+{
+    ngx_http_agent_turn_t *turn = ev->data;
+
+    if (!turn->locked) {
+        return;
+    }
+
+    if (ngx_http_agent_store_lock_renew(&turn->session_id, &turn->run_id,
+                                        turn->lease_ms)
+        != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_WARN, ev->log, 0, "agent: the lease of "
+                      "session \"%V\" could not be renewed",
+                      &turn->session_id);
+    }
+
+    ngx_add_timer(ev, turn->lease_ms / 3);
 }

@@ -164,6 +164,20 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_CHAT },
 
+    { ngx_string("agent_owner"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_set_complex_value_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, owner),
+      NULL },
+
+    { ngx_string("agent_turn_lease"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, turn_lease),
+      NULL },
+
     { ngx_string("agent_sessions"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_agent_endpoint,
@@ -276,6 +290,8 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_timeout = NGX_CONF_UNSET_MSEC;
     alcf->sql_max_rows = NGX_CONF_UNSET_UINT;
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
+    alcf->turn_lease = NGX_CONF_UNSET_MSEC;
+    alcf->owner = NGX_CONF_UNSET_PTR;
 
     return alcf;
 }
@@ -306,6 +322,14 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->use_database, prev->use_database, "");
     ngx_conf_merge_str_value(conf->thread_pool_name, prev->thread_pool_name,
                              "default");
+    ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
+    ngx_conf_merge_ptr_value(conf->owner, prev->owner, NULL);
+
+    if (conf->turn_lease < 300) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "agent_turn_lease: at least 300ms");
+        return NGX_CONF_ERROR;
+    }
 
 #if (NGX_THREADS)
     /* SQL tools and CSV imports run there, off the event loop */

@@ -57,6 +57,8 @@ typedef struct {
     size_t                     sql_max_bytes;
     ngx_str_t                  thread_pool_name;
     void                      *thread_pool;
+    ngx_msec_t                 turn_lease;
+    ngx_http_complex_value_t  *owner;
 } ngx_http_agent_loc_conf_t;
 
 

@@ -6,6 +6,7 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_event.h>
 
 #include <sqlite3.h>
 #include <sys/random.h>
@@ -24,7 +25,13 @@
  */
 
 
-#define NGX_HTTP_AGENT_STORE_BUSY_MS  2000
+/*
+ * How long a worker yields to another's write transaction on the event
+ * loop: the transactions take a fraction of a millisecond
+ */
+#define NGX_HTTP_AGENT_STORE_BUSY_MS  100
+
+#define NGX_HTTP_AGENT_STORE_UNLOCKS  64
 
 
 enum {
@@ -39,6 +46,7 @@ enum {
     NGX_HTTP_AGENT_SQL_LOCK_OWNER,
     NGX_HTTP_AGENT_SQL_LOCK_STEAL,
     NGX_HTTP_AGENT_SQL_UNLOCK,
+    NGX_HTTP_AGENT_SQL_RENEW,
     NGX_HTTP_AGENT_SQL_MESSAGE_INSERT,
     NGX_HTTP_AGENT_SQL_MESSAGES,
     NGX_HTTP_AGENT_SQL_MESSAGES_DELETE,
@@ -56,7 +64,19 @@ enum {
 };
 
 
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  run_id;
+    u_char                     id_data[64];
+    u_char                     run_data[64];
+} ngx_http_agent_store_unlock_t;
+
+
 static int ngx_http_agent_store_busy(void *data, int count);
+static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
+    ngx_str_t *run_id);
+static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
+static int64_t ngx_http_agent_store_ms(void);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 static sqlite3_stmt *ngx_http_agent_store_stmt(ngx_uint_t n);
@@ -78,7 +98,7 @@ static const char  *ngx_http_agent_store_schema =
     " id TEXT PRIMARY KEY, title TEXT NOT NULL DEFAULT '', metadata TEXT,"
     " created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
     " message_count INTEGER NOT NULL DEFAULT 0, model TEXT, database TEXT,"
-    " run_id TEXT, run_pid INTEGER);"
+    " run_id TEXT, run_pid INTEGER, run_expires INTEGER, owner TEXT);"
     "CREATE TABLE IF NOT EXISTS messages ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
     " seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT,"
@@ -104,30 +124,34 @@ static const char  *ngx_http_agent_store_schema =
 
 #define NGX_HTTP_AGENT_SESSION_COLS                                           \
     "id, title, metadata, created_at, updated_at, message_count, model, "     \
-    "database"
+    "database, owner"
 
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
 
 
 static const char  *ngx_http_agent_store_sql[] = {
-    "INSERT INTO sessions (id, title, metadata, created_at, updated_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?4)",
+    "INSERT INTO sessions (id, title, metadata, created_at, updated_at,"
+    " owner) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
     "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions WHERE id = ?1",
     "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions"
+    " WHERE ?3 IS NULL OR owner = ?3"
     " ORDER BY created_at DESC, rowid DESC LIMIT ?1 OFFSET ?2",
     "DELETE FROM sessions WHERE id = ?1",
     "UPDATE sessions SET model = ?2 WHERE id = ?1",
     "UPDATE sessions SET database = ?2 WHERE id = ?1",
     "UPDATE sessions SET updated_at = ?2,"
-    " message_count = message_count + ?3 WHERE id = ?1",
-    "UPDATE sessions SET run_id = ?2, run_pid = ?3"
-    " WHERE id = ?1 AND run_id IS NULL",
+    " message_count = message_count + ?3,"
+    " run_expires = CASE WHEN run_id IS NULL THEN NULL ELSE ?4 END"
+    " WHERE id = ?1",
+    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4"
+    " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5)",
     "SELECT run_id, run_pid FROM sessions WHERE id = ?1",
-    "UPDATE sessions SET run_id = ?2, run_pid = ?3"
+    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?5"
     " WHERE id = ?1 AND run_id = ?4",
-    "UPDATE sessions SET run_id = NULL, run_pid = NULL"
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL"
     " WHERE id = ?1 AND run_id = ?2",
+    "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2",
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -160,6 +184,11 @@ static sqlite3       *ngx_http_agent_store_db;
 static ngx_uint_t     ngx_http_agent_store_tx;
 static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 static ngx_log_t     *ngx_http_agent_store_log;
+static ngx_msec_t     ngx_http_agent_store_lease = 30000;
+static ngx_event_t    ngx_http_agent_store_retry;
+
+static ngx_http_agent_store_unlock_t
+    ngx_http_agent_store_unlocks[NGX_HTTP_AGENT_STORE_UNLOCKS];
 
 
 ngx_int_t
@@ -220,6 +249,12 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
         sqlite3_close(db);
         return NGX_ERROR;
     }
+
+    /* files of earlier versions: the columns they lack (errors: present) */
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_expires "
+                        "INTEGER", NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN owner TEXT",
+                        NULL, NULL, NULL);
 
     sqlite3_close(db);
 
@@ -576,7 +611,7 @@ ngx_http_agent_store_now(u_char *buf)
 
 ngx_int_t
 ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *title,
-    ngx_str_t *metadata, ngx_http_agent_session_t *s)
+    ngx_str_t *metadata, ngx_str_t *owner, ngx_http_agent_session_t *s)
 {
     u_char        *p;
     sqlite3_stmt  *stmt;
@@ -607,6 +642,11 @@ ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *title,
     ngx_http_agent_store_bind(stmt, 2, title);
     ngx_http_agent_store_bind(stmt, 3, metadata->len ? metadata : NULL);
     ngx_http_agent_store_bind(stmt, 4, &s->created_at);
+    ngx_http_agent_store_bind(stmt, 5, owner);
+
+    if (owner) {
+        s->owner = *owner;
+    }
 
     return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
 }
@@ -624,6 +664,7 @@ ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     s->message_count = sqlite3_column_int64(stmt, 5);
     (void) ngx_http_agent_store_col(pool, stmt, 6, &s->model);
     (void) ngx_http_agent_store_col(pool, stmt, 7, &s->database);
+    (void) ngx_http_agent_store_col(pool, stmt, 8, &s->owner);
 }
 
 
@@ -658,7 +699,7 @@ ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
 
 ngx_int_t
 ngx_http_agent_store_session_list(ngx_pool_t *pool, ngx_int_t limit,
-    ngx_int_t offset, ngx_array_t *sessions)
+    ngx_int_t offset, ngx_str_t *owner, ngx_array_t *sessions)
 {
     int                        rc;
     sqlite3_stmt              *stmt;
@@ -671,6 +712,7 @@ ngx_http_agent_store_session_list(ngx_pool_t *pool, ngx_int_t limit,
 
     sqlite3_bind_int64(stmt, 1, limit);
     sqlite3_bind_int64(stmt, 2, offset);
+    ngx_http_agent_store_bind(stmt, 3, owner);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         s = ngx_array_push(sessions);
@@ -802,19 +844,26 @@ ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
 
 
 /*
- * A turn holds its session: NGX_OK, NGX_BUSY when another live process
- * holds it, NGX_DECLINED when there is no such session.  A holder whose
- * process is gone (a worker killed mid-turn) loses the session.
+ * A turn holds its session with a lease: NGX_OK, NGX_BUSY when another
+ * turn holds an unexpired lease, NGX_DECLINED when there is no such
+ * session.  The running turn renews the lease (each checkpoint, and a
+ * timer of the turn); a holder that died, or whose pid was reused after a
+ * restart, frees the session when its lease runs out.  A holder whose
+ * process is gone from this host frees it at once.
  */
 
 ngx_int_t
-ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id)
+ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
 {
     int            rc;
+    int64_t        now;
     ngx_pid_t      pid;
     ngx_str_t      owner;
     sqlite3_stmt  *stmt;
     u_char         buf[64];
+
+    ngx_http_agent_store_lease = lease;
+    now = ngx_http_agent_store_ms();
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK);
     if (stmt == NULL) {
@@ -824,6 +873,8 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id)
     ngx_http_agent_store_bind(stmt, 1, id);
     ngx_http_agent_store_bind(stmt, 2, run_id);
     sqlite3_bind_int64(stmt, 3, ngx_pid);
+    sqlite3_bind_int64(stmt, 4, now + lease);
+    sqlite3_bind_int64(stmt, 5, now);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -875,6 +926,7 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id)
     ngx_http_agent_store_bind(stmt, 2, run_id);
     sqlite3_bind_int64(stmt, 3, ngx_pid);
     ngx_http_agent_store_bind(stmt, 4, &owner);
+    sqlite3_bind_int64(stmt, 5, now + lease);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -884,20 +936,135 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id)
 }
 
 
+ngx_int_t
+ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_msec_t lease)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RENEW);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, run_id);
+    sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + lease);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+/*
+ * An unlock that fails (the file busy past the busy time, a full disk)
+ * is tried again from a timer of the worker's; the lease is the last
+ * resort.  The turn and its request may be gone by then: the ids are
+ * copied here.
+ */
+
 void
 ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id)
+{
+    ngx_uint_t                     i;
+    ngx_http_agent_store_unlock_t  *u;
+
+    if (ngx_http_agent_store_unlock_now(id, run_id) == NGX_OK) {
+        return;
+    }
+
+    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
+        u = &ngx_http_agent_store_unlocks[i];
+
+        if (u->id.len == 0 && id->len <= sizeof(u->id_data)
+            && run_id->len <= sizeof(u->run_data))
+        {
+            u->id.data = u->id_data;
+            u->id.len = ngx_cpymem(u->id_data, id->data, id->len)
+                        - u->id_data;
+            u->run_id.data = u->run_data;
+            u->run_id.len = ngx_cpymem(u->run_data, run_id->data,
+                                       run_id->len)
+                            - u->run_data;
+            break;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
+                  "agent: session \"%V\" could not be unlocked, %s", id,
+                  i < NGX_HTTP_AGENT_STORE_UNLOCKS
+                  ? "trying again each second"
+                  : "its lease will free it");
+
+    if (i < NGX_HTTP_AGENT_STORE_UNLOCKS
+        && !ngx_http_agent_store_retry.timer_set)
+    {
+        ngx_http_agent_store_retry.handler = ngx_http_agent_store_unlock_retry;
+        ngx_http_agent_store_retry.log = ngx_http_agent_store_log;
+        ngx_http_agent_store_retry.cancelable = 1;
+        ngx_add_timer(&ngx_http_agent_store_retry, 1000);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id)
 {
     sqlite3_stmt  *stmt;
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
     if (stmt == NULL) {
-        return;
+        return NGX_ERROR;
     }
 
     ngx_http_agent_store_bind(stmt, 1, id);
     ngx_http_agent_store_bind(stmt, 2, run_id);
 
-    (void) ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+static void
+ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
+{
+    ngx_uint_t                     i, left;
+    ngx_http_agent_store_unlock_t  *u;
+
+    left = 0;
+
+    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
+        u = &ngx_http_agent_store_unlocks[i];
+
+        if (u->id.len == 0) {
+            continue;
+        }
+
+        if (ngx_http_agent_store_db
+            && ngx_http_agent_store_unlock_now(&u->id, &u->run_id)
+               == NGX_OK)
+        {
+            ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
+                          "agent: session \"%V\" unlocked", &u->id);
+            u->id.len = 0;
+            continue;
+        }
+
+        left++;
+    }
+
+    if (left && !ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(ev, 1000);
+    }
+}
+
+
+static int64_t
+ngx_http_agent_store_ms(void)
+{
+    ngx_time_t  *tp;
+
+    tp = ngx_timeofday();
+
+    return (int64_t) tp->sec * 1000 + tp->msec;
 }
 
 
@@ -1143,6 +1310,10 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     ngx_http_agent_store_bind(stmt, 1, session_id);
     ngx_http_agent_store_bind(stmt, 2, &cp->created_at);
     sqlite3_bind_int64(stmt, 3, visible);
+
+    /* a checkpoint renews the running turn's lease */
+    sqlite3_bind_int64(stmt, 4, ngx_http_agent_store_ms()
+                                + ngx_http_agent_store_lease);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;

@@ -22,6 +22,7 @@ typedef struct {
     ngx_str_t                  updated_at;
     ngx_str_t                  model;
     ngx_str_t                  database;
+    ngx_str_t                  owner;
     int64_t                    message_count;
 } ngx_http_agent_session_t;
 
@@ -62,11 +63,13 @@ void ngx_http_agent_store_new_id(u_char *buf);
 u_char *ngx_http_agent_store_now(u_char *buf);
 
 ngx_int_t ngx_http_agent_store_session_create(ngx_pool_t *pool,
-    ngx_str_t *title, ngx_str_t *metadata, ngx_http_agent_session_t *s);
+    ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+    ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_store_session_list(ngx_pool_t *pool,
-    ngx_int_t limit, ngx_int_t offset, ngx_array_t *sessions);
+    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
+    ngx_array_t *sessions);
 ngx_int_t ngx_http_agent_store_session_delete(ngx_pool_t *pool,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
@@ -75,7 +78,10 @@ ngx_int_t ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
 #define NGX_HTTP_AGENT_STORE_MODEL     0
 #define NGX_HTTP_AGENT_STORE_DATABASE  1
 
-ngx_int_t ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_msec_t lease);
+ngx_int_t ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_msec_t lease);
 void ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id);
 
 ngx_int_t ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id,
