@@ -36,6 +36,8 @@ typedef struct {
 static ngx_int_t ngx_http_agent_csv_row(ngx_pool_t *pool,
     ngx_http_agent_csv_parser_t *p, ngx_array_t *fields);
 static ngx_uint_t ngx_http_agent_csv_type(ngx_str_t *v);
+static ngx_uint_t ngx_http_agent_csv_taken(ngx_str_t *names, ngx_uint_t n,
+    ngx_str_t *hdr, ngx_uint_t ncols, ngx_uint_t self);
 static ngx_int_t ngx_http_agent_csv_quote_ident(ngx_pool_t *pool,
     ngx_str_t *name, ngx_str_t *out);
 
@@ -292,18 +294,48 @@ ngx_http_agent_csv_table_name(ngx_pool_t *pool, ngx_str_t *file,
 }
 
 
+static ngx_uint_t
+ngx_http_agent_csv_taken(ngx_str_t *names, ngx_uint_t n, ngx_str_t *hdr,
+    ngx_uint_t ncols, ngx_uint_t self)
+{
+    ngx_uint_t  k;
+
+    /* a column before it has the name already */
+    for (k = 0; k < n; k++) {
+        if (names[k].len == names[n].len
+            && ngx_strncasecmp(names[k].data, names[n].data, names[n].len)
+               == 0)
+        {
+            return 1;
+        }
+    }
+
+    /* a generated name may not take a name the header gives later */
+    for (k = self + 1; k < ncols; k++) {
+        if (names[n].data != hdr[n].data && hdr[k].len == names[n].len
+            && ngx_strncasecmp(hdr[k].data, names[n].data, names[n].len)
+               == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 ngx_int_t
 ngx_http_agent_csv_import(ngx_pool_t *pool, ngx_log_t *log, u_char *data,
     size_t len, ngx_uint_t first, ngx_http_agent_resource_t *res,
     ngx_str_t *err)
 {
     int                           rc;
-    u_char                       *sql, *p;
+    u_char                       *sql, *p, *num;
     size_t                        size;
     sqlite3                      *db;
     ngx_int_t                     n;
     ngx_str_t                    *hdr, *f, *names, q;
-    ngx_uint_t                    i, k, ncols, *types, row;
+    ngx_uint_t                    i, ncols, *types, row, seq;
     ngx_array_t                   header, fields, *rows;
     sqlite3_stmt                 *stmt;
     ngx_http_agent_json_t        *j;
@@ -360,29 +392,30 @@ ngx_http_agent_csv_import(ngx_pool_t *pool, ngx_log_t *log, u_char *data,
         return NGX_ERROR;
     }
 
+    /*
+     * An empty or repeated name gets one of its own: "column_N" or
+     * "NAME_N", with N counting up until it is taken by no column before
+     * it and by no name in the header (SQLite's names are case-blind).
+     */
+
     for (i = 0; i < ncols; i++) {
         names[i] = hdr[i];
+        seq = i + 1;
 
-        for (k = 0; k < i; k++) {
-            if (names[k].len == hdr[i].len
-                && ngx_strncasecmp(names[k].data, hdr[i].data, hdr[i].len)
-                   == 0)
-            {
-                break;
-            }
-        }
-
-        if (hdr[i].len == 0 || k < i) {
+        while (names[i].len == 0
+               || ngx_http_agent_csv_taken(names, i, hdr, ncols, i))
+        {
             p = ngx_pnalloc(pool, hdr[i].len + 32);
             if (p == NULL) {
                 return NGX_ERROR;
             }
 
             names[i].data = p;
-            names[i].len = (hdr[i].len ? ngx_sprintf(p, "%V_%ui", &hdr[i],
-                                                     i + 1)
-                                       : ngx_sprintf(p, "column_%ui", i + 1))
+            names[i].len = (hdr[i].len
+                             ? ngx_sprintf(p, "%V_%ui", &hdr[i], seq)
+                             : ngx_sprintf(p, "column_%ui", seq))
                            - p;
+            seq++;
         }
     }
 
@@ -526,9 +559,13 @@ ngx_http_agent_csv_import(ngx_pool_t *pool, ngx_log_t *log, u_char *data,
                                    f[i].data[0] == '-' ? -n : n);
 
             } else if (types[i] == NGX_HTTP_AGENT_CSV_REAL) {
-                u_char  num[64];
+                /* strtod() wants the whole number NUL-terminated */
+                num = ngx_pnalloc(pool, f[i].len + 1);
+                if (num == NULL) {
+                    goto failed;
+                }
 
-                ngx_cpystrn(num, f[i].data, ngx_min(f[i].len + 1, 64));
+                ngx_cpystrn(num, f[i].data, f[i].len + 1);
                 sqlite3_bind_double(stmt, i + 1, strtod((char *) num, NULL));
 
             } else {

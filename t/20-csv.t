@@ -1,0 +1,70 @@
+#!/usr/bin/perl
+# CSV import edge cases: long REAL values parsed whole, empty and
+# duplicate header names given names of their own, odd names quoted.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+
+my $t = AgentTest->new;
+$t->mock(sub { { text => 'unused' } });
+$t->run;
+
+my $sid = $t->session;
+
+sub upload {
+    my ($name, $csv) = @_;
+    return $t->http('POST', "/api/sessions/$sid/resources?name=$name", $csv,
+                    'Content-Type' => 'text/csv');
+}
+
+sub cell {
+    my ($sql) = @_;
+    my @files = sort { -M $a <=> -M $b } glob($t->dir . '/resources/*.sqlite');
+    return $t->sqlite($files[0], $sql);
+}
+
+# 70 digits and an exponent: cut at 63 characters the exponent is lost
+my $long = '0.' . ('1234567890' x 7) . 'e5';
+my $r = upload('real.csv', "x,y\n$long,1.5\n2.25e-300,2\n");
+is($r->{status}, 201, 'long REAL values: 201');
+is($r->{json}{columns}[0]{type}, 'REAL', 'x is REAL');
+like(cell('SELECT x FROM real WHERE y = 1.5'), qr/^12345\.678901234/,
+     'the exponent of a 75-character value is kept');
+like(cell('SELECT x FROM real WHERE y = 2'), qr/^2\.25e-300$/i,
+     'a tiny value round-trips');
+
+# an empty header name, twice, and a duplicate
+$r = upload('holes.csv', "a,,c,,A\n1,2,3,4,5\n");
+is($r->{status}, 201, 'empty and duplicate header names: 201')
+    or diag($r->{content});
+my @names = map { $_->{name} } @{ $r->{json}{columns} // [] };
+is(scalar @names, 5, 'five columns');
+is(scalar(keys %{ { map { lc($_) => 1 } @names } }), 5,
+   'every name is unique: ' . join(', ', @names));
+ok(!(grep { $_ eq '' } @names), 'no empty name');
+
+# a generated name that a given one already has
+$r = upload('clash.csv', "column_2,,a_2,a\n1,2,3,4\n");
+is($r->{status}, 201, 'generated names never clash with given ones')
+    or diag($r->{content});
+@names = map { $_->{name} } @{ $r->{json}{columns} // [] };
+is(scalar(keys %{ { map { lc($_) => 1 } @names } }), 4,
+   'unique: ' . join(', ', @names));
+
+# names that need quoting as SQL identifiers
+$r = upload('odd.csv', qq{"we""ird",sp ace,"semi;colon",select\n1,2,3,4\n});
+is($r->{status}, 201, 'odd header names: 201') or diag($r->{content});
+is(cell('SELECT "we""ird" + "sp ace" + "semi;colon" + "select" FROM odd'),
+   10, 'odd names are columns');
+
+# a header only
+$r = upload('empty.csv', "a,b\n");
+ok($r->{status} == 201 || $r->{status} == 400, 'a header without rows');
+
+$t->stop;
+$t->check_log;
+done_testing;
