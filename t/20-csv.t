@@ -23,8 +23,11 @@ sub upload {
 
 sub cell {
     my ($sql) = @_;
-    my @files = sort { -M $a <=> -M $b } glob($t->dir . '/resources/*.sqlite');
-    return $t->sqlite($files[0], $sql);
+    my ($table) = $sql =~ /FROM (\w+)/;
+    my $file = $t->sqlite($t->dir . '/agent.db',
+                          "SELECT path FROM resources WHERE name = "
+                          . "'$table.csv'");
+    return $t->sqlite($file, $sql);
 }
 
 # 70 digits and an exponent: cut at 63 characters the exponent is lost
