@@ -123,6 +123,7 @@ CONF
 
 sub test_conf {
     my ($self) = @_;
+    local $ENV{LD_PRELOAD} = $ENV{AGENT_PRELOAD} if $ENV{AGENT_PRELOAD};
     my $out = `$NGINX -t -p $self->{dir}/ -c $self->{dir}/nginx.conf -e $self->{dir}/error.log 2>&1`;
     return ($? == 0, $out);
 }
@@ -137,6 +138,8 @@ sub run {
     if ($pid == 0) {
         open STDOUT, '>>', "$self->{dir}/nginx.out";
         open STDERR, '>&', \*STDOUT;
+        # make test-asan: the sanitizers' runtimes, for nginx alone
+        $ENV{LD_PRELOAD} = $ENV{AGENT_PRELOAD} if $ENV{AGENT_PRELOAD};
         exec $NGINX, '-p', "$self->{dir}/", '-c', "$self->{dir}/nginx.conf",
              '-e', "$self->{dir}/error.log", '-g', 'daemon off;';
         exit 1;
@@ -343,9 +346,25 @@ sub check_log {
     my @bad = grep { /\[(alert|crit)\]/ } split /\n/, $log;
     @bad = grep { $_ !~ $o{allow} } @bad if $o{allow};
     ok(!@bad, 'no alert or crit in error.log') or diag(join "\n", @bad);
+    # make test-asan: a sanitizer's report fails the file that caused it
+    if (my $d = $ENV{AGENT_SANITIZER_LOGS}) {
+        my @reports = grep { -s $_ } glob("$d/asan.* $d/ubsan.*");
+        ok(!@reports, 'no sanitizer report')
+            or diag(join "\n", map { slurp_file($_) } @reports);
+        rename $_, "$_.seen" for @reports;
+    }
+
     my @died = grep { /exited on signal/ } split /\n/, $log;
     @died = grep { $_ !~ $o{allow} } @died if $o{allow};
     ok(!@died, 'no worker died') or diag(join "\n", @died);
+}
+
+sub slurp_file {
+    my ($f) = @_;
+    open my $fh, '<', $f or return '';
+    local $/;
+    my $s = <$fh> // '';
+    return length $s > 20000 ? substr($s, 0, 20000) . "\n..." : $s;
 }
 
 sub wait_for {
