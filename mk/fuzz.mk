@@ -1,4 +1,65 @@
-# make fuzz: libFuzzer targets (see docs/security.md)
-.PHONY: fuzz
-fuzz:
-	@echo "fuzz: not yet"
+# make fuzz: libFuzzer targets (clang) for the request JSON, the provider
+# stream parser (whole against split), the CSV importer and the prompt
+# renderer, each run FUZZ_SECONDS from its seeds in t/fuzz/<target>/.
+# The module's sources are built with the fuzzer, ASan and UBSan beside a
+# small shim of nginx's core (t/fuzz/ngx_fuzz_core.c).  See docs/security.md.
+
+FUZZ_SECONDS ?= 60
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_TARGETS := json llm csv prompt
+FUZZ_CC      := clang
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
+                -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
+                -I $(NGX_SRC)/src/event/modules -I $(NGX_SRC)/src/os/unix \
+                -I $(NGX_SRC)/src/http -I $(NGX_SRC)/src/http/modules \
+                -I $(NGX_BUILD)/objs -I src -I t/fuzz
+FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
+FUZZ_SRCS_json   := src/ngx_http_agent_json.c
+FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm.c
+FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c
+FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
+
+.PHONY: fuzz fuzz-build fuzz-deps
+
+fuzz-deps:
+	@command -v $(FUZZ_CC) >/dev/null && \
+	    dpkg -s libclang-rt-14-dev >/dev/null 2>&1 || \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	     apt-get install -y -qq clang libclang-rt-14-dev >/dev/null)
+
+$(FUZZ_DIR)/fuzz_%: t/fuzz/fuzz_%.c t/fuzz/ngx_fuzz_core.c \
+                    t/fuzz/fuzz_common.h $(wildcard src/*.c src/*.h) \
+                    $(NGX_BUILD)/objs/Makefile
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_INCS) -o $@ t/fuzz/fuzz_$*.c \
+	    t/fuzz/ngx_fuzz_core.c $(FUZZ_SRCS_$*) $(FUZZ_LIBS)
+
+fuzz-build: deps fuzz-deps $(NGX_BUILD)/objs/Makefile \
+            $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS))
+
+# each target: its regressions replayed, then FUZZ_SECONDS of fuzzing from
+# a copy of its seeds; a crash fails make and leaves its input in build/
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	    rm -rf $(FUZZ_DIR)/corpus-$$t; \
+	    mkdir -p $(FUZZ_DIR)/corpus-$$t $(FUZZ_DIR)/crash-$$t; \
+	    cp t/fuzz/$$t/* $(FUZZ_DIR)/corpus-$$t/ 2>/dev/null; \
+	    if [ -d t/fuzz/regressions/$$t ]; then \
+	        $(FUZZ_DIR)/fuzz_$$t t/fuzz/regressions/$$t/* \
+	            >$(FUZZ_DIR)/replay-$$t.log 2>&1 || \
+	        { cat $(FUZZ_DIR)/replay-$$t.log; exit 1; }; \
+	    fi; \
+	    $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	        -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	        -artifact_prefix=$(FUZZ_DIR)/crash-$$t/ \
+	        $(FUZZ_DIR)/corpus-$$t >$(FUZZ_DIR)/fuzz-$$t.log 2>&1; \
+	    rc=$$?; \
+	    stats=$$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' \
+	             $(FUZZ_DIR)/fuzz-$$t.log | tail -1); \
+	    echo "fuzz $$t: $$stats"; \
+	    if [ $$rc -ne 0 ]; then \
+	        tail -40 $(FUZZ_DIR)/fuzz-$$t.log; exit 1; \
+	    fi; \
+	done

@@ -66,7 +66,9 @@ ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size)
     }
 
     j->end = p + (j->pos - j->start) + size;
-    j->pos = ngx_cpymem(p, j->start, j->pos - j->start);
+
+    /* a new generator has no buffer yet: memcpy() of NULL is undefined */
+    j->pos = j->start ? ngx_cpymem(p, j->start, j->pos - j->start) : p;
     j->start = p;
 
     return NGX_OK;
@@ -95,7 +97,7 @@ ngx_http_agent_json_print(void *ctx, const char *s, size_t len)
             return;
         }
 
-        j->pos = ngx_cpymem(p, j->start, j->pos - j->start);
+        j->pos = j->start ? ngx_cpymem(p, j->start, j->pos - j->start) : p;
         j->start = p;
         j->end = p + size;
     }

@@ -695,6 +695,11 @@ ngx_http_agent_llm_buf_add(ngx_pool_t *pool, ngx_http_agent_llm_buf_t *b,
     size_t   cap;
     u_char  *n;
 
+    if (len == 0) {
+        /* an empty buffer has no memory yet: no pointer sums on NULL */
+        return NGX_OK;
+    }
+
     if (b->len + len > max) {
         return NGX_ERROR;
     }
