@@ -77,6 +77,14 @@ typedef struct {
 } ngx_http_agent_turn_t;
 
 
+/* POST /connection while its schema is read */
+typedef struct {
+    ngx_http_request_t             *request;
+    ngx_str_t                       id;
+    ngx_str_t                       name;
+} ngx_http_agent_connect_t;
+
+
 #if (NGX_THREADS)
 
 typedef struct {
@@ -139,6 +147,10 @@ static void ngx_http_agent_resource_json(ngx_http_agent_json_t *j,
     ngx_http_agent_resource_t *res);
 static ngx_int_t ngx_http_agent_model_answer(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *body);
+static void ngx_http_agent_connection_read(void *data, ngx_int_t rc,
+    ngx_str_t *tables);
+static ngx_int_t ngx_http_agent_connection_save(ngx_http_request_t *r,
+    ngx_http_agent_connect_t *cn, ngx_str_t *tables);
 static ngx_int_t ngx_http_agent_connection(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *body);
 
@@ -1777,20 +1789,16 @@ static ngx_int_t
 ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body)
 {
-    u_char                       *p;
-    yajl_val                      v;
-    ngx_int_t                     rc;
-    ngx_str_t                     name, tables, out, run_id, node;
-    ngx_http_agent_run_t         *run;
-    ngx_http_agent_json_t        *j;
-    ngx_http_agent_session_t      s;
-    ngx_http_agent_database_t    *db;
-    ngx_http_agent_checkpoint_t   cp;
-    ngx_http_agent_loc_conf_t    *alcf;
-    ngx_http_agent_main_conf_t   *amcf;
+    yajl_val                     v;
+    ngx_int_t                    rc;
+    ngx_str_t                    tables;
+    ngx_http_agent_session_t     s;
+    ngx_http_agent_database_t   *db;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_connect_t    *cn;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_parse_object(r, body, &v, 0);
@@ -1798,15 +1806,21 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
         return rc;
     }
 
-    if (ngx_http_agent_json_get_str(v, "database", &name) != NGX_OK) {
+    cn = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_connect_t));
+    if (cn == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_agent_json_get_str(v, "database", &cn->name) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
                                     "\"database\" must be a string");
     }
 
-    db = ngx_http_agent_database_find(amcf, &name);
+    db = ngx_http_agent_database_find(amcf, &cn->name);
     if (db == NULL) {
         return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "there is no database \"%V\"", &name);
+                                    "there is no database \"%V\"",
+                                    &cn->name);
     }
 
     rc = ngx_http_agent_session_get(r, id, &s);
@@ -1814,13 +1828,83 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
         return rc;
     }
 
+    cn->request = r;
+    cn->id = *id;
+
+    /* the schema is read on the thread pool; inline only without one */
+    rc = ngx_http_agent_sql_schema_post(alcf->thread_pool,
+                                        r->connection->log, db,
+                                        ngx_http_agent_connection_read, cn);
+    if (rc == NGX_OK) {
+        /* the body's read holds the request: the callback finalizes it */
+        return NGX_DONE;
+    }
+
     if (ngx_http_agent_sql_schema(r->pool, r->connection->log, db, &tables)
         != NGX_OK)
     {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the database \"%V\" cannot be read",
-                                    &name);
+                                    &cn->name);
     }
+
+    return ngx_http_agent_connection_save(r, cn, &tables);
+}
+
+
+static void
+ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
+{
+    ngx_http_agent_connect_t *cn = data;
+
+    ngx_str_t              copy;
+    ngx_connection_t      *c;
+    ngx_http_request_t    *r;
+    ngx_http_agent_ctx_t  *ctx;
+
+    r = cn->request;
+    c = r->connection;
+
+    if (rc != NGX_OK) {
+        rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                  "the database \"%V\" cannot be read",
+                                  &cn->name);
+
+    } else {
+        copy.len = tables->len;
+        copy.data = ngx_pstrdup(r->pool, tables);
+
+        rc = copy.data ? ngx_http_agent_connection_save(r, cn, &copy)
+                       : NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        rc = ctx->sent_rc;
+    }
+
+    /* a thread's completion, not a request handler */
+    ngx_http_finalize_request(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
+
+static ngx_int_t
+ngx_http_agent_connection_save(ngx_http_request_t *r,
+    ngx_http_agent_connect_t *cn, ngx_str_t *tables)
+{
+    u_char                       *p;
+    ngx_int_t                     rc;
+    ngx_str_t                     out, run_id, node, *id, name;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_loc_conf_t    *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    id = &cn->id;
+    name = cn->name;
 
     p = ngx_pnalloc(r->pool, 36);
     if (p == NULL) {
@@ -1861,7 +1945,7 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
         if (run->update
             && ngx_http_agent_graph_write_value(run->update,
                                             NGX_HTTP_AGENT_REACT_DB_SCHEMA,
-                                            &tables) == NGX_OK
+                                            tables) == NGX_OK
             && ngx_http_agent_graph_apply(run, run->update) == NGX_OK)
         {
             rc = ngx_http_agent_state_save(run, id, &cp, &node,
@@ -1887,7 +1971,7 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_json_key(j, "database");
     ngx_http_agent_json_str(j, &name);
     ngx_http_agent_json_key(j, "tables");
-    ngx_http_agent_json_raw(j, &tables);
+    ngx_http_agent_json_raw(j, tables);
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_done(j, &out) != NGX_OK) {

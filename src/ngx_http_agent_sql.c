@@ -94,6 +94,13 @@ static ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
 static ngx_int_t ngx_http_agent_sql_value(ngx_http_agent_json_t *j,
     sqlite3_stmt *stmt, int col, size_t room);
 #if (NGX_THREADS)
+static ngx_int_t ngx_http_agent_sql_schema_read(ngx_pool_t *pool,
+    ngx_log_t *log, ngx_http_agent_database_t *database, sqlite3 *handle,
+    ngx_str_t *tables);
+#if (NGX_THREADS)
+static void ngx_http_agent_sql_schema_run(void *data, ngx_log_t *log);
+static void ngx_http_agent_sql_schema_done(ngx_event_t *ev);
+#endif
 static void ngx_http_agent_sql_job_run(void *data, ngx_log_t *log);
 static void ngx_http_agent_sql_job_done(ngx_event_t *ev);
 static void ngx_http_agent_sql_job_expire(ngx_event_t *ev);
@@ -746,6 +753,16 @@ ngx_int_t
 ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_str_t *tables)
 {
+    return ngx_http_agent_sql_schema_read(pool, log, database, NULL, tables);
+}
+
+
+/* db: a thread's own handle, or NULL for the worker's */
+
+static ngx_int_t
+ngx_http_agent_sql_schema_read(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, sqlite3 *handle, ngx_str_t *tables)
+{
     u_char                    *p;
     sqlite3                   *db;
     ngx_int_t                  rc;
@@ -761,6 +778,7 @@ ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ctx.timeout = 1000;
     ctx.max_rows = 3;
     ctx.max_bytes = 64 * 1024;
+    ctx.db = handle;
 
     db = ngx_http_agent_sql_handle(log, &ctx);
     if (db == NULL) {
@@ -858,6 +876,104 @@ ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
 
 
 #if (NGX_THREADS)
+
+typedef struct {
+    ngx_pool_t                    *pool;
+    ngx_http_agent_database_t     *database;
+    ngx_str_t                      tables;
+    ngx_int_t                      rc;
+    ngx_http_agent_sql_schema_pt   done;
+    void                          *data;
+} ngx_http_agent_sql_schema_job_t;
+
+
+/*
+ * The schema of a database (POST /connection) is read on the thread
+ * pool, with the thread's own handle: a large schema or a slow disk never
+ * holds up the event loop.  NGX_OK: done() is called later.
+ */
+
+ngx_int_t
+ngx_http_agent_sql_schema_post(void *thread_pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, ngx_http_agent_sql_schema_pt done,
+    void *data)
+{
+    ngx_pool_t                       *pool;
+    ngx_thread_task_t                *task;
+    ngx_http_agent_sql_schema_job_t  *job;
+
+    if (thread_pool == NULL) {
+        return NGX_DECLINED;
+    }
+
+    pool = ngx_create_pool(4096, ngx_cycle->log);
+    if (pool == NULL) {
+        return NGX_ERROR;
+    }
+
+    task = ngx_thread_task_alloc(pool,
+                                 sizeof(ngx_http_agent_sql_schema_job_t));
+    if (task == NULL) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    job = task->ctx;
+    job->pool = pool;
+    job->database = database;
+    job->done = done;
+    job->data = data;
+
+    task->handler = ngx_http_agent_sql_schema_run;
+    task->event.handler = ngx_http_agent_sql_schema_done;
+    task->event.data = job;
+    task->event.log = log;
+
+    if (ngx_thread_task_post(thread_pool, task) != NGX_OK) {
+        ngx_destroy_pool(pool);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_sql_schema_run(void *data, ngx_log_t *log)
+{
+    ngx_http_agent_sql_schema_job_t *job = data;
+
+    sqlite3  *db;
+
+    db = ngx_http_agent_sql_sandbox_open(log,
+                                         (char *) job->database->path.data);
+    if (db == NULL) {
+        job->rc = NGX_ERROR;
+        return;
+    }
+
+    job->rc = ngx_http_agent_sql_schema_read(job->pool, log, job->database,
+                                             db, &job->tables);
+
+    sqlite3_close(db);
+}
+
+
+static void
+ngx_http_agent_sql_schema_done(ngx_event_t *ev)
+{
+    ngx_http_agent_sql_schema_job_t *job = ev->data;
+
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, ev->log, 0,
+                   "agent: schema of \"%V\" read on a thread",
+                   &job->database->name);
+
+    /* the receiver copies the tables: the job's pool goes now */
+    job->done(job->data, job->rc, &job->tables);
+
+    ngx_destroy_pool(job->pool);
+}
+
 
 ngx_http_agent_sql_job_t *
 ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,
@@ -1123,6 +1239,15 @@ ngx_http_agent_sql_job_done(ngx_event_t *ev)
 }
 
 #else
+
+ngx_int_t
+ngx_http_agent_sql_schema_post(void *thread_pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, ngx_http_agent_sql_schema_pt done,
+    void *data)
+{
+    return NGX_DECLINED;
+}
+
 
 ngx_http_agent_sql_job_t *
 ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,

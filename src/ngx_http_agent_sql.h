@@ -31,6 +31,8 @@ typedef struct {
 typedef struct ngx_http_agent_sql_job_s  ngx_http_agent_sql_job_t;
 
 typedef void (*ngx_http_agent_sql_done_pt)(void *data, ngx_str_t *result);
+typedef void (*ngx_http_agent_sql_schema_pt)(void *data, ngx_int_t rc,
+    ngx_str_t *tables);
 
 
 extern ngx_str_t  ngx_http_agent_sql_tools;
@@ -41,6 +43,9 @@ ngx_int_t ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
     ngx_str_t *result);
 ngx_int_t ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_str_t *tables);
+ngx_int_t ngx_http_agent_sql_schema_post(void *thread_pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, ngx_http_agent_sql_schema_pt done,
+    void *data);
 void ngx_http_agent_sql_exit_process(ngx_cycle_t *cycle);
 ngx_http_agent_sql_job_t *ngx_http_agent_sql_job_post(
     ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log, ngx_str_t *name,
