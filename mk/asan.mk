@@ -32,7 +32,7 @@ test-asan: deps $(ASAN_MODULE)
 	AGENT_MODULE=$(CURDIR)/$(ASAN_MODULE) \
 	AGENT_PRELOAD="$(ASAN_LIBS)" \
 	AGENT_SANITIZER_LOGS=$(ASAN_LOGS) \
-	AGENT_TEST_SLOW=3 \
+	AGENT_LOAD_SECONDS=20 \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:log_path=$(ASAN_LOGS)/asan:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:log_path=$(ASAN_LOGS)/ubsan \
 	    prove -r t/
