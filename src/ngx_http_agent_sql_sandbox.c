@@ -7,6 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include <dlfcn.h>
+
 #include "ngx_http_agent_sql_sandbox.h"
 
 
@@ -62,6 +64,7 @@ void
 ngx_http_agent_sql_sandbox_init(ngx_log_t *log)
 {
     int                   rc;
+    Dl_info               info;
     sqlite3_mem_methods   orig;
 
     if (ngx_http_agent_sql_mem.xMalloc) {
@@ -85,6 +88,19 @@ ngx_http_agent_sql_sandbox_init(ngx_log_t *log)
 
     rc = sqlite3_config(SQLITE_CONFIG_MALLOC, &orig);
     if (rc == SQLITE_OK) {
+        /*
+         * SQLite keeps these functions for the life of the process, and
+         * is set up once: this copy of the module stays loaded even when
+         * a reload loads another one (a package upgrade), so they never
+         * point into unmapped code
+         */
+        if (dladdr((void *) ngx_http_agent_sql_malloc, &info)
+            && info.dli_fname)
+        {
+            (void) dlopen(info.dli_fname,
+                          RTLD_NOW|RTLD_NOLOAD|RTLD_NODELETE);
+        }
+
         return;
     }
 
