@@ -112,8 +112,8 @@ static ngx_int_t ngx_http_agent_send(ngx_http_request_t *r,
     ngx_uint_t status, ngx_str_t *json);
 static ngx_int_t ngx_http_agent_error(ngx_http_request_t *r,
     ngx_uint_t status, const char *fmt, ...);
-static ngx_int_t ngx_http_agent_delete_lock(ngx_http_request_t *r,
-    ngx_str_t *id);
+static ngx_int_t ngx_http_agent_session_lock(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_str_t *run_id, const char *after);
 static ngx_int_t ngx_http_agent_parse_object(ngx_http_request_t *r,
     ngx_str_t *body, yajl_val *v, ngx_uint_t optional);
 
@@ -466,6 +466,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     ngx_str_t *body)
 {
     ngx_int_t                 rc;
+    ngx_str_t                 run_id;
     ngx_http_agent_session_t  s;
 
     switch (ctx->endpoint) {
@@ -482,7 +483,8 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
             }
 
             /* a running turn would write on: the lock says if one runs */
-            rc = ngx_http_agent_delete_lock(r, &ctx->id);
+            rc = ngx_http_agent_session_lock(r, &ctx->id, &run_id,
+                                             "delete it");
             if (rc != NGX_OK) {
                 return rc;
             }
@@ -643,12 +645,17 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+/*
+ * The session's turn lock for a request that changes it (DELETE, POST
+ * /connection): 409 while a turn runs, saying what to do after it.
+ */
+
 static ngx_int_t
-ngx_http_agent_delete_lock(ngx_http_request_t *r, ngx_str_t *id)
+ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *run_id, const char *after)
 {
     u_char                     *p;
     ngx_int_t                   rc;
-    ngx_str_t                   run_id;
     ngx_http_agent_loc_conf_t  *alcf;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
@@ -659,15 +666,15 @@ ngx_http_agent_delete_lock(ngx_http_request_t *r, ngx_str_t *id)
     }
 
     ngx_http_agent_store_new_id(p);
-    run_id.data = p;
-    run_id.len = 36;
+    run_id->data = p;
+    run_id->len = 36;
 
-    rc = ngx_http_agent_store_lock(id, &run_id, alcf->turn_lease);
+    rc = ngx_http_agent_store_lock(id, run_id, alcf->turn_lease);
 
     if (rc == NGX_BUSY) {
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
                                     "a turn is running on this session; "
-                                    "delete it when the turn has ended");
+                                    "%s when it has ended", after);
     }
 
     if (rc == NGX_DECLINED) {
@@ -677,10 +684,9 @@ ngx_http_agent_delete_lock(ngx_http_request_t *r, ngx_str_t *id)
 
     if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session store failed");
+                                    "the session could not be locked");
     }
 
-    /* the session row, and the lock with it, goes with the delete */
     return NGX_OK;
 }
 
@@ -1893,39 +1899,18 @@ static ngx_int_t
 ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_connect_t *cn, ngx_str_t *tables)
 {
-    u_char                       *p;
     ngx_int_t                     rc;
     ngx_str_t                     out, run_id, node, *id, name;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_checkpoint_t   cp;
-    ngx_http_agent_loc_conf_t    *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     id = &cn->id;
     name = cn->name;
 
-    p = ngx_pnalloc(r->pool, 36);
-    if (p == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_store_new_id(p);
-    run_id.data = p;
-    run_id.len = 36;
-
-    rc = ngx_http_agent_store_lock(id, &run_id, alcf->turn_lease);
-
-    if (rc == NGX_BUSY) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "a turn is running on this session; "
-                                    "connect when it has ended");
-    }
-
+    rc = ngx_http_agent_session_lock(r, id, &run_id, "connect");
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session could not be locked");
+        return rc;
     }
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
