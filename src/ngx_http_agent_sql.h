@@ -43,6 +43,10 @@ ngx_int_t ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
     ngx_str_t *result);
 ngx_int_t ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_str_t *tables);
+ngx_int_t ngx_http_agent_sql_schema_read(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, sqlite3 *handle, ngx_str_t *tables);
+ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result);
 ngx_int_t ngx_http_agent_sql_schema_post(void *thread_pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_http_agent_sql_schema_pt done,
     void *data);
