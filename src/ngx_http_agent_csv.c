@@ -38,6 +38,7 @@ static ngx_int_t ngx_http_agent_csv_row(ngx_pool_t *pool,
 static ngx_uint_t ngx_http_agent_csv_type(ngx_str_t *v);
 static ngx_uint_t ngx_http_agent_csv_taken(ngx_str_t *names, ngx_uint_t n,
     ngx_str_t *hdr, ngx_uint_t ncols, ngx_uint_t self);
+static ngx_uint_t ngx_http_agent_csv_same(ngx_str_t *a, ngx_str_t *b);
 static ngx_int_t ngx_http_agent_csv_quote_ident(ngx_pool_t *pool,
     ngx_str_t *name, ngx_str_t *out);
 
@@ -302,25 +303,46 @@ ngx_http_agent_csv_taken(ngx_str_t *names, ngx_uint_t n, ngx_str_t *hdr,
 
     /* a column before it has the name already */
     for (k = 0; k < n; k++) {
-        if (names[k].len == names[n].len
-            && ngx_strncasecmp(names[k].data, names[n].data, names[n].len)
-               == 0)
-        {
+        if (ngx_http_agent_csv_same(&names[k], &names[n])) {
             return 1;
         }
     }
 
     /* a generated name may not take a name the header gives later */
-    for (k = self + 1; k < ncols; k++) {
-        if (names[n].data != hdr[n].data && hdr[k].len == names[n].len
-            && ngx_strncasecmp(hdr[k].data, names[n].data, names[n].len)
-               == 0)
-        {
-            return 1;
+    if (names[n].data != hdr[n].data) {
+        for (k = self + 1; k < ncols; k++) {
+            if (ngx_http_agent_csv_same(&hdr[k], &names[n])) {
+                return 1;
+            }
         }
     }
 
     return 0;
+}
+
+
+/* SQLite's names are ASCII case-blind; every byte counts, NULs too */
+
+static ngx_uint_t
+ngx_http_agent_csv_same(ngx_str_t *a, ngx_str_t *b)
+{
+    u_char      c1, c2;
+    ngx_uint_t  i;
+
+    if (a->len != b->len) {
+        return 0;
+    }
+
+    for (i = 0; i < a->len; i++) {
+        c1 = ngx_tolower(a->data[i]);
+        c2 = ngx_tolower(b->data[i]);
+
+        if (c1 != c2) {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 
@@ -390,6 +412,15 @@ ngx_http_agent_csv_import(ngx_pool_t *pool, ngx_log_t *log, u_char *data,
     types = ngx_pcalloc(pool, ncols * sizeof(ngx_uint_t));
     if (names == NULL || types == NULL) {
         return NGX_ERROR;
+    }
+
+    /* control bytes (a NUL would end the SQL text) become "_" */
+    for (i = 0; i < ncols; i++) {
+        for (p = hdr[i].data; p < hdr[i].data + hdr[i].len; p++) {
+            if (*p < 0x20 || *p == 0x7f) {
+                *p = '_';
+            }
+        }
     }
 
     /*

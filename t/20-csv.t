@@ -8,6 +8,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
+use Time::HiRes qw(time);
 
 my $t = AgentTest->new;
 $t->mock(sub { { text => 'unused' } });
@@ -63,6 +64,22 @@ $r = upload('odd.csv', qq{"we""ird",sp ace,"semi;colon",select\n1,2,3,4\n});
 is($r->{status}, 201, 'odd header names: 201') or diag($r->{content});
 is(cell('SELECT "we""ird" + "sp ace" + "semi;colon" + "select" FROM odd'),
    10, 'odd names are columns');
+
+# found by the fuzzer: NUL bytes in header names made names that compared
+# equal when they were not, and a naming loop that ran for seconds
+my $t0 = time;
+$r = upload('nul.csv', "J\0\0\0 \xff,J\0\0\0 \xff,J\0x,J\0y,,,\n1,2,3,4,5,6,7\n");
+is($r->{status}, 201, 'NUL bytes in header names: 201') or diag($r->{content});
+ok(time - $t0 < 2, 'at once');
+@names = map { $_->{name} } @{ $r->{json}{columns} // [] };
+ok(!(grep { /\0/ } @names), 'no NUL in a column name');
+is(scalar(keys %{ { map { lc($_) => 1 } @names } }), 7, 'seven unique names');
+
+my $dup = join(',', ('a') x 300) . "\n" . join(',', (1) x 300) . "\n";
+$t0 = time;
+$r = upload('dups.csv', $dup);
+is($r->{status}, 201, '300 columns of one name: 201');
+ok(time - $t0 < 5, 'named in time');
 
 # a header only
 $r = upload('empty.csv', "a,b\n");
