@@ -332,14 +332,29 @@ ngx_http_agent_json_utf8_char(u_char *p, size_t len)
 ngx_uint_t
 ngx_http_agent_json_utf8_valid(u_char *p, size_t len)
 {
-    size_t   n;
-    u_char  *last;
+    size_t     n;
+    u_char    *last;
+    uint64_t   word;
 
     last = p + len;
 
     while (p < last) {
 
-        /* ASCII runs are the common case */
+        /* ASCII runs are the common case: eight bytes at a time */
+        while (last - p >= 8) {
+            ngx_memcpy(&word, p, 8);
+
+            if (word & 0x8080808080808080ULL) {
+                break;
+            }
+
+            p += 8;
+        }
+
+        if (p == last) {
+            break;
+        }
+
         if (*p < 0x80) {
             p++;
             continue;

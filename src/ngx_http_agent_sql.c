@@ -547,6 +547,12 @@ ngx_http_agent_sql_value(ngx_http_agent_json_t *j, sqlite3_stmt *stmt,
         ngx_str_set(&s, "");
     }
 
+    /* escaped, a byte takes at most 6: most cells fit without counting */
+    if (s.len <= room / 6) {
+        ngx_http_agent_json_str(j, &s);
+        return NGX_OK;
+    }
+
     cost = 0;
     last = s.data + s.len;
 

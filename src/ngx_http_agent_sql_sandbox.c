@@ -47,6 +47,9 @@ static sqlite3_mem_methods  ngx_http_agent_sql_mem;
 
 static __thread ngx_http_agent_sql_budget_t  ngx_http_agent_sql_budget;
 
+/* how many statements run with a budget now: when none, no TLS lookup */
+static ngx_atomic_t  ngx_http_agent_sql_budgets;
+
 /* read-only pragmas a model may use to learn a table's shape */
 static const char  *ngx_http_agent_sql_pragmas[] = {
     "table_info", "table_xinfo", "index_list", "index_info",
@@ -134,6 +137,10 @@ ngx_http_agent_sql_malloc(int n)
     void                         *p;
     ngx_http_agent_sql_budget_t  *b;
 
+    if (ngx_http_agent_sql_budgets == 0) {
+        return ngx_http_agent_sql_mem.xMalloc(n);
+    }
+
     b = &ngx_http_agent_sql_budget;
 
     if (b->active && b->used + n > b->max) {
@@ -155,6 +162,11 @@ ngx_http_agent_sql_free(void *p)
 {
     ngx_http_agent_sql_budget_t  *b;
 
+    if (ngx_http_agent_sql_budgets == 0) {
+        ngx_http_agent_sql_mem.xFree(p);
+        return;
+    }
+
     b = &ngx_http_agent_sql_budget;
 
     /* what was taken before the budget began only makes room */
@@ -172,6 +184,10 @@ ngx_http_agent_sql_realloc(void *p, int n)
     int                           old;
     void                         *np;
     ngx_http_agent_sql_budget_t  *b;
+
+    if (ngx_http_agent_sql_budgets == 0) {
+        return ngx_http_agent_sql_mem.xRealloc(p, n);
+    }
 
     b = &ngx_http_agent_sql_budget;
 
@@ -289,6 +305,7 @@ ngx_http_agent_sql_sandbox_start(sqlite3 *db,
     ngx_http_agent_sql_budget.used = 0;
     ngx_http_agent_sql_budget.max = NGX_HTTP_AGENT_SQL_MAX_MEMORY;
     ngx_http_agent_sql_budget.active = 1;
+    (void) ngx_atomic_fetch_add(&ngx_http_agent_sql_budgets, 1);
 }
 
 
@@ -296,6 +313,7 @@ void
 ngx_http_agent_sql_sandbox_stop(sqlite3 *db)
 {
     ngx_http_agent_sql_budget.active = 0;
+    (void) ngx_atomic_fetch_add(&ngx_http_agent_sql_budgets, -1);
     sqlite3_progress_handler(db, 0, NULL, NULL);
 }
 
