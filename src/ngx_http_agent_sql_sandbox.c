@@ -257,9 +257,15 @@ ngx_http_agent_sql_sandbox_open(ngx_log_t *log, char *path)
     sqlite3_limit(db, SQLITE_LIMIT_TRIGGER_DEPTH, 1);
     sqlite3_limit(db, SQLITE_LIMIT_WORKER_THREADS, 0);
 
-    /* sorts and temp b-trees in memory, within the statement's budget */
-    if (sqlite3_exec(db, "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-2048",
-                     NULL, NULL, NULL)
+    /*
+     * Sorts and temp b-trees stay in memory up to the cache size, within
+     * the statement's budget, and spill to SQLite's temp files beyond it
+     * (unlinked at once, bounded by the time cap).  temp_store=MEMORY
+     * would keep them in memory throughout, but SQLite's sorter then
+     * mallocs every record: a GROUP BY over 10,000 rows cost 30% of the
+     * bench's throughput.
+     */
+    if (sqlite3_exec(db, "PRAGMA cache_size=-2048", NULL, NULL, NULL)
         != SQLITE_OK)
     {
         ngx_log_error(NGX_LOG_ERR, log, 0,
