@@ -1,0 +1,313 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#if (NGX_THREADS)
+#include <ngx_thread_pool.h>
+#endif
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_sessions.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_resources.h"
+#include "ngx_http_agent_chat.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_body.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_react.h"
+#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_csv.h"
+#include "ngx_http_agent_sql.h"
+
+
+/* POST /connection while its schema is read */
+typedef struct {
+    ngx_http_request_t             *request;
+    ngx_str_t                       id;
+    ngx_str_t                       name;
+} ngx_http_agent_connect_t;
+
+
+static void ngx_http_agent_connection_read(void *data, ngx_int_t rc,
+    ngx_str_t *tables);
+static ngx_int_t ngx_http_agent_connection_save(ngx_http_request_t *r,
+    ngx_http_agent_connect_t *cn, ngx_str_t *tables);
+
+
+ngx_int_t
+ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body)
+{
+    u_char                      *key;
+    yajl_val                     v;
+    ngx_int_t                    rc;
+    ngx_str_t                    name, out;
+    ngx_uint_t                   i;
+    ngx_http_agent_json_t       *j;
+    ngx_http_agent_model_t      *m, *cur;
+    ngx_http_agent_session_t     s;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    cur = s.model.len ? ngx_http_agent_model_find(amcf, &s.model) : NULL;
+
+    if (cur == NULL) {
+        cur = amcf->models.elts;
+    }
+
+    if (body) {
+        rc = ngx_http_agent_parse_object(r, body, &v, 0);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (ngx_http_agent_json_get_str(v, "name", &name) != NGX_OK) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"name\" must be a string");
+        }
+
+        cur = ngx_http_agent_model_find(amcf, &name);
+        if (cur == NULL) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "there is no model \"%V\"", &name);
+        }
+
+        if (ngx_http_agent_store_session_set(id, NGX_HTTP_AGENT_STORE_MODEL,
+                                             &cur->name)
+            != NGX_OK)
+        {
+            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the model could not be saved");
+        }
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, id);
+    ngx_http_agent_json_key(j, "model");
+    ngx_http_agent_json_str(j, &cur->name);
+    ngx_http_agent_json_key(j, "models");
+    ngx_http_agent_json_obj(j);
+
+    m = amcf->models.elts;
+
+    for (i = 0; i < amcf->models.nelts; i++) {
+        ngx_http_agent_json_str(j, &m[i].name);
+
+        key = NULL;
+        if (m[i].key_env.len) {
+            key = (u_char *) getenv((char *) m[i].key_env.data);
+        }
+
+        ngx_http_agent_json_bool(j, m[i].key_env.len == 0
+                                    || (key && *key));
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+
+
+ngx_int_t
+ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body)
+{
+    yajl_val                     v;
+    ngx_int_t                    rc;
+    ngx_str_t                    tables;
+    ngx_http_agent_session_t     s;
+    ngx_http_agent_database_t   *db;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_connect_t    *cn;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    cn = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_connect_t));
+    if (cn == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_agent_json_get_str(v, "database", &cn->name) != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"database\" must be a string");
+    }
+
+    db = ngx_http_agent_database_find(amcf, &cn->name);
+    if (db == NULL) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "there is no database \"%V\"",
+                                    &cn->name);
+    }
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    cn->request = r;
+    cn->id = *id;
+
+    /* the schema is read on the thread pool; inline only without one */
+    rc = ngx_http_agent_sql_schema_post(alcf->thread_pool,
+                                        r->connection->log, db,
+                                        ngx_http_agent_connection_read, cn);
+    if (rc == NGX_OK) {
+        /* the body's read holds the request: the callback finalizes it */
+        return NGX_DONE;
+    }
+
+    if (ngx_http_agent_sql_schema(r->pool, r->connection->log, db, &tables)
+        != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the database \"%V\" cannot be read",
+                                    &cn->name);
+    }
+
+    return ngx_http_agent_connection_save(r, cn, &tables);
+}
+
+
+static void
+ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
+{
+    ngx_http_agent_connect_t *cn = data;
+
+    ngx_str_t              copy;
+    ngx_connection_t      *c;
+    ngx_http_request_t    *r;
+    ngx_http_agent_ctx_t  *ctx;
+
+    r = cn->request;
+    c = r->connection;
+
+    if (rc != NGX_OK) {
+        rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                  "the database \"%V\" cannot be read",
+                                  &cn->name);
+
+    } else {
+        copy.len = tables->len;
+        copy.data = ngx_pstrdup(r->pool, tables);
+
+        rc = copy.data ? ngx_http_agent_connection_save(r, cn, &copy)
+                       : NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        rc = ctx->sent_rc;
+    }
+
+    /* a thread's completion, not a request handler */
+    ngx_http_finalize_request(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
+
+static ngx_int_t
+ngx_http_agent_connection_save(ngx_http_request_t *r,
+    ngx_http_agent_connect_t *cn, ngx_str_t *tables)
+{
+    ngx_int_t                     rc;
+    ngx_str_t                     out, run_id, node, *id, name;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_checkpoint_t   cp;
+
+    id = &cn->id;
+    name = cn->name;
+
+    rc = ngx_http_agent_session_lock(r, id, &run_id, "connect");
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                          &ngx_http_agent_react_graph);
+
+    rc = NGX_ERROR;
+
+    if (run
+        && ngx_http_agent_store_session_set(id, NGX_HTTP_AGENT_STORE_DATABASE,
+                                            &name) == NGX_OK
+        && ngx_http_agent_state_load(r->pool, id, run, &cp) == NGX_OK)
+    {
+        run->update = ngx_http_agent_graph_update_create(r->pool);
+
+        ngx_str_set(&node, "__connection__");
+
+        if (run->update
+            && ngx_http_agent_graph_write_value(run->update,
+                                            NGX_HTTP_AGENT_REACT_DB_SCHEMA,
+                                            tables) == NGX_OK
+            && ngx_http_agent_graph_apply(run, run->update) == NGX_OK)
+        {
+            rc = ngx_http_agent_state_save(run, id, &cp, &node,
+                                           cp.next.len
+                                           ? NGX_HTTP_AGENT_REACT_MODEL
+                                           : NGX_HTTP_AGENT_END);
+        }
+    }
+
+    ngx_http_agent_store_unlock(id, &run_id);
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the connection could not be saved");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "database");
+    ngx_http_agent_json_str(j, &name);
+    ngx_http_agent_json_key(j, "tables");
+    ngx_http_agent_json_raw(j, tables);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+
+
+/* a turn: POST /{session_id}/message */

@@ -1,0 +1,26 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_CHECKPOINT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_CHECKPOINT_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_graph.h"
+
+
+ngx_int_t ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
+    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_int_t next);
+
+
+#endif /* _NGX_HTTP_AGENT_CHECKPOINT_H_INCLUDED_ */

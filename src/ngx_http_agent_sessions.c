@@ -1,0 +1,491 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#if (NGX_THREADS)
+#include <ngx_thread_pool.h>
+#endif
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_sessions.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_resources.h"
+#include "ngx_http_agent_chat.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_body.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_react.h"
+#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_csv.h"
+#include "ngx_http_agent_sql.h"
+
+
+
+
+void
+ngx_http_agent_session_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_session_t *s)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, &s->id);
+    ngx_http_agent_json_key(j, "title");
+    ngx_http_agent_json_str(j, &s->title);
+    ngx_http_agent_json_key(j, "created_at");
+    ngx_http_agent_json_str(j, &s->created_at);
+    ngx_http_agent_json_key(j, "updated_at");
+    ngx_http_agent_json_str(j, &s->updated_at);
+    ngx_http_agent_json_key(j, "message_count");
+    ngx_http_agent_json_int(j, s->message_count);
+    ngx_http_agent_json_key(j, "metadata");
+
+    if (s->metadata.len) {
+        ngx_http_agent_json_raw(j, &s->metadata);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+ngx_int_t
+ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
+{
+    yajl_val                   v, meta;
+    ngx_int_t                  rc;
+    ngx_str_t                  title, metadata, out;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_session_t   s;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_str_set(&title, "");
+    ngx_str_null(&metadata);
+
+    rc = ngx_http_agent_json_get_str(v, "title", &title);
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"title\" must be a string");
+    }
+
+    if (title.len > 1024) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"title\" is longer than 1024 bytes");
+    }
+
+    meta = ngx_http_agent_json_get(v, "metadata");
+
+    if (meta && !YAJL_IS_NULL(meta)) {
+        if (!YAJL_IS_OBJECT(meta)) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"metadata\" must be an object");
+        }
+
+        if (ngx_http_agent_json_encode(r->pool, meta, &metadata) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_store_session_create(r->pool, &title, &metadata,
+                                            ctx->owner, &s)
+        != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session could not be created");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_session_json(j, &s);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_CREATED, &out);
+}
+
+
+ngx_int_t
+ngx_http_agent_sessions_list(ngx_http_request_t *r)
+{
+    ngx_int_t                  limit, offset;
+    ngx_str_t                  arg, out;
+    ngx_uint_t                 i;
+    ngx_array_t                sessions;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_agent_session_t  *s;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    limit = 50;
+    offset = 0;
+
+    if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
+        limit = ngx_atoi(arg.data, arg.len);
+        if (limit == NGX_ERROR || limit < 1 || limit > 1000) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"limit\" must be a number from 1 "
+                                        "to 1000");
+        }
+    }
+
+    if (ngx_http_arg(r, (u_char *) "offset", 6, &arg) == NGX_OK) {
+        offset = ngx_atoi(arg.data, arg.len);
+        if (offset == NGX_ERROR) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"offset\" must be a number of 0 "
+                                        "or more");
+        }
+    }
+
+    if (ngx_array_init(&sessions, r->pool, 16,
+                       sizeof(ngx_http_agent_session_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_agent_store_session_list(r->pool, limit, offset,
+                                          ctx->owner, &sessions)
+        != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the sessions could not be listed");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "sessions");
+    ngx_http_agent_json_arr(j);
+
+    s = sessions.elts;
+
+    for (i = 0; i < sessions.nelts; i++) {
+        ngx_http_agent_session_json(j, &s[i]);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+
+
+void
+ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
+    ngx_http_agent_msg_t *m, ngx_uint_t full)
+{
+    ngx_http_agent_json_obj(j);
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_int(j, m->seq);
+        ngx_http_agent_json_key(j, "session_id");
+        ngx_http_agent_json_str(j, session_id);
+    }
+
+    ngx_http_agent_json_key(j, "role");
+    ngx_http_agent_json_str(j, &m->role);
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, &m->content);
+
+    if (full && m->tool_calls.len) {
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_raw(j, &m->tool_calls);
+    }
+
+    if (full && m->tool_call_id.len) {
+        ngx_http_agent_json_key(j, "tool_call_id");
+        ngx_http_agent_json_str(j, &m->tool_call_id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "created_at");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "metadata");
+
+        if (m->metadata.len) {
+            ngx_http_agent_json_raw(j, &m->metadata);
+
+        } else {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+ngx_int_t
+ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                  rc;
+    ngx_str_t                  arg, out;
+    ngx_uint_t                 i, all;
+    ngx_array_t                messages;
+    ngx_http_agent_msg_t      *m;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_session_t   s;
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    all = (ngx_http_arg(r, (u_char *) "include_tools", 13, &arg) == NGX_OK
+           && arg.len && arg.data[0] != '0' && arg.data[0] != 'f');
+
+    if (ngx_array_init(&messages, r->pool, 32, sizeof(ngx_http_agent_msg_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_agent_store_messages(r->pool, id, -1, all, &messages)
+        != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the messages could not be read");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "messages");
+    ngx_http_agent_json_arr(j);
+
+    m = messages.elts;
+
+    for (i = 0; i < messages.nelts; i++) {
+        ngx_http_agent_message_json(j, id, &m[i], all);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+
+
+/* a run's state from the session's latest checkpoint */
+
+ngx_int_t
+ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                     rc;
+    ngx_str_t                     out;
+    ngx_uint_t                    i, n;
+    ngx_array_t                  *msgs;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_msg_t         *m;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_graph_t       *graph;
+    ngx_http_agent_session_t      s;
+    ngx_http_agent_checkpoint_t   cp;
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    graph = &ngx_http_agent_react_graph;
+
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log, graph);
+    if (run == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_agent_state_load(r->pool, id, run, &cp) != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the state could not be read");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "checkpoint_id");
+
+    if (cp.id.len) {
+        ngx_http_agent_json_str(j, &cp.id);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "step");
+    ngx_http_agent_json_int(j, cp.step);
+    ngx_http_agent_json_key(j, "next");
+    ngx_http_agent_json_arr(j);
+
+    if (cp.next.len) {
+        ngx_http_agent_json_str(j, &cp.next);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "values");
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; i < graph->nchannels; i++) {
+        ngx_http_agent_json_ok(j, yajl_gen_string(j->gen,
+                                       graph->channels[i].name.data,
+                                       graph->channels[i].name.len));
+
+        switch (graph->channels[i].kind) {
+
+        case NGX_HTTP_AGENT_CHANNEL_MESSAGES:
+            msgs = run->state[i].messages;
+            m = msgs->elts;
+
+            ngx_http_agent_json_arr(j);
+
+            for (n = 0; n < msgs->nelts; n++) {
+                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+            break;
+
+        case NGX_HTTP_AGENT_CHANNEL_COUNTER:
+            ngx_http_agent_json_int(j, run->state[i].counter);
+            break;
+
+        default:
+            ngx_http_agent_json_raw(j, &run->state[i].json);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+
+
+ngx_int_t
+ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                     rc;
+    ngx_str_t                     out;
+    ngx_uint_t                    i;
+    ngx_array_t                   list;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_session_t      s;
+    ngx_http_agent_checkpoint_t  *cp;
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ngx_array_init(&list, r->pool, 16,
+                       sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_agent_store_checkpoint_list(r->pool, id, &list) != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the checkpoints could not be read");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "checkpoints");
+    ngx_http_agent_json_arr(j);
+
+    cp = list.elts;
+
+    for (i = 0; i < list.nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "checkpoint_id");
+        ngx_http_agent_json_str(j, &cp[i].id);
+        ngx_http_agent_json_key(j, "parent_checkpoint_id");
+
+        if (cp[i].parent_id.len) {
+            ngx_http_agent_json_str(j, &cp[i].parent_id);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        ngx_http_agent_json_key(j, "step");
+        ngx_http_agent_json_int(j, cp[i].step);
+        ngx_http_agent_json_key(j, "node");
+        ngx_http_agent_json_str(j, &cp[i].node);
+        ngx_http_agent_json_key(j, "next");
+
+        if (cp[i].next.len) {
+            ngx_http_agent_json_str(j, &cp[i].next);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        ngx_http_agent_json_key(j, "created_at");
+        ngx_http_agent_json_str(j, &cp[i].created_at);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+

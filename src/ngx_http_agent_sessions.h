@@ -1,0 +1,32 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_graph.h"
+
+
+ngx_int_t ngx_http_agent_sessions_create(ngx_http_request_t *r,
+    ngx_str_t *body);
+ngx_int_t ngx_http_agent_sessions_list(ngx_http_request_t *r);
+void ngx_http_agent_session_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id);
+ngx_int_t ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id);
+ngx_int_t ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id);
+void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
+    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
+
+
+#endif /* _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_ */

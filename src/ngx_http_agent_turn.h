@@ -1,0 +1,24 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TURN_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TURN_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_graph.h"
+
+
+ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body);
+
+
+#endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */
