@@ -22,7 +22,6 @@
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_react.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
@@ -243,10 +242,13 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_connect_t *cn, ngx_str_t *tables)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out, run_id, node, *id, name;
+    ngx_str_t                     out, run_id, node, *id, name, next;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_json_t        *j;
+    ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_checkpoint_t   cp;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     id = &cn->id;
     name = cn->name;
@@ -256,31 +258,24 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
         return rc;
     }
 
+    /* db_schema: a channel of the location's graph, or kept for one */
+
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          &ngx_http_agent_react_graph);
+                                          alcf->graph);
 
     rc = NGX_ERROR;
 
     if (run
         && ngx_http_agent_store_session_set(id, NGX_HTTP_AGENT_STORE_DATABASE,
                                             &name) == NGX_OK
-        && ngx_http_agent_state_load(r->pool, id, run, &cp) == NGX_OK)
+        && ngx_http_agent_state_load(r->pool, id, run, &cp) == NGX_OK
+        && ngx_http_agent_state_set(run, "db_schema", tables) == NGX_OK)
     {
-        run->update = ngx_http_agent_graph_update_create(r->pool);
-
         ngx_str_set(&node, "__connection__");
+        next = cp.next;
 
-        if (run->update
-            && ngx_http_agent_graph_write_value(run->update,
-                                            NGX_HTTP_AGENT_REACT_DB_SCHEMA,
-                                            tables) == NGX_OK
-            && ngx_http_agent_graph_apply(run, run->update) == NGX_OK)
-        {
-            rc = ngx_http_agent_state_save(run, id, &cp, &node,
-                                           cp.next.len
-                                           ? NGX_HTTP_AGENT_REACT_MODEL
-                                           : NGX_HTTP_AGENT_END);
-        }
+        rc = ngx_http_agent_state_save(run, id, &cp, &node,
+                                       next.len ? &next : NULL);
     }
 
     ngx_http_agent_store_unlock(id, &run_id);

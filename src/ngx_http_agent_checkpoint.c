@@ -6,39 +6,36 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
-#if (NGX_THREADS)
-#include <ngx_thread_pool.h>
-#endif
-
-#include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
-#include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_resources.h"
-#include "ngx_http_agent_chat.h"
-#include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_body.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_react.h"
-#include "ngx_http_agent_sse.h"
-#include "ngx_http_agent_store.h"
-#include "ngx_http_agent_csv.h"
-#include "ngx_http_agent_sql.h"
 
 
+/*
+ * The checkpoint codec: a run's state to stored rows and back, for any
+ * graph.  The messages channel lives in the messages table, one row per
+ * message; every other channel is a key of the checkpoint's JSON object.
+ * Keys of channels the graph does not declare (a checkpoint written by
+ * another graph, before a reload) are kept and written back as they were.
+ */
+
+
+static ngx_int_t ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
+    ngx_array_t *messages);
+static void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t all);
 
 
 ngx_int_t
 ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp)
 {
-    size_t                   i;
-    yajl_val                 v, c;
-    ngx_int_t                rc, ch;
-    ngx_http_agent_graph_t  *graph;
+    size_t                     i;
+    yajl_val                   v, c;
+    ngx_int_t                  rc, ch;
+    ngx_str_t                  name, num;
+    ngx_uint_t                 extra;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_channel_t  *channels;
 
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
     cp->step = -1;
@@ -53,29 +50,54 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
         return NGX_ERROR;
     }
 
-    graph = run->graph;
-
     v = ngx_http_agent_json_parse(pool, cp->channels.data, cp->channels.len,
                                   NULL);
     if (v == NULL || !YAJL_IS_OBJECT(v)) {
         return NGX_ERROR;
     }
 
+    channels = run->graph->channels.elts;
+    extra = 0;
+
     for (i = 0; i < v->u.object.len; i++) {
-        ch = ngx_http_agent_graph_channel(graph, v->u.object.keys[i]);
-        if (ch == NGX_ERROR) {
+        name.data = (u_char *) v->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+
+        ch = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
+            extra += (ch == NGX_ERROR);
             continue;
         }
 
         c = v->u.object.values[i];
 
-        if (graph->channels[ch].kind == NGX_HTTP_AGENT_CHANNEL_COUNTER) {
-            run->state[ch].counter = YAJL_IS_INTEGER(c) ? YAJL_GET_INTEGER(c)
-                                                        : 0;
+        switch (channels[ch].reducer) {
 
-        } else if (graph->channels[ch].kind == NGX_HTTP_AGENT_CHANNEL_VALUE
-                   && !YAJL_IS_NULL(c))
-        {
+        case NGX_HTTP_AGENT_REDUCE_SUM:
+            if (YAJL_IS_NUMBER(c)) {
+                num.data = (u_char *) c->u.number.r;
+                num.len = ngx_strlen(num.data);
+                run->state[ch].number = ngx_http_agent_json_number(&num);
+            }
+
+            break;
+
+        case NGX_HTTP_AGENT_REDUCE_MESSAGES:
+            if (ngx_http_agent_state_messages(pool, c, run->state[ch].messages)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            break;
+
+        default:
+            if (YAJL_IS_NULL(c)) {
+                ngx_str_null(&run->state[ch].json);
+                break;
+            }
+
             if (ngx_http_agent_json_encode(pool, c, &run->state[ch].json)
                 != NGX_OK)
             {
@@ -84,8 +106,83 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
         }
     }
 
+    if (extra) {
+        /* another graph's channels: kept for when it runs again */
+
+        j = ngx_http_agent_json_create(pool);
+        if (j == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_obj(j);
+
+        for (i = 0; i < v->u.object.len; i++) {
+            name.data = (u_char *) v->u.object.keys[i];
+            name.len = ngx_strlen(name.data);
+
+            if (ngx_http_agent_graph_channel(run->graph, &name) != NGX_ERROR) {
+                continue;
+            }
+
+            ngx_http_agent_json_str(j, &name);
+            ngx_http_agent_json_val(j, v->u.object.values[i]);
+        }
+
+        ngx_http_agent_json_end(j);
+
+        if (ngx_http_agent_json_done(j, &run->extra) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
     return ngx_http_agent_store_messages(pool, id, cp->msg_count, 1,
-                            run->state[NGX_HTTP_AGENT_REACT_MESSAGES].messages);
+                       run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages);
+}
+
+
+static ngx_int_t
+ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
+    ngx_array_t *messages)
+{
+    size_t                 i;
+    yajl_val               o, tc;
+    ngx_http_agent_msg_t  *m;
+
+    if (!YAJL_IS_ARRAY(v)) {
+        return NGX_OK;
+    }
+
+    for (i = 0; i < v->u.array.len; i++) {
+        o = v->u.array.values[i];
+
+        if (!YAJL_IS_OBJECT(o)) {
+            continue;
+        }
+
+        m = ngx_array_push(messages);
+        if (m == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
+
+        (void) ngx_http_agent_json_get_str(o, "role", &m->role);
+        (void) ngx_http_agent_json_get_str(o, "content", &m->content);
+        (void) ngx_http_agent_json_get_str(o, "tool_call_id",
+                                           &m->tool_call_id);
+        (void) ngx_http_agent_json_get_str(o, "name", &m->name);
+
+        tc = ngx_http_agent_json_get(o, "tool_calls");
+
+        if (tc && YAJL_IS_ARRAY(tc)
+            && ngx_http_agent_json_encode(pool, tc, &m->tool_calls)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
 }
 
 
@@ -93,16 +190,14 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
 
 ngx_int_t
 ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
-    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_int_t next)
+    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_str_t *next)
 {
     ngx_uint_t                   i;
     ngx_array_t                 *added;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_write_t      *w;
-    ngx_http_agent_graph_t      *graph;
     ngx_http_agent_checkpoint_t  parent;
 
-    graph = run->graph;
     parent = *cp;
 
     /* the channels are bound to the insert and forgotten: a scratch text */
@@ -116,24 +211,7 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
     j = run->scratch;
 
     ngx_http_agent_json_obj(j);
-
-    for (i = 0; i < graph->nchannels; i++) {
-        if (graph->channels[i].kind == NGX_HTTP_AGENT_CHANNEL_MESSAGES) {
-            continue;
-        }
-
-        ngx_http_agent_json_ok(j, yajl_gen_string(j->gen,
-                                       graph->channels[i].name.data,
-                                       graph->channels[i].name.len));
-
-        if (graph->channels[i].kind == NGX_HTTP_AGENT_CHANNEL_COUNTER) {
-            ngx_http_agent_json_int(j, run->state[i].counter);
-
-        } else {
-            ngx_http_agent_json_raw(j, &run->state[i].json);
-        }
-    }
-
+    ngx_http_agent_state_channels(j, run, 0);
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_scratch(j, &cp->channels) != NGX_OK) {
@@ -143,10 +221,10 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
     /* only what this step added goes to the messages table */
 
     added = NULL;
-    w = run->update->elts;
+    w = run->update ? run->update->elts : NULL;
 
-    for (i = 0; i < run->update->nelts; i++) {
-        if (w[i].channel == NGX_HTTP_AGENT_REACT_MESSAGES) {
+    for (i = 0; w && i < run->update->nelts; i++) {
+        if (w[i].channel == NGX_HTTP_AGENT_CH_MESSAGES) {
             added = w[i].value.messages;
         }
     }
@@ -155,15 +233,189 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
     cp->step = parent.step + 1;
     cp->node = *node;
     cp->msg_count =
-                run->state[NGX_HTTP_AGENT_REACT_MESSAGES].messages->nelts;
+              run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
 
-    if (next == NGX_HTTP_AGENT_END) {
-        ngx_str_null(&cp->next);
+    if (next) {
+        cp->next = *next;
 
     } else {
-        cp->next = graph->nodes[next].name;
+        ngx_str_null(&cp->next);
     }
 
     return ngx_http_agent_store_checkpoint_write(run->pool, id, cp, added);
 }
 
+
+/* every channel but messages (all: messages too), then the kept ones */
+
+static void
+ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t all)
+{
+    size_t                     i;
+    yajl_val                   extra;
+    ngx_uint_t                 n;
+    ngx_array_t               *msgs;
+    ngx_http_agent_msg_t      *m;
+    ngx_http_agent_channel_t  *ch;
+
+    ch = run->graph->channels.elts;
+
+    for (i = 0; i < run->graph->channels.nelts; i++) {
+
+        if (i == NGX_HTTP_AGENT_CH_MESSAGES && !all) {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &ch[i].name);
+
+        switch (ch[i].reducer) {
+
+        case NGX_HTTP_AGENT_REDUCE_MESSAGES:
+            msgs = run->state[i].messages;
+            m = msgs->elts;
+
+            ngx_http_agent_json_arr(j);
+
+            for (n = 0; n < msgs->nelts; n++) {
+                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+            break;
+
+        case NGX_HTTP_AGENT_REDUCE_SUM:
+            ngx_http_agent_json_num(j, run->state[i].number);
+            break;
+
+        default:
+            ngx_http_agent_json_raw(j, &run->state[i].json);
+        }
+    }
+
+    if (run->extra.len == 0) {
+        return;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
+         i++)
+    {
+        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+        ngx_http_agent_json_val(j, extra->u.object.values[i]);
+    }
+}
+
+
+/* GET /state: every channel of the graph and the kept ones, as an object */
+
+void
+ngx_http_agent_state_json(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_state_channels(j, run, 1);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a value from outside a turn (POST /connection): declared or kept */
+
+ngx_int_t
+ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
+    ngx_str_t *json)
+{
+    size_t                  i;
+    yajl_val                extra;
+    ngx_int_t               ch;
+    ngx_str_t               n;
+    ngx_http_agent_json_t  *j;
+
+    n.data = (u_char *) name;
+    n.len = ngx_strlen(name);
+
+    ch = ngx_http_agent_graph_channel(run->graph, &n);
+
+    if (ch != NGX_ERROR && ch != NGX_HTTP_AGENT_CH_MESSAGES) {
+        run->state[ch].json = *json;
+        return NGX_OK;
+    }
+
+    extra = run->extra.len
+            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                        run->extra.len, NULL)
+            : NULL;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
+         i++)
+    {
+        if (ngx_strcmp(extra->u.object.keys[i], name) == 0) {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+        ngx_http_agent_json_val(j, extra->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_str(j, &n);
+    ngx_http_agent_json_raw(j, json);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, &run->extra);
+}
+
+
+void
+ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
+    ngx_http_agent_msg_t *m, ngx_uint_t full)
+{
+    ngx_http_agent_json_obj(j);
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_int(j, m->seq);
+        ngx_http_agent_json_key(j, "session_id");
+        ngx_http_agent_json_str(j, session_id);
+    }
+
+    ngx_http_agent_json_key(j, "role");
+    ngx_http_agent_json_str(j, &m->role);
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, &m->content);
+
+    if (full && m->tool_calls.len) {
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_raw(j, &m->tool_calls);
+    }
+
+    if (full && m->tool_call_id.len) {
+        ngx_http_agent_json_key(j, "tool_call_id");
+        ngx_http_agent_json_str(j, &m->tool_call_id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "created_at");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "metadata");
+
+        if (m->metadata.len) {
+            ngx_http_agent_json_raw(j, &m->metadata);
+
+        } else {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}

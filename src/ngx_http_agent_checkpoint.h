@@ -10,7 +10,6 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
@@ -20,7 +19,13 @@
 ngx_int_t ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
 ngx_int_t ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
-    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_int_t next);
+    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_str_t *next);
+ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
+    const char *name, ngx_str_t *json);
+void ngx_http_agent_state_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
+    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
 
 
 #endif /* _NGX_HTTP_AGENT_CHECKPOINT_H_INCLUDED_ */

@@ -12,23 +12,32 @@
 #include <ngx_core.h>
 
 
-#define NGX_HTTP_AGENT_END       -1
+#define NGX_HTTP_AGENT_END       -2
+
+/* the channels every graph has, at these indices */
+#define NGX_HTTP_AGENT_CH_MESSAGES    0
+#define NGX_HTTP_AGENT_CH_INPUT       1
+#define NGX_HTTP_AGENT_CH_SESSION_ID  2
 
 
-typedef struct ngx_http_agent_run_s  ngx_http_agent_run_t;
+typedef struct ngx_http_agent_run_s   ngx_http_agent_run_t;
+typedef struct ngx_http_agent_kind_s  ngx_http_agent_kind_t;
+typedef struct ngx_http_agent_expr_s  ngx_http_agent_expr_t;
 
 
 typedef enum {
-    NGX_HTTP_AGENT_CHANNEL_MESSAGES = 0,    /* reducer: append */
-    NGX_HTTP_AGENT_CHANNEL_COUNTER,         /* reducer: sum */
-    NGX_HTTP_AGENT_CHANNEL_VALUE            /* reducer: last value wins */
-} ngx_http_agent_channel_e;
+    NGX_HTTP_AGENT_REDUCE_MESSAGES = 0,   /* append; same id replaces */
+    NGX_HTTP_AGENT_REDUCE_APPEND,         /* arrays concatenated */
+    NGX_HTTP_AGENT_REDUCE_SUM,            /* numbers add */
+    NGX_HTTP_AGENT_REDUCE_VALUE,          /* the last write wins */
+    NGX_HTTP_AGENT_REDUCE_MERGE           /* object keys merged */
+} ngx_http_agent_reducer_e;
 
 
-/* one chat message, as the provider's wire format has it */
+/* one chat message, provider-neutral: the providers translate it */
 typedef struct {
     int64_t                    seq;
-    ngx_str_t                  role;
+    ngx_str_t                  role;          /* user assistant tool */
     ngx_str_t                  content;
     ngx_str_t                  tool_calls;    /* JSON array, or empty */
     ngx_str_t                  tool_call_id;
@@ -41,14 +50,15 @@ typedef struct {
 
 typedef struct {
     ngx_array_t               *messages;      /* ngx_http_agent_msg_t */
-    int64_t                    counter;
-    ngx_str_t                  json;          /* empty: null */
+    double                     number;        /* sum */
+    ngx_str_t                  json;          /* the others; empty: null */
 } ngx_http_agent_value_t;
 
 
 typedef struct {
     ngx_str_t                  name;
-    ngx_http_agent_channel_e   kind;
+    ngx_http_agent_reducer_e   reducer;
+    ngx_str_t                  dflt;          /* JSON, or empty */
 } ngx_http_agent_channel_t;
 
 
@@ -58,33 +68,58 @@ typedef struct {
 } ngx_http_agent_write_t;
 
 
-/*
- * a node starts its work and returns NGX_OK when its update is complete,
- * NGX_AGAIN when it will call ngx_http_agent_graph_node_done() later,
- * or NGX_ERROR with run->error set
- */
-typedef ngx_int_t (*ngx_http_agent_node_pt)(ngx_http_agent_run_t *run);
-
-/* a conditional edge: the index of the next node or NGX_HTTP_AGENT_END */
-typedef ngx_int_t (*ngx_http_agent_route_pt)(ngx_http_agent_run_t *run);
+typedef struct {
+    ngx_int_t                  to;            /* NGX_HTTP_AGENT_END */
+    ngx_http_agent_expr_t     *cond;          /* NULL: always */
+    ngx_str_t                  to_name;
+    ngx_str_t                  text;          /* the if= as written */
+} ngx_http_agent_edge_t;
 
 
 typedef struct {
     ngx_str_t                  name;
-    ngx_http_agent_node_pt     handler;
-    ngx_int_t                  next;
-    ngx_http_agent_route_pt    route;
+    ngx_http_agent_kind_t     *kind;
+    void                      *conf;          /* the kind's */
+    ngx_array_t                edges;         /* ngx_http_agent_edge_t */
+    ngx_int_t                  count;         /* a sum channel, or -1 */
+    ngx_str_t                  count_name;
+    ngx_uint_t                 index;
+    ngx_str_t                  file;
+    ngx_uint_t                 line;
 } ngx_http_agent_node_t;
 
 
 typedef struct {
     ngx_str_t                  name;
-    ngx_http_agent_channel_t  *channels;
-    ngx_uint_t                 nchannels;
-    ngx_http_agent_node_t     *nodes;
-    ngx_uint_t                 nnodes;
+    ngx_array_t                channels;      /* ngx_http_agent_channel_t */
+    ngx_array_t                nodes;         /* ngx_http_agent_node_t */
     ngx_int_t                  entry;
+    ngx_str_t                  file;
+    ngx_uint_t                 line;
 } ngx_http_agent_graph_t;
+
+
+/*
+ * A node kind: its parameters are read at configuration time, its work
+ * runs per step.  run() returns NGX_OK when the node's update is complete,
+ * NGX_AGAIN when it will call ngx_http_agent_graph_node_done() later, or
+ * NGX_ERROR with run->error set.
+ */
+struct ngx_http_agent_kind_s {
+    ngx_str_t                  name;
+    void                    *(*create)(ngx_conf_t *cf);
+    /* NGX_OK, NGX_DECLINED: not a parameter of this kind, NGX_ERROR */
+    ngx_int_t                (*param)(ngx_conf_t *cf, void *conf,
+                                      ngx_str_t *key, ngx_str_t *value);
+    /* after the graph is read: channels resolved, files loaded */
+    ngx_int_t                (*check)(ngx_conf_t *cf,
+                                      ngx_http_agent_graph_t *graph,
+                                      ngx_http_agent_node_t *node);
+    ngx_int_t                (*run)(ngx_http_agent_run_t *run,
+                                    ngx_http_agent_node_t *node);
+    /* the tools the node binds, for a picture of the graph */
+    void                      *reserved;
+};
 
 
 /* what the embedder does with a run: persist, stream, finish */
@@ -93,6 +128,10 @@ typedef struct {
                                            ngx_str_t *node, ngx_int_t next);
     void                     (*done)(ngx_http_agent_run_t *run,
                                      ngx_int_t rc);
+    /* a node starts (start: 1) or ends; NGX_ERROR fails the run */
+    ngx_int_t                (*node)(ngx_http_agent_run_t *run,
+                                     ngx_http_agent_node_t *node,
+                                     ngx_uint_t start);
 } ngx_http_agent_run_handlers_t;
 
 
@@ -101,16 +140,21 @@ struct ngx_http_agent_run_s {
     ngx_log_t                       *log;
     ngx_http_agent_graph_t          *graph;
     ngx_http_agent_value_t          *state;      /* one per channel */
+    ngx_str_t                        extra;      /* channels of other
+                                                    graphs: kept */
+    ngx_uint_t                      *visits;     /* per node, this run */
     ngx_array_t                     *update;     /* ngx_http_agent_write_t */
     ngx_int_t                        current;
     ngx_uint_t                       step;
     ngx_uint_t                       limit;
+    ngx_uint_t                       messages_at_start;
     ngx_str_t                        error;
     ngx_str_t                        code;
 
     ngx_http_agent_run_handlers_t   *handlers;
     void                            *ctx;        /* the embedder's */
     void                            *data;       /* the node kinds' */
+    void                            *node_data;  /* the current node's */
     void                            *scratch;    /* a reusable JSON
                                                     generator */
 
@@ -127,8 +171,12 @@ struct ngx_http_agent_run_s {
 ngx_http_agent_run_t *ngx_http_agent_graph_run_create(ngx_pool_t *pool,
     ngx_log_t *log, ngx_http_agent_graph_t *graph);
 ngx_int_t ngx_http_agent_graph_channel(ngx_http_agent_graph_t *graph,
-    const char *name);
+    ngx_str_t *name);
+ngx_int_t ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph,
+    ngx_str_t *name);
 ngx_int_t ngx_http_agent_graph_apply(ngx_http_agent_run_t *run,
+    ngx_array_t *update);
+ngx_int_t ngx_http_agent_graph_input(ngx_http_agent_run_t *run,
     ngx_array_t *update);
 void ngx_http_agent_graph_start(ngx_http_agent_run_t *run);
 void ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc);
@@ -139,12 +187,14 @@ ngx_int_t ngx_http_agent_graph_fail(ngx_http_agent_run_t *run,
 ngx_array_t *ngx_http_agent_graph_update_create(ngx_pool_t *pool);
 ngx_int_t ngx_http_agent_graph_write_message(ngx_http_agent_run_t *run,
     ngx_array_t *update, ngx_uint_t channel, ngx_http_agent_msg_t *msg);
-ngx_int_t ngx_http_agent_graph_write_counter(ngx_array_t *update,
-    ngx_uint_t channel, int64_t n);
+ngx_int_t ngx_http_agent_graph_write_number(ngx_array_t *update,
+    ngx_uint_t channel, double n);
 ngx_int_t ngx_http_agent_graph_write_value(ngx_array_t *update,
     ngx_uint_t channel, ngx_str_t *json);
 ngx_http_agent_msg_t *ngx_http_agent_graph_last_message(
     ngx_http_agent_run_t *run, ngx_uint_t channel);
+ngx_int_t ngx_http_agent_graph_value(ngx_http_agent_run_t *run,
+    ngx_uint_t channel, ngx_str_t *json);
 
 
 #endif /* _NGX_HTTP_AGENT_GRAPH_H_INCLUDED_ */

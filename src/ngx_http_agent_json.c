@@ -201,6 +201,51 @@ ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n)
 }
 
 
+/* a number: integers as integers, others as yajl prints doubles */
+
+void
+ngx_http_agent_json_num(ngx_http_agent_json_t *j, double n)
+{
+    if (n == (double) (int64_t) n && n < 9e15 && n > -9e15) {
+        ngx_http_agent_json_int(j, (int64_t) n);
+        return;
+    }
+
+    ngx_http_agent_json_double(j, n);
+}
+
+
+u_char *
+ngx_http_agent_json_number_text(u_char *p, double n)
+{
+    if (n == (double) (int64_t) n && n < 9e15 && n > -9e15) {
+        return ngx_sprintf(p, "%L", (int64_t) n);
+    }
+
+    if (n != n || n > 1e300 || n < -1e300) {
+        return ngx_cpymem(p, "null", 4);
+    }
+
+    return p + snprintf((char *) p, 32, "%.17g", n);
+}
+
+
+double
+ngx_http_agent_json_number(ngx_str_t *text)
+{
+    u_char  buf[64];
+
+    if (text->len == 0 || text->len >= sizeof(buf)) {
+        return 0;
+    }
+
+    ngx_memcpy(buf, text->data, text->len);
+    buf[text->len] = '\0';
+
+    return strtod((char *) buf, NULL);
+}
+
+
 /*
  * yajl has no call to insert ready JSON; yajl_gen_number() copies its text
  * verbatim with the right separators, so it serves for stored JSON values:

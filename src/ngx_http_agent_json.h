@@ -59,6 +59,9 @@ void ngx_http_agent_json_bytes(ngx_http_agent_json_t *j, u_char *s,
 void ngx_http_agent_json_cstr(ngx_http_agent_json_t *j, const char *s);
 void ngx_http_agent_json_int(ngx_http_agent_json_t *j, int64_t n);
 void ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n);
+void ngx_http_agent_json_num(ngx_http_agent_json_t *j, double n);
+u_char *ngx_http_agent_json_number_text(u_char *p, double n);
+double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 ngx_int_t ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out);

@@ -38,6 +38,8 @@ static void ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
 static void ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
     ngx_http_agent_msg_t *m);
+static void ngx_http_agent_llm_images(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
 
 
 ngx_http_agent_llm_t *
@@ -142,8 +144,7 @@ ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "content");
 
     if (m->images.len) {
-        /* the user's images, as data URLs; the mime types were checked */
-        ngx_http_agent_json_raw(j, &m->images);
+        ngx_http_agent_llm_images(j, m);
 
     } else if (m->content.len == 0 && m->tool_calls.len) {
         ngx_http_agent_json_null(j);
@@ -163,6 +164,71 @@ ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
     }
 
     ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * The stored images, [{"mime_type", "data"}], as OpenAI's content parts:
+ * the text, then each image as a data URL (the mime types were checked).
+ * Messages stored before images were provider-neutral hold the parts.
+ */
+
+static void
+ngx_http_agent_llm_images(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
+{
+    u_char    *p;
+    size_t     i;
+    yajl_val   v, img;
+    ngx_str_t  data, mime, url;
+
+    v = ngx_http_agent_json_parse(j->pool, m->images.data, m->images.len,
+                                  NULL);
+
+    if (v == NULL || !YAJL_IS_ARRAY(v) || v->u.array.len == 0
+        || ngx_http_agent_json_get(v->u.array.values[0], "type"))
+    {
+        ngx_http_agent_json_raw(j, &m->images);
+        return;
+    }
+
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "text");
+    ngx_http_agent_json_key(j, "text");
+    ngx_http_agent_json_str(j, &m->content);
+    ngx_http_agent_json_end(j);
+
+    for (i = 0; i < v->u.array.len; i++) {
+        img = v->u.array.values[i];
+
+        if (ngx_http_agent_json_get_str(img, "mime_type", &mime) != NGX_OK
+            || ngx_http_agent_json_get_str(img, "data", &data) != NGX_OK)
+        {
+            continue;
+        }
+
+        p = ngx_pnalloc(j->pool, data.len + mime.len + 16);
+        if (p == NULL) {
+            j->failed = 1;
+            return;
+        }
+
+        url.data = p;
+        url.len = ngx_sprintf(p, "data:%V;base64,%V", &mime, &data) - p;
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "image_url");
+        ngx_http_agent_json_key(j, "image_url");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "url");
+        ngx_http_agent_json_str(j, &url);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
 }
 
 

@@ -19,6 +19,8 @@
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_stream.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -36,6 +38,14 @@ static char *ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_agent_input(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_agent_merge_graph(ngx_conf_t *cf,
+    ngx_http_agent_loc_conf_t *conf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
 static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
@@ -178,6 +188,34 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       offsetof(ngx_http_agent_loc_conf_t, turn_lease),
       NULL },
 
+    { ngx_string("agent_graph"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_TAKE1,
+      ngx_http_agent_graph,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_use_graph"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_agent_use_graph,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_input"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE2,
+      ngx_http_agent_input,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_stream"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, format_name),
+      NULL },
+
     { ngx_string("agent_sessions"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_agent_endpoint,
@@ -236,6 +274,9 @@ ngx_http_agent_create_main_conf(ngx_conf_t *cf)
     if (ngx_array_init(&amcf->models, cf->pool, 2,
                        sizeof(ngx_http_agent_model_t))
         != NGX_OK
+        || ngx_array_init(&amcf->graphs, cf->pool, 4,
+                          sizeof(ngx_http_agent_graph_t *))
+           != NGX_OK
         || ngx_array_init(&amcf->databases, cf->pool, 2,
                           sizeof(ngx_http_agent_database_t))
            != NGX_OK)
@@ -252,9 +293,10 @@ ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
-    if (ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
-                                   &amcf->system_prompt)
-        != NGX_OK)
+    /* the built-in react graph, then what every node refers to */
+
+    if (ngx_http_agent_graph_builtin(cf, &amcf->graphs) != NGX_OK
+        || ngx_http_agent_graph_check_kinds(cf, &amcf->graphs) != NGX_OK)
     {
         return NGX_CONF_ERROR;
     }
@@ -292,6 +334,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
     alcf->owner = NGX_CONF_UNSET_PTR;
+    alcf->inputs = NGX_CONF_UNSET_PTR;
 
     return alcf;
 }
@@ -324,6 +367,18 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
     ngx_conf_merge_ptr_value(conf->owner, prev->owner, NULL);
+    ngx_conf_merge_ptr_value(conf->inputs, prev->inputs, NULL);
+    ngx_conf_merge_str_value(conf->format_name, prev->format_name, "typed");
+
+    if (conf->graph_name.len == 0) {
+        conf->graph_name = prev->graph_name;
+        conf->graph_file = prev->graph_file;
+        conf->graph_line = prev->graph_line;
+    }
+
+    if (ngx_http_agent_merge_graph(cf, conf) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
 
     if (conf->turn_lease < 300) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
@@ -691,4 +746,142 @@ ngx_http_agent_exit_process(ngx_cycle_t *cycle)
     ngx_http_agent_sql_exit_process(cycle);
     ngx_http_agent_store_close(cycle);
     ngx_http_agent_curl_exit_process(cycle);
+}
+
+
+/* the location's graph, stream format and inputs, checked against it */
+
+static char *
+ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
+{
+    ngx_str_t                    name;
+    ngx_uint_t                   i;
+    ngx_http_agent_input_t      *in;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    name = conf->graph_name;
+
+    if (name.len == 0) {
+        ngx_str_set(&name, "react");
+    }
+
+    conf->graph = ngx_http_agent_graph_find(&amcf->graphs, &name);
+
+    if (conf->graph == NULL) {
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_use_graph: unknown "
+                      "graph \"%V\", declare it with agent_graph in %V:%ui",
+                      &name, &conf->graph_file, conf->graph_line);
+        return NGX_CONF_ERROR;
+    }
+
+    conf->format = ngx_http_agent_format_find(&conf->format_name);
+
+    if (conf->format == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_stream: unknown "
+                           "format \"%V\", use typed or events",
+                           &conf->format_name);
+        return NGX_CONF_ERROR;
+    }
+
+    if (conf->inputs == NULL || !conf->kind) {
+        return NGX_CONF_OK;
+    }
+
+    in = conf->inputs->elts;
+
+    for (i = 0; i < conf->inputs->nelts; i++) {
+        in[i].channel = ngx_http_agent_graph_channel(conf->graph,
+                                                     &in[i].name);
+
+        if (in[i].channel == NGX_ERROR
+            || in[i].channel == NGX_HTTP_AGENT_CH_MESSAGES)
+        {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_input: the "
+                          "graph \"%V\" has no channel \"%V\" in %V:%ui",
+                          &conf->graph->name, &in[i].name, &in[i].file,
+                          in[i].line);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    return ngx_http_agent_graph_block(cf, &amcf->graphs);
+}
+
+
+static char *
+ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_str_t  *value;
+
+    if (alcf->graph_name.len) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    alcf->graph_name = value[1];
+    alcf->graph_file = cf->conf_file->file.name;
+    alcf->graph_line = cf->conf_file->line;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_input(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_str_t                         *value;
+    ngx_http_agent_input_t            *in;
+    ngx_http_compile_complex_value_t   ccv;
+
+    value = cf->args->elts;
+
+    if (alcf->inputs == NGX_CONF_UNSET_PTR) {
+        alcf->inputs = ngx_array_create(cf->pool, 2,
+                                        sizeof(ngx_http_agent_input_t));
+        if (alcf->inputs == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    in = ngx_array_push(alcf->inputs);
+    if (in == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(in, sizeof(ngx_http_agent_input_t));
+    in->name = value[1];
+    in->file = cf->conf_file->file.name;
+    in->line = cf->conf_file->line;
+
+    in->value = ngx_palloc(cf->pool, sizeof(ngx_http_complex_value_t));
+    if (in->value == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
+    ccv.cf = cf;
+    ccv.value = &value[2];
+    ccv.complex_value = in->value;
+
+    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
 }

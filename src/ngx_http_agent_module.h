@@ -12,6 +12,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_graph.h"
+
 
 #define NGX_HTTP_AGENT_CHAT      1
 #define NGX_HTTP_AGENT_SESSIONS  2
@@ -36,10 +38,20 @@ typedef struct {
     ngx_str_t                  checkpoint_db;
     ngx_str_t                  resources_dir;
     ngx_str_t                  prompts_dir;
-    ngx_str_t                  system_prompt;
     ngx_array_t                models;      /* ngx_http_agent_model_t */
     ngx_array_t                databases;   /* ngx_http_agent_database_t */
+    ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */
 } ngx_http_agent_main_conf_t;
+
+
+/* agent_input CHANNEL VALUE */
+typedef struct {
+    ngx_str_t                  name;
+    ngx_int_t                  channel;
+    ngx_http_complex_value_t  *value;
+    ngx_str_t                  file;
+    ngx_uint_t                 line;
+} ngx_http_agent_input_t;
 
 
 typedef struct {
@@ -59,6 +71,13 @@ typedef struct {
     void                      *thread_pool;
     ngx_msec_t                 turn_lease;
     ngx_http_complex_value_t  *owner;
+    ngx_str_t                  graph_name;
+    ngx_str_t                  graph_file;
+    ngx_uint_t                 graph_line;
+    ngx_http_agent_graph_t    *graph;
+    ngx_str_t                  format_name;
+    void                      *format;      /* ngx_http_agent_format_t */
+    ngx_array_t               *inputs;      /* ngx_http_agent_input_t */
 } ngx_http_agent_loc_conf_t;
 
 

@@ -31,7 +31,8 @@ static ngx_str_t  ngx_http_agent_prompt_default = ngx_string(
 
 
 ngx_int_t
-ngx_http_agent_prompt_load(ngx_conf_t *cf, ngx_str_t *dir, ngx_str_t *out)
+ngx_http_agent_prompt_load(ngx_conf_t *cf, ngx_str_t *dir, ngx_str_t *fname,
+    ngx_str_t *out)
 {
     u_char           *name;
     ssize_t           n;
@@ -40,17 +41,35 @@ ngx_http_agent_prompt_load(ngx_conf_t *cf, ngx_str_t *dir, ngx_str_t *out)
     ngx_file_info_t   fi;
 
     if (dir->len == 0) {
-        *out = ngx_http_agent_prompt_default;
-        return NGX_OK;
+        if (fname->len == sizeof(NGX_HTTP_AGENT_PROMPT_SYSTEM) - 1
+            && ngx_strncmp(fname->data, NGX_HTTP_AGENT_PROMPT_SYSTEM,
+                           fname->len)
+               == 0)
+        {
+            *out = ngx_http_agent_prompt_default;
+            return NGX_OK;
+        }
+
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the prompt file \"%V\" "
+                           "needs agent_prompts, the folder it is in",
+                           fname);
+        return NGX_ERROR;
     }
 
-    name = ngx_pnalloc(cf->pool, dir->len + sizeof(NGX_HTTP_AGENT_PROMPT_SYSTEM)
-                                 + 1);
+    if (fname->len == 0 || ngx_strlchr(fname->data, fname->data + fname->len, '/')
+        || fname->data[0] == '.')
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the prompt file \"%V\": "
+                           "a file name inside agent_prompts", fname);
+        return NGX_ERROR;
+    }
+
+    name = ngx_pnalloc(cf->pool, dir->len + fname->len + 2);
     if (name == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_sprintf(name, "%V/%s%Z", dir, NGX_HTTP_AGENT_PROMPT_SYSTEM);
+    ngx_sprintf(name, "%V/%V%Z", dir, fname);
 
     fd = ngx_open_file(name, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
     if (fd == NGX_INVALID_FILE) {

@@ -22,7 +22,6 @@
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_react.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
@@ -202,54 +201,6 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
 }
 
 
-void
-ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
-    ngx_http_agent_msg_t *m, ngx_uint_t full)
-{
-    ngx_http_agent_json_obj(j);
-
-    if (session_id) {
-        ngx_http_agent_json_key(j, "id");
-        ngx_http_agent_json_int(j, m->seq);
-        ngx_http_agent_json_key(j, "session_id");
-        ngx_http_agent_json_str(j, session_id);
-    }
-
-    ngx_http_agent_json_key(j, "role");
-    ngx_http_agent_json_str(j, &m->role);
-    ngx_http_agent_json_key(j, "content");
-    ngx_http_agent_json_str(j, &m->content);
-
-    if (full && m->tool_calls.len) {
-        ngx_http_agent_json_key(j, "tool_calls");
-        ngx_http_agent_json_raw(j, &m->tool_calls);
-    }
-
-    if (full && m->tool_call_id.len) {
-        ngx_http_agent_json_key(j, "tool_call_id");
-        ngx_http_agent_json_str(j, &m->tool_call_id);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &m->name);
-    }
-
-    if (session_id) {
-        ngx_http_agent_json_key(j, "created_at");
-        ngx_http_agent_json_str(j, &m->created_at);
-        ngx_http_agent_json_key(j, "metadata");
-
-        if (m->metadata.len) {
-            ngx_http_agent_json_raw(j, &m->metadata);
-
-        } else {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-        }
-    }
-
-    ngx_http_agent_json_end(j);
-}
-
-
 ngx_int_t
 ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
 {
@@ -315,23 +266,23 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
     ngx_str_t                     out;
-    ngx_uint_t                    i, n;
-    ngx_array_t                  *msgs;
     ngx_http_agent_run_t         *run;
-    ngx_http_agent_msg_t         *m;
     ngx_http_agent_json_t        *j;
-    ngx_http_agent_graph_t       *graph;
     ngx_http_agent_session_t      s;
+    ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_checkpoint_t   cp;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    graph = &ngx_http_agent_react_graph;
+    /* the channels of the location's graph (agent_use_graph) */
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log, graph);
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                          alcf->graph);
     if (run == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -366,39 +317,10 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
     }
 
     ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "graph");
+    ngx_http_agent_json_str(j, &alcf->graph->name);
     ngx_http_agent_json_key(j, "values");
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; i < graph->nchannels; i++) {
-        ngx_http_agent_json_ok(j, yajl_gen_string(j->gen,
-                                       graph->channels[i].name.data,
-                                       graph->channels[i].name.len));
-
-        switch (graph->channels[i].kind) {
-
-        case NGX_HTTP_AGENT_CHANNEL_MESSAGES:
-            msgs = run->state[i].messages;
-            m = msgs->elts;
-
-            ngx_http_agent_json_arr(j);
-
-            for (n = 0; n < msgs->nelts; n++) {
-                ngx_http_agent_message_json(j, NULL, &m[n], 1);
-            }
-
-            ngx_http_agent_json_arr_end(j);
-            break;
-
-        case NGX_HTTP_AGENT_CHANNEL_COUNTER:
-            ngx_http_agent_json_int(j, run->state[i].counter);
-            break;
-
-        default:
-            ngx_http_agent_json_raw(j, &run->state[i].json);
-        }
-    }
-
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_state_json(j, run);
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_done(j, &out) != NGX_OK) {

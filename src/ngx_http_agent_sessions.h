@@ -25,8 +25,6 @@ void ngx_http_agent_session_json(ngx_http_agent_json_t *j,
 ngx_int_t ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id);
 ngx_int_t ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id);
 ngx_int_t ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id);
-void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
-    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
 
 
 #endif /* _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_ */

@@ -94,13 +94,29 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse, ngx_str_t *json)
 {
-    u_char  *p, head[NGX_INT_T_LEN + 16];
+    return ngx_http_agent_sse_named(sse, NULL, json);
+}
+
+
+/* with a name: "event: NAME" first, as the events stream format has it */
+
+ngx_int_t
+ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
+    ngx_str_t *json)
+{
+    u_char  *p, head[NGX_INT_T_LEN + 64];
 
     if (sse->failed || sse->finished) {
         return NGX_ERROR;
     }
 
-    p = ngx_sprintf(head, "id: %ui\ndata: ", ++sse->id);
+    p = head;
+
+    if (name && name->len && name->len <= 32) {
+        p = ngx_sprintf(p, "event: %V\n", name);
+    }
+
+    p = ngx_sprintf(p, "id: %ui\ndata: ", ++sse->id);
 
     return ngx_http_agent_sse_send(sse, head, p - head, json, 0);
 }

@@ -29,6 +29,8 @@ ngx_int_t ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse,
     ngx_http_request_t *r, ngx_msec_t interval);
 ngx_int_t ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse,
     ngx_str_t *json);
+ngx_int_t ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
+    ngx_str_t *json);
 ngx_int_t ngx_http_agent_sse_finish(ngx_http_agent_sse_t *sse);
 void ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse);
 

@@ -8,38 +8,39 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#if (NGX_THREADS)
-#include <ngx_thread_pool.h>
-#endif
-
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
-#include "ngx_http_agent_sessions.h"
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_resources.h"
-#include "ngx_http_agent_chat.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_body.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_react.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_csv.h"
-#include "ngx_http_agent_sql.h"
+
+
+/*
+ * A turn: one run of the location's graph bound to one request.  It locks
+ * the session, loads its state, makes the input a step of the run, streams
+ * what the nodes report in the location's format and saves a checkpoint
+ * after each step.  It knows no particular graph.
+ */
+
+
+#define NGX_HTTP_AGENT_MAX_IMAGES       8
 
 
 typedef struct {
     ngx_http_request_t             *request;
     ngx_http_agent_run_t           *run;
-    ngx_http_agent_react_t          react;
+    ngx_http_agent_env_t            env;
+    ngx_http_agent_stream_t         stream;
     ngx_http_agent_sse_t            sse;
     ngx_str_t                       session_id;
     ngx_str_t                       run_id;
     ngx_str_t                       checkpoint_id;
+    ngx_str_t                       text;
     int64_t                         step;
-    int64_t                         prompt_at_start;
-    int64_t                         completion_at_start;
     ngx_event_t                     lease;
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
@@ -51,24 +52,31 @@ typedef struct {
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session,
     ngx_http_agent_msg_t *msg, ngx_str_t *text);
+static ngx_int_t ngx_http_agent_turn_inputs(ngx_http_request_t *r,
+    ngx_http_agent_run_t *run, ngx_array_t *update);
 static ngx_int_t ngx_http_agent_turn_images(ngx_http_request_t *r,
-    yajl_val images, ngx_str_t *text, ngx_str_t *out);
+    yajl_val images, ngx_str_t *out);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
-static ngx_int_t ngx_http_agent_turn_emit(void *data, ngx_str_t *json);
+static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t start);
 static void ngx_http_agent_turn_done(ngx_http_agent_run_t *run,
     ngx_int_t rc);
+static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
+    ngx_str_t *text);
+static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json);
 static void ngx_http_agent_turn_cleanup(void *data);
+static void ngx_http_agent_turn_lease(ngx_event_t *ev);
 static void ngx_http_agent_turn_track(ngx_http_agent_turn_t *turn,
     ngx_uint_t on);
 static void ngx_http_agent_turn_exit_watch(ngx_event_t *ev);
-static void ngx_http_agent_turn_lease(ngx_event_t *ev);
-
 
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
     ngx_http_agent_turn_checkpoint,
-    ngx_http_agent_turn_done
+    ngx_http_agent_turn_done,
+    ngx_http_agent_turn_node
 };
 
 
@@ -78,6 +86,8 @@ static ngx_event_t   ngx_http_agent_exit_watch;
 static ngx_msec_t    ngx_http_agent_exit_start;
 
 
+/* a turn: POST /{session_id}/message */
+
 ngx_int_t
 ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body)
@@ -85,14 +95,12 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     u_char                      *p;
     yajl_val                     v, images;
     ngx_int_t                    rc;
-    ngx_str_t                    text, name, json;
+    ngx_str_t                    text, name, key;
     ngx_http_cleanup_t          *cln;
     ngx_http_agent_msg_t         msg;
-    ngx_http_agent_run_t        *run;
     ngx_http_agent_turn_t       *turn;
-    ngx_http_agent_json_t       *j;
     ngx_http_agent_model_t      *model;
-    ngx_http_agent_react_t      *react;
+    ngx_http_agent_event_t       ev;
     ngx_http_agent_session_t     s;
     ngx_http_agent_loc_conf_t   *alcf;
     ngx_http_agent_main_conf_t  *amcf;
@@ -120,7 +128,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     images = ngx_http_agent_json_get(v, "images");
 
     if (images && !YAJL_IS_NULL(images)) {
-        rc = ngx_http_agent_turn_images(r, images, &text, &msg.images);
+        rc = ngx_http_agent_turn_images(r, images, &msg.images);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -153,31 +161,22 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     "there is no model \"%V\"", &name);
     }
 
+    if (ngx_http_agent_env_key(model, &key) != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+                                    "the model \"%V\" has no API key: "
+                                    "set %V for nginx and add \"env %V;"
+                                    "\" to nginx.conf", &model->name,
+                                    &model->key_env, &model->key_env);
+    }
+
     turn = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_t));
     if (turn == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    react = &turn->react;
-
-    if (model->key_env.len) {
-        p = (u_char *) getenv((char *) model->key_env.data);
-
-        if (p == NULL || *p == '\0') {
-            return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
-                                        "the model \"%V\" has no API key: "
-                                        "set %V for nginx and add \"env %V;"
-                                        "\" to nginx.conf", &model->name,
-                                        &model->key_env, &model->key_env);
-        }
-
-        react->api_key.data = p;
-        react->api_key.len = ngx_strlen(p);
-    }
-
     turn->request = r;
     turn->session_id = s.id;
-    react->model = model;
+    turn->env.model = model;
 
     p = ngx_pnalloc(r->pool, 36);
     if (p == NULL) {
@@ -225,32 +224,18 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_ERROR;
     }
 
-    run = turn->run;
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_START;
+    ev.text = &text;
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "start");
-    ngx_http_agent_json_key(j, "session_id");
-    ngx_http_agent_json_str(j, &s.id);
-    ngx_http_agent_json_key(j, "run_id");
-    ngx_http_agent_json_str(j, &turn->run_id);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK
-        || ngx_http_agent_sse_event(&turn->sse, &json) != NGX_OK)
-    {
+    if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK) {
         return NGX_ERROR;
     }
 
     /* a client that goes away ends the turn: see the cleanup */
     r->read_event_handler = ngx_http_test_reading;
 
-    ngx_http_agent_graph_start(run);
+    ngx_http_agent_graph_start(turn->run);
 
     return NGX_DONE;
 }
@@ -264,9 +249,11 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     ngx_str_t *text)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     json, node, *id;
+    ngx_str_t                     json, *id;
+    ngx_array_t                  *update;
     ngx_http_agent_run_t         *run;
-    ngx_http_agent_react_t       *react;
+    ngx_http_agent_env_t         *env;
+    ngx_http_agent_stream_t      *stream;
     ngx_http_agent_checkpoint_t   cp;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_main_conf_t   *amcf;
@@ -275,7 +262,6 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     id = &session->id;
-    react = &turn->react;
 
     rc = ngx_http_agent_store_lock(id, &turn->run_id, alcf->turn_lease);
 
@@ -308,7 +294,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_track(turn, 1);
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          &ngx_http_agent_react_graph);
+                                          alcf->graph);
     if (run == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -317,7 +303,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     run->limit = alcf->recursion_limit;
     run->handlers = &ngx_http_agent_turn_handlers;
     run->ctx = turn;
-    run->data = react;
+    run->data = &turn->env;
 
     if (ngx_http_agent_state_load(r->pool, id, run, &cp) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
@@ -327,65 +313,59 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     turn->checkpoint_id = cp.id;
     turn->step = cp.step;
-    turn->prompt_at_start =
-                     run->state[NGX_HTTP_AGENT_REACT_PROMPT_TOKENS].counter;
-    turn->completion_at_start =
-                 run->state[NGX_HTTP_AGENT_REACT_COMPLETION_TOKENS].counter;
+    run->messages_at_start =
+                       run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
 
-    react->session_id = *id;
-    react->system_prompt = &amcf->system_prompt;
-    react->alcf = alcf;
-    react->calls_at_start =
-                       run->state[NGX_HTTP_AGENT_REACT_MODEL_CALLS].counter;
-    react->emit = ngx_http_agent_turn_emit;
-    react->emit_data = turn;
-    react->sql.timeout = alcf->sql_timeout;
-    react->sql.max_rows = alcf->sql_max_rows;
-    react->sql.max_bytes = alcf->sql_max_bytes;
-    react->sql.thread_pool = alcf->thread_pool;
-    react->sql.database = session->database.len
-                          ? ngx_http_agent_database_find(amcf,
-                                                         &session->database)
-                          : NULL;
+    env = &turn->env;
+    env->session_id = *id;
+    env->amcf = amcf;
+    env->alcf = alcf;
+    env->stream = &turn->stream;
+    env->sql.timeout = alcf->sql_timeout;
+    env->sql.max_rows = alcf->sql_max_rows;
+    env->sql.max_bytes = alcf->sql_max_bytes;
+    env->sql.thread_pool = alcf->thread_pool;
+    env->sql.database = session->database.len
+                        ? ngx_http_agent_database_find(amcf,
+                                                       &session->database)
+                        : NULL;
 
-    if (react->sql.database == NULL) {
-        react->sql.database = alcf->database;
+    if (env->sql.database == NULL) {
+        env->sql.database = alcf->database;
     }
 
-    /* the input is a step of its own, as LangGraph's "__input__" is */
+    stream = &turn->stream;
+    stream->format = alcf->format;
+    stream->pool = r->pool;
+    stream->session_id = *id;
+    stream->run_id = turn->run_id;
+    stream->graph = alcf->graph->name;
+    stream->sink = ngx_http_agent_turn_sink;
+    stream->sink_data = turn;
 
-    run->update = ngx_http_agent_graph_update_create(r->pool);
-    if (run->update == NULL) {
+    /* the input: the message, the text, the session, agent_input values */
+
+    update = ngx_http_agent_graph_update_create(r->pool);
+    if (update == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_graph_write_message(run, run->update,
-                                           NGX_HTTP_AGENT_REACT_MESSAGES,
-                                           msg)
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (ngx_http_agent_json_quote(r->pool, id, &json) != NGX_OK
-        || ngx_http_agent_graph_write_value(run->update,
-                                            NGX_HTTP_AGENT_REACT_SESSION_ID,
+    if (ngx_http_agent_graph_write_message(run, update,
+                                           NGX_HTTP_AGENT_CH_MESSAGES, msg)
+        != NGX_OK
+        || ngx_http_agent_json_quote(r->pool, id, &json) != NGX_OK
+        || ngx_http_agent_graph_write_value(update,
+                                            NGX_HTTP_AGENT_CH_SESSION_ID,
                                             &json) != NGX_OK
         || ngx_http_agent_json_quote(r->pool, text, &json) != NGX_OK
-        || ngx_http_agent_graph_write_value(run->update,
-                                         NGX_HTTP_AGENT_REACT_CURRENT_QUERY,
-                                         &json) != NGX_OK
-        || ngx_http_agent_graph_apply(run, run->update) != NGX_OK)
+        || ngx_http_agent_graph_write_value(update, NGX_HTTP_AGENT_CH_INPUT,
+                                            &json) != NGX_OK
+        || ngx_http_agent_turn_inputs(r, run, update) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_str_set(&node, "__input__");
-
-    if (ngx_http_agent_turn_checkpoint(run, &node,
-                                       ngx_http_agent_react_graph.entry)
-        != NGX_OK)
-    {
+    if (ngx_http_agent_graph_input(run, update) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
     }
@@ -394,13 +374,51 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 }
 
 
+/* agent_input CHANNEL VALUE: nginx variables into the state, as strings */
+
+static ngx_int_t
+ngx_http_agent_turn_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run,
+    ngx_array_t *update)
+{
+    ngx_str_t                   value, json;
+    ngx_uint_t                  i;
+    ngx_http_agent_input_t     *in;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (alcf->inputs == NULL) {
+        return NGX_OK;
+    }
+
+    in = alcf->inputs->elts;
+
+    for (i = 0; i < alcf->inputs->nelts; i++) {
+        if (ngx_http_complex_value(r, in[i].value, &value) != NGX_OK
+            || ngx_http_agent_json_quote(r->pool, &value, &json) != NGX_OK
+            || ngx_http_agent_graph_write_value(update, in[i].channel, &json)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The images of a message, provider-neutral: [{"mime_type", "data"}]; each
+ * provider writes them its own way.
+ */
+
 static ngx_int_t
 ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
-    ngx_str_t *text, ngx_str_t *out)
+    ngx_str_t *out)
 {
     size_t                  i;
     yajl_val                img;
-    ngx_str_t               data, mime, url;
+    ngx_str_t               data, mime;
     ngx_http_agent_json_t  *j;
 
     if (!YAJL_IS_ARRAY(images)) {
@@ -412,20 +430,18 @@ ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
         return NGX_OK;
     }
 
+    if (images->u.array.len > NGX_HTTP_AGENT_MAX_IMAGES) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "at most %d images a message",
+                                    NGX_HTTP_AGENT_MAX_IMAGES);
+    }
+
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* the provider's content parts: the text, then each image */
-
     ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "text");
-    ngx_http_agent_json_key(j, "text");
-    ngx_http_agent_json_str(j, text);
-    ngx_http_agent_json_end(j);
 
     for (i = 0; i < images->u.array.len; i++) {
         img = images->u.array.values[i];
@@ -441,22 +457,11 @@ ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
                                         "and \"mime_type\" (image/...)");
         }
 
-        url.data = ngx_pnalloc(r->pool, data.len + mime.len + 16);
-        if (url.data == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        url.len = ngx_sprintf(url.data, "data:%V;base64,%V", &mime, &data)
-                  - url.data;
-
         ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "image_url");
-        ngx_http_agent_json_key(j, "image_url");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "url");
-        ngx_http_agent_json_str(j, &url);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "mime_type");
+        ngx_http_agent_json_str(j, &mime);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_str(j, &data);
         ngx_http_agent_json_end(j);
     }
 
@@ -476,12 +481,17 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
-    ngx_uint_t                   end;
-    ngx_http_agent_checkpoint_t  cp;
+    ngx_str_t                    *name;
+    ngx_uint_t                    end;
+    ngx_http_agent_node_t        *nodes;
+    ngx_http_agent_checkpoint_t   cp;
 
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
     cp.id = turn->checkpoint_id;
     cp.step = turn->step;
+
+    nodes = run->graph->nodes.elts;
+    name = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
 
     /* the last step and the release of the session: one transaction */
     end = (next == NGX_HTTP_AGENT_END && turn->locked);
@@ -490,7 +500,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_state_save(run, &turn->session_id, &cp, node, next)
+    if (ngx_http_agent_state_save(run, &turn->session_id, &cp, node, name)
         != NGX_OK)
     {
         if (end) {
@@ -518,11 +528,40 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
 
 static ngx_int_t
-ngx_http_agent_turn_emit(void *data, ngx_str_t *json)
+ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t start)
+{
+    ngx_http_agent_turn_t *turn = run->ctx;
+
+    ngx_http_agent_event_t    ev;
+    ngx_http_agent_stream_t  *s;
+
+    s = &turn->stream;
+
+    if (start) {
+        s->node = node->name;
+        s->step = run->step + 1;
+        ngx_str_null(&s->model_run_id);
+
+        if (ngx_http_agent_stream_run_id(s, &s->node_run_id) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = start ? NGX_HTTP_AGENT_EV_NODE_START
+                    : NGX_HTTP_AGENT_EV_NODE_END;
+
+    return ngx_http_agent_stream_emit(s, &ev);
+}
+
+
+static ngx_int_t
+ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json)
 {
     ngx_http_agent_turn_t *turn = data;
 
-    return ngx_http_agent_sse_event(&turn->sse, json);
+    return ngx_http_agent_sse_named(&turn->sse, name, json);
 }
 
 
@@ -531,10 +570,10 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
-    ngx_str_t               json, text;
-    ngx_connection_t       *c;
-    ngx_http_request_t     *r;
-    ngx_http_agent_json_t  *j;
+    ngx_str_t                text, code;
+    ngx_connection_t        *c;
+    ngx_http_request_t      *r;
+    ngx_http_agent_event_t   ev;
 
     r = turn->request;
     c = r->connection;
@@ -562,53 +601,30 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         goto failed;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        goto failed;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
 
     if (rc == NGX_OK) {
-        text.data = turn->react.text;
-        text.len = turn->react.text_len;
+        ngx_http_agent_turn_answer(turn, &text);
 
-        ngx_http_agent_json_cstr(j, "end");
-        ngx_http_agent_json_key(j, "full_response");
-        ngx_http_agent_json_str(j, &text);
-        ngx_http_agent_json_key(j, "usage");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "prompt_tokens");
-        ngx_http_agent_json_int(j,
-                   run->state[NGX_HTTP_AGENT_REACT_PROMPT_TOKENS].counter
-                   - turn->prompt_at_start);
-        ngx_http_agent_json_key(j, "completion_tokens");
-        ngx_http_agent_json_int(j,
-               run->state[NGX_HTTP_AGENT_REACT_COMPLETION_TOKENS].counter
-               - turn->completion_at_start);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_key(j, "checkpoint_id");
-        ngx_http_agent_json_str(j, &turn->checkpoint_id);
+        ev.type = NGX_HTTP_AGENT_EV_END;
+        ev.text = &text;
+        ev.checkpoint_id = &turn->checkpoint_id;
+        ev.prompt_tokens = turn->env.prompt_tokens;
+        ev.completion_tokens = turn->env.completion_tokens;
 
     } else {
-        ngx_http_agent_json_cstr(j, "error");
-        ngx_http_agent_json_key(j, "error");
-        ngx_http_agent_json_str(j, &run->error);
-        ngx_http_agent_json_key(j, "code");
+        code = run->code;
 
-        if (run->code.len) {
-            ngx_http_agent_json_str(j, &run->code);
-
-        } else {
-            ngx_http_agent_json_cstr(j, "internal");
+        if (code.len == 0) {
+            ngx_str_set(&code, "internal");
         }
+
+        ev.type = NGX_HTTP_AGENT_EV_ERROR;
+        ev.text = &run->error;
+        ev.code = &code;
     }
 
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK
-        || ngx_http_agent_sse_event(&turn->sse, &json) != NGX_OK
+    if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK
         || ngx_http_agent_sse_finish(&turn->sse) != NGX_OK)
     {
         goto failed;
@@ -625,6 +641,29 @@ failed:
 
     ngx_http_finalize_request(r, NGX_ERROR);
     ngx_http_run_posted_requests(c);
+}
+
+
+/* the answer: the text of the last AI message this turn appended */
+
+static void
+ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn, ngx_str_t *text)
+{
+    ngx_uint_t             i;
+    ngx_array_t           *msgs;
+    ngx_http_agent_msg_t  *m;
+
+    ngx_str_set(text, "");
+
+    msgs = turn->run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    m = msgs->elts;
+
+    for (i = msgs->nelts; i > turn->run->messages_at_start; i--) {
+        if (m[i - 1].role.len && m[i - 1].role.data[0] == 'a') {
+            *text = m[i - 1].content;
+            return;
+        }
+    }
 }
 
 

@@ -60,7 +60,7 @@ my $st = $t->http('GET', "/api/sessions/$sid/state")->{json};
 is($st->{checkpoint_id}, $end->{checkpoint_id}, 'state at last checkpoint');
 is_deeply($st->{next}, [], 'nothing next');
 is($st->{values}{model_calls}, 1, 'counter channel');
-is($st->{values}{current_query}, 'Say hello', 'value channel');
+is($st->{values}{input}, 'Say hello', 'value channel');
 is(scalar @{ $st->{values}{messages} }, 2, 'messages channel');
 
 my $h = $t->http('GET', "/api/sessions/$sid/history")->{json}{checkpoints};

@@ -1,0 +1,48 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_ENV_H_INCLUDED_
+#define _NGX_HTTP_AGENT_ENV_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_sql.h"
+
+
+/*
+ * What a turn gives the node kinds of its run (run->data): the session,
+ * the model, the limits of the location, the SQL context and the stream.
+ * Nothing here names a graph, a node or a channel of one.
+ */
+typedef struct {
+    ngx_str_t                       session_id;
+    ngx_http_agent_main_conf_t     *amcf;
+    ngx_http_agent_loc_conf_t      *alcf;
+    ngx_http_agent_model_t         *model;     /* the session's */
+    ngx_http_agent_sql_ctx_t        sql;
+    ngx_http_agent_stream_t        *stream;
+
+    /* summed over the model calls of the turn */
+    int64_t                         prompt_tokens;
+    int64_t                         completion_tokens;
+    ngx_uint_t                      model_calls;
+    ngx_uint_t                      tool_calls;
+} ngx_http_agent_env_t;
+
+
+ngx_int_t ngx_http_agent_emit(ngx_http_agent_run_t *run,
+    ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_env_key(ngx_http_agent_model_t *model,
+    ngx_str_t *key);
+ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);
+
+
+#endif /* _NGX_HTTP_AGENT_ENV_H_INCLUDED_ */

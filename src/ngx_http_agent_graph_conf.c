@@ -1,0 +1,828 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_expr.h"
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * The graph language of nginx.conf:
+ *
+ *     agent_graph NAME {
+ *         channel NAME REDUCER [default=JSON];
+ *         node    NAME KIND [PARAM=VALUE ...];
+ *         edge    FROM TO [if=EXPR];
+ *     }
+ *
+ * A graph is read, checked and compiled when nginx reads its configuration:
+ * whatever "nginx -t" accepts runs without a surprise.
+ */
+
+
+typedef struct {
+    ngx_str_t                  from;
+    ngx_str_t                  to;
+    ngx_str_t                  cond;
+    ngx_str_t                  file;
+    ngx_uint_t                 line;
+} ngx_http_agent_edge_conf_t;
+
+
+typedef struct {
+    ngx_http_agent_graph_t    *graph;
+    ngx_array_t                edges;     /* ngx_http_agent_edge_conf_t */
+} ngx_http_agent_graph_ctx_t;
+
+
+static char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
+static char *ngx_http_agent_graph_directive(ngx_conf_t *cf,
+    ngx_command_t *dummy, void *conf);
+static char *ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
+static char *ngx_http_agent_graph_node_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
+static char *ngx_http_agent_graph_edge_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_ctx_t *ctx);
+static ngx_int_t ngx_http_agent_graph_link(ngx_conf_t *cf,
+    ngx_http_agent_graph_ctx_t *ctx);
+static ngx_int_t ngx_http_agent_graph_reach(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
+static void ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file,
+    ngx_uint_t line, const char *fmt, ...);
+
+
+static ngx_str_t  ngx_http_agent_reducers[] = {
+    ngx_string("messages"),
+    ngx_string("append"),
+    ngx_string("sum"),
+    ngx_string("value"),
+    ngx_string("merge"),
+    ngx_null_string
+};
+
+
+/*
+ * The built-in "react" graph (seed 000), in the same language; shipped
+ * also as conf/graphs/react.conf, which t/30-graphs.t keeps identical.
+ */
+
+static ngx_str_t  ngx_http_agent_react_text = ngx_string(
+"    channel csv_resources value;\n"
+"    channel csv_metadata  value;\n"
+"    channel db_schema     value 'default=\"(none)\"';\n"
+"    channel model_calls   sum;\n"
+"\n"
+"    node load_csv_metadata resources output=csv_resources "
+"text=csv_metadata;\n"
+"    node model llm prompt=react_system.md tools=all count=model_calls;\n"
+"    node tools tools;\n"
+"\n"
+"    edge START load_csv_metadata;\n"
+"    edge load_csv_metadata model;\n"
+"    edge model tools if=tool_calls;\n"
+"    edge model END;\n"
+"    edge tools model;\n"
+"}\n");
+
+
+char *
+ngx_http_agent_graph_block(ngx_conf_t *cf, ngx_array_t *graphs)
+{
+    ngx_str_t                *value;
+    ngx_http_agent_graph_t   *graph, **gp;
+
+    value = cf->args->elts;
+
+    if (ngx_http_agent_graph_find(graphs, &value[1]) != NULL) {
+        return "duplicate graph name";
+    }
+
+    graph = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_graph_t));
+    if (graph == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    graph->name = value[1];
+    graph->file = cf->conf_file->file.name;
+    graph->line = cf->conf_file->line;
+
+    gp = ngx_array_push(graphs);
+    if (gp == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *gp = graph;
+
+    return ngx_http_agent_graph_parse(cf, graph);
+}
+
+
+/* the compiled-in react graph, unless nginx.conf declares its own */
+
+ngx_int_t
+ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs)
+{
+    char                    *rv;
+    ngx_buf_t                b;
+    ngx_str_t                name;
+    ngx_conf_t               save;
+    ngx_uint_t               i;
+    ngx_conf_file_t          file, *prev;
+    ngx_http_agent_node_t   *nodes;
+    ngx_http_agent_graph_t  *graph, **gp;
+
+    ngx_str_set(&name, "react");
+
+    if (ngx_http_agent_graph_find(graphs, &name) != NULL) {
+        return NGX_OK;
+    }
+
+    graph = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_graph_t));
+    if (graph == NULL) {
+        return NGX_ERROR;
+    }
+
+    graph->name = name;
+    ngx_str_set(&graph->file, "the built-in react graph");
+
+    /*
+     * the text is read as a block of a file: a valid descriptor that is
+     * never read (its size is 0), the buffer already full
+     */
+
+    ngx_memzero(&file, sizeof(ngx_conf_file_t));
+    ngx_memzero(&b, sizeof(ngx_buf_t));
+
+    b.start = ngx_http_agent_react_text.data;
+    b.pos = b.start;
+    b.last = b.start + ngx_http_agent_react_text.len;
+    b.end = b.last;
+    b.temporary = 1;
+
+    file.file.fd = 0;
+    file.file.name = graph->file;
+    file.file.log = cf->log;
+    file.line = 1;
+    file.buffer = &b;
+
+    save = *cf;
+    prev = cf->conf_file;
+    cf->conf_file = &file;
+
+    rv = ngx_http_agent_graph_parse(cf, graph);
+
+    *cf = save;
+    cf->conf_file = prev;
+
+    if (rv != NGX_CONF_OK) {
+        return NGX_ERROR;
+    }
+
+    /* its nodes' errors (a missing prompt file) name the http block */
+
+    nodes = graph->nodes.elts;
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        nodes[i].file = cf->conf_file->file.name;
+        nodes[i].line = cf->conf_file->line;
+    }
+
+    gp = ngx_array_push(graphs);
+    if (gp == NULL) {
+        return NGX_ERROR;
+    }
+
+    *gp = graph;
+
+    return NGX_OK;
+}
+
+
+static char *
+ngx_http_agent_graph_parse(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
+{
+    char                        *rv;
+    ngx_conf_t                   save;
+    ngx_http_agent_channel_t    *ch;
+    ngx_http_agent_graph_ctx_t   ctx;
+
+    if (ngx_array_init(&graph->channels, cf->pool, 8,
+                       sizeof(ngx_http_agent_channel_t))
+        != NGX_OK
+        || ngx_array_init(&graph->nodes, cf->pool, 8,
+                          sizeof(ngx_http_agent_node_t))
+           != NGX_OK
+        || ngx_array_init(&ctx.edges, cf->temp_pool, 8,
+                          sizeof(ngx_http_agent_edge_conf_t))
+           != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    /* every graph has these, at these indices */
+
+    ch = ngx_array_push_n(&graph->channels, 3);
+    if (ch == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(ch, 3 * sizeof(ngx_http_agent_channel_t));
+    ngx_str_set(&ch[NGX_HTTP_AGENT_CH_MESSAGES].name, "messages");
+    ch[NGX_HTTP_AGENT_CH_MESSAGES].reducer = NGX_HTTP_AGENT_REDUCE_MESSAGES;
+    ngx_str_set(&ch[NGX_HTTP_AGENT_CH_INPUT].name, "input");
+    ch[NGX_HTTP_AGENT_CH_INPUT].reducer = NGX_HTTP_AGENT_REDUCE_VALUE;
+    ngx_str_set(&ch[NGX_HTTP_AGENT_CH_SESSION_ID].name, "session_id");
+    ch[NGX_HTTP_AGENT_CH_SESSION_ID].reducer = NGX_HTTP_AGENT_REDUCE_VALUE;
+
+    graph->entry = NGX_ERROR;
+    ctx.graph = graph;
+
+    save = *cf;
+    cf->handler = ngx_http_agent_graph_directive;
+    cf->handler_conf = (char *) &ctx;
+
+    rv = ngx_conf_parse(cf, NULL);
+
+    *cf = save;
+
+    if (rv != NGX_CONF_OK) {
+        return rv;
+    }
+
+    if (ngx_http_agent_graph_link(cf, &ctx) != NGX_OK
+        || ngx_http_agent_graph_reach(cf, graph) != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_graph_directive(ngx_conf_t *cf, ngx_command_t *dummy,
+    void *conf)
+{
+    ngx_http_agent_graph_ctx_t *ctx = conf;
+
+    ngx_str_t  *value;
+
+    value = cf->args->elts;
+
+    if (value[0].len == 7 && ngx_strncmp(value[0].data, "channel", 7) == 0) {
+        return ngx_http_agent_graph_channel_conf(cf, ctx->graph);
+    }
+
+    if (value[0].len == 4 && ngx_strncmp(value[0].data, "node", 4) == 0) {
+        return ngx_http_agent_graph_node_conf(cf, ctx->graph);
+    }
+
+    if (value[0].len == 4 && ngx_strncmp(value[0].data, "edge", 4) == 0) {
+        return ngx_http_agent_graph_edge_conf(cf, ctx);
+    }
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown directive \"%V\" in "
+                       "agent_graph: use channel, node or edge", &value[0]);
+
+    return NGX_CONF_ERROR;
+}
+
+
+static char *
+ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph)
+{
+    yajl_val                   v;
+    ngx_str_t                 *value, err;
+    ngx_uint_t                 i;
+    ngx_http_agent_channel_t  *ch;
+
+    value = cf->args->elts;
+
+    if (cf->args->nelts < 3 || cf->args->nelts > 4) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel: use "
+                           "\"channel NAME REDUCER [default=JSON];\"");
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_agent_graph_channel(graph, &value[1]) != NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel \"%V\" is declared "
+                           "twice (messages, input and session_id are "
+                           "built in)", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 0; i < value[1].len; i++) {
+        if (!(isalnum(value[1].data[i]) || value[1].data[i] == '_')) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel name \"%V\": "
+                               "letters, digits and _ only", &value[1]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    ch = ngx_array_push(&graph->channels);
+    if (ch == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(ch, sizeof(ngx_http_agent_channel_t));
+    ch->name = value[1];
+
+    for (i = 0; ngx_http_agent_reducers[i].len; i++) {
+        if (ngx_http_agent_reducers[i].len == value[2].len
+            && ngx_strncmp(ngx_http_agent_reducers[i].data, value[2].data,
+                           value[2].len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (ngx_http_agent_reducers[i].len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown reducer \"%V\" of "
+                           "channel \"%V\": use messages, append, sum, value "
+                           "or merge", &value[2], &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    ch->reducer = i;
+
+    if (cf->args->nelts == 3) {
+        return NGX_CONF_OK;
+    }
+
+    if (value[3].len < 9 || ngx_strncmp(value[3].data, "default=", 8) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown parameter \"%V\" "
+                           "of channel \"%V\"", &value[3], &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    ch->dflt.data = value[3].data + 8;
+    ch->dflt.len = value[3].len - 8;
+
+    ngx_str_set(&err, "");
+
+    v = ngx_http_agent_json_parse(cf->temp_pool, ch->dflt.data, ch->dflt.len,
+                                  &err);
+
+    if (v == NULL || (ch->reducer == NGX_HTTP_AGENT_REDUCE_SUM
+                      && !YAJL_IS_NUMBER(v))
+        || ch->reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the default of channel "
+                           "\"%V\" is not valid JSON for its reducer %V",
+                           &value[1], &err);
+        return NGX_CONF_ERROR;
+    }
+
+    /* kept as our generator writes it: compact */
+    if (ngx_http_agent_json_encode(cf->pool, v, &ch->dflt) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
+{
+    u_char                 *eq;
+    ngx_int_t               rc;
+    ngx_str_t              *value, key, val;
+    ngx_uint_t              i;
+    ngx_http_agent_node_t  *node;
+
+    value = cf->args->elts;
+
+    if (cf->args->nelts < 3) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "node: use "
+                           "\"node NAME KIND [PARAM=VALUE ...];\"");
+        return NGX_CONF_ERROR;
+    }
+
+    if ((value[1].len == 5 && ngx_strncmp(value[1].data, "START", 5) == 0)
+        || (value[1].len == 3 && ngx_strncmp(value[1].data, "END", 3) == 0)
+        || (value[1].len >= 2 && value[1].data[0] == '_'
+            && value[1].data[1] == '_'))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "\"%V\" is a reserved node "
+                           "name", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_agent_graph_node(graph, &value[1]) != NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "node \"%V\" is declared "
+                           "twice", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    node = ngx_array_push(&graph->nodes);
+    if (node == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(node, sizeof(ngx_http_agent_node_t));
+    node->name = value[1];
+    node->index = graph->nodes.nelts - 1;
+    node->count = -1;
+    node->file = cf->conf_file->file.name;
+    node->line = cf->conf_file->line;
+
+    if (ngx_array_init(&node->edges, cf->pool, 2,
+                       sizeof(ngx_http_agent_edge_t))
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    node->kind = ngx_http_agent_kind_find(&value[2]);
+
+    if (node->kind == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown node kind \"%V\" "
+                           "of node \"%V\"", &value[2], &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    node->conf = node->kind->create(cf);
+    if (node->conf == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 3; i < cf->args->nelts; i++) {
+        eq = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
+
+        if (eq == NULL || eq == value[i].data) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "node \"%V\": "
+                               "\"%V\" is not PARAM=VALUE", &value[1],
+                               &value[i]);
+            return NGX_CONF_ERROR;
+        }
+
+        key.data = value[i].data;
+        key.len = eq - value[i].data;
+        val.data = eq + 1;
+        val.len = value[i].data + value[i].len - val.data;
+
+        if (key.len == 5 && ngx_strncmp(key.data, "count", 5) == 0) {
+            node->count_name = val;
+            continue;
+        }
+
+        rc = node->kind->param(cf, node->conf, &key, &val);
+
+        if (rc == NGX_DECLINED) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown parameter "
+                               "\"%V\" of node \"%V\" (kind %V)", &key,
+                               &value[1], &node->kind->name);
+            return NGX_CONF_ERROR;
+        }
+
+        if (rc != NGX_OK) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_graph_edge_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_ctx_t *ctx)
+{
+    ngx_str_t                   *value;
+    ngx_http_agent_edge_conf_t  *e;
+
+    value = cf->args->elts;
+
+    if (cf->args->nelts < 3 || cf->args->nelts > 4) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "edge: use "
+                           "\"edge FROM TO [if=EXPR];\"");
+        return NGX_CONF_ERROR;
+    }
+
+    e = ngx_array_push(&ctx->edges);
+    if (e == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(e, sizeof(ngx_http_agent_edge_conf_t));
+    e->from = value[1];
+    e->to = value[2];
+    e->file = cf->conf_file->file.name;
+    e->line = cf->conf_file->line;
+
+    if (cf->args->nelts == 4) {
+        if (value[3].len < 4 || ngx_strncmp(value[3].data, "if=", 3) != 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown parameter "
+                               "\"%V\" of an edge: only if=EXPR", &value[3]);
+            return NGX_CONF_ERROR;
+        }
+
+        e->cond.data = value[3].data + 3;
+        e->cond.len = value[3].len - 3;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* edges to nodes, conditions compiled, START and the last edges checked */
+
+static ngx_int_t
+ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
+{
+    u_char                       err[256];
+    ngx_int_t                    from, to, ch;
+    ngx_uint_t                   i, starts;
+    ngx_http_agent_edge_t       *edge, *last;
+    ngx_http_agent_node_t       *nodes;
+    ngx_http_agent_graph_t      *graph;
+    ngx_http_agent_channel_t    *channels;
+    ngx_http_agent_edge_conf_t  *e;
+
+    graph = ctx->graph;
+    e = ctx->edges.elts;
+    nodes = graph->nodes.elts;
+    starts = 0;
+
+    for (i = 0; i < ctx->edges.nelts; i++) {
+
+        if (e[i].to.len == 5 && ngx_strncmp(e[i].to.data, "START", 5) == 0) {
+            ngx_http_agent_graph_error(cf, &e[i].file, e[i].line, "an edge "
+                                       "cannot lead to START");
+            return NGX_ERROR;
+        }
+
+        if (e[i].to.len == 3 && ngx_strncmp(e[i].to.data, "END", 3) == 0) {
+            to = NGX_HTTP_AGENT_END;
+
+        } else {
+            to = ngx_http_agent_graph_node(graph, &e[i].to);
+
+            if (to == NGX_ERROR) {
+                ngx_http_agent_graph_error(cf, &e[i].file, e[i].line,
+                                           "edge to the undeclared node "
+                                           "\"%V\"", &e[i].to);
+                return NGX_ERROR;
+            }
+        }
+
+        if (e[i].from.len == 5
+            && ngx_strncmp(e[i].from.data, "START", 5) == 0)
+        {
+            if (e[i].cond.len || to == NGX_HTTP_AGENT_END) {
+                ngx_http_agent_graph_error(cf, &e[i].file, e[i].line,
+                                           "the START edge leads to a node "
+                                           "and has no if=");
+                return NGX_ERROR;
+            }
+
+            starts++;
+            graph->entry = to;
+            continue;
+        }
+
+        from = ngx_http_agent_graph_node(graph, &e[i].from);
+
+        if (from == NGX_ERROR) {
+            ngx_http_agent_graph_error(cf, &e[i].file, e[i].line,
+                                       "edge from the undeclared node "
+                                       "\"%V\"", &e[i].from);
+            return NGX_ERROR;
+        }
+
+        edge = ngx_array_push(&nodes[from].edges);
+        if (edge == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(edge, sizeof(ngx_http_agent_edge_t));
+        edge->to = to;
+        edge->to_name = e[i].to;
+        edge->text = e[i].cond;
+
+        if (e[i].cond.len == 0) {
+            continue;
+        }
+
+        err[0] = '\0';
+        edge->cond = ngx_http_agent_expr_parse(cf->pool, graph, &e[i].cond,
+                                               err, sizeof(err));
+        if (edge->cond == NULL) {
+            ngx_http_agent_graph_error(cf, &e[i].file, e[i].line,
+                                       "the condition \"if=%V\" does not "
+                                       "parse: %s", &e[i].cond, err);
+            return NGX_ERROR;
+        }
+    }
+
+    if (starts != 1) {
+        ngx_http_agent_graph_error(cf, &graph->file, graph->line,
+                                   "agent_graph \"%V\" needs exactly one "
+                                   "\"edge START NODE;\", it has %ui",
+                                   &graph->name, starts);
+        return NGX_ERROR;
+    }
+
+    channels = graph->channels.elts;
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+
+        if (nodes[i].edges.nelts == 0) {
+            ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                       "no edge leaves the node \"%V\"",
+                                       &nodes[i].name);
+            return NGX_ERROR;
+        }
+
+        last = (ngx_http_agent_edge_t *) nodes[i].edges.elts
+               + nodes[i].edges.nelts - 1;
+
+        if (last->cond) {
+            ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                       "the last edge leaving the node "
+                                       "\"%V\" has an if=: add one without, "
+                                       "as the way taken otherwise",
+                                       &nodes[i].name);
+            return NGX_ERROR;
+        }
+
+        if (nodes[i].count_name.len == 0) {
+            continue;
+        }
+
+        ch = ngx_http_agent_graph_channel(graph, &nodes[i].count_name);
+
+        if (ch == NGX_ERROR
+            || channels[ch].reducer != NGX_HTTP_AGENT_REDUCE_SUM)
+        {
+            ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                       "count=%V of the node \"%V\" names "
+                                       "no sum channel",
+                                       &nodes[i].count_name, &nodes[i].name);
+            return NGX_ERROR;
+        }
+
+        nodes[i].count = ch;
+    }
+
+    return NGX_OK;
+}
+
+
+/* END must be reachable from every node: walked back from END */
+
+static ngx_int_t
+ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
+{
+    u_char                 *ok;
+    ngx_uint_t              i, k, changed;
+    ngx_http_agent_edge_t  *e;
+    ngx_http_agent_node_t  *nodes;
+
+    nodes = graph->nodes.elts;
+
+    ok = ngx_pcalloc(cf->temp_pool, graph->nodes.nelts + 1);
+    if (ok == NULL) {
+        return NGX_ERROR;
+    }
+
+    do {
+        changed = 0;
+
+        for (i = 0; i < graph->nodes.nelts; i++) {
+            if (ok[i]) {
+                continue;
+            }
+
+            e = nodes[i].edges.elts;
+
+            for (k = 0; k < nodes[i].edges.nelts; k++) {
+                if (e[k].to == NGX_HTTP_AGENT_END || ok[e[k].to]) {
+                    ok[i] = 1;
+                    changed = 1;
+                    break;
+                }
+            }
+        }
+
+    } while (changed);
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        if (!ok[i]) {
+            ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                       "END cannot be reached from the node "
+                                       "\"%V\"", &nodes[i].name);
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* after the http block: what the kinds resolve (channels, prompt files) */
+
+ngx_int_t
+ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs)
+{
+    ngx_int_t                rc;
+    ngx_str_t                name;
+    ngx_uint_t               i, k, line;
+    ngx_http_agent_node_t   *nodes;
+    ngx_http_agent_graph_t **g;
+
+    g = graphs->elts;
+
+    /* the kinds' errors name the node's line, as if nginx were still on it */
+    name = cf->conf_file->file.name;
+    line = cf->conf_file->line;
+
+    for (i = 0; i < graphs->nelts; i++) {
+        nodes = g[i]->nodes.elts;
+
+        for (k = 0; k < g[i]->nodes.nelts; k++) {
+            if (nodes[k].kind->check == NULL) {
+                continue;
+            }
+
+            cf->conf_file->file.name = nodes[k].file;
+            cf->conf_file->line = nodes[k].line;
+
+            rc = nodes[k].kind->check(cf, g[i], &nodes[k]);
+
+            cf->conf_file->file.name = name;
+            cf->conf_file->line = line;
+
+            if (rc != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_http_agent_graph_t *
+ngx_http_agent_graph_find(ngx_array_t *graphs, ngx_str_t *name)
+{
+    ngx_uint_t                i;
+    ngx_http_agent_graph_t  **g;
+
+    g = graphs->elts;
+
+    for (i = 0; i < graphs->nelts; i++) {
+        if (g[i]->name.len == name->len
+            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
+        {
+            return g[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* a node's own error, after its line has gone by: named as nginx does */
+
+void
+ngx_http_agent_graph_conf_error(ngx_conf_t *cf, ngx_http_agent_node_t *node,
+    const char *fmt, ...)
+{
+    u_char   *p, buf[NGX_MAX_CONF_ERRSTR];
+    va_list   args;
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
+    va_end(args);
+
+    ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "node \"%V\": %*s in %V:%ui",
+                  &node->name, (size_t) (p - buf), buf, &node->file,
+                  node->line);
+}
+
+
+static void
+ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file, ngx_uint_t line,
+    const char *fmt, ...)
+{
+    u_char   *p, buf[NGX_MAX_CONF_ERRSTR];
+    va_list   args;
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
+    va_end(args);
+
+    ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%*s in %V:%ui",
+                  (size_t) (p - buf), buf, file, line);
+}

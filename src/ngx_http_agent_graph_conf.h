@@ -1,0 +1,28 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_GRAPH_CONF_H_INCLUDED_
+#define _NGX_HTTP_AGENT_GRAPH_CONF_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+
+
+char *ngx_http_agent_graph_block(ngx_conf_t *cf, ngx_array_t *graphs);
+ngx_int_t ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs);
+ngx_int_t ngx_http_agent_graph_check_kinds(ngx_conf_t *cf,
+    ngx_array_t *graphs);
+ngx_http_agent_graph_t *ngx_http_agent_graph_find(ngx_array_t *graphs,
+    ngx_str_t *name);
+void ngx_http_agent_graph_conf_error(ngx_conf_t *cf,
+    ngx_http_agent_node_t *node, const char *fmt, ...);
+ngx_http_agent_kind_t *ngx_http_agent_kind_find(ngx_str_t *name);
+
+
+#endif /* _NGX_HTTP_AGENT_GRAPH_CONF_H_INCLUDED_ */

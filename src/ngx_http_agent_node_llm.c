@@ -1,0 +1,654 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_graph_conf.h"
+
+
+/*
+ * "node NAME llm": one call of the model with the rendered prompt as the
+ * system message, then the conversation (history=on) or this turn's input
+ * alone.  The answer goes to messages, or to a channel as text or JSON.
+ */
+
+
+#define NGX_HTTP_AGENT_LLM_JSON_RETRIES  2
+
+
+typedef struct {
+    ngx_str_t                   prompt_file;
+    ngx_str_t                   prompt;
+    ngx_str_t                   tools_list;    /* as written */
+    ngx_str_t                   tools;         /* JSON array, or empty */
+    ngx_str_t                   output_name;
+    ngx_int_t                   output;
+    ngx_str_t                   model_name;
+    ngx_http_agent_model_t     *model;
+    ngx_int_t                   stream;        /* -1: by output */
+    unsigned                    history:1;
+    unsigned                    json:1;
+} ngx_http_agent_node_llm_conf_t;
+
+
+typedef struct {
+    ngx_http_agent_run_t       *run;
+    ngx_http_agent_node_t      *node;
+    ngx_http_agent_node_llm_conf_t  *conf;
+    ngx_http_agent_llm_t       *llm;
+    ngx_pool_t                 *pool;          /* the call's */
+    ngx_http_agent_model_t     *model;
+    ngx_str_t                   key;
+    ngx_str_t                   system;
+    ngx_array_t                *messages;
+    ngx_uint_t                  attempts;
+    unsigned                    tools_bound:1;
+    unsigned                    stream:1;
+} ngx_http_agent_node_llm_ctx_t;
+
+
+static void *ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_llm_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_llm_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx);
+static ngx_int_t ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text);
+static void ngx_http_agent_node_llm_done(void *data, ngx_int_t rc);
+static ngx_int_t ngx_http_agent_node_llm_answer(ngx_http_agent_node_llm_ctx_t *ctx,
+    ngx_http_agent_msg_t *msg);
+static void ngx_http_agent_node_llm_end(ngx_http_agent_node_llm_ctx_t *ctx);
+static void ngx_http_agent_node_llm_cleanup(void *data);
+static void ngx_http_agent_node_llm_cancel(ngx_http_agent_run_t *run);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
+    ngx_string("llm"),
+    ngx_http_agent_node_llm_create_conf,
+    ngx_http_agent_node_llm_param,
+    ngx_http_agent_node_llm_check,
+    ngx_http_agent_node_llm_run,
+    NULL
+};
+
+
+static void *
+ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_llm_conf_t  *lc;
+
+    lc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_llm_conf_t));
+    if (lc == NULL) {
+        return NULL;
+    }
+
+    lc->output = NGX_HTTP_AGENT_CH_MESSAGES;
+    lc->stream = -1;
+    lc->history = 1;
+
+    return lc;
+}
+
+
+#define ngx_http_agent_is(s, lit)                                             \
+    ((s)->len == sizeof(lit) - 1                                              \
+     && ngx_strncmp((s)->data, lit, sizeof(lit) - 1) == 0)
+
+
+static ngx_int_t
+ngx_http_agent_node_llm_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
+    ngx_str_t *value)
+{
+    ngx_http_agent_node_llm_conf_t *lc = conf;
+
+    if (ngx_http_agent_is(key, "prompt")) {
+        lc->prompt_file = *value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "tools")) {
+        lc->tools_list = *value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "model")) {
+        lc->model_name = *value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "output")) {
+        lc->output_name = *value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "history") || ngx_http_agent_is(key, "stream"))
+    {
+        if (!ngx_http_agent_is(value, "on")
+            && !ngx_http_agent_is(value, "off"))
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V=%V: use on or off",
+                               key, value);
+            return NGX_ERROR;
+        }
+
+        if (key->data[0] == 'h') {
+            lc->history = (value->len == 2);
+
+        } else {
+            lc->stream = (value->len == 2);
+        }
+
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "format")) {
+        if (ngx_http_agent_is(value, "json")) {
+            lc->json = 1;
+            return NGX_OK;
+        }
+
+        if (ngx_http_agent_is(value, "text")) {
+            return NGX_OK;
+        }
+
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "format=%V: use text or "
+                           "json", value);
+        return NGX_ERROR;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_llm_conf_t *lc = node->conf;
+
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (lc->prompt_file.len
+        && ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
+                                      &lc->prompt_file, &lc->prompt)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (lc->model_name.len) {
+        lc->model = ngx_http_agent_model_find(amcf, &lc->model_name);
+
+        if (lc->model == NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "model=%V of the node "
+                               "\"%V\": no agent_model of that name",
+                               &lc->model_name, &node->name);
+            return NGX_ERROR;
+        }
+    }
+
+    if (lc->output_name.len
+        && !ngx_http_agent_is(&lc->output_name, "messages")
+        && ngx_http_agent_channel_conf(cf, graph, node, "output",
+                                       &lc->output_name, &lc->output, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (lc->json && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "format=json of the node "
+                           "\"%V\" needs output=CHANNEL", &node->name);
+        return NGX_ERROR;
+    }
+
+    if (lc->stream == -1) {
+        lc->stream = (lc->output == NGX_HTTP_AGENT_CH_MESSAGES);
+    }
+
+    if (lc->tools_list.len == 0 || ngx_http_agent_is(&lc->tools_list, "none"))
+    {
+        return NGX_OK;
+    }
+
+    if (lc->output != NGX_HTTP_AGENT_CH_MESSAGES) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools= of the node \"%V\" "
+                           "needs output=messages: tool calls are messages",
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_tools_conf(cf, &lc->tools_list, &lc->tools);
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run, ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_env_t *env = run->data;
+
+    ngx_http_agent_msg_t        *m;
+    ngx_http_agent_node_llm_ctx_t    *ctx;
+    ngx_http_agent_node_llm_conf_t   *lc;
+
+    lc = node->conf;
+
+    ctx = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_node_llm_ctx_t));
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->run = run;
+    ctx->node = node;
+    ctx->conf = lc;
+    ctx->stream = lc->stream;
+    ctx->model = lc->model ? lc->model : env->model;
+
+    /* the last call a turn may make of a node gets no tools: it answers */
+    ctx->tools_bound = (lc->tools.len
+                        && run->visits[node->index]
+                           < env->alcf->max_tool_rounds);
+
+    run->node_data = ctx;
+
+    if (ngx_http_agent_env_key(ctx->model, &ctx->key) != NGX_OK) {
+        return ngx_http_agent_graph_fail(run, "no_api_key", "the model "
+                                         "\"%V\" has no API key: set %V for "
+                                         "nginx and add \"env %V;\" to "
+                                         "nginx.conf", &ctx->model->name,
+                                         &ctx->model->key_env,
+                                         &ctx->model->key_env);
+    }
+
+    if (lc->history) {
+        ctx->messages = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+
+    } else {
+        ctx->messages = ngx_array_create(run->pool, 4,
+                                         sizeof(ngx_http_agent_msg_t));
+        if (ctx->messages == NULL) {
+            return NGX_ERROR;
+        }
+
+        m = ngx_array_push(ctx->messages);
+        if (m == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&m->role, "user");
+
+        if (ngx_http_agent_graph_value(run, NGX_HTTP_AGENT_CH_INPUT,
+                                       &m->content)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        /* the input channel holds a JSON string: the text itself */
+        if (m->content.len >= 2 && m->content.data[0] == '"') {
+            yajl_val  v;
+
+            v = ngx_http_agent_json_parse(run->pool, m->content.data,
+                                          m->content.len, NULL);
+            if (v && YAJL_IS_STRING(v)) {
+                m->content.data = (u_char *) YAJL_GET_STRING(v);
+                m->content.len = ngx_strlen(m->content.data);
+            }
+        }
+    }
+
+    if (lc->prompt.len
+        && ngx_http_agent_template_render(run, run->pool, &lc->prompt,
+                                          &ctx->system)
+           != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "internal", "the prompt of "
+                                         "\"%V\" could not be rendered",
+                                         &node->name);
+    }
+
+    if (ngx_http_agent_node_llm_call(ctx) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return NGX_AGAIN;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
+{
+    ngx_str_t                   body, *tools;
+    ngx_pool_cleanup_t         *cln;
+    ngx_http_agent_env_t       *env;
+    ngx_http_agent_run_t       *run;
+    ngx_http_agent_event_t      ev;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    run = ctx->run;
+    env = run->data;
+    alcf = env->alcf;
+
+    /*
+     * the request, the transfer and the parser's buffers live in a pool of
+     * the call: what the call leaves is copied to the run, the rest goes
+     * when the call ends, so open streams stay small
+     */
+
+    ctx->pool = ngx_create_pool(4096, run->log);
+    if (ctx->pool == NULL) {
+        return NGX_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(run->pool, 0);
+    if (cln == NULL) {
+        ngx_destroy_pool(ctx->pool);
+        ctx->pool = NULL;
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_agent_node_llm_cleanup;
+    cln->data = ctx;
+
+    tools = ctx->tools_bound ? &ctx->conf->tools : NULL;
+
+    if (ngx_http_agent_llm_build(ctx->pool, &ctx->model->model, &ctx->system,
+                                 ctx->messages, tools, &body)
+        != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "internal", "the request to "
+                                         "the model could not be built");
+    }
+
+    ctx->llm = ngx_http_agent_llm_create(ctx->pool, run->log);
+    if (ctx->llm == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->llm->on_chunk = ngx_http_agent_node_llm_chunk;
+    ctx->llm->on_done = ngx_http_agent_node_llm_done;
+    ctx->llm->data = ctx;
+
+    if (env->stream
+        && ngx_http_agent_stream_run_id(env->stream,
+                                        &env->stream->model_run_id)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_MODEL_START;
+    ev.name = &ctx->model->name;
+
+    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+        return ngx_http_agent_graph_fail(run, "client_gone", "the client "
+                                         "went away");
+    }
+
+    if (ngx_http_agent_llm_start(ctx->llm, &ctx->model->url, &ctx->key,
+                                 &body, alcf->llm_connect_timeout,
+                                 alcf->llm_idle_timeout, alcf->llm_timeout)
+        != NGX_OK)
+    {
+        return ngx_http_agent_graph_fail(run, "llm_error", "the request to "
+                                         "the model could not be started");
+    }
+
+    run->cancel = ngx_http_agent_node_llm_cancel;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text)
+{
+    ngx_http_agent_node_llm_ctx_t *ctx = data;
+
+    ngx_http_agent_event_t  ev;
+
+    if (!ctx->stream) {
+        return NGX_OK;
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_CHUNK;
+    ev.text = text;
+
+    return ngx_http_agent_emit(ctx->run, &ev);
+}
+
+
+static void
+ngx_http_agent_node_llm_done(void *data, ngx_int_t rc)
+{
+    ngx_http_agent_node_llm_ctx_t *ctx = data;
+
+    ngx_http_agent_msg_t     msg;
+    ngx_http_agent_llm_t    *llm;
+    ngx_http_agent_env_t    *env;
+    ngx_http_agent_run_t    *run;
+    ngx_http_agent_event_t   ev;
+
+    run = ctx->run;
+    env = run->data;
+    llm = ctx->llm;
+
+    if (rc != NGX_OK) {
+        if (llm->error.len) {
+            ngx_http_agent_graph_fail(run, "llm_error", "%V", &llm->error);
+
+        } else {
+            ngx_http_agent_graph_fail(run, "client_gone", "the client went "
+                                      "away");
+        }
+
+        ngx_http_agent_node_llm_end(ctx);
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    env->model_calls++;
+    env->prompt_tokens += llm->prompt_tokens;
+    env->completion_tokens += llm->completion_tokens;
+
+    /* the message is copied into the run: the call's pool goes now */
+
+    if (ngx_http_agent_llm_message(llm, run->pool, &msg) != NGX_OK) {
+        ngx_http_agent_node_llm_end(ctx);
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    if (!ctx->tools_bound && msg.tool_calls.len) {
+        /* no tools were offered; calls now would have no answers */
+        ngx_str_null(&msg.tool_calls);
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_MODEL_END;
+    ev.name = &ctx->model->name;
+    ev.text = &msg.content;
+    ev.json = msg.tool_calls.len ? &msg.tool_calls : NULL;
+    ev.prompt_tokens = llm->prompt_tokens;
+    ev.completion_tokens = llm->completion_tokens;
+
+    ngx_http_agent_node_llm_end(ctx);
+
+    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+        ngx_http_agent_graph_fail(run, "client_gone", "the client went away");
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    rc = ngx_http_agent_node_llm_answer(ctx, &msg);
+
+    if (rc == NGX_AGAIN) {
+        /* asked again */
+        return;
+    }
+
+    ngx_http_agent_graph_node_done(run, rc);
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_llm_answer(ngx_http_agent_node_llm_ctx_t *ctx,
+    ngx_http_agent_msg_t *msg)
+{
+    u_char                 *p, *last;
+    yajl_val                v;
+    ngx_str_t               json, text, err;
+    ngx_array_t            *again;
+    ngx_http_agent_msg_t   *m;
+    ngx_http_agent_run_t   *run;
+
+    run = ctx->run;
+
+    if (ctx->conf->output == NGX_HTTP_AGENT_CH_MESSAGES) {
+        return ngx_http_agent_graph_write_message(run, run->update,
+                                                  NGX_HTTP_AGENT_CH_MESSAGES,
+                                                  msg);
+    }
+
+    if (!ctx->conf->json) {
+        if (ngx_http_agent_json_quote(run->pool, &msg->content, &json)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_agent_graph_write_value(run->update,
+                                                ctx->conf->output, &json);
+    }
+
+    /* format=json: a fenced block is unwrapped, then parsed */
+
+    text = msg->content;
+    p = text.data;
+    last = text.data + text.len;
+
+    if (text.len > 3 && (p = ngx_strlcasestrn(p, last, (u_char *) "```", 2))
+                        != NULL)
+    {
+        p += 3;
+
+        while (p < last && *p != '\n') {
+            p++;
+        }
+
+        text.data = p;
+        p = ngx_strlcasestrn(p, last, (u_char *) "```", 2);
+        text.len = (p ? p : last) - text.data;
+    }
+
+    ngx_str_set(&err, "");
+
+    v = text.len ? ngx_http_agent_json_parse(run->pool, text.data, text.len,
+                                             &err)
+                 : NULL;
+
+    if (v) {
+        if (ngx_http_agent_json_encode(run->pool, v, &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_agent_graph_write_value(run->update,
+                                                ctx->conf->output, &json);
+    }
+
+    if (ctx->attempts++ >= NGX_HTTP_AGENT_LLM_JSON_RETRIES) {
+        return ngx_http_agent_graph_fail(run, "invalid_json", "the model "
+                                         "answered the step \"%V\" without "
+                                         "valid JSON %ui times",
+                                         &ctx->node->name, ctx->attempts);
+    }
+
+    /* asked again, with its answer and the parse error */
+
+    again = ngx_array_create(run->pool, ctx->messages->nelts + 2,
+                             sizeof(ngx_http_agent_msg_t));
+    if (again == NULL) {
+        return NGX_ERROR;
+    }
+
+    m = ngx_array_push_n(again, ctx->messages->nelts + 2);
+    if (m == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(m, ctx->messages->elts,
+               ctx->messages->nelts * sizeof(ngx_http_agent_msg_t));
+
+    m += ctx->messages->nelts;
+    ngx_memzero(m, 2 * sizeof(ngx_http_agent_msg_t));
+
+    ngx_str_set(&m[0].role, "assistant");
+    m[0].content = msg->content;
+
+    ngx_str_set(&m[1].role, "user");
+    m[1].content.data = ngx_pnalloc(run->pool, err.len + 128);
+    if (m[1].content.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    m[1].content.len = ngx_sprintf(m[1].content.data, "That was not valid "
+                                   "JSON (%V). Answer again with the JSON "
+                                   "value only.", &err)
+                       - m[1].content.data;
+
+    ctx->messages = again;
+
+    if (ngx_http_agent_node_llm_call(ctx) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return NGX_AGAIN;
+}
+
+
+static void
+ngx_http_agent_node_llm_end(ngx_http_agent_node_llm_ctx_t *ctx)
+{
+    if (ctx->pool) {
+        /* its cleanup removes the transfer, if any is left */
+        ngx_destroy_pool(ctx->pool);
+        ctx->pool = NULL;
+        ctx->llm = NULL;
+    }
+}
+
+
+static void
+ngx_http_agent_node_llm_cleanup(void *data)
+{
+    ngx_http_agent_node_llm_end(data);
+}
+
+
+static void
+ngx_http_agent_node_llm_cancel(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_node_llm_ctx_t *ctx = run->node_data;
+
+    if (ctx && ctx->llm) {
+        ngx_http_agent_llm_cancel(ctx->llm);
+    }
+}

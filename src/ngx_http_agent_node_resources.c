@@ -1,0 +1,209 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_template.h"
+
+
+/*
+ * "node NAME resources output=CHANNEL text=CHANNEL": the session's CSV
+ * files (seed 000's load_csv_metadata): as a JSON array, and as lines of
+ * text for a prompt.
+ */
+
+
+typedef struct {
+    ngx_str_t                  output_name;
+    ngx_int_t                  output;
+    ngx_str_t                  text_name;
+    ngx_int_t                  text;
+} ngx_http_agent_node_resources_conf_t;
+
+
+static void *ngx_http_agent_node_resources_create(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_resources_param(ngx_conf_t *cf,
+    void *conf, ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_resources_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_resources_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_resources_kind = {
+    ngx_string("resources"),
+    ngx_http_agent_node_resources_create,
+    ngx_http_agent_node_resources_param,
+    ngx_http_agent_node_resources_check,
+    ngx_http_agent_node_resources_run,
+    NULL
+};
+
+
+static void *
+ngx_http_agent_node_resources_create(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_resources_conf_t  *rc;
+
+    rc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_resources_conf_t));
+    if (rc == NULL) {
+        return NULL;
+    }
+
+    rc->output = -1;
+    rc->text = -1;
+
+    return rc;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_resources_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value)
+{
+    ngx_http_agent_node_resources_conf_t *rc = conf;
+
+    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
+        rc->output_name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 4 && ngx_strncmp(key->data, "text", 4) == 0) {
+        rc->text_name = *value;
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_resources_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_resources_conf_t *rc = node->conf;
+
+    if (rc->output_name.len
+        && ngx_http_agent_channel_conf(cf, graph, node, "output",
+                                       &rc->output_name, &rc->output, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (rc->text_name.len
+        && ngx_http_agent_channel_conf(cf, graph, node, "text",
+                                       &rc->text_name, &rc->text, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_resources_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_resources_conf_t *rc = node->conf;
+
+    u_char                     *p;
+    size_t                      size;
+    ngx_str_t                   json, text, quoted;
+    ngx_uint_t                  i, n;
+    ngx_http_agent_env_t       *env;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_resource_t  *res;
+
+    env = run->data;
+
+    /* listed anew: a file may have been uploaded since the last turn */
+    env->sql.resources = NULL;
+
+    if (ngx_http_agent_env_sql(run) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    res = env->sql.resources->elts;
+    n = env->sql.resources->nelts;
+
+    if (rc->output >= 0) {
+        j = ngx_http_agent_json_create(run->pool);
+        if (j == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_arr(j);
+
+        for (i = 0; i < n; i++) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "id");
+            ngx_http_agent_json_str(j, &res[i].id);
+            ngx_http_agent_json_key(j, "name");
+            ngx_http_agent_json_str(j, &res[i].name);
+            ngx_http_agent_json_key(j, "table");
+            ngx_http_agent_json_str(j, &res[i].table);
+            ngx_http_agent_json_key(j, "columns");
+            ngx_http_agent_json_raw(j, &res[i].columns);
+            ngx_http_agent_json_key(j, "row_count");
+            ngx_http_agent_json_int(j, res[i].row_count);
+            ngx_http_agent_json_key(j, "size_bytes");
+            ngx_http_agent_json_int(j, res[i].size_bytes);
+            ngx_http_agent_json_end(j);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+
+        if (ngx_http_agent_json_done(j, &json) != NGX_OK
+            || ngx_http_agent_graph_write_value(run->update, rc->output,
+                                                &json)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    if (rc->text < 0) {
+        return NGX_OK;
+    }
+
+    size = 64;
+
+    for (i = 0; i < n; i++) {
+        size += res[i].name.len + res[i].table.len + res[i].columns.len + 96;
+    }
+
+    p = ngx_pnalloc(run->pool, size);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    text.data = p;
+
+    if (n == 0) {
+        p = ngx_sprintf(p, "(none uploaded)");
+    }
+
+    for (i = 0; i < n; i++) {
+        p = ngx_sprintf(p, "- table %V%s (file %V, %L rows), columns: %V\n",
+                        &res[i].table, i == 0 ? " (also csv_data)" : "",
+                        &res[i].name, res[i].row_count, &res[i].columns);
+    }
+
+    text.len = p - text.data;
+
+    if (ngx_http_agent_json_quote(run->pool, &text, &quoted) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_graph_write_value(run->update, rc->text, &quoted);
+}

@@ -1,0 +1,619 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_tools.h"
+
+
+/*
+ * "node NAME tools": every tool call of the last AI message, all at once;
+ * one tool message per call, in the order of the calls.  A failing tool
+ * gives an error result, not a failed turn.  redact=REGEX replaces what
+ * it matches in the results before the model sees them.
+ */
+
+
+#define NGX_HTTP_AGENT_REDACTED  "[redacted]"
+
+
+typedef struct {
+    ngx_str_t                     tools;        /* all, or A,B */
+    ngx_msec_t                    timeout;
+    ngx_uint_t                    retries;
+    ngx_array_t                  *redact;       /* ngx_regex_t * */
+} ngx_http_agent_node_tools_conf_t;
+
+
+typedef struct {
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_node_tools_conf_t  *conf;
+    ngx_http_agent_tool_call_t   *calls;
+    ngx_uint_t                    ncalls;
+    ngx_uint_t                    emitted;
+    ngx_uint_t                    pending;
+    unsigned                      started:1;
+} ngx_http_agent_node_tools_ctx_t;
+
+
+static void *ngx_http_agent_node_tools_create(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_tools_start(
+    ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
+static void ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call);
+static ngx_int_t ngx_http_agent_node_tools_result(
+    ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
+static ngx_int_t ngx_http_agent_node_tools_finish(
+    ngx_http_agent_node_tools_ctx_t *ctx);
+static void ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_redact(ngx_pool_t *pool, ngx_array_t *re,
+    ngx_str_t *json);
+static void ngx_http_agent_redact_value(ngx_http_agent_json_t *j,
+    ngx_array_t *re, yajl_val v);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_tools_kind = {
+    ngx_string("tools"),
+    ngx_http_agent_node_tools_create,
+    ngx_http_agent_node_tools_param,
+    ngx_http_agent_node_tools_check,
+    ngx_http_agent_node_tools_run,
+    NULL
+};
+
+
+static void *
+ngx_http_agent_node_tools_create(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_tools_conf_t  *tc;
+
+    tc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_tools_conf_t));
+    if (tc == NULL) {
+        return NULL;
+    }
+
+    ngx_str_set(&tc->tools, "all");
+
+    return tc;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
+    ngx_str_t *value)
+{
+    ngx_http_agent_node_tools_conf_t *tc = conf;
+
+    u_char                errstr[NGX_MAX_CONF_ERRSTR];
+    ngx_int_t             n;
+    ngx_regex_t         **re;
+    ngx_regex_compile_t   rc;
+
+    if (key->len == 5 && ngx_strncmp(key->data, "tools", 5) == 0) {
+        tc->tools = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 7 && ngx_strncmp(key->data, "timeout", 7) == 0) {
+        tc->timeout = ngx_parse_time(value, 0);
+
+        if (tc->timeout == (ngx_msec_t) NGX_ERROR || tc->timeout == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "timeout=%V: a time "
+                               "such as 500ms or 5s", value);
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (key->len == 7 && ngx_strncmp(key->data, "retries", 7) == 0) {
+        n = ngx_atoi(value->data, value->len);
+
+        if (n == NGX_ERROR || n > 5) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "retries=%V: a number "
+                               "from 0 to 5", value);
+            return NGX_ERROR;
+        }
+
+        tc->retries = n;
+        return NGX_OK;
+    }
+
+    if (key->len == 6 && ngx_strncmp(key->data, "redact", 6) == 0) {
+        if (tc->redact == NULL) {
+            tc->redact = ngx_array_create(cf->pool, 2, sizeof(ngx_regex_t *));
+            if (tc->redact == NULL) {
+                return NGX_ERROR;
+            }
+        }
+
+        ngx_memzero(&rc, sizeof(ngx_regex_compile_t));
+        rc.pattern = *value;
+        rc.pool = cf->pool;
+        rc.err.len = NGX_MAX_CONF_ERRSTR;
+        rc.err.data = errstr;
+
+        if (ngx_regex_compile(&rc) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "redact=%V: %V", value,
+                               &rc.err);
+            return NGX_ERROR;
+        }
+
+        re = ngx_array_push(tc->redact);
+        if (re == NULL) {
+            return NGX_ERROR;
+        }
+
+        *re = rc.regex;
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_tools_conf_t *tc = node->conf;
+
+    ngx_str_t  json;
+
+    /* the names are checked as the llm's are */
+    return ngx_http_agent_tools_conf(cf, &tc->tools, &json);
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    size_t                             i;
+    yajl_val                           calls, call, fn;
+    ngx_int_t                          rc;
+    ngx_http_agent_msg_t              *last;
+    ngx_http_agent_event_t             ev;
+    ngx_http_agent_tool_call_t        *c;
+    ngx_http_agent_node_tools_ctx_t   *ctx;
+
+    last = ngx_http_agent_graph_last_message(run, NGX_HTTP_AGENT_CH_MESSAGES);
+
+    if (last == NULL || last->role.data[0] != 'a'
+        || last->tool_calls.len == 0)
+    {
+        return NGX_OK;
+    }
+
+    calls = ngx_http_agent_json_parse(run->pool, last->tool_calls.data,
+                                      last->tool_calls.len, NULL);
+    if (calls == NULL || !YAJL_IS_ARRAY(calls)) {
+        return ngx_http_agent_graph_fail(run, "internal", "the tool calls "
+                                         "of the model could not be read");
+    }
+
+    ctx = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_node_tools_ctx_t));
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->run = run;
+    ctx->conf = node->conf;
+    ctx->calls = ngx_pcalloc(run->pool, (calls->u.array.len + 1)
+                                        * sizeof(ngx_http_agent_tool_call_t));
+    if (ctx->calls == NULL) {
+        return NGX_ERROR;
+    }
+
+    run->node_data = ctx;
+
+    for (i = 0; i < calls->u.array.len; i++) {
+        call = calls->u.array.values[i];
+        fn = ngx_http_agent_json_get(call, "function");
+        c = &ctx->calls[ctx->ncalls];
+
+        if (ngx_http_agent_json_get_str(call, "id", &c->id) != NGX_OK
+            || ngx_http_agent_json_get_str(fn, "name", &c->name) != NGX_OK)
+        {
+            continue;
+        }
+
+        if (ngx_http_agent_json_get_str(fn, "arguments", &c->arguments)
+            != NGX_OK)
+        {
+            ngx_str_null(&c->arguments);
+        }
+
+        c->run = run;
+        c->owner = ctx;
+        c->timeout = ctx->conf->timeout;
+        c->done = ngx_http_agent_node_tools_done;
+        ctx->ncalls++;
+
+        /*
+         * the event carries the arguments as parsed and written anew by
+         * our generator, never the model's text: that may hold comments,
+         * newlines and "data:" lines.  Text that does not parse is shown
+         * as a JSON string; the tool itself answers it with an error.
+         */
+
+        c->args = c->arguments.len
+                  ? ngx_http_agent_json_parse(run->pool, c->arguments.data,
+                                              c->arguments.len, NULL)
+                  : NULL;
+
+        ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+        ev.type = NGX_HTTP_AGENT_EV_TOOL_START;
+        ev.id = &c->id;
+        ev.name = &c->name;
+        ev.value = c->args;
+
+        if (c->args == NULL) {
+            ev.json = ngx_palloc(run->pool, sizeof(ngx_str_t));
+            if (ev.json == NULL) {
+                return NGX_ERROR;
+            }
+
+            if (c->arguments.len == 0) {
+                ngx_str_set(ev.json, "{}");
+
+            } else if (ngx_http_agent_json_quote(run->pool, &c->arguments,
+                                                 ev.json)
+                       != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+        }
+
+        if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+            return ngx_http_agent_graph_fail(run, "client_gone", "the "
+                                             "client went away");
+        }
+    }
+
+    run->cancel = ngx_http_agent_node_tools_cancel;
+
+    for (i = 0; i < ctx->ncalls; i++) {
+        rc = ngx_http_agent_node_tools_start(ctx, &ctx->calls[i]);
+
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+    }
+
+    ctx->started = 1;
+
+    if (ctx->pending) {
+        return NGX_AGAIN;
+    }
+
+    run->cancel = NULL;
+
+    return ngx_http_agent_node_tools_finish(ctx);
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
+    ngx_http_agent_tool_call_t *call)
+{
+    ngx_int_t              rc;
+    ngx_str_t              err;
+    ngx_http_agent_env_t  *env;
+
+    env = ctx->run->data;
+
+    call->tool = ngx_http_agent_tool_find(&call->name);
+    call->attempt++;
+
+    if (call->tool == NULL
+        || !ngx_http_agent_tools_allowed(&ctx->conf->tools, &call->name))
+    {
+        ngx_str_set(&err, "there is no such tool here");
+
+        if (ngx_http_agent_tool_error(ctx->run->pool, &err, &call->result)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_agent_node_tools_result(ctx, call);
+    }
+
+    env->tool_calls++;
+
+    rc = call->tool->run(call);
+
+    if (rc == NGX_AGAIN) {
+        ctx->pending++;
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK || call->result.len == 0) {
+        ngx_str_set(&err, "the tool failed");
+
+        if (ngx_http_agent_tool_error(ctx->run->pool, &err, &call->result)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return ngx_http_agent_node_tools_result(ctx, call);
+}
+
+
+static void
+ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
+{
+    ngx_http_agent_node_tools_ctx_t *ctx = call->owner;
+
+    ngx_int_t              rc;
+    ngx_http_agent_run_t  *run;
+
+    run = ctx->run;
+    ctx->pending--;
+
+    rc = ngx_http_agent_node_tools_result(ctx, call);
+
+    if (rc == NGX_ERROR) {
+        ngx_http_agent_node_tools_cancel(run);
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    if (rc == NGX_AGAIN || ctx->pending || !ctx->started) {
+        /* tried again, or others still run */
+        return;
+    }
+
+    run->cancel = NULL;
+
+    ngx_http_agent_graph_node_done(run,
+                                   ngx_http_agent_node_tools_finish(ctx));
+}
+
+
+/* a call's result: tried again while it fails and retries are left */
+
+static ngx_int_t
+ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
+    ngx_http_agent_tool_call_t *call)
+{
+    ngx_http_agent_event_t  ev;
+
+    if (call->tool && call->attempt <= ctx->conf->retries
+        && call->result.len > 9
+        && ngx_strncmp(call->result.data, "{\"error\":", 9) == 0)
+    {
+        ngx_log_error(NGX_LOG_INFO, ctx->run->log, 0, "agent: tool \"%V\" "
+                      "failed, tried again", &call->name);
+        ngx_str_null(&call->result);
+
+        return ngx_http_agent_node_tools_start(ctx, call);
+    }
+
+    if (ctx->conf->redact
+        && ngx_http_agent_redact(ctx->run->pool, ctx->conf->redact,
+                                 &call->result)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    call->finished = 1;
+
+    /*
+     * the calls run at once; their results are reported in the order of
+     * the calls, so that a stream reads the same whichever ended first
+     */
+
+    while (ctx->emitted < ctx->ncalls && ctx->calls[ctx->emitted].finished) {
+        call = &ctx->calls[ctx->emitted++];
+
+        ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+        ev.type = NGX_HTTP_AGENT_EV_TOOL_END;
+        ev.id = &call->id;
+        ev.name = &call->name;
+        ev.json = &call->result;
+
+        if (ngx_http_agent_emit(ctx->run, &ev) != NGX_OK) {
+            return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "
+                                             "client went away");
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_tools_finish(ngx_http_agent_node_tools_ctx_t *ctx)
+{
+    ngx_uint_t                   i, k;
+    ngx_http_agent_msg_t         msg;
+    ngx_http_agent_run_t        *run;
+    ngx_http_agent_write_t      *w, *dst;
+    ngx_http_agent_tool_call_t  *c;
+
+    run = ctx->run;
+
+    for (i = 0; i < ctx->ncalls; i++) {
+        c = &ctx->calls[i];
+
+        ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&msg.role, "tool");
+        msg.content = c->result;
+        msg.tool_call_id = c->id;
+        msg.name = c->name;
+
+        if (ngx_http_agent_graph_write_message(run, run->update,
+                                               NGX_HTTP_AGENT_CH_MESSAGES,
+                                               &msg)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        /* tools may update channels too */
+
+        if (c->writes == NULL) {
+            continue;
+        }
+
+        w = c->writes->elts;
+
+        for (k = 0; k < c->writes->nelts; k++) {
+            dst = ngx_array_push(run->update);
+            if (dst == NULL) {
+                return NGX_ERROR;
+            }
+
+            *dst = w[k];
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_node_tools_ctx_t *ctx = run->node_data;
+
+    ngx_uint_t                   i;
+    ngx_http_agent_tool_call_t  *c;
+
+    if (ctx == NULL) {
+        return;
+    }
+
+    for (i = 0; i < ctx->ncalls; i++) {
+        c = &ctx->calls[i];
+
+        if (!c->finished && c->cancel) {
+            c->cancel(c);
+            c->cancel = NULL;
+        }
+    }
+}
+
+
+/* the result parsed and written anew, every string redacted */
+
+static ngx_int_t
+ngx_http_agent_redact(ngx_pool_t *pool, ngx_array_t *re, ngx_str_t *json)
+{
+    yajl_val                v;
+    ngx_http_agent_json_t  *j;
+
+    v = ngx_http_agent_json_parse(pool, json->data, json->len, NULL);
+    if (v == NULL) {
+        return NGX_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_redact_value(j, re, v);
+
+    return ngx_http_agent_json_done(j, json);
+}
+
+
+static void
+ngx_http_agent_redact_value(ngx_http_agent_json_t *j, ngx_array_t *re,
+    yajl_val v)
+{
+    int            captures[3];
+    u_char        *d, *buf;
+    size_t         i, size;
+    ngx_str_t      s, out;
+    ngx_int_t      rc;
+    ngx_uint_t     k;
+    ngx_regex_t  **rx;
+
+    if (YAJL_IS_OBJECT(v)) {
+        ngx_http_agent_json_obj(j);
+
+        for (i = 0; i < v->u.object.len; i++) {
+            ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
+            ngx_http_agent_redact_value(j, re, v->u.object.values[i]);
+        }
+
+        ngx_http_agent_json_end(j);
+        return;
+    }
+
+    if (YAJL_IS_ARRAY(v)) {
+        ngx_http_agent_json_arr(j);
+
+        for (i = 0; i < v->u.array.len; i++) {
+            ngx_http_agent_redact_value(j, re, v->u.array.values[i]);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+        return;
+    }
+
+    if (!YAJL_IS_STRING(v)) {
+        ngx_http_agent_json_val(j, v);
+        return;
+    }
+
+    out.data = (u_char *) YAJL_GET_STRING(v);
+    out.len = ngx_strlen(out.data);
+
+    rx = re->elts;
+
+    for (k = 0; k < re->nelts; k++) {
+
+        /* at most one "[redacted]" per byte matched, or per empty match */
+        size = out.len * (sizeof(NGX_HTTP_AGENT_REDACTED) + 1) + 1;
+
+        buf = ngx_pnalloc(j->pool, size);
+        if (buf == NULL) {
+            j->failed = 1;
+            return;
+        }
+
+        d = buf;
+        s = out;
+
+        while (s.len) {
+            rc = ngx_regex_exec(rx[k], &s, captures, 3);
+
+            if (rc < 0 || captures[1] == 0) {
+                break;
+            }
+
+            d = ngx_cpymem(d, s.data, captures[0]);
+            d = ngx_cpymem(d, NGX_HTTP_AGENT_REDACTED,
+                           sizeof(NGX_HTTP_AGENT_REDACTED) - 1);
+
+            s.data += captures[1];
+            s.len -= captures[1];
+        }
+
+        d = ngx_cpymem(d, s.data, s.len);
+
+        out.data = buf;
+        out.len = d - buf;
+    }
+
+    ngx_http_agent_json_str(j, &out);
+}

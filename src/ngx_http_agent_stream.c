@@ -1,0 +1,108 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_stream.h"
+
+
+/*
+ * Node kinds and the turn say what happened; the location's stream format
+ * (agent_stream) words it.  A new format is its own file and one line here.
+ */
+
+
+extern ngx_http_agent_format_t  ngx_http_agent_typed_format;
+extern ngx_http_agent_format_t  ngx_http_agent_events_format;
+
+
+static ngx_http_agent_format_t  *ngx_http_agent_formats[] = {
+    &ngx_http_agent_typed_format,
+    &ngx_http_agent_events_format,
+    NULL
+};
+
+
+ngx_http_agent_format_t *
+ngx_http_agent_format_find(ngx_str_t *name)
+{
+    ngx_uint_t                i;
+    ngx_http_agent_format_t  *f;
+
+    for (i = 0; ngx_http_agent_formats[i]; i++) {
+        f = ngx_http_agent_formats[i];
+
+        if (f->name.len == name->len
+            && ngx_strncmp(f->name.data, name->data, name->len) == 0)
+        {
+            return f;
+        }
+    }
+
+    return NULL;
+}
+
+
+ngx_int_t
+ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev)
+{
+    ngx_int_t  rc;
+    ngx_str_t  name, json;
+
+    if (s->json == NULL) {
+        s->json = ngx_http_agent_json_create(s->pool);
+        if (s->json == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    ngx_str_null(&name);
+
+    rc = s->format->write(s, ev, s->json, &name);
+
+    if (rc == NGX_DECLINED) {
+        /* not an event of this format */
+        return NGX_OK;
+    }
+
+    if (rc != NGX_OK
+        || ngx_http_agent_json_scratch(s->json, &json) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return s->sink(s->sink_data, &name, &json);
+}
+
+
+/* a fresh id for a node's, a model call's or a tool call's run */
+
+ngx_int_t
+ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s, ngx_str_t *id)
+{
+    u_char    *p;
+    uint32_t   a, b, c, d;
+
+    p = ngx_pnalloc(s->pool, 36);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    a = (uint32_t) ngx_random();
+    b = (uint32_t) ngx_random();
+    c = (uint32_t) ngx_random();
+    d = (uint32_t) ngx_random();
+
+    ngx_sprintf(p, "%08xD-%04xD-4%03xD-%04xD-%04xD%08xD", a, b & 0xffff,
+                (b >> 16) & 0xfff, 0x8000 | (c & 0x3fff), c >> 16, d);
+
+    id->data = p;
+    id->len = 36;
+
+    return NGX_OK;
+}

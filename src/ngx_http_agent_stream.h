@@ -1,0 +1,87 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_STREAM_H_INCLUDED_
+#define _NGX_HTTP_AGENT_STREAM_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_json.h"
+
+
+/* what happens in a turn, before any stream format words it */
+typedef enum {
+    NGX_HTTP_AGENT_EV_START = 0,
+    NGX_HTTP_AGENT_EV_CHUNK,
+    NGX_HTTP_AGENT_EV_TOOL_START,
+    NGX_HTTP_AGENT_EV_TOOL_END,
+    NGX_HTTP_AGENT_EV_NODE_START,
+    NGX_HTTP_AGENT_EV_NODE_END,
+    NGX_HTTP_AGENT_EV_MODEL_START,
+    NGX_HTTP_AGENT_EV_MODEL_END,
+    NGX_HTTP_AGENT_EV_CUSTOM,
+    NGX_HTTP_AGENT_EV_END,
+    NGX_HTTP_AGENT_EV_ERROR
+} ngx_http_agent_ev_e;
+
+
+typedef struct {
+    ngx_http_agent_ev_e        type;
+    ngx_str_t                 *id;          /* a tool call's */
+    ngx_str_t                 *name;        /* a tool's, a custom event's */
+    ngx_str_t                 *text;        /* chunk, end, error */
+    ngx_str_t                 *json;        /* our own JSON */
+    yajl_val                   value;       /* or a parsed value */
+    ngx_str_t                 *code;        /* error */
+    ngx_str_t                 *checkpoint_id;
+    int64_t                    prompt_tokens;
+    int64_t                    completion_tokens;
+} ngx_http_agent_event_t;
+
+
+typedef struct ngx_http_agent_stream_s  ngx_http_agent_stream_t;
+
+typedef ngx_int_t (*ngx_http_agent_stream_sink_pt)(void *data,
+    ngx_str_t *name, ngx_str_t *json);
+
+
+/* a stream format: one event in, one SSE event (name and JSON) out */
+typedef struct {
+    ngx_str_t                  name;
+    ngx_int_t                (*write)(ngx_http_agent_stream_t *s,
+                                      ngx_http_agent_event_t *ev,
+                                      ngx_http_agent_json_t *j,
+                                      ngx_str_t *name);
+} ngx_http_agent_format_t;
+
+
+struct ngx_http_agent_stream_s {
+    ngx_http_agent_format_t   *format;
+    ngx_http_agent_json_t     *json;        /* written, sent, reused */
+    ngx_pool_t                *pool;
+    ngx_str_t                  session_id;
+    ngx_str_t                  run_id;
+    ngx_str_t                  graph;
+    ngx_str_t                  node;        /* the node running */
+    ngx_uint_t                 step;
+    ngx_str_t                  node_run_id;
+    ngx_str_t                  model_run_id;
+    ngx_str_t                  tool_run_id;
+    ngx_http_agent_stream_sink_pt  sink;
+    void                      *sink_data;
+};
+
+
+ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);
+ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,
+    ngx_str_t *id);
+
+
+#endif /* _NGX_HTTP_AGENT_STREAM_H_INCLUDED_ */

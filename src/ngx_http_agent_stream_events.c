@@ -1,0 +1,259 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_stream.h"
+
+
+/*
+ * "agent_stream events": LangGraph's astream_events(version="v2") on the
+ * wire, so that clients written for a LangGraph server read our turns:
+ * "event: on_chain_start" and so on, each data object with event, name,
+ * run_id, parent_ids, metadata and data.
+ */
+
+
+static ngx_int_t ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
+static void ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, const char *event, ngx_str_t *name,
+    ngx_str_t *run_id, ngx_uint_t depth);
+static void ngx_http_agent_events_value(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev);
+
+
+ngx_http_agent_format_t  ngx_http_agent_events_format = {
+    ngx_string("events"),
+    ngx_http_agent_events_write
+};
+
+
+static ngx_int_t
+ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
+{
+    ngx_str_t  *run_id;
+
+    switch (ev->type) {
+
+    case NGX_HTTP_AGENT_EV_START:
+        ngx_str_set(name, "on_chain_start");
+        ngx_http_agent_events_head(s, j, "on_chain_start", &s->graph,
+                                   &s->run_id, 0);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "input");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "input");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_NODE_START:
+    case NGX_HTTP_AGENT_EV_NODE_END:
+        if (ev->type == NGX_HTTP_AGENT_EV_NODE_START) {
+            ngx_str_set(name, "on_chain_start");
+
+        } else {
+            ngx_str_set(name, "on_chain_end");
+        }
+
+        ngx_http_agent_events_head(s, j, (char *) name->data, &s->node,
+                                   &s->node_run_id, 1);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_MODEL_START:
+        ngx_str_set(name, "on_chat_model_start");
+        ngx_http_agent_events_head(s, j, "on_chat_model_start", ev->name,
+                                   &s->model_run_id, 2);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "input");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_CHUNK:
+        ngx_str_set(name, "on_chat_model_stream");
+
+        run_id = s->model_run_id.len ? &s->model_run_id : &s->node_run_id;
+
+        ngx_http_agent_events_head(s, j, "on_chat_model_stream", &s->node,
+                                   run_id, 2);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "chunk");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "content");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_MODEL_END:
+        ngx_str_set(name, "on_chat_model_end");
+        ngx_http_agent_events_head(s, j, "on_chat_model_end", ev->name,
+                                   &s->model_run_id, 2);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "output");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "content");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_json_key(j, "usage_metadata");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "input_tokens");
+        ngx_http_agent_json_int(j, ev->prompt_tokens);
+        ngx_http_agent_json_key(j, "output_tokens");
+        ngx_http_agent_json_int(j, ev->completion_tokens);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_TOOL_START:
+    case NGX_HTTP_AGENT_EV_TOOL_END:
+        if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
+            ngx_str_set(name, "on_tool_start");
+
+        } else {
+            ngx_str_set(name, "on_tool_end");
+        }
+
+        ngx_http_agent_events_head(s, j, (char *) name->data, ev->name,
+                                   ev->id, 2);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+
+        if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
+            ngx_http_agent_json_key(j, "input");
+
+        } else {
+            ngx_http_agent_json_key(j, "output");
+        }
+
+        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_CUSTOM:
+        ngx_str_set(name, "on_custom_event");
+        ngx_http_agent_events_head(s, j, "on_custom_event", ev->name,
+                                   &s->node_run_id, 1);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_events_value(j, ev);
+        break;
+
+    case NGX_HTTP_AGENT_EV_END:
+        ngx_str_set(name, "on_chain_end");
+        ngx_http_agent_events_head(s, j, "on_chain_end", &s->graph,
+                                   &s->run_id, 0);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "output");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "full_response");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_key(j, "usage");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "prompt_tokens");
+        ngx_http_agent_json_int(j, ev->prompt_tokens);
+        ngx_http_agent_json_key(j, "completion_tokens");
+        ngx_http_agent_json_int(j, ev->completion_tokens);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "checkpoint_id");
+        ngx_http_agent_json_str(j, ev->checkpoint_id);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        break;
+
+    default: /* NGX_HTTP_AGENT_EV_ERROR */
+        ngx_str_set(name, "error");
+        ngx_http_agent_events_head(s, j, "error", &s->graph, &s->run_id, 0);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "error");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_key(j, "code");
+        ngx_http_agent_json_str(j, ev->code);
+        ngx_http_agent_json_end(j);
+        break;
+    }
+
+    ngx_http_agent_json_end(j);
+
+    return NGX_OK;
+}
+
+
+/* depth 0: the graph; 1: a node in it; 2: a model or tool in the node */
+
+static void
+ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, const char *event, ngx_str_t *name,
+    ngx_str_t *run_id, ngx_uint_t depth)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "event");
+    ngx_http_agent_json_cstr(j, event);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, name);
+    ngx_http_agent_json_key(j, "run_id");
+    ngx_http_agent_json_str(j, run_id);
+    ngx_http_agent_json_key(j, "parent_ids");
+    ngx_http_agent_json_arr(j);
+
+    if (depth > 0) {
+        ngx_http_agent_json_str(j, &s->run_id);
+    }
+
+    if (depth > 1) {
+        ngx_http_agent_json_str(j, &s->node_run_id);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "metadata");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "langgraph_node");
+
+    if (depth > 0) {
+        ngx_http_agent_json_str(j, &s->node);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "langgraph_step");
+    ngx_http_agent_json_int(j, s->step);
+    ngx_http_agent_json_key(j, "session_id");
+    ngx_http_agent_json_str(j, &s->session_id);
+    ngx_http_agent_json_end(j);
+}
+
+
+static void
+ngx_http_agent_events_value(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev)
+{
+    if (ev->json) {
+        ngx_http_agent_json_raw(j, ev->json);
+
+    } else if (ev->value) {
+        ngx_http_agent_json_val(j, ev->value);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+}

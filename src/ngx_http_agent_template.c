@@ -1,0 +1,181 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * Templates (prompt files, text=): "{{channel}}" and "{{channel.field}}"
+ * become the value, strings as they are, anything else as JSON.  A name
+ * that is no channel is left as it is written.
+ */
+
+
+#define NGX_HTTP_AGENT_TEMPLATE_VARS  32
+
+
+static ngx_int_t ngx_http_agent_template_value(ngx_http_agent_run_t *run,
+    ngx_pool_t *pool, ngx_str_t *name, ngx_str_t *out);
+
+
+ngx_int_t
+ngx_http_agent_template_render(ngx_http_agent_run_t *run, ngx_pool_t *pool,
+    ngx_str_t *tpl, ngx_str_t *out)
+{
+    u_char                       *p, *q, *last, *end;
+    ngx_int_t                     rc;
+    ngx_str_t                     name;
+    ngx_uint_t                    n, i;
+    ngx_http_agent_prompt_var_t   vars[NGX_HTTP_AGENT_TEMPLATE_VARS];
+
+    n = 0;
+    p = tpl->data;
+    last = tpl->data + tpl->len;
+
+    while (n < NGX_HTTP_AGENT_TEMPLATE_VARS
+           && (q = ngx_strlcasestrn(p, last, (u_char *) "{{", 2 - 1))
+              != NULL)
+    {
+        end = ngx_strlcasestrn(q + 2, last, (u_char *) "}}", 2 - 1);
+        if (end == NULL) {
+            break;
+        }
+
+        p = end + 2;
+
+        name.data = q + 2;
+        name.len = end - name.data;
+
+        if (name.len == 0 || name.len > 128) {
+            continue;
+        }
+
+        for (i = 0; i < n; i++) {
+            if (vars[i].name.len == name.len
+                && ngx_strncmp(vars[i].name.data, name.data, name.len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (i < n) {
+            continue;
+        }
+
+        rc = ngx_http_agent_template_value(run, pool, &name, &vars[n].value);
+
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        if (rc == NGX_OK) {
+            vars[n].name = name;
+            n++;
+        }
+    }
+
+    return ngx_http_agent_prompt_render(pool, tpl, vars, n, out);
+}
+
+
+static ngx_int_t
+ngx_http_agent_template_value(ngx_http_agent_run_t *run, ngx_pool_t *pool,
+    ngx_str_t *name, ngx_str_t *out)
+{
+    u_char     *dot, key[129];
+    yajl_val    v;
+    ngx_int_t   ch;
+    ngx_str_t   channel, json, field;
+
+    channel = *name;
+    dot = ngx_strlchr(name->data, name->data + name->len, '.');
+
+    if (dot) {
+        channel.len = dot - name->data;
+        field.data = dot + 1;
+        field.len = name->data + name->len - field.data;
+    }
+
+    ch = ngx_http_agent_graph_channel(run->graph, &channel);
+
+    if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_agent_graph_value(run, ch, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    v = ngx_http_agent_json_parse(pool, json.data, json.len, NULL);
+    if (v == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (dot) {
+        ngx_memcpy(key, field.data, field.len);
+        key[field.len] = '\0';
+
+        v = YAJL_IS_OBJECT(v) ? ngx_http_agent_json_get(v, (char *) key)
+                              : NULL;
+
+        if (v == NULL) {
+            ngx_str_set(out, "");
+            return NGX_OK;
+        }
+    }
+
+    if (YAJL_IS_STRING(v)) {
+        out->data = (u_char *) YAJL_GET_STRING(v);
+        out->len = ngx_strlen(out->data);
+        return NGX_OK;
+    }
+
+    if (YAJL_IS_NULL(v)) {
+        ngx_str_set(out, "");
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_json_encode(pool, v, out);
+}
+
+
+/*
+ * A parameter naming a channel: "messages" only where messages may go
+ * (messages: 1), otherwise a declared channel; for the kinds' check().
+ */
+
+ngx_int_t
+ngx_http_agent_channel_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node, const char *param, ngx_str_t *name,
+    ngx_int_t *channel, ngx_uint_t messages)
+{
+    ngx_int_t  ch;
+
+    ch = ngx_http_agent_graph_channel(graph, name);
+
+    if (ch == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s=%V of the node \"%V\" "
+                           "names an undeclared channel", param, name,
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    if (ch == NGX_HTTP_AGENT_CH_MESSAGES && !messages) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s=%V of the node \"%V\": "
+                           "not the messages channel", param, name,
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    *channel = ch;
+
+    return NGX_OK;
+}

@@ -1,0 +1,25 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TEMPLATE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TEMPLATE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+
+
+ngx_int_t ngx_http_agent_template_render(ngx_http_agent_run_t *run,
+    ngx_pool_t *pool, ngx_str_t *tpl, ngx_str_t *out);
+ngx_int_t ngx_http_agent_channel_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *name, ngx_int_t *channel,
+    ngx_uint_t messages);
+
+
+#endif /* _NGX_HTTP_AGENT_TEMPLATE_H_INCLUDED_ */

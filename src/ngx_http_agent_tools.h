@@ -1,0 +1,65 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TOOLS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TOOLS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_json.h"
+
+
+typedef struct ngx_http_agent_tool_s       ngx_http_agent_tool_t;
+typedef struct ngx_http_agent_tool_call_s  ngx_http_agent_tool_call_t;
+
+
+/* one call of a tool by the model, while it runs */
+struct ngx_http_agent_tool_call_s {
+    ngx_http_agent_run_t           *run;
+    ngx_http_agent_tool_t          *tool;
+    ngx_str_t                       id;
+    ngx_str_t                       name;
+    ngx_str_t                       arguments;   /* as the model wrote */
+    yajl_val                        args;        /* parsed, or NULL */
+    ngx_msec_t                      timeout;     /* 0: the location's */
+    ngx_uint_t                      attempt;
+
+    ngx_str_t                       result;      /* JSON */
+    ngx_array_t                    *writes;      /* channel updates */
+
+    /* an asynchronous tool calls done() and may be cancelled */
+    void                          (*done)(ngx_http_agent_tool_call_t *call);
+    void                          (*cancel)(ngx_http_agent_tool_call_t *c);
+    void                           *data;        /* the tool's */
+    void                           *owner;       /* the node's */
+    unsigned                        finished:1;
+};
+
+
+/* NGX_OK: result set; NGX_AGAIN: done() follows; NGX_ERROR */
+typedef ngx_int_t (*ngx_http_agent_tool_run_pt)(
+    ngx_http_agent_tool_call_t *call);
+
+
+struct ngx_http_agent_tool_s {
+    ngx_str_t                       name;
+    ngx_str_t                       definition;  /* {"type":"function",..} */
+    ngx_http_agent_tool_run_pt      run;
+};
+
+
+ngx_http_agent_tool_t *ngx_http_agent_tool_find(ngx_str_t *name);
+ngx_int_t ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list,
+    ngx_str_t *json);
+ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
+ngx_int_t ngx_http_agent_tool_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result);
+
+
+#endif /* _NGX_HTTP_AGENT_TOOLS_H_INCLUDED_ */
