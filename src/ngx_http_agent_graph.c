@@ -348,9 +348,30 @@ ngx_http_agent_graph_merge(ngx_pool_t *pool, ngx_str_t *old, ngx_str_t *add)
 ngx_int_t
 ngx_http_agent_graph_input(ngx_http_agent_run_t *run, ngx_array_t *update)
 {
-    ngx_str_t  node;
+    ngx_str_t                  node;
+    ngx_uint_t                 i;
+    ngx_http_agent_channel_t  *ch;
 
     run->update = update;
+
+    /* channels of scope=turn start each turn at their defaults */
+
+    ch = run->graph->channels.elts;
+
+    for (i = 0; i < run->graph->channels.nelts; i++) {
+        if (!ch[i].turn) {
+            continue;
+        }
+
+        if (ch[i].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            run->state[i].number = ch[i].dflt.len
+                                   ? ngx_http_agent_json_number(&ch[i].dflt)
+                                   : 0;
+
+        } else if (ch[i].reducer != NGX_HTTP_AGENT_REDUCE_MESSAGES) {
+            run->state[i].json = ch[i].dflt;
+        }
+    }
 
     if (ngx_http_agent_graph_apply(run, update) != NGX_OK) {
         return NGX_ERROR;

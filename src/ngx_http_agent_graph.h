@@ -59,6 +59,7 @@ typedef struct {
     ngx_str_t                  name;
     ngx_http_agent_reducer_e   reducer;
     ngx_str_t                  dflt;          /* JSON, or empty */
+    ngx_uint_t                 turn;          /* scope=turn: reset */
 } ngx_http_agent_channel_t;
 
 

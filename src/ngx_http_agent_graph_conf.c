@@ -307,9 +307,10 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
 
     value = cf->args->elts;
 
-    if (cf->args->nelts < 3 || cf->args->nelts > 4) {
+    if (cf->args->nelts < 3 || cf->args->nelts > 5) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel: use "
-                           "\"channel NAME REDUCER [default=JSON];\"");
+                           "\"channel NAME REDUCER [default=JSON] "
+                           "[scope=turn];\"");
         return NGX_CONF_ERROR;
     }
 
@@ -354,18 +355,37 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
 
     ch->reducer = i;
 
-    if (cf->args->nelts == 3) {
-        return NGX_CONF_OK;
-    }
+    for (i = 3; i < cf->args->nelts; i++) {
 
-    if (value[3].len < 9 || ngx_strncmp(value[3].data, "default=", 8) != 0) {
+        if (value[i].len == 10
+            && ngx_strncmp(value[i].data, "scope=turn", 10) == 0)
+        {
+            ch->turn = 1;
+            continue;
+        }
+
+        if (value[i].len == 13
+            && ngx_strncmp(value[i].data, "scope=session", 13) == 0)
+        {
+            continue;
+        }
+
+        if (value[i].len > 8
+            && ngx_strncmp(value[i].data, "default=", 8) == 0)
+        {
+            ch->dflt.data = value[i].data + 8;
+            ch->dflt.len = value[i].len - 8;
+            continue;
+        }
+
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown parameter \"%V\" "
-                           "of channel \"%V\"", &value[3], &value[1]);
+                           "of channel \"%V\"", &value[i], &value[1]);
         return NGX_CONF_ERROR;
     }
 
-    ch->dflt.data = value[3].data + 8;
-    ch->dflt.len = value[3].len - 8;
+    if (ch->dflt.len == 0) {
+        return NGX_CONF_OK;
+    }
 
     ngx_str_set(&err, "");
 

@@ -17,6 +17,9 @@ extern ngx_http_agent_kind_t  ngx_http_agent_tools_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_sql_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_template_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_resources_kind;
+extern ngx_http_agent_kind_t  ngx_http_agent_guard_kind;
+extern ngx_http_agent_kind_t  ngx_http_agent_format_kind;
+extern ngx_http_agent_kind_t  ngx_http_agent_summarize_kind;
 
 
 static ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
@@ -25,6 +28,9 @@ static ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
     &ngx_http_agent_sql_kind,
     &ngx_http_agent_template_kind,
     &ngx_http_agent_resources_kind,
+    &ngx_http_agent_guard_kind,
+    &ngx_http_agent_format_kind,
+    &ngx_http_agent_summarize_kind,
     NULL
 };
 

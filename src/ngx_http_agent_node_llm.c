@@ -36,6 +36,9 @@ typedef struct {
     ngx_int_t                   output;
     ngx_str_t                   model_name;
     ngx_http_agent_model_t     *model;
+    ngx_str_t                   event;         /* a custom event */
+    ngx_str_t                   summary_name;
+    ngx_int_t                   summary;       /* -1: none */
     ngx_int_t                   stream;        /* -1: by output */
     unsigned                    history:1;
     unsigned                    json:1;
@@ -51,6 +54,7 @@ typedef struct {
     ngx_http_agent_model_t     *model;
     ngx_str_t                   key;
     ngx_str_t                   system;
+    ngx_str_t                   summary;
     ngx_array_t                *messages;
     ngx_uint_t                  attempts;
     unsigned                    tools_bound:1;
@@ -65,6 +69,10 @@ static ngx_int_t ngx_http_agent_node_llm_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_llm_summary(
+    ngx_http_agent_node_llm_ctx_t *ctx);
+static ngx_int_t ngx_http_agent_node_llm_event(
+    ngx_http_agent_node_llm_ctx_t *ctx, ngx_str_t *json);
 static ngx_int_t ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text);
 static void ngx_http_agent_node_llm_done(void *data, ngx_int_t rc);
@@ -96,6 +104,7 @@ ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
     }
 
     lc->output = NGX_HTTP_AGENT_CH_MESSAGES;
+    lc->summary = -1;
     lc->stream = -1;
     lc->history = 1;
 
@@ -131,6 +140,16 @@ ngx_http_agent_node_llm_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
 
     if (ngx_http_agent_is(key, "output")) {
         lc->output_name = *value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "event")) {
+        lc->event = *value;
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_is(key, "summary")) {
+        lc->summary_name = *value;
         return NGX_OK;
     }
 
@@ -211,6 +230,20 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
+    if (lc->summary_name.len
+        && ngx_http_agent_channel_conf(cf, graph, node, "summary",
+                                       &lc->summary_name, &lc->summary, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (lc->event.len && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event= of the node \"%V\" "
+                           "needs output=CHANNEL", &node->name);
+        return NGX_ERROR;
+    }
+
     if (lc->json && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "format=json of the node "
                            "\"%V\" needs output=CHANNEL", &node->name);
@@ -278,6 +311,12 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run, ngx_http_agent_node_t *no
     if (lc->history) {
         ctx->messages = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
 
+        if (lc->summary >= 0
+            && ngx_http_agent_node_llm_summary(ctx) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
     } else {
         ctx->messages = ngx_array_create(run->pool, 4,
                                          sizeof(ngx_http_agent_msg_t));
@@ -323,11 +362,84 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run, ngx_http_agent_node_t *no
                                          &node->name);
     }
 
+    if (ctx->summary.len) {
+        u_char  *p;
+
+        p = ngx_pnalloc(run->pool, ctx->system.len + ctx->summary.len + 64);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ctx->system.len = ngx_sprintf(p, "%V%sSummary of the earlier "
+                                      "conversation:\n%V", &ctx->system,
+                                      ctx->system.len ? "\n\n" : "",
+                                      &ctx->summary)
+                          - p;
+        ctx->system.data = p;
+    }
+
     if (ngx_http_agent_node_llm_call(ctx) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return NGX_AGAIN;
+}
+
+
+/*
+ * summary=CHANNEL, as the summarize node writes it: {"text", "count"}; the
+ * first count messages are replaced by the text in the system prompt
+ */
+
+static ngx_int_t
+ngx_http_agent_node_llm_summary(ngx_http_agent_node_llm_ctx_t *ctx)
+{
+    yajl_val               v, n;
+    ngx_str_t              json;
+    ngx_uint_t             count;
+    ngx_array_t           *all, *recent;
+    ngx_http_agent_run_t  *run;
+
+    run = ctx->run;
+
+    if (ngx_http_agent_graph_value(run, ctx->conf->summary, &json) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    v = ngx_http_agent_json_parse(run->pool, json.data, json.len, NULL);
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_get_str(v, "text", &ctx->summary) != NGX_OK)
+    {
+        ngx_str_null(&ctx->summary);
+        return NGX_OK;
+    }
+
+    n = ngx_http_agent_json_get(v, "count");
+    count = (n && YAJL_IS_INTEGER(n) && YAJL_GET_INTEGER(n) > 0)
+            ? (ngx_uint_t) YAJL_GET_INTEGER(n) : 0;
+
+    all = ctx->messages;
+
+    if (count == 0 || count >= all->nelts) {
+        return NGX_OK;
+    }
+
+    recent = ngx_palloc(run->pool, sizeof(ngx_array_t));
+    if (recent == NULL) {
+        return NGX_ERROR;
+    }
+
+    *recent = *all;
+    recent->elts = (ngx_http_agent_msg_t *) all->elts + count;
+    recent->nelts = all->nelts - count;
+    recent->nalloc = recent->nelts;
+    recent->pool = NULL;
+
+    ctx->messages = recent;
+
+    return NGX_OK;
 }
 
 
@@ -530,7 +642,8 @@ ngx_http_agent_node_llm_answer(ngx_http_agent_node_llm_ctx_t *ctx,
 
     if (!ctx->conf->json) {
         if (ngx_http_agent_json_quote(run->pool, &msg->content, &json)
-            != NGX_OK)
+            != NGX_OK
+            || ngx_http_agent_node_llm_event(ctx, &json) != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -566,7 +679,9 @@ ngx_http_agent_node_llm_answer(ngx_http_agent_node_llm_ctx_t *ctx,
                  : NULL;
 
     if (v) {
-        if (ngx_http_agent_json_encode(run->pool, v, &json) != NGX_OK) {
+        if (ngx_http_agent_json_encode(run->pool, v, &json) != NGX_OK
+            || ngx_http_agent_node_llm_event(ctx, &json) != NGX_OK)
+        {
             return NGX_ERROR;
         }
 
@@ -621,6 +736,32 @@ ngx_http_agent_node_llm_answer(ngx_http_agent_node_llm_ctx_t *ctx,
     }
 
     return NGX_AGAIN;
+}
+
+
+/* event=NAME: the value written, as a custom event (seed 003's verifier) */
+
+static ngx_int_t
+ngx_http_agent_node_llm_event(ngx_http_agent_node_llm_ctx_t *ctx,
+    ngx_str_t *json)
+{
+    ngx_http_agent_event_t  ev;
+
+    if (ctx->conf->event.len == 0) {
+        return NGX_OK;
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_CUSTOM;
+    ev.name = &ctx->conf->event;
+    ev.json = json;
+
+    if (ngx_http_agent_emit(ctx->run, &ev) != NGX_OK) {
+        return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "
+                                         "client went away");
+    }
+
+    return NGX_OK;
 }
 
 

@@ -15,11 +15,15 @@
 
 extern ngx_http_agent_tool_t  ngx_http_agent_tool_load_csv_data;
 extern ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query;
+extern ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database;
+extern ngx_http_agent_tool_t  ngx_http_agent_tool_ask_analyst;
 
 
 static ngx_http_agent_tool_t  *ngx_http_agent_tools[] = {
     &ngx_http_agent_tool_load_csv_data,
     &ngx_http_agent_tool_execute_sql_query,
+    &ngx_http_agent_tool_ask_database,
+    &ngx_http_agent_tool_ask_analyst,
     NULL
 };
 

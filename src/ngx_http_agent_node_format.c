@@ -1,0 +1,246 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_ask.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_template.h"
+
+
+/*
+ * "node NAME format shape=FILE output=CHANNEL [event=NAME]": seed 001's
+ * formatResponse.  The last AI message's text is parsed as JSON against a
+ * shape (a JSON object in agent_prompts: each field with its default);
+ * a missing field or one of another type gets the default, fields the
+ * shape does not name are dropped, text that is no JSON object gives the
+ * defaults.  The result is written to the channel, and sent as a custom
+ * event with event=.
+ */
+
+
+typedef struct {
+    ngx_str_t                  shape_file;
+    ngx_str_t                  shape_text;
+    yajl_val                   shape;
+    ngx_str_t                  output_name;
+    ngx_int_t                  output;
+    ngx_str_t                  event;
+} ngx_http_agent_node_format_conf_t;
+
+
+static void *ngx_http_agent_node_format_create(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_format_param(ngx_conf_t *cf,
+    void *conf, ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_format_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+static ngx_uint_t ngx_http_agent_node_format_same(yajl_val a, yajl_val b);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_format_kind = {
+    ngx_string("format"),
+    ngx_http_agent_node_format_create,
+    ngx_http_agent_node_format_param,
+    ngx_http_agent_node_format_check,
+    ngx_http_agent_node_format_run,
+    NULL
+};
+
+
+static void *
+ngx_http_agent_node_format_create(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_format_conf_t  *fc;
+
+    fc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_format_conf_t));
+    if (fc == NULL) {
+        return NULL;
+    }
+
+    fc->output = -1;
+
+    return fc;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_format_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
+    ngx_str_t *value)
+{
+    ngx_http_agent_node_format_conf_t *fc = conf;
+
+    if (key->len == 5 && ngx_strncmp(key->data, "shape", 5) == 0) {
+        fc->shape_file = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
+        fc->output_name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 5 && ngx_strncmp(key->data, "event", 5) == 0) {
+        fc->event = *value;
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_format_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_format_conf_t *fc = node->conf;
+
+    ngx_str_t                    err;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (fc->shape_file.len == 0 || fc->output_name.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the format node \"%V\" "
+                           "needs shape=FILE and output=CHANNEL",
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
+                                    &fc->output_name, &fc->output, 0)
+        != NGX_OK
+        || ngx_http_agent_prompt_load(cf, &amcf->prompts_dir, &fc->shape_file,
+                                      &fc->shape_text)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&err, "");
+
+    fc->shape = ngx_http_agent_json_parse(cf->pool, fc->shape_text.data,
+                                          fc->shape_text.len, &err);
+
+    if (fc->shape == NULL || !YAJL_IS_OBJECT(fc->shape)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "shape=%V of the node "
+                           "\"%V\" is not a JSON object %V", &fc->shape_file,
+                           &node->name, &err);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_format_conf_t *fc = node->conf;
+
+    size_t                   i;
+    yajl_val                 v, got, shape;
+    ngx_str_t                text, json;
+    ngx_uint_t               k;
+    ngx_array_t             *msgs;
+    ngx_http_agent_msg_t    *m;
+    ngx_http_agent_json_t   *j;
+    ngx_http_agent_event_t   ev;
+
+    ngx_str_set(&text, "");
+
+    msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    m = msgs->elts;
+
+    for (k = msgs->nelts; k > 0; k--) {
+        if (m[k - 1].role.len && m[k - 1].role.data[0] == 'a') {
+            text = m[k - 1].content;
+            break;
+        }
+    }
+
+    (void) ngx_http_agent_ask_fenced(&text);
+
+    v = text.len ? ngx_http_agent_json_parse(run->pool, text.data, text.len,
+                                             NULL)
+                 : NULL;
+
+    if (v && !YAJL_IS_OBJECT(v)) {
+        v = NULL;
+    }
+
+    shape = fc->shape;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; i < shape->u.object.len; i++) {
+        got = v ? ngx_http_agent_json_get(v, shape->u.object.keys[i]) : NULL;
+
+        ngx_http_agent_json_cstr(j, shape->u.object.keys[i]);
+
+        if (got && ngx_http_agent_node_format_same(shape->u.object.values[i],
+                                                   got))
+        {
+            ngx_http_agent_json_val(j, got);
+
+        } else {
+            ngx_http_agent_json_val(j, shape->u.object.values[i]);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (fc->event.len) {
+        ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+        ev.type = NGX_HTTP_AGENT_EV_CUSTOM;
+        ev.name = &fc->event;
+        ev.json = &json;
+
+        if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+            return ngx_http_agent_graph_fail(run, "client_gone", "the client "
+                                             "went away");
+        }
+    }
+
+    return ngx_http_agent_graph_write_value(run->update, fc->output, &json);
+}
+
+
+/* a default of null takes any value; otherwise the JSON types must agree */
+
+static ngx_uint_t
+ngx_http_agent_node_format_same(yajl_val a, yajl_val b)
+{
+    if (YAJL_IS_NULL(a)) {
+        return 1;
+    }
+
+    if ((YAJL_IS_TRUE(a) || YAJL_IS_FALSE(a))
+        && (YAJL_IS_TRUE(b) || YAJL_IS_FALSE(b)))
+    {
+        return 1;
+    }
+
+    return (YAJL_IS_STRING(a) && YAJL_IS_STRING(b))
+           || (YAJL_IS_NUMBER(a) && YAJL_IS_NUMBER(b))
+           || (YAJL_IS_ARRAY(a) && YAJL_IS_ARRAY(b))
+           || (YAJL_IS_OBJECT(a) && YAJL_IS_OBJECT(b));
+}

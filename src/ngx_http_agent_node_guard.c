@@ -1,0 +1,320 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_template.h"
+
+
+/*
+ * "node NAME guard output=CHANNEL [reason=CHANNEL] [max_length=N]
+ * [deny=REGEX ...] [require=CHANNEL ...]": seed 003's ingress.  It checks
+ * this turn's message before any model sees it and writes true (let it
+ * through) or false with the reason; an edge on the channel routes a
+ * refusal to an answer that costs no model call.
+ */
+
+
+typedef struct {
+    ngx_str_t                  output_name;
+    ngx_int_t                  output;
+    ngx_str_t                  reason_name;
+    ngx_int_t                  reason;
+    size_t                     max_length;
+    ngx_array_t               *deny;          /* ngx_regex_t * */
+    ngx_array_t               *require;       /* ngx_str_t */
+    ngx_array_t               *required;      /* ngx_int_t */
+} ngx_http_agent_node_guard_conf_t;
+
+
+static void *ngx_http_agent_node_guard_create(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_guard_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_guard_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_guard_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_guard_kind = {
+    ngx_string("guard"),
+    ngx_http_agent_node_guard_create,
+    ngx_http_agent_node_guard_param,
+    ngx_http_agent_node_guard_check,
+    ngx_http_agent_node_guard_run,
+    NULL
+};
+
+
+static void *
+ngx_http_agent_node_guard_create(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_guard_conf_t  *gc;
+
+    gc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_guard_conf_t));
+    if (gc == NULL) {
+        return NULL;
+    }
+
+    gc->output = -1;
+    gc->reason = -1;
+
+    return gc;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_guard_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
+    ngx_str_t *value)
+{
+    ngx_http_agent_node_guard_conf_t *gc = conf;
+
+    u_char                errstr[NGX_MAX_CONF_ERRSTR];
+    ssize_t               n;
+    ngx_str_t            *name;
+    ngx_regex_t         **re;
+    ngx_regex_compile_t   rc;
+
+    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
+        gc->output_name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 6 && ngx_strncmp(key->data, "reason", 6) == 0) {
+        gc->reason_name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 10 && ngx_strncmp(key->data, "max_length", 10) == 0) {
+        n = ngx_parse_size(value);
+
+        if (n <= 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "max_length=%V: a size "
+                               "in bytes", value);
+            return NGX_ERROR;
+        }
+
+        gc->max_length = n;
+        return NGX_OK;
+    }
+
+    if (key->len == 7 && ngx_strncmp(key->data, "require", 7) == 0) {
+        if (gc->require == NULL) {
+            gc->require = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+            if (gc->require == NULL) {
+                return NGX_ERROR;
+            }
+        }
+
+        name = ngx_array_push(gc->require);
+        if (name == NULL) {
+            return NGX_ERROR;
+        }
+
+        *name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 4 && ngx_strncmp(key->data, "deny", 4) == 0) {
+        if (gc->deny == NULL) {
+            gc->deny = ngx_array_create(cf->pool, 2, sizeof(ngx_regex_t *));
+            if (gc->deny == NULL) {
+                return NGX_ERROR;
+            }
+        }
+
+        ngx_memzero(&rc, sizeof(ngx_regex_compile_t));
+        rc.pattern = *value;
+        rc.pool = cf->pool;
+        rc.options = NGX_REGEX_CASELESS;
+        rc.err.len = NGX_MAX_CONF_ERRSTR;
+        rc.err.data = errstr;
+
+        if (ngx_regex_compile(&rc) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "deny=%V: %V", value,
+                               &rc.err);
+            return NGX_ERROR;
+        }
+
+        re = ngx_array_push(gc->deny);
+        if (re == NULL) {
+            return NGX_ERROR;
+        }
+
+        *re = rc.regex;
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_guard_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_guard_conf_t *gc = node->conf;
+
+    ngx_str_t   *name;
+    ngx_int_t   *ch;
+    ngx_uint_t   i;
+
+    if (gc->output_name.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the guard node \"%V\" "
+                           "needs output=CHANNEL, for its edges to test",
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
+                                    &gc->output_name, &gc->output, 0)
+        != NGX_OK
+        || (gc->reason_name.len
+            && ngx_http_agent_channel_conf(cf, graph, node, "reason",
+                                           &gc->reason_name, &gc->reason, 0)
+               != NGX_OK))
+    {
+        return NGX_ERROR;
+    }
+
+    if (gc->require == NULL) {
+        return NGX_OK;
+    }
+
+    gc->required = ngx_array_create(cf->pool, gc->require->nelts,
+                                    sizeof(ngx_int_t));
+    if (gc->required == NULL) {
+        return NGX_ERROR;
+    }
+
+    name = gc->require->elts;
+
+    for (i = 0; i < gc->require->nelts; i++) {
+        ch = ngx_array_push(gc->required);
+        if (ch == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_agent_channel_conf(cf, graph, node, "require", &name[i],
+                                        ch, 0)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_guard_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_guard_conf_t *gc = node->conf;
+
+    u_char        *p, buf[256];
+    yajl_val       v;
+    ngx_str_t      json, text, reason, *names;
+    ngx_int_t     *ch;
+    ngx_uint_t     i;
+    ngx_regex_t  **re;
+
+    ngx_str_null(&reason);
+
+    if (ngx_http_agent_graph_value(run, NGX_HTTP_AGENT_CH_INPUT, &json)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    v = ngx_http_agent_json_parse(run->pool, json.data, json.len, NULL);
+
+    if (v && YAJL_IS_STRING(v)) {
+        text.data = (u_char *) YAJL_GET_STRING(v);
+        text.len = ngx_strlen(text.data);
+
+    } else {
+        ngx_str_set(&text, "");
+    }
+
+    if (gc->max_length && text.len > gc->max_length) {
+        p = ngx_snprintf(buf, sizeof(buf), "the message is longer than %uz "
+                         "bytes", gc->max_length);
+        reason.data = buf;
+        reason.len = p - buf;
+        goto refuse;
+    }
+
+    for (i = 0; gc->required && i < gc->required->nelts; i++) {
+        ch = gc->required->elts;
+        names = gc->require->elts;
+
+        if (ngx_http_agent_graph_value(run, ch[i], &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        if (json.len == 0 || ngx_strncmp(json.data, "null", 4) == 0
+            || (json.len == 2 && json.data[0] == '"'))
+        {
+            p = ngx_snprintf(buf, sizeof(buf), "%V is required and missing",
+                             &names[i]);
+            reason.data = buf;
+            reason.len = p - buf;
+            goto refuse;
+        }
+    }
+
+    re = gc->deny ? gc->deny->elts : NULL;
+
+    for (i = 0; re && i < gc->deny->nelts; i++) {
+        if (ngx_regex_exec(re[i], &text, NULL, 0) >= 0) {
+            ngx_str_set(&reason, "the message is not allowed here");
+            goto refuse;
+        }
+    }
+
+    ngx_str_set(&json, "true");
+
+    if (gc->reason >= 0) {
+        ngx_str_set(&reason, "null");
+
+        if (ngx_http_agent_graph_write_value(run->update, gc->reason,
+                                             &reason)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return ngx_http_agent_graph_write_value(run->update, gc->output, &json);
+
+refuse:
+
+    ngx_log_error(NGX_LOG_INFO, run->log, 0, "agent: guard \"%V\" refused "
+                  "the message: %V", &node->name, &reason);
+
+    ngx_str_set(&json, "false");
+
+    if (ngx_http_agent_graph_write_value(run->update, gc->output, &json)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (gc->reason < 0) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_json_quote(run->pool, &reason, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_graph_write_value(run->update, gc->reason, &json);
+}
