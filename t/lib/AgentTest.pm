@@ -86,6 +86,29 @@ sub write_conf {
     close $fh;
 }
 
+# a graph of conf/graphs/ for both locations, its prompts from prompts/
+sub graph_conf {
+    my ($self, $graph, %o) = @_;
+    return $self->conf(%o, http => "agent_prompts $root/prompts;\n"
+        . "include $root/conf/graphs/$graph.conf;\n"
+        . "agent_use_graph $graph;\n" . ($o{http} // ''));
+}
+
+# the types of the events that are neither node events nor chunks
+sub plain {
+    my ($r) = @_;
+    return [ grep { $_ ne 'node' && $_ ne 'chunk' } @{ $r->{types} } ];
+}
+
+# the last user message of a request to the mock
+sub last_user {
+    my ($req) = @_;
+    my ($u) = grep { $_->{role} eq 'user' } reverse @{ $req->{messages} };
+    my $c = $u ? $u->{content} : '';
+    $c = join ' ', map { $_->{text} // '' } @$c if ref $c;
+    return $c;
+}
+
 # the usual http block: the module, the mock as the default model
 sub conf {
     my ($self, %o) = @_;
@@ -255,7 +278,9 @@ sub stream {
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                   PeerPort => $self->{port}) or die $!;
     setsockopt($s, IPPROTO_TCP, TCP_NODELAY, 1);
-    print $s "POST $path HTTP/1.1\r\nHost: localhost\r\n"
+    my $extra = join '', map { "$_: $o{headers}{$_}\r\n" }
+                         sort keys %{ $o{headers} // {} };
+    print $s "POST $path HTTP/1.1\r\nHost: localhost\r\n$extra"
              . "Content-Type: application/json\r\n"
              . "Content-Length: " . length($content) . "\r\n"
              . "Connection: close\r\n\r\n$content";
