@@ -1,0 +1,134 @@
+#!/usr/bin/perl
+# Seed 002 as conf/graphs/data_scientist.conf: plan -> code -> evaluate ->
+# explain, with retries and an error node, SQL where the seed wrote Python.
+# The five example flows of the seed's document, one each.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+
+my $t = AgentTest->new;
+
+# the question decides the plan; the role is in the system prompt
+my %plans = (
+    'average age'   => [1, 1, 'SELECT AVG(age) FROM csv_data'],
+    'histogram'     => [1, 0, 'SELECT age, COUNT(*) FROM csv_data GROUP BY age'],
+    'correlation'   => [1, 1, 'SELECT COUNT(*) FROM csv_data'],
+    'impossible'    => [1, 0, 'SELECT x FROM nowhere'],
+    'p-value'       => [0, 0, ''],
+);
+
+my $mock = $t->mock(sub {
+    my ($req) = @_;
+    my $system = $req->{messages}[0]{content};
+    my $q = AgentTest::last_user($req);
+    my $p = $plans{$q} // [0, 0, ''];
+
+    if ($system =~ /^PLANNER/) {
+        return { text => encode_json({ needs_code => $p->[0] ? \1 : \0,
+                                       needs_evaluation => $p->[1] ? \1 : \0,
+                                       needs_explanation => \1,
+                                       reasoning => "plan for $q" }) };
+    }
+
+    if ($system =~ /^SQL WRITER/) {
+        # the correlation fails twice (bad column names), then works
+        if ($q eq 'correlation') {
+            my ($prev) = $system =~ /previous attempt, if any:\n(.*)\n/;
+            return { text => 'SELECT corr_x FROM csv_data' } if !$prev;
+            return { text => 'SELECT corr_y FROM csv_data' }
+                if $prev =~ /corr_x/;
+        }
+        return { text => "```sql\n$p->[2]\n```" };
+    }
+
+    if ($system =~ /^EVALUATOR/) {
+        my ($res) = $system =~ /Its result:\n(.*)/s;
+        return { text => "Evaluated: $res" };
+    }
+
+    if ($system =~ /^EXPLAINER/) {
+        return { text => "Explained ($q)" };
+    }
+
+    return { status => 500 };
+});
+
+$t->run($t->graph_conf('data_scientist'));
+
+my $sid = $t->session;
+my $csv = "name,age\n" . join('', map { "p$_," . (20 + $_ % 3) . "\n" } 1 .. 9);
+is($t->http('POST', "/api/sessions/$sid/resources?name=people.csv", $csv,
+            'Content-Type' => 'text/csv')->{status}, 201, 'CSV uploaded');
+
+sub nodes {
+    my ($r) = @_;
+    return [ map { $_->{name} }
+             grep { $_->{type} eq 'node' && $_->{status} eq 'start' }
+             @{ $r->{events} } ];
+}
+
+sub state { $t->http('GET', "/api/sessions/$sid/state")->{json}{values} }
+
+# 1. simple analysis: plan, code, success, evaluate, explain
+my $r = $t->turn($sid, 'average age');
+is_deeply(nodes($r), [qw(load_data plan code execute evaluate explain)],
+          'example 1: the path');
+is($r->{events}[-1]{full_response}, 'Explained (average age)',
+   'example 1: the explanation is the answer');
+my $s = state();
+is($s->{attempts}, 1, 'example 1: one attempt');
+is_deeply($s->{result}{rows}, [[21]], 'example 1: the SQL result');
+like($s->{evaluation}, qr/Evaluated: .*21/, 'example 1: evaluated from it');
+is($s->{ok}, JSON::PP::true, 'example 1: ok');
+
+# 2. visualization: no evaluation
+$r = $t->turn($sid, 'histogram');
+is_deeply(nodes($r), [qw(load_data plan code execute explain)],
+          'example 2: the path');
+$s = state();
+is($s->{evaluation}, undef, 'example 2: no evaluation this turn');
+is(scalar @{ $s->{result}{rows} }, 3, 'example 2: three groups');
+
+# 3. code retry: fails twice, succeeds on the third
+$r = $t->turn($sid, 'correlation');
+is_deeply(nodes($r), [qw(load_data plan code execute code execute code
+                         execute evaluate explain)], 'example 3: the path');
+$s = state();
+is($s->{attempts}, 3, 'example 3: three attempts');
+is($s->{error}, undef, 'example 3: no error left');
+my @sql = grep { $_->{body}{messages}[0]{content} =~ /^SQL WRITER/ }
+          $mock->requests;
+like($sql[-1]{body}{messages}[0]{content}, qr/no such column: corr_y/,
+     'example 3: the last error went into the retry prompt');
+
+# 4. max retries: three failures, the error node answers
+$r = $t->turn($sid, 'impossible');
+is_deeply(nodes($r), [qw(load_data plan code execute code execute code
+                         execute error)], 'example 4: the path');
+like($r->{events}[-1]{full_response},
+     qr/^Code execution failed after 3 attempts\. Final error: .*no such/,
+     'example 4: the error node\'s answer');
+is($r->{text}, $r->{events}[-1]{full_response},
+   'example 4: streamed as one chunk');
+is(state()->{ok}, JSON::PP::false, 'example 4: not ok');
+
+# 5. conceptual question: no code
+$r = $t->turn($sid, 'p-value');
+is_deeply(nodes($r), [qw(load_data plan explain)], 'example 5: the path');
+$s = state();
+is($s->{attempts}, 0, 'example 5: attempts start at 0 each turn');
+is($s->{code}, undef, 'example 5: no code this turn');
+is($r->{events}[-1]{full_response}, 'Explained (p-value)',
+   'example 5: the answer');
+
+# the conversation holds questions and answers, not the inner steps
+my $m = $t->http('GET', "/api/sessions/$sid/messages")->{json}{messages};
+is(scalar @$m, 10, 'five questions, five answers listed');
+
+$t->check_log;
+done_testing;
