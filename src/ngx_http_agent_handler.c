@@ -173,6 +173,13 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
             ctx->endpoint = NGX_HTTP_AGENT_EP_SESSIONS;
             allowed = NGX_HTTP_GET|NGX_HTTP_POST;
 
+        } else if (action.len == 0 && ctx->id.len == 6
+                   && ngx_strncmp(ctx->id.data, "_graph", 6) == 0)
+        {
+            /* not a session: the location's graph, as a picture */
+            ctx->endpoint = NGX_HTTP_AGENT_EP_GRAPH;
+            allowed = NGX_HTTP_GET;
+
         } else if (action.len == 0) {
             ctx->endpoint = NGX_HTTP_AGENT_EP_SESSION;
             allowed = NGX_HTTP_GET|NGX_HTTP_DELETE;
@@ -376,6 +383,9 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
             return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
         }
+
+    case NGX_HTTP_AGENT_EP_GRAPH:
+        return ngx_http_agent_graph_answer(r);
 
     case NGX_HTTP_AGENT_EP_MESSAGES:
         return ngx_http_agent_messages(r, &ctx->id);

@@ -26,6 +26,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_mermaid.h"
 
 
 
@@ -411,3 +412,80 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
     return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
 }
 
+
+
+/* GET /_graph: the location's graph, its channels, nodes and picture */
+
+ngx_int_t
+ngx_http_agent_graph_answer(ngx_http_request_t *r)
+{
+    ngx_str_t                   out, mermaid;
+    ngx_uint_t                  i;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_node_t      *n;
+    ngx_http_agent_graph_t     *graph;
+    ngx_http_agent_channel_t   *ch;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    static const char  *reducers[] = {
+        "messages", "append", "sum", "value", "merge"
+    };
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    graph = alcf->graph;
+
+    if (ngx_http_agent_mermaid(r->pool, graph, &mermaid) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &graph->name);
+
+    ngx_http_agent_json_key(j, "channels");
+    ngx_http_agent_json_arr(j);
+
+    ch = graph->channels.elts;
+
+    for (i = 0; i < graph->channels.nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &ch[i].name);
+        ngx_http_agent_json_key(j, "reducer");
+        ngx_http_agent_json_cstr(j, reducers[ch[i].reducer]);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    ngx_http_agent_json_key(j, "nodes");
+    ngx_http_agent_json_arr(j);
+
+    n = graph->nodes.elts;
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &n[i].name);
+        ngx_http_agent_json_key(j, "kind");
+        ngx_http_agent_json_str(j, &n[i].kind->name);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    ngx_http_agent_json_key(j, "mermaid");
+    ngx_http_agent_json_str(j, &mermaid);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}

@@ -1,0 +1,140 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_mermaid.h"
+
+
+/*
+ * A graph as a mermaid flowchart, as LangGraph's draw_mermaid() has it:
+ * START and END as rounded nodes, each node with its kind, conditional
+ * edges labelled with their if= and drawn dotted.
+ */
+
+
+static u_char *ngx_http_agent_mermaid_text(u_char *p, ngx_str_t *s);
+
+
+ngx_int_t
+ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
+    ngx_str_t *out)
+{
+    u_char                 *p;
+    size_t                  size;
+    ngx_uint_t              i, k;
+    ngx_http_agent_edge_t  *e;
+    ngx_http_agent_node_t  *n, *entry;
+
+    n = graph->nodes.elts;
+
+    /* every byte of a condition may become a 6-byte entity */
+    size = 128;
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        size += 3 * n[i].name.len + n[i].kind->name.len + 32;
+        e = n[i].edges.elts;
+
+        for (k = 0; k < n[i].edges.nelts; k++) {
+            size += n[i].name.len + e[k].to_name.len + 6 * e[k].text.len
+                    + 32;
+        }
+    }
+
+    p = ngx_pnalloc(pool, size);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    out->data = p;
+
+    p = ngx_cpymem(p, "graph TD;\n", sizeof("graph TD;\n") - 1);
+    p = ngx_cpymem(p, "\t__start__([START]):::first\n",
+                   sizeof("\t__start__([START]):::first\n") - 1);
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        p = ngx_sprintf(p, "\t%V[\"%V (%V)\"]\n", &n[i].name, &n[i].name,
+                        &n[i].kind->name);
+    }
+
+    p = ngx_cpymem(p, "\t__end__([END]):::last\n",
+                   sizeof("\t__end__([END]):::last\n") - 1);
+
+    entry = &n[graph->entry];
+    p = ngx_sprintf(p, "\t__start__ --> %V;\n", &entry->name);
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        e = n[i].edges.elts;
+
+        for (k = 0; k < n[i].edges.nelts; k++) {
+            p = ngx_sprintf(p, "\t%V ", &n[i].name);
+
+            if (e[k].cond) {
+                p = ngx_cpymem(p, "-. \"", 4);
+                p = ngx_http_agent_mermaid_text(p, &e[k].text);
+                p = ngx_cpymem(p, "\" .-> ", 6);
+
+            } else {
+                p = ngx_cpymem(p, "--> ", 4);
+            }
+
+            if (e[k].to == NGX_HTTP_AGENT_END) {
+                p = ngx_cpymem(p, "__end__;\n", 9);
+
+            } else {
+                p = ngx_sprintf(p, "%V;\n", &e[k].to_name);
+            }
+        }
+    }
+
+    p = ngx_cpymem(p, "\tclassDef default fill:#f2f0ff,line-height:1.2\n"
+                      "\tclassDef first fill-opacity:0\n"
+                      "\tclassDef last fill:#bfb6fc\n",
+                   sizeof("\tclassDef default fill:#f2f0ff,line-height:1.2\n"
+                          "\tclassDef first fill-opacity:0\n"
+                          "\tclassDef last fill:#bfb6fc\n") - 1);
+
+    out->len = p - out->data;
+
+    return NGX_OK;
+}
+
+
+/* a label: quotes and the characters mermaid reads as markup, escaped */
+
+static u_char *
+ngx_http_agent_mermaid_text(u_char *p, ngx_str_t *s)
+{
+    size_t  i;
+
+    for (i = 0; i < s->len; i++) {
+        switch (s->data[i]) {
+
+        case '"':
+            p = ngx_cpymem(p, "#quot;", 6);
+            break;
+
+        case '<':
+            p = ngx_cpymem(p, "#lt;", 4);
+            break;
+
+        case '>':
+            p = ngx_cpymem(p, "#gt;", 4);
+            break;
+
+        case '\n':
+        case '\r':
+            *p++ = ' ';
+            break;
+
+        default:
+            *p++ = s->data[i];
+        }
+    }
+
+    return p;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/perl
+# GET {sessions location}/_graph: the location's graph, its channels and
+# nodes, and a mermaid picture of it; every shipped graph, and the one
+# drawn in docs/graphs.md is the one the module draws.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+
+my $docs = AgentTest::slurp_file(AgentTest->root . '/docs/graphs.md');
+
+for my $g (qw(react tool_rounds data_scientist planner_verifier
+              sql_assistant))
+{
+    my $t = AgentTest->new;
+    $t->mock(sub { { text => 'x' } });
+    $t->run($t->graph_conf($g));
+
+    my $r = $t->http('GET', '/api/sessions/_graph');
+    is($r->{status}, 200, "$g: 200");
+    my $j = $r->{json};
+    is($j->{name}, $g, "$g: named");
+    is_deeply([ map { $_->{name} } @{ $j->{channels} }[0 .. 2] ],
+              [qw(messages input session_id)], "$g: the built-in channels");
+    like($j->{mermaid}, qr/^graph TD;\n\t__start__\(\[START\]\)/,
+         "$g: a mermaid flowchart");
+    for my $n (@{ $j->{nodes} }) {
+        like($j->{mermaid}, qr/\t\Q$n->{name}\E\["\Q$n->{name} ($n->{kind})\E"\]/,
+             "$g: node $n->{name} drawn");
+    }
+    like($j->{mermaid}, qr/ --> __end__;/, "$g: END drawn");
+
+    my $block = "```mermaid\n$j->{mermaid}```";
+    ok(index($docs, $block) >= 0, "$g: docs/graphs.md draws it as it is");
+
+    is($t->http('POST', '/api/sessions/_graph', {})->{status}, 405,
+       "$g: GET only");
+    $t->check_log;
+    $t->stop;
+}
+
+done_testing;
