@@ -53,25 +53,25 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
     out->data = p;
 
     p = ngx_cpymem(p, "graph TD;\n", sizeof("graph TD;\n") - 1);
-    p = ngx_cpymem(p, "\t__start__([START]):::first\n",
-                   sizeof("\t__start__([START]):::first\n") - 1);
+    p = ngx_cpymem(p, "    __start__([START]):::first\n",
+                   sizeof("    __start__([START]):::first\n") - 1);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        p = ngx_sprintf(p, "\t%V[\"%V (%V)\"]\n", &n[i].name, &n[i].name,
+        p = ngx_sprintf(p, "    %V[\"%V (%V)\"]\n", &n[i].name, &n[i].name,
                         &n[i].kind->name);
     }
 
-    p = ngx_cpymem(p, "\t__end__([END]):::last\n",
-                   sizeof("\t__end__([END]):::last\n") - 1);
+    p = ngx_cpymem(p, "    __end__([END]):::last\n",
+                   sizeof("    __end__([END]):::last\n") - 1);
 
     entry = &n[graph->entry];
-    p = ngx_sprintf(p, "\t__start__ --> %V;\n", &entry->name);
+    p = ngx_sprintf(p, "    __start__ --> %V;\n", &entry->name);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
         e = n[i].edges.elts;
 
         for (k = 0; k < n[i].edges.nelts; k++) {
-            p = ngx_sprintf(p, "\t%V ", &n[i].name);
+            p = ngx_sprintf(p, "    %V ", &n[i].name);
 
             if (e[k].cond) {
                 p = ngx_cpymem(p, "-. \"", 4);
@@ -91,12 +91,12 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
         }
     }
 
-    p = ngx_cpymem(p, "\tclassDef default fill:#f2f0ff,line-height:1.2\n"
-                      "\tclassDef first fill-opacity:0\n"
-                      "\tclassDef last fill:#bfb6fc\n",
-                   sizeof("\tclassDef default fill:#f2f0ff,line-height:1.2\n"
-                          "\tclassDef first fill-opacity:0\n"
-                          "\tclassDef last fill:#bfb6fc\n") - 1);
+    p = ngx_cpymem(p, "    classDef default fill:#f2f0ff,line-height:1.2\n"
+                      "    classDef first fill-opacity:0\n"
+                      "    classDef last fill:#bfb6fc\n",
+                   sizeof("    classDef default fill:#f2f0ff,line-height:1.2\n"
+                          "    classDef first fill-opacity:0\n"
+                          "    classDef last fill:#bfb6fc\n") - 1);
 
     out->len = p - out->data;
 

@@ -10,7 +10,9 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
 
-my $docs = AgentTest::slurp_file(AgentTest->root . '/docs/graphs.md');
+open my $fh, '<', AgentTest->root . '/docs/graphs.md' or die $!;
+my $docs = do { local $/; <$fh> };
+close $fh;
 
 for my $g (qw(react tool_rounds data_scientist planner_verifier
               sql_assistant))
@@ -25,10 +27,10 @@ for my $g (qw(react tool_rounds data_scientist planner_verifier
     is($j->{name}, $g, "$g: named");
     is_deeply([ map { $_->{name} } @{ $j->{channels} }[0 .. 2] ],
               [qw(messages input session_id)], "$g: the built-in channels");
-    like($j->{mermaid}, qr/^graph TD;\n\t__start__\(\[START\]\)/,
+    like($j->{mermaid}, qr/^graph TD;\n    __start__\(\[START\]\)/,
          "$g: a mermaid flowchart");
     for my $n (@{ $j->{nodes} }) {
-        like($j->{mermaid}, qr/\t\Q$n->{name}\E\["\Q$n->{name} ($n->{kind})\E"\]/,
+        like($j->{mermaid}, qr/    \Q$n->{name}\E\["\Q$n->{name} ($n->{kind})\E"\]/,
              "$g: node $n->{name} drawn");
     }
     like($j->{mermaid}, qr/ --> __end__;/, "$g: END drawn");
