@@ -96,6 +96,7 @@ ngx_http_agent_template_value(ngx_http_agent_run_t *run, ngx_pool_t *pool,
     ngx_str_t   channel, json, field;
 
     channel = *name;
+    ngx_str_null(&field);
     dot = ngx_strlchr(name->data, name->data + name->len, '.');
 
     if (dot) {
