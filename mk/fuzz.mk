@@ -1,12 +1,13 @@
 # make fuzz: libFuzzer targets (clang) for the request JSON, the provider
-# stream parser (whole against split), the CSV importer and the prompt
-# renderer, each run FUZZ_SECONDS from its seeds in t/fuzz/<target>/.
+# stream parser (whole against split), the CSV importer, the prompt
+# renderer and the conditions of edges, each run FUZZ_SECONDS from its
+# seeds in t/fuzz/<target>/.
 # The module's sources are built with the fuzzer, ASan and UBSan beside a
 # small shim of nginx's core (t/fuzz/ngx_fuzz_core.c).  See docs/security.md.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_TARGETS := json llm csv prompt
+FUZZ_TARGETS := json llm csv prompt expr
 FUZZ_CC      := clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined \
@@ -20,6 +21,8 @@ FUZZ_SRCS_json   := src/ngx_http_agent_json.c
 FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm.c
 FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
+FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_graph.c \
+                    src/ngx_http_agent_expr.c
 
 .PHONY: fuzz fuzz-build fuzz-deps
 

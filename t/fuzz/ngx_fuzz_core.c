@@ -167,6 +167,43 @@ ngx_array_push(ngx_array_t *a)
 }
 
 
+void *
+ngx_array_push_n(ngx_array_t *a, ngx_uint_t n)
+{
+    void  *elts;
+
+    if (a->nelts + n > a->nalloc) {
+        elts = ngx_palloc(a->pool, 2 * (a->nalloc + n) * a->size);
+        if (elts == NULL) {
+            return NULL;
+        }
+
+        memcpy(elts, a->elts, a->nelts * a->size);
+        a->elts = elts;
+        a->nalloc = 2 * (a->nalloc + n);
+    }
+
+    a->nelts += n;
+
+    return (u_char *) a->elts + a->size * (a->nelts - n);
+}
+
+
+ngx_int_t
+ngx_memn2cmp(u_char *s1, u_char *s2, size_t n1, size_t n2)
+{
+    int  m;
+
+    m = memcmp(s1, s2, n1 < n2 ? n1 : n2);
+
+    if (m || n1 == n2) {
+        return m;
+    }
+
+    return n1 < n2 ? -1 : 1;
+}
+
+
 void
 ngx_log_error_core(ngx_uint_t level, ngx_log_t *log, ngx_err_t err,
     const char *fmt, ...)
