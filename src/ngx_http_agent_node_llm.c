@@ -73,11 +73,12 @@ static ngx_int_t ngx_http_agent_node_llm_summary(
     ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_event(
     ngx_http_agent_node_llm_ctx_t *ctx, ngx_str_t *json);
-static ngx_int_t ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx);
+static ngx_int_t ngx_http_agent_node_llm_call(
+    ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text);
 static void ngx_http_agent_node_llm_done(void *data, ngx_int_t rc);
-static ngx_int_t ngx_http_agent_node_llm_answer(ngx_http_agent_node_llm_ctx_t *ctx,
-    ngx_http_agent_msg_t *msg);
+static ngx_int_t ngx_http_agent_node_llm_answer(
+    ngx_http_agent_node_llm_ctx_t *ctx, ngx_http_agent_msg_t *msg);
 static void ngx_http_agent_node_llm_end(ngx_http_agent_node_llm_ctx_t *ctx);
 static void ngx_http_agent_node_llm_cleanup(void *data);
 static void ngx_http_agent_node_llm_cancel(ngx_http_agent_run_t *run);
@@ -271,7 +272,8 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
 
 static ngx_int_t
-ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run, ngx_http_agent_node_t *node)
+ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
 {
     ngx_http_agent_env_t *env = run->data;
 

@@ -56,7 +56,8 @@ ngx_http_agent_prompt_load(ngx_conf_t *cf, ngx_str_t *dir, ngx_str_t *fname,
         return NGX_ERROR;
     }
 
-    if (fname->len == 0 || ngx_strlchr(fname->data, fname->data + fname->len, '/')
+    if (fname->len == 0
+        || ngx_strlchr(fname->data, fname->data + fname->len, '/')
         || fname->data[0] == '.')
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the prompt file \"%V\": "

@@ -1,0 +1,367 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+
+#include <sqlite3.h>
+
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_db.h"
+
+
+/*
+ * The history of a session: messages appended as steps add them, the
+ * checkpoints (each holds the channels that are not messages and how many
+ * messages belong to it) and the CSV resources.
+ */
+
+
+static void ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool,
+    sqlite3_stmt *stmt, ngx_http_agent_checkpoint_t *cp);
+
+
+ngx_int_t
+ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
+    ngx_uint_t all, ngx_array_t *messages)
+{
+    int                    rc;
+    sqlite3_stmt          *stmt;
+    ngx_http_agent_msg_t  *m, tmp;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, upto < 0 ? INT64_MAX : upto);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+
+        if (!all) {
+            /* what a person reads: no tool traffic */
+            tmp.role.data = (u_char *) sqlite3_column_text(stmt, 1);
+
+            if (tmp.role.data[0] == 't'
+                || (tmp.role.data[0] == 'a'
+                    && sqlite3_column_type(stmt, 3) != SQLITE_NULL
+                    && sqlite3_column_bytes(stmt, 2) == 0))
+            {
+                continue;
+            }
+        }
+
+        m = ngx_array_push(messages);
+        if (m == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
+
+        m->seq = sqlite3_column_int64(stmt, 0);
+        (void) ngx_http_agent_store_col(pool, stmt, 1, &m->role);
+        (void) ngx_http_agent_store_col(pool, stmt, 2, &m->content);
+        (void) ngx_http_agent_store_col(pool, stmt, 3, &m->tool_calls);
+        (void) ngx_http_agent_store_col(pool, stmt, 4, &m->tool_call_id);
+        (void) ngx_http_agent_store_col(pool, stmt, 5, &m->name);
+        (void) ngx_http_agent_store_col(pool, stmt, 6, &m->images);
+        (void) ngx_http_agent_store_col(pool, stmt, 7, &m->metadata);
+        (void) ngx_http_agent_store_col(pool, stmt, 8, &m->created_at);
+
+        if (m->content.data == NULL) {
+            ngx_str_set(&m->content, "");
+        }
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+static void
+ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    (void) ngx_http_agent_store_col(pool, stmt, 0, &cp->id);
+    (void) ngx_http_agent_store_col(pool, stmt, 1, &cp->parent_id);
+    cp->step = sqlite3_column_int64(stmt, 2);
+    (void) ngx_http_agent_store_col(pool, stmt, 3, &cp->node);
+    (void) ngx_http_agent_store_col(pool, stmt, 4, &cp->next);
+    cp->msg_count = sqlite3_column_int64(stmt, 5);
+    (void) ngx_http_agent_store_col(pool, stmt, 6, &cp->channels);
+    (void) ngx_http_agent_store_col(pool, stmt, 7, &cp->created_at);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LATEST);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    rc = sqlite3_step(stmt);
+
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(stmt);
+        return NGX_DECLINED;
+    }
+
+    if (rc == SQLITE_ROW) {
+        ngx_http_agent_store_checkpoint_row(pool, stmt, cp);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_array_t *checkpoints)
+{
+    int                           rc;
+    sqlite3_stmt                 *stmt;
+    ngx_http_agent_checkpoint_t  *cp;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LIST);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, 1000);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        cp = ngx_array_push(checkpoints);
+        if (cp == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_store_checkpoint_row(pool, stmt, cp);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+/*
+ * One transaction: the messages the step added, the checkpoint row, the
+ * session's counters.  cp->msg_count is the count after the step; cp->id
+ * and cp->created_at are filled in here.
+ */
+
+ngx_int_t
+ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
+    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
+    ngx_array_t *added)
+{
+    u_char                *p;
+    int64_t                seq, visible;
+    ngx_uint_t             i, n, own;
+    sqlite3_stmt          *stmt;
+    ngx_http_agent_msg_t  *m;
+
+#if (NGX_DEBUG)
+    struct timespec        start;
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+#endif
+
+    p = ngx_pnalloc(pool, 36 + 24);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_new_id(p);
+    cp->id.data = p;
+    cp->id.len = 36;
+    cp->created_at.data = p + 36;
+    cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
+
+    own = !ngx_http_agent_store_tx;
+
+    if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    n = added ? added->nelts : 0;
+    m = added ? added->elts : NULL;
+    seq = cp->msg_count - n;
+    visible = 0;
+
+    for (i = 0; i < n; i++) {
+        stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGE_INSERT);
+        if (stmt == NULL) {
+            goto failed;
+        }
+
+        m[i].created_at = cp->created_at;
+
+        ngx_http_agent_store_bind(stmt, 1, session_id);
+        sqlite3_bind_int64(stmt, 2, seq + i);
+        ngx_http_agent_store_bind(stmt, 3, &m[i].role);
+        ngx_http_agent_store_bind(stmt, 4, &m[i].content);
+        ngx_http_agent_store_bind(stmt, 5, m[i].tool_calls.len
+                                           ? &m[i].tool_calls : NULL);
+        ngx_http_agent_store_bind(stmt, 6, m[i].tool_call_id.len
+                                           ? &m[i].tool_call_id : NULL);
+        ngx_http_agent_store_bind(stmt, 7, m[i].name.len ? &m[i].name : NULL);
+        ngx_http_agent_store_bind(stmt, 8, m[i].images.len
+                                           ? &m[i].images : NULL);
+        ngx_http_agent_store_bind(stmt, 9, m[i].metadata.len
+                                           ? &m[i].metadata : NULL);
+        ngx_http_agent_store_bind(stmt, 10, &cp->created_at);
+
+        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            goto failed;
+        }
+
+        if (m[i].role.data[0] == 'u'
+            || (m[i].role.data[0] == 'a'
+                && (m[i].content.len || m[i].tool_calls.len == 0)))
+        {
+            visible++;
+        }
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_INSERT);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, &cp->id);
+    ngx_http_agent_store_bind(stmt, 2, session_id);
+    ngx_http_agent_store_bind(stmt, 3, cp->parent_id.len
+                                       ? &cp->parent_id : NULL);
+    sqlite3_bind_int64(stmt, 4, cp->step);
+    ngx_http_agent_store_bind(stmt, 5, &cp->node);
+    ngx_http_agent_store_bind(stmt, 6, cp->next.len ? &cp->next : NULL);
+    sqlite3_bind_int64(stmt, 7, cp->msg_count);
+    ngx_http_agent_store_bind(stmt, 8, &cp->channels);
+    ngx_http_agent_store_bind(stmt, 9, &cp->created_at);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_TOUCH);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, session_id);
+    ngx_http_agent_store_bind(stmt, 2, &cp->created_at);
+    sqlite3_bind_int64(stmt, 3, visible);
+
+    /* a checkpoint renews the running turn's lease */
+    sqlite3_bind_int64(stmt, 4, ngx_http_agent_store_ms()
+                                + ngx_http_agent_store_lease);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK)
+    {
+        goto failed;
+    }
+
+#if (NGX_DEBUG)
+    {
+    struct timespec  done;
+
+    /* the benchmark reads this line: the cost of one checkpoint */
+    clock_gettime(CLOCK_MONOTONIC, &done);
+    ngx_log_debug3(NGX_LOG_DEBUG_HTTP, ngx_cycle->log, 0,
+                   "agent store: checkpoint of %L messages (%ui new) "
+                   "written in %L us", cp->msg_count, n,
+                   (int64_t) (done.tv_sec - start.tv_sec) * 1000000
+                   + (done.tv_nsec - start.tv_nsec) / 1000);
+    }
+#endif
+
+    return NGX_OK;
+
+failed:
+
+    /* the caller's transaction is the caller's to roll back */
+    if (own) {
+        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    }
+
+    return NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_agent_store_resource_add(ngx_str_t *session_id,
+    ngx_http_agent_resource_t *res)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_INSERT);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, &res->id);
+    ngx_http_agent_store_bind(stmt, 2, session_id);
+    ngx_http_agent_store_bind(stmt, 3, &res->name);
+    ngx_http_agent_store_bind(stmt, 4, &res->table);
+    ngx_http_agent_store_bind(stmt, 5, &res->columns);
+    sqlite3_bind_int64(stmt, 6, res->row_count);
+    sqlite3_bind_int64(stmt, 7, res->size_bytes);
+    ngx_http_agent_store_bind(stmt, 8, &res->path);
+    ngx_http_agent_store_bind(stmt, 9, &res->created_at);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+ngx_int_t
+ngx_http_agent_store_resource_list(ngx_pool_t *pool, ngx_str_t *session_id,
+    ngx_array_t *resources)
+{
+    int                         rc;
+    sqlite3_stmt               *stmt;
+    ngx_http_agent_resource_t  *res;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_LIST);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, session_id);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        res = ngx_array_push(resources);
+        if (res == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        (void) ngx_http_agent_store_col(pool, stmt, 0, &res->id);
+        (void) ngx_http_agent_store_col(pool, stmt, 1, &res->name);
+        (void) ngx_http_agent_store_col(pool, stmt, 2, &res->table);
+        (void) ngx_http_agent_store_col(pool, stmt, 3, &res->columns);
+        res->row_count = sqlite3_column_int64(stmt, 4);
+        res->size_bytes = sqlite3_column_int64(stmt, 5);
+        (void) ngx_http_agent_store_col(pool, stmt, 6, &res->path);
+        (void) ngx_http_agent_store_col(pool, stmt, 7, &res->created_at);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}

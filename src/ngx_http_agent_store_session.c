@@ -1,0 +1,507 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+
+#include <sqlite3.h>
+
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_db.h"
+
+
+/*
+ * Sessions, and the turn's lease lock on a session: a run id and an expiry
+ * in the session's row, renewed while the turn runs, taken over once it
+ * has expired (a worker killed mid-turn), released when the turn ends.
+ */
+
+
+#define NGX_HTTP_AGENT_STORE_UNLOCKS  64
+
+
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  run_id;
+    u_char                     id_data[64];
+    u_char                     run_data[64];
+} ngx_http_agent_store_unlock_t;
+
+
+static void ngx_http_agent_store_session_row(ngx_pool_t *pool,
+    sqlite3_stmt *stmt, ngx_http_agent_session_t *s);
+static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
+    ngx_str_t *run_id);
+static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
+
+
+static ngx_event_t    ngx_http_agent_store_retry;
+
+static ngx_http_agent_store_unlock_t
+    ngx_http_agent_store_unlocks[NGX_HTTP_AGENT_STORE_UNLOCKS];
+
+
+ngx_int_t
+ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *title,
+    ngx_str_t *metadata, ngx_str_t *owner, ngx_http_agent_session_t *s)
+{
+    u_char        *p;
+    sqlite3_stmt  *stmt;
+
+    p = ngx_pnalloc(pool, 36 + 24);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
+
+    ngx_http_agent_store_new_id(p);
+    s->id.data = p;
+    s->id.len = 36;
+
+    s->created_at.data = p + 36;
+    s->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
+    s->updated_at = s->created_at;
+    s->title = *title;
+    s->metadata = *metadata;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_INSERT);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, &s->id);
+    ngx_http_agent_store_bind(stmt, 2, title);
+    ngx_http_agent_store_bind(stmt, 3, metadata->len ? metadata : NULL);
+    ngx_http_agent_store_bind(stmt, 4, &s->created_at);
+    ngx_http_agent_store_bind(stmt, 5, owner);
+
+    if (owner) {
+        s->owner = *owner;
+    }
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+static void
+ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_session_t *s)
+{
+    (void) ngx_http_agent_store_col(pool, stmt, 0, &s->id);
+    (void) ngx_http_agent_store_col(pool, stmt, 1, &s->title);
+    (void) ngx_http_agent_store_col(pool, stmt, 2, &s->metadata);
+    (void) ngx_http_agent_store_col(pool, stmt, 3, &s->created_at);
+    (void) ngx_http_agent_store_col(pool, stmt, 4, &s->updated_at);
+    s->message_count = sqlite3_column_int64(stmt, 5);
+    (void) ngx_http_agent_store_col(pool, stmt, 6, &s->model);
+    (void) ngx_http_agent_store_col(pool, stmt, 7, &s->database);
+    (void) ngx_http_agent_store_col(pool, stmt, 8, &s->owner);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_session_t *s)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_GET);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    rc = sqlite3_step(stmt);
+
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(stmt);
+        return NGX_DECLINED;
+    }
+
+    if (rc == SQLITE_ROW) {
+        ngx_http_agent_store_session_row(pool, stmt, s);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_session_list(ngx_pool_t *pool, ngx_int_t limit,
+    ngx_int_t offset, ngx_str_t *owner, ngx_array_t *sessions)
+{
+    int                        rc;
+    sqlite3_stmt              *stmt;
+    ngx_http_agent_session_t  *s;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_LIST);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    sqlite3_bind_int64(stmt, 1, limit);
+    sqlite3_bind_int64(stmt, 2, offset);
+    ngx_http_agent_store_bind(stmt, 3, owner);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        s = ngx_array_push(sessions);
+        if (s == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_store_session_row(pool, stmt, s);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_session_delete(ngx_pool_t *pool, ngx_str_t *id)
+{
+    int                         changes;
+    ngx_uint_t                  i;
+    ngx_array_t                 resources;
+    sqlite3_stmt               *stmt;
+    ngx_http_agent_resource_t  *res;
+
+    if (ngx_array_init(&resources, pool, 4,
+                       sizeof(ngx_http_agent_resource_t))
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_store_resource_list(pool, id, &resources) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_DELETE);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    changes = sqlite3_changes(ngx_http_agent_store_db);
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_DELETE);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINTS_DELETE);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCES_DELETE);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
+        goto failed;
+    }
+
+    /* the rows are gone: the files go after them */
+
+    res = resources.elts;
+
+    for (i = 0; i < resources.nelts; i++) {
+        if (ngx_delete_file(res[i].path.data) == NGX_FILE_ERROR) {
+            ngx_log_error(NGX_LOG_WARN, ngx_http_agent_store_log, ngx_errno,
+                          "agent: cannot delete \"%V\"", &res[i].path);
+        }
+    }
+
+    return changes ? NGX_OK : NGX_DECLINED;
+
+failed:
+
+    (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+
+    return NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
+    ngx_str_t *value)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(field == NGX_HTTP_AGENT_STORE_MODEL
+                                     ? NGX_HTTP_AGENT_SQL_SESSION_SET_MODEL
+                                     : NGX_HTTP_AGENT_SQL_SESSION_SET_DATABASE);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, value);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+/*
+ * A turn holds its session with a lease: NGX_OK, NGX_BUSY when another
+ * turn holds an unexpired lease, NGX_DECLINED when there is no such
+ * session.  The running turn renews the lease (each checkpoint, and a
+ * timer of the turn); a holder that died, or whose pid was reused after a
+ * restart, frees the session when its lease runs out.  A holder whose
+ * process is gone from this host frees it at once.
+ */
+
+ngx_int_t
+ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
+{
+    int            rc;
+    int64_t        now;
+    ngx_pid_t      pid;
+    ngx_str_t      owner;
+    sqlite3_stmt  *stmt;
+    u_char         buf[64];
+
+    ngx_http_agent_store_lease = lease;
+    now = ngx_http_agent_store_ms();
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, run_id);
+    sqlite3_bind_int64(stmt, 3, ngx_pid);
+    sqlite3_bind_int64(stmt, 4, now + lease);
+    sqlite3_bind_int64(stmt, 5, now);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (sqlite3_changes(ngx_http_agent_store_db) == 1) {
+        return NGX_OK;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK_OWNER);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    rc = sqlite3_step(stmt);
+
+    if (rc != SQLITE_ROW) {
+        (void) ngx_http_agent_store_done(stmt, rc);
+        return rc == SQLITE_DONE ? NGX_DECLINED : NGX_ERROR;
+    }
+
+    owner.len = sqlite3_column_bytes(stmt, 0);
+    if (owner.len > sizeof(buf) || sqlite3_column_text(stmt, 0) == NULL) {
+        sqlite3_reset(stmt);
+        return NGX_BUSY;
+    }
+
+    owner.data = buf;
+    ngx_memcpy(buf, sqlite3_column_text(stmt, 0), owner.len);
+    pid = (ngx_pid_t) sqlite3_column_int64(stmt, 1);
+    sqlite3_reset(stmt);
+
+    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
+        return NGX_BUSY;
+    }
+
+    ngx_log_error(NGX_LOG_WARN, ngx_http_agent_store_log, 0,
+                  "agent: session \"%V\" was held by process %P, "
+                  "which is gone; taking it over", id, pid);
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK_STEAL);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, run_id);
+    sqlite3_bind_int64(stmt, 3, ngx_pid);
+    ngx_http_agent_store_bind(stmt, 4, &owner);
+    sqlite3_bind_int64(stmt, 5, now + lease);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK : NGX_BUSY;
+}
+
+
+ngx_int_t
+ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_msec_t lease)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RENEW);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, run_id);
+    sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + lease);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+/*
+ * An unlock that fails (the file busy past the busy time, a full disk)
+ * is tried again from a timer of the worker's; the lease is the last
+ * resort.  The turn and its request may be gone by then: the ids are
+ * copied here.
+ */
+
+void
+ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id)
+{
+    ngx_uint_t                     i;
+    ngx_http_agent_store_unlock_t  *u;
+
+    if (ngx_http_agent_store_unlock_now(id, run_id) == NGX_OK) {
+        return;
+    }
+
+    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
+        u = &ngx_http_agent_store_unlocks[i];
+
+        if (u->id.len == 0 && id->len <= sizeof(u->id_data)
+            && run_id->len <= sizeof(u->run_data))
+        {
+            u->id.data = u->id_data;
+            u->id.len = ngx_cpymem(u->id_data, id->data, id->len)
+                        - u->id_data;
+            u->run_id.data = u->run_data;
+            u->run_id.len = ngx_cpymem(u->run_data, run_id->data,
+                                       run_id->len)
+                            - u->run_data;
+            break;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
+                  "agent: session \"%V\" could not be unlocked, %s", id,
+                  i < NGX_HTTP_AGENT_STORE_UNLOCKS
+                  ? "trying again each second"
+                  : "its lease will free it");
+
+    if (i < NGX_HTTP_AGENT_STORE_UNLOCKS
+        && !ngx_http_agent_store_retry.timer_set)
+    {
+        ngx_http_agent_store_retry.handler = ngx_http_agent_store_unlock_retry;
+        ngx_http_agent_store_retry.log = ngx_http_agent_store_log;
+        ngx_http_agent_store_retry.cancelable = 1;
+        ngx_add_timer(&ngx_http_agent_store_retry, 1000);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, run_id);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+static void
+ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
+{
+    ngx_uint_t                     i, left;
+    ngx_http_agent_store_unlock_t  *u;
+
+    left = 0;
+
+    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
+        u = &ngx_http_agent_store_unlocks[i];
+
+        if (u->id.len == 0) {
+            continue;
+        }
+
+        if (ngx_http_agent_store_db
+            && ngx_http_agent_store_unlock_now(&u->id, &u->run_id)
+               == NGX_OK)
+        {
+            ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
+                          "agent: session \"%V\" unlocked", &u->id);
+            u->id.len = 0;
+            continue;
+        }
+
+        left++;
+    }
+
+    if (left && !ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(ev, 1000);
+    }
+}
+
+
+int64_t
+ngx_http_agent_store_ms(void)
+{
+    ngx_time_t  *tp;
+
+    tp = ngx_timeofday();
+
+    return (int64_t) tp->sec * 1000 + tp->msec;
+}
+
+
+/* the messages with seq below upto; all: tool calls and results too */
