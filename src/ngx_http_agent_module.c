@@ -44,6 +44,8 @@ static char *ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_input(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static char *ngx_http_agent_merge_graph(ngx_conf_t *cf,
     ngx_http_agent_loc_conf_t *conf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
@@ -211,9 +213,9 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_stream"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_str_slot,
+      ngx_http_agent_stream,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_agent_loc_conf_t, format_name),
+      0,
       NULL },
 
     { ngx_string("agent_sessions"),
@@ -776,14 +778,8 @@ ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
         return NGX_CONF_ERROR;
     }
 
+    /* checked by the directive */
     conf->format = ngx_http_agent_format_find(&conf->format_name);
-
-    if (conf->format == NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_stream: unknown "
-                           "format \"%V\", use typed or events",
-                           &conf->format_name);
-        return NGX_CONF_ERROR;
-    }
 
     if (conf->inputs == NULL || !conf->kind) {
         return NGX_CONF_OK;
@@ -882,6 +878,31 @@ ngx_http_agent_input(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_str_t  *value;
+
+    if (alcf->format_name.len) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (ngx_http_agent_format_find(&value[1]) == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_stream: unknown "
+                           "format \"%V\", use typed or events", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    alcf->format_name = value[1];
 
     return NGX_CONF_OK;
 }
