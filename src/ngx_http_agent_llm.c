@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_message.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -39,6 +40,8 @@ static void ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
 static void ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
     ngx_http_agent_msg_t *m);
 static void ngx_http_agent_llm_images(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
+static void ngx_http_agent_llm_calls(ngx_http_agent_json_t *j,
     ngx_http_agent_msg_t *m);
 
 
@@ -155,7 +158,7 @@ ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
 
     if (m->tool_calls.len) {
         ngx_http_agent_json_key(j, "tool_calls");
-        ngx_http_agent_json_raw(j, &m->tool_calls);
+        ngx_http_agent_llm_calls(j, m);
     }
 
     if (m->tool_call_id.len) {
@@ -224,6 +227,59 @@ ngx_http_agent_llm_images(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "url");
         ngx_http_agent_json_str(j, &url);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+}
+
+
+/*
+ * The stored tool calls as OpenAI's: {"id", "type": "function", "function":
+ * {"name", "arguments"}}, the arguments as a JSON string; the same bytes
+ * from call to call, so the provider's prompt cache sees the same prefix
+ */
+
+static void
+ngx_http_agent_llm_calls(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
+{
+    ngx_uint_t              i;
+    ngx_str_t               args;
+    ngx_array_t            *calls;
+    ngx_http_agent_call_t  *c;
+
+    if (ngx_http_agent_message_calls(j->pool, &m->tool_calls, &calls)
+        != NGX_OK)
+    {
+        j->failed = 1;
+        return;
+    }
+
+    c = calls->elts;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < calls->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &c[i].id);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "function");
+        ngx_http_agent_json_key(j, "function");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &c[i].name);
+        ngx_http_agent_json_key(j, "arguments");
+
+        if (c[i].arguments.len) {
+            ngx_http_agent_json_str(j, &c[i].arguments);
+
+        } else {
+            ngx_str_set(&args, "{}");
+            ngx_http_agent_json_str(j, &args);
+        }
+
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
     }
@@ -675,7 +731,7 @@ ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
     ngx_http_agent_msg_t *msg)
 {
     u_char                     *p;
-    ngx_str_t                   s;
+    ngx_str_t                   s, name, args;
     ngx_uint_t                  i;
     ngx_http_agent_json_t      *j;
     ngx_http_agent_llm_call_t  *c;
@@ -711,10 +767,6 @@ ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
             continue;
         }
 
-        ngx_http_agent_json_obj(j);
-
-        ngx_http_agent_json_key(j, "id");
-
         if (c->id.len) {
             s.data = c->id.data;
             s.len = c->id.len;
@@ -730,22 +782,12 @@ ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
             s.len = ngx_sprintf(p, "call_%ui", i) - p;
         }
 
-        ngx_http_agent_json_str(j, &s);
-        ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "function");
-        ngx_http_agent_json_key(j, "function");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "name");
-        s.data = c->name.data;
-        s.len = c->name.len;
-        ngx_http_agent_json_str(j, &s);
-        ngx_http_agent_json_key(j, "arguments");
-        s.data = c->arguments.data;
-        s.len = c->arguments.len;
-        ngx_http_agent_json_str(j, &s);
-        ngx_http_agent_json_end(j);
+        name.data = c->name.data;
+        name.len = c->name.len;
+        args.data = c->arguments.data;
+        args.len = c->arguments.len;
 
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_message_call_json(j, &s, &name, &args);
     }
 
     ngx_http_agent_json_arr_end(j);

@@ -10,6 +10,7 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_message.h"
 
 
 /*
@@ -180,9 +181,10 @@ static ngx_int_t
 ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node)
 {
-    size_t                             i;
-    yajl_val                           calls, call, fn;
     ngx_int_t                          rc;
+    ngx_uint_t                         i;
+    ngx_array_t                       *calls;
+    ngx_http_agent_call_t             *call;
     ngx_http_agent_msg_t              *last;
     ngx_http_agent_event_t             ev;
     ngx_http_agent_tool_call_t        *c;
@@ -196,9 +198,9 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    calls = ngx_http_agent_json_parse(run->pool, last->tool_calls.data,
-                                      last->tool_calls.len, NULL);
-    if (calls == NULL || !YAJL_IS_ARRAY(calls)) {
+    if (ngx_http_agent_message_calls(run->pool, &last->tool_calls, &calls)
+        != NGX_OK)
+    {
         return ngx_http_agent_graph_fail(run, "internal", "the tool calls "
                                          "of the model could not be read");
     }
@@ -210,36 +212,26 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
 
     ctx->run = run;
     ctx->conf = node->conf;
-    ctx->calls = ngx_pcalloc(run->pool, (calls->u.array.len + 1)
+    ctx->calls = ngx_pcalloc(run->pool, (calls->nelts + 1)
                                         * sizeof(ngx_http_agent_tool_call_t));
     if (ctx->calls == NULL) {
         return NGX_ERROR;
     }
 
     run->node_data = ctx;
+    call = calls->elts;
 
-    for (i = 0; i < calls->u.array.len; i++) {
-        call = calls->u.array.values[i];
-        fn = ngx_http_agent_json_get(call, "function");
-        c = &ctx->calls[ctx->ncalls];
+    for (i = 0; i < calls->nelts; i++) {
+        c = &ctx->calls[ctx->ncalls++];
 
-        if (ngx_http_agent_json_get_str(call, "id", &c->id) != NGX_OK
-            || ngx_http_agent_json_get_str(fn, "name", &c->name) != NGX_OK)
-        {
-            continue;
-        }
-
-        if (ngx_http_agent_json_get_str(fn, "arguments", &c->arguments)
-            != NGX_OK)
-        {
-            ngx_str_null(&c->arguments);
-        }
-
+        c->id = call[i].id;
+        c->name = call[i].name;
+        c->arguments = call[i].arguments;
+        c->args = call[i].args;
         c->run = run;
         c->owner = ctx;
         c->timeout = ctx->conf->timeout;
         c->done = ngx_http_agent_node_tools_done;
-        ctx->ncalls++;
 
         /*
          * the event carries the arguments as parsed and written anew by
@@ -247,11 +239,6 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
          * newlines and "data:" lines.  Text that does not parse is shown
          * as a JSON string; the tool itself answers it with an error.
          */
-
-        c->args = c->arguments.len
-                  ? ngx_http_agent_json_parse(run->pool, c->arguments.data,
-                                              c->arguments.len, NULL)
-                  : NULL;
 
         ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
         ev.type = NGX_HTTP_AGENT_EV_TOOL_START;

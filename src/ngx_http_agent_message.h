@@ -1,0 +1,34 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_MESSAGE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_MESSAGE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_json.h"
+
+
+/* one tool call of an AI message */
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  name;
+    yajl_val                   args;        /* parsed, or NULL */
+    ngx_str_t                  arguments;   /* as JSON text, or the raw
+                                               text that did not parse */
+} ngx_http_agent_call_t;
+
+
+ngx_int_t ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
+    ngx_array_t **calls);
+void ngx_http_agent_message_call_json(ngx_http_agent_json_t *j,
+    ngx_str_t *id, ngx_str_t *name, ngx_str_t *arguments);
+
+
+#endif /* _NGX_HTTP_AGENT_MESSAGE_H_INCLUDED_ */
