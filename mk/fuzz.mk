@@ -19,6 +19,7 @@ FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
 FUZZ_SRCS_json   := src/ngx_http_agent_json.c
 FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm.c \
+                    src/ngx_http_agent_llm_request.c \
                     src/ngx_http_agent_message.c
 FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c

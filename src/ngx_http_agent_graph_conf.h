@@ -15,6 +15,8 @@
 
 
 char *ngx_http_agent_graph_block(ngx_conf_t *cf, ngx_array_t *graphs);
+char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
 ngx_int_t ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs);
 ngx_int_t ngx_http_agent_graph_check_kinds(ngx_conf_t *cf,
     ngx_array_t *graphs);
