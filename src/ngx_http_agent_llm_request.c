@@ -213,7 +213,7 @@ ngx_http_agent_llm_calls(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
     ngx_array_t            *calls;
     ngx_http_agent_call_t  *c;
 
-    if (ngx_http_agent_message_calls(j->pool, &m->tool_calls, &calls)
+    if (ngx_http_agent_message_calls(j->pool, &m->tool_calls, &calls, 0)
         != NGX_OK)
     {
         j->failed = 1;

@@ -21,9 +21,25 @@
  */
 
 
+static ngx_int_t ngx_http_agent_message_calls_fast(ngx_pool_t *pool,
+    ngx_str_t *json, ngx_array_t **calls);
+static u_char *ngx_http_agent_message_string(u_char *p, u_char *last,
+    ngx_str_t *s);
+static u_char *ngx_http_agent_message_value(u_char *p, u_char *last);
+static u_char *ngx_http_agent_message_key(u_char *p, u_char *last,
+    const char *key);
+
+
+/*
+ * parse: the arguments are wanted as a parsed value (a tools node), not
+ * only as text (a request to the provider, once per stored message and
+ * model call: the text is then cut out of the stored JSON, which our own
+ * generator wrote, without building a tree)
+ */
+
 ngx_int_t
 ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
-    ngx_array_t **calls)
+    ngx_array_t **calls, ngx_uint_t parse)
 {
     size_t                  i;
     yajl_val                v, c, fn, args;
@@ -32,6 +48,12 @@ ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
     ngx_http_agent_call_t  *call;
 
     *calls = NULL;
+
+    if (!parse
+        && ngx_http_agent_message_calls_fast(pool, json, calls) == NGX_OK)
+    {
+        return NGX_OK;
+    }
 
     v = ngx_http_agent_json_parse(pool, json->data, json->len, NULL);
     if (v == NULL || !YAJL_IS_ARRAY(v)) {
@@ -106,6 +128,172 @@ ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
     *calls = a;
 
     return NGX_OK;
+}
+
+
+/*
+ * [{"id":"...","name":"...","arguments":{...}},...] exactly as written by
+ * ngx_http_agent_message_call_json(): anything else (escapes in the id or
+ * the name, arguments that are not an object or array, older shapes) is
+ * NGX_DECLINED, and the caller parses
+ */
+
+static ngx_int_t
+ngx_http_agent_message_calls_fast(ngx_pool_t *pool, ngx_str_t *json,
+    ngx_array_t **calls)
+{
+    u_char                 *p, *last, *end;
+    ngx_array_t            *a;
+    ngx_http_agent_call_t  *c;
+
+    p = json->data;
+    last = json->data + json->len;
+
+    if (json->len < 2 || *p++ != '[') {
+        return NGX_DECLINED;
+    }
+
+    a = ngx_array_create(pool, 2, sizeof(ngx_http_agent_call_t));
+    if (a == NULL) {
+        return NGX_ERROR;
+    }
+
+    while (p < last && *p == '{') {
+        c = ngx_array_push(a);
+        if (c == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(c, sizeof(ngx_http_agent_call_t));
+
+        p = ngx_http_agent_message_key(p + 1, last, "\"id\":");
+        p = ngx_http_agent_message_string(p, last, &c->id);
+        p = ngx_http_agent_message_key(p, last, ",\"name\":");
+        p = ngx_http_agent_message_string(p, last, &c->name);
+        p = ngx_http_agent_message_key(p, last, ",\"arguments\":");
+
+        if (p == NULL || p >= last || (*p != '{' && *p != '[')
+            || c->id.len == 0 || c->name.len == 0)
+        {
+            return NGX_DECLINED;
+        }
+
+        end = ngx_http_agent_message_value(p, last);
+
+        if (end == NULL || end >= last || *end != '}') {
+            return NGX_DECLINED;
+        }
+
+        c->arguments.data = p;
+        c->arguments.len = end - p;
+
+        p = end + 1;
+
+        if (p < last && *p == ',') {
+            p++;
+        }
+    }
+
+    if (p + 1 != last || *p != ']') {
+        return NGX_DECLINED;
+    }
+
+    *calls = a;
+
+    return NGX_OK;
+}
+
+
+static u_char *
+ngx_http_agent_message_key(u_char *p, u_char *last, const char *key)
+{
+    size_t  len;
+
+    len = ngx_strlen(key);
+
+    if (p == NULL || (size_t) (last - p) < len
+        || ngx_strncmp(p, key, len) != 0)
+    {
+        return NULL;
+    }
+
+    return p + len;
+}
+
+
+/* a string without escapes: its bytes */
+
+static u_char *
+ngx_http_agent_message_string(u_char *p, u_char *last, ngx_str_t *s)
+{
+    u_char  *q;
+
+    if (p == NULL || p >= last || *p != '"') {
+        return NULL;
+    }
+
+    for (q = p + 1; q < last && *q != '"'; q++) {
+        if (*q == '\\') {
+            return NULL;
+        }
+    }
+
+    if (q >= last) {
+        return NULL;
+    }
+
+    s->data = p + 1;
+    s->len = q - s->data;
+
+    return q + 1;
+}
+
+
+/* the end of the object or array at p: brackets counted outside strings */
+
+static u_char *
+ngx_http_agent_message_value(u_char *p, u_char *last)
+{
+    ngx_uint_t  depth, in_string;
+
+    depth = 0;
+    in_string = 0;
+
+    for ( /* void */ ; p < last; p++) {
+
+        if (in_string) {
+            if (*p == '\\') {
+                p++;
+
+            } else if (*p == '"') {
+                in_string = 0;
+            }
+
+            continue;
+        }
+
+        switch (*p) {
+
+        case '"':
+            in_string = 1;
+            break;
+
+        case '{':
+        case '[':
+            depth++;
+            break;
+
+        case '}':
+        case ']':
+            if (--depth == 0) {
+                return p + 1;
+            }
+
+            break;
+        }
+    }
+
+    return NULL;
 }
 
 

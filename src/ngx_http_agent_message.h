@@ -26,7 +26,7 @@ typedef struct {
 
 
 ngx_int_t ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
-    ngx_array_t **calls);
+    ngx_array_t **calls, ngx_uint_t parse);
 void ngx_http_agent_message_call_json(ngx_http_agent_json_t *j,
     ngx_str_t *id, ngx_str_t *name, ngx_str_t *arguments);
 

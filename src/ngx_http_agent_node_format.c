@@ -90,6 +90,14 @@ ngx_http_agent_node_format_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
 
     if (key->len == 5 && ngx_strncmp(key->data, "event", 5) == 0) {
         fc->event = *value;
+
+        if (ngx_http_agent_stream_reserved(value)) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event=%V: letters, "
+                               "digits, _ and -, and not the name of an "
+                               "event of the turn's own", value);
+            return NGX_ERROR;
+        }
+
         return NGX_OK;
     }
 

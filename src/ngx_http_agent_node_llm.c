@@ -73,6 +73,8 @@ static ngx_int_t ngx_http_agent_node_llm_summary(
     ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_event(
     ngx_http_agent_node_llm_ctx_t *ctx, ngx_str_t *json);
+static ngx_int_t ngx_http_agent_node_llm_system(
+    ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_call(
     ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text);
@@ -146,6 +148,14 @@ ngx_http_agent_node_llm_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
 
     if (ngx_http_agent_is(key, "event")) {
         lc->event = *value;
+
+        if (ngx_http_agent_stream_reserved(value)) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event=%V: letters, "
+                               "digits, _ and -, and not the name of an "
+                               "event of the turn's own", value);
+            return NGX_ERROR;
+        }
+
         return NGX_OK;
     }
 
@@ -354,32 +364,6 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
         }
     }
 
-    if (lc->prompt.len
-        && ngx_http_agent_template_render(run, run->pool, &lc->prompt,
-                                          &ctx->system)
-           != NGX_OK)
-    {
-        return ngx_http_agent_graph_fail(run, "internal", "the prompt of "
-                                         "\"%V\" could not be rendered",
-                                         &node->name);
-    }
-
-    if (ctx->summary.len) {
-        u_char  *p;
-
-        p = ngx_pnalloc(run->pool, ctx->system.len + ctx->summary.len + 64);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ctx->system.len = ngx_sprintf(p, "%V%sSummary of the earlier "
-                                      "conversation:\n%V", &ctx->system,
-                                      ctx->system.len ? "\n\n" : "",
-                                      &ctx->summary)
-                          - p;
-        ctx->system.data = p;
-    }
-
     if (ngx_http_agent_node_llm_call(ctx) != NGX_OK) {
         return NGX_ERROR;
     }
@@ -445,6 +429,45 @@ ngx_http_agent_node_llm_summary(ngx_http_agent_node_llm_ctx_t *ctx)
 }
 
 
+/* the system prompt: the rendered template, then the summary, if any */
+
+static ngx_int_t
+ngx_http_agent_node_llm_system(ngx_http_agent_node_llm_ctx_t *ctx)
+{
+    u_char     *p;
+    ngx_str_t   prompt;
+
+    ngx_str_null(&ctx->system);
+
+    if (ctx->conf->prompt.len
+        && ngx_http_agent_template_render(ctx->run, ctx->pool,
+                                          &ctx->conf->prompt, &ctx->system)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ctx->summary.len == 0) {
+        return NGX_OK;
+    }
+
+    prompt = ctx->system;
+
+    p = ngx_pnalloc(ctx->pool, prompt.len + ctx->summary.len + 64);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->system.len = ngx_sprintf(p, "%V%sSummary of the earlier "
+                                  "conversation:\n%V", &prompt,
+                                  prompt.len ? "\n\n" : "", &ctx->summary)
+                      - p;
+    ctx->system.data = p;
+
+    return NGX_OK;
+}
+
+
 static ngx_int_t
 ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
 {
@@ -481,6 +504,14 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     cln->data = ctx;
 
     tools = ctx->tools_bound ? &ctx->conf->tools : NULL;
+
+    /* rendered in the call's pool: what the render parsed goes with it */
+
+    if (ngx_http_agent_node_llm_system(ctx) != NGX_OK) {
+        return ngx_http_agent_graph_fail(run, "internal", "the prompt of "
+                                         "\"%V\" could not be rendered",
+                                         &ctx->node->name);
+    }
 
     if (ngx_http_agent_llm_build(ctx->pool, &ctx->model->model, &ctx->system,
                                  ctx->messages, tools, &body)

@@ -198,7 +198,8 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    if (ngx_http_agent_message_calls(run->pool, &last->tool_calls, &calls)
+    if (ngx_http_agent_message_calls(run->pool, &last->tool_calls,
+                                     &calls, 1)
         != NGX_OK)
     {
         return ngx_http_agent_graph_fail(run, "internal", "the tool calls "

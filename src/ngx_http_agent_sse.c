@@ -15,12 +15,17 @@
  * The event stream: chunked, each event flushed as soon as it exists,
  * ": ping" when nothing else went out for the heartbeat interval.  Buffers
  * are recycled through free/busy chains, so a long stream does not grow the
- * request pool with every token.
+ * request pool with every token.  The events one pass of the event loop
+ * writes (the deltas of one read from the provider, a node's end and the
+ * next one's start) leave in one write, from a posted event at the end of
+ * that pass: no later, and one system call instead of several.
  */
 
 
 static ngx_int_t ngx_http_agent_sse_send(ngx_http_agent_sse_t *sse,
     u_char *p1, size_t len1, ngx_str_t *json, ngx_uint_t last);
+static ngx_int_t ngx_http_agent_sse_flush(ngx_http_agent_sse_t *sse);
+static void ngx_http_agent_sse_flush_handler(ngx_event_t *ev);
 static void ngx_http_agent_sse_heartbeat(ngx_event_t *ev);
 static void ngx_http_agent_sse_write_handler(ngx_http_request_t *r);
 
@@ -78,6 +83,12 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
 
     r->write_event_handler = ngx_http_agent_sse_write_handler;
 
+    sse->out = NULL;
+    sse->last_out = &sse->out;
+    sse->flush.handler = ngx_http_agent_sse_flush_handler;
+    sse->flush.data = sse;
+    sse->flush.log = r->connection->log;
+
     sse->heartbeat.handler = ngx_http_agent_sse_heartbeat;
     sse->heartbeat.data = sse;
     sse->heartbeat.log = r->connection->log;
@@ -94,16 +105,22 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse, ngx_str_t *json)
 {
-    return ngx_http_agent_sse_named(sse, NULL, json);
+    return ngx_http_agent_sse_named(sse, NULL, json, 1);
 }
 
 
-/* with a name: "event: NAME" first, as the events stream format has it */
+/*
+ * With a name: "event: NAME" first, as the events stream format has it.
+ * now: sent at once; else at the end of this pass of the event loop, with
+ * what else it writes (the tokens of one read from the provider).
+ */
 
 ngx_int_t
 ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
-    ngx_str_t *json)
+    ngx_str_t *json, ngx_uint_t now)
 {
+    ngx_int_t  rc;
+
     u_char  *p, head[NGX_INT_T_LEN + 64];
 
     if (sse->failed || sse->finished) {
@@ -118,7 +135,13 @@ ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
 
     p = ngx_sprintf(p, "id: %ui\ndata: ", ++sse->id);
 
-    return ngx_http_agent_sse_send(sse, head, p - head, json, 0);
+    rc = ngx_http_agent_sse_send(sse, head, p - head, json, 0);
+
+    if (rc != NGX_OK || !now) {
+        return rc;
+    }
+
+    return ngx_http_agent_sse_flush(sse);
 }
 
 
@@ -142,6 +165,10 @@ ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse)
     if (sse->heartbeat.timer_set) {
         ngx_del_timer(&sse->heartbeat);
     }
+
+    if (sse->flush.posted) {
+        ngx_delete_posted_event(&sse->flush);
+    }
 }
 
 
@@ -150,7 +177,6 @@ ngx_http_agent_sse_send(ngx_http_agent_sse_t *sse, u_char *p1, size_t len1,
     ngx_str_t *json, ngx_uint_t last)
 {
     size_t               size;
-    ngx_int_t            rc;
     ngx_buf_t           *b;
     ngx_chain_t         *cl;
     ngx_http_request_t  *r;
@@ -182,7 +208,7 @@ ngx_http_agent_sse_send(ngx_http_agent_sse_t *sse, u_char *p1, size_t len1,
     b->last = b->start;
     b->temporary = size ? 1 : 0;
     b->memory = 0;
-    b->flush = 1;
+    b->flush = 0;
     b->last_buf = last;
     b->tag = (ngx_buf_tag_t) &ngx_http_agent_sse_type;
 
@@ -196,21 +222,82 @@ ngx_http_agent_sse_send(ngx_http_agent_sse_t *sse, u_char *p1, size_t len1,
         *b->last++ = '\n';
     }
 
-    rc = ngx_http_output_filter(r, cl);
+    cl->next = NULL;
+    *sse->last_out = cl;
+    sse->last_out = &cl->next;
 
-    ngx_chain_update_chains(r->pool, &sse->free, &sse->busy, &cl,
+    if (last) {
+        /* the end goes out now: the request is finalized next */
+        return ngx_http_agent_sse_flush(sse);
+    }
+
+    if (!sse->flush.posted) {
+        ngx_post_event(&sse->flush, &ngx_posted_events);
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_sse_flush(ngx_http_agent_sse_t *sse)
+{
+    ngx_int_t            rc;
+    ngx_chain_t         *cl;
+    ngx_http_request_t  *r;
+
+    if (sse->flush.posted) {
+        ngx_delete_posted_event(&sse->flush);
+    }
+
+    if (sse->out == NULL) {
+        return NGX_OK;
+    }
+
+    r = sse->request;
+
+    for (cl = sse->out; cl->next; cl = cl->next) { /* void */ }
+
+    cl->buf->flush = 1;
+
+    rc = ngx_http_output_filter(r, sse->out);
+
+    ngx_chain_update_chains(r->pool, &sse->free, &sse->busy, &sse->out,
                             (ngx_buf_tag_t) &ngx_http_agent_sse_type);
+
+    sse->out = NULL;
+    sse->last_out = &sse->out;
 
     if (rc == NGX_ERROR) {
         sse->failed = 1;
         return NGX_ERROR;
     }
 
-    if (sse->interval && !last) {
+    if (sse->interval && !sse->finished) {
         ngx_add_timer(&sse->heartbeat, sse->interval);
     }
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_sse_flush_handler(ngx_event_t *ev)
+{
+    ngx_http_agent_sse_t *sse = ev->data;
+
+    ngx_connection_t  *c;
+
+    if (sse->failed || ngx_http_agent_sse_flush(sse) == NGX_OK) {
+        return;
+    }
+
+    /* a posted event, not a request handler: the client is gone */
+
+    c = sse->request->connection;
+
+    ngx_http_finalize_request(sse->request, NGX_ERROR);
+    ngx_http_run_posted_requests(c);
 }
 
 

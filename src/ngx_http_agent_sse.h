@@ -20,6 +20,9 @@ typedef struct {
     ngx_msec_t                 interval;
     ngx_chain_t               *free;
     ngx_chain_t               *busy;
+    ngx_chain_t               *out;        /* written, not yet sent */
+    ngx_chain_t              **last_out;
+    ngx_event_t                flush;
     unsigned                   failed:1;
     unsigned                   finished:1;
 } ngx_http_agent_sse_t;
@@ -30,7 +33,7 @@ ngx_int_t ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse,
 ngx_int_t ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
-    ngx_str_t *json);
+    ngx_str_t *json, ngx_uint_t now);
 ngx_int_t ngx_http_agent_sse_finish(ngx_http_agent_sse_t *sse);
 void ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse);
 

@@ -76,7 +76,25 @@ ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
         return NGX_ERROR;
     }
 
-    return s->sink(s->sink_data, &name, &json);
+    /*
+     * tokens, and the node and model events between them, leave together
+     * at the end of this pass of the event loop; the others at once: a
+     * tool_start must be seen before a tool that blocks (the thread pool
+     * off) runs
+     */
+
+    switch (ev->type) {
+
+    case NGX_HTTP_AGENT_EV_CHUNK:
+    case NGX_HTTP_AGENT_EV_NODE_START:
+    case NGX_HTTP_AGENT_EV_NODE_END:
+    case NGX_HTTP_AGENT_EV_MODEL_START:
+    case NGX_HTTP_AGENT_EV_MODEL_END:
+        return s->sink(s->sink_data, &name, &json, 0);
+
+    default:
+        return s->sink(s->sink_data, &name, &json, 1);
+    }
 }
 
 
@@ -105,4 +123,37 @@ ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s, ngx_str_t *id)
     id->len = 36;
 
     return NGX_OK;
+}
+
+
+/* a node's custom event may not pass for one of the turn's own */
+
+ngx_uint_t
+ngx_http_agent_stream_reserved(ngx_str_t *name)
+{
+    ngx_uint_t  i;
+
+    static ngx_str_t  reserved[] = {
+        ngx_string("start"), ngx_string("chunk"), ngx_string("tool_start"),
+        ngx_string("tool_result"), ngx_string("node"), ngx_string("end"),
+        ngx_string("error"), ngx_null_string
+    };
+
+    for (i = 0; reserved[i].len; i++) {
+        if (reserved[i].len == name->len
+            && ngx_strncmp(reserved[i].data, name->data, name->len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    for (i = 0; i < name->len; i++) {
+        if (!(isalnum(name->data[i]) || name->data[i] == '_'
+              || name->data[i] == '-'))
+        {
+            return 1;
+        }
+    }
+
+    return name->len == 0 || name->len > 32;
 }

@@ -46,8 +46,9 @@ typedef struct {
 
 typedef struct ngx_http_agent_stream_s  ngx_http_agent_stream_t;
 
+/* now: send at once; else it may wait for the end of this event loop pass */
 typedef ngx_int_t (*ngx_http_agent_stream_sink_pt)(void *data,
-    ngx_str_t *name, ngx_str_t *json);
+    ngx_str_t *name, ngx_str_t *json, ngx_uint_t now);
 
 
 /* a stream format: one event in, one SSE event (name and JSON) out */
@@ -80,6 +81,7 @@ struct ngx_http_agent_stream_s {
 ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev);
+ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
 ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,
     ngx_str_t *id);
 

@@ -65,7 +65,7 @@ static void ngx_http_agent_turn_done(ngx_http_agent_run_t *run,
 static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
     ngx_str_t *text);
 static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
-    ngx_str_t *json);
+    ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
 static void ngx_http_agent_turn_lease(ngx_event_t *ev);
 static void ngx_http_agent_turn_track(ngx_http_agent_turn_t *turn,
@@ -557,11 +557,12 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
 
 static ngx_int_t
-ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json)
+ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json,
+    ngx_uint_t now)
 {
     ngx_http_agent_turn_t *turn = data;
 
-    return ngx_http_agent_sse_named(&turn->sse, name, json);
+    return ngx_http_agent_sse_named(&turn->sse, name, json, now);
 }
 
 

@@ -189,6 +189,8 @@ sub start_peer {
 my %row;
 my %only = map { $_ => 1 } split /,/, ($ENV{BENCH_ONLY} // '');
 sub want { !%only || $only{$_[0]} }
+# BENCH_SERVERS=nginx: the module alone (a quick before/after)
+my @servers = split ' ', ($ENV{BENCH_SERVERS} // 'nginx peer');
 my $n_seq = $quick ? 50 : 200;
 my $n_load = $quick ? 500 : 3000;
 my $n_open = $quick ? 1000 : 10000;
@@ -202,7 +204,7 @@ $row{mockcap} = loadgen('mockcap', mock => $murl, n => $n_load * 2, c => 64);
 
 # --- floor, turn and throughput, both servers ------------------------------
 
-for my $who (grep { want('load') } qw(nginx peer)) {
+for my $who (grep { want('load') } @servers) {
     for my $q ([ big => $big ], [ small => $small ]) {
         stop($mpid);
         ($mpid, $mport) = start_mock(QUERY => $q->[1]);
@@ -236,7 +238,7 @@ for my $who (grep { want('load') } qw(nginx peer)) {
 
 # --- long conversations, both ---------------------------------------------
 
-for my $who (grep { want('long') } qw(nginx peer)) {
+for my $who (grep { want('long') } @servers) {
     stop($mpid);
     ($mpid, $mport) = start_mock(QUERY => $small);
     my ($pid, $port, $w, $file) = $who eq 'nginx' ? start_nginx($mport)
@@ -250,7 +252,7 @@ for my $who (grep { want('long') } qw(nginx peer)) {
 
 # --- open streams, both ----------------------------------------------------
 
-for my $who (grep { want('open') } qw(nginx peer)) {
+for my $who (grep { want('open') } @servers) {
     stop($mpid);
     ($mpid, $mport) = start_mock(QUERY => $small, TOKEN_DELAY => 200);
     my ($pid, $port, $w) = $who eq 'nginx' ? start_nginx($mport)
