@@ -206,7 +206,8 @@ ngx_http_agent_json_double(ngx_http_agent_json_t *j, double n)
 void
 ngx_http_agent_json_num(ngx_http_agent_json_t *j, double n)
 {
-    if (n == (double) (int64_t) n && n < 9e15 && n > -9e15) {
+    /* the range first: casting a larger double is undefined */
+    if (n < 9e15 && n > -9e15 && n == (double) (int64_t) n) {
         ngx_http_agent_json_int(j, (int64_t) n);
         return;
     }
@@ -218,7 +219,8 @@ ngx_http_agent_json_num(ngx_http_agent_json_t *j, double n)
 u_char *
 ngx_http_agent_json_number_text(u_char *p, double n)
 {
-    if (n == (double) (int64_t) n && n < 9e15 && n > -9e15) {
+    /* the range first: casting a larger double is undefined */
+    if (n < 9e15 && n > -9e15 && n == (double) (int64_t) n) {
         return ngx_sprintf(p, "%L", (int64_t) n);
     }
 

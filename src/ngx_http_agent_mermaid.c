@@ -18,6 +18,7 @@
 
 
 static u_char *ngx_http_agent_mermaid_text(u_char *p, ngx_str_t *s);
+static u_char *ngx_http_agent_mermaid_id(u_char *p, ngx_str_t *name);
 
 
 ngx_int_t
@@ -36,12 +37,12 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
     size = 128;
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        size += 3 * n[i].name.len + n[i].kind->name.len + 32;
+        size += 3 * n[i].name.len + n[i].kind->name.len + 40;
         e = n[i].edges.elts;
 
         for (k = 0; k < n[i].edges.nelts; k++) {
             size += n[i].name.len + e[k].to_name.len + 6 * e[k].text.len
-                    + 32;
+                    + 40;
         }
     }
 
@@ -57,21 +58,26 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
                    sizeof("    __start__([START]):::first\n") - 1);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        p = ngx_sprintf(p, "    %V[\"%V (%V)\"]\n", &n[i].name, &n[i].name,
-                        &n[i].kind->name);
+        p = ngx_cpymem(p, "    ", 4);
+        p = ngx_http_agent_mermaid_id(p, &n[i].name);
+        p = ngx_sprintf(p, "[\"%V (%V)\"]\n", &n[i].name, &n[i].kind->name);
     }
 
     p = ngx_cpymem(p, "    __end__([END]):::last\n",
                    sizeof("    __end__([END]):::last\n") - 1);
 
     entry = &n[graph->entry];
-    p = ngx_sprintf(p, "    __start__ --> %V;\n", &entry->name);
+    p = ngx_cpymem(p, "    __start__ --> ", 18);
+    p = ngx_http_agent_mermaid_id(p, &entry->name);
+    p = ngx_cpymem(p, ";\n", 2);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
         e = n[i].edges.elts;
 
         for (k = 0; k < n[i].edges.nelts; k++) {
-            p = ngx_sprintf(p, "    %V ", &n[i].name);
+            p = ngx_cpymem(p, "    ", 4);
+            p = ngx_http_agent_mermaid_id(p, &n[i].name);
+            *p++ = ' ';
 
             if (e[k].cond) {
                 p = ngx_cpymem(p, "-. \"", 4);
@@ -86,7 +92,8 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
                 p = ngx_cpymem(p, "__end__;\n", 9);
 
             } else {
-                p = ngx_sprintf(p, "%V;\n", &e[k].to_name);
+                p = ngx_http_agent_mermaid_id(p, &e[k].to_name);
+                p = ngx_cpymem(p, ";\n", 2);
             }
         }
     }
@@ -133,6 +140,35 @@ ngx_http_agent_mermaid_text(u_char *p, ngx_str_t *s)
 
         default:
             *p++ = s->data[i];
+        }
+    }
+
+    return p;
+}
+
+
+/* a node's id: its name, with "_" after one that mermaid reads as a word */
+
+static u_char *
+ngx_http_agent_mermaid_id(u_char *p, ngx_str_t *name)
+{
+    ngx_uint_t  i;
+
+    static ngx_str_t  words[] = {
+        ngx_string("end"), ngx_string("graph"), ngx_string("subgraph"),
+        ngx_string("style"), ngx_string("class"), ngx_string("classDef"),
+        ngx_string("click"), ngx_string("linkStyle"), ngx_string("default"),
+        ngx_string("flowchart"), ngx_null_string
+    };
+
+    p = ngx_cpymem(p, name->data, name->len);
+
+    for (i = 0; words[i].len; i++) {
+        if (words[i].len == name->len
+            && ngx_strncasecmp(words[i].data, name->data, name->len) == 0)
+        {
+            *p++ = '_';
+            break;
         }
     }
 

@@ -174,6 +174,11 @@ rejected('format=json without a channel',
                . "    edge m END;\n"),
          'format=json', qr/format=json of the node "m" needs output=CHANNEL/);
 
+rejected('a custom event named as a turn\'s own',
+         graph("    channel r value;\n    node f format shape=s.json "
+               . "output=r event=end;\n    edge START f;\n    edge f END;\n"),
+         'event=end', qr/event=end: letters, digits/);
+
 rejected('an unknown directive in the block',
          graph("    nodes x template;\n$ok_graph"),
          'nodes x', qr/unknown directive "nodes" in agent_graph/);

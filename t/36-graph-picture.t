@@ -44,4 +44,24 @@ for my $g (qw(react tool_rounds data_scientist planner_verifier
     $t->stop;
 }
 
+# a node named as a mermaid word gets another id, and keeps its label
+my $t = AgentTest->new;
+$t->mock(sub { { text => 'x' } });
+$t->run($t->conf(http => <<'G'));
+agent_graph words {
+    node end template text=bye;
+    node graph template text=hi;
+    edge START graph;
+    edge graph end;
+    edge end END;
+}
+agent_use_graph words;
+G
+my $m = $t->http('GET', '/api/sessions/_graph')->{json}{mermaid};
+like($m, qr/\n    end_\["end \(template\)"\]\n/, 'a node "end" is drawn as end_');
+like($m, qr/\n    graph_ --> end_;\n/, 'and its edges use that id');
+is($t->turn($t->session, 'hello')->{events}[-1]{full_response}, 'bye',
+   'the graph runs');
+$t->check_log;
+
 done_testing;
