@@ -208,6 +208,14 @@ G
 ok($ok, 'a graph with every reducer, kind and kind of condition passes')
     or diag $out;
 
+# agent_input at the http level is checked where turns run: the chat
+# location's graph has the channel, the sessions location's does not
+($ok, $out) = check(graph("    channel who value;\n$ok_graph")
+                    . 'agent_input who $remote_user;' . "\n",
+                    location => 'agent_use_graph g;');
+ok($ok, 'agent_input checked against the chat location\'s graph only')
+    or diag $out;
+
 ($ok, $out) = check("include $root/conf/graphs/react.conf;\n");
 ok($ok, 'conf/graphs/react.conf passes nginx -t') or diag $out;
 
