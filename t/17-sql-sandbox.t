@@ -149,6 +149,13 @@ for my $i (0 .. $#cases) {
     my $r = $t->turn($sid, "case $i");
     my $took = time - $t0;
 
+    # the statement's own time: from its tool_start to its tool_result (the
+    # turn also holds two calls of the mock, which decodes the whole, ever
+    # longer history with JSON::PP)
+    my ($ts) = grep { $_->{type} eq 'tool_start' } @{ $r->{events} };
+    my ($tr) = grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
+    $took = $tr->{_t} - $ts->{_t} if $ts && $tr;
+
     my ($res) = grep { ($_->{type} // '') eq 'tool_result' }
                 @{ $r->{events} };
     my $c = $res ? $res->{content} : {};

@@ -340,8 +340,9 @@ sub stream {
             }
             next unless exists $ev{data};
             my $j = eval { decode_json($ev{data}) };
+            # _t: when the event arrived, for timings inside a turn
             push @{ $res->{events} }, { id => $ev{id}, %{ $j // {} },
-                                        _data => $ev{data} };
+                                        _data => $ev{data}, _t => time };
         }
 
         if ($o{stop_after} && @{ $res->{events} } >= $o{stop_after}) {
