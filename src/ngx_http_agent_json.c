@@ -428,10 +428,22 @@ ngx_http_agent_json_utf8_valid(u_char *p, size_t len)
 ngx_int_t
 ngx_http_agent_json_depth(u_char *p, size_t len)
 {
-    u_char      *last;
-    ngx_uint_t   depth, in_string;
+    return ngx_http_agent_json_scan(p, p + len, 0) == NULL ? NGX_DECLINED
+                                                            : NGX_OK;
+}
 
-    last = p + len;
+
+/*
+ * Brackets counted outside strings.  whole: to the end of the text, NULL
+ * when it nests deeper than the limit; else the end of the array or object
+ * at p, NULL when it does not end there.
+ */
+
+u_char *
+ngx_http_agent_json_scan(u_char *p, u_char *last, ngx_uint_t value)
+{
+    ngx_uint_t  depth, in_string;
+
     depth = 0;
     in_string = 0;
 
@@ -457,7 +469,7 @@ ngx_http_agent_json_depth(u_char *p, size_t len)
         case '[':
         case '{':
             if (++depth > NGX_HTTP_AGENT_JSON_MAX_DEPTH) {
-                return NGX_DECLINED;
+                return NULL;
             }
             break;
 
@@ -466,11 +478,16 @@ ngx_http_agent_json_depth(u_char *p, size_t len)
             if (depth) {
                 depth--;
             }
+
+            if (value && depth == 0) {
+                return p + 1;
+            }
+
             break;
         }
     }
 
-    return NGX_OK;
+    return value ? NULL : last;
 }
 
 

@@ -25,7 +25,6 @@ static ngx_int_t ngx_http_agent_message_calls_fast(ngx_pool_t *pool,
     ngx_str_t *json, ngx_array_t **calls);
 static u_char *ngx_http_agent_message_string(u_char *p, u_char *last,
     ngx_str_t *s);
-static u_char *ngx_http_agent_message_value(u_char *p, u_char *last);
 static u_char *ngx_http_agent_message_key(u_char *p, u_char *last,
     const char *key);
 
@@ -178,7 +177,7 @@ ngx_http_agent_message_calls_fast(ngx_pool_t *pool, ngx_str_t *json,
             return NGX_DECLINED;
         }
 
-        end = ngx_http_agent_message_value(p, last);
+        end = ngx_http_agent_json_scan(p, last, 1);
 
         if (end == NULL || end >= last || *end != '}') {
             return NGX_DECLINED;
@@ -246,54 +245,6 @@ ngx_http_agent_message_string(u_char *p, u_char *last, ngx_str_t *s)
     s->len = q - s->data;
 
     return q + 1;
-}
-
-
-/* the end of the object or array at p: brackets counted outside strings */
-
-static u_char *
-ngx_http_agent_message_value(u_char *p, u_char *last)
-{
-    ngx_uint_t  depth, in_string;
-
-    depth = 0;
-    in_string = 0;
-
-    for ( /* void */ ; p < last; p++) {
-
-        if (in_string) {
-            if (*p == '\\') {
-                p++;
-
-            } else if (*p == '"') {
-                in_string = 0;
-            }
-
-            continue;
-        }
-
-        switch (*p) {
-
-        case '"':
-            in_string = 1;
-            break;
-
-        case '{':
-        case '[':
-            depth++;
-            break;
-
-        case '}':
-        case ']':
-            if (--depth == 0) {
-                return p + 1;
-            }
-
-            break;
-        }
-    }
-
-    return NULL;
 }
 
 

@@ -10,6 +10,7 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_ask.h"
 #include "ngx_http_agent_template.h"
 
 
@@ -138,7 +139,6 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_node_sql_conf_t *sc = node->conf;
 
-    u_char                      *p, *last;
     yajl_val                     v;
     ngx_int_t                    rc;
     ngx_str_t                    json, query, name;
@@ -168,23 +168,7 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
     }
 
     /* a fenced code block is unwrapped */
-
-    p = query.data;
-    last = query.data + query.len;
-
-    if (query.len > 3
-        && (p = ngx_strlcasestrn(p, last, (u_char *) "```", 2)) != NULL)
-    {
-        p += 3;
-
-        while (p < last && *p != '\n') {
-            p++;
-        }
-
-        query.data = p;
-        p = ngx_strlcasestrn(p, last, (u_char *) "```", 2);
-        query.len = (p ? p : last) - query.data;
-    }
+    (void) ngx_http_agent_ask_fenced(&query);
 
     call = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_tool_call_t));
     if (call == NULL) {

@@ -12,6 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_json.h"
 
 
 #include <sqlite3.h>
@@ -35,12 +36,16 @@ typedef void (*ngx_http_agent_sql_schema_pt)(void *data, ngx_int_t rc,
     ngx_str_t *tables);
 
 
-extern ngx_str_t  ngx_http_agent_sql_tools;
-
-
 ngx_int_t ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_sql_ctx_t *ctx, ngx_str_t *name, ngx_str_t *args,
     ngx_str_t *result);
+/* for the SQL layer's own files */
+sqlite3 *ngx_http_agent_sql_handle(ngx_log_t *log,
+    ngx_http_agent_sql_ctx_t *ctx);
+ngx_int_t ngx_http_agent_sql_run(ngx_pool_t *pool,
+    ngx_http_agent_sql_ctx_t *ctx, sqlite3 *db, ngx_str_t *query,
+    ngx_http_agent_json_t *j, ngx_str_t *err);
+
 ngx_int_t ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_str_t *tables);
 ngx_int_t ngx_http_agent_sql_schema_read(ngx_pool_t *pool, ngx_log_t *log,

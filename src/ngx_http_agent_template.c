@@ -22,10 +22,6 @@
 #define NGX_HTTP_AGENT_TEMPLATE_VARS  32
 
 
-static ngx_int_t ngx_http_agent_template_value(ngx_http_agent_run_t *run,
-    ngx_pool_t *pool, ngx_str_t *name, ngx_str_t *out);
-
-
 ngx_int_t
 ngx_http_agent_template_render(ngx_http_agent_run_t *run, ngx_pool_t *pool,
     ngx_str_t *tpl, ngx_str_t *out)
@@ -86,7 +82,9 @@ ngx_http_agent_template_render(ngx_http_agent_run_t *run, ngx_pool_t *pool,
 }
 
 
-static ngx_int_t
+/* a channel (or channel.field) as text; NGX_DECLINED: no such channel */
+
+ngx_int_t
 ngx_http_agent_template_value(ngx_http_agent_run_t *run, ngx_pool_t *pool,
     ngx_str_t *name, ngx_str_t *out)
 {

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_ask.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_template.h"
 
 
 /*
@@ -414,41 +415,26 @@ ngx_http_agent_tool_ask_cancel(ngx_http_agent_tool_call_t *call)
 }
 
 
-/* a channel's value as prompt text: a string as it is, else its JSON */
+/* a channel's value as prompt text, "(none)" when it has none */
 
 static ngx_int_t
 ngx_http_agent_tool_ask_channel(ngx_http_agent_run_t *run, const char *name,
     ngx_str_t *text)
 {
-    yajl_val   v;
-    ngx_int_t  ch;
-    ngx_str_t  n, json;
+    ngx_int_t  rc;
+    ngx_str_t  n;
 
     n.data = (u_char *) name;
     n.len = ngx_strlen(name);
 
-    ngx_str_set(text, "(none)");
+    rc = ngx_http_agent_template_value(run, run->pool, &n, text);
 
-    ch = ngx_http_agent_graph_channel(run->graph, &n);
-
-    if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_graph_value(run, ch, &json) != NGX_OK) {
+    if (rc == NGX_ERROR) {
         return NGX_ERROR;
     }
 
-    v = ngx_http_agent_json_parse(run->pool, json.data, json.len, NULL);
-
-    if (v && YAJL_IS_STRING(v)) {
-        text->data = (u_char *) YAJL_GET_STRING(v);
-        text->len = ngx_strlen(text->data);
-        return NGX_OK;
-    }
-
-    if (v && !YAJL_IS_NULL(v)) {
-        *text = json;
+    if (rc == NGX_DECLINED || text->len == 0) {
+        ngx_str_set(text, "(none)");
     }
 
     return NGX_OK;

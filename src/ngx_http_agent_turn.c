@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_exit.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
@@ -45,7 +46,6 @@ typedef struct {
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
     unsigned                        locked:1;
-    unsigned                        queued:1;
 } ngx_http_agent_turn_t;
 
 
@@ -68,9 +68,6 @@ static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
 static void ngx_http_agent_turn_lease(ngx_event_t *ev);
-static void ngx_http_agent_turn_track(ngx_http_agent_turn_t *turn,
-    ngx_uint_t on);
-static void ngx_http_agent_turn_exit_watch(ngx_event_t *ev);
 
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
@@ -78,12 +75,6 @@ static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
     ngx_http_agent_turn_done,
     ngx_http_agent_turn_node
 };
-
-
-/* the worker's running turns, watched while nginx shuts the worker down */
-static ngx_queue_t   ngx_http_agent_turns;
-static ngx_event_t   ngx_http_agent_exit_watch;
-static ngx_msec_t    ngx_http_agent_exit_start;
 
 
 /* a turn: POST /{session_id}/message */
@@ -291,7 +282,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     turn->lease.cancelable = 1;
     ngx_add_timer(&turn->lease, turn->lease_ms / 3);
 
-    ngx_http_agent_turn_track(turn, 1);
+    ngx_http_agent_turn_exit_add(&turn->queue);
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
                                           alcf->graph);
@@ -579,7 +570,7 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     r = turn->request;
     c = r->connection;
 
-    ngx_http_agent_turn_track(turn, 0);
+    ngx_http_agent_turn_exit_remove(&turn->queue);
 
     if (turn->locked) {
         ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
@@ -689,107 +680,37 @@ ngx_http_agent_turn_cleanup(void *data)
         ngx_del_timer(&turn->lease);
     }
 
-    ngx_http_agent_turn_track(turn, 0);
+    ngx_http_agent_turn_exit_remove(&turn->queue);
 
     ngx_http_agent_sse_stop(&turn->sse);
 }
 
 
-static void
-ngx_http_agent_turn_track(ngx_http_agent_turn_t *turn, ngx_uint_t on)
+/* the worker shuts down and this turn must end now (see turn_exit.c) */
+
+void
+ngx_http_agent_turn_shutdown(ngx_queue_t *q)
 {
-    if (ngx_http_agent_turns.next == NULL) {
-        ngx_queue_init(&ngx_http_agent_turns);
-    }
-
-    if (!on) {
-        if (turn->queued) {
-            ngx_queue_remove(&turn->queue);
-            turn->queued = 0;
-        }
-
-        return;
-    }
-
-    ngx_queue_insert_tail(&ngx_http_agent_turns, &turn->queue);
-    turn->queued = 1;
-
-    if (!ngx_http_agent_exit_watch.timer_set) {
-        ngx_http_agent_exit_watch.handler = ngx_http_agent_turn_exit_watch;
-        ngx_http_agent_exit_watch.log = ngx_cycle->log;
-        ngx_http_agent_exit_watch.cancelable = 1;
-        ngx_add_timer(&ngx_http_agent_exit_watch, 1000);
-    }
-}
-
-
-/*
- * A graceful shutdown (nginx -s quit, reload) lets running turns finish;
- * with worker_shutdown_timeout set, a turn still running half a second
- * before it ends with an error event, the steps it completed saved,
- * rather than be cut off without a word when nginx closes its connection.
- */
-
-static void
-ngx_http_agent_turn_exit_watch(ngx_event_t *ev)
-{
-    ngx_msec_t              timeout;
-    ngx_queue_t            *q;
-    ngx_core_conf_t        *ccf;
     ngx_http_agent_run_t   *run;
     ngx_http_agent_turn_t  *turn;
 
-    if (ngx_queue_empty(&ngx_http_agent_turns)) {
+    turn = ngx_queue_data(q, ngx_http_agent_turn_t, queue);
+    run = turn->run;
+
+    if (run == NULL || run->finished) {
         return;
     }
 
-    if (!ngx_exiting) {
-        ngx_add_timer(ev, 1000);
-        return;
-    }
+    ngx_log_error(NGX_LOG_NOTICE, turn->request->connection->log, 0,
+                  "agent: the worker is shutting down, turn on session "
+                  "\"%V\" ends", &turn->session_id);
 
-    ccf = (ngx_core_conf_t *) ngx_get_conf(ngx_cycle->conf_ctx,
-                                           ngx_core_module);
-    timeout = ccf->shutdown_timeout;
-
-    if (timeout == 0) {
-        /* nginx waits for the turns: so do they */
-        return;
-    }
-
-    if (ngx_http_agent_exit_start == 0) {
-        ngx_http_agent_exit_start = ngx_current_msec;
-    }
-
-    if (ngx_current_msec - ngx_http_agent_exit_start + 500 < timeout) {
-        ngx_add_timer(ev, 100);
-        return;
-    }
-
-    while (!ngx_queue_empty(&ngx_http_agent_turns)) {
-        q = ngx_queue_head(&ngx_http_agent_turns);
-        turn = ngx_queue_data(q, ngx_http_agent_turn_t, queue);
-
-        ngx_queue_remove(q);
-        turn->queued = 0;
-
-        run = turn->run;
-
-        if (run == NULL || run->finished) {
-            continue;
-        }
-
-        ngx_log_error(NGX_LOG_NOTICE, ev->log, 0, "agent: the worker is "
-                      "shutting down, turn on session \"%V\" ends",
-                      &turn->session_id);
-
-        ngx_http_agent_graph_cancel(run);
-        (void) ngx_http_agent_graph_fail(run, "shutdown", "the server is "
-                                         "shutting down; the steps of this "
-                                         "turn that completed are saved, "
-                                         "send the message again");
-        ngx_http_agent_turn_done(run, NGX_ERROR);
-    }
+    ngx_http_agent_graph_cancel(run);
+    (void) ngx_http_agent_graph_fail(run, "shutdown", "the server is "
+                                     "shutting down; the steps of this turn "
+                                     "that completed are saved, send the "
+                                     "message again");
+    ngx_http_agent_turn_done(run, NGX_ERROR);
 }
 
 

@@ -19,6 +19,7 @@
 
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
+void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */

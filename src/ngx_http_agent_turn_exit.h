@@ -1,0 +1,19 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TURN_EXIT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TURN_EXIT_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+
+void ngx_http_agent_turn_exit_add(ngx_queue_t *q);
+void ngx_http_agent_turn_exit_remove(ngx_queue_t *q);
+
+
+#endif /* _NGX_HTTP_AGENT_TURN_EXIT_H_INCLUDED_ */
