@@ -18,8 +18,12 @@ FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
                 -I $(NGX_BUILD)/objs -I src -I t/fuzz
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
 FUZZ_SRCS_json   := src/ngx_http_agent_json.c
-FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm.c \
-                    src/ngx_http_agent_llm_request.c \
+FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm_stream.c \
+                    src/ngx_http_agent_provider.c \
+                    src/ngx_http_agent_provider_openai.c \
+                    src/ngx_http_agent_provider_azure.c \
+                    src/ngx_http_agent_provider_anthropic.c \
+                    src/ngx_http_agent_provider_gemini.c \
                     src/ngx_http_agent_message.c
 FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c

@@ -27,7 +27,7 @@ ngx_http_agent_ask_t *
 ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ngx_str_t *user, ngx_http_agent_ask_done_pt done, void *data)
 {
-    ngx_str_t                   key, body;
+    ngx_str_t                   key;
     ngx_array_t                *messages;
     ngx_pool_cleanup_t         *cln;
     ngx_http_agent_msg_t       *m;
@@ -48,7 +48,7 @@ ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ask->done = done;
     ask->data = data;
 
-    if (ngx_http_agent_env_key(ask->model, &key) != NGX_OK) {
+    if (ngx_http_agent_llm_key(ask->model, &key) != NGX_OK) {
         (void) ngx_http_agent_graph_fail(run, "no_api_key", "the model "
                                          "\"%V\" has no API key",
                                          &ask->model->name);
@@ -83,12 +83,11 @@ ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ngx_str_set(&m->role, "user");
     m->content = *user;
 
-    if (ngx_http_agent_llm_build(ask->pool, &ask->model->model, system,
-                                 messages, NULL, &body)
-        != NGX_OK)
-    {
-        return NULL;
-    }
+    ask->req.system = system;
+    ask->req.messages = messages;
+    ask->req.connect_timeout = alcf->llm_connect_timeout;
+    ask->req.idle_timeout = alcf->llm_idle_timeout;
+    ask->req.timeout = alcf->llm_timeout;
 
     ask->llm = ngx_http_agent_llm_create(ask->pool, run->log);
     if (ask->llm == NULL) {
@@ -99,13 +98,9 @@ ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ask->llm->on_done = ngx_http_agent_ask_done;
     ask->llm->data = ask;
 
-    if (ngx_http_agent_llm_start(ask->llm, &ask->model->url, &key, &body,
-                                 alcf->llm_connect_timeout,
-                                 alcf->llm_idle_timeout, alcf->llm_timeout)
-        != NGX_OK)
-    {
-        (void) ngx_http_agent_graph_fail(run, "llm_error", "the request to "
-                                         "the model could not be started");
+    if (ngx_http_agent_llm_call(ask->llm, ask->model, &ask->req) != NGX_OK) {
+        (void) ngx_http_agent_graph_fail(run, "llm_error", "%V",
+                                         &ask->llm->error);
         return NULL;
     }
 

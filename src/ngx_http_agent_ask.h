@@ -27,6 +27,7 @@ struct ngx_http_agent_ask_s {
     ngx_http_agent_run_t           *run;
     ngx_pool_t                     *pool;
     ngx_http_agent_llm_t           *llm;
+    ngx_http_agent_llm_req_t        req;
     ngx_http_agent_model_t         *model;
     ngx_http_agent_ask_done_pt      done;
     void                           *data;

@@ -262,6 +262,7 @@ ngx_http_agent_curl_check_info(void)
 {
     int                     pending;
     long                    status;
+    curl_off_t              after;
     CURL                   *easy;
     CURLcode                res;
     CURLMsg                *msg;
@@ -290,6 +291,15 @@ ngx_http_agent_curl_check_info(void)
             curl_multi_remove_handle(ngx_http_agent_curl_multi, easy);
             curl_easy_cleanup(easy);
             continue;
+        }
+
+        if (status == 429 || status == 503) {
+            /* Retry-After, in seconds or as a date, as seconds from now */
+            if (curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &after)
+                == CURLE_OK && after > 0)
+            {
+                x->retry_after = (long) ngx_min(after, 86400);
+            }
         }
 
         ngx_http_agent_curl_remove(x);
@@ -343,11 +353,13 @@ ngx_http_agent_curl_create(ngx_pool_t *pool, ngx_log_t *log)
 
 ngx_int_t
 ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
-    ngx_str_t *auth, ngx_str_t *body, ngx_msec_t connect_timeout,
+    ngx_array_t *headers, ngx_str_t *body, ngx_msec_t connect_timeout,
     ngx_msec_t timeout)
 {
     u_char             *p;
     CURL               *easy;
+    ngx_str_t          *hdr;
+    ngx_uint_t          i;
     struct curl_slist  *h;
 
     if (ngx_http_agent_curl_multi == NULL) {
@@ -361,6 +373,7 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
 
     x->easy = easy;
     x->errbuf[0] = '\0';
+    x->retry_after = -1;
 
     p = ngx_alloc(url->len + 1, x->log);
     if (p == NULL) {
@@ -389,17 +402,12 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
         goto failed;
     }
 
-    if (auth && auth->len) {
-        p = ngx_alloc(auth->len + sizeof("Authorization: Bearer "), x->log);
-        if (p == NULL) {
-            goto failed;
-        }
+    /* the provider's headers, its key among them, NUL-terminated */
 
-        ngx_sprintf(p, "Authorization: Bearer %V%Z", auth);
-        h = curl_slist_append(x->headers, (char *) p);
-        ngx_explicit_memzero(p, auth->len + sizeof("Authorization: Bearer "));
-        ngx_free(p);
+    hdr = headers->elts;
 
+    for (i = 0; i < headers->nelts; i++) {
+        h = curl_slist_append(x->headers, (char *) hdr[i].data);
         if (h == NULL) {
             goto failed;
         }

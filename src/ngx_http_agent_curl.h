@@ -35,6 +35,7 @@ struct ngx_http_agent_curl_s {
     ngx_http_agent_curl_data_pt    on_data;
     ngx_http_agent_curl_done_pt    on_done;
     void                          *data;
+    long                           retry_after; /* seconds, or -1 */
     char                           errbuf[CURL_ERROR_SIZE];
 };
 
@@ -44,7 +45,7 @@ void ngx_http_agent_curl_exit_process(ngx_cycle_t *cycle);
 ngx_http_agent_curl_t *ngx_http_agent_curl_create(ngx_pool_t *pool,
     ngx_log_t *log);
 ngx_int_t ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
-    ngx_str_t *auth, ngx_str_t *body, ngx_msec_t connect_timeout,
+    ngx_array_t *headers, ngx_str_t *body, ngx_msec_t connect_timeout,
     ngx_msec_t timeout);
 void ngx_http_agent_curl_cancel(ngx_http_agent_curl_t *x);
 

@@ -24,32 +24,6 @@ ngx_http_agent_emit(ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev)
 }
 
 
-/* the model's API key from its key_env; NGX_DECLINED: not set */
-
-ngx_int_t
-ngx_http_agent_env_key(ngx_http_agent_model_t *model, ngx_str_t *key)
-{
-    u_char  *p;
-
-    ngx_str_null(key);
-
-    if (model->key_env.len == 0) {
-        return NGX_OK;
-    }
-
-    p = (u_char *) getenv((char *) model->key_env.data);
-
-    if (p == NULL || *p == '\0') {
-        return NGX_DECLINED;
-    }
-
-    key->data = p;
-    key->len = ngx_strlen(p);
-
-    return NGX_OK;
-}
-
-
 /* the session's CSV tables, listed once a turn, for the SQL layer */
 
 ngx_int_t

@@ -40,8 +40,6 @@ typedef struct {
 
 ngx_int_t ngx_http_agent_emit(ngx_http_agent_run_t *run,
     ngx_http_agent_event_t *ev);
-ngx_int_t ngx_http_agent_env_key(ngx_http_agent_model_t *model,
-    ngx_str_t *key);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);
 
 

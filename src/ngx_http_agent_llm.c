@@ -6,42 +6,48 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_event.h>
 
 #include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_json.h"
 
 
 /*
- * The OpenAI-compatible chat completions client: a streamed request, and an
- * incremental parser of the "data:" lines that gives the same result for any
- * split of the byte stream.
+ * One model call, whichever the provider: the request its provider writes,
+ * sent by the curl bridge, the answer read by the stream parser.  When the
+ * provider cannot be reached, answers 408, 429 or 5xx, or no token comes,
+ * and nothing of the answer has come yet, the call is tried again after a
+ * backoff on an nginx timer (Retry-After honoured), then on the model's
+ * fallback.  Once a token has come a failure is the call's failure: the
+ * client has seen text, so a restart would not be silent.
  */
 
 
-#define NGX_HTTP_AGENT_LLM_MAX_LINE     (1024 * 1024)
-#define NGX_HTTP_AGENT_LLM_MAX_TEXT     (4 * 1024 * 1024)
 #define NGX_HTTP_AGENT_LLM_MAX_ERRBODY  4096
+#define NGX_HTTP_AGENT_LLM_MAX_DELAY    30000
+#define NGX_HTTP_AGENT_LLM_MAX_WAIT     60000
+#define NGX_HTTP_AGENT_LLM_MAX_HOPS     8
 
 
-static ngx_int_t ngx_http_agent_llm_buf_add(ngx_pool_t *pool,
-    ngx_http_agent_llm_buf_t *b, u_char *p, size_t len, size_t max);
-static ngx_int_t ngx_http_agent_llm_line(ngx_http_agent_llm_t *llm,
-    u_char *p, size_t len);
-static ngx_int_t ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm,
-    u_char *p, size_t len);
-static ngx_int_t ngx_http_agent_llm_tool_delta(ngx_http_agent_llm_t *llm,
-    yajl_val tc, size_t pos);
-static ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
-    const char *fmt, ...);
+static ngx_int_t ngx_http_agent_llm_use(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_model_t *model);
+static ngx_int_t ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm);
 static ngx_int_t ngx_http_agent_llm_data(void *data, u_char *p, size_t len);
 static void ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
+static void ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm,
+    long status);
+static void ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_retry_handler(ngx_event_t *ev);
+static void ngx_http_agent_llm_first_handler(ngx_event_t *ev);
+static void ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_cleanup(void *data);
 
 
 ngx_http_agent_llm_t *
 ngx_http_agent_llm_create(ngx_pool_t *pool, ngx_log_t *log)
 {
+    ngx_pool_cleanup_t    *cln;
     ngx_http_agent_llm_t  *llm;
 
     llm = ngx_pcalloc(pool, sizeof(ngx_http_agent_llm_t));
@@ -49,41 +55,182 @@ ngx_http_agent_llm_create(ngx_pool_t *pool, ngx_log_t *log)
         return NULL;
     }
 
+    cln = ngx_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_llm_cleanup;
+    cln->data = llm;
+
     llm->pool = pool;
     llm->log = log;
+    llm->block = -1;
+    llm->retry_after = -1;
+
+    llm->retry.handler = ngx_http_agent_llm_retry_handler;
+    llm->retry.data = llm;
+    llm->retry.log = log;
+    llm->first.handler = ngx_http_agent_llm_first_handler;
+    llm->first.data = llm;
+    llm->first.log = log;
 
     return llm;
 }
 
 
 ngx_int_t
-ngx_http_agent_llm_start(ngx_http_agent_llm_t *llm, ngx_str_t *url,
-    ngx_str_t *key, ngx_str_t *body, ngx_msec_t connect_timeout,
-    ngx_msec_t idle_timeout, ngx_msec_t timeout)
+ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_model_t *model, ngx_http_agent_llm_req_t *req)
 {
-    if (llm->curl == NULL) {
-        llm->curl = ngx_http_agent_curl_create(llm->pool, llm->log);
-        if (llm->curl == NULL) {
-            return NGX_ERROR;
-        }
+    llm->req = req;
+    llm->start = ngx_current_msec;
+    llm->ttft = 0;
+    llm->hops = 0;
+
+    if (ngx_http_agent_llm_use(llm, model) != NGX_OK) {
+        ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
+        return NGX_ERROR;
     }
 
-    llm->curl->on_data = ngx_http_agent_llm_data;
-    llm->curl->on_done = ngx_http_agent_llm_done;
-    llm->curl->data = llm;
-    llm->curl->idle_timeout = idle_timeout;
-
-    return ngx_http_agent_curl_post(llm->curl, url, key, body,
-                                    connect_timeout, timeout);
+    return NGX_OK;
 }
 
 
 void
 ngx_http_agent_llm_cancel(ngx_http_agent_llm_t *llm)
 {
+    ngx_http_agent_llm_timers(llm);
+
     if (llm->curl) {
         ngx_http_agent_curl_cancel(llm->curl);
     }
+}
+
+
+/* the model's API key from its key_env; NGX_DECLINED: not set */
+
+ngx_int_t
+ngx_http_agent_llm_key(ngx_http_agent_model_t *model, ngx_str_t *key)
+{
+    u_char  *p;
+
+    ngx_str_null(key);
+
+    if (model->key_env.len == 0) {
+        return NGX_OK;
+    }
+
+    p = (u_char *) getenv((char *) model->key_env.data);
+
+    if (p == NULL || *p == '\0') {
+        return NGX_DECLINED;
+    }
+
+    key->data = p;
+    key->len = ngx_strlen(p);
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_llm_use(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_model_t *model)
+{
+    llm->model = model;
+    llm->provider = model->provider;
+    llm->attempt = 0;
+
+    if (ngx_http_agent_llm_key(model, &llm->key) != NGX_OK) {
+        ngx_http_agent_llm_reset(llm);
+        return ngx_http_agent_llm_fail(llm, "the model \"%V\" has no API "
+                                       "key: set %V and add \"env %V;\" "
+                                       "to nginx.conf", &model->name,
+                                       &model->key_env, &model->key_env);
+    }
+
+    return ngx_http_agent_llm_attempt(llm);
+}
+
+
+static ngx_int_t
+ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
+{
+    ngx_str_t                url, body, *h;
+    ngx_int_t                rc;
+    ngx_uint_t               i;
+    ngx_msec_t               connect, timeout;
+    ngx_array_t             *headers;
+    ngx_http_agent_model_t  *m;
+
+    m = llm->model;
+
+    ngx_http_agent_llm_reset(llm);
+
+    headers = ngx_array_create(llm->pool, 8, sizeof(ngx_str_t));
+    if (headers == NULL) {
+        return ngx_http_agent_llm_fail(llm, "out of memory");
+    }
+
+    if (llm->provider->request(llm, &url, headers, &body) != NGX_OK) {
+        return ngx_http_agent_llm_fail(llm, "the request to the model "
+                                       "\"%V\" could not be built",
+                                       &m->name);
+    }
+
+    if (m->headers) {
+        h = m->headers->elts;
+
+        for (i = 0; i < m->headers->nelts; i++) {
+            if (ngx_http_agent_provider_header(llm, headers, "%V", &h[i])
+                != NGX_OK)
+            {
+                return ngx_http_agent_llm_fail(llm, "out of memory");
+            }
+        }
+    }
+
+    if (llm->curl == NULL) {
+        llm->curl = ngx_http_agent_curl_create(llm->pool, llm->log);
+        if (llm->curl == NULL) {
+            return ngx_http_agent_llm_fail(llm, "out of memory");
+        }
+    }
+
+    llm->curl->on_data = ngx_http_agent_llm_data;
+    llm->curl->on_done = ngx_http_agent_llm_done;
+    llm->curl->data = llm;
+    llm->curl->idle_timeout = m->idle_timeout != NGX_CONF_UNSET_MSEC
+                              ? m->idle_timeout : llm->req->idle_timeout;
+
+    connect = m->connect_timeout != NGX_CONF_UNSET_MSEC
+              ? m->connect_timeout : llm->req->connect_timeout;
+    timeout = m->timeout != NGX_CONF_UNSET_MSEC
+              ? m->timeout : llm->req->timeout;
+
+    rc = ngx_http_agent_curl_post(llm->curl, &url, headers, &body, connect,
+                                  timeout);
+
+    /* curl has copied the headers: the key is not left in the pool */
+
+    h = headers->elts;
+
+    for (i = 0; i < headers->nelts; i++) {
+        ngx_explicit_memzero(h[i].data, h[i].len);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_llm_fail(llm, "the request to the model "
+                                       "\"%V\" could not be started",
+                                       &m->name);
+    }
+
+    if (m->first_token_timeout && llm->ttft == 0) {
+        ngx_add_timer(&llm->first, m->first_token_timeout);
+    }
+
+    return NGX_OK;
 }
 
 
@@ -91,6 +238,8 @@ static ngx_int_t
 ngx_http_agent_llm_data(void *data, u_char *p, size_t len)
 {
     ngx_http_agent_llm_t *llm = data;
+
+    ngx_int_t  rc;
 
     if (llm->status == 0) {
         curl_easy_getinfo(llm->curl->easy, CURLINFO_RESPONSE_CODE,
@@ -109,7 +258,17 @@ ngx_http_agent_llm_data(void *data, u_char *p, size_t len)
         return NGX_OK;
     }
 
-    return ngx_http_agent_llm_parse(llm, p, len);
+    rc = ngx_http_agent_llm_parse(llm, p, len);
+
+    if (llm->answered && llm->ttft == 0) {
+        llm->ttft = ngx_max(ngx_current_msec - llm->start, 1);
+
+        if (llm->first.timer_set) {
+            ngx_del_timer(&llm->first);
+        }
+    }
+
+    return rc;
 }
 
 
@@ -119,71 +278,40 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
 {
     ngx_http_agent_llm_t *llm = data;
 
-    u_char     *p;
-    yajl_val    v, e;
-    ngx_str_t   msg;
+    if (llm->first.timer_set) {
+        ngx_del_timer(&llm->first);
+    }
 
     if (llm->failed) {
-        /* the parser or the consumer already said why */
-        llm->on_done(llm->data, NGX_ERROR);
-        return;
-    }
-
-    if (rc != NGX_OK) {
-        ngx_http_agent_llm_fail(llm, "the model provider failed: %V", err);
-        llm->on_done(llm->data, NGX_ERROR);
-        return;
-    }
-
-    if (status != 200) {
-        ngx_str_null(&msg);
-
-        if (llm->errbody.len) {
-            v = ngx_http_agent_json_parse(llm->pool, llm->errbody.data,
-                                          llm->errbody.len, NULL);
-            e = ngx_http_agent_json_get(v, "error");
-
-            /*
-             * only a message the provider put in its JSON error, and only
-             * its start: an HTML page or any other body is not passed on
-             */
-            if (ngx_http_agent_json_get_str(e, "message", &msg) != NGX_OK
-                && ngx_http_agent_json_get_str(v, "error", &msg) != NGX_OK)
-            {
-                ngx_str_null(&msg);
-            }
-
-            msg.len = ngx_min(msg.len, 200);
-        }
-
-        for (p = msg.data; p < msg.data + msg.len; p++) {
-            if (*p < 0x20) {
-                *p = ' ';
-            }
-        }
-
-        ngx_http_agent_llm_fail(llm, "the model provider answered %l%s%V",
-                                status, msg.len ? ": " : "", &msg);
-        llm->on_done(llm->data, NGX_ERROR);
-        return;
-    }
-
-    if (llm->line.len) {
-        /* a last line without its newline */
-        if (ngx_http_agent_llm_line(llm, llm->line.data, llm->line.len)
-            != NGX_OK)
-        {
+        if (llm->error.len == 0) {
+            /* the consumer stopped the stream: the client went away */
             llm->on_done(llm->data, NGX_ERROR);
             return;
         }
 
-        llm->line.len = 0;
+        /* the provider's stream was not what its protocol says */
+        ngx_http_agent_llm_failed(llm);
+        return;
     }
 
-    if (!llm->seen_done && llm->finish_reason.len == 0) {
-        ngx_http_agent_llm_fail(llm, "the model's stream ended before "
-                                "the answer was complete");
-        llm->on_done(llm->data, NGX_ERROR);
+    llm->retry_after = llm->curl->retry_after;
+
+    if (rc != NGX_OK) {
+        ngx_http_agent_llm_fail(llm, "the model provider failed: %V", err);
+        llm->retryable = !llm->answered;
+        ngx_http_agent_llm_again(llm);
+        return;
+    }
+
+    if (status != 200) {
+        ngx_http_agent_llm_status(llm, status);
+        ngx_http_agent_llm_again(llm);
+        return;
+    }
+
+    if (ngx_http_agent_llm_end(llm) != NGX_OK) {
+        llm->retryable = !llm->answered;
+        ngx_http_agent_llm_again(llm);
         return;
     }
 
@@ -191,442 +319,185 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
 }
 
 
-ngx_int_t
-ngx_http_agent_llm_parse(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
+/* a status other than 200: the provider's own words, if it gave JSON */
+
+static void
+ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm, long status)
 {
-    u_char  *last, *nl;
+    u_char     *p;
+    yajl_val    v, e;
+    ngx_str_t   msg;
 
-    if (llm->failed) {
-        return NGX_ERROR;
-    }
+    ngx_str_null(&msg);
 
-    last = p + len;
+    if (llm->errbody.len) {
+        v = ngx_http_agent_json_parse(llm->pool, llm->errbody.data,
+                                      llm->errbody.len, NULL);
+        e = ngx_http_agent_json_get(v, "error");
 
-    while (p < last) {
-        nl = ngx_strlchr(p, last, '\n');
-
-        if (nl == NULL) {
-            return ngx_http_agent_llm_buf_add(llm->pool, &llm->line, p,
-                                              last - p,
-                                              NGX_HTTP_AGENT_LLM_MAX_LINE)
-                   == NGX_OK ? NGX_OK
-                             : ngx_http_agent_llm_fail(llm, "a line of the "
-                                                       "model's stream is "
-                                                       "too long");
-        }
-
-        if (llm->line.len) {
-            if (ngx_http_agent_llm_buf_add(llm->pool, &llm->line, p, nl - p,
-                                           NGX_HTTP_AGENT_LLM_MAX_LINE)
-                != NGX_OK)
-            {
-                return ngx_http_agent_llm_fail(llm, "a line of the model's "
-                                               "stream is too long");
-            }
-
-            if (ngx_http_agent_llm_line(llm, llm->line.data, llm->line.len)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
-
-            llm->line.len = 0;
-
-        } else if (ngx_http_agent_llm_line(llm, p, nl - p) != NGX_OK) {
-            return NGX_ERROR;
-        }
-
-        p = nl + 1;
-    }
-
-    return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_agent_llm_line(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
-{
-    if (len && p[len - 1] == '\r') {
-        len--;
-    }
-
-    if (len == 0 || p[0] == ':') {
-        return NGX_OK;
-    }
-
-    if (len < 5 || ngx_strncmp(p, "data:", 5) != 0) {
-        /* "event:", "id:", "retry:" carry nothing the chat stream needs */
-        if (ngx_strlchr(p, p + len, ':') != NULL) {
-            return NGX_OK;
-        }
-
-        return ngx_http_agent_llm_fail(llm, "the model's stream has a line "
-                                       "that is not server-sent events");
-    }
-
-    p += 5;
-    len -= 5;
-
-    if (len && p[0] == ' ') {
-        p++;
-        len--;
-    }
-
-    if (len == 6 && ngx_strncmp(p, "[DONE]", 6) == 0) {
-        llm->seen_done = 1;
-        return NGX_OK;
-    }
-
-    if (llm->seen_done) {
-        return ngx_http_agent_llm_fail(llm, "the model's stream went on "
-                                       "after [DONE]");
-    }
-
-    return ngx_http_agent_llm_payload(llm, p, len);
-}
-
-
-static ngx_int_t
-ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
-{
-    size_t      i;
-    yajl_val    v, choices, choice, delta, calls, usage, n, e;
-    ngx_str_t   s;
-    ngx_int_t   rc;
-    char        err[128];
-
-    /*
-     * yajl wants a NUL-terminated text: a copy in a buffer reused for every
-     * event, and the tree freed as soon as it is read, so a long stream
-     * does not grow the pool
-     */
-
-    llm->text.len = 0;
-
-    /* the line ends at len: a reassembled one has no byte after it */
-    if (ngx_http_agent_llm_buf_add(llm->pool, &llm->text, p, len,
-                                   NGX_HTTP_AGENT_LLM_MAX_LINE)
-        != NGX_OK
-        || ngx_http_agent_llm_buf_add(llm->pool, &llm->text, (u_char *) "",
-                                      1, NGX_HTTP_AGENT_LLM_MAX_LINE + 1)
-           != NGX_OK)
-    {
-        return ngx_http_agent_llm_fail(llm, "out of memory");
-    }
-
-    if (ngx_http_agent_json_depth(llm->text.data, len) != NGX_OK) {
-        return ngx_http_agent_llm_fail(llm, "the model's stream has an event "
-                                       "nested deeper than %d levels",
-                                       NGX_HTTP_AGENT_JSON_MAX_DEPTH);
-    }
-
-    rc = NGX_OK;
-    err[0] = '\0';
-
-    v = yajl_tree_parse((char *) llm->text.data, err, sizeof(err));
-
-    if (v == NULL || !YAJL_IS_OBJECT(v)) {
-        for (i = 0; err[i]; i++) {
-            if (err[i] == '\n') {
-                err[i] = '\0';
-                break;
-            }
-        }
-
-        rc = ngx_http_agent_llm_fail(llm, "the model's stream has an event "
-                                     "that is not a JSON object (%s)", err);
-        goto done;
-    }
-
-    e = ngx_http_agent_json_get(v, "error");
-    if (e) {
-        if (ngx_http_agent_json_get_str(e, "message", &s) != NGX_OK) {
-            ngx_str_set(&s, "unknown error");
-        }
-
-        rc = ngx_http_agent_llm_fail(llm, "the model provider reported: %V",
-                                     &s);
-        goto done;
-    }
-
-    usage = ngx_http_agent_json_get(v, "usage");
-    if (usage && YAJL_IS_OBJECT(usage)) {
-        n = ngx_http_agent_json_get(usage, "prompt_tokens");
-        if (n && YAJL_IS_INTEGER(n)) {
-            llm->prompt_tokens = YAJL_GET_INTEGER(n);
-        }
-
-        n = ngx_http_agent_json_get(usage, "completion_tokens");
-        if (n && YAJL_IS_INTEGER(n)) {
-            llm->completion_tokens = YAJL_GET_INTEGER(n);
-        }
-    }
-
-    choices = ngx_http_agent_json_get(v, "choices");
-    if (choices == NULL || !YAJL_IS_ARRAY(choices)
-        || choices->u.array.len == 0)
-    {
-        goto done;
-    }
-
-    choice = choices->u.array.values[0];
-
-    if (ngx_http_agent_json_get_str(choice, "finish_reason", &s) == NGX_OK) {
-        llm->finish_reason.data = ngx_pstrdup(llm->pool, &s);
-        if (llm->finish_reason.data == NULL) {
-            rc = ngx_http_agent_llm_fail(llm, "out of memory");
-            goto done;
-        }
-
-        llm->finish_reason.len = s.len;
-    }
-
-    delta = ngx_http_agent_json_get(choice, "delta");
-    if (delta == NULL || !YAJL_IS_OBJECT(delta)) {
-        goto done;
-    }
-
-    calls = ngx_http_agent_json_get(delta, "tool_calls");
-    if (calls && YAJL_IS_ARRAY(calls)) {
-        for (i = 0; i < calls->u.array.len; i++) {
-            rc = ngx_http_agent_llm_tool_delta(llm, calls->u.array.values[i],
-                                               i);
-            if (rc != NGX_OK) {
-                goto done;
-            }
-        }
-    }
-
-    if (ngx_http_agent_json_get_str(delta, "content", &s) == NGX_OK
-        && s.len)
-    {
-        if (ngx_http_agent_llm_buf_add(llm->pool, &llm->content, s.data,
-                                       s.len, NGX_HTTP_AGENT_LLM_MAX_TEXT)
-            != NGX_OK)
+        /*
+         * only a message the provider put in its JSON error, and only its
+         * start: an HTML page or any other body is not passed on
+         */
+        if (ngx_http_agent_json_get_str(e, "message", &msg) != NGX_OK
+            && ngx_http_agent_json_get_str(v, "error", &msg) != NGX_OK)
         {
-            rc = ngx_http_agent_llm_fail(llm, "the model's answer is too "
-                                         "long");
-            goto done;
+            ngx_str_null(&msg);
         }
 
-        if (llm->on_chunk && llm->on_chunk(llm->data, &s) != NGX_OK) {
-            llm->failed = 1;
-            rc = NGX_ERROR;
+        msg.len = ngx_min(msg.len, 200);
+    }
+
+    for (p = msg.data; p < msg.data + msg.len; p++) {
+        if (*p < 0x20) {
+            *p = ' ';
         }
     }
 
-done:
+    ngx_http_agent_llm_fail(llm, "the model provider answered %l%s%V",
+                            status, msg.len ? ": " : "", &msg);
 
-    if (v) {
-        yajl_tree_free(v);
-    }
-
-    return rc;
+    llm->retryable = (status == 408 || status == 429 || status >= 500);
 }
 
 
-static ngx_int_t
-ngx_http_agent_llm_tool_delta(ngx_http_agent_llm_t *llm, yajl_val tc,
-    size_t pos)
+/* after a failure: again, or the fallback, or the call has failed */
+
+static void
+ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm)
 {
-    size_t                      index;
-    yajl_val                    n, fn;
-    ngx_str_t                   s;
-    ngx_http_agent_llm_call_t  *call;
+    ngx_msec_t               delay;
+    ngx_http_agent_model_t  *m, *next;
 
-    if (!YAJL_IS_OBJECT(tc)) {
-        return ngx_http_agent_llm_fail(llm, "a tool call delta of the model "
-                                       "is not an object");
+    m = llm->model;
+
+    if (!llm->retryable) {
+        ngx_http_agent_llm_failed(llm);
+        return;
     }
 
-    n = ngx_http_agent_json_get(tc, "index");
-    index = (n && YAJL_IS_INTEGER(n)) ? (size_t) YAJL_GET_INTEGER(n) : pos;
+    if (llm->attempt < m->retries) {
 
-    if (index >= NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS) {
-        return ngx_http_agent_llm_fail(llm, "the model made more than %d "
-                                       "tool calls at once",
-                                       NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS);
-    }
+        /* exponential, with jitter: half of it fixed, half random */
 
-    if (llm->calls == NULL) {
-        /* most answers call no tool: no room for calls until one comes */
-        llm->calls = ngx_pcalloc(llm->pool,
-                                 NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS
-                                 * sizeof(ngx_http_agent_llm_call_t));
-        if (llm->calls == NULL) {
-            return ngx_http_agent_llm_fail(llm, "out of memory");
-        }
-    }
+        delay = m->backoff << ngx_min(llm->attempt, 16);
+        delay = ngx_min(delay, NGX_HTTP_AGENT_LLM_MAX_DELAY);
+        delay = delay / 2 + (delay ? (ngx_msec_t) ngx_random() % (delay / 2
+                                                                  + 1)
+                                   : 0);
 
-    if (index >= llm->ncalls) {
-        llm->ncalls = index + 1;
-    }
-
-    call = &llm->calls[index];
-
-    if (ngx_http_agent_json_get_str(tc, "id", &s) == NGX_OK
-        && ngx_http_agent_llm_buf_add(llm->pool, &call->id, s.data, s.len,
-                                      256) != NGX_OK)
-    {
-        return ngx_http_agent_llm_fail(llm, "a tool call id is too long");
-    }
-
-    fn = ngx_http_agent_json_get(tc, "function");
-
-    if (ngx_http_agent_json_get_str(fn, "name", &s) == NGX_OK
-        && ngx_http_agent_llm_buf_add(llm->pool, &call->name, s.data, s.len,
-                                      256) != NGX_OK)
-    {
-        return ngx_http_agent_llm_fail(llm, "a tool name is too long");
-    }
-
-    if (ngx_http_agent_json_get_str(fn, "arguments", &s) == NGX_OK
-        && ngx_http_agent_llm_buf_add(llm->pool, &call->arguments, s.data,
-                                      s.len, NGX_HTTP_AGENT_LLM_MAX_LINE)
-           != NGX_OK)
-    {
-        return ngx_http_agent_llm_fail(llm, "tool arguments are too long");
-    }
-
-    return NGX_OK;
-}
-
-
-/* the assistant message of the completed stream */
-
-ngx_int_t
-ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
-    ngx_http_agent_msg_t *msg)
-{
-    u_char                     *p;
-    ngx_str_t                   s, name, args;
-    ngx_uint_t                  i;
-    ngx_http_agent_json_t      *j;
-    ngx_http_agent_llm_call_t  *c;
-
-    ngx_memzero(msg, sizeof(ngx_http_agent_msg_t));
-    ngx_str_set(&msg->role, "assistant");
-
-    if (llm->content.len) {
-        msg->content.data = ngx_pnalloc(pool, llm->content.len);
-        if (msg->content.data == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(msg->content.data, llm->content.data, llm->content.len);
-        msg->content.len = llm->content.len;
-    }
-
-    if (llm->ncalls == 0) {
-        return NGX_OK;
-    }
-
-    j = ngx_http_agent_json_create(pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_arr(j);
-
-    for (i = 0; i < llm->ncalls; i++) {
-        c = &llm->calls[i];
-
-        if (c->name.len == 0) {
-            continue;
-        }
-
-        if (c->id.len) {
-            s.data = c->id.data;
-            s.len = c->id.len;
-
-        } else {
-            /* a provider that sends no ids still needs them paired */
-            p = ngx_pnalloc(pool, 32);
-            if (p == NULL) {
-                return NGX_ERROR;
+        if (llm->retry_after >= 0) {
+            if (llm->retry_after * 1000 > NGX_HTTP_AGENT_LLM_MAX_WAIT) {
+                /* longer than a turn should wait: the fallback, if any */
+                goto fallback;
             }
 
-            s.data = p;
-            s.len = ngx_sprintf(p, "call_%ui", i) - p;
+            delay = ngx_max(delay, (ngx_msec_t) llm->retry_after * 1000);
         }
 
-        name.data = c->name.data;
-        name.len = c->name.len;
-        args.data = c->arguments.data;
-        args.len = c->arguments.len;
+        llm->attempt++;
 
-        ngx_http_agent_message_call_json(j, &s, &name, &args);
+        ngx_log_error(NGX_LOG_WARN, llm->log, 0,
+                      "agent: model \"%V\": %V; try %ui of %ui in %M ms",
+                      &m->name, &llm->error, llm->attempt + 1,
+                      m->retries + 1, delay);
+
+        ngx_add_timer(&llm->retry, delay);
+        return;
     }
 
-    ngx_http_agent_json_arr_end(j);
+fallback:
 
-    return ngx_http_agent_json_done(j, &msg->tool_calls);
+    next = m->fallback;
+
+    if (next == NULL || llm->hops >= NGX_HTTP_AGENT_LLM_MAX_HOPS) {
+        ngx_http_agent_llm_failed(llm);
+        return;
+    }
+
+    llm->hops++;
+
+    ngx_log_error(NGX_LOG_WARN, llm->log, 0,
+                  "agent: model \"%V\": %V; falling back to \"%V\"",
+                  &m->name, &llm->error, &next->name);
+
+    if (ngx_http_agent_llm_use(llm, next) != NGX_OK) {
+        ngx_http_agent_llm_failed(llm);
+    }
 }
 
 
-static ngx_int_t
-ngx_http_agent_llm_buf_add(ngx_pool_t *pool, ngx_http_agent_llm_buf_t *b,
-    u_char *p, size_t len, size_t max)
+/*
+ * The call has failed: the reason is logged and handed on without the
+ * API key, should a provider have quoted it back.
+ */
+
+static void
+ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm)
 {
-    size_t   cap;
-    u_char  *n;
+    u_char  *p, *last;
 
-    if (len == 0) {
-        /* an empty buffer has no memory yet: no pointer sums on NULL */
-        return NGX_OK;
-    }
+    if (llm->key.len >= 4 && llm->error.len >= llm->key.len) {
+        last = llm->error.data + llm->error.len - llm->key.len;
 
-    if (b->len + len > max) {
-        return NGX_ERROR;
-    }
-
-    if (b->len + len > b->cap) {
-        cap = ngx_max(b->cap * 2, b->len + len);
-        cap = ngx_max(cap, 64);
-
-        n = ngx_pnalloc(pool, cap);
-        if (n == NULL) {
-            return NGX_ERROR;
+        for (p = llm->error.data; p <= last; p++) {
+            if (ngx_strncmp(p, llm->key.data, llm->key.len) == 0) {
+                ngx_memset(p, '*', llm->key.len);
+            }
         }
-
-        if (b->len) {
-            ngx_memcpy(n, b->data, b->len);
-        }
-
-        b->data = n;
-        b->cap = cap;
-    }
-
-    ngx_memcpy(b->data + b->len, p, len);
-    b->len += len;
-
-    return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm, const char *fmt, ...)
-{
-    u_char   *p, buf[512];
-    va_list   args;
-
-    if (llm->failed) {
-        return NGX_ERROR;
-    }
-
-    llm->failed = 1;
-
-    va_start(args, fmt);
-    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
-    va_end(args);
-
-    llm->error.data = ngx_pnalloc(llm->pool, p - buf);
-    if (llm->error.data) {
-        llm->error.len = p - buf;
-        ngx_memcpy(llm->error.data, buf, p - buf);
     }
 
     ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
 
-    return NGX_ERROR;
+    llm->on_done(llm->data, NGX_ERROR);
+}
+
+
+static void
+ngx_http_agent_llm_retry_handler(ngx_event_t *ev)
+{
+    ngx_http_agent_llm_t *llm = ev->data;
+
+    if (ngx_http_agent_llm_attempt(llm) != NGX_OK) {
+        ngx_http_agent_llm_failed(llm);
+    }
+}
+
+
+static void
+ngx_http_agent_llm_first_handler(ngx_event_t *ev)
+{
+    ngx_http_agent_llm_t *llm = ev->data;
+
+    if (llm->answered) {
+        return;
+    }
+
+    ngx_http_agent_curl_cancel(llm->curl);
+
+    ngx_http_agent_llm_fail(llm, "no answer from the model \"%V\" within "
+                            "its first token timeout", &llm->model->name);
+    llm->retryable = 1;
+
+    ngx_http_agent_llm_again(llm);
+}
+
+
+static void
+ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm)
+{
+    if (llm->retry.timer_set) {
+        ngx_del_timer(&llm->retry);
+    }
+
+    if (llm->first.timer_set) {
+        ngx_del_timer(&llm->first);
+    }
+}
+
+
+static void
+ngx_http_agent_llm_cleanup(void *data)
+{
+    ngx_http_agent_llm_timers(data);
 }

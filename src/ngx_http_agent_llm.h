@@ -10,12 +10,42 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_event.h>
 
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_json.h"
 
 
 #define NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS  32
+
+
+typedef struct ngx_http_agent_llm_s       ngx_http_agent_llm_t;
+typedef struct ngx_http_agent_provider_s  ngx_http_agent_provider_t;
+
+
+/* an agent_model: where it is, how to reach it, what to do when it fails */
+typedef struct {
+    ngx_str_t                      name;
+    ngx_str_t                      url;
+    ngx_str_t                      model;
+    ngx_str_t                      key_env;
+    ngx_array_t                   *aliases;     /* ngx_str_t */
+    ngx_array_t                   *headers;     /* ngx_str_t "Name: value" */
+    ngx_http_agent_provider_t     *provider;
+    ngx_str_t                      fallback_name;
+    void                          *fallback;    /* ngx_http_agent_model_t */
+    ngx_uint_t                     retries;
+    ngx_msec_t                     backoff;
+    ngx_msec_t                     connect_timeout;
+    ngx_msec_t                     first_token_timeout;
+    ngx_msec_t                     idle_timeout;
+    ngx_msec_t                     timeout;
+    ngx_uint_t                     max_tokens;
+    ngx_flag_t                     cache;
+    ngx_str_t                      file;
+    ngx_uint_t                     line;
+} ngx_http_agent_model_t;
 
 
 typedef struct {
@@ -32,7 +62,33 @@ typedef struct {
 } ngx_http_agent_llm_call_t;
 
 
-typedef struct ngx_http_agent_llm_s  ngx_http_agent_llm_t;
+/* what a call sends, whichever provider writes it */
+typedef struct {
+    ngx_str_t                     *system;
+    ngx_array_t                   *messages;    /* ngx_http_agent_msg_t */
+    ngx_str_t                     *tools;       /* OpenAI's "tools" array */
+    ngx_uint_t                     history;     /* messages of earlier
+                                                   turns: a stable prefix */
+
+    /* the location's timeouts, for models that set none of their own */
+    ngx_msec_t                     connect_timeout;
+    ngx_msec_t                     idle_timeout;
+    ngx_msec_t                     timeout;
+} ngx_http_agent_llm_req_t;
+
+
+/* one wire format: it writes the request and reads the stream's events */
+struct ngx_http_agent_provider_s {
+    ngx_str_t                      name;
+    ngx_str_t                      url;         /* the default, or empty */
+
+    ngx_int_t                    (*request)(ngx_http_agent_llm_t *llm,
+                                      ngx_str_t *url, ngx_array_t *headers,
+                                      ngx_str_t *body);
+    ngx_int_t                    (*event)(ngx_http_agent_llm_t *llm,
+                                      yajl_val v);
+};
+
 
 typedef ngx_int_t (*ngx_http_agent_llm_chunk_pt)(void *data, ngx_str_t *text);
 typedef void (*ngx_http_agent_llm_done_pt)(void *data, ngx_int_t rc);
@@ -47,6 +103,18 @@ struct ngx_http_agent_llm_s {
     ngx_http_agent_llm_done_pt     on_done;
     void                          *data;
 
+    /* the call */
+    ngx_http_agent_model_t        *model;       /* answering now */
+    ngx_http_agent_provider_t     *provider;
+    ngx_http_agent_llm_req_t      *req;
+    ngx_str_t                      key;
+    ngx_uint_t                     attempt;     /* of this model */
+    ngx_uint_t                     hops;        /* fallbacks taken */
+    ngx_msec_t                     start;
+    ngx_msec_t                     ttft;        /* 0: no token yet */
+    ngx_event_t                    retry;
+    ngx_event_t                    first;
+
     /* the stream parser */
     ngx_http_agent_llm_buf_t       line;
     ngx_http_agent_llm_buf_t       text;
@@ -54,31 +122,65 @@ struct ngx_http_agent_llm_s {
     ngx_http_agent_llm_buf_t       errbody;
     ngx_http_agent_llm_call_t     *calls;       /* made at the first */
     ngx_uint_t                     ncalls;
+    ngx_int_t                      block;       /* anthropic: the call of
+                                                   the open block, or -1 */
     ngx_str_t                      finish_reason;
     int64_t                        prompt_tokens;
     int64_t                        completion_tokens;
+    int64_t                        cached_tokens;
+    int64_t                        cache_write_tokens;
     long                           status;
+    long                           retry_after; /* seconds, or -1 */
 
     ngx_str_t                      error;
 
     unsigned                       seen_done:1;
+    unsigned                       answered:1;  /* a token came */
     unsigned                       failed:1;
+    unsigned                       retryable:1;
 };
 
 
+/* the call: attempts, retries, fallback (ngx_http_agent_llm.c) */
 ngx_http_agent_llm_t *ngx_http_agent_llm_create(ngx_pool_t *pool,
     ngx_log_t *log);
-ngx_int_t ngx_http_agent_llm_build(ngx_pool_t *pool, ngx_str_t *model,
-    ngx_str_t *system, ngx_array_t *messages, ngx_str_t *tools,
-    ngx_str_t *body);
-ngx_int_t ngx_http_agent_llm_start(ngx_http_agent_llm_t *llm, ngx_str_t *url,
-    ngx_str_t *key, ngx_str_t *body, ngx_msec_t connect_timeout,
-    ngx_msec_t idle_timeout, ngx_msec_t timeout);
+ngx_int_t ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_model_t *model, ngx_http_agent_llm_req_t *req);
 void ngx_http_agent_llm_cancel(ngx_http_agent_llm_t *llm);
+ngx_int_t ngx_http_agent_llm_key(ngx_http_agent_model_t *model,
+    ngx_str_t *key);
+
+/* the stream (ngx_http_agent_llm_stream.c) */
+void ngx_http_agent_llm_reset(ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_llm_parse(ngx_http_agent_llm_t *llm, u_char *p,
     size_t len);
+ngx_int_t ngx_http_agent_llm_end(ngx_http_agent_llm_t *llm);
+ngx_int_t ngx_http_agent_llm_text(ngx_http_agent_llm_t *llm, ngx_str_t *s);
+ngx_int_t ngx_http_agent_llm_tool(ngx_http_agent_llm_t *llm,
+    ngx_uint_t index, ngx_str_t *id, ngx_str_t *name, ngx_str_t *args);
+ngx_int_t ngx_http_agent_llm_finish(ngx_http_agent_llm_t *llm,
+    ngx_str_t *reason);
+ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
+    const char *fmt, ...);
+ngx_int_t ngx_http_agent_llm_buf_add(ngx_pool_t *pool,
+    ngx_http_agent_llm_buf_t *b, u_char *p, size_t len, size_t max);
 ngx_int_t ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
     ngx_pool_t *pool, ngx_http_agent_msg_t *msg);
+
+/* what the providers share (ngx_http_agent_provider.c) */
+ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
+ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
+    ngx_array_t *headers, const char *fmt, ...);
+yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
+yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_msg_t *m);
+int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
+
+/* OpenAI's wire format, which Azure's deployments speak too */
+ngx_int_t ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
+    ngx_str_t *body);
+ngx_int_t ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm,
+    yajl_val v);
 
 
 #endif /* _NGX_HTTP_AGENT_LLM_H_INCLUDED_ */

@@ -18,14 +18,22 @@
  */
 
 
+static ngx_uint_t ngx_http_agent_model_param(ngx_str_t *arg,
+    const char *name, ngx_str_t *v);
+static ngx_int_t ngx_http_agent_model_list(ngx_conf_t *cf, ngx_str_t *v,
+    ngx_array_t **list);
+static ngx_int_t ngx_http_agent_model_headers(ngx_array_t *headers);
+
+
 char *
 ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
-    u_char                  *p, *q, *last;
-    ngx_str_t               *value, provider, *alias;
+    ngx_int_t                n;
+    ngx_str_t               *value, provider, v;
     ngx_uint_t               i;
+    ngx_msec_t              *timer;
     ngx_http_agent_model_t  *m;
 
     value = cf->args->elts;
@@ -41,60 +49,114 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     ngx_memzero(m, sizeof(ngx_http_agent_model_t));
     m->name = value[1];
+    m->retries = 2;
+    m->backoff = 500;
+    m->connect_timeout = NGX_CONF_UNSET_MSEC;
+    m->idle_timeout = NGX_CONF_UNSET_MSEC;
+    m->timeout = NGX_CONF_UNSET_MSEC;
+    m->cache = 1;
+    m->file = cf->conf_file->file.name;
+    m->line = cf->conf_file->line;
     ngx_str_null(&provider);
 
     for (i = 2; i < cf->args->nelts; i++) {
 
-        if (ngx_strncmp(value[i].data, "provider=", 9) == 0) {
-            provider.data = value[i].data + 9;
-            provider.len = value[i].len - 9;
+        if (ngx_http_agent_model_param(&value[i], "provider=", &provider)) {
             continue;
         }
 
-        if (ngx_strncmp(value[i].data, "url=", 4) == 0) {
-            m->url.data = value[i].data + 4;
-            m->url.len = value[i].len - 4;
+        if (ngx_http_agent_model_param(&value[i], "url=", &m->url)
+            || ngx_http_agent_model_param(&value[i], "model=", &m->model)
+            || ngx_http_agent_model_param(&value[i], "key_env=",
+                                          &m->key_env)
+            || ngx_http_agent_model_param(&value[i], "fallback=",
+                                          &m->fallback_name))
+        {
             continue;
         }
 
-        if (ngx_strncmp(value[i].data, "model=", 6) == 0) {
-            m->model.data = value[i].data + 6;
-            m->model.len = value[i].len - 6;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "key_env=", 8) == 0) {
-            m->key_env.data = value[i].data + 8;
-            m->key_env.len = value[i].len - 8;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "alias=", 6) == 0) {
-            m->aliases = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-            if (m->aliases == NULL) {
+        if (ngx_http_agent_model_param(&value[i], "alias=", &v)) {
+            if (ngx_http_agent_model_list(cf, &v, &m->aliases) != NGX_OK) {
                 return NGX_CONF_ERROR;
             }
 
-            p = value[i].data + 6;
-            last = value[i].data + value[i].len;
+            continue;
+        }
 
-            while (p < last) {
-                q = ngx_strlchr(p, last, ',');
-                if (q == NULL) {
-                    q = last;
-                }
+        if (ngx_http_agent_model_param(&value[i], "headers=", &v)) {
+            if (ngx_http_agent_model_list(cf, &v, &m->headers) != NGX_OK) {
+                return NGX_CONF_ERROR;
+            }
 
-                if (q > p) {
-                    alias = ngx_array_push(m->aliases);
-                    if (alias == NULL) {
-                        return NGX_CONF_ERROR;
-                    }
+            if (ngx_http_agent_model_headers(m->headers) != NGX_OK) {
+                goto invalid;
+            }
 
-                    alias->data = p;
-                    alias->len = q - p;
-                }
+            continue;
+        }
 
-                p = q + 1;
+        if (ngx_http_agent_model_param(&value[i], "retries=", &v)) {
+            n = ngx_atoi(v.data, v.len);
+            if (n == NGX_ERROR || n > 10) {
+                goto invalid;
+            }
+
+            m->retries = n;
+            continue;
+        }
+
+        if (ngx_http_agent_model_param(&value[i], "max_tokens=", &v)) {
+            n = ngx_atoi(v.data, v.len);
+            if (n == NGX_ERROR || n == 0) {
+                goto invalid;
+            }
+
+            m->max_tokens = n;
+            continue;
+        }
+
+        if (ngx_http_agent_model_param(&value[i], "cache=", &v)) {
+            if (v.len == 2 && ngx_strncmp(v.data, "on", 2) == 0) {
+                m->cache = 1;
+
+            } else if (v.len == 3 && ngx_strncmp(v.data, "off", 3) == 0) {
+                m->cache = 0;
+
+            } else {
+                goto invalid;
+            }
+
+            continue;
+        }
+
+        timer = NULL;
+
+        if (ngx_http_agent_model_param(&value[i], "backoff=", &v)) {
+            timer = &m->backoff;
+
+        } else if (ngx_http_agent_model_param(&value[i], "connect_timeout=",
+                                              &v))
+        {
+            timer = &m->connect_timeout;
+
+        } else if (ngx_http_agent_model_param(&value[i],
+                                              "first_token_timeout=", &v))
+        {
+            timer = &m->first_token_timeout;
+
+        } else if (ngx_http_agent_model_param(&value[i], "idle_timeout=",
+                                              &v))
+        {
+            timer = &m->idle_timeout;
+
+        } else if (ngx_http_agent_model_param(&value[i], "timeout=", &v)) {
+            timer = &m->timeout;
+        }
+
+        if (timer) {
+            *timer = ngx_parse_time(&v, 0);
+            if (*timer == (ngx_msec_t) NGX_ERROR) {
+                goto invalid;
             }
 
             continue;
@@ -106,12 +168,19 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (provider.len != 6 || ngx_strncmp(provider.data, "openai", 6) != 0) {
+    m->provider = ngx_http_agent_provider_find(&provider);
+
+    if (m->provider == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "agent_model: unknown or missing provider "
-                           "\"%V\", only \"provider=openai\" is supported",
-                           &provider);
+                           "\"%V\", one of \"provider=openai\", "
+                           "\"provider=azure\", \"provider=anthropic\" "
+                           "or \"provider=gemini\"", &provider);
         return NGX_CONF_ERROR;
+    }
+
+    if (m->url.len == 0) {
+        m->url = m->provider->url;
     }
 
     if (m->url.len == 0
@@ -121,11 +190,160 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return "needs \"url=http://...\" or \"url=https://...\"";
     }
 
+    /* a base URL: the provider adds its path */
+    while (m->url.len > 8 && m->url.data[m->url.len - 1] == '/') {
+        m->url.len--;
+    }
+
     if (m->model.len == 0) {
         m->model = m->name;
     }
 
     return NGX_CONF_OK;
+
+invalid:
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "agent_model: invalid value \"%V\"", &value[i]);
+    return NGX_CONF_ERROR;
+}
+
+
+/* every fallback= names a model, and no chain of them comes back */
+
+char *
+ngx_http_agent_models_check(ngx_conf_t *cf, ngx_http_agent_main_conf_t *amcf)
+{
+    ngx_uint_t               i, n;
+    ngx_http_agent_model_t  *m, *f;
+
+    m = amcf->models.elts;
+
+    for (i = 0; i < amcf->models.nelts; i++) {
+        if (m[i].fallback_name.len == 0) {
+            continue;
+        }
+
+        f = ngx_http_agent_model_find(amcf, &m[i].fallback_name);
+
+        if (f == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                          "agent_model \"%V\": unknown fallback model "
+                          "\"%V\" in %V:%ui", &m[i].name,
+                          &m[i].fallback_name, &m[i].file, m[i].line);
+            return NGX_CONF_ERROR;
+        }
+
+        m[i].fallback = f;
+    }
+
+    for (i = 0; i < amcf->models.nelts; i++) {
+        f = &m[i];
+
+        for (n = 0; f && n <= amcf->models.nelts; n++) {
+            f = f->fallback;
+
+            if (f == &m[i]) {
+                ngx_log_error(NGX_LOG_EMERG, cf->log, 0,
+                              "agent_model \"%V\": its fallbacks come back "
+                              "to it in %V:%ui", &m[i].name, &m[i].file,
+                              m[i].line);
+                return NGX_CONF_ERROR;
+            }
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static ngx_uint_t
+ngx_http_agent_model_param(ngx_str_t *arg, const char *name, ngx_str_t *v)
+{
+    size_t  len;
+
+    len = ngx_strlen(name);
+
+    if (arg->len < len || ngx_strncmp(arg->data, name, len) != 0) {
+        return 0;
+    }
+
+    v->data = arg->data + len;
+    v->len = arg->len - len;
+
+    return 1;
+}
+
+
+/* "Name:value" each, a token for a name, no control bytes */
+
+static ngx_int_t
+ngx_http_agent_model_headers(ngx_array_t *headers)
+{
+    u_char      *p, *colon;
+    ngx_str_t   *h;
+    ngx_uint_t   i;
+
+    h = headers->elts;
+
+    for (i = 0; i < headers->nelts; i++) {
+        colon = ngx_strlchr(h[i].data, h[i].data + h[i].len, ':');
+
+        if (colon == NULL || colon == h[i].data) {
+            return NGX_ERROR;
+        }
+
+        for (p = h[i].data; p < h[i].data + h[i].len; p++) {
+            if (*p < 0x20 || *p == 0x7f
+                || (p < colon && (*p == ' ' || *p == '\t')))
+            {
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* a comma-separated list, added to those of earlier parameters */
+
+static ngx_int_t
+ngx_http_agent_model_list(ngx_conf_t *cf, ngx_str_t *v, ngx_array_t **list)
+{
+    u_char     *p, *q, *last;
+    ngx_str_t  *item;
+
+    if (*list == NULL) {
+        *list = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+        if (*list == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    p = v->data;
+    last = v->data + v->len;
+
+    while (p < last) {
+        q = ngx_strlchr(p, last, ',');
+        if (q == NULL) {
+            q = last;
+        }
+
+        if (q > p) {
+            item = ngx_array_push(*list);
+            if (item == NULL) {
+                return NGX_ERROR;
+            }
+
+            item->data = p;
+            item->len = q - p;
+        }
+
+        p = q + 1;
+    }
+
+    return NGX_OK;
 }
 
 

@@ -11,8 +11,12 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include "ngx_http_agent_module.h"
+
 
 char *ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+char *ngx_http_agent_models_check(ngx_conf_t *cf,
+    ngx_http_agent_main_conf_t *amcf);
 char *ngx_http_agent_database(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 

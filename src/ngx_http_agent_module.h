@@ -13,19 +13,11 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_llm.h"
 
 
 #define NGX_HTTP_AGENT_CHAT      1
 #define NGX_HTTP_AGENT_SESSIONS  2
-
-
-typedef struct {
-    ngx_str_t                  name;
-    ngx_str_t                  url;
-    ngx_str_t                  model;
-    ngx_str_t                  key_env;
-    ngx_array_t               *aliases;     /* ngx_str_t */
-} ngx_http_agent_model_t;
 
 
 typedef struct {

@@ -36,7 +36,7 @@ typedef struct {
     ngx_http_agent_llm_t       *llm;
     ngx_pool_t                 *pool;          /* the call's */
     ngx_http_agent_model_t     *model;
-    ngx_str_t                   key;
+    ngx_http_agent_llm_req_t    req;
     ngx_str_t                   system;
     ngx_str_t                   summary;
     ngx_array_t                *messages;
@@ -81,7 +81,8 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_env_t *env = run->data;
 
-    ngx_http_agent_msg_t        *m;
+    ngx_str_t                         key;
+    ngx_http_agent_msg_t             *m;
     ngx_http_agent_node_llm_ctx_t    *ctx;
     ngx_http_agent_node_llm_conf_t   *lc;
 
@@ -105,7 +106,7 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
 
     run->node_data = ctx;
 
-    if (ngx_http_agent_env_key(ctx->model, &ctx->key) != NGX_OK) {
+    if (ngx_http_agent_llm_key(ctx->model, &key) != NGX_OK) {
         return ngx_http_agent_graph_fail(run, "no_api_key", "the model "
                                          "\"%V\" has no API key: set %V for "
                                          "nginx and add \"env %V;\" to "
@@ -265,7 +266,6 @@ ngx_http_agent_node_llm_system(ngx_http_agent_node_llm_ctx_t *ctx)
 static ngx_int_t
 ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
 {
-    ngx_str_t                   body, *tools;
     ngx_pool_cleanup_t         *cln;
     ngx_http_agent_env_t       *env;
     ngx_http_agent_run_t       *run;
@@ -297,8 +297,6 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     cln->handler = ngx_http_agent_node_llm_cleanup;
     cln->data = ctx;
 
-    tools = ctx->tools_bound ? &ctx->conf->tools : NULL;
-
     /* rendered in the call's pool: what the render parsed goes with it */
 
     if (ngx_http_agent_node_llm_system(ctx) != NGX_OK) {
@@ -307,13 +305,15 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
                                          &ctx->node->name);
     }
 
-    if (ngx_http_agent_llm_build(ctx->pool, &ctx->model->model, &ctx->system,
-                                 ctx->messages, tools, &body)
-        != NGX_OK)
-    {
-        return ngx_http_agent_graph_fail(run, "internal", "the request to "
-                                         "the model could not be built");
-    }
+    ctx->req.system = &ctx->system;
+    ctx->req.messages = ctx->messages;
+    ctx->req.tools = ctx->tools_bound ? &ctx->conf->tools : NULL;
+    ctx->req.history = (ctx->messages
+                        == run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages)
+                       ? run->messages_at_start : 0;
+    ctx->req.connect_timeout = alcf->llm_connect_timeout;
+    ctx->req.idle_timeout = alcf->llm_idle_timeout;
+    ctx->req.timeout = alcf->llm_timeout;
 
     ctx->llm = ngx_http_agent_llm_create(ctx->pool, run->log);
     if (ctx->llm == NULL) {
@@ -341,13 +341,11 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
                                          "went away");
     }
 
-    if (ngx_http_agent_llm_start(ctx->llm, &ctx->model->url, &ctx->key,
-                                 &body, alcf->llm_connect_timeout,
-                                 alcf->llm_idle_timeout, alcf->llm_timeout)
+    if (ngx_http_agent_llm_call(ctx->llm, ctx->model, &ctx->req)
         != NGX_OK)
     {
-        return ngx_http_agent_graph_fail(run, "llm_error", "the request to "
-                                         "the model could not be started");
+        return ngx_http_agent_graph_fail(run, "llm_error", "%V",
+                                         &ctx->llm->error);
     }
 
     run->cancel = ngx_http_agent_node_llm_cancel;

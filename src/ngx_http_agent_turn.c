@@ -152,7 +152,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     "there is no model \"%V\"", &name);
     }
 
-    if (ngx_http_agent_env_key(model, &key) != NGX_OK) {
+    if (ngx_http_agent_llm_key(model, &key) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
                                     "the model \"%V\" has no API key: "
                                     "set %V for nginx and add \"env %V;"

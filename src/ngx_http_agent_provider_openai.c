@@ -13,11 +13,18 @@
 
 
 /*
- * The chat completions request: the provider-neutral messages written in
- * OpenAI's shapes, with the tools and the stream options.
+ * provider=openai: OpenAI's chat completions and every server that speaks
+ * them (DeepSeek, vLLM, LM Studio, Ollama, llama.cpp's server).  The
+ * request is the provider-neutral messages written in OpenAI's shapes; the
+ * stream is "data:" events of deltas, then "[DONE]".  Azure's deployments
+ * speak the same (ngx_http_agent_provider_azure.c).
  */
 
 
+static ngx_int_t ngx_http_agent_openai_request(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_openai_tool_delta(ngx_http_agent_llm_t *llm,
+    yajl_val tc, size_t pos);
 static void ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
     ngx_http_agent_msg_t *m);
 static void ngx_http_agent_llm_images(ngx_http_agent_json_t *j,
@@ -26,17 +33,50 @@ static void ngx_http_agent_llm_calls(ngx_http_agent_json_t *j,
     ngx_http_agent_msg_t *m);
 
 
+ngx_http_agent_provider_t  ngx_http_agent_provider_openai = {
+    ngx_string("openai"),
+    ngx_null_string,
+    ngx_http_agent_openai_request,
+    ngx_http_agent_provider_openai_event
+};
+
+
+static ngx_int_t
+ngx_http_agent_openai_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
+    ngx_array_t *headers, ngx_str_t *body)
+{
+    *url = llm->model->url;
+
+    if (llm->key.len
+        && ngx_http_agent_provider_header(llm, headers,
+                                          "Authorization: Bearer %V",
+                                          &llm->key)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_provider_openai_body(llm, body);
+}
+
+
 ngx_int_t
-ngx_http_agent_llm_build(ngx_pool_t *pool, ngx_str_t *model,
-    ngx_str_t *system, ngx_array_t *messages, ngx_str_t *tools,
+ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
     ngx_str_t *body)
 {
     size_t                  size;
+    ngx_str_t              *model, *system, *tools;
     ngx_uint_t              i;
+    ngx_array_t            *messages;
     ngx_http_agent_msg_t   *m;
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    model = &llm->model->model;
+    system = llm->req->system;
+    tools = llm->req->tools;
+    messages = llm->req->messages;
+
+    j = ngx_http_agent_json_create(llm->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
@@ -67,6 +107,11 @@ ngx_http_agent_llm_build(ngx_pool_t *pool, ngx_str_t *model,
     ngx_http_agent_json_key(j, "include_usage");
     ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_end(j);
+
+    if (llm->model->max_tokens) {
+        ngx_http_agent_json_key(j, "max_tokens");
+        ngx_http_agent_json_int(j, llm->model->max_tokens);
+    }
 
     ngx_http_agent_json_key(j, "messages");
     ngx_http_agent_json_arr(j);
@@ -249,4 +294,96 @@ ngx_http_agent_llm_calls(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
     }
 
     ngx_http_agent_json_arr_end(j);
+}
+
+
+/* one event of the stream: a chunk of deltas, or the usage at the end */
+
+ngx_int_t
+ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm, yajl_val v)
+{
+    size_t     i;
+    yajl_val   choices, choice, delta, calls, usage;
+    ngx_str_t  s;
+    ngx_int_t  rc;
+
+    usage = ngx_http_agent_json_get(v, "usage");
+    if (usage && YAJL_IS_OBJECT(usage)) {
+        llm->prompt_tokens = ngx_http_agent_provider_int(usage,
+                                                         "prompt_tokens");
+        llm->completion_tokens =
+                 ngx_http_agent_provider_int(usage, "completion_tokens");
+        llm->cached_tokens = ngx_http_agent_provider_int(
+                   ngx_http_agent_json_get(usage, "prompt_tokens_details"),
+                   "cached_tokens");
+    }
+
+    choices = ngx_http_agent_json_get(v, "choices");
+    if (choices == NULL || !YAJL_IS_ARRAY(choices)
+        || choices->u.array.len == 0)
+    {
+        return NGX_OK;
+    }
+
+    choice = choices->u.array.values[0];
+
+    if (ngx_http_agent_json_get_str(choice, "finish_reason", &s) == NGX_OK
+        && ngx_http_agent_llm_finish(llm, &s) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    delta = ngx_http_agent_json_get(choice, "delta");
+    if (delta == NULL || !YAJL_IS_OBJECT(delta)) {
+        return NGX_OK;
+    }
+
+    calls = ngx_http_agent_json_get(delta, "tool_calls");
+    if (calls && YAJL_IS_ARRAY(calls)) {
+        for (i = 0; i < calls->u.array.len; i++) {
+            rc = ngx_http_agent_openai_tool_delta(llm,
+                                                  calls->u.array.values[i],
+                                                  i);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+        }
+    }
+
+    if (ngx_http_agent_json_get_str(delta, "content", &s) == NGX_OK) {
+        return ngx_http_agent_llm_text(llm, &s);
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_openai_tool_delta(ngx_http_agent_llm_t *llm, yajl_val tc,
+    size_t pos)
+{
+    size_t      index;
+    yajl_val    n, fn;
+    ngx_str_t   id, name, args;
+
+    if (!YAJL_IS_OBJECT(tc)) {
+        return ngx_http_agent_llm_fail(llm, "a tool call delta of the model "
+                                       "is not an object");
+    }
+
+    n = ngx_http_agent_json_get(tc, "index");
+    index = (n && YAJL_IS_INTEGER(n) && YAJL_GET_INTEGER(n) >= 0)
+            ? (size_t) ngx_min(YAJL_GET_INTEGER(n),
+                               NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS)
+            : pos;
+
+    fn = ngx_http_agent_json_get(tc, "function");
+
+    return ngx_http_agent_llm_tool(llm, index,
+               ngx_http_agent_json_get_str(tc, "id", &id) == NGX_OK
+               ? &id : NULL,
+               ngx_http_agent_json_get_str(fn, "name", &name) == NGX_OK
+               ? &name : NULL,
+               ngx_http_agent_json_get_str(fn, "arguments", &args) == NGX_OK
+               ? &args : NULL);
 }

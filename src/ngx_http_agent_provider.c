@@ -1,0 +1,151 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * The providers (agent_model provider=...), one file each, and what their
+ * request writers share: headers, the tools and the images read back from
+ * their provider-neutral JSON.
+ */
+
+
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_openai;
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_azure;
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_anthropic;
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_gemini;
+
+
+static ngx_http_agent_provider_t  *ngx_http_agent_providers[] = {
+    &ngx_http_agent_provider_openai,
+    &ngx_http_agent_provider_azure,
+    &ngx_http_agent_provider_anthropic,
+    &ngx_http_agent_provider_gemini,
+    NULL
+};
+
+
+ngx_http_agent_provider_t *
+ngx_http_agent_provider_find(ngx_str_t *name)
+{
+    ngx_http_agent_provider_t  **p;
+
+    for (p = ngx_http_agent_providers; *p; p++) {
+        if ((*p)->name.len == name->len
+            && ngx_strncmp((*p)->name.data, name->data, name->len) == 0)
+        {
+            return *p;
+        }
+    }
+
+    return NULL;
+}
+
+
+/* a header line, NUL-terminated for curl, in the call's pool */
+
+ngx_int_t
+ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
+    ngx_array_t *headers, const char *fmt, ...)
+{
+    u_char     *p, buf[4096];
+    va_list     args;
+    ngx_str_t  *h;
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(buf, buf + sizeof(buf) - 1, fmt, args);
+    va_end(args);
+
+    h = ngx_array_push(headers);
+    if (h == NULL) {
+        ngx_explicit_memzero(buf, p - buf);
+        return NGX_ERROR;
+    }
+
+    h->len = p - buf;
+    h->data = ngx_pnalloc(llm->pool, h->len + 1);
+
+    if (h->data) {
+        ngx_memcpy(h->data, buf, h->len);
+        h->data[h->len] = '\0';
+    }
+
+    /* the key may have been formatted here */
+    ngx_explicit_memzero(buf, p - buf);
+
+    return h->data ? NGX_OK : NGX_ERROR;
+}
+
+
+/*
+ * The tools of the call, as OpenAI's array of {"type": "function",
+ * "function": {"name", "description", "parameters"}}, parsed for the
+ * providers that write them their own way; NULL: none.
+ */
+
+yajl_val
+ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm)
+{
+    yajl_val  v;
+
+    if (llm->req->tools == NULL || llm->req->tools->len == 0) {
+        return NULL;
+    }
+
+    v = ngx_http_agent_json_parse(llm->pool, llm->req->tools->data,
+                                  llm->req->tools->len, NULL);
+
+    if (v == NULL || !YAJL_IS_ARRAY(v) || v->u.array.len == 0) {
+        return NULL;
+    }
+
+    return v;
+}
+
+
+/* the stored images of a message, [{"mime_type", "data"}]; NULL: none */
+
+yajl_val
+ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_msg_t *m)
+{
+    yajl_val  v;
+
+    if (m->images.len == 0) {
+        return NULL;
+    }
+
+    v = ngx_http_agent_json_parse(llm->pool, m->images.data, m->images.len,
+                                  NULL);
+
+    if (v == NULL || !YAJL_IS_ARRAY(v) || v->u.array.len == 0) {
+        return NULL;
+    }
+
+    return v;
+}
+
+
+/* an integer field of a usage object; 0 when missing */
+
+int64_t
+ngx_http_agent_provider_int(yajl_val v, const char *name)
+{
+    yajl_val  n;
+
+    n = ngx_http_agent_json_get(v, name);
+
+    if (n == NULL || !YAJL_IS_INTEGER(n) || YAJL_GET_INTEGER(n) < 0) {
+        return 0;
+    }
+
+    return YAJL_GET_INTEGER(n);
+}
