@@ -5,14 +5,26 @@
 
 
 /*
- * The provider's stream parser: the input fed whole and fed in pieces
+ * The providers' stream parser: the input fed whole and fed in pieces
  * (cut where the input's own bytes say) gives the same content, tool
- * calls, finish reason, usage and failure.
+ * calls, finish reason, usage and failure, for each provider's events
+ * (the first byte picks the provider).
  */
 
 
 #include "fuzz_common.h"
 #include "ngx_http_agent_llm.h"
+
+
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_openai;
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_anthropic;
+extern ngx_http_agent_provider_t  ngx_http_agent_provider_gemini;
+
+static ngx_http_agent_provider_t  *ngx_fuzz_providers[] = {
+    &ngx_http_agent_provider_openai,
+    &ngx_http_agent_provider_anthropic,
+    &ngx_http_agent_provider_gemini
+};
 
 
 typedef struct {
@@ -37,15 +49,21 @@ ngx_fuzz_chunk(void *data, ngx_str_t *s)
 
 
 static ngx_http_agent_llm_t *
-ngx_fuzz_feed(ngx_pool_t *pool, const uint8_t *data, size_t size,
-    const uint8_t *cuts, size_t ncuts, ngx_fuzz_text_t *t)
+ngx_fuzz_feed(ngx_pool_t *pool, ngx_http_agent_provider_t *provider,
+    const uint8_t *data, size_t size, const uint8_t *cuts, size_t ncuts,
+    ngx_fuzz_text_t *t)
 {
     size_t                 off, n, i;
     ngx_http_agent_llm_t  *llm;
 
-    llm = ngx_http_agent_llm_create(pool, &ngx_fuzz_log);
+    /* the parser alone: the call and its timers are not linked in */
+    llm = ngx_pcalloc(pool, sizeof(ngx_http_agent_llm_t));
     ngx_fuzz_check(llm != NULL);
 
+    llm->pool = pool;
+    llm->log = &ngx_fuzz_log;
+    ngx_http_agent_llm_reset(llm);
+    llm->provider = provider;
     llm->status = 200;
     llm->on_chunk = ngx_fuzz_chunk;
     llm->data = t;
@@ -73,13 +91,22 @@ ngx_fuzz_feed(ngx_pool_t *pool, const uint8_t *data, size_t size,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t                 i, ncuts;
-    ngx_pool_t            *pool;
+    size_t                      i, ncuts;
+    ngx_pool_t                 *pool;
+    ngx_http_agent_provider_t  *provider;
     const uint8_t         *cuts;
     ngx_fuzz_text_t       *t1, *t2;
     ngx_http_agent_llm_t  *a, *b;
 
-    /* the first bytes up to a NUL say where to cut, the rest is fed */
+    if (size == 0) {
+        return 0;
+    }
+
+    provider = ngx_fuzz_providers[data[0] % 3];
+    data++;
+    size--;
+
+    /* the next bytes up to a NUL say where to cut, the rest is fed */
     cuts = data;
     for (ncuts = 0; ncuts < size && ncuts < 64 && data[ncuts]; ncuts++) {
         /* void */
@@ -97,8 +124,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     t1 = calloc(1, sizeof(ngx_fuzz_text_t));
     t2 = calloc(1, sizeof(ngx_fuzz_text_t));
 
-    a = ngx_fuzz_feed(pool, data, size, NULL, 0, t1);
-    b = ngx_fuzz_feed(pool, data, size, cuts, ncuts, t2);
+    a = ngx_fuzz_feed(pool, provider, data, size, NULL, 0, t1);
+    b = ngx_fuzz_feed(pool, provider, data, size, cuts, ncuts, t2);
 
     ngx_fuzz_check(a->failed == b->failed);
 
@@ -108,7 +135,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ngx_fuzz_check(a->ncalls == b->ncalls);
         ngx_fuzz_check(a->seen_done == b->seen_done);
         ngx_fuzz_check(a->prompt_tokens == b->prompt_tokens
-                       && a->completion_tokens == b->completion_tokens);
+                       && a->completion_tokens == b->completion_tokens
+                       && a->cached_tokens == b->cached_tokens);
         ngx_fuzz_check(a->finish_reason.len == b->finish_reason.len);
 
         for (i = 0; i < a->ncalls; i++) {

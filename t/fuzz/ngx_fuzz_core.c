@@ -540,3 +540,16 @@ void
 ngx_http_agent_curl_cancel(void *curl)
 {
 }
+
+
+/* the few globals and helpers of the core the parsers touch */
+
+static ngx_time_t           ngx_fuzz_time;
+volatile ngx_time_t        *ngx_cached_time = &ngx_fuzz_time;
+
+
+void
+ngx_explicit_memzero(void *buf, size_t n)
+{
+    ngx_memzero(buf, n);
+}
