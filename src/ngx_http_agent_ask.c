@@ -127,6 +127,8 @@ ngx_http_agent_ask_done(void *data, ngx_int_t rc)
     run = ask->run;
     env = run->data;
 
+    ngx_http_agent_env_usage(env, ask->llm);
+
     if (rc != NGX_OK) {
         if (ask->llm->error.len) {
             (void) ngx_http_agent_graph_fail(run, "llm_error", "%V",
@@ -142,9 +144,6 @@ ngx_http_agent_ask_done(void *data, ngx_int_t rc)
         return;
     }
 
-    env->model_calls++;
-    env->prompt_tokens += ask->llm->prompt_tokens;
-    env->completion_tokens += ask->llm->completion_tokens;
 
     rc = ngx_http_agent_llm_message(ask->llm, run->pool, &msg);
 

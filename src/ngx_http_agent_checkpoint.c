@@ -19,6 +19,8 @@
  */
 
 
+static void ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
 static ngx_int_t ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
     ngx_array_t *messages);
 static void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
@@ -408,7 +410,10 @@ ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
         ngx_http_agent_json_str(j, &m->created_at);
         ngx_http_agent_json_key(j, "metadata");
 
-        if (m->metadata.len) {
+        if (m->images.len) {
+            ngx_http_agent_message_metadata(j, m);
+
+        } else if (m->metadata.len) {
             ngx_http_agent_json_raw(j, &m->metadata);
 
         } else {
@@ -417,5 +422,35 @@ ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
         }
     }
 
+    ngx_http_agent_json_end(j);
+}
+
+
+/* the stored metadata with the message's images: [{"mime_type", "data"}] */
+
+static void
+ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m)
+{
+    size_t    i;
+    yajl_val  v;
+
+    v = m->metadata.len ? ngx_http_agent_json_parse(j->pool, m->metadata.data,
+                                                    m->metadata.len, NULL)
+                        : NULL;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
+        if (ngx_strcmp(v->u.object.keys[i], "images") == 0) {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
+        ngx_http_agent_json_val(j, v->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_key(j, "images");
+    ngx_http_agent_json_raw(j, &m->images);
     ngx_http_agent_json_end(j);
 }

@@ -24,6 +24,28 @@ ngx_http_agent_emit(ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev)
 }
 
 
+/* a model call has ended: its tokens and times count for the turn */
+
+void
+ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
+{
+    env->model_calls++;
+    env->prompt_tokens += llm->prompt_tokens;
+    env->completion_tokens += llm->completion_tokens;
+    env->cached_tokens += llm->cached_tokens;
+    env->cache_write_tokens += llm->cache_write_tokens;
+    env->llm_time += ngx_current_msec - llm->start;
+
+    if (llm->model) {
+        env->answered_by = llm->model->name;
+    }
+
+    if (env->ttft == 0 && llm->ttft) {
+        env->ttft = llm->start + llm->ttft - env->start;
+    }
+}
+
+
 /* the session's CSV tables, listed once a turn, for the SQL layer */
 
 ngx_int_t

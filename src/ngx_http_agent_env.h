@@ -33,13 +33,21 @@ typedef struct {
     /* summed over the model calls of the turn */
     int64_t                         prompt_tokens;
     int64_t                         completion_tokens;
+    int64_t                         cached_tokens;
+    int64_t                         cache_write_tokens;
     ngx_uint_t                      model_calls;
     ngx_uint_t                      tool_calls;
+    ngx_str_t                       answered_by; /* the last model called */
+    ngx_msec_t                      start;
+    ngx_msec_t                      llm_time;    /* in model calls */
+    ngx_msec_t                      ttft;        /* start to first token */
 } ngx_http_agent_env_t;
 
 
 ngx_int_t ngx_http_agent_emit(ngx_http_agent_run_t *run,
     ngx_http_agent_event_t *ev);
+void ngx_http_agent_env_usage(ngx_http_agent_env_t *env,
+    ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);
 
 

@@ -41,6 +41,8 @@ typedef struct {
     ngx_str_t                      *owner;     /* NULL: no agent_owner */
     ngx_str_t                       owner_value;
     ngx_int_t                       sent_rc;
+    void                           *env;       /* the turn's, for the
+                                                  $agent_ variables */
 } ngx_http_agent_ctx_t;
 
 

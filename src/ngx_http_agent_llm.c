@@ -9,6 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_provider.h"
 
 
 /*

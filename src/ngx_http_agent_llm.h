@@ -77,19 +77,6 @@ typedef struct {
 } ngx_http_agent_llm_req_t;
 
 
-/* one wire format: it writes the request and reads the stream's events */
-struct ngx_http_agent_provider_s {
-    ngx_str_t                      name;
-    ngx_str_t                      url;         /* the default, or empty */
-
-    ngx_int_t                    (*request)(ngx_http_agent_llm_t *llm,
-                                      ngx_str_t *url, ngx_array_t *headers,
-                                      ngx_str_t *body);
-    ngx_int_t                    (*event)(ngx_http_agent_llm_t *llm,
-                                      yajl_val v);
-};
-
-
 typedef ngx_int_t (*ngx_http_agent_llm_chunk_pt)(void *data, ngx_str_t *text);
 typedef void (*ngx_http_agent_llm_done_pt)(void *data, ngx_int_t rc);
 
@@ -166,21 +153,5 @@ ngx_int_t ngx_http_agent_llm_buf_add(ngx_pool_t *pool,
     ngx_http_agent_llm_buf_t *b, u_char *p, size_t len, size_t max);
 ngx_int_t ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
     ngx_pool_t *pool, ngx_http_agent_msg_t *msg);
-
-/* what the providers share (ngx_http_agent_provider.c) */
-ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
-ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
-    ngx_array_t *headers, const char *fmt, ...);
-yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
-yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_msg_t *m);
-int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
-
-/* OpenAI's wire format, which Azure's deployments speak too */
-ngx_int_t ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
-    ngx_str_t *body);
-ngx_int_t ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm,
-    yajl_val v);
-
 
 #endif /* _NGX_HTTP_AGENT_LLM_H_INCLUDED_ */

@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_models.h"
+#include "ngx_http_agent_provider.h"
 
 
 /*

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_models.h"
+#include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sql.h"
@@ -25,6 +26,7 @@
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_preconfiguration(ngx_conf_t *cf);
 static char *ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf);
 static void *ngx_http_agent_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent,
@@ -225,7 +227,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
 
 static ngx_http_module_t  ngx_http_agent_module_ctx = {
-    NULL,                                  /* preconfiguration */
+    ngx_http_agent_preconfiguration,       /* preconfiguration */
     NULL,                                  /* postconfiguration */
 
     ngx_http_agent_create_main_conf,       /* create main configuration */
@@ -282,6 +284,13 @@ ngx_http_agent_create_main_conf(ngx_conf_t *cf)
     }
 
     return amcf;
+}
+
+
+static ngx_int_t
+ngx_http_agent_preconfiguration(ngx_conf_t *cf)
+{
+    return ngx_http_agent_variables_add(cf);
 }
 
 

@@ -388,6 +388,8 @@ ngx_http_agent_node_llm_done(void *data, ngx_int_t rc)
     env = run->data;
     llm = ctx->llm;
 
+    ngx_http_agent_env_usage(env, llm);
+
     if (rc != NGX_OK) {
         if (llm->error.len) {
             ngx_http_agent_graph_fail(run, "llm_error", "%V", &llm->error);
@@ -402,9 +404,6 @@ ngx_http_agent_node_llm_done(void *data, ngx_int_t rc)
         return;
     }
 
-    env->model_calls++;
-    env->prompt_tokens += llm->prompt_tokens;
-    env->completion_tokens += llm->completion_tokens;
 
     /* the message is copied into the run: the call's pool goes now */
 
@@ -426,6 +425,8 @@ ngx_http_agent_node_llm_done(void *data, ngx_int_t rc)
     ev.json = msg.tool_calls.len ? &msg.tool_calls : NULL;
     ev.prompt_tokens = llm->prompt_tokens;
     ev.completion_tokens = llm->completion_tokens;
+    ev.cached_tokens = llm->cached_tokens;
+    ev.cache_write_tokens = llm->cache_write_tokens;
 
     ngx_http_agent_node_llm_end(ctx);
 

@@ -46,6 +46,15 @@ ngx_http_agent_session_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_str(j, &s->updated_at);
     ngx_http_agent_json_key(j, "message_count");
     ngx_http_agent_json_int(j, s->message_count);
+    ngx_http_agent_json_key(j, "usage");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "prompt_tokens");
+    ngx_http_agent_json_int(j, s->prompt_tokens);
+    ngx_http_agent_json_key(j, "completion_tokens");
+    ngx_http_agent_json_int(j, s->completion_tokens);
+    ngx_http_agent_json_key(j, "cached_tokens");
+    ngx_http_agent_json_int(j, s->cached_tokens);
+    ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "metadata");
 
     if (s->metadata.len) {

@@ -44,7 +44,10 @@ static const char  *ngx_http_agent_store_schema =
     " id TEXT PRIMARY KEY, title TEXT NOT NULL DEFAULT '', metadata TEXT,"
     " created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
     " message_count INTEGER NOT NULL DEFAULT 0, model TEXT, database TEXT,"
-    " run_id TEXT, run_pid INTEGER, run_expires INTEGER, owner TEXT);"
+    " run_id TEXT, run_pid INTEGER, run_expires INTEGER, owner TEXT,"
+    " prompt_tokens INTEGER NOT NULL DEFAULT 0,"
+    " completion_tokens INTEGER NOT NULL DEFAULT 0,"
+    " cached_tokens INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS messages ("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
     " seq INTEGER NOT NULL, role TEXT NOT NULL, content TEXT,"
@@ -70,7 +73,7 @@ static const char  *ngx_http_agent_store_schema =
 
 #define NGX_HTTP_AGENT_SESSION_COLS                                           \
     "id, title, metadata, created_at, updated_at, message_count, model, "     \
-    "database, owner"
+    "database, owner, prompt_tokens, completion_tokens, cached_tokens"
 
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
@@ -98,6 +101,9 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL"
     " WHERE id = ?1 AND run_id = ?2",
     "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2",
+    "UPDATE sessions SET prompt_tokens = prompt_tokens + ?2,"
+    " completion_tokens = completion_tokens + ?3,"
+    " cached_tokens = cached_tokens + ?4 WHERE id = ?1",
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -198,6 +204,13 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         "INTEGER", NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN owner TEXT",
                         NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN prompt_tokens "
+                        "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN "
+                        "completion_tokens INTEGER NOT NULL DEFAULT 0",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN cached_tokens "
+                        "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
 
     sqlite3_close(db);
 

@@ -24,6 +24,9 @@ typedef struct {
     ngx_str_t                  database;
     ngx_str_t                  owner;
     int64_t                    message_count;
+    int64_t                    prompt_tokens;
+    int64_t                    completion_tokens;
+    int64_t                    cached_tokens;
 } ngx_http_agent_session_t;
 
 
@@ -83,6 +86,8 @@ ngx_int_t ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id,
 ngx_int_t ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
     ngx_msec_t lease);
 void ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_store_session_usage(ngx_str_t *id, int64_t prompt,
+    int64_t completion, int64_t cached);
 
 ngx_int_t ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id,
     int64_t upto, ngx_uint_t all, ngx_array_t *messages);

@@ -101,6 +101,9 @@ ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     (void) ngx_http_agent_store_col(pool, stmt, 6, &s->model);
     (void) ngx_http_agent_store_col(pool, stmt, 7, &s->database);
     (void) ngx_http_agent_store_col(pool, stmt, 8, &s->owner);
+    s->prompt_tokens = sqlite3_column_int64(stmt, 9);
+    s->completion_tokens = sqlite3_column_int64(stmt, 10);
+    s->cached_tokens = sqlite3_column_int64(stmt, 11);
 }
 
 
@@ -274,6 +277,28 @@ ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
 
     ngx_http_agent_store_bind(stmt, 1, id);
     ngx_http_agent_store_bind(stmt, 2, value);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+/* the tokens of a turn, added to the session's running totals */
+
+ngx_int_t
+ngx_http_agent_store_session_usage(ngx_str_t *id, int64_t prompt,
+    int64_t completion, int64_t cached)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_USAGE);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, prompt);
+    sqlite3_bind_int64(stmt, 3, completion);
+    sqlite3_bind_int64(stmt, 4, cached);
 
     return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
 }

@@ -157,3 +157,22 @@ ngx_http_agent_stream_reserved(ngx_str_t *name)
 
     return name->len == 0 || name->len > 32;
 }
+
+
+/* the usage of a turn, in both formats: cached tokens are in the prompt's */
+
+void
+ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "prompt_tokens");
+    ngx_http_agent_json_int(j, ev->prompt_tokens);
+    ngx_http_agent_json_key(j, "completion_tokens");
+    ngx_http_agent_json_int(j, ev->completion_tokens);
+    ngx_http_agent_json_key(j, "cached_tokens");
+    ngx_http_agent_json_int(j, ev->cached_tokens);
+    ngx_http_agent_json_key(j, "cache_creation_tokens");
+    ngx_http_agent_json_int(j, ev->cache_write_tokens);
+    ngx_http_agent_json_end(j);
+}

@@ -41,6 +41,8 @@ typedef struct {
     ngx_str_t                 *checkpoint_id;
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;
+    int64_t                    cached_tokens;
+    int64_t                    cache_write_tokens;
 } ngx_http_agent_event_t;
 
 
@@ -82,6 +84,8 @@ ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev);
 ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
+void ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,
     ngx_str_t *id);
 

@@ -118,6 +118,13 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_int(j, ev->prompt_tokens);
         ngx_http_agent_json_key(j, "output_tokens");
         ngx_http_agent_json_int(j, ev->completion_tokens);
+        ngx_http_agent_json_key(j, "input_token_details");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "cache_read");
+        ngx_http_agent_json_int(j, ev->cached_tokens);
+        ngx_http_agent_json_key(j, "cache_creation");
+        ngx_http_agent_json_int(j, ev->cache_write_tokens);
+        ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
@@ -167,12 +174,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_key(j, "full_response");
         ngx_http_agent_json_str(j, ev->text);
         ngx_http_agent_json_key(j, "usage");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "prompt_tokens");
-        ngx_http_agent_json_int(j, ev->prompt_tokens);
-        ngx_http_agent_json_key(j, "completion_tokens");
-        ngx_http_agent_json_int(j, ev->completion_tokens);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_stream_usage(j, ev);
         ngx_http_agent_json_key(j, "checkpoint_id");
         ngx_http_agent_json_str(j, ev->checkpoint_id);
         ngx_http_agent_json_end(j);

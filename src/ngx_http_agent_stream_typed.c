@@ -107,12 +107,7 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_key(j, "full_response");
         ngx_http_agent_json_str(j, ev->text);
         ngx_http_agent_json_key(j, "usage");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "prompt_tokens");
-        ngx_http_agent_json_int(j, ev->prompt_tokens);
-        ngx_http_agent_json_key(j, "completion_tokens");
-        ngx_http_agent_json_int(j, ev->completion_tokens);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_stream_usage(j, ev);
         ngx_http_agent_json_key(j, "checkpoint_id");
         ngx_http_agent_json_str(j, ev->checkpoint_id);
         break;

@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_turn_exit.h"
 #include "ngx_http_agent_checkpoint.h"
@@ -28,7 +29,6 @@
  */
 
 
-#define NGX_HTTP_AGENT_MAX_IMAGES       8
 
 
 typedef struct {
@@ -54,8 +54,6 @@ static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_msg_t *msg, ngx_str_t *text);
 static ngx_int_t ngx_http_agent_turn_inputs(ngx_http_request_t *r,
     ngx_http_agent_run_t *run, ngx_array_t *update);
-static ngx_int_t ngx_http_agent_turn_images(ngx_http_request_t *r,
-    yajl_val images, ngx_str_t *out);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
@@ -89,6 +87,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t                    text, name, key;
     ngx_http_cleanup_t          *cln;
     ngx_http_agent_msg_t         msg;
+    ngx_http_agent_ctx_t        *ctx;
     ngx_http_agent_turn_t       *turn;
     ngx_http_agent_model_t      *model;
     ngx_http_agent_event_t       ev;
@@ -119,7 +118,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     images = ngx_http_agent_json_get(v, "images");
 
     if (images && !YAJL_IS_NULL(images)) {
-        rc = ngx_http_agent_turn_images(r, images, &msg.images);
+        rc = ngx_http_agent_images(r, images, &msg.images);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -168,6 +167,11 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     turn->request = r;
     turn->session_id = s.id;
     turn->env.model = model;
+    turn->env.answered_by = model->name;
+    turn->env.start = ngx_current_msec;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    ctx->env = &turn->env;
 
     p = ngx_pnalloc(r->pool, 36);
     if (p == NULL) {
@@ -398,74 +402,6 @@ ngx_http_agent_turn_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run,
 }
 
 
-/*
- * The images of a message, provider-neutral: [{"mime_type", "data"}]; each
- * provider writes them its own way.
- */
-
-static ngx_int_t
-ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
-    ngx_str_t *out)
-{
-    size_t                  i;
-    yajl_val                img;
-    ngx_str_t               data, mime;
-    ngx_http_agent_json_t  *j;
-
-    if (!YAJL_IS_ARRAY(images)) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"images\" must be an array");
-    }
-
-    if (images->u.array.len == 0) {
-        return NGX_OK;
-    }
-
-    if (images->u.array.len > NGX_HTTP_AGENT_MAX_IMAGES) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "at most %d images a message",
-                                    NGX_HTTP_AGENT_MAX_IMAGES);
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_arr(j);
-
-    for (i = 0; i < images->u.array.len; i++) {
-        img = images->u.array.values[i];
-
-        if (ngx_http_agent_json_get_str(img, "data", &data) != NGX_OK
-            || data.len == 0
-            || ngx_http_agent_json_get_str(img, "mime_type", &mime) != NGX_OK
-            || mime.len < 7 || mime.len > 32
-            || ngx_strncmp(mime.data, "image/", 6) != 0)
-        {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "each image needs \"data\" (base64) "
-                                        "and \"mime_type\" (image/...)");
-        }
-
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "mime_type");
-        ngx_http_agent_json_str(j, &mime);
-        ngx_http_agent_json_key(j, "data");
-        ngx_http_agent_json_str(j, &data);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_arr_end(j);
-
-    if (ngx_http_agent_json_done(j, out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return NGX_OK;
-}
-
-
 static ngx_int_t
 ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     ngx_int_t next)
@@ -577,6 +513,18 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         turn->locked = 0;
     }
 
+    if (turn->env.model_calls
+        && ngx_http_agent_store_session_usage(&turn->session_id,
+                                              turn->env.prompt_tokens,
+                                              turn->env.completion_tokens,
+                                              turn->env.cached_tokens)
+           != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "agent: the usage of a turn on session \"%V\" could "
+                      "not be saved", &turn->session_id);
+    }
+
     if (rc != NGX_OK) {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
                       "agent: turn on session \"%V\" failed after %ui "
@@ -603,6 +551,8 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ev.checkpoint_id = &turn->checkpoint_id;
         ev.prompt_tokens = turn->env.prompt_tokens;
         ev.completion_tokens = turn->env.completion_tokens;
+        ev.cached_tokens = turn->env.cached_tokens;
+        ev.cache_write_tokens = turn->env.cache_write_tokens;
 
     } else {
         code = run->code;

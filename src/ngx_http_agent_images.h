@@ -1,0 +1,22 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_IMAGES_H_INCLUDED_
+#define _NGX_HTTP_AGENT_IMAGES_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_json.h"
+
+
+ngx_int_t ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
+    ngx_str_t *out);
+
+
+#endif /* _NGX_HTTP_AGENT_IMAGES_H_INCLUDED_ */

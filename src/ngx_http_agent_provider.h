@@ -1,0 +1,47 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_PROVIDER_H_INCLUDED_
+#define _NGX_HTTP_AGENT_PROVIDER_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_json.h"
+
+
+/* one wire format: it writes the request and reads the stream's events */
+struct ngx_http_agent_provider_s {
+    ngx_str_t                      name;
+    ngx_str_t                      url;         /* the default, or empty */
+
+    ngx_int_t                    (*request)(ngx_http_agent_llm_t *llm,
+                                      ngx_str_t *url, ngx_array_t *headers,
+                                      ngx_str_t *body);
+    ngx_int_t                    (*event)(ngx_http_agent_llm_t *llm,
+                                      yajl_val v);
+};
+
+
+/* the registry, and what the providers share */
+ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
+ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
+    ngx_array_t *headers, const char *fmt, ...);
+yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
+yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_msg_t *m);
+int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
+
+/* OpenAI's wire format, which Azure's deployments speak too */
+ngx_int_t ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
+    ngx_str_t *body);
+ngx_int_t ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm,
+    yajl_val v);
+
+
+#endif /* _NGX_HTTP_AGENT_PROVIDER_H_INCLUDED_ */

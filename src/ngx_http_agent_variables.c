@@ -1,0 +1,166 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_variables.h"
+
+
+/*
+ * The $agent_ variables of a turn, for log_format and the like: the
+ * session, the model that answered last, the tokens and tool calls summed
+ * over the turn, the time spent in model calls and to the first token (in
+ * seconds with milliseconds, as $upstream_response_time).  Empty on a
+ * request that ran no turn.
+ */
+
+
+enum {
+    NGX_HTTP_AGENT_VAR_SESSION = 0,
+    NGX_HTTP_AGENT_VAR_MODEL,
+    NGX_HTTP_AGENT_VAR_PROMPT_TOKENS,
+    NGX_HTTP_AGENT_VAR_COMPLETION_TOKENS,
+    NGX_HTTP_AGENT_VAR_CACHED_TOKENS,
+    NGX_HTTP_AGENT_VAR_TOOL_CALLS,
+    NGX_HTTP_AGENT_VAR_LLM_TIME,
+    NGX_HTTP_AGENT_VAR_TTFT
+};
+
+
+static ngx_int_t ngx_http_agent_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+
+
+static ngx_http_variable_t  ngx_http_agent_vars[] = {
+
+    { ngx_string("agent_session"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_SESSION, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_model"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_MODEL, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_prompt_tokens"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_PROMPT_TOKENS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_completion_tokens"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_COMPLETION_TOKENS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_cached_tokens"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_CACHED_TOKENS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_tool_calls"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_TOOL_CALLS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_llm_time"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_LLM_TIME, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("agent_ttft"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_TTFT, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+      ngx_http_null_variable
+};
+
+
+ngx_int_t
+ngx_http_agent_variables_add(ngx_conf_t *cf)
+{
+    ngx_http_variable_t  *var, *v;
+
+    for (v = ngx_http_agent_vars; v->name.len; v++) {
+        var = ngx_http_add_variable(cf, &v->name, v->flags);
+        if (var == NULL) {
+            return NGX_ERROR;
+        }
+
+        var->get_handler = v->get_handler;
+        var->data = v->data;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    u_char                *p;
+    int64_t                n;
+    ngx_msec_t             ms;
+    ngx_http_agent_ctx_t  *ctx;
+    ngx_http_agent_env_t  *env;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx == NULL || ctx->env == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    env = ctx->env;
+
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    switch (data) {
+
+    case NGX_HTTP_AGENT_VAR_SESSION:
+        v->len = env->session_id.len;
+        v->data = env->session_id.data;
+        return NGX_OK;
+
+    case NGX_HTTP_AGENT_VAR_MODEL:
+        v->len = env->answered_by.len;
+        v->data = env->answered_by.data;
+        return NGX_OK;
+
+    case NGX_HTTP_AGENT_VAR_LLM_TIME:
+    case NGX_HTTP_AGENT_VAR_TTFT:
+        ms = (data == NGX_HTTP_AGENT_VAR_TTFT) ? env->ttft : env->llm_time;
+
+        p = ngx_pnalloc(r->pool, NGX_TIME_T_LEN + 4);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        v->data = p;
+        v->len = ngx_sprintf(p, "%T.%03M", (time_t) ms / 1000, ms % 1000)
+                 - p;
+        return NGX_OK;
+
+    case NGX_HTTP_AGENT_VAR_PROMPT_TOKENS:
+        n = env->prompt_tokens;
+        break;
+
+    case NGX_HTTP_AGENT_VAR_COMPLETION_TOKENS:
+        n = env->completion_tokens;
+        break;
+
+    case NGX_HTTP_AGENT_VAR_CACHED_TOKENS:
+        n = env->cached_tokens;
+        break;
+
+    default: /* NGX_HTTP_AGENT_VAR_TOOL_CALLS */
+        n = env->tool_calls;
+        break;
+    }
+
+    p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    v->data = p;
+    v->len = ngx_sprintf(p, "%L", n) - p;
+
+    return NGX_OK;
+}

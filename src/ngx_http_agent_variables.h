@@ -1,0 +1,19 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_VARIABLES_H_INCLUDED_
+#define _NGX_HTTP_AGENT_VARIABLES_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+ngx_int_t ngx_http_agent_variables_add(ngx_conf_t *cf);
+
+
+#endif /* _NGX_HTTP_AGENT_VARIABLES_H_INCLUDED_ */
