@@ -58,9 +58,10 @@ sub free_port {
 }
 
 sub mock {
-    my ($self, $script) = @_;
+    my ($self, $script, %opt) = @_;
     $self->{mock}->stop if $self->{mock};
-    $self->{mock} = MockLLM->new(dir => $self->{dir}, script => $script);
+    $self->{mock} = MockLLM->new(dir => $self->{dir}, script => $script,
+                                 %opt);
     return $self->{mock};
 }
 

@@ -1,9 +1,11 @@
 package MockLLM;
 
-# A scripted stand-in for an OpenAI-compatible chat completions API: it
-# speaks the real wire protocol (HTTP/1.1, keep-alive, chunked server-sent
-# events with content and tool-call deltas) and does what each test's script
-# says: text, tool calls, delays, HTTP errors, cut streams, garbage.
+# A scripted stand-in for a model provider: it speaks the real wire protocol
+# (HTTP/1.1, keep-alive, chunked server-sent events) of OpenAI's chat
+# completions (format => 'openai', the default; Azure's is the same),
+# Anthropic's Messages API ('anthropic') or Gemini's streamGenerateContent
+# ('gemini'), and does what each test's script says: text, tool calls,
+# usage, delays, HTTP errors with headers, cut streams, garbage.
 
 use strict;
 use warnings;
@@ -31,8 +33,9 @@ sub new {
         or die "mock: cannot listen: $!";
 
     $self->{port} = $listen->sockport;
-    $self->{log} = "$self->{dir}/mock.log";
-    $self->{counter} = "$self->{dir}/mock.count";
+    my $name = $self->{name} ? "-$self->{name}" : '';
+    $self->{log} = "$self->{dir}/mock$name.log";
+    $self->{counter} = "$self->{dir}/mock$name.count";
     open my $fh, '>', $self->{log} or die;
     close $fh;
     open $fh, '>', $self->{counter} or die;
@@ -150,6 +153,7 @@ sub connection {
         $self->note_event({ event => 'request', n => $n,
                             path => $req->{path},
                             auth => $req->{headers}{authorization} // '',
+                            headers => $req->{headers},
                             body => $body });
 
         my $spec = $self->{script}->($body, $n) // { text => 'ok' };
@@ -168,22 +172,34 @@ sub respond {
             { error => { message => $spec->{message} // "mock error $s",
                          type => 'mock' } });
         sleep($spec->{delay}) if $spec->{delay};
+        my $h = join '', map { "$_: $spec->{headers}{$_}\r\n" }
+                         sort keys %{ $spec->{headers} // {} };
         syswrite($c, "HTTP/1.1 $s Mock\r\nContent-Type: application/json\r\n"
-                     . "Content-Length: " . length($b) . "\r\n\r\n$b");
+                     . $h . "Content-Length: " . length($b) . "\r\n\r\n$b");
         return 1;
     }
 
     my @chunks = @{ $spec->{chunks} // [] };
+    my $format = $self->{format} // 'openai';
 
-    if (!@chunks) {
+    if (!@chunks && $format eq 'anthropic') {
+        @chunks = anthropic_chunks($spec);
+
+    } elsif (!@chunks && $format eq 'gemini') {
+        @chunks = gemini_chunks($spec);
+
+    } elsif (!@chunks) {
         @chunks = $spec->{tools}
-            ? tool_chunks($spec->{tools}, $spec->{pieces} // 3)
-            : text_chunks($spec->{text} // 'ok', $spec->{pieces});
+            ? tool_chunks($spec->{tools}, $spec->{pieces} // 3,
+                          $spec->{usage})
+            : text_chunks($spec->{text} // 'ok', $spec->{pieces},
+                          $spec->{usage});
     }
 
     my $head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                . "Transfer-Encoding: chunked\r\n\r\n";
     return 0 unless syswrite($c, $head);
+    sleep($spec->{first_delay}) if $spec->{first_delay};
 
     my $sel = IO::Select->new($c);
     my $i = 0;
@@ -237,29 +253,32 @@ sub frame {
 }
 
 sub usage_frame {
-    my ($p, $c) = @_;
+    my ($p, $c, $u) = @_;
+    ($p, $c) = ($u->{prompt}, $u->{completion}) if $u;
+    my $usage = { prompt_tokens => $p, completion_tokens => $c,
+                  total_tokens => $p + $c };
+    $usage->{prompt_tokens_details} = { cached_tokens => $u->{cached} }
+        if $u && defined $u->{cached};
     return { id => 'chatcmpl-mock', object => 'chat.completion.chunk',
-             choices => [], usage => { prompt_tokens => $p,
-                                       completion_tokens => $c,
-                                       total_tokens => $p + $c } };
+             choices => [], usage => $usage };
 }
 
 # the text in pieces (words by default), a finish, the usage, [DONE]
 sub text_chunks {
-    my ($text, $pieces) = @_;
+    my ($text, $pieces, $usage) = @_;
     my @p = defined $pieces ? @$pieces : ($text =~ /(\S+\s*)/g);
     @p = ($text) unless @p;
 
     return (sse_body(frame(delta => { role => 'assistant', content => '' })),
             (map { sse_body(frame(delta => { content => $_ })) } @p),
             sse_body(frame(finish => 'stop')),
-            sse_body(usage_frame(10, scalar @p)),
+            sse_body(usage_frame(10, scalar @p, $usage)),
             sse_body('[DONE]'));
 }
 
 # tool calls: [[id, name, arguments-json]...], arguments cut into pieces
 sub tool_chunks {
-    my ($calls, $pieces) = @_;
+    my ($calls, $pieces, $usage) = @_;
     my @out = (sse_body(frame(delta => { role => 'assistant',
                                          content => undef })));
     my $index = 0;
@@ -281,7 +300,105 @@ sub tool_chunks {
     }
 
     push @out, sse_body(frame(finish => 'tool_calls')),
-               sse_body(usage_frame(20, 5)), sse_body('[DONE]');
+               sse_body(usage_frame(20, 5, $usage)), sse_body('[DONE]');
+    return @out;
+}
+
+sub anthropic_event {
+    my ($obj) = @_;
+    return "event: $obj->{type}\n" . sse_body($obj);
+}
+
+# Anthropic's stream of the spec: text pieces, or tool_use blocks whose
+# input comes in input_json_delta pieces
+sub anthropic_chunks {
+    my ($spec) = @_;
+    my $u = $spec->{usage} // { prompt => 10, completion => 5 };
+    my @out = anthropic_event({ type => 'message_start', message => {
+        id => 'msg_mock', type => 'message', role => 'assistant',
+        content => [], model => 'mock', stop_reason => undef,
+        usage => { input_tokens => $u->{prompt} - ($u->{cached} // 0)
+                                   - ($u->{cache_write} // 0),
+                   cache_read_input_tokens => $u->{cached} // 0,
+                   cache_creation_input_tokens => $u->{cache_write} // 0,
+                   output_tokens => 1 } } });
+    push @out, anthropic_event({ type => 'ping' });
+    my $stop = 'end_turn';
+
+    if ($spec->{tools}) {
+        my $i = 0;
+        for my $call (@{ $spec->{tools} }) {
+            my ($id, $name, $args) = @$call;
+            push @out, anthropic_event({ type => 'content_block_start',
+                index => $i, content_block => { type => 'tool_use',
+                id => $id, name => $name, input => {} } });
+            my $pieces = $spec->{pieces} // 3;
+            my $size = int(length($args) / $pieces) + 1;
+            for (my $o = 0; $o < length $args; $o += $size) {
+                push @out, anthropic_event({ type => 'content_block_delta',
+                    index => $i, delta => { type => 'input_json_delta',
+                    partial_json => substr($args, $o, $size) } });
+            }
+            push @out, anthropic_event({ type => 'content_block_stop',
+                                         index => $i });
+            $i++;
+        }
+        $stop = 'tool_use';
+
+    } else {
+        my $text = $spec->{text} // 'ok';
+        my @p = $spec->{pieces} ? @{ $spec->{pieces} } : ($text =~ /(\S+\s*)/g);
+        @p = ($text) unless @p;
+        push @out, anthropic_event({ type => 'content_block_start',
+            index => 0, content_block => { type => 'text', text => '' } });
+        push @out, map { anthropic_event({ type => 'content_block_delta',
+            index => 0, delta => { type => 'text_delta', text => $_ } }) } @p;
+        push @out, anthropic_event({ type => 'content_block_stop',
+                                     index => 0 });
+    }
+
+    push @out, anthropic_event({ type => 'message_delta',
+        delta => { stop_reason => $stop, stop_sequence => undef },
+        usage => { output_tokens => $u->{completion} } }),
+        anthropic_event({ type => 'message_stop' });
+    return @out;
+}
+
+# Gemini's stream of the spec: a response per text piece, the last with
+# the finishReason and usage; function calls whole, in one response
+sub gemini_chunks {
+    my ($spec) = @_;
+    my $u = $spec->{usage} // { prompt => 10, completion => 5 };
+    my $usage = { promptTokenCount => $u->{prompt},
+                  candidatesTokenCount => $u->{completion},
+                  totalTokenCount => $u->{prompt} + $u->{completion} };
+    $usage->{cachedContentTokenCount} = $u->{cached} if $u->{cached};
+    my $resp = sub {
+        my ($parts, $last) = @_;
+        my $r = { candidates => [ { content => { role => 'model',
+                                                 parts => $parts },
+                                    index => 0 } ],
+                  modelVersion => 'mock' };
+        if ($last) {
+            $r->{candidates}[0]{finishReason} = 'STOP';
+            $r->{usageMetadata} = $usage;
+        }
+        return sse_body($r);
+    };
+
+    if ($spec->{tools}) {
+        return $resp->([ map { { functionCall => { name => $_->[1],
+                               args => $json->decode($_->[2]) } } }
+                         @{ $spec->{tools} } ], 1);
+    }
+
+    my $text = $spec->{text} // 'ok';
+    my @p = $spec->{pieces} ? @{ $spec->{pieces} } : ($text =~ /(\S+\s*)/g);
+    @p = ($text) unless @p;
+    my @out;
+    for my $i (0 .. $#p) {
+        push @out, $resp->([ { text => $p[$i] } ], $i == $#p);
+    }
     return @out;
 }
 
