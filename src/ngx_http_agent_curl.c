@@ -16,7 +16,10 @@
  * per worker; curl's sockets get nginx connections watched level-triggered
  * (curl may leave data unread, an edge would then never come again), and
  * curl's timer is an nginx timer.  curl owns its sockets: nginx only stops
- * watching them and never closes them.
+ * watching them and never closes them.  curl closes them through the
+ * bridge's close callback, which stops watching first; a socket of a
+ * failed connect that curl closes without it is seen closed, and only
+ * forgotten (epoll dropped it with the descriptor).
  */
 
 
@@ -33,11 +36,20 @@ static size_t ngx_http_agent_curl_write(char *ptr, size_t size, size_t n,
 static void ngx_http_agent_curl_idle_handler(ngx_event_t *ev);
 static void ngx_http_agent_curl_remove(ngx_http_agent_curl_t *x);
 static void ngx_http_agent_curl_cleanup(void *data);
+static int ngx_http_agent_curl_close(void *clientp, curl_socket_t s);
+static void ngx_http_agent_curl_release(curl_socket_t s,
+    ngx_connection_t *c);
+static ngx_int_t ngx_http_agent_curl_track(curl_socket_t s,
+    ngx_connection_t *c);
 
 
 static CURLM        *ngx_http_agent_curl_multi;
 static ngx_event_t   ngx_http_agent_curl_timer_event;
 static ngx_log_t    *ngx_http_agent_curl_log;
+
+/* the connection of each of curl's sockets, by descriptor */
+static ngx_connection_t  **ngx_http_agent_curl_fds;
+static ngx_uint_t          ngx_http_agent_curl_nfds;
 
 
 ngx_int_t
@@ -102,6 +114,11 @@ ngx_http_agent_curl_exit_process(ngx_cycle_t *cycle)
         ngx_del_timer(&ngx_http_agent_curl_timer_event);
     }
 
+    /* the sockets close with the process: no events to remove first */
+    ngx_free(ngx_http_agent_curl_fds);
+    ngx_http_agent_curl_fds = NULL;
+    ngx_http_agent_curl_nfds = 0;
+
     curl_multi_cleanup(ngx_http_agent_curl_multi);
     ngx_http_agent_curl_multi = NULL;
 }
@@ -117,31 +134,10 @@ ngx_http_agent_curl_socket(CURL *easy, curl_socket_t s, int what,
     c = socketp;
 
     if (what == CURL_POLL_REMOVE) {
-        if (c == NULL) {
-            return 0;
+        if (c != NULL) {
+            /* the socket stays open, in curl's cache or until it closes */
+            ngx_http_agent_curl_release(s, c);
         }
-
-        if (c->read->active) {
-            ngx_del_event(c->read, NGX_READ_EVENT, 0);
-        }
-
-        if (c->write->active) {
-            ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
-        }
-
-        if (c->read->posted) {
-            ngx_delete_posted_event(c->read);
-        }
-
-        if (c->write->posted) {
-            ngx_delete_posted_event(c->write);
-        }
-
-        curl_multi_assign(ngx_http_agent_curl_multi, s, NULL);
-
-        /* curl closes the socket itself */
-        c->fd = (ngx_socket_t) -1;
-        ngx_free_connection(c);
 
         return 0;
     }
@@ -149,6 +145,12 @@ ngx_http_agent_curl_socket(CURL *easy, curl_socket_t s, int what,
     if (c == NULL) {
         c = ngx_get_connection(s, ngx_http_agent_curl_log);
         if (c == NULL) {
+            return -1;
+        }
+
+        if (ngx_http_agent_curl_track(s, c) != NGX_OK) {
+            c->fd = (ngx_socket_t) -1;
+            ngx_free_connection(c);
             return -1;
         }
 
@@ -183,6 +185,94 @@ ngx_http_agent_curl_socket(CURL *easy, curl_socket_t s, int what,
     }
 
     return 0;
+}
+
+
+/* curl closes a socket: stop watching it first, if nginx still does */
+
+static int
+ngx_http_agent_curl_close(void *clientp, curl_socket_t s)
+{
+    if ((ngx_uint_t) s < ngx_http_agent_curl_nfds
+        && ngx_http_agent_curl_fds[s] != NULL)
+    {
+        ngx_http_agent_curl_release(s, ngx_http_agent_curl_fds[s]);
+    }
+
+    return close(s);
+}
+
+
+static void
+ngx_http_agent_curl_release(curl_socket_t s, ngx_connection_t *c)
+{
+    ngx_uint_t  flags;
+
+    /*
+     * a socket of a failed connect may be closed without the callback
+     * (libcurl 7.88): the kernel has already stopped watching it
+     */
+    flags = (fcntl(s, F_GETFD) == -1 && ngx_errno == NGX_EBADF)
+            ? NGX_CLOSE_EVENT : 0;
+
+    if (c->read->active) {
+        ngx_del_event(c->read, NGX_READ_EVENT, flags);
+    }
+
+    if (c->write->active) {
+        ngx_del_event(c->write, NGX_WRITE_EVENT, flags);
+    }
+
+    if (c->read->posted) {
+        ngx_delete_posted_event(c->read);
+    }
+
+    if (c->write->posted) {
+        ngx_delete_posted_event(c->write);
+    }
+
+    curl_multi_assign(ngx_http_agent_curl_multi, s, NULL);
+
+    if ((ngx_uint_t) s < ngx_http_agent_curl_nfds) {
+        ngx_http_agent_curl_fds[s] = NULL;
+    }
+
+    /* the descriptor is curl's to close */
+    c->fd = (ngx_socket_t) -1;
+    ngx_free_connection(c);
+}
+
+
+static ngx_int_t
+ngx_http_agent_curl_track(curl_socket_t s, ngx_connection_t *c)
+{
+    ngx_uint_t          n;
+    ngx_connection_t  **fds;
+
+    if ((ngx_uint_t) s >= ngx_http_agent_curl_nfds) {
+        n = ngx_max(ngx_http_agent_curl_nfds * 2, (ngx_uint_t) s + 64);
+
+        fds = ngx_alloc(n * sizeof(ngx_connection_t *),
+                        ngx_http_agent_curl_log);
+        if (fds == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(fds, n * sizeof(ngx_connection_t *));
+
+        if (ngx_http_agent_curl_nfds) {
+            ngx_memcpy(fds, ngx_http_agent_curl_fds,
+                       ngx_http_agent_curl_nfds * sizeof(ngx_connection_t *));
+            ngx_free(ngx_http_agent_curl_fds);
+        }
+
+        ngx_http_agent_curl_fds = fds;
+        ngx_http_agent_curl_nfds = n;
+    }
+
+    ngx_http_agent_curl_fds[s] = c;
+
+    return NGX_OK;
 }
 
 
@@ -425,6 +515,8 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, (long) connect_timeout);
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long) timeout);
     curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION,
+                     ngx_http_agent_curl_close);
 
     /* a chat stream comes in small pieces: 16k a transfer is waste */
     curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 2048L);
