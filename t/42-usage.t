@@ -34,7 +34,8 @@ my $vars = join '|', map { "\$agent_$_" }
        tool_calls llm_time ttft);
 my $conf = $t->conf(http => "log_format agent '$vars';\n"
     . "agent_model nocache provider=anthropic url=http://127.0.0.1:%%MOCK%% "
-    . "cache=off;", location => 'access_log %%DIR%%/agent.log agent;');
+    . "cache=off;", location => 'access_log %%DIR%%/agent.log agent; '
+    . 'client_max_body_size 16m;');
 $conf =~ s{agent_model mock [^;]*;}
           {agent_model claude provider=anthropic url=http://127.0.0.1:%%MOCK%% model=claude-x;};
 $t->run($conf);
@@ -66,10 +67,34 @@ is_deeply($r->{json}{usage}, { prompt_tokens => 2510,
           'the session: running totals of both turns');
 
 $t->http('GET', "/api/chat/$sid/model");
+
+# images: refused before anything goes upstream
+my $before = () = $mock->requests;
+my $img = sub { { mime_type => $_[0], data => $_[1] // 'iVBORw0KGgo=' } };
+my @cases = (
+    [ [ $img->('image/bmp') ], 400, qr/png, image\/jpeg, image\/webp/ ],
+    [ [ $img->('image/png', 'data:image/png;base64,AAAA') ], 400,
+      qr/must be base64/ ],
+    [ [ map { $img->('image/png') } 1 .. 9 ], 400, qr/at most 8 images/ ],
+    [ [ { data => 'AAAA' } ], 400, qr/"mime_type"/ ],
+    [ [ $img->('image/jpeg', 'A' x (7 * 1024 * 1024)) ], 413,
+      qr/larger than 5 MB/ ],
+);
+for my $c (@cases) {
+    my $r = $t->http('POST', "/api/chat/$sid/message",
+                     { message => 'look', images => $c->[0] });
+    is($r->{status}, $c->[1], "images: $c->[1]");
+    like($r->{json}{error}, $c->[2], '... says why');
+}
+is(scalar(() = $mock->requests), $before, 'nothing of them sent upstream');
+$r = $t->turn($sid, { message => 'no cache', model => 'nocache',
+                      images => [ $img->('image/webp') ] });
+is($r->{events}[-1]{type}, 'end', 'a webp image is taken');
+$t->http('GET', "/api/chat/$sid/model");
 $t->stop;
 
 my @log = grep { /\S/ } split /\n/, $t->slurp('agent.log');
-is(scalar @log, 3, 'three requests logged');
+is(scalar @log, 10, 'every request logged');
 my @f = split /\|/, $log[0];
 is($f[0], $sid, '$agent_session');
 is($f[1], 'claude', '$agent_model');
@@ -81,6 +106,7 @@ ok($f[7] > 0 && $f[7] <= $f[6] + 0.01, 'the first token came within it');
 @f = split /\|/, $log[1];
 is($f[1], 'nocache', '$agent_model: the model of the message');
 is($log[2], join('|', ('-') x 8), 'no turn: the variables are empty');
+like($log[3], qr/^-\|/, 'a refused message: no turn either');
 $t->check_log;
 
 # agent_model's checks: each names the file and the line
