@@ -1,7 +1,7 @@
 #!/bin/sh
 # make demo: nginx with the module on loopback, a demo CSV, and one agent
 # answer streamed with curl.  A scripted model stands in for the provider
-# unless OPENAI_API_KEY is set.  "make demo-stop" stops it all.
+# unless OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY is set.  "make demo-stop" stops it all.
 
 set -e
 
@@ -31,12 +31,20 @@ if [ -n "$OPENAI_API_KEY" ]; then
     model="agent_model gpt provider=openai url=https://api.openai.com/v1/chat/completions model=${OPENAI_MODEL:-gpt-4o-mini} key_env=OPENAI_API_KEY;"
     envline="env OPENAI_API_KEY;"
     echo "model: ${OPENAI_MODEL:-gpt-4o-mini} at api.openai.com"
+elif [ -n "$ANTHROPIC_API_KEY" ]; then
+    model="agent_model claude provider=anthropic model=${ANTHROPIC_MODEL:-claude-sonnet-4-5} key_env=ANTHROPIC_API_KEY;"
+    envline="env ANTHROPIC_API_KEY;"
+    echo "model: ${ANTHROPIC_MODEL:-claude-sonnet-4-5} at api.anthropic.com"
+elif [ -n "$GEMINI_API_KEY" ]; then
+    model="agent_model gemini provider=gemini model=${GEMINI_MODEL:-gemini-2.5-flash} key_env=GEMINI_API_KEY;"
+    envline="env GEMINI_API_KEY;"
+    echo "model: ${GEMINI_MODEL:-gemini-2.5-flash} at generativelanguage.googleapis.com"
 else
     perl "$top/conf/demo/mock.pl" "$run" "$run/mock.port" \
         >"$run/logs/mock.out" 2>&1 </dev/null
     model="agent_model demo provider=openai url=http://127.0.0.1:$(sed -n 1p "$run/mock.port")/v1/chat/completions model=demo-model;"
     envline=""
-    echo "model: the scripted demo model (set OPENAI_API_KEY for a real one)"
+    echo "model: the scripted demo model (set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY for a real one)"
 fi
 
 user=""
