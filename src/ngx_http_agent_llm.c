@@ -39,6 +39,7 @@ static void ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm,
     long status);
 static void ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_mask(ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_retry_handler(ngx_event_t *ev);
 static void ngx_http_agent_llm_first_handler(ngx_event_t *ev);
 static void ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm);
@@ -372,6 +373,8 @@ ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm)
 
     m = llm->model;
 
+    ngx_http_agent_llm_mask(llm);
+
     if (!llm->retryable) {
         ngx_http_agent_llm_failed(llm);
         return;
@@ -428,29 +431,37 @@ fallback:
 }
 
 
-/*
- * The call has failed: the reason is logged and handed on without the
- * API key, should a provider have quoted it back.
- */
+/* the call has failed: the reason is logged and handed on */
 
 static void
 ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm)
 {
-    u_char  *p, *last;
-
-    if (llm->key.len >= 4 && llm->error.len >= llm->key.len) {
-        last = llm->error.data + llm->error.len - llm->key.len;
-
-        for (p = llm->error.data; p <= last; p++) {
-            if (ngx_strncmp(p, llm->key.data, llm->key.len) == 0) {
-                ngx_memset(p, '*', llm->key.len);
-            }
-        }
-    }
+    ngx_http_agent_llm_mask(llm);
 
     ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
 
     llm->on_done(llm->data, NGX_ERROR);
+}
+
+
+/* the API key, should a provider have quoted it back, is not passed on */
+
+static void
+ngx_http_agent_llm_mask(ngx_http_agent_llm_t *llm)
+{
+    u_char  *p, *last;
+
+    if (llm->key.len < 4 || llm->error.len < llm->key.len) {
+        return;
+    }
+
+    last = llm->error.data + llm->error.len - llm->key.len;
+
+    for (p = llm->error.data; p <= last; p++) {
+        if (ngx_strncmp(p, llm->key.data, llm->key.len) == 0) {
+            ngx_memset(p, '*', llm->key.len);
+        }
+    }
 }
 
 

@@ -45,7 +45,7 @@ my %plan = (
                      stall => 2 } },
     stotal => sub { { text => 'a b c d e f g h', delay => 0.25 } },
     slong => sub { { status => 429, headers => { 'Retry-After' => 3600 } } },
-    skey => sub { { status => 401,
+    skey => sub { { status => $_[0] == 1 ? 503 : 401,
                     message => "Incorrect API key provided: $key." } },
 );
 
@@ -78,7 +78,7 @@ my $conf = $t->conf(http => join "\n",
     "agent_model hole provider=openai url=http://127.0.0.1:"
         . $hole->sockport . "/v1 connect_timeout=300ms retries=0;",
     "agent_model keyed provider=openai url=$m key_env=AGENT_TEST_KEY "
-        . "retries=0;");
+        . "retries=1 backoff=10ms;");
 $conf =~ s{(agent_model mock [^;]*)}{$1 retries=2 backoff=50ms first_token_timeout=600ms};
 $conf =~ s/^(worker_processes)/env AGENT_TEST_KEY=$key;\n$1/m;
 $t->run($conf);
@@ -156,10 +156,11 @@ is($r->{last}{type}, 'error', 'a 401: an error event');
 like($r->{last}{error}, qr/answered 401: Incorrect API key provided: \*+/,
      'the provider quoted the key: masked');
 unlike($r->{raw}, qr/\Q$key\E/, 'the key is not in the stream');
+is(tries('skey'), 2, 'the 503 quoting the key was retried');
 
 $t->stop;
 my $log = $t->slurp('error.log');
-unlike($log, qr/\Q$key\E/, 'nor in the log');
+unlike($log, qr/\Q$key\E/, 'nor in the log, retries included');
 like($log, qr/model "mock": .*429.*; try 2 of 3 in \d+ ms/,
      'each retry logged');
 like($log, qr/model "down": .*; falling back to "backup"/,
