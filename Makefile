@@ -8,7 +8,8 @@ PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
-.PHONY: all deps test demo demo-stop bench bench-foundation clean
+.PHONY: all deps test demo demo-stop bench bench-foundation clean deb \
+        test-deb
 
 all: deps $(MODULE)
 
@@ -44,6 +45,25 @@ demo-stop:
 
 clean:
 	rm -rf $(BUILD)
+
+# the Debian package (debian/, dh_nginx from nginx-dev), into build/
+deb: all
+	@for p in debhelper dpkg-dev; do dpkg -s $$p >/dev/null 2>&1 || \
+	    missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    $$missing >/dev/null; fi
+	dpkg-buildpackage -b -us -uc -d > $(BUILD)/deb.log 2>&1 || \
+	    (tail -40 $(BUILD)/deb.log; exit 1)
+	mv ../libnginx-mod-http-agent_* ../libnginx-mod-http-agent-dbgsym_* \
+	    $(BUILD)/ 2>/dev/null || true
+	@ls $(BUILD)/libnginx-mod-http-agent_*.deb
+	@dpkg-deb -I $(BUILD)/libnginx-mod-http-agent_*.deb | \
+	    grep -E 'Package|Version|Depends'
+
+# installs the package into the stock nginx, one answer, removes it (root)
+test-deb:
+	sh t/deb/test-deb.sh
 
 bench-foundation: all
 	perl t/bench/foundation.pl
