@@ -91,7 +91,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE sessions SET database = ?2 WHERE id = ?1",
     "UPDATE sessions SET updated_at = ?2,"
     " message_count = message_count + ?3,"
-    " run_expires = CASE WHEN run_id IS NULL THEN NULL ELSE ?4 END"
+    " run_expires = CASE WHEN run_id IS NULL THEN NULL ELSE ?4 END,"
+    " prompt_tokens = prompt_tokens + ?5,"
+    " completion_tokens = completion_tokens + ?6,"
+    " cached_tokens = cached_tokens + ?7"
     " WHERE id = ?1",
     "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4"
     " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5)",
@@ -101,9 +104,6 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL"
     " WHERE id = ?1 AND run_id = ?2",
     "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2",
-    "UPDATE sessions SET prompt_tokens = prompt_tokens + ?2,"
-    " completion_tokens = completion_tokens + ?3,"
-    " cached_tokens = cached_tokens + ?4 WHERE id = ?1",
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",

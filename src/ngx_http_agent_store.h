@@ -39,6 +39,11 @@ typedef struct {
     ngx_str_t                  created_at;
     int64_t                    step;
     int64_t                    msg_count;
+
+    /* tokens spent since the last checkpoint: the session's totals */
+    int64_t                    prompt_tokens;
+    int64_t                    completion_tokens;
+    int64_t                    cached_tokens;
 } ngx_http_agent_checkpoint_t;
 
 
@@ -86,8 +91,6 @@ ngx_int_t ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id,
 ngx_int_t ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
     ngx_msec_t lease);
 void ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id);
-ngx_int_t ngx_http_agent_store_session_usage(ngx_str_t *id, int64_t prompt,
-    int64_t completion, int64_t cached);
 
 ngx_int_t ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id,
     int64_t upto, ngx_uint_t all, ngx_array_t *messages);

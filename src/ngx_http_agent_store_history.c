@@ -269,6 +269,9 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     /* a checkpoint renews the running turn's lease */
     sqlite3_bind_int64(stmt, 4, ngx_http_agent_store_ms()
                                 + ngx_http_agent_store_lease);
+    sqlite3_bind_int64(stmt, 5, cp->prompt_tokens);
+    sqlite3_bind_int64(stmt, 6, cp->completion_tokens);
+    sqlite3_bind_int64(stmt, 7, cp->cached_tokens);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;

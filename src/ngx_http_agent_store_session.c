@@ -282,28 +282,6 @@ ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
 }
 
 
-/* the tokens of a turn, added to the session's running totals */
-
-ngx_int_t
-ngx_http_agent_store_session_usage(ngx_str_t *id, int64_t prompt,
-    int64_t completion, int64_t cached)
-{
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_USAGE);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_store_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, prompt);
-    sqlite3_bind_int64(stmt, 3, completion);
-    sqlite3_bind_int64(stmt, 4, cached);
-
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
-}
-
-
 /*
  * A turn holds its session with a lease: NGX_OK, NGX_BUSY when another
  * turn holds an unexpired lease, NGX_DECLINED when there is no such

@@ -42,6 +42,7 @@ typedef struct {
     ngx_str_t                       checkpoint_id;
     ngx_str_t                       text;
     int64_t                         step;
+    ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
     ngx_event_t                     lease;
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
@@ -417,6 +418,12 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     cp.id = turn->checkpoint_id;
     cp.step = turn->step;
 
+    /* the tokens of the step's model calls, in the same transaction */
+    cp.prompt_tokens = turn->env.prompt_tokens - turn->saved.prompt_tokens;
+    cp.completion_tokens = turn->env.completion_tokens
+                           - turn->saved.completion_tokens;
+    cp.cached_tokens = turn->env.cached_tokens - turn->saved.cached_tokens;
+
     nodes = run->graph->nodes.elts;
     name = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
 
@@ -449,6 +456,9 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     turn->checkpoint_id = cp.id;
     turn->step = cp.step;
+    turn->saved.prompt_tokens = turn->env.prompt_tokens;
+    turn->saved.completion_tokens = turn->env.completion_tokens;
+    turn->saved.cached_tokens = turn->env.cached_tokens;
 
     return NGX_OK;
 }
@@ -511,18 +521,6 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     if (turn->locked) {
         ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
         turn->locked = 0;
-    }
-
-    if (turn->env.model_calls
-        && ngx_http_agent_store_session_usage(&turn->session_id,
-                                              turn->env.prompt_tokens,
-                                              turn->env.completion_tokens,
-                                              turn->env.cached_tokens)
-           != NGX_OK)
-    {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "agent: the usage of a turn on session \"%V\" could "
-                      "not be saved", &turn->session_id);
     }
 
     if (rc != NGX_OK) {
