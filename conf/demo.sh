@@ -53,7 +53,7 @@ user=""
 sed -e "s|%%MODULE%%|$module|" -e "s|%%PORT%%|$port|" \
     -e "s|%%RUN%%|$run|g" -e "s|%%PROMPTS%%|$top/prompts|" \
     -e "s|%%MODEL%%|$model|" -e "s|%%ENV%%|$envline|" \
-    -e "s|%%USER%%|$user|" \
+    -e "s|%%USER%%|$user|" -e "s|%%HTML%%|$top/conf/html|g" \
     "$top/conf/nginx.conf" > "$run/nginx.conf"
 
 nginx -p "$run/" -c "$run/nginx.conf" -e "$run/logs/error.log" \
@@ -61,6 +61,8 @@ nginx -p "$run/" -c "$run/nginx.conf" -e "$run/logs/error.log" \
 sleep 0.5
 
 api=http://127.0.0.1:$port/api
+echo
+echo "== the chat page: http://127.0.0.1:$port/ (open it in a browser)"
 echo
 echo "== POST $api/sessions/"
 sid=$(curl -sf -X POST "$api/sessions/" -H 'Content-Type: application/json' \
@@ -77,6 +79,8 @@ echo "== POST $api/chat/$sid/message (the event stream)"
 curl -sN -X POST "$api/chat/$sid/message" -H 'Content-Type: application/json' \
      -d '{"message": "What is the average salary by department?"}'
 
+echo
+echo "== the chat page: http://127.0.0.1:$port/"
 echo "== nginx is still running on 127.0.0.1:$port (logs in $run/logs);"
 echo "   try: curl -s $api/sessions/$sid/messages"
 echo "   stop it with: make demo-stop"

@@ -70,6 +70,11 @@ chmod 755 "$run"
 /usr/sbin/nginx -c "$run/nginx.conf" || fail "nginx did not start"
 sleep 0.5
 
+curl -sf "http://127.0.0.1:$port/" | grep -q '<title>nginx agent</title>' \
+    || fail "the chat page is not served"
+curl -sf "http://127.0.0.1:$port/vendor/vega.min.js" >/dev/null \
+    || fail "the page's libraries are not served"
+
 api=http://127.0.0.1:$port/api
 sid=$(curl -sf -X POST "$api/sessions/" -H 'Content-Type: application/json' \
       -d '{"title":"deb"}' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')

@@ -1,0 +1,346 @@
+/*
+ * The chat page: sessions, CSV uploads, the model, and a turn's event
+ * stream rendered as it comes.  Model text is markdown, turned into HTML by
+ * marked (HTML written by the model is shown as text) and cleaned by
+ * DOMPurify before it is shown; everything else from the server (tool
+ * input, results, errors, titles) is set as text.
+ */
+
+'use strict';
+
+const SESSIONS = meta('agent-sessions', 'api/sessions/');
+const CHAT = meta('agent-chat', 'api/chat/');
+
+const $ = (id) => document.getElementById(id);
+const state = { id: null, busy: false };
+
+function meta(name, dflt) {
+    const m = document.querySelector('meta[name="' + name + '"]');
+    return m ? m.content : dflt;
+}
+
+function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+}
+
+/* a JSON request; throws the server's "error" sentence */
+async function api(method, url, body, type) {
+    const opt = { method, headers: {} };
+    if (body !== undefined) {
+        opt.body = type ? body : JSON.stringify(body);
+        opt.headers['Content-Type'] = type || 'application/json';
+    }
+    const res = await fetch(url, opt);
+    const json = res.status === 204 ? null : await res.json().catch(() => null);
+    if (!res.ok) {
+        throw new Error((json && json.error) || res.status + ' ' + res.statusText);
+    }
+    return json;
+}
+
+function log() { return $('log'); }
+
+function scroll() { log().scrollTop = log().scrollHeight; }
+
+function note(text, cls) {
+    const n = el('div', 'note' + (cls ? ' ' + cls : ''), text);
+    log().appendChild(n);
+    scroll();
+    return n;
+}
+
+function progress(text) { $('progress').textContent = text || ''; }
+
+/*
+ * HTML the model writes is shown as text, not rendered: marked's html
+ * tokens are escaped; DOMPurify then cleans what markdown itself made.
+ */
+function escapeHtml(s) {
+    return s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
+            .replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+marked.use({ renderer: { html: (token) => escapeHtml(token.text) } });
+
+/* model text: markdown, sanitized; the cursor while it streams */
+function render(box, text, streaming) {
+    const html = DOMPurify.sanitize(marked.parse(text));
+    box.body.innerHTML = html;
+    if (streaming) box.body.appendChild(el('span', 'cursor'));
+}
+
+function assistantBox() {
+    const div = el('div', 'msg assistant');
+    const tools = el('div', 'tools');
+    const body = el('div', 'body');
+    div.append(tools, body);
+    log().appendChild(div);
+    return { div, tools, body, text: '', calls: {} };
+}
+
+/* a tool call, collapsed: its input (the SQL when there is one) */
+function toolStart(box, id, name, input) {
+    const d = el('details', 'tool');
+    const s = el('summary', null, 'tool ' + name + ' …');
+    d.appendChild(s);
+    const q = input && typeof input.query === 'string'
+              ? input.query : JSON.stringify(input || {}, null, 2);
+    d.appendChild(el('pre', 'input', q));
+    box.tools.appendChild(d);
+    box.calls[id] = { d, s, name };
+    return box.calls[id];
+}
+
+/* its result: rows as a table, a Vega-Lite spec as a chart, or text */
+function toolResult(box, id, name, content) {
+    const c = box.calls[id] || toolStart(box, id, name, null);
+    if (typeof content === 'string') {
+        try { content = JSON.parse(content); } catch (e) { /* text */ }
+    }
+    if (content && content.error) {
+        c.s.textContent = 'tool ' + c.name + ': error';
+        c.d.appendChild(el('pre', 'error', String(content.error)));
+        return;
+    }
+    if (content && content.type === 'vega_lite_spec' && content.spec) {
+        c.s.textContent = 'tool ' + c.name + ': chart';
+        const div = el('div', 'chart');
+        box.tools.appendChild(div);
+        vegaEmbed(div, content.spec, { actions: false, renderer: 'svg' })
+            .catch((e) => div.appendChild(el('pre', 'error', String(e))));
+        return;
+    }
+    if (content && Array.isArray(content.columns) && Array.isArray(content.rows)) {
+        c.s.textContent = 'tool ' + c.name + ': ' + content.row_count
+                          + ' row' + (content.row_count === 1 ? '' : 's')
+                          + (content.truncated ? ' (truncated)' : '');
+        c.d.appendChild(table(content.columns, content.rows));
+        c.d.open = true;
+        return;
+    }
+    c.s.textContent = 'tool ' + c.name + ': done';
+    c.d.appendChild(el('pre', 'output',
+                       typeof content === 'string'
+                       ? content : JSON.stringify(content, null, 2)));
+}
+
+function table(columns, rows) {
+    const t = el('table', 'result');
+    const head = t.createTHead().insertRow();
+    for (const col of columns) {
+        head.appendChild(el('th', null, typeof col === 'string'
+                                        ? col : (col.name || JSON.stringify(col))));
+    }
+    const body = t.createTBody();
+    for (const row of rows) {
+        const tr = body.insertRow();
+        for (const v of row) tr.insertCell().textContent = v === null ? 'NULL' : String(v);
+    }
+    return t;
+}
+
+/* --- sessions ------------------------------------------------------- */
+
+async function loadSessions() {
+    const res = await api('GET', SESSIONS + '?limit=50');
+    const ul = $('sessions');
+    ul.textContent = '';
+    for (const s of res.sessions) {
+        const li = el('li', s.id === state.id ? 'current' : '',
+                      s.title || s.id.slice(0, 8));
+        li.title = s.created_at;
+        li.dataset.id = s.id;
+        li.onclick = () => open(s.id);
+        ul.appendChild(li);
+    }
+}
+
+async function newSession() {
+    const s = await api('POST', SESSIONS,
+                        { title: 'Session ' + new Date().toLocaleString() });
+    await open(s.id);
+}
+
+async function open(id) {
+    state.id = id;
+    const s = await api('GET', SESSIONS + id);
+    $('title').textContent = s.title || id;
+    for (const x of ['model', 'csv', 'q']) $(x).disabled = false;
+    document.querySelector('#ask button').disabled = false;
+    log().textContent = '';
+    await Promise.all([loadSessions(), loadModels(), history()]);
+}
+
+/* a reopened session: its messages, tool calls and results included */
+async function history() {
+    const res = await api('GET', SESSIONS + state.id + '/messages?include_tools=1');
+    let box = null;
+    for (const m of res.messages) {
+        if (m.role === 'user') {
+            box = null;
+            log().appendChild(el('div', 'msg user', m.content));
+            continue;
+        }
+        if (m.role === 'tool') {
+            if (box) toolResult(box, m.tool_call_id, m.name, m.content);
+            continue;
+        }
+        if (!box) box = assistantBox();
+        for (const c of m.tool_calls || []) {
+            toolStart(box, c.id, c.name, c.arguments);
+        }
+        if (m.content) {
+            box.text += (box.text ? '\n\n' : '') + m.content;
+            render(box, box.text, false);
+        }
+    }
+    scroll();
+}
+
+async function loadModels() {
+    const res = await api('GET', CHAT + state.id + '/model');
+    const sel = $('model');
+    sel.textContent = '';
+    for (const [name, usable] of Object.entries(res.models)) {
+        const o = el('option', null, name + (usable ? '' : ' (no key)'));
+        o.value = name;
+        o.disabled = !usable;
+        o.selected = name === res.model;
+        sel.appendChild(o);
+    }
+}
+
+async function setModel() {
+    try {
+        await api('POST', CHAT + state.id + '/model', { name: $('model').value });
+        note('model: ' + $('model').value);
+    } catch (e) {
+        note(e.message, 'error');
+    }
+}
+
+async function upload() {
+    const f = $('csv').files[0];
+    if (!f) return;
+    try {
+        const r = await api('POST', SESSIONS + state.id + '/resources?name='
+                            + encodeURIComponent(f.name), f, 'text/csv');
+        note('uploaded ' + r.name + ': table ' + r.table + ', '
+             + r.row_count + ' rows, columns '
+             + r.columns.map((c) => c.name || c).join(', '), 'upload');
+    } catch (e) {
+        note('upload failed: ' + e.message, 'error');
+    }
+    $('csv').value = '';
+}
+
+/* --- a turn ------------------------------------------------------------ */
+
+async function ask(ev) {
+    ev.preventDefault();
+    const text = $('q').value.trim();
+    if (!text || !state.id || state.busy) return;
+    state.busy = true;
+    $('q').value = '';
+    log().appendChild(el('div', 'msg user', text));
+    const box = assistantBox();
+    render(box, '', true);
+    scroll();
+
+    try {
+        const res = await fetch(CHAT + state.id + '/message', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ message: text }),
+        });
+        if (!res.ok) {
+            const j = await res.json().catch(() => null);
+            throw new Error((j && j.error) || res.status + ' ' + res.statusText);
+        }
+        await events(res.body, (e) => handle(box, e));
+    } catch (e) {
+        failed(box, e.message);
+    }
+    state.busy = false;
+    progress('');
+    loadSessions().catch(() => {});
+}
+
+/* the stream: "data: JSON" lines, events split by blank lines */
+async function events(body, on) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            const data = block.split('\n').filter((l) => l.startsWith('data:'))
+                              .map((l) => l.slice(5).trimStart()).join('\n');
+            if (data) on(JSON.parse(data));
+        }
+    }
+}
+
+function handle(box, e) {
+    switch (e.type) {
+    case 'start':
+        return;
+    case 'chunk':
+        box.text += e.content;
+        if (!box.pending) {
+            box.pending = true;
+            requestAnimationFrame(() => {
+                box.pending = false;
+                render(box, box.text, !box.done);
+                scroll();
+            });
+        }
+        return;
+    case 'tool_start':
+        toolStart(box, e.id, e.name, e.input);
+        progress('running ' + e.name);
+        return scroll();
+    case 'tool_result':
+        toolResult(box, e.id, e.name, e.content);
+        return scroll();
+    case 'node':
+        progress(e.status === 'start' ? 'step: ' + e.name : '');
+        return;
+    case 'end':
+        box.done = true;
+        box.text = box.text || e.full_response || '';
+        render(box, box.text, false);
+        box.div.classList.add('done');
+        return scroll();
+    case 'error':
+        return failed(box, e.error + (e.code ? ' (' + e.code + ')' : ''));
+    default:
+        /* a graph's own event: {"type": NAME, "data": ...} */
+        box.tools.appendChild(el('div', 'note', e.type + ': '
+                                 + JSON.stringify(e.data)));
+    }
+}
+
+function failed(box, text) {
+    box.done = true;
+    render(box, box.text, false);
+    box.div.classList.add('done');
+    box.div.appendChild(el('div', 'note error', text));
+    scroll();
+}
+
+$('new').onclick = () => newSession().catch((e) => note(e.message, 'error'));
+$('model').onchange = setModel;
+$('csv').onchange = upload;
+$('ask').onsubmit = ask;
+$('q').onkeydown = (e) => {
+    if (e.key === 'Enter' && !e.shiftKey) ask(e);
+};
+loadSessions().catch((e) => note('cannot list sessions: ' + e.message, 'error'));

@@ -1,0 +1,89 @@
+// The chat page in Debian's Chromium, driven by playwright-core: a new
+// session, a CSV upload, a question; the answer must stream (a cursor),
+// end, show the SQL result as a table and the ask_analyst chart as an SVG
+// with marks, and the HTML the model put in its answer must not run.  The
+// session reopened shows the same.  Prints one JSON object of findings;
+// t/50-browser.t judges them.
+
+'use strict';
+
+const { chromium } = require('playwright-core');
+
+const [url, csv, shot] = process.argv.slice(2);
+
+async function findings(page) {
+    return page.evaluate(() => ({
+        rows: document.querySelectorAll('.msg.assistant table.result tbody tr').length,
+        cells: [...document.querySelectorAll('.msg.assistant table.result td')]
+            .slice(0, 2).map((td) => td.textContent),
+        sql: (document.querySelector('.msg.assistant details.tool pre.input')
+              || {}).textContent || '',
+        chartMarks: document.querySelectorAll('.chart svg .mark-rect path, '
+                                              + '.chart svg g.mark-rect > path').length,
+        answer: (document.querySelector('.msg.assistant .body') || {}).innerText || '',
+        strong: (document.querySelector('.msg.assistant .body strong') || {}).textContent || '',
+        pwned: window.__pwned === undefined ? null : window.__pwned,
+        onerror: document.querySelectorAll('#log [onerror]').length,
+        scripts: document.querySelectorAll('#log script').length,
+        images: document.querySelectorAll('#log .msg img').length,
+        styled: getComputedStyle(document.body).display === 'flex',
+    }));
+}
+
+(async () => {
+    const out = { errors: [] };
+    const browser = await chromium.launch({
+        executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+        args: ['--no-sandbox', '--disable-gpu'],
+    });
+    try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 1200 } });
+        page.on('pageerror', (e) => out.errors.push(String(e)));
+        // a refused image (the sanitized <img src=x>) is not a page error
+        page.on('console', (m) => {
+            if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) {
+                out.errors.push(m.text());
+            }
+        });
+        page.setDefaultTimeout(20000);
+
+        await page.goto(url);
+        await page.click('#new');
+        await page.waitForSelector('#sessions li.current');
+        out.session = await page.$eval('#sessions li.current', (li) => li.dataset.id);
+
+        await page.setInputFiles('#csv', csv);
+        out.upload = await (await page.waitForSelector('.note.upload')).textContent();
+
+        await page.fill('#q', 'How many people live in each city? Chart it.');
+        await page.click('#ask button');
+
+        // the answer streams: a cursor at the end of text that grows
+        await page.waitForSelector('.msg.assistant .body .cursor',
+                                   { state: 'attached' });
+        out.streamingText = await page.$eval('.msg.assistant .body', (b) => b.innerText);
+        await page.waitForSelector('.msg.assistant.done', { timeout: 30000 });
+        out.cursorAfter = await page.$$eval('.msg.assistant .cursor', (c) => c.length);
+        await page.waitForSelector('.chart svg');
+        await page.waitForTimeout(300);
+        out.live = await findings(page);
+        await page.screenshot({ path: shot, fullPage: false });
+
+        // the session reopened from its messages
+        await page.click('#new');
+        await page.waitForFunction((id) =>
+            document.querySelector('#sessions li.current')
+            && document.querySelector('#sessions li.current').dataset.id !== id,
+            out.session);
+        await page.click('#sessions li[data-id="' + out.session + '"]');
+        await page.waitForSelector('.msg.assistant table.result');
+        await page.waitForSelector('.chart svg');
+        await page.waitForTimeout(300);
+        out.reopened = await findings(page);
+    } catch (e) {
+        out.errors.push('driver: ' + e.message);
+    } finally {
+        await browser.close();
+    }
+    console.log(JSON.stringify(out));
+})();
