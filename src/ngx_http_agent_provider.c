@@ -135,6 +135,68 @@ ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
 }
 
 
+/*
+ * The messages as the turns of providers that take one role at a time and
+ * no empty message (Anthropic, Gemini): an array of {"role": "user" or
+ * ai, key: [parts]}, tool results in the user's turn, messages of one role
+ * in a row merged; part() writes the parts of message i.
+ */
+
+void
+ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,
+    ngx_http_agent_provider_part_pt part)
+{
+    ngx_str_t              *role, *prev;
+    ngx_uint_t              i;
+    ngx_http_agent_msg_t   *m;
+
+    static ngx_str_t  user = ngx_string("user");
+
+    m = llm->req->messages->elts;
+    prev = NULL;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < llm->req->messages->nelts; i++) {
+        if (m[i].content.len == 0 && m[i].images.len == 0
+            && m[i].tool_calls.len == 0 && m[i].tool_call_id.len == 0)
+        {
+            /* an empty part is refused: an empty message says nothing */
+            continue;
+        }
+
+        role = (m[i].role.len == 9
+                && ngx_strncmp(m[i].role.data, "assistant", 9) == 0)
+               ? ai : &user;
+
+        if (role != prev) {
+            if (prev) {
+                ngx_http_agent_json_arr_end(j);
+                ngx_http_agent_json_end(j);
+            }
+
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "role");
+            ngx_http_agent_json_str(j, role);
+            ngx_http_agent_json_cstr(j, key);      /* a key */
+            ngx_http_agent_json_arr(j);
+
+            prev = role;
+        }
+
+        part(llm, j, &m[i], i);
+    }
+
+    if (prev) {
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+}
+
+
 /* an integer field of a usage object; 0 when missing */
 
 int64_t

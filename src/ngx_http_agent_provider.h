@@ -28,6 +28,11 @@ struct ngx_http_agent_provider_s {
 };
 
 
+/* writes the parts of message i of the call */
+typedef void (*ngx_http_agent_provider_part_pt)(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t i);
+
+
 /* the registry, and what the providers share */
 ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
@@ -35,6 +40,9 @@ ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
 yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
 yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
     ngx_http_agent_msg_t *m);
+void ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,
+    ngx_http_agent_provider_part_pt part);
 int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
 
 /* OpenAI's wire format, which Azure's deployments speak too */

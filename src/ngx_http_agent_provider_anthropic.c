@@ -31,7 +31,7 @@ static ngx_int_t ngx_http_agent_anthropic_event(ngx_http_agent_llm_t *llm,
 static void ngx_http_agent_anthropic_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j);
 static void ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t mark);
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t i);
 static void ngx_http_agent_anthropic_cache(ngx_http_agent_json_t *j);
 
 
@@ -48,13 +48,10 @@ ngx_http_agent_anthropic_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body)
 {
     u_char                  *p;
-    ngx_str_t               *role, *prev;
-    ngx_uint_t               i, n, mark;
-    ngx_http_agent_msg_t    *m;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_model_t  *model;
 
-    static ngx_str_t  user = ngx_string("user");
+    static ngx_str_t  ai = ngx_string("assistant");
 
     model = llm->model;
 
@@ -114,51 +111,9 @@ ngx_http_agent_anthropic_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     }
 
     ngx_http_agent_json_key(j, "messages");
-    ngx_http_agent_json_arr(j);
+    ngx_http_agent_provider_turns(llm, j, "content", &ai,
+                                  ngx_http_agent_anthropic_blocks);
 
-    m = llm->req->messages->elts;
-    n = llm->req->messages->nelts;
-    prev = NULL;
-
-    for (i = 0; i < n; i++) {
-        if (m[i].content.len == 0 && m[i].images.len == 0
-            && m[i].tool_calls.len == 0 && m[i].tool_call_id.len == 0)
-        {
-            /* an empty block is refused: an empty message says nothing */
-            continue;
-        }
-
-        role = m[i].tool_call_id.len ? &user : &m[i].role;
-
-        if (prev == NULL || prev->len != role->len
-            || ngx_strncmp(prev->data, role->data, role->len) != 0)
-        {
-            if (prev) {
-                ngx_http_agent_json_arr_end(j);
-                ngx_http_agent_json_end(j);
-            }
-
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "role");
-            ngx_http_agent_json_str(j, role);
-            ngx_http_agent_json_key(j, "content");
-            ngx_http_agent_json_arr(j);
-
-            prev = role;
-        }
-
-        mark = model->cache
-               && (i + 1 == n || i + 1 == llm->req->history);
-
-        ngx_http_agent_anthropic_blocks(llm, j, &m[i], mark);
-    }
-
-    if (prev) {
-        ngx_http_agent_json_arr_end(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_json_done(j, body);
@@ -223,18 +178,25 @@ ngx_http_agent_anthropic_tools(ngx_http_agent_llm_t *llm,
 }
 
 
-/* the blocks of one message; mark: a cache breakpoint on its last */
+/*
+ * The blocks of message n; the last message, and the last before this
+ * turn, get a cache breakpoint on their last block.
+ */
 
 static void
 ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t mark)
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t n)
 {
     size_t                  i;
     yajl_val                images, args;
     ngx_str_t               mime, data;
-    ngx_uint_t              k;
+    ngx_uint_t              k, mark;
     ngx_array_t            *calls;
     ngx_http_agent_call_t  *c;
+
+    mark = llm->model->cache
+           && (n + 1 == llm->req->messages->nelts
+               || n + 1 == llm->req->history);
 
     if (m->tool_call_id.len) {
         ngx_http_agent_json_obj(j);

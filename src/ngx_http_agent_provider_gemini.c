@@ -31,7 +31,7 @@ static ngx_int_t ngx_http_agent_gemini_event(ngx_http_agent_llm_t *llm,
 static void ngx_http_agent_gemini_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j);
 static void ngx_http_agent_gemini_parts(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m);
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t n);
 static void ngx_http_agent_gemini_text(ngx_http_agent_json_t *j,
     ngx_str_t *text);
 
@@ -49,13 +49,9 @@ ngx_http_agent_gemini_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body)
 {
     u_char                  *p;
-    ngx_str_t               *role, *prev;
-    ngx_uint_t               i, n;
-    ngx_http_agent_msg_t    *m;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_model_t  *model;
 
-    static ngx_str_t  user = ngx_string("user");
     static ngx_str_t  ai = ngx_string("model");
 
     model = llm->model;
@@ -108,49 +104,9 @@ ngx_http_agent_gemini_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     }
 
     ngx_http_agent_json_key(j, "contents");
-    ngx_http_agent_json_arr(j);
+    ngx_http_agent_provider_turns(llm, j, "parts", &ai,
+                                  ngx_http_agent_gemini_parts);
 
-    m = llm->req->messages->elts;
-    n = llm->req->messages->nelts;
-    prev = NULL;
-
-    for (i = 0; i < n; i++) {
-        if (m[i].content.len == 0 && m[i].images.len == 0
-            && m[i].tool_calls.len == 0 && m[i].tool_call_id.len == 0)
-        {
-            continue;
-        }
-
-        /* tool results are the user's turn; turns of one role are one */
-
-        role = (m[i].role.len == 9
-                && ngx_strncmp(m[i].role.data, "assistant", 9) == 0)
-               ? &ai : &user;
-
-        if (prev != role) {
-            if (prev) {
-                ngx_http_agent_json_arr_end(j);
-                ngx_http_agent_json_end(j);
-            }
-
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "role");
-            ngx_http_agent_json_str(j, role);
-            ngx_http_agent_json_key(j, "parts");
-            ngx_http_agent_json_arr(j);
-
-            prev = role;
-        }
-
-        ngx_http_agent_gemini_parts(llm, j, &m[i]);
-    }
-
-    if (prev) {
-        ngx_http_agent_json_arr_end(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_json_done(j, body);
@@ -212,7 +168,7 @@ ngx_http_agent_gemini_tools(ngx_http_agent_llm_t *llm,
 
 static void
 ngx_http_agent_gemini_parts(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t n)
 {
     size_t                  i;
     yajl_val                images, res;
