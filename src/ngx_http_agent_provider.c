@@ -10,6 +10,7 @@
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_message.h"
 
 
 /*
@@ -132,6 +133,102 @@ ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
     }
 
     return v;
+}
+
+
+/* image i: its mime type and base64 data; NGX_DECLINED: not both */
+
+ngx_int_t
+ngx_http_agent_provider_image(yajl_val images, size_t i, ngx_str_t *mime,
+    ngx_str_t *data)
+{
+    yajl_val  img;
+
+    img = images->u.array.values[i];
+
+    if (ngx_http_agent_json_get_str(img, "mime_type", mime) != NGX_OK
+        || ngx_http_agent_json_get_str(img, "data", data) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * Opens tool t as {"name", "description" and the caller's keys; the
+ * "parameters" object, or NULL, in *params.  NGX_DECLINED: no name, and
+ * nothing written.
+ */
+
+ngx_int_t
+ngx_http_agent_provider_function(ngx_http_agent_json_t *j, yajl_val t,
+    yajl_val *params)
+{
+    yajl_val   fn;
+    ngx_str_t  s;
+
+    fn = ngx_http_agent_json_get(t, "function");
+
+    if (ngx_http_agent_json_get_str(fn, "name", &s) != NGX_OK) {
+        return NGX_DECLINED;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &s);
+
+    if (ngx_http_agent_json_get_str(fn, "description", &s) == NGX_OK) {
+        ngx_http_agent_json_key(j, "description");
+        ngx_http_agent_json_str(j, &s);
+    }
+
+    *params = ngx_http_agent_json_get(fn, "parameters");
+
+    if (*params && !YAJL_IS_OBJECT(*params)) {
+        *params = NULL;
+    }
+
+    return NGX_OK;
+}
+
+
+/* a message's tool calls, arguments parsed; NULL: none, or j failed */
+
+ngx_array_t *
+ngx_http_agent_provider_calls(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m)
+{
+    ngx_array_t  *calls;
+
+    if (m->tool_calls.len == 0) {
+        return NULL;
+    }
+
+    if (ngx_http_agent_message_calls(j->pool, &m->tool_calls, &calls, 1)
+        != NGX_OK)
+    {
+        j->failed = 1;
+        return NULL;
+    }
+
+    return calls;
+}
+
+
+/* v where a provider wants an object, {} when v is none */
+
+void
+ngx_http_agent_provider_object(ngx_http_agent_json_t *j, yajl_val v)
+{
+    if (v && YAJL_IS_OBJECT(v)) {
+        ngx_http_agent_json_val(j, v);
+        return;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
 }
 
 

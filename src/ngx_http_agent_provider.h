@@ -40,6 +40,13 @@ ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
 yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
 yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
     ngx_http_agent_msg_t *m);
+ngx_int_t ngx_http_agent_provider_image(yajl_val images, size_t i,
+    ngx_str_t *mime, ngx_str_t *data);
+ngx_int_t ngx_http_agent_provider_function(ngx_http_agent_json_t *j,
+    yajl_val t, yajl_val *params);
+ngx_array_t *ngx_http_agent_provider_calls(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
+void ngx_http_agent_provider_object(ngx_http_agent_json_t *j, yajl_val v);
 void ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,
     ngx_http_agent_provider_part_pt part);

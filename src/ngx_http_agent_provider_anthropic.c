@@ -126,9 +126,8 @@ static void
 ngx_http_agent_anthropic_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j)
 {
-    size_t     i;
-    yajl_val   tools, fn, v;
-    ngx_str_t  s;
+    size_t    i;
+    yajl_val  tools, v;
 
     tools = ngx_http_agent_provider_tools(llm);
     if (tools == NULL) {
@@ -139,25 +138,15 @@ ngx_http_agent_anthropic_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_arr(j);
 
     for (i = 0; i < tools->u.array.len; i++) {
-        fn = ngx_http_agent_json_get(tools->u.array.values[i], "function");
-
-        if (ngx_http_agent_json_get_str(fn, "name", &s) != NGX_OK) {
+        if (ngx_http_agent_provider_function(j, tools->u.array.values[i], &v)
+            != NGX_OK)
+        {
             continue;
         }
 
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &s);
-
-        if (ngx_http_agent_json_get_str(fn, "description", &s) == NGX_OK) {
-            ngx_http_agent_json_key(j, "description");
-            ngx_http_agent_json_str(j, &s);
-        }
-
         ngx_http_agent_json_key(j, "input_schema");
-        v = ngx_http_agent_json_get(fn, "parameters");
 
-        if (v && YAJL_IS_OBJECT(v)) {
+        if (v) {
             ngx_http_agent_json_val(j, v);
 
         } else {
@@ -188,7 +177,7 @@ ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t n)
 {
     size_t                  i;
-    yajl_val                images, args;
+    yajl_val                images;
     ngx_str_t               mime, data;
     ngx_uint_t              k, mark;
     ngx_array_t            *calls;
@@ -218,11 +207,7 @@ ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
     images = ngx_http_agent_provider_images(llm, m);
 
     for (i = 0; images && i < images->u.array.len; i++) {
-        if (ngx_http_agent_json_get_str(images->u.array.values[i],
-                                        "mime_type", &mime) != NGX_OK
-            || ngx_http_agent_json_get_str(images->u.array.values[i],
-                                           "data", &data) != NGX_OK)
-        {
+        if (ngx_http_agent_provider_image(images, i, &mime, &data) != NGX_OK) {
             continue;
         }
 
@@ -262,14 +247,8 @@ ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
         ngx_http_agent_json_end(j);
     }
 
-    if (m->tool_calls.len == 0) {
-        return;
-    }
-
-    if (ngx_http_agent_message_calls(j->pool, &m->tool_calls, &calls, 1)
-        != NGX_OK)
-    {
-        j->failed = 1;
+    calls = ngx_http_agent_provider_calls(j, m);
+    if (calls == NULL) {
         return;
     }
 
@@ -285,16 +264,8 @@ ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
         ngx_http_agent_json_str(j, &c[k].name);
         ngx_http_agent_json_key(j, "input");
 
-        args = c[k].args;
-
-        if (args && YAJL_IS_OBJECT(args)) {
-            ngx_http_agent_json_val(j, args);
-
-        } else {
-            /* the input must be an object: what did not parse is lost */
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-        }
+        /* the input must be an object: what did not parse is lost */
+        ngx_http_agent_provider_object(j, c[k].args);
 
         if (mark && k + 1 == calls->nelts) {
             ngx_http_agent_anthropic_cache(j);

@@ -119,9 +119,8 @@ static void
 ngx_http_agent_gemini_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j)
 {
-    size_t     i;
-    yajl_val   tools, fn, v;
-    ngx_str_t  s;
+    size_t    i;
+    yajl_val  tools, v;
 
     tools = ngx_http_agent_provider_tools(llm);
     if (tools == NULL) {
@@ -135,24 +134,13 @@ ngx_http_agent_gemini_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_arr(j);
 
     for (i = 0; i < tools->u.array.len; i++) {
-        fn = ngx_http_agent_json_get(tools->u.array.values[i], "function");
-
-        if (ngx_http_agent_json_get_str(fn, "name", &s) != NGX_OK) {
+        if (ngx_http_agent_provider_function(j, tools->u.array.values[i], &v)
+            != NGX_OK)
+        {
             continue;
         }
 
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &s);
-
-        if (ngx_http_agent_json_get_str(fn, "description", &s) == NGX_OK) {
-            ngx_http_agent_json_key(j, "description");
-            ngx_http_agent_json_str(j, &s);
-        }
-
-        v = ngx_http_agent_json_get(fn, "parameters");
-
-        if (v && YAJL_IS_OBJECT(v)) {
+        if (v) {
             ngx_http_agent_json_key(j, "parameters");
             ngx_http_agent_json_val(j, v);
         }
@@ -215,11 +203,7 @@ ngx_http_agent_gemini_parts(ngx_http_agent_llm_t *llm,
     images = ngx_http_agent_provider_images(llm, m);
 
     for (i = 0; images && i < images->u.array.len; i++) {
-        if (ngx_http_agent_json_get_str(images->u.array.values[i],
-                                        "mime_type", &mime) != NGX_OK
-            || ngx_http_agent_json_get_str(images->u.array.values[i],
-                                           "data", &data) != NGX_OK)
-        {
+        if (ngx_http_agent_provider_image(images, i, &mime, &data) != NGX_OK) {
             continue;
         }
 
@@ -234,14 +218,8 @@ ngx_http_agent_gemini_parts(ngx_http_agent_llm_t *llm,
         ngx_http_agent_json_end(j);
     }
 
-    if (m->tool_calls.len == 0) {
-        return;
-    }
-
-    if (ngx_http_agent_message_calls(j->pool, &m->tool_calls, &calls, 1)
-        != NGX_OK)
-    {
-        j->failed = 1;
+    calls = ngx_http_agent_provider_calls(j, m);
+    if (calls == NULL) {
         return;
     }
 
@@ -254,14 +232,7 @@ ngx_http_agent_gemini_parts(ngx_http_agent_llm_t *llm,
         ngx_http_agent_json_key(j, "name");
         ngx_http_agent_json_str(j, &c[k].name);
         ngx_http_agent_json_key(j, "args");
-
-        if (c[k].args && YAJL_IS_OBJECT(c[k].args)) {
-            ngx_http_agent_json_val(j, c[k].args);
-
-        } else {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-        }
+        ngx_http_agent_provider_object(j, c[k].args);
 
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);

@@ -104,17 +104,24 @@ sub anthropic {
             }
         }
 
-        if ($m->{role} eq 'user') {
-            push @{ $out{messages} }, { role => 'user', text => $text,
-                                        images => \@images }
-                if length $text || @images;
-        } else {
-            push @{ $out{messages} }, { role => 'assistant', text => $text,
-                                        calls => \@calls };
-        }
+        turn(\%out, $m->{role} eq 'user', $text, \@images, \@calls);
     }
 
     return \%out;
+}
+
+# a user's turn (when it says anything) or the assistant's, normalized
+sub turn {
+    my ($out, $user, $text, $images, $calls) = @_;
+
+    if ($user) {
+        push @{ $out->{messages} }, { role => 'user', text => $text,
+                                      images => $images }
+            if length $text || @$images;
+    } else {
+        push @{ $out->{messages} }, { role => 'assistant', text => $text,
+                                      calls => $calls };
+    }
 }
 
 sub gemini {
@@ -146,14 +153,7 @@ sub gemini {
             }
         }
 
-        if ($m->{role} eq 'user') {
-            push @{ $out{messages} }, { role => 'user', text => $text,
-                                        images => \@images }
-                if length $text || @images;
-        } else {
-            push @{ $out{messages} }, { role => 'assistant', text => $text,
-                                        calls => \@calls };
-        }
+        turn(\%out, $m->{role} eq 'user', $text, \@images, \@calls);
     }
 
     return \%out;
