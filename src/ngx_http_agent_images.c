@@ -110,7 +110,7 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
 }
 
 
-/* the types every provider takes */
+/* the types every provider takes, stored as written here: lower case */
 
 static ngx_int_t
 ngx_http_agent_images_type(ngx_str_t *mime)
@@ -128,6 +128,7 @@ ngx_http_agent_images_type(ngx_str_t *mime)
         if (mime->len == types[i].len
             && ngx_strncasecmp(mime->data, types[i].data, mime->len) == 0)
         {
+            *mime = types[i];
             return NGX_OK;
         }
     }

@@ -39,7 +39,6 @@ static void ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm,
     long status);
 static void ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm);
-static void ngx_http_agent_llm_mask(ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_retry_handler(ngx_event_t *ev);
 static void ngx_http_agent_llm_first_handler(ngx_event_t *ev);
 static void ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm);
@@ -291,8 +290,11 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
             return;
         }
 
-        /* the provider's stream was not what its protocol says */
-        ngx_http_agent_llm_failed(llm);
+        /*
+         * the provider's stream was not what its protocol says, or it
+         * reported an error in it, which may be tried again
+         */
+        ngx_http_agent_llm_again(llm);
         return;
     }
 
@@ -326,7 +328,6 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
 static void
 ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm, long status)
 {
-    u_char     *p;
     yajl_val    v, e;
     ngx_str_t   msg;
 
@@ -347,13 +348,7 @@ ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm, long status)
             ngx_str_null(&msg);
         }
 
-        msg.len = ngx_min(msg.len, 200);
-    }
-
-    for (p = msg.data; p < msg.data + msg.len; p++) {
-        if (*p < 0x20) {
-            *p = ' ';
-        }
+        ngx_http_agent_llm_excerpt(llm, &msg);
     }
 
     ngx_http_agent_llm_fail(llm, "the model provider answered %l%s%V",
@@ -373,7 +368,7 @@ ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm)
 
     m = llm->model;
 
-    ngx_http_agent_llm_mask(llm);
+    ngx_http_agent_llm_hide_key(llm, &llm->error);
 
     if (!llm->retryable) {
         ngx_http_agent_llm_failed(llm);
@@ -436,32 +431,11 @@ fallback:
 static void
 ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm)
 {
-    ngx_http_agent_llm_mask(llm);
+    ngx_http_agent_llm_hide_key(llm, &llm->error);
 
     ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
 
     llm->on_done(llm->data, NGX_ERROR);
-}
-
-
-/* the API key, should a provider have quoted it back, is not passed on */
-
-static void
-ngx_http_agent_llm_mask(ngx_http_agent_llm_t *llm)
-{
-    u_char  *p, *last;
-
-    if (llm->key.len < 4 || llm->error.len < llm->key.len) {
-        return;
-    }
-
-    last = llm->error.data + llm->error.len - llm->key.len;
-
-    for (p = llm->error.data; p <= last; p++) {
-        if (ngx_strncmp(p, llm->key.data, llm->key.len) == 0) {
-            ngx_memset(p, '*', llm->key.len);
-        }
-    }
 }
 
 

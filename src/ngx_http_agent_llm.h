@@ -147,6 +147,8 @@ ngx_int_t ngx_http_agent_llm_tool(ngx_http_agent_llm_t *llm,
     ngx_uint_t index, ngx_str_t *id, ngx_str_t *name, ngx_str_t *args);
 ngx_int_t ngx_http_agent_llm_finish(ngx_http_agent_llm_t *llm,
     ngx_str_t *reason);
+void ngx_http_agent_llm_excerpt(ngx_http_agent_llm_t *llm, ngx_str_t *s);
+void ngx_http_agent_llm_hide_key(ngx_http_agent_llm_t *llm, ngx_str_t *s);
 ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
     const char *fmt, ...);
 ngx_int_t ngx_http_agent_llm_buf_add(ngx_pool_t *pool,

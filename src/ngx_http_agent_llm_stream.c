@@ -28,6 +28,7 @@
 
 static ngx_int_t ngx_http_agent_llm_line(ngx_http_agent_llm_t *llm,
     u_char *p, size_t len);
+static ngx_uint_t ngx_http_agent_llm_refused(yajl_val e);
 static ngx_int_t ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm,
     u_char *p, size_t len);
 
@@ -247,14 +248,18 @@ ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 
     e = ngx_http_agent_json_get(v, "error");
     if (e) {
-        if (ngx_http_agent_json_get_str(e, "message", &s) != NGX_OK) {
+        if (ngx_http_agent_json_get_str(e, "message", &s) == NGX_OK) {
+            ngx_http_agent_llm_excerpt(llm, &s);
+
+        } else {
             ngx_str_set(&s, "unknown error");
         }
 
-        s.len = ngx_min(s.len, 200);
-
         rc = ngx_http_agent_llm_fail(llm, "the model provider reported: %V",
                                      &s);
+
+        /* before any of the answer it is tried again, as a 5xx would be */
+        llm->retryable = !llm->answered && !ngx_http_agent_llm_refused(e);
         goto done;
     }
 
@@ -513,4 +518,103 @@ ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm, const char *fmt, ...)
     }
 
     return NGX_ERROR;
+}
+
+
+/*
+ * An error a provider reports in its stream says whose fault it is:
+ * OpenAI and Anthropic by its "type", Gemini by its "code" and "status".
+ * The request's own fault is not tried again; overload, rate limits and
+ * the provider's own failures are.
+ */
+
+static ngx_uint_t
+ngx_http_agent_llm_refused(yajl_val e)
+{
+    int64_t      code;
+    yajl_val     n;
+    ngx_str_t    s;
+    ngx_uint_t   i, k;
+
+    static const char  *keys[] = { "type", "status" };
+    static ngx_str_t    faults[] = {
+        ngx_string("invalid_request_error"),
+        ngx_string("authentication_error"),
+        ngx_string("permission_error"),
+        ngx_string("not_found_error"),
+        ngx_string("request_too_large"),
+        ngx_string("invalid_argument"),
+        ngx_string("failed_precondition"),
+        ngx_string("permission_denied"),
+        ngx_string("unauthenticated"),
+        ngx_string("not_found")
+    };
+
+    n = ngx_http_agent_json_get(e, "code");
+
+    if (n && YAJL_IS_INTEGER(n)) {
+        code = YAJL_GET_INTEGER(n);
+
+        if (code >= 400 && code < 500 && code != 408 && code != 429) {
+            return 1;
+        }
+    }
+
+    for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        if (ngx_http_agent_json_get_str(e, keys[k], &s) != NGX_OK) {
+            continue;
+        }
+
+        for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+            if (s.len == faults[i].len
+                && ngx_strncasecmp(s.data, faults[i].data, s.len) == 0)
+            {
+                return 1;
+            }
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * The provider's own words about a failure, as they may be passed on: the
+ * API key masked first, should the provider have quoted it back, so that
+ * the cut leaves no part of it either; then only their start, on one line.
+ */
+
+void
+ngx_http_agent_llm_excerpt(ngx_http_agent_llm_t *llm, ngx_str_t *s)
+{
+    u_char  *p;
+
+    ngx_http_agent_llm_hide_key(llm, s);
+
+    s->len = ngx_min(s->len, 200);
+
+    for (p = s->data; p < s->data + s->len; p++) {
+        if (*p < 0x20) {
+            *p = ' ';
+        }
+    }
+}
+
+
+void
+ngx_http_agent_llm_hide_key(ngx_http_agent_llm_t *llm, ngx_str_t *s)
+{
+    u_char  *p, *last;
+
+    if (llm->key.len < 4 || s->len < llm->key.len) {
+        return;
+    }
+
+    last = s->data + s->len - llm->key.len;
+
+    for (p = s->data; p <= last; p++) {
+        if (ngx_strncmp(p, llm->key.data, llm->key.len) == 0) {
+            ngx_memset(p, '*', llm->key.len);
+        }
+    }
 }

@@ -294,7 +294,10 @@ ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
 }
 
 
-/* an integer field of a usage object; 0 when missing */
+/*
+ * an integer field of a usage object; 0 when missing, and at most what one
+ * call can count, so that sums of them stay far from overflowing
+ */
 
 int64_t
 ngx_http_agent_provider_int(yajl_val v, const char *name)
@@ -305,6 +308,10 @@ ngx_http_agent_provider_int(yajl_val v, const char *name)
 
     if (n == NULL || !YAJL_IS_INTEGER(n) || YAJL_GET_INTEGER(n) < 0) {
         return 0;
+    }
+
+    if (YAJL_GET_INTEGER(n) > NGX_MAX_INT32_VALUE) {
+        return NGX_MAX_INT32_VALUE;
     }
 
     return YAJL_GET_INTEGER(n);

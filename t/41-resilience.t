@@ -47,7 +47,25 @@ my %plan = (
     slong => sub { { status => 429, headers => { 'Retry-After' => 3600 } } },
     skey => sub { { status => $_[0] == 1 ? 503 : 401,
                     message => "Incorrect API key provided: $key." } },
+    # the key quoted across the 200 bytes of the message passed on
+    scut => sub { { status => 401,
+                    message => ('x' x 190) . " $key." } },
+    # an error in the stream before any of the answer, then one after text
+    sflow => sub { $_[0] == 1
+        ? { chunks => [ sse_error('Overloaded', 'overloaded_error') ] }
+        : { text => 'after the overload' } },
+    sreq => sub { { chunks => [ sse_error('bad tools',
+                                          'invalid_request_error') ] } },
+    slate => sub { my @c = MockLLM::text_chunks('partial answer');
+                   { chunks => [ @c[0 .. $#c - 3],
+                                 sse_error('Overloaded', 'overloaded_error') ] } },
 );
+
+sub sse_error {
+    my ($message, $type) = @_;
+    return MockLLM::sse_body({ error => { message => $message,
+                                          type => $type } });
+}
 
 my $mock = $t->mock(sub {
     my ($body) = @_;
@@ -158,9 +176,29 @@ like($r->{last}{error}, qr/answered 401: Incorrect API key provided: \*+/,
 unlike($r->{raw}, qr/\Q$key\E/, 'the key is not in the stream');
 is(tries('skey'), 2, 'the 503 quoting the key was retried');
 
+$r = ask('scut please', 'keyed');
+like($r->{last}{error}, qr/answered 401: x+ \*/,
+     'a key quoted at the cut of the message: masked');
+unlike($r->{raw}, qr/sk-quoted/, '... no part of it passed on');
+
+$r = ask('sflow please');
+is($r->{last}{full_response}, 'after the overload',
+   'an error in the stream before any text: tried again');
+is(tries('sflow'), 2, '... two requests');
+
+$r = ask('sreq please');
+like($r->{last}{error}, qr/reported: bad tools/,
+     'an error in the stream naming the request: an error event');
+is(tries('sreq'), 1, '... not tried again');
+
+$r = ask('slate please');
+is($r->{last}{type}, 'error', 'an error in the stream after text: an error');
+like($r->{text}, qr/^partial/, '... the text before it went out');
+is(tries('slate'), 1, '... never restarted');
+
 $t->stop;
 my $log = $t->slurp('error.log');
-unlike($log, qr/\Q$key\E/, 'nor in the log, retries included');
+unlike($log, qr/sk-quoted/, 'nor in the log, retries included');
 like($log, qr/model "mock": .*429.*; try 2 of 3 in \d+ ms/,
      'each retry logged');
 like($log, qr/model "down": .*; falling back to "backup"/,

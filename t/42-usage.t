@@ -88,8 +88,13 @@ for my $c (@cases) {
 }
 is(scalar(() = $mock->requests), $before, 'nothing of them sent upstream');
 $r = $t->turn($sid, { message => 'no cache', model => 'nocache',
-                      images => [ $img->('image/webp') ] });
+                      images => [ $img->('IMAGE/WebP') ] });
 is($r->{events}[-1]{type}, 'end', 'a webp image is taken');
+my ($sent) = grep { $_->{type} eq 'image' }
+             map { ref $_->{content} ? @{ $_->{content} } : () }
+             @{ ($mock->requests)[-1]{body}{messages} };
+is($sent->{source}{media_type}, 'image/webp',
+   '... its type sent in lower case, as Anthropic requires');
 $t->http('GET', "/api/chat/$sid/model");
 $t->stop;
 
