@@ -67,6 +67,8 @@ typedef struct {
     ngx_str_t                     *system;
     ngx_array_t                   *messages;    /* ngx_http_agent_msg_t */
     ngx_str_t                     *tools;       /* OpenAI's "tools" array */
+    ngx_uint_t                     tools_off;   /* declared, not to be
+                                                   called: the last round */
     ngx_uint_t                     history;     /* messages of earlier
                                                    turns: a stable prefix */
 

@@ -307,7 +307,8 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
 
     ctx->req.system = &ctx->system;
     ctx->req.messages = ctx->messages;
-    ctx->req.tools = ctx->tools_bound ? &ctx->conf->tools : NULL;
+    ctx->req.tools = ctx->conf->tools.len ? &ctx->conf->tools : NULL;
+    ctx->req.tools_off = !ctx->tools_bound;
     ctx->req.history = (ctx->messages
                         == run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages)
                        ? run->messages_at_start : 0;

@@ -164,6 +164,19 @@ ngx_http_agent_anthropic_tools(ngx_http_agent_llm_t *llm,
     }
 
     ngx_http_agent_json_arr_end(j);
+
+    /*
+     * the last round still declares the tools: Anthropic refuses tool_use
+     * and tool_result blocks in a request without them
+     */
+
+    if (llm->req->tools_off) {
+        ngx_http_agent_json_key(j, "tool_choice");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "none");
+        ngx_http_agent_json_end(j);
+    }
 }
 
 

@@ -151,6 +151,19 @@ ngx_http_agent_gemini_tools(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_arr_end(j);
+
+    /* the last round: declared, as in every earlier call, but not called */
+
+    if (llm->req->tools_off) {
+        ngx_http_agent_json_key(j, "toolConfig");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "functionCallingConfig");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "mode");
+        ngx_http_agent_json_cstr(j, "NONE");
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
 }
 
 

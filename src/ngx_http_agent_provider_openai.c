@@ -74,7 +74,8 @@ ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
 
     model = &llm->model->model;
     system = llm->req->system;
-    tools = llm->req->tools;
+    /* OpenAI takes tool calls in the history of a request without tools */
+    tools = llm->req->tools_off ? NULL : llm->req->tools;
     messages = llm->req->messages;
 
     j = ngx_http_agent_json_create(llm->pool);

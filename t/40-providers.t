@@ -252,4 +252,41 @@ is(scalar(() = $mock{anthropic}->requests), 2, 'anthropic called twice');
 
 $t->stop;
 $t->check_log;
+
+# the last round a turn may make: the tools still declared (Anthropic
+# refuses tool blocks in a request without them), but not to be called
+
+for my $f (qw(anthropic gemini)) {
+    my $t = AgentTest->new;
+    my $off = $f eq 'anthropic' ? sub { $_[0]{tool_choice} }
+                                : sub { $_[0]{toolConfig} };
+    my $mock = MockLLM->new(dir => $t->dir, name => $f, format => $f,
+        script => sub { $off->($_[0]) ? { text => 'Done.' }
+                        : { tools => [ [ "toolu_$_[1]", 'execute_sql_query',
+                                         $qjson ] ] } });
+    my $conf = $t->conf(location => 'agent_max_tool_rounds 2;');
+    $conf =~ s{agent_model mock [^;]*;}{"agent_model m provider=$f "
+        . 'url=http://127.0.0.1:' . $mock->port . ';'}e;
+    $t->run($conf);
+
+    my $sid = $t->session;
+    $t->http('POST', "/api/sessions/$sid/resources?name=cities.csv", $csv,
+             'Content-Type' => 'text/csv');
+    my $r = $t->turn($sid, 'Loop?');
+    is($r->{events}[-1]{full_response}, 'Done.', "$f: the last round answers");
+
+    my @req = $mock->requests;
+    is(scalar @req, 2, "$f: two calls, the cap");
+    ok(!$off->($req[0]{body}), "$f: the first may call tools");
+    ok($req[1]{body}{tools}, "$f: the last still declares them");
+    is_deeply($off->($req[1]{body}),
+              $f eq 'anthropic' ? { type => 'none' }
+                                : { functionCallingConfig
+                                        => { mode => 'NONE' } },
+              "$f: ... and may not call them");
+
+    $t->stop;
+    $t->check_log;
+}
+
 done_testing;
