@@ -273,6 +273,8 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     {
         ngx_str_set(&node, "__connection__");
         next = cp.next;
+        cp.run_id = run_id;
+        cp.lease = alcf->turn_lease;
 
         rc = ngx_http_agent_state_save(run, id, &cp, &node,
                                        next.len ? &next : NULL);

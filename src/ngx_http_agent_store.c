@@ -36,6 +36,7 @@
 static int ngx_http_agent_store_busy(void *data, int count);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
+static void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
 
 
 static const char  *ngx_http_agent_store_schema =
@@ -45,6 +46,7 @@ static const char  *ngx_http_agent_store_schema =
     " created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
     " message_count INTEGER NOT NULL DEFAULT 0, model TEXT, database TEXT,"
     " run_id TEXT, run_pid INTEGER, run_expires INTEGER, owner TEXT,"
+    " run_host TEXT,"
     " prompt_tokens INTEGER NOT NULL DEFAULT 0,"
     " completion_tokens INTEGER NOT NULL DEFAULT 0,"
     " cached_tokens INTEGER NOT NULL DEFAULT 0);"
@@ -91,17 +93,20 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE sessions SET database = ?2 WHERE id = ?1",
     "UPDATE sessions SET updated_at = ?2,"
     " message_count = message_count + ?3,"
-    " run_expires = CASE WHEN run_id IS NULL THEN NULL ELSE ?4 END,"
+    " run_expires = ?4,"
     " prompt_tokens = prompt_tokens + ?5,"
     " completion_tokens = completion_tokens + ?6,"
     " cached_tokens = cached_tokens + ?7"
-    " WHERE id = ?1",
-    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4"
+    " WHERE id = ?1 AND run_id = ?8",
+    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4,"
+    " run_host = ?6"
     " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5)",
-    "SELECT run_id, run_pid FROM sessions WHERE id = ?1",
-    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?5"
+    "SELECT run_id, run_pid, run_host FROM sessions WHERE id = ?1",
+    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?5,"
+    " run_host = ?6"
     " WHERE id = ?1 AND run_id = ?4",
-    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL"
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
+    " run_host = NULL"
     " WHERE id = ?1 AND run_id = ?2",
     "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2",
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
@@ -137,7 +142,8 @@ static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 
 ngx_uint_t            ngx_http_agent_store_tx;
 ngx_log_t            *ngx_http_agent_store_log;
-ngx_msec_t            ngx_http_agent_store_lease = 30000;
+ngx_str_t             ngx_http_agent_store_host;
+static u_char         ngx_http_agent_store_host_data[128];
 
 
 ngx_int_t
@@ -150,6 +156,8 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_uint_t i;
 
     static const char  *suffix[] = { "", "-wal", "-shm" };
+
+    ngx_http_agent_store_host_init(cycle);
 
     if (ngx_http_agent_store_dir(cycle, path, user, group) != NGX_OK) {
         return NGX_ERROR;
@@ -204,6 +212,8 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         "INTEGER", NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN owner TEXT",
                         NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_host TEXT",
+                        NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN prompt_tokens "
                         "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN "
@@ -234,6 +244,62 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * Where a turn's pid means something: the kernel's boot id and the pid
+ * namespace.  Another host, or a container with its own pid namespace on
+ * the same file, has another identity, and there a pid that looks gone
+ * proves nothing: only the lease time frees its sessions.  Without /proc,
+ * a random id of this master's start.
+ */
+
+static void
+ngx_http_agent_store_host_init(ngx_cycle_t *cycle)
+{
+    u_char     *p, *last, id[36];
+    ssize_t     n;
+    ngx_fd_t    fd;
+    ngx_uint_t  ok;
+
+    p = ngx_http_agent_store_host_data;
+    last = p + sizeof(ngx_http_agent_store_host_data);
+    ok = 0;
+
+    fd = ngx_open_file("/proc/sys/kernel/random/boot_id", NGX_FILE_RDONLY,
+                       NGX_FILE_OPEN, 0);
+
+    if (fd != NGX_INVALID_FILE) {
+        n = read(fd, p, 36);
+
+        if (n == 36) {
+            p += 36;
+            *p++ = ' ';
+
+            n = readlink("/proc/self/ns/pid", (char *) p, last - p);
+
+            if (n > 0 && n < last - p) {
+                p += n;
+                ok = 1;
+            }
+        }
+
+        (void) ngx_close_file(fd);
+    }
+
+    if (!ok) {
+        ngx_log_error(NGX_LOG_WARN, cycle->log, ngx_errno,
+                      "agent: no boot id or pid namespace in /proc, a turn "
+                      "lock of another nginx is freed by its lease only");
+
+        ngx_http_agent_store_new_id(id);
+        p = ngx_cpymem(ngx_http_agent_store_host_data, "random ", 7);
+        p = ngx_cpymem(p, id, 36);
+    }
+
+    ngx_http_agent_store_host.data = ngx_http_agent_store_host_data;
+    ngx_http_agent_store_host.len = p - ngx_http_agent_store_host_data;
 }
 
 

@@ -40,6 +40,10 @@ typedef struct {
     int64_t                    step;
     int64_t                    msg_count;
 
+    /* the run that holds the session, and the lease a write renews */
+    ngx_str_t                  run_id;
+    ngx_msec_t                 lease;
+
     /* tokens spent since the last checkpoint: the session's totals */
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;

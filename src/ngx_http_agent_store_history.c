@@ -170,7 +170,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
 {
     u_char                *p;
     int64_t                seq, visible;
-    ngx_uint_t             i, n, own;
+    ngx_uint_t             i, n, own, lost;
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t  *m;
 
@@ -192,6 +192,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
     own = !ngx_http_agent_store_tx;
+    lost = 0;
 
     if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
         return NGX_ERROR;
@@ -266,14 +267,24 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     ngx_http_agent_store_bind(stmt, 2, &cp->created_at);
     sqlite3_bind_int64(stmt, 3, visible);
 
-    /* a checkpoint renews the running turn's lease */
-    sqlite3_bind_int64(stmt, 4, ngx_http_agent_store_ms()
-                                + ngx_http_agent_store_lease);
+    /* a checkpoint renews the running turn's own lease */
+    sqlite3_bind_int64(stmt, 4, ngx_http_agent_store_ms() + cp->lease);
     sqlite3_bind_int64(stmt, 5, cp->prompt_tokens);
     sqlite3_bind_int64(stmt, 6, cp->completion_tokens);
     sqlite3_bind_int64(stmt, 7, cp->cached_tokens);
+    ngx_http_agent_store_bind(stmt, 8, &cp->run_id);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    /* the lease ran out and another turn took the session: write nothing */
+    if (sqlite3_changes(ngx_http_agent_store_db) != 1) {
+        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
+                      "agent: session \"%V\" is no longer held by run "
+                      "\"%V\", its checkpoint is not written", session_id,
+                      &cp->run_id);
+        lost = 1;
         goto failed;
     }
 
@@ -305,7 +316,7 @@ failed:
         (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
     }
 
-    return NGX_ERROR;
+    return lost ? NGX_DECLINED : NGX_ERROR;
 }
 
 

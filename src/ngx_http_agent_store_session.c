@@ -287,8 +287,10 @@ ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
  * turn holds an unexpired lease, NGX_DECLINED when there is no such
  * session.  The running turn renews the lease (each checkpoint, and a
  * timer of the turn); a holder that died, or whose pid was reused after a
- * restart, frees the session when its lease runs out.  A holder whose
- * process is gone from this host frees it at once.
+ * restart, frees the session when its lease runs out.  A holder of this
+ * host and pid namespace whose process is gone frees it at once; on any
+ * other host (or pid namespace) a pid proves nothing, and only the lease
+ * decides.
  */
 
 ngx_int_t
@@ -299,9 +301,9 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
     ngx_pid_t      pid;
     ngx_str_t      owner;
     sqlite3_stmt  *stmt;
+    const u_char  *host;
     u_char         buf[64];
 
-    ngx_http_agent_store_lease = lease;
     now = ngx_http_agent_store_ms();
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK);
@@ -314,6 +316,7 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
     sqlite3_bind_int64(stmt, 3, ngx_pid);
     sqlite3_bind_int64(stmt, 4, now + lease);
     sqlite3_bind_int64(stmt, 5, now);
+    ngx_http_agent_store_bind(stmt, 6, &ngx_http_agent_store_host);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -338,7 +341,16 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
     }
 
     owner.len = sqlite3_column_bytes(stmt, 0);
-    if (owner.len > sizeof(buf) || sqlite3_column_text(stmt, 0) == NULL) {
+    host = sqlite3_column_text(stmt, 2);
+
+    if (owner.len > sizeof(buf) || sqlite3_column_text(stmt, 0) == NULL
+        || host == NULL
+        || (size_t) sqlite3_column_bytes(stmt, 2)
+           != ngx_http_agent_store_host.len
+        || ngx_memcmp(host, ngx_http_agent_store_host.data,
+                      ngx_http_agent_store_host.len)
+           != 0)
+    {
         sqlite3_reset(stmt);
         return NGX_BUSY;
     }
@@ -366,6 +378,7 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
     sqlite3_bind_int64(stmt, 3, ngx_pid);
     ngx_http_agent_store_bind(stmt, 4, &owner);
     sqlite3_bind_int64(stmt, 5, now + lease);
+    ngx_http_agent_store_bind(stmt, 6, &ngx_http_agent_store_host);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -374,6 +387,8 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
     return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK : NGX_BUSY;
 }
 
+
+/* NGX_DECLINED: the lease is no longer this run's (it ran out, was taken) */
 
 ngx_int_t
 ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
@@ -390,7 +405,12 @@ ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
     ngx_http_agent_store_bind(stmt, 2, run_id);
     sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + lease);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
+                                                         : NGX_DECLINED;
 }
 
 

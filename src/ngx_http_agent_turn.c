@@ -67,6 +67,7 @@ static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
 static void ngx_http_agent_turn_lease(ngx_event_t *ev);
+static ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
@@ -409,6 +410,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
+    ngx_int_t                     rc;
     ngx_str_t                    *name;
     ngx_uint_t                    end;
     ngx_http_agent_node_t        *nodes;
@@ -417,6 +419,8 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
     cp.id = turn->checkpoint_id;
     cp.step = turn->step;
+    cp.run_id = turn->run_id;
+    cp.lease = turn->lease_ms;
 
     /* the tokens of the step's model calls, in the same transaction */
     cp.prompt_tokens = turn->env.prompt_tokens - turn->saved.prompt_tokens;
@@ -434,11 +438,16 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_state_save(run, &turn->session_id, &cp, node, name)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_state_save(run, &turn->session_id, &cp, node, name);
+
+    if (rc != NGX_OK) {
         if (end) {
             ngx_http_agent_store_rollback();
+        }
+
+        if (rc == NGX_DECLINED) {
+            turn->locked = 0;
+            return ngx_http_agent_turn_lost(run);
         }
 
         return NGX_ERROR;
@@ -667,18 +676,48 @@ ngx_http_agent_turn_lease(ngx_event_t *ev)
 {
     ngx_http_agent_turn_t *turn = ev->data;
 
+    ngx_int_t  rc;
+
     if (!turn->locked) {
         return;
     }
 
-    if (ngx_http_agent_store_lock_renew(&turn->session_id, &turn->run_id,
-                                        turn->lease_ms)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_store_lock_renew(&turn->session_id, &turn->run_id,
+                                         turn->lease_ms);
+
+    if (rc == NGX_DECLINED && turn->run && !turn->run->finished) {
+
+        /* another turn has the session: this one must not write again */
+
+        turn->locked = 0;
+        ngx_http_agent_graph_cancel(turn->run);
+        (void) ngx_http_agent_turn_lost(turn->run);
+        ngx_http_agent_turn_done(turn->run, NGX_ERROR);
+        return;
+    }
+
+    if (rc != NGX_OK) {
         ngx_log_error(NGX_LOG_WARN, ev->log, 0, "agent: the lease of "
                       "session \"%V\" could not be renewed",
                       &turn->session_id);
     }
 
     ngx_add_timer(ev, turn->lease_ms / 3);
+}
+
+
+static ngx_int_t
+ngx_http_agent_turn_lost(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_turn_t *turn = run->ctx;
+
+    ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+                  "agent: turn on session \"%V\" lost its lease to "
+                  "another turn and ends", &turn->session_id);
+
+    return ngx_http_agent_graph_fail(run, "lease_lost", "this turn lost its "
+                                     "hold on the session (its lease ran "
+                                     "out and another turn took it); the "
+                                     "steps saved before are kept, send "
+                                     "the message again");
 }
