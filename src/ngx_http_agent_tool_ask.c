@@ -12,6 +12,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_template.h"
+#include "ngx_http_agent_vega.h"
 
 
 /*
@@ -236,12 +237,32 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
                    : NULL;
 
     if (v && YAJL_IS_OBJECT(v)) {
-        ngx_http_agent_tool_ask_finish(ta, "spec", &answer);
-        return;
+
+        /* the spec as the page may draw it (ngx_http_agent_vega.c) */
+
+        j = ngx_http_agent_json_create(run->pool);
+        if (j == NULL) {
+            ngx_http_agent_tool_ask_finish(ta, NULL, NULL);
+            return;
+        }
+
+        rc = ngx_http_agent_vega_clean(j, v, &err);
+
+        if (rc == NGX_OK) {
+            if (ngx_http_agent_json_done(j, &answer) != NGX_OK) {
+                ngx_http_agent_tool_ask_finish(ta, NULL, NULL);
+                return;
+            }
+
+            ngx_http_agent_tool_ask_finish(ta, "spec", &answer);
+            return;
+        }
     }
 
     if (ta->fixes++ >= NGX_HTTP_AGENT_ANALYST_FIXES) {
-        ngx_str_set(&err, "the chart specification was not valid JSON");
+        if (v == NULL || !YAJL_IS_OBJECT(v)) {
+            ngx_str_set(&err, "the chart specification was not valid JSON");
+        }
         ngx_http_agent_tool_ask_finish(ta, "error", &err);
         return;
     }
@@ -255,8 +276,10 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
     }
 
     user.data = p;
-    user.len = ngx_sprintf(p, "This is not a valid JSON object (%V). Fix it "
+    user.len = ngx_sprintf(p, "This is not a valid %s (%V). Fix it "
                            "and answer with the JSON object only:\n%V",
+                           v && YAJL_IS_OBJECT(v) ? "chart specification"
+                                                  : "JSON object",
                            &err, &answer)
                - p;
 
