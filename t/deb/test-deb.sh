@@ -74,6 +74,9 @@ curl -sf "http://127.0.0.1:$port/" | grep -q '<title>nginx agent</title>' \
     || fail "the chat page is not served"
 curl -sf "http://127.0.0.1:$port/vendor/vega.min.js" >/dev/null \
     || fail "the page's libraries are not served"
+curl -sfI "http://127.0.0.1:$port/" | grep -qi \
+    "^content-security-policy: default-src 'self'; img-src 'self' data:" \
+    || fail "the page is served without its Content-Security-Policy"
 
 api=http://127.0.0.1:$port/api
 sid=$(curl -sf -X POST "$api/sessions/" -H 'Content-Type: application/json' \
