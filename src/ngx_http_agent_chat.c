@@ -268,7 +268,7 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     if (run
         && ngx_http_agent_store_session_set(id, NGX_HTTP_AGENT_STORE_DATABASE,
                                             &name) == NGX_OK
-        && ngx_http_agent_state_load(r->pool, id, run, &cp) == NGX_OK
+        && ngx_http_agent_state_load(r->pool, id, run, &cp, -1) == NGX_OK
         && ngx_http_agent_state_set(run, "db_schema", tables) == NGX_OK)
     {
         ngx_str_set(&node, "__connection__");

@@ -29,7 +29,8 @@ static void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
 
 ngx_int_t
 ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp)
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_int_t images_keep)
 {
     size_t                     i;
     yajl_val                   v, c;
@@ -137,7 +138,8 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
         }
     }
 
-    return ngx_http_agent_store_messages(pool, id, cp->msg_count, 1,
+    return ngx_http_agent_store_messages(pool, id, cp->msg_count,
+                       images_keep,
                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages);
 }
 

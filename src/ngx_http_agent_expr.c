@@ -25,7 +25,8 @@
  */
 
 
-#define NGX_HTTP_AGENT_EXPR_MAX_DEPTH  32
+#define NGX_HTTP_AGENT_EXPR_MAX_DEPTH   32
+#define NGX_HTTP_AGENT_EXPR_MAX_DIGITS  30
 
 
 typedef enum {
@@ -93,6 +94,8 @@ static ngx_http_agent_expr_t *ngx_http_agent_expr_compare(
     ngx_http_agent_parser_t *ps);
 static ngx_http_agent_expr_t *ngx_http_agent_expr_operand(
     ngx_http_agent_parser_t *ps);
+static ngx_http_agent_expr_t *ngx_http_agent_expr_number(
+    ngx_http_agent_parser_t *ps, ngx_http_agent_expr_t *e, ngx_str_t *text);
 static ngx_http_agent_expr_t *ngx_http_agent_expr_node(
     ngx_http_agent_parser_t *ps, ngx_http_agent_op_e op);
 static ngx_uint_t ngx_http_agent_expr_skip(ngx_http_agent_parser_t *ps,
@@ -322,8 +325,10 @@ ngx_http_agent_expr_operand(ngx_http_agent_parser_t *ps)
     if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) {
         s = ps->p++;
 
+        /* the whole word, so that "1.2.3", "1e" or "12abc" is refused */
+
         while (ps->p < ps->last
-               && ((*ps->p >= '0' && *ps->p <= '9') || *ps->p == '.'))
+               && (isalnum(*ps->p) || *ps->p == '_' || *ps->p == '.'))
         {
             ps->p++;
         }
@@ -335,10 +340,7 @@ ngx_http_agent_expr_operand(ngx_http_agent_parser_t *ps)
             return ngx_http_agent_expr_error(ps, "\"-\" is not a number");
         }
 
-        e->literal.type = NGX_HTTP_AGENT_V_NUMBER;
-        e->literal.number = ngx_http_agent_json_number(&name);
-
-        return e;
+        return ngx_http_agent_expr_number(ps, e, &name);
     }
 
     s = ps->p;
@@ -431,6 +433,63 @@ ngx_http_agent_expr_operand(ngx_http_agent_parser_t *ps)
     }
 
     e->channel = ch;
+
+    return e;
+}
+
+
+/*
+ * NUMBER := "-"? DIGITS ("." DIGITS)?, at most 30 digits: without an
+ * exponent it stays far below the range of a double, and a longer literal
+ * would be read as 0 (ngx_http_agent_json_number() takes 63 bytes)
+ */
+
+static ngx_http_agent_expr_t *
+ngx_http_agent_expr_number(ngx_http_agent_parser_t *ps,
+    ngx_http_agent_expr_t *e, ngx_str_t *text)
+{
+    u_char      *p, *last, *start;
+    ngx_uint_t   digits;
+
+    p = text->data;
+    last = text->data + text->len;
+
+    if (*p == '-') {
+        p++;
+    }
+
+    start = p;
+
+    while (p < last && *p >= '0' && *p <= '9') {
+        p++;
+    }
+
+    digits = p - start;
+
+    if (digits && p < last && *p == '.') {
+        start = ++p;
+
+        while (p < last && *p >= '0' && *p <= '9') {
+            p++;
+        }
+
+        digits = (p == start) ? 0 : digits + (p - start);
+    }
+
+    if (digits == 0 || p != last) {
+        return ngx_http_agent_expr_error(ps, "the number \"%V\" is "
+                                         "malformed: write it as 12, -3 or "
+                                         "1.5, without an exponent", text);
+    }
+
+    if (digits > NGX_HTTP_AGENT_EXPR_MAX_DIGITS) {
+        return ngx_http_agent_expr_error(ps, "the number \"%V\" has more "
+                                         "than %d digits", text,
+                                         NGX_HTTP_AGENT_EXPR_MAX_DIGITS);
+    }
+
+    e->literal.type = NGX_HTTP_AGENT_V_NUMBER;
+    e->literal.number = ngx_http_agent_json_number(text);
 
     return e;
 }

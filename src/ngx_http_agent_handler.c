@@ -416,16 +416,45 @@ ngx_int_t
 ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json)
 {
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    if (json == NULL) {
+        return ngx_http_agent_send_chain(r, status, NULL, 0);
+    }
+
+    b = ngx_calloc_buf(r->pool);
+    cl = ngx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = json->data;
+    b->last = json->data + json->len;
+    b->memory = 1;
+    cl->buf = b;
+    cl->next = NULL;
+
+    return ngx_http_agent_send_chain(r, status, cl, json->len);
+}
+
+
+/* a JSON answer in a chain of buffers, plus a newline for curl's readers */
+
+ngx_int_t
+ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_chain_t *out, off_t size)
+{
     ngx_int_t     rc;
     ngx_buf_t    *b;
-    ngx_chain_t   out;
+    ngx_chain_t  *cl, **ll;
 
     r->headers_out.status = status;
     r->headers_out.content_type = ngx_http_agent_json_type;
     r->headers_out.content_type_len = ngx_http_agent_json_type.len;
-    r->headers_out.content_length_n = json ? (off_t) json->len + 1 : 0;
+    r->headers_out.content_length_n = out ? size + 1 : 0;
 
-    if (json == NULL) {
+    if (out == NULL) {
         r->header_only = 1;
     }
 
@@ -436,26 +465,24 @@ ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     b = ngx_calloc_buf(r->pool);
-    if (b == NULL) {
+    cl = ngx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
         return NGX_ERROR;
     }
 
-    /* the body plus a newline, for people reading it with curl */
-    b->pos = ngx_pnalloc(r->pool, json->len + 1);
-    if (b->pos == NULL) {
-        return NGX_ERROR;
-    }
-
-    b->last = ngx_cpymem(b->pos, json->data, json->len);
-    *b->last++ = '\n';
+    b->pos = (u_char *) "\n";
+    b->last = b->pos + 1;
     b->memory = 1;
     b->last_buf = (r == r->main) ? 1 : 0;
     b->last_in_chain = 1;
+    cl->buf = b;
+    cl->next = NULL;
 
-    out.buf = b;
-    out.next = NULL;
+    for (ll = &out; *ll; ll = &(*ll)->next) { /* void */ }
 
-    return ngx_http_output_filter(r, &out);
+    *ll = cl;
+
+    return ngx_http_output_filter(r, out);
 }
 
 

@@ -11,6 +11,8 @@
 
 
 static void ngx_http_agent_json_print(void *ctx, const char *s, size_t len);
+static ngx_int_t ngx_http_agent_json_link(ngx_http_agent_json_t *j,
+    size_t len);
 static void ngx_http_agent_json_gen_cleanup(void *data);
 static void ngx_http_agent_json_tree_cleanup(void *data);
 static void ngx_http_agent_json_value(ngx_http_agent_json_t *j, yajl_val v,
@@ -87,6 +89,13 @@ ngx_http_agent_json_print(void *ctx, const char *s, size_t len)
         return;
     }
 
+    if (j->last && (size_t) (j->end - j->pos) < len) {
+        if (ngx_http_agent_json_link(j, len) != NGX_OK) {
+            j->failed = 1;
+            return;
+        }
+    }
+
     if ((size_t) (j->end - j->pos) < len) {
         size = ngx_max(2 * (size_t) (j->end - j->start),
                        (size_t) (j->pos - j->start) + len + 256);
@@ -103,6 +112,100 @@ ngx_http_agent_json_print(void *ctx, const char *s, size_t len)
     }
 
     j->pos = ngx_cpymem(j->pos, s, len);
+}
+
+
+/*
+ * An answer that may be large (a page of messages with their images) is
+ * printed into a chain: a full buffer is linked and a new one started, so
+ * the text is never copied to grow and no pool holds the copies a doubling
+ * buffer leaves behind.
+ */
+
+ngx_http_agent_json_t *
+ngx_http_agent_json_chain(ngx_pool_t *pool)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NULL;
+    }
+
+    j->last = &j->out;
+
+    return j;
+}
+
+
+#define NGX_HTTP_AGENT_JSON_CHAIN_BUF  16384
+
+
+static ngx_int_t
+ngx_http_agent_json_link(ngx_http_agent_json_t *j, size_t len)
+{
+    u_char       *p;
+    size_t        size;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    if (j->pos != j->start) {
+        b = ngx_calloc_buf(j->pool);
+        cl = ngx_alloc_chain_link(j->pool);
+        if (b == NULL || cl == NULL) {
+            return NGX_ERROR;
+        }
+
+        b->pos = j->start;
+        b->last = j->pos;
+        b->memory = 1;
+        cl->buf = b;
+        cl->next = NULL;
+
+        *j->last = cl;
+        j->last = &cl->next;
+        j->size += j->pos - j->start;
+    }
+
+    if (len == 0) {
+        j->start = NULL;
+        j->pos = NULL;
+        j->end = NULL;
+        return NGX_OK;
+    }
+
+    size = ngx_max(len, NGX_HTTP_AGENT_JSON_CHAIN_BUF);
+
+    p = ngx_pnalloc(j->pool, size);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    j->start = p;
+    j->pos = p;
+    j->end = p + size;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_json_chain_done(ngx_http_agent_json_t *j, ngx_chain_t **out,
+    off_t *size)
+{
+    if (j->failed || ngx_http_agent_json_link(j, 0) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    *out = j->out;
+    *size = j->size;
+
+    j->failed = 1;
+
+    yajl_gen_free(j->gen);
+    j->gen = NULL;
+
+    return NGX_OK;
 }
 
 

@@ -23,6 +23,11 @@ typedef struct {
     u_char                    *pos;
     u_char                    *end;
     ngx_uint_t                 failed;
+
+    /* a chained text: full buffers are linked here, never copied */
+    ngx_chain_t               *out;
+    ngx_chain_t              **last;
+    off_t                      size;
 } ngx_http_agent_json_t;
 
 
@@ -65,6 +70,9 @@ double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 ngx_int_t ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out);
+ngx_http_agent_json_t *ngx_http_agent_json_chain(ngx_pool_t *pool);
+ngx_int_t ngx_http_agent_json_chain_done(ngx_http_agent_json_t *j,
+    ngx_chain_t **out, off_t *size);
 ngx_int_t ngx_http_agent_json_scratch(ngx_http_agent_json_t *j,
     ngx_str_t *out);
 

@@ -187,6 +187,41 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       offsetof(ngx_http_agent_loc_conf_t, turn_lease),
       NULL },
 
+    { ngx_string("agent_history_max_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, history_max_size),
+      NULL },
+
+    { ngx_string("agent_images_keep"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, images_keep),
+      NULL },
+
+    { ngx_string("agent_databases"),
+      NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_conf_set_str_array_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, databases),
+      NULL },
+
+    { ngx_string("agent_models"),
+      NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_conf_set_str_array_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, models),
+      NULL },
+
+    { ngx_string("agent_sql_concurrency"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, sql_concurrency),
+      NULL },
+
     { ngx_string("agent_graph"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_TAKE1,
       ngx_http_agent_graph,
@@ -340,6 +375,11 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_rows = NGX_CONF_UNSET_UINT;
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
+    alcf->history_max_size = NGX_CONF_UNSET_SIZE;
+    alcf->images_keep = NGX_CONF_UNSET;
+    alcf->databases = NGX_CONF_UNSET_PTR;
+    alcf->models = NGX_CONF_UNSET_PTR;
+    alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
     alcf->owner = NGX_CONF_UNSET_PTR;
     alcf->inputs = NGX_CONF_UNSET_PTR;
 
@@ -373,6 +413,13 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->thread_pool_name, prev->thread_pool_name,
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
+    ngx_conf_merge_size_value(conf->history_max_size, prev->history_max_size,
+                              32 * 1024 * 1024);
+    ngx_conf_merge_value(conf->images_keep, prev->images_keep, 3);
+    ngx_conf_merge_ptr_value(conf->databases, prev->databases, NULL);
+    ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
+    ngx_conf_merge_uint_value(conf->sql_concurrency, prev->sql_concurrency,
+                              4);
     ngx_conf_merge_ptr_value(conf->owner, prev->owner, NULL);
     ngx_conf_merge_ptr_value(conf->inputs, prev->inputs, NULL);
     ngx_conf_merge_str_value(conf->format_name, prev->format_name, "typed");

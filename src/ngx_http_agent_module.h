@@ -62,6 +62,11 @@ typedef struct {
     ngx_str_t                  thread_pool_name;
     void                      *thread_pool;
     ngx_msec_t                 turn_lease;
+    size_t                     history_max_size;
+    ngx_int_t                  images_keep;
+    ngx_array_t               *databases;   /* agent_databases: ngx_str_t */
+    ngx_array_t               *models;      /* agent_models: ngx_str_t */
+    ngx_uint_t                 sql_concurrency;
     ngx_http_complex_value_t  *owner;
     ngx_str_t                  graph_name;
     ngx_str_t                  graph_file;

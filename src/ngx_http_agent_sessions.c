@@ -29,6 +29,24 @@
 #include "ngx_http_agent_mermaid.h"
 
 
+#define NGX_HTTP_AGENT_PAGE            100
+#define NGX_HTTP_AGENT_PAGE_MAX        1000
+#define NGX_HTTP_AGENT_PAGE_IMAGES     10
+#define NGX_HTTP_AGENT_PAGE_IMAGES_MAX 20
+
+
+typedef struct {
+    ngx_http_agent_json_t     *json;
+    ngx_str_t                 *id;
+    int64_t                    first;
+    ngx_uint_t                 all;
+} ngx_http_agent_page_t;
+
+
+static ngx_int_t ngx_http_agent_messages_row(void *data,
+    ngx_http_agent_msg_t *m);
+static ngx_uint_t ngx_http_agent_flag_arg(ngx_http_request_t *r,
+    const char *name);
 
 
 void
@@ -211,15 +229,21 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
 }
 
 
+/*
+ * GET /{id}/messages: a page, the newest "limit" messages before the
+ * message id "before", oldest first; image data only with include_images.
+ * The answer is printed into a chain of buffers as rows are read.
+ */
+
 ngx_int_t
 ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
 {
-    ngx_int_t                  rc;
-    ngx_str_t                  arg, out;
-    ngx_uint_t                 i, all;
-    ngx_array_t                messages;
-    ngx_http_agent_msg_t      *m;
-    ngx_http_agent_json_t     *j;
+    off_t                      size;
+    ngx_int_t                  rc, limit, before, max;
+    ngx_str_t                  arg;
+    ngx_uint_t                 images, more;
+    ngx_chain_t               *out;
+    ngx_http_agent_page_t      page;
     ngx_http_agent_session_t   s;
 
     rc = ngx_http_agent_session_get(r, id, &s);
@@ -227,45 +251,102 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
         return rc;
     }
 
-    all = (ngx_http_arg(r, (u_char *) "include_tools", 13, &arg) == NGX_OK
-           && arg.len && arg.data[0] != '0' && arg.data[0] != 'f');
+    page.id = id;
+    page.first = -1;
+    page.all = ngx_http_agent_flag_arg(r, "include_tools");
+    images = ngx_http_agent_flag_arg(r, "include_images");
 
-    if (ngx_array_init(&messages, r->pool, 32, sizeof(ngx_http_agent_msg_t))
-        != NGX_OK)
-    {
+    limit = images ? NGX_HTTP_AGENT_PAGE_IMAGES : NGX_HTTP_AGENT_PAGE;
+    max = images ? NGX_HTTP_AGENT_PAGE_IMAGES_MAX : NGX_HTTP_AGENT_PAGE_MAX;
+
+    if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
+        limit = ngx_atoi(arg.data, arg.len);
+
+        if (limit <= 0 || limit > max) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"limit\" must be a number from 1 "
+                                        "to %i", max);
+        }
+    }
+
+    before = -1;
+
+    if (ngx_http_arg(r, (u_char *) "before", 6, &arg) == NGX_OK) {
+        before = ngx_atoi(arg.data, arg.len);
+
+        if (before == NGX_ERROR) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"before\" must be a message id");
+        }
+    }
+
+    page.json = ngx_http_agent_json_chain(r->pool);
+    if (page.json == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_store_messages(r->pool, id, -1, all, &messages)
+    ngx_http_agent_json_obj(page.json);
+    ngx_http_agent_json_key(page.json, "messages");
+    ngx_http_agent_json_arr(page.json);
+
+    if (ngx_http_agent_store_messages_page(id, before, limit, page.all,
+                                           images, &more,
+                                           ngx_http_agent_messages_row,
+                                           &page)
         != NGX_OK)
     {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the messages could not be read");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
+    ngx_http_agent_json_arr_end(page.json);
+
+    /* the next page: the messages before the first of this one */
+    ngx_http_agent_json_key(page.json, "has_more");
+    ngx_http_agent_json_bool(page.json, more && page.first >= 0);
+    ngx_http_agent_json_key(page.json, "next_before");
+
+    if (more && page.first >= 0) {
+        ngx_http_agent_json_int(page.json, page.first);
+
+    } else {
+        ngx_http_agent_json_null(page.json);
+    }
+
+    ngx_http_agent_json_end(page.json);
+
+    if (ngx_http_agent_json_chain_done(page.json, &out, &size) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "messages");
-    ngx_http_agent_json_arr(j);
+    return ngx_http_agent_send_chain(r, NGX_HTTP_OK, out, size);
+}
 
-    m = messages.elts;
 
-    for (i = 0; i < messages.nelts; i++) {
-        ngx_http_agent_message_json(j, id, &m[i], all);
+static ngx_int_t
+ngx_http_agent_messages_row(void *data, ngx_http_agent_msg_t *m)
+{
+    ngx_http_agent_page_t *page = data;
+
+    if (page->first < 0) {
+        page->first = m->seq;
     }
 
-    ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_message_json(page->json, page->id, m, page->all);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    return page->json->failed ? NGX_ERROR : NGX_OK;
+}
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+
+/* a flag argument: present, not empty, not "0" or "false" */
+
+static ngx_uint_t
+ngx_http_agent_flag_arg(ngx_http_request_t *r, const char *name)
+{
+    ngx_str_t  arg;
+
+    return ngx_http_arg(r, (u_char *) name, ngx_strlen(name), &arg) == NGX_OK
+           && arg.len && arg.data[0] != '0' && arg.data[0] != 'f';
 }
 
 
@@ -297,7 +378,7 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_state_load(r->pool, id, run, &cp) != NGX_OK) {
+    if (ngx_http_agent_state_load(r->pool, id, run, &cp, -1) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the state could not be read");
     }

@@ -46,7 +46,7 @@ static const char  *ngx_http_agent_store_schema =
     " created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
     " message_count INTEGER NOT NULL DEFAULT 0, model TEXT, database TEXT,"
     " run_id TEXT, run_pid INTEGER, run_expires INTEGER, owner TEXT,"
-    " run_host TEXT,"
+    " run_host TEXT, history_bytes INTEGER NOT NULL DEFAULT 0,"
     " prompt_tokens INTEGER NOT NULL DEFAULT 0,"
     " completion_tokens INTEGER NOT NULL DEFAULT 0,"
     " cached_tokens INTEGER NOT NULL DEFAULT 0);"
@@ -75,7 +75,13 @@ static const char  *ngx_http_agent_store_schema =
 
 #define NGX_HTTP_AGENT_SESSION_COLS                                           \
     "id, title, metadata, created_at, updated_at, message_count, model, "     \
-    "database, owner, prompt_tokens, completion_tokens, cached_tokens"
+    "database, owner, prompt_tokens, completion_tokens, cached_tokens, "       \
+    "history_bytes"
+
+/* ?4: every message; otherwise what a person reads, no tool traffic */
+#define NGX_HTTP_AGENT_MESSAGES_SHOWN                                         \
+    " AND (?4 OR NOT (role = 'tool' OR (role = 'assistant'"                   \
+    " AND tool_calls IS NOT NULL AND (content IS NULL OR content = ''))))"
 
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
@@ -96,7 +102,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " run_expires = ?4,"
     " prompt_tokens = prompt_tokens + ?5,"
     " completion_tokens = completion_tokens + ?6,"
-    " cached_tokens = cached_tokens + ?7"
+    " cached_tokens = cached_tokens + ?7,"
+    " history_bytes = history_bytes + ?9"
     " WHERE id = ?1 AND run_id = ?8",
     "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4,"
     " run_host = ?6"
@@ -112,9 +119,37 @@ static const char  *ngx_http_agent_store_sql[] = {
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    "SELECT id, role, content, tool_calls, tool_call_id, name, images,"
-    " metadata, created_at, seq FROM messages"
+    "WITH t(keep) AS (SELECT CASE WHEN ?3 < 0 THEN -1 WHEN ?3 = 0 THEN ?2"
+    " ELSE COALESCE((SELECT seq FROM messages WHERE session_id = ?1"
+    " AND role = 'user' AND seq < ?2 ORDER BY seq DESC LIMIT 1"
+    " OFFSET ?3 - 1), -1) END)"
+    " SELECT id, role,"
+    " CASE WHEN images IS NOT NULL AND seq < keep"
+    "  THEN COALESCE(content, '') || ' [' || json_array_length(images)"
+    "  || ' image(s) shown earlier in the conversation]' ELSE content END,"
+    " tool_calls, tool_call_id, name,"
+    " CASE WHEN seq < keep THEN NULL ELSE images END,"
+    " metadata, created_at, seq FROM messages, t"
     " WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
+    "SELECT seq FROM (SELECT seq, COUNT(*) OVER w AS n,"
+    " SUM(length(CAST(content AS BLOB))"
+    " + COALESCE(length(CAST(tool_calls AS BLOB)), 0)"
+    " + CASE WHEN ?5 THEN COALESCE(length(CAST(images AS BLOB)), 0)"
+    " ELSE 0 END) OVER w AS bytes"
+    " FROM messages WHERE session_id = ?1 AND id < ?2"
+    NGX_HTTP_AGENT_MESSAGES_SHOWN
+    " WINDOW w AS (ORDER BY seq DESC))"
+    " WHERE n > ?3 OR (n > 1 AND bytes > ?6) LIMIT 1",
+    "SELECT id, role, content, tool_calls, tool_call_id, name,"
+    " CASE WHEN ?5 OR images IS NULL THEN images ELSE"
+    "  (SELECT json_group_array(json_object("
+    "   'mime_type', json_extract(value, '$.mime_type'),"
+    "   'size', length(json_extract(value, '$.data')) * 3 / 4))"
+    "   FROM json_each(images)) END,"
+    " metadata, created_at, seq FROM messages"
+    " WHERE session_id = ?1 AND id < ?2 AND seq > ?3"
+    NGX_HTTP_AGENT_MESSAGES_SHOWN
+    " ORDER BY seq",
     "DELETE FROM messages WHERE session_id = ?1",
     "INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
     " msg_count, channels, created_at)"
@@ -214,6 +249,20 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_host TEXT",
                         NULL, NULL, NULL);
+
+    /* the history's size of a file of an earlier version, counted once */
+    if (sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN history_bytes "
+                     "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL)
+        == SQLITE_OK)
+    {
+        (void) sqlite3_exec(db, "UPDATE sessions SET history_bytes ="
+                            " (SELECT COALESCE(SUM(length(CAST(content AS"
+                            " BLOB)) + COALESCE(length(CAST(tool_calls AS"
+                            " BLOB)), 0) + COALESCE(length(CAST(images AS"
+                            " BLOB)), 0)), 0) FROM messages"
+                            " WHERE session_id = sessions.id)",
+                            NULL, NULL, NULL);
+    }
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN prompt_tokens "
                         "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN "

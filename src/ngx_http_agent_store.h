@@ -27,6 +27,7 @@ typedef struct {
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;
     int64_t                    cached_tokens;
+    int64_t                    history_bytes;
 } ngx_http_agent_session_t;
 
 
@@ -63,6 +64,11 @@ typedef struct {
 } ngx_http_agent_resource_t;
 
 
+/* a row of a page of messages, its strings valid until the next one */
+typedef ngx_int_t (*ngx_http_agent_store_message_pt)(void *data,
+    ngx_http_agent_msg_t *m);
+
+
 ngx_int_t ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 ngx_int_t ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path);
@@ -97,7 +103,10 @@ ngx_int_t ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
 void ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id);
 
 ngx_int_t ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id,
-    int64_t upto, ngx_uint_t all, ngx_array_t *messages);
+    int64_t upto, ngx_int_t images_keep, ngx_array_t *messages);
+ngx_int_t ngx_http_agent_store_messages_page(ngx_str_t *id, int64_t before,
+    ngx_uint_t limit, ngx_uint_t all, ngx_uint_t images, ngx_uint_t *more,
+    ngx_http_agent_store_message_pt handler, void *data);
 ngx_int_t ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool,
     ngx_str_t *id, ngx_http_agent_checkpoint_t *cp);
 ngx_int_t ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool,

@@ -21,17 +21,23 @@
  */
 
 
+#define NGX_HTTP_AGENT_STORE_PAGE_BYTES   (1024 * 1024)
+#define NGX_HTTP_AGENT_STORE_PAGE_IMAGES  (4 * 1024 * 1024)
+
+
+static void ngx_http_agent_store_text(sqlite3_stmt *stmt, int col,
+    ngx_str_t *out);
 static void ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool,
     sqlite3_stmt *stmt, ngx_http_agent_checkpoint_t *cp);
 
 
 ngx_int_t
 ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
-    ngx_uint_t all, ngx_array_t *messages)
+    ngx_int_t images_keep, ngx_array_t *messages)
 {
     int                    rc;
     sqlite3_stmt          *stmt;
-    ngx_http_agent_msg_t  *m, tmp;
+    ngx_http_agent_msg_t  *m;
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES);
     if (stmt == NULL) {
@@ -40,21 +46,9 @@ ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
 
     ngx_http_agent_store_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, upto < 0 ? INT64_MAX : upto);
+    sqlite3_bind_int64(stmt, 3, images_keep);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-
-        if (!all) {
-            /* what a person reads: no tool traffic */
-            tmp.role.data = (u_char *) sqlite3_column_text(stmt, 1);
-
-            if (tmp.role.data[0] == 't'
-                || (tmp.role.data[0] == 'a'
-                    && sqlite3_column_type(stmt, 3) != SQLITE_NULL
-                    && sqlite3_column_bytes(stmt, 2) == 0))
-            {
-                continue;
-            }
-        }
 
         m = ngx_array_push(messages);
         if (m == NULL) {
@@ -80,6 +74,101 @@ ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
     }
 
     return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+/*
+ * A page of messages for GET /messages: the newest limit before a message
+ * id, oldest first, each handed over as it is read (its strings SQLite's
+ * until the next row), so a page is never held twice.  A page also ends
+ * where its stored text passes a byte budget (at least one message), so
+ * a reader holds at most the budget and one message, whatever the size
+ * of the conversation.  Without images the data of each image stays in
+ * the file: [{"mime_type", "size"}].
+ */
+
+ngx_int_t
+ngx_http_agent_store_messages_page(ngx_str_t *id, int64_t before,
+    ngx_uint_t limit, ngx_uint_t all, ngx_uint_t images, ngx_uint_t *more,
+    ngx_http_agent_store_message_pt handler, void *data)
+{
+    int                    rc;
+    int64_t                from;
+    ngx_int_t              hrc;
+    sqlite3_stmt          *stmt;
+    ngx_http_agent_msg_t   m;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_FROM);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, before < 0 ? INT64_MAX : before);
+    sqlite3_bind_int64(stmt, 3, limit);
+    sqlite3_bind_int(stmt, 4, all ? 1 : 0);
+    sqlite3_bind_int(stmt, 5, images ? 1 : 0);
+    sqlite3_bind_int64(stmt, 6, images ? NGX_HTTP_AGENT_STORE_PAGE_IMAGES
+                                       : NGX_HTTP_AGENT_STORE_PAGE_BYTES);
+
+    rc = sqlite3_step(stmt);
+    from = (rc == SQLITE_ROW) ? sqlite3_column_int64(stmt, 0) : -1;
+    *more = (rc == SQLITE_ROW);
+
+    if (ngx_http_agent_store_done(stmt, rc) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_PAGE);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, before < 0 ? INT64_MAX : before);
+    sqlite3_bind_int64(stmt, 3, from);
+    sqlite3_bind_int(stmt, 4, all ? 1 : 0);
+    sqlite3_bind_int(stmt, 5, images ? 1 : 0);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        ngx_memzero(&m, sizeof(ngx_http_agent_msg_t));
+
+        m.seq = sqlite3_column_int64(stmt, 0);
+        ngx_http_agent_store_text(stmt, 1, &m.role);
+        ngx_http_agent_store_text(stmt, 2, &m.content);
+        ngx_http_agent_store_text(stmt, 3, &m.tool_calls);
+        ngx_http_agent_store_text(stmt, 4, &m.tool_call_id);
+        ngx_http_agent_store_text(stmt, 5, &m.name);
+        ngx_http_agent_store_text(stmt, 6, &m.images);
+        ngx_http_agent_store_text(stmt, 7, &m.metadata);
+        ngx_http_agent_store_text(stmt, 8, &m.created_at);
+
+        hrc = handler(data, &m);
+
+        if (hrc != NGX_OK) {
+            sqlite3_reset(stmt);
+            return hrc;
+        }
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+/* a column's text where SQLite keeps it, "" for NULL: until the next step */
+
+static void
+ngx_http_agent_store_text(sqlite3_stmt *stmt, int col, ngx_str_t *out)
+{
+    out->data = (u_char *) sqlite3_column_text(stmt, col);
+
+    if (out->data == NULL) {
+        out->data = (u_char *) "";
+        out->len = 0;
+        return;
+    }
+
+    out->len = sqlite3_column_bytes(stmt, col);
 }
 
 
@@ -169,7 +258,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     ngx_array_t *added)
 {
     u_char                *p;
-    int64_t                seq, visible;
+    int64_t                seq, visible, bytes;
     ngx_uint_t             i, n, own, lost;
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t  *m;
@@ -202,6 +291,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     m = added ? added->elts : NULL;
     seq = cp->msg_count - n;
     visible = 0;
+    bytes = 0;
 
     for (i = 0; i < n; i++) {
         stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGE_INSERT);
@@ -210,6 +300,9 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
         }
 
         m[i].created_at = cp->created_at;
+
+        /* agent_history_max_size: each message, its images once */
+        bytes += m[i].content.len + m[i].tool_calls.len + m[i].images.len;
 
         ngx_http_agent_store_bind(stmt, 1, session_id);
         sqlite3_bind_int64(stmt, 2, seq + i);
@@ -273,6 +366,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     sqlite3_bind_int64(stmt, 6, cp->completion_tokens);
     sqlite3_bind_int64(stmt, 7, cp->cached_tokens);
     ngx_http_agent_store_bind(stmt, 8, &cp->run_id);
+    sqlite3_bind_int64(stmt, 9, bytes);
 
     if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;

@@ -104,6 +104,7 @@ ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     s->prompt_tokens = sqlite3_column_int64(stmt, 9);
     s->completion_tokens = sqlite3_column_int64(stmt, 10);
     s->cached_tokens = sqlite3_column_int64(stmt, 11);
+    s->history_bytes = sqlite3_column_int64(stmt, 12);
 }
 
 

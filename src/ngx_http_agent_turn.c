@@ -67,6 +67,7 @@ static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
 static void ngx_http_agent_turn_lease(ngx_event_t *ev);
+static ngx_uint_t ngx_http_agent_turn_summarizes(ngx_http_agent_graph_t *g);
 static ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 
 
@@ -139,6 +140,23 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     rc = ngx_http_agent_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    /*
+     * the stored history is bounded: past agent_history_max_size a turn
+     * is refused, unless the graph summarizes what it sends to the model
+     */
+
+    if ((size_t) s.history_bytes + text.len + msg.images.len
+        > alcf->history_max_size
+        && !ngx_http_agent_turn_summarizes(alcf->graph))
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                    "this conversation has reached its "
+                                    "size limit (%L bytes stored, "
+                                    "agent_history_max_size is %uz); "
+                                    "start a new session",
+                                    s.history_bytes, alcf->history_max_size);
     }
 
     if (name.len == 0) {
@@ -302,7 +320,11 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     run->ctx = turn;
     run->data = &turn->env;
 
-    if (ngx_http_agent_state_load(r->pool, id, run, &cp) != NGX_OK) {
+    /* the images of the last agent_images_keep turns go to the model */
+    if (ngx_http_agent_state_load(r->pool, id, run, &cp,
+                                  alcf->images_keep - 1)
+        != NGX_OK)
+    {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session's state could not be "
                                     "read");
@@ -703,6 +725,28 @@ ngx_http_agent_turn_lease(ngx_event_t *ev)
     }
 
     ngx_add_timer(ev, turn->lease_ms / 3);
+}
+
+
+/* a graph with a summarize node bounds what it sends, not what it stores */
+
+static ngx_uint_t
+ngx_http_agent_turn_summarizes(ngx_http_agent_graph_t *g)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_node_t  *node;
+
+    node = g->nodes.elts;
+
+    for (i = 0; i < g->nodes.nelts; i++) {
+        if (node[i].kind->name.len == 9
+            && ngx_strncmp(node[i].kind->name.data, "summarize", 9) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

@@ -47,7 +47,8 @@ is($t->http('GET', '/api/sessions/?limit=0')->{status}, 400, 'bad limit');
 
 # empty collections
 is_deeply($t->http('GET', "/api/sessions/$s->{id}/messages")->{json},
-          { messages => [] }, 'no messages');
+          { messages => [], has_more => JSON::PP::false,
+            next_before => undef }, 'no messages');
 is_deeply($t->http('GET', "/api/sessions/$s->{id}/history")->{json},
           { checkpoints => [] }, 'no checkpoints');
 $r = $t->http('GET', "/api/sessions/$s->{id}/state")->{json};

@@ -71,11 +71,11 @@ ok($h->[0]{step} > $h->[1]{step}, 'steps grow');
 
 # images go to the provider as content parts
 $r = $t->turn($sid, { message => 'Look', images => [
-    { data => 'aGVsbG8=', mime_type => 'image/png' } ] });
+    { data => 'iVBORw0KGgo=', mime_type => 'image/png' } ] });
 is($r->{types}[-1], 'end', 'turn with an image');
 @req = $mock->requests;
 my $parts = $req[-1]{body}{messages}[-1]{content};
-is($parts->[1]{image_url}{url}, 'data:image/png;base64,aGVsbG8=',
+is($parts->[1]{image_url}{url}, 'data:image/png;base64,iVBORw0KGgo=',
    'image as a data url');
 
 # a heartbeat when nothing else is sent

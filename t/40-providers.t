@@ -165,10 +165,14 @@ for my $p (qw(openai azure anthropic gemini)) {
                   [qw(user model user model user)], "$p: user and model");
     }
 
-    $r = $t->http('GET', "/api/sessions/$sid/messages");
+    $r = $t->http('GET', "/api/sessions/$sid/messages?include_images=1");
     is_deeply($r->{json}{messages}[0]{metadata}{images},
               [ { mime_type => 'image/png', data => $png } ],
               "$p: the image kept with the message");
+    $r = $t->http('GET', "/api/sessions/$sid/messages");
+    is_deeply($r->{json}{messages}[0]{metadata}{images},
+              [ { mime_type => 'image/png', size => int(length($png) * 3 / 4) } ],
+              "$p: without include_images, its type and size only");
     $r = $t->http('GET', "/api/sessions/$sid");
     is_deeply($r->{json}{usage}, { prompt_tokens => 310,
                                    completion_tokens => 16,

@@ -88,7 +88,8 @@ for my $c (@cases) {
 }
 is(scalar(() = $mock->requests), $before, 'nothing of them sent upstream');
 $r = $t->turn($sid, { message => 'no cache', model => 'nocache',
-                      images => [ $img->('IMAGE/WebP') ] });
+                      images => [ $img->('IMAGE/WebP',
+                                         'UklGRhoAAABXRUJQVlA4TA==') ] });
 is($r->{events}[-1]{type}, 'end', 'a webp image is taken');
 my ($sent) = grep { $_->{type} eq 'image' }
              map { ref $_->{content} ? @{ $_->{content} } : () }

@@ -258,9 +258,23 @@ async function open(id) {
     await Promise.all([loadSessions(), loadModels(), history()]);
 }
 
-/* a reopened session: its messages, tool calls and results included */
-async function history() {
-    const res = await api('GET', SESSIONS + state.id + '/messages?include_tools=1');
+/*
+ * a reopened session: its last page of messages, tool calls and results
+ * included; earlier pages on request (GET /messages pages by "before")
+ */
+async function history(limit) {
+    const n = limit || 200;
+    const res = await api('GET', SESSIONS + state.id
+                          + '/messages?include_tools=1&limit=' + n);
+    if (res.has_more) {
+        const b = el('button', 'earlier', 'Show earlier messages');
+        b.type = 'button';
+        b.onclick = () => {
+            log().textContent = '';
+            history(Math.min(n * 2, 1000)).catch((e) => note(e.message, 'error'));
+        };
+        log().appendChild(b);
+    }
     let box = null;
     for (const m of res.messages) {
         if (m.role === 'user') {

@@ -100,6 +100,13 @@ ngx_pcalloc(ngx_pool_t *pool, size_t size)
 }
 
 
+ngx_chain_t *
+ngx_alloc_chain_link(ngx_pool_t *pool)
+{
+    return ngx_palloc(pool, sizeof(ngx_chain_t));
+}
+
+
 ngx_pool_cleanup_t *
 ngx_pool_cleanup_add(ngx_pool_t *p, size_t size)
 {
