@@ -13,6 +13,7 @@
 #endif
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_models.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_checkpoint.h"
@@ -54,19 +55,22 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_json_t       *j;
     ngx_http_agent_model_t      *m, *cur;
     ngx_http_agent_session_t     s;
+    ngx_http_agent_loc_conf_t   *alcf;
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    cur = s.model.len ? ngx_http_agent_model_find(amcf, &s.model) : NULL;
+    cur = s.model.len ? ngx_http_agent_model_allowed(amcf, alcf, &s.model)
+                      : NULL;
 
     if (cur == NULL) {
-        cur = amcf->models.elts;
+        cur = ngx_http_agent_model_default(amcf, alcf);
     }
 
     if (body) {
@@ -80,9 +84,9 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
                                         "\"name\" must be a string");
         }
 
-        cur = ngx_http_agent_model_find(amcf, &name);
+        cur = ngx_http_agent_model_allowed(amcf, alcf, &name);
         if (cur == NULL) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                         "there is no model \"%V\"", &name);
         }
 
@@ -111,6 +115,10 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     m = amcf->models.elts;
 
     for (i = 0; i < amcf->models.nelts; i++) {
+        if (ngx_http_agent_model_allowed(amcf, alcf, &m[i].name) == NULL) {
+            continue;
+        }
+
         ngx_http_agent_json_str(j, &m[i].name);
 
         key = NULL;
@@ -164,9 +172,10 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
                                     "\"database\" must be a string");
     }
 
-    db = ngx_http_agent_database_find(amcf, &cn->name);
+    /* a database this location may not use is answered as unknown */
+    db = ngx_http_agent_database_allowed(amcf, alcf, &cn->name);
     if (db == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                     "there is no database \"%V\"",
                                     &cn->name);
     }

@@ -19,6 +19,18 @@ char *ngx_http_agent_models_check(ngx_conf_t *cf,
     ngx_http_agent_main_conf_t *amcf);
 char *ngx_http_agent_database(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+ngx_http_agent_model_t *ngx_http_agent_model_allowed(
+    ngx_http_agent_main_conf_t *amcf, ngx_http_agent_loc_conf_t *alcf,
+    ngx_str_t *name);
+ngx_http_agent_model_t *ngx_http_agent_model_default(
+    ngx_http_agent_main_conf_t *amcf, ngx_http_agent_loc_conf_t *alcf);
+ngx_http_agent_database_t *ngx_http_agent_database_allowed(
+    ngx_http_agent_main_conf_t *amcf, ngx_http_agent_loc_conf_t *alcf,
+    ngx_str_t *name);
+char *ngx_http_agent_names_slot(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+char *ngx_http_agent_allowed_check(ngx_conf_t *cf,
+    ngx_http_agent_loc_conf_t *alcf);
 
 
 #endif /* _NGX_HTTP_AGENT_MODELS_H_INCLUDED_ */

@@ -203,14 +203,14 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_databases"),
       NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
-      ngx_conf_set_str_array_slot,
+      ngx_http_agent_names_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, databases),
       NULL },
 
     { ngx_string("agent_models"),
       NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
-      ngx_conf_set_str_array_slot,
+      ngx_http_agent_names_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, models),
       NULL },
@@ -431,6 +431,10 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     }
 
     if (ngx_http_agent_merge_graph(cf, conf) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_agent_allowed_check(cf, conf) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 

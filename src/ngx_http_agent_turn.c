@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_models.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn.h"
@@ -159,12 +160,18 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     s.history_bytes, alcf->history_max_size);
     }
 
-    if (name.len == 0) {
-        name = s.model;
+    model = NULL;
+
+    if (name.len == 0 && s.model.len) {
+
+        /* the session's model, if this location may use it */
+        model = ngx_http_agent_model_allowed(amcf, alcf, &s.model);
     }
 
-    model = name.len ? ngx_http_agent_model_find(amcf, &name)
-                     : amcf->models.elts;
+    if (model == NULL) {
+        model = name.len ? ngx_http_agent_model_allowed(amcf, alcf, &name)
+                         : ngx_http_agent_model_default(amcf, alcf);
+    }
 
     if (model == NULL) {
         return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,

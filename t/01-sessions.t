@@ -148,7 +148,7 @@ is_deeply($r->{json}, { thread_id => $s->{id}, model => 'mock',
 $r = $t->http('POST', "/api/chat/$s->{id}/model", { name => 'default' });
 is($r->{json}{model}, 'mock', 'model: set by alias');
 $r = $t->http('POST', "/api/chat/$s->{id}/model", { name => 'gpt-9' });
-is($r->{status}, 400, 'unknown model: 400');
+is($r->{status}, 404, 'unknown model: 404');
 is($t->http('POST', "/api/chat/nope/model", { name => 'mock' })->{status},
    404, 'model of unknown session: 404');
 $r = $t->http('POST', "/api/chat/$s->{id}/message", { message => '' });
@@ -164,7 +164,7 @@ $r = $t->http('POST', "/api/chat/$s->{id}/message",
               { message => 'hi', model => 'gpt-9' });
 is($r->{status}, 400, 'message with unknown model: 400');
 $r = $t->http('POST', "/api/chat/$s->{id}/connection", { database => 'x' });
-is($r->{status}, 400, 'unknown database: 400');
+is($r->{status}, 404, 'unknown database: 404');
 
 # delete: rows and files gone
 $r = $t->http('DELETE', "/api/sessions/$s->{id}");

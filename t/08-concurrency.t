@@ -45,7 +45,7 @@ is(scalar(grep { $_ eq '200 end' } @out), 1, 'one turn ran');
 is(scalar(grep { /^409/ } @out), 1, 'the other got 409');
 
 my $r = $t->http('POST', "/api/chat/$sid/connection", { database => 'x' });
-is($r->{status}, 400, '(checked before the lock)');
+is($r->{status}, 404, '(checked before the lock)');
 
 # 409 in JSON, with a reason
 my $pid = fork();

@@ -16,7 +16,8 @@ my $sql = join '', map { "CREATE TABLE t$_ (a INTEGER, b TEXT); "
                          . "INSERT INTO t$_ VALUES ($_, 'x$_'); " } 1 .. 50;
 system('sqlite3', $db, $sql) == 0 or die 'sqlite3 failed';
 
-my $conf = $t->conf(http => "agent_database shop $db;");
+my $conf = $t->conf(http => "agent_database shop $db;",
+                    location => 'agent_databases shop;');
 $conf =~ s/error_log (\S+) info;/error_log $1 debug;/;
 $t->run($conf);
 
@@ -33,7 +34,7 @@ my $st = $t->http('GET', "/api/sessions/$sid/state")->{json};
 is(scalar @{ $st->{values}{db_schema} // [] }, 50, 'db_schema in the state');
 
 $r = $t->http('POST', "/api/chat/$sid/connection", { database => 'none' });
-is($r->{status}, 400, 'an unknown database: 400');
+is($r->{status}, 404, 'an unknown database: 404');
 
 $t->stop;
 $t->check_log;

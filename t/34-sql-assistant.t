@@ -59,7 +59,8 @@ my $mock = $t->mock(sub {
     return { text => "From the tool: $result->{content}" };
 });
 
-$t->run($t->graph_conf('sql_assistant', http => "agent_database shop $db;"));
+$t->run($t->graph_conf('sql_assistant', http => "agent_database shop $db;",
+                      location => 'agent_databases shop;'));
 
 my $sid = $t->session;
 
