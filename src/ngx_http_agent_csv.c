@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_csv.h"
+#include "ngx_http_agent_files.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -517,8 +518,13 @@ ngx_http_agent_csv_import(ngx_pool_t *pool, ngx_log_t *log, u_char *data,
 
     /* pass 2: the table */
 
+    /* the session's data: 0600, never through a link */
+    if (ngx_http_agent_files_create(log, res->path.data) != NGX_OK) {
+        goto failed;
+    }
+
     rc = sqlite3_open_v2((char *) res->path.data, &db,
-                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, NULL);
+                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_NOFOLLOW, NULL);
     if (rc != SQLITE_OK) {
         ngx_log_error(NGX_LOG_ERR, log, 0,
                       "agent: cannot create \"%V\": %s", &res->path,

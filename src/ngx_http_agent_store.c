@@ -15,6 +15,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_db.h"
+#include "ngx_http_agent_files.h"
 
 
 /*
@@ -37,6 +38,8 @@ static int ngx_http_agent_store_busy(void *data, int count);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 static void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
+static ngx_int_t ngx_http_agent_store_give(ngx_cycle_t *cycle,
+    ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 
 
 static const char  *ngx_http_agent_store_schema =
@@ -185,12 +188,10 @@ ngx_int_t
 ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
 {
-    int        rc;
-    char      *err;
-    sqlite3   *db;
-    ngx_uint_t i;
-
-    static const char  *suffix[] = { "", "-wal", "-shm" };
+    int         rc;
+    char       *err;
+    mode_t      mask;
+    sqlite3    *db;
 
     ngx_http_agent_store_host_init(cycle);
 
@@ -198,9 +199,15 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
         return NGX_ERROR;
     }
 
+    /* a master that is not root keeps the files as its own */
+    if (geteuid() != 0) {
+        user = geteuid();
+        group = getegid();
+    }
+
     if (resources_dir->len) {
-        if (ngx_create_full_path(resources_dir->data, 0755) != 0
-            || (ngx_create_dir(resources_dir->data, 0755) == NGX_FILE_ERROR
+        if (ngx_create_full_path(resources_dir->data, 0700) != 0
+            || (ngx_create_dir(resources_dir->data, 0700) == NGX_FILE_ERROR
                 && ngx_errno != NGX_EEXIST))
         {
             ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
@@ -209,18 +216,29 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
             return NGX_ERROR;
         }
 
-        if (geteuid() == 0
-            && chown((char *) resources_dir->data, user, group) == -1)
+        if (ngx_http_agent_files_give(cycle->log, resources_dir->data, user,
+                                      group, 1)
+            != NGX_OK)
         {
-            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
-                          "agent_resources_dir: chown(\"%V\") failed",
-                          resources_dir);
             return NGX_ERROR;
         }
     }
 
+    /*
+     * the database is never reached through a link (SQLITE_OPEN_NOFOLLOW)
+     * and created 0600: SQLite gives its -wal and -shm the same mode
+     */
+
+    if (ngx_http_agent_store_give(cycle, path, user, group) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    mask = umask(077);
     rc = sqlite3_open_v2((char *) path->data, &db,
-                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, NULL);
+                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE
+                         |SQLITE_OPEN_NOFOLLOW, NULL);
+    (void) umask(mask);
+
     if (rc != SQLITE_OK) {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "agent_checkpoint_db: cannot open \"%V\": %s",
@@ -275,20 +293,28 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
 
     /* the master runs as root, the workers do not */
 
-    if (geteuid() == 0) {
-        for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-            u_char  name[NGX_MAX_PATH];
+    return ngx_http_agent_store_give(cycle, path, user, group);
+}
 
-            ngx_snprintf(name, sizeof(name), "%V%s%Z", path, suffix[i]);
 
-            if (chown((char *) name, user, group) == -1
-                && ngx_errno != NGX_ENOENT)
-            {
-                ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
-                              "agent_checkpoint_db: chown(\"%s\") failed",
-                              name);
-                return NGX_ERROR;
-            }
+/* the database, its -wal and -shm: the workers' (ngx_http_agent_files.c) */
+
+static ngx_int_t
+ngx_http_agent_store_give(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_uid_t user, ngx_gid_t group)
+{
+    ngx_uint_t  i;
+    u_char      name[NGX_MAX_PATH];
+
+    static const char  *suffix[] = { "", "-wal", "-shm" };
+
+    for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        ngx_snprintf(name, sizeof(name), "%V%s%Z", path, suffix[i]);
+
+        if (ngx_http_agent_files_give(cycle->log, name, user, group, 0)
+            == NGX_ERROR)
+        {
+            return NGX_ERROR;
         }
     }
 
@@ -380,19 +406,19 @@ ngx_http_agent_store_dir(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_cpystrn(dir, path->data, p - path->data + 1);
 
     if (ngx_file_info(dir, &fi) == NGX_FILE_ERROR) {
-        if (ngx_create_full_path(path->data, 0755) != 0) {
+        if (ngx_create_full_path(path->data, 0700) != 0) {
             ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
                           "agent_checkpoint_db: cannot create \"%s\"", dir);
             return NGX_ERROR;
         }
 
-        if (geteuid() == 0 && chown((char *) dir, user, group) == -1) {
-            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
-                          "agent_checkpoint_db: chown(\"%s\") failed", dir);
-            return NGX_ERROR;
+        if (geteuid() != 0) {
+            return NGX_OK;
         }
 
-        return NGX_OK;
+        /* the folder the master made: the workers' */
+        return ngx_http_agent_files_give(cycle->log, dir, user, group, 1)
+               == NGX_OK ? NGX_OK : NGX_ERROR;
     }
 
     if (geteuid() == 0 && user != 0
