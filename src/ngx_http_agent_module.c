@@ -47,6 +47,7 @@ static char *ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_merge_graph(ngx_conf_t *cf,
     ngx_http_agent_loc_conf_t *conf);
+static ngx_int_t ngx_http_agent_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
 static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
@@ -263,7 +264,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
 static ngx_http_module_t  ngx_http_agent_module_ctx = {
     ngx_http_agent_preconfiguration,       /* preconfiguration */
-    NULL,                                  /* postconfiguration */
+    ngx_http_agent_postconfiguration,      /* postconfiguration */
 
     ngx_http_agent_create_main_conf,       /* create main configuration */
     ngx_http_agent_init_main_conf,         /* init main configuration */
@@ -434,6 +435,17 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
         return NGX_CONF_ERROR;
     }
 
+    if (conf->kind) {
+        amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+        if (conf->owner) {
+            amcf->owned = 1;
+
+        } else if (amcf->unowned.len == 0) {
+            amcf->unowned = conf->location;
+        }
+    }
+
     if (ngx_http_agent_allowed_check(cf, conf) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
@@ -526,6 +538,7 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     alcf->kind = (ngx_uint_t) cmd->post;
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    alcf->location = clcf->name;
     clcf->handler = ngx_http_agent_handler;
 
     return NGX_CONF_OK;
@@ -552,6 +565,31 @@ ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     return NGX_CONF_OK;
+}
+
+
+/*
+ * On one store, a location without agent_owner lists, reads and deletes
+ * the sessions of every owner that the other locations keep apart.
+ */
+
+static ngx_int_t
+ngx_http_agent_postconfiguration(ngx_conf_t *cf)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (amcf->owned && amcf->unowned.len) {
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                           "agent_owner: location \"%V\" has none while "
+                           "other locations on the same "
+                           "agent_checkpoint_db have one: it lists, reads "
+                           "and deletes the sessions of every owner",
+                           &amcf->unowned);
+    }
+
+    return NGX_OK;
 }
 
 

@@ -33,6 +33,10 @@ typedef struct {
     ngx_array_t                models;      /* ngx_http_agent_model_t */
     ngx_array_t                databases;   /* ngx_http_agent_database_t */
     ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */
+
+    /* locations with and without agent_owner: nginx -t warns of a mix */
+    ngx_uint_t                 owned;
+    ngx_str_t                  unowned;
 } ngx_http_agent_main_conf_t;
 
 
@@ -48,6 +52,7 @@ typedef struct {
 
 typedef struct {
     ngx_uint_t                 kind;
+    ngx_str_t                  location;    /* where kind was set */
     ngx_uint_t                 max_tool_rounds;
     ngx_uint_t                 recursion_limit;
     ngx_str_t                  use_database;

@@ -156,4 +156,19 @@ for my $c ('a == 1.5', 'a < 10', 'a > -3', 'a == 0.25 || a == 007',
     ok($ok, "if=$c: accepted") or diag $out;
 }
 
+# a location without agent_owner on a store that others serve with owners
+{
+    my $o = AgentTest->new;
+    my $mixed = $o->conf(location => 'agent_owner $http_x_user;');
+    $o->write_conf($mixed);
+    my ($ok, $out) = $o->test_conf;
+    ok($ok, 'a location without agent_owner: accepted');
+    like($out, qr/\[warn\].*agent_owner: location "\/api\/sessions\/" has none while other locations on the same agent_checkpoint_db have one/,
+         'nginx -t warns of a location that sees every owner\'s sessions');
+    my $all = $o->conf(http => 'agent_owner $http_x_user;');
+    $o->write_conf($all);
+    ($ok, $out) = $o->test_conf;
+    unlike($out, qr/agent_owner: location/, 'owners everywhere: no warning');
+}
+
 done_testing;
