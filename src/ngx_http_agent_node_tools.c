@@ -39,6 +39,8 @@ typedef struct {
     ngx_uint_t                    ncalls;
     ngx_uint_t                    emitted;
     ngx_uint_t                    pending;
+    ngx_uint_t                    sql;          /* SQL calls running */
+    ngx_uint_t                    sql_max;      /* agent_sql_concurrency */
     unsigned                      started:1;
 } ngx_http_agent_node_tools_ctx_t;
 
@@ -53,6 +55,10 @@ static ngx_int_t ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
 static ngx_int_t ngx_http_agent_node_tools_start(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static void ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call);
+static ngx_int_t ngx_http_agent_node_tools_next(
+    ngx_http_agent_node_tools_ctx_t *ctx);
+static ngx_uint_t ngx_http_agent_node_tools_sql(
+    ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_result(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_finish(
@@ -271,8 +277,22 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     }
 
     run->cancel = ngx_http_agent_node_tools_cancel;
+    ctx->sql_max = ((ngx_http_agent_env_t *) run->data)->alcf->sql_concurrency;
+
+    /*
+     * every call at once, but at most agent_sql_concurrency statements of
+     * SQL: the others start in order as those end (each with its own
+     * timeout from its start), so a model that asks for 32 queries at once
+     * cannot hold 32 threads and their temp files
+     */
 
     for (i = 0; i < ctx->ncalls; i++) {
+        if (ngx_http_agent_node_tools_sql(&ctx->calls[i])
+            && ctx->sql >= ctx->sql_max)
+        {
+            continue;
+        }
+
         rc = ngx_http_agent_node_tools_start(ctx, &ctx->calls[i]);
 
         if (rc == NGX_ERROR) {
@@ -325,6 +345,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
 
     if (rc == NGX_AGAIN) {
         ctx->pending++;
+        ctx->sql += call->tool->sql;
         return NGX_AGAIN;
     }
 
@@ -352,8 +373,15 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
 
     run = ctx->run;
     ctx->pending--;
+    ctx->sql -= call->tool->sql;
 
     rc = ngx_http_agent_node_tools_result(ctx, call);
+
+    if (rc != NGX_ERROR && ctx->started
+        && ngx_http_agent_node_tools_next(ctx) == NGX_ERROR)
+    {
+        rc = NGX_ERROR;
+    }
 
     if (rc == NGX_ERROR) {
         ngx_http_agent_node_tools_cancel(run);
@@ -370,6 +398,39 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
 
     ngx_http_agent_graph_node_done(run,
                                    ngx_http_agent_node_tools_finish(ctx));
+}
+
+
+/* the next SQL calls that waited for a place (never started: attempt 0) */
+
+static ngx_int_t
+ngx_http_agent_node_tools_next(ngx_http_agent_node_tools_ctx_t *ctx)
+{
+    ngx_uint_t                   i;
+    ngx_http_agent_tool_call_t  *c;
+
+    for (i = 0; i < ctx->ncalls && ctx->sql < ctx->sql_max; i++) {
+        c = &ctx->calls[i];
+
+        if (c->attempt == 0 && ngx_http_agent_node_tools_sql(c)) {
+            if (ngx_http_agent_node_tools_start(ctx, c) == NGX_ERROR) {
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_uint_t
+ngx_http_agent_node_tools_sql(ngx_http_agent_tool_call_t *call)
+{
+    ngx_http_agent_tool_t  *tool;
+
+    tool = ngx_http_agent_tool_find(&call->name);
+
+    return tool ? tool->sql : 0;
 }
 
 

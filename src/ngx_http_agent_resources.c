@@ -221,9 +221,20 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
         return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST, "%V", err);
     }
 
-    if (rc != NGX_OK || ngx_http_agent_store_resource_add(id, res) != NGX_OK)
-    {
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_store_resource_add(id, res);
+    }
+
+    if (rc != NGX_OK) {
+
+        /* a session deleted meanwhile keeps nothing of the upload */
         (void) ngx_delete_file(res->path.data);
+
+        if (rc == NGX_DECLINED) {
+            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                        "there is no session \"%V\"", id);
+        }
+
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the CSV file could not be stored");
     }

@@ -164,7 +164,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM checkpoints WHERE session_id = ?1",
     "INSERT INTO resources (id, session_id, name, table_name, columns,"
     " row_count, size_bytes, path, created_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9"
+    " WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?2)",
     "SELECT id, name, table_name, columns, row_count, size_bytes, path,"
     " created_at FROM resources WHERE session_id = ?1"
     " ORDER BY created_at, rowid",

@@ -435,7 +435,13 @@ ngx_http_agent_store_resource_add(ngx_str_t *session_id,
     ngx_http_agent_store_bind(stmt, 8, &res->path);
     ngx_http_agent_store_bind(stmt, 9, &res->created_at);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* the session was deleted while its upload was imported */
+    return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
+                                                         : NGX_DECLINED;
 }
 
 

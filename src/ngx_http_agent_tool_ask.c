@@ -75,7 +75,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database = {
     "come back.\",\"parameters\":{\"type\":\"object\",\"properties\":"
     "{\"query\":{\"type\":\"string\",\"description\":\"the question, in "
     "plain words\"}},\"required\":[\"query\"]}}}"),
-    ngx_http_agent_tool_ask_run
+    ngx_http_agent_tool_ask_run,
+    1
 };
 
 
@@ -87,7 +88,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_analyst = {
     "user.\",\"parameters\":{\"type\":\"object\",\"properties\":{\"query\":"
     "{\"type\":\"string\",\"description\":\"what the chart should show\"}},"
     "\"required\":[\"query\"]}}}"),
-    ngx_http_agent_tool_ask_run
+    ngx_http_agent_tool_ask_run,
+    0
 };
 
 

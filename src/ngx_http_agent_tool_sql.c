@@ -30,7 +30,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_load_csv_data = {
     "Without a table, the first CSV of the session.\",\"parameters\":"
     "{\"type\":\"object\",\"properties\":{\"table\":{\"type\":\"string\","
     "\"description\":\"the table name\"}}}}}"),
-    ngx_http_agent_tool_sql_run
+    ngx_http_agent_tool_sql_run,
+    1
 };
 
 
@@ -43,7 +44,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query = {
     "\"object\",\"properties\":{\"query\":{\"type\":\"string\","
     "\"description\":\"one SQLite SELECT statement\"}},\"required\":"
     "[\"query\"]}}}"),
-    ngx_http_agent_tool_sql_run
+    ngx_http_agent_tool_sql_run,
+    1
 };
 
 

@@ -51,6 +51,7 @@ struct ngx_http_agent_tool_s {
     ngx_str_t                       name;
     ngx_str_t                       definition;  /* {"type":"function",..} */
     ngx_http_agent_tool_run_pt      run;
+    ngx_uint_t                      sql;         /* agent_sql_concurrency */
 };
 
 
