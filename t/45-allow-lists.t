@@ -48,9 +48,10 @@ is($r->{status}, 404, 'another database of the http block: 404');
 is($r->{json}{error}, 'there is no database "two"',
    'with the words of an unknown name');
 ok($r->{content} !~ /sample|rows/, 'and no sample rows');
-is($t->http('POST', "/api/chat/$sid/connection",
-            { database => 'nine' })->{json}{error},
-   'there is no database "nine"', 'an unknown one: the same words');
+$r = $t->http('POST', "/api/chat/$sid/connection", { database => 'nine' });
+is($r->{status}, 404, 'an unknown one: the same status');
+is($r->{json}{error}, 'there is no database "nine"',
+   'an unknown one: the same words');
 is($t->http('POST', "/none/$sid/connection", { database => 'one' })->{status},
    404, 'a location without agent_use_database: none');
 $r = $t->http('POST', "/both/$sid/connection", { database => 'two' });
@@ -65,12 +66,19 @@ is($r->{json}{model}, 'other', 'the default: the first allowed');
 $r = $t->http('POST', "/both/$sid/model", { name => 'mock' });
 is($r->{status}, 404, 'POST /model with a model not allowed: 404');
 is($r->{json}{error}, 'there is no model "mock"', 'as an unknown model');
+$r = $t->http('POST', "/both/$sid/model", { name => 'gpt-9' });
+is($r->{status}, 404, 'POST /model with an unknown one: the same status');
+is($r->{json}{error}, 'there is no model "gpt-9"', 'and words');
 $r = $t->http('POST', "/both/$sid/model", { name => 'tertius' });
 is($r->{json}{model}, 'third', 'an allowed one by its alias');
 $r = $t->stream("/both/$sid/message",
                 encode_json({ message => 'hi', model => 'mock' }));
 is($r->{status}, 400, 'a message naming a model not allowed: refused');
 is($r->{json}{error}, 'there is no model "mock"', 'as an unknown model');
+$r = $t->stream("/both/$sid/message",
+                encode_json({ message => 'hi', model => 'gpt-9' }));
+is($r->{status}, 400, 'a message naming an unknown model: the same status');
+is($r->{json}{error}, 'there is no model "gpt-9"', 'and words');
 is($t->stream("/both/$sid/message",
               encode_json({ message => 'hi' }))->{types}[-1], 'end',
    'a message with the session\'s allowed model');
@@ -93,8 +101,10 @@ is_deeply([ sort keys %{ $t->http('GET', "/api/chat/$sid/model")
 $t->stop;
 
 # nginx -t
-for my $case ([ 'agent_databases one three;', qr/agent_databases: unknown database "three"/ ],
-              [ 'agent_models other gpt-9;', qr/agent_models: unknown model "gpt-9"/ ]) {
+for my $case ([ 'agent_databases one three;',
+                qr/agent_databases: unknown database "three"/ ],
+              [ 'agent_models other gpt-9;',
+                qr/agent_models: unknown model "gpt-9"/ ]) {
     my $c = $t->conf(http => $http, location => $case->[0]);
     $t->write_conf($c);
     my ($ok, $out) = $t->test_conf;
