@@ -75,8 +75,15 @@ for my $i (0 .. $#sids) {
     $failed += $bad;
     push @why, $why if $bad;
 
-    my $m = $t->http('GET', "/api/sessions/$sids[$i]/messages")->{json};
-    my @msgs = @{ $m->{messages} // [] };
+    # every page of the history, newest first
+    my (@msgs, $next);
+    for (1 .. 1000) {
+        my $m = $t->http('GET', "/api/sessions/$sids[$i]/messages?limit=1000"
+                                . ($next ? "&before=$next" : ''))->{json};
+        unshift @msgs, @{ $m->{messages} // [] };
+        last unless $m->{has_more};
+        $next = $m->{next_before};
+    }
     $lost++ if @msgs != 2 * $ok;
 
     # in order: user, assistant, user, assistant ...

@@ -58,8 +58,9 @@ my %refused = (
                       transform => [ { lookup => 'id', from => {
                           data => { url => 'https://elsewhere/y.json' },
                           key => 'id' } } ] },
-    'image mark' => { mark => 'image', data => { values => [] },
-                      encoding => { url => { field => 'u' } } },
+    'image mark' => { mark => 'image', data => { values => [] } },
+    'url channel' => { mark => 'point', data => { values => [] },
+                       encoding => { url => { field => 'u' } } },
     'image mark object' => { mark => { type => 'image' },
                              data => { values => [] } },
     'layered image' => { data => { values => [] },
