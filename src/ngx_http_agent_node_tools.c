@@ -302,6 +302,12 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
 
     ctx->started = 1;
 
+    /* places freed by calls that ended before the loop was over */
+
+    if (ngx_http_agent_node_tools_next(ctx) == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
     if (ctx->pending) {
         return NGX_AGAIN;
     }

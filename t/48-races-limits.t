@@ -3,8 +3,8 @@
 # row, no file: the insert happens only while the session exists), and a
 # turn runs at most agent_sql_concurrency SQL statements at once (default
 # 4): twelve parallel calls of statements that run to their time cap take
-# at least three rounds of it, six with a cap of 2, and all answer in
-# call order.
+# at least three rounds of it, six with a cap of 2, their results arrive
+# in batches of the cap, and all answer in call order.
 
 use strict;
 use warnings;
@@ -81,6 +81,19 @@ for my $case ([ 'api/chat', 4 ], [ 'two', 2 ]) {
     ok($took >= $rounds * 0.3 * 0.9,
        sprintf('cap %d: twelve 300 ms statements took %.2f s, at least %d '
                . 'rounds', $cap, $took, $rounds));
+
+    # the statements that ran together end together: the results arrive
+    # in batches (a gap of more than 150 ms between two batches), and each
+    # batch is as large as the cap, neither more nor fewer
+    my @batches;
+    my $last;
+    for my $ev (grep { $_->{type} eq 'tool_result' } @{ $r->{events} }) {
+        push @batches, 0 if !defined $last || $ev->{_t} - $last > 0.15;
+        $batches[-1]++;
+        $last = $ev->{_t};
+    }
+    is(join(',', @batches), join(',', ($cap) x $rounds),
+       "cap $cap: $cap statements at once, $rounds times");
 }
 
 $t->stop;
