@@ -25,7 +25,8 @@ FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm_stream.c \
                     src/ngx_http_agent_provider_anthropic.c \
                     src/ngx_http_agent_provider_gemini.c \
                     src/ngx_http_agent_message.c
-FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c
+FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c \
+                    src/ngx_http_agent_files.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
 FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_graph.c \
                     src/ngx_http_agent_expr.c
