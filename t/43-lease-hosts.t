@@ -99,15 +99,19 @@ SKIP: {
     if ($bpid == 0) {
         open STDOUT, '>>', $b->dir . '/nginx.out';
         open STDERR, '>&', \*STDOUT;
+        # make test-asan: the sanitizers' runtimes, as AgentTest gives them
+        $ENV{LD_PRELOAD} = $ENV{AGENT_PRELOAD} if $ENV{AGENT_PRELOAD};
         exec $unshare, '-p', '-f', '--mount-proc', $AgentTest::NGINX,
              '-p', $b->dir . '/', '-c', $b->dir . '/nginx.conf',
              '-e', $b->dir . '/error.log', '-g', 'daemon off;';
         exit 1;
     }
-    ok(AgentTest::wait_for(sub {
+    my $up = AgentTest::wait_for(sub {
         IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                              PeerPort => $b->port) }, 10),
-       'a second nginx in its own PID namespace, on the same file');
+                              PeerPort => $b->port) }, 20);
+    ok($up, 'a second nginx in its own PID namespace, on the same file')
+        or diag($b->slurp('nginx.out') . $b->slurp('error.log'));
+    skip 'the second nginx did not start', 1 unless $up;
 
     my $sid = $t->session;
     $pid = fork() // die;
