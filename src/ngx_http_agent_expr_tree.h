@@ -1,0 +1,62 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_EXPR_TREE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_EXPR_TREE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_expr.h"
+
+
+/* an if= condition as parsed (expr.c) and evaluated (expr_eval.c) */
+
+typedef enum {
+    NGX_HTTP_AGENT_OP_OR = 0,
+    NGX_HTTP_AGENT_OP_AND,
+    NGX_HTTP_AGENT_OP_NOT,
+    NGX_HTTP_AGENT_OP_EQ,
+    NGX_HTTP_AGENT_OP_NE,
+    NGX_HTTP_AGENT_OP_LT,
+    NGX_HTTP_AGENT_OP_LE,
+    NGX_HTTP_AGENT_OP_GT,
+    NGX_HTTP_AGENT_OP_GE,
+    NGX_HTTP_AGENT_OP_LITERAL,
+    NGX_HTTP_AGENT_OP_CHANNEL,
+    NGX_HTTP_AGENT_OP_TOOL_CALLS
+} ngx_http_agent_op_e;
+
+
+typedef enum {
+    NGX_HTTP_AGENT_V_NULL = 0,
+    NGX_HTTP_AGENT_V_BOOL,
+    NGX_HTTP_AGENT_V_NUMBER,
+    NGX_HTTP_AGENT_V_STRING,
+    NGX_HTTP_AGENT_V_ARRAY,
+    NGX_HTTP_AGENT_V_OBJECT
+} ngx_http_agent_vtype_e;
+
+
+typedef struct {
+    ngx_http_agent_vtype_e     type;
+    double                     number;    /* bool, number; length */
+    ngx_str_t                  str;
+} ngx_http_agent_v_t;
+
+
+struct ngx_http_agent_expr_s {
+    ngx_http_agent_op_e        op;
+    ngx_http_agent_expr_t     *left;
+    ngx_http_agent_expr_t     *right;
+    ngx_http_agent_v_t         literal;
+    ngx_uint_t                 channel;
+    ngx_array_t               *path;      /* ngx_str_t, NUL-terminated */
+};
+
+
+#endif /* _NGX_HTTP_AGENT_EXPR_TREE_H_INCLUDED_ */
