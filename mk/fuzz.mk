@@ -29,6 +29,8 @@ FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c \
                     src/ngx_http_agent_files.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
 FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_graph.c \
+                    src/ngx_http_agent_graph_state.c \
+                    src/ngx_http_agent_message.c \
                     src/ngx_http_agent_expr.c src/ngx_http_agent_expr_eval.c
 
 .PHONY: fuzz fuzz-build fuzz-deps

@@ -118,8 +118,9 @@ struct ngx_http_agent_kind_s {
                                       ngx_http_agent_node_t *node);
     ngx_int_t                (*run)(ngx_http_agent_run_t *run,
                                     ngx_http_agent_node_t *node);
-    /* the tools the node binds, for a picture of the graph */
-    void                      *reserved;
+    /* runs the tool calls of the last message: calls left for a node
+       of any other kind are closed as not run */
+    ngx_uint_t                 calls;
 };
 
 

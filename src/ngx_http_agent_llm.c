@@ -9,6 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_message.h"
 #include "ngx_http_agent_provider.h"
 
 
@@ -84,6 +85,22 @@ ngx_int_t
 ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
     ngx_http_agent_model_t *model, ngx_http_agent_llm_req_t *req)
 {
+    ngx_array_t  *paired;
+
+    /* every tool call answered, every result with its call: or a 400 */
+    if (ngx_http_agent_message_pair(llm->pool, req->messages, &paired)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (paired != req->messages) {
+        ngx_log_error(NGX_LOG_INFO, llm->log, 0, "agent: tool calls left "
+                      "open in the history closed for the provider");
+        req->messages = paired;
+        req->history = ngx_min(req->history, paired->nelts);
+    }
+
     llm->req = req;
     llm->start = ngx_current_msec;
     llm->ttft = 0;

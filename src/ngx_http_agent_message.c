@@ -27,6 +27,8 @@ static u_char *ngx_http_agent_message_string(u_char *p, u_char *last,
     ngx_str_t *s);
 static u_char *ngx_http_agent_message_key(u_char *p, u_char *last,
     const char *key);
+static ngx_int_t ngx_http_agent_message_copy(ngx_pool_t *pool,
+    ngx_array_t *in, ngx_uint_t n, ngx_array_t **res);
 
 
 /*
@@ -279,4 +281,201 @@ ngx_http_agent_message_call_json(ngx_http_agent_json_t *j, ngx_str_t *id,
     }
 
     ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * The tool results that answer every call of the assistant message m, each
+ * saying why it was not run: a call left open is refused by the providers
+ * in the next request.
+ */
+
+ngx_int_t
+ngx_http_agent_message_unanswered(ngx_pool_t *pool, ngx_http_agent_msg_t *m,
+    ngx_str_t *why, ngx_array_t *out)
+{
+    ngx_uint_t              i;
+    ngx_array_t            *calls;
+    ngx_http_agent_msg_t   *t;
+    ngx_http_agent_call_t  *c;
+
+    if (m->tool_calls.len == 0) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_message_calls(pool, &m->tool_calls, &calls, 0)
+        != NGX_OK)
+    {
+        return NGX_OK;
+    }
+
+    c = calls->elts;
+
+    for (i = 0; i < calls->nelts; i++) {
+        t = ngx_array_push(out);
+        if (t == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(t, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&t->role, "tool");
+        t->tool_call_id = c[i].id;
+        t->name = c[i].name;
+        t->content = *why;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The messages as every provider takes them: each call of an assistant
+ * message answered by a tool result before the next message of another
+ * role, and no result that answers no call of the message before it.
+ * A history stored before calls were closed, a turn cut between a model
+ * and its tools, or a summary that ends between them would otherwise be a
+ * 400 from the API at every later turn.  The input is returned as it is
+ * when it pairs, which is always the case for histories written now.
+ */
+
+ngx_int_t
+ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
+    ngx_array_t **out)
+{
+    ngx_uint_t              i, k;
+    ngx_array_t            *calls, *res;
+    ngx_http_agent_msg_t   *m, *t;
+    ngx_http_agent_call_t  *c;
+
+    static ngx_str_t  not_run = ngx_string("Not run: the conversation went "
+                                           "on without running this tool "
+                                           "call.");
+
+    *out = in;
+    res = NULL;
+    calls = NULL;
+    c = NULL;
+    m = in->elts;
+
+    for (i = 0; i <= in->nelts; i++) {
+
+        if (i < in->nelts
+            && m[i].role.len == 4 && ngx_strncmp(m[i].role.data, "tool", 4)
+                                     == 0)
+        {
+            for (k = 0; calls && k < calls->nelts; k++) {
+                if (c[k].name.len
+                    && c[k].id.len == m[i].tool_call_id.len
+                    && ngx_strncmp(c[k].id.data, m[i].tool_call_id.data,
+                                   c[k].id.len) == 0)
+                {
+                    c[k].name.len = 0;        /* answered */
+                    break;
+                }
+            }
+
+            if (calls && k < calls->nelts) {
+                if (res) {
+                    t = ngx_array_push(res);
+                    if (t == NULL) {
+                        return NGX_ERROR;
+                    }
+
+                    *t = m[i];
+                }
+
+                continue;
+            }
+
+            /* an answer to no open call: left out */
+
+            if (res == NULL
+                && ngx_http_agent_message_copy(pool, in, i, &res) != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            continue;
+        }
+
+        /* any other message, or the end, closes the calls still open */
+
+        for (k = 0; calls && k < calls->nelts; k++) {
+            if (c[k].name.len == 0) {
+                continue;
+            }
+
+            if (res == NULL
+                && ngx_http_agent_message_copy(pool, in, i, &res) != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            t = ngx_array_push(res);
+            if (t == NULL) {
+                return NGX_ERROR;
+            }
+
+            ngx_memzero(t, sizeof(ngx_http_agent_msg_t));
+            ngx_str_set(&t->role, "tool");
+            t->tool_call_id = c[k].id;
+            t->name = c[k].name;
+            t->content = not_run;
+        }
+
+        calls = NULL;
+
+        if (i == in->nelts) {
+            break;
+        }
+
+        if (m[i].tool_calls.len
+            && ngx_http_agent_message_calls(pool, &m[i].tool_calls, &calls, 0)
+               == NGX_OK)
+        {
+            c = calls->elts;
+        }
+
+        if (res) {
+            t = ngx_array_push(res);
+            if (t == NULL) {
+                return NGX_ERROR;
+            }
+
+            *t = m[i];
+        }
+    }
+
+    if (res) {
+        *out = res;
+    }
+
+    return NGX_OK;
+}
+
+
+/* a new array with the first n messages of in, for the changes to come */
+
+static ngx_int_t
+ngx_http_agent_message_copy(ngx_pool_t *pool, ngx_array_t *in, ngx_uint_t n,
+    ngx_array_t **res)
+{
+    ngx_http_agent_msg_t  *m;
+
+    *res = ngx_array_create(pool, in->nelts + 8,
+                            sizeof(ngx_http_agent_msg_t));
+    if (*res == NULL) {
+        return NGX_ERROR;
+    }
+
+    m = ngx_array_push_n(*res, n);
+    if (m == NULL && n) {
+        return NGX_ERROR;
+    }
+
+    if (n) {
+        ngx_memcpy(m, in->elts, n * sizeof(ngx_http_agent_msg_t));
+    }
+
+    return NGX_OK;
 }

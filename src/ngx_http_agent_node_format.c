@@ -52,7 +52,7 @@ ngx_http_agent_kind_t  ngx_http_agent_format_kind = {
     ngx_http_agent_node_format_param,
     ngx_http_agent_node_format_check,
     ngx_http_agent_node_format_run,
-    NULL
+    0
 };
 
 

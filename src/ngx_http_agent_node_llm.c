@@ -71,7 +71,7 @@ ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
     ngx_http_agent_node_llm_param,
     ngx_http_agent_node_llm_check,
     ngx_http_agent_node_llm_run,
-    NULL
+    0
 };
 
 

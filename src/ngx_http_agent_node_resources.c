@@ -43,7 +43,7 @@ ngx_http_agent_kind_t  ngx_http_agent_resources_kind = {
     ngx_http_agent_node_resources_param,
     ngx_http_agent_node_resources_check,
     ngx_http_agent_node_resources_run,
-    NULL
+    0
 };
 
 

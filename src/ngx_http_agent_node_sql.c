@@ -59,7 +59,7 @@ ngx_http_agent_kind_t  ngx_http_agent_sql_kind = {
     ngx_http_agent_node_sql_param,
     ngx_http_agent_node_sql_check,
     ngx_http_agent_node_sql_run,
-    NULL
+    0
 };
 
 

@@ -71,7 +71,7 @@ ngx_http_agent_kind_t  ngx_http_agent_summarize_kind = {
     ngx_http_agent_node_summarize_param,
     ngx_http_agent_node_summarize_check,
     ngx_http_agent_node_summarize_run,
-    NULL
+    0
 };
 
 

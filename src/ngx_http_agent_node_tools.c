@@ -76,7 +76,7 @@ ngx_http_agent_kind_t  ngx_http_agent_tools_kind = {
     ngx_http_agent_node_tools_param,
     ngx_http_agent_node_tools_check,
     ngx_http_agent_node_tools_run,
-    NULL
+    1
 };
 
 

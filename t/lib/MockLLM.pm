@@ -156,12 +156,135 @@ sub connection {
                             headers => $req->{headers},
                             body => $body });
 
+        # as the real APIs do: a request whose tool calls and tool results
+        # do not pair is refused before the script sees it
+        if (my $err = pairing_error($self->{format} // 'openai', $body)) {
+            $self->note_event({ event => 'unpaired', n => $n,
+                                error => $err });
+            $self->respond($c, { status => 400, message => $err }, $n);
+            next;
+        }
+
         my $spec = $self->{script}->($body, $n) // { text => 'ok' };
         my $keep = $self->respond($c, $spec, $n);
         last unless $keep;
     }
 
     close $c;
+}
+
+# The pairing rule of each wire format, with the words of its API's 400:
+# every tool call is answered by a result right after its message, and
+# every result answers a call of the message right before it.
+sub pairing_error {
+    my ($format, $body) = @_;
+    return undef unless ref $body eq 'HASH';
+
+    return anthropic_pairing($body->{messages}) if $format eq 'anthropic';
+    return gemini_pairing($body->{contents}) if $format eq 'gemini';
+    return openai_pairing($body->{messages});
+}
+
+sub openai_pairing {
+    my ($msgs) = @_;
+    my %open;
+
+    for my $m (@{ ref $msgs eq 'ARRAY' ? $msgs : [] }) {
+        my $role = $m->{role} // '';
+
+        if ($role eq 'tool') {
+            my $id = $m->{tool_call_id} // '';
+            return "Invalid parameter: messages with role 'tool' must be a "
+                   . "response to a preceeding message with 'tool_calls'."
+                unless delete $open{$id};
+            next;
+        }
+
+        return "An assistant message with 'tool_calls' must be followed by "
+               . "tool messages responding to each 'tool_call_id'. The "
+               . "following tool_call_ids did not have response messages: "
+               . join(', ', sort keys %open)
+            if %open;
+
+        if ($role eq 'assistant' && ref $m->{tool_calls} eq 'ARRAY') {
+            $open{ $_->{id} // '' } = 1 for @{ $m->{tool_calls} };
+        }
+    }
+
+    return %open ? "An assistant message with 'tool_calls' must be followed "
+                   . "by tool messages responding to each 'tool_call_id'. "
+                   . "The following tool_call_ids did not have response "
+                   . "messages: " . join(', ', sort keys %open)
+                 : undef;
+}
+
+sub blocks_of {
+    my ($m, $type, $key) = @_;
+    my $c = $m->{content};
+    return () unless ref $c eq 'ARRAY';
+    return map { $_->{$key} // '' } grep { ($_->{type} // '') eq $type } @$c;
+}
+
+sub anthropic_pairing {
+    my ($msgs) = @_;
+    my @m = @{ ref $msgs eq 'ARRAY' ? $msgs : [] };
+
+    for my $i (0 .. $#m) {
+        my %uses = map { $_ => 1 }
+                   ($m[$i]{role} // '') eq 'assistant'
+                   ? blocks_of($m[$i], 'tool_use', 'id') : ();
+        my %results = map { $_ => 1 }
+                      $i < $#m && ($m[$i + 1]{role} // '') eq 'user'
+                      ? blocks_of($m[$i + 1], 'tool_result', 'tool_use_id')
+                      : ();
+        my @missing = grep { !$results{$_} } sort keys %uses;
+
+        return "messages.$i: `tool_use` ids were found without "
+               . "`tool_result` blocks immediately after: "
+               . join(', ', @missing) . ". Each `tool_use` block must have "
+               . "a corresponding `tool_result` block in the next message."
+            if @missing;
+
+        my %prev = map { $_ => 1 }
+                   $i > 0 && ($m[$i - 1]{role} // '') eq 'assistant'
+                   ? blocks_of($m[$i - 1], 'tool_use', 'id') : ();
+
+        for my $r (($m[$i]{role} // '') eq 'user'
+                   ? blocks_of($m[$i], 'tool_result', 'tool_use_id') : ())
+        {
+            return "messages.$i.content: unexpected `tool_use_id` found in "
+                   . "`tool_result` blocks: $r. Each `tool_result` block "
+                   . "must have a corresponding `tool_use` block in the "
+                   . "previous message."
+                unless $prev{$r};
+        }
+    }
+
+    return undef;
+}
+
+sub gemini_pairing {
+    my ($contents) = @_;
+    my @c = @{ ref $contents eq 'ARRAY' ? $contents : [] };
+    my $count = sub {
+        my ($c, $key) = @_;
+        return scalar grep { ref $_ eq 'HASH' && $_->{$key} }
+                      @{ ref $c->{parts} eq 'ARRAY' ? $c->{parts} : [] };
+    };
+
+    for my $i (0 .. $#c) {
+        my $calls = $count->($c[$i], 'functionCall');
+        my $answers = $count->($c[$i], 'functionResponse');
+        my $before = $i > 0 ? $count->($c[$i - 1], 'functionCall') : 0;
+        my $after = $i < $#c ? $count->($c[$i + 1], 'functionResponse') : 0;
+
+        return "Please ensure that the number of function response parts is "
+               . "equal to the number of function call parts of the function "
+               . "call turn."
+            if ($calls && $calls != $after) || ($answers && $answers != $before);
+    }
+
+    return undef;
 }
 
 sub respond {
