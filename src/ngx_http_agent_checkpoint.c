@@ -324,6 +324,18 @@ ngx_http_agent_state_json(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run)
 }
 
 
+/* every channel but messages, as an object: a one-shot answer's state */
+
+void
+ngx_http_agent_state_values(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_state_channels(j, run, 0);
+    ngx_http_agent_json_end(j);
+}
+
+
 /* a value from outside a turn (POST /connection): declared or kept */
 
 ngx_int_t
@@ -388,6 +400,9 @@ ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
         ngx_http_agent_json_int(j, m->seq);
         ngx_http_agent_json_key(j, "session_id");
         ngx_http_agent_json_str(j, session_id);
+        /* seed 000's names too: its clients read them */
+        ngx_http_agent_json_key(j, "sessionId");
+        ngx_http_agent_json_str(j, session_id);
     }
 
     ngx_http_agent_json_key(j, "role");
@@ -409,6 +424,8 @@ ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
 
     if (session_id) {
         ngx_http_agent_json_key(j, "created_at");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "createdAt");
         ngx_http_agent_json_str(j, &m->created_at);
         ngx_http_agent_json_key(j, "metadata");
 

@@ -18,9 +18,10 @@
 /*
  * "node NAME format shape=FILE output=CHANNEL [event=NAME]": seed 001's
  * formatResponse.  The last AI message's text is parsed as JSON against a
- * shape (a JSON object in agent_prompts: each field with its default);
- * a missing field or one of another type gets the default, fields the
- * shape does not name are dropped, text that is no JSON object gives the
+ * shape (a JSON object in agent_prompts: each field with its default,
+ * nested objects, and [ITEM] for a list of items of ITEM's shape); a
+ * missing field or one of another type gets the default, fields the shape
+ * does not name are dropped, text that is no JSON object gives the
  * defaults.  The result is written to the channel, and sent as a custom
  * event with event=.
  */
@@ -43,6 +44,8 @@ static ngx_int_t ngx_http_agent_node_format_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
+static void ngx_http_agent_node_format_value(ngx_http_agent_json_t *j,
+    yajl_val shape, yajl_val v, ngx_uint_t depth);
 static ngx_uint_t ngx_http_agent_node_format_same(yajl_val a, yajl_val b);
 
 
@@ -155,8 +158,7 @@ ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_node_format_conf_t *fc = node->conf;
 
-    size_t                   i;
-    yajl_val                 v, got, shape;
+    yajl_val                 v;
     ngx_str_t                text, json;
     ngx_uint_t               k;
     ngx_array_t             *msgs;
@@ -186,31 +188,12 @@ ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
         v = NULL;
     }
 
-    shape = fc->shape;
-
     j = ngx_http_agent_json_create(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; i < shape->u.object.len; i++) {
-        got = v ? ngx_http_agent_json_get(v, shape->u.object.keys[i]) : NULL;
-
-        ngx_http_agent_json_cstr(j, shape->u.object.keys[i]);
-
-        if (got && ngx_http_agent_node_format_same(shape->u.object.values[i],
-                                                   got))
-        {
-            ngx_http_agent_json_val(j, got);
-
-        } else {
-            ngx_http_agent_json_val(j, shape->u.object.values[i]);
-        }
-    }
-
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_node_format_value(j, fc->shape, v, 0);
 
     if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
         return NGX_ERROR;
@@ -229,6 +212,64 @@ ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
     }
 
     return ngx_http_agent_graph_write_value(run->update, fc->output, &json);
+}
+
+
+/*
+ * The value v (NULL: missing) written as the shape says: null takes any
+ * value; an object is written field by field, each at its default when
+ * missing or of another type, fields it does not name dropped; an array of
+ * one element is an array of items of that shape (default empty, items of
+ * another type dropped: seed 001's lists of suggestions); any other value
+ * is the default unless v has its JSON type.
+ */
+
+static void
+ngx_http_agent_node_format_value(ngx_http_agent_json_t *j, yajl_val shape,
+    yajl_val v, ngx_uint_t depth)
+{
+    size_t    i;
+    yajl_val  item;
+
+    if (YAJL_IS_OBJECT(shape) && depth < 16) {
+        if (v && !YAJL_IS_OBJECT(v)) {
+            v = NULL;
+        }
+
+        ngx_http_agent_json_obj(j);
+
+        for (i = 0; i < shape->u.object.len; i++) {
+            ngx_http_agent_json_cstr(j, shape->u.object.keys[i]);
+            ngx_http_agent_node_format_value(j, shape->u.object.values[i],
+                                v ? ngx_http_agent_json_get(v,
+                                                  shape->u.object.keys[i])
+                                  : NULL,
+                                depth + 1);
+        }
+
+        ngx_http_agent_json_end(j);
+        return;
+    }
+
+    if (YAJL_IS_ARRAY(shape) && shape->u.array.len == 1 && depth < 16) {
+        item = shape->u.array.values[0];
+
+        ngx_http_agent_json_arr(j);
+
+        for (i = 0; v && YAJL_IS_ARRAY(v) && i < v->u.array.len; i++) {
+            if (ngx_http_agent_node_format_same(item, v->u.array.values[i])) {
+                ngx_http_agent_node_format_value(j, item,
+                                                 v->u.array.values[i],
+                                                 depth + 1);
+            }
+        }
+
+        ngx_http_agent_json_arr_end(j);
+        return;
+    }
+
+    ngx_http_agent_json_val(j, (v && ngx_http_agent_node_format_same(shape, v))
+                               ? v : shape);
 }
 
 

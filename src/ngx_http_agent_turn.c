@@ -14,6 +14,7 @@
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_turn_exit.h"
+#include "ngx_http_agent_turn_json.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
@@ -48,6 +49,7 @@ typedef struct {
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
     unsigned                        locked:1;
+    unsigned                        json:1;    /* one answer, no stream */
 } ngx_http_agent_turn_t;
 
 
@@ -242,7 +244,11 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     "the message could not be saved");
     }
 
-    if (ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK) {
+    turn->json = ngx_http_agent_turn_json_wanted(r);
+
+    if (!turn->json
+        && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -537,6 +543,10 @@ ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 {
     ngx_http_agent_turn_t *turn = data;
 
+    if (turn->json) {
+        return NGX_OK;
+    }
+
     return ngx_http_agent_sse_named(&turn->sse, name, json, now);
 }
 
@@ -600,6 +610,15 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ev.type = NGX_HTTP_AGENT_EV_ERROR;
         ev.text = &run->error;
         ev.code = &code;
+    }
+
+    if (turn->json) {
+        ngx_http_finalize_request(r,
+                                  ngx_http_agent_turn_json_send(r, run, &ev,
+                                                      &turn->session_id,
+                                                      &turn->run_id));
+        ngx_http_run_posted_requests(c);
+        return;
     }
 
     if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK

@@ -20,17 +20,26 @@ my $mock = $t->mock(sub {
     my $tool_msgs = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
 
     if ($q eq 'direct') {
-        return { text => '{"answer": "42", "suggestions": ["why 42?"], '
-                         . '"confidence": "high"}' };
+        return { text => '{"suggestions": [{"title": "Runbook", '
+                         . '"description": "How to restart", "url": '
+                         . '"https://docs.example/runbook", "sourceType": '
+                         . '"docs", "m365Source": null, "score": 9}], '
+                         . '"relatedPosts": [{"id": "p7", "title": "Same '
+                         . 'issue", "likeCount": 3, "commentCount": 1}], '
+                         . '"actionHint": "Restart the worker."}' };
     }
 
     if ($q eq 'one round') {
         return { tools => [[ "c$tool_msgs", 'execute_sql_query',
                              '{"query": "SELECT count(*) FROM csv_data"}' ]] }
             if $tool_msgs == 0;
-        return { text => "```json\n{\"answer\": \"3 rows\", "
-                         . "\"confidence\": 7}\n```" };
+        return { text => "```json\n{\"actionHint\": \"3 rows\", "
+                         . "\"suggestions\": [\"not an object\", "
+                         . "{\"title\": 5, \"url\": \"u\"}], "
+                         . "\"relatedPosts\": 7}\n```" };
     }
+
+    return { status => 400, message => 'mock refuses' } if $q eq 'fail';
 
     if ($q eq 'forever') {
         # the model never stops calling tools: the cap ends the loop
@@ -52,14 +61,22 @@ $r = $t->turn($sid, 'direct');
 is_deeply(AgentTest::plain($r), [qw(start response end)],
           'direct: the response event, end')
     or diag explain $r->{types};
-like($r->{text}, qr/"answer": "42"/, 'direct: the text streamed');
+like($r->{text}, qr/"actionHint": "Restart the worker."/,
+     'direct: the text streamed');
 my @nodes = map { "$_->{name}:$_->{status}" }
             grep { $_->{type} eq 'node' } @{ $r->{events} };
 is_deeply(\@nodes, [qw(llm_call:start llm_call:end format_response:start
                        format_response:end)], 'direct: the nodes it ran');
 my ($ev) = grep { $_->{type} eq 'response' } @{ $r->{events} };
-is_deeply($ev->{data}, { answer => '42', suggestions => ['why 42?'],
-                         confidence => 'high' }, 'direct: the response');
+my $seed_answer = {
+    suggestions => [ { title => 'Runbook', description => 'How to restart',
+                       url => 'https://docs.example/runbook',
+                       sourceType => 'docs', m365Source => undef } ],
+    relatedPosts => [ { id => 'p7', title => 'Same issue', likeCount => 3,
+                        commentCount => 1 } ],
+    actionHint => 'Restart the worker.' };
+is_deeply($ev->{data}, $seed_answer,
+          'direct: the CombinedSuggestionsResponse, unknown keys dropped');
 my $st = $t->http('GET', "/api/sessions/$sid/state")->{json};
 is_deeply($st->{values}{response}, $ev->{data}, 'direct: in the state');
 is($st->{values}{llm_calls}, 1, 'direct: one round');
@@ -75,9 +92,12 @@ is_deeply(AgentTest::plain($r), [qw(start tool_start tool_result response
 ($ev) = grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
 is_deeply($ev->{content}{rows}, [[3]], 'one round: the SQL ran');
 ($ev) = grep { $_->{type} eq 'response' } @{ $r->{events} };
-is_deeply($ev->{data}, { answer => '3 rows', suggestions => [],
-                         confidence => 'low' },
-          'one round: defaults for what is missing or mistyped');
+is_deeply($ev->{data}, { actionHint => '3 rows',
+                         suggestions => [ { title => '', description => '',
+                                            url => 'u', sourceType => '',
+                                            m365Source => undef } ],
+                         relatedPosts => [] },
+          'one round: defaults for what is missing or mistyped, items too');
 $st = $t->http('GET', "/api/sessions/$sid/state")->{json};
 is($st->{values}{llm_calls}, 2, 'one round: two model calls this turn');
 
@@ -89,18 +109,49 @@ is(scalar($mock->requests) - $before, 3, 'forever: three model calls');
 is(scalar(grep { $_->{type} eq 'tool_start' } @{ $r->{events} }), 2,
    'forever: the third round\'s calls are not run');
 ($ev) = grep { $_->{type} eq 'response' } @{ $r->{events} };
-is_deeply($ev->{data}, { answer => '', suggestions => [],
-                         confidence => 'low' }, 'forever: the defaults');
+my $defaults = { suggestions => [], relatedPosts => [], actionHint => '' };
+is_deeply($ev->{data}, $defaults, 'forever: the defaults');
 $st = $t->http('GET', "/api/sessions/$sid/state")->{json};
 is($st->{values}{llm_calls}, 3, 'forever: llm_calls is 3');
 
 # 4. prose instead of JSON: the defaults, and the prose as the answer text
 $r = $t->turn($sid, 'prose');
 ($ev) = grep { $_->{type} eq 'response' } @{ $r->{events} };
-is_deeply($ev->{data}, { answer => '', suggestions => [],
-                         confidence => 'low' }, 'prose: the defaults');
+is_deeply($ev->{data}, $defaults, 'prose: the defaults');
 is($r->{events}[-1]{full_response}, 'Just some prose, not JSON.',
    'prose: full_response is the model\'s text');
+
+# a client that wants no stream: one JSON object, the answer in the state
+$r = $t->http('POST', "/api/chat/$sid/message", '{"message": "direct"}',
+              'Accept' => 'application/json');
+is($r->{status}, 200, 'one-shot: 200');
+like($r->{headers}{'content-type'}, qr{^application/json},
+     'one-shot: application/json, not a stream');
+is_deeply($r->{json}{state}{response}, $seed_answer,
+          'one-shot: the structured answer in the state');
+is($r->{json}{state}{llm_calls}, 1, 'one-shot: the other channels too');
+like($r->{json}{full_response}, qr/actionHint/, 'one-shot: the answer text');
+is($r->{json}{session_id}, $sid, 'one-shot: the session');
+ok($r->{json}{checkpoint_id} && $r->{json}{usage}, 'one-shot: checkpoint, usage');
+ok(!exists $r->{json}{state}{messages}, 'one-shot: no message list');
+
+# both accepted: the stream, as browsers' EventSource asks
+$r = $t->http('POST', "/api/chat/$sid/message", '{"message": "direct"}',
+              'Accept' => 'text/event-stream, application/json');
+like($r->{headers}{'content-type'}, qr{^text/event-stream},
+     'Accept with text/event-stream: a stream');
+
+# seed 001's answer as a JSON API client gets it, under Accept alone
+$r = $t->http('POST', "/api/chat/$sid/message", '{"message": "prose"}',
+              'Accept' => 'application/json');
+is_deeply($r->{json}{state}{response}, $defaults, 'one-shot: defaults');
+
+# a turn that fails: an HTTP error, since no header went out yet
+$r = $t->http('POST', "/api/chat/$sid/message", '{"message": "fail"}',
+              'Accept' => 'application/json');
+is($r->{status}, 502, 'one-shot: a provider error is 502');
+is($r->{json}{code}, 'llm_error', 'one-shot: with the error event\'s code');
+like($r->{json}{error}, qr/mock refuses|400/, 'one-shot: and its text');
 
 # every message stays listable
 my $m = $t->http('GET', "/api/sessions/$sid/messages?include_tools=1")->{json};

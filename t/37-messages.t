@@ -35,6 +35,15 @@ is_deeply($ai->{tool_calls}, [{ id => 'c1', name => 'execute_sql_query',
                                 arguments => { query => 'SELECT 41 + 1' } }],
           'tool calls stored neutral, their arguments parsed');
 
+# seed 000's clients read sessionId and createdAt: both names are there
+for my $msg (@$m) {
+    is($msg->{sessionId}, $msg->{session_id},
+       "message $msg->{id}: sessionId beside session_id");
+    is($msg->{createdAt}, $msg->{created_at},
+       "message $msg->{id}: createdAt beside created_at");
+}
+like($m->[0]{createdAt}, qr/^\d{4}-\d\d-\d\dT/, 'createdAt is a time');
+
 my $stored = $t->sqlite($db, "SELECT tool_calls FROM messages WHERE "
                              . "session_id = '$sid' AND role = 'assistant' "
                              . "AND tool_calls IS NOT NULL");

@@ -1,0 +1,25 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TURN_JSON_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TURN_JSON_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_stream.h"
+
+
+ngx_uint_t ngx_http_agent_turn_json_wanted(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_turn_json_send(ngx_http_request_t *r,
+    ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev,
+    ngx_str_t *session_id, ngx_str_t *run_id);
+
+
+#endif /* _NGX_HTTP_AGENT_TURN_JSON_H_INCLUDED_ */
