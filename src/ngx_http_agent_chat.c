@@ -108,7 +108,14 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, id);
     ngx_http_agent_json_key(j, "model");
-    ngx_http_agent_json_str(j, &cur->name);
+
+    if (cur) {
+        ngx_http_agent_json_str(j, &cur->name);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
     ngx_http_agent_json_key(j, "models");
     ngx_http_agent_json_obj(j);
 

@@ -199,5 +199,12 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_tools_conf(cf, &lc->tools_list, &lc->tools);
+    if (ngx_http_agent_tools_conf(cf, &lc->tools_list, &lc->tools) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_tools_prompts(cf, &lc->tools_list,
+                                        &amcf->prompts_dir,
+                                        &amcf->tool_prompts);
 }

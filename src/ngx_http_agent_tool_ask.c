@@ -52,19 +52,6 @@ static void ngx_http_agent_tool_ask_sql_done(
 static void ngx_http_agent_tool_ask_finish(ngx_http_agent_tool_ask_t *ta,
     const char *error, ngx_str_t *detail);
 static void ngx_http_agent_tool_ask_cancel(ngx_http_agent_tool_call_t *call);
-static ngx_int_t ngx_http_agent_tool_ask_channel(ngx_http_agent_run_t *run,
-    const char *name, ngx_str_t *text);
-
-
-static ngx_str_t  ngx_http_agent_ask_database_prompt = ngx_string(
-    "You write one SQLite SELECT statement that answers the user's question "
-    "from the database described below. Answer with the SQL only, no "
-    "explanation, no markdown.\n\nThe database:\n");
-
-static ngx_str_t  ngx_http_agent_ask_analyst_prompt = ngx_string(
-    "You write a Vega-Lite (v5) specification that charts the data below to "
-    "answer the user's question. Put the data inline in \"data\": "
-    "{\"values\": [...]}. Answer with the JSON object only.\n\nThe data:\n");
 
 
 ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database = {
@@ -76,7 +63,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database = {
     "{\"query\":{\"type\":\"string\",\"description\":\"the question, in "
     "plain words\"}},\"required\":[\"query\"]}}}"),
     ngx_http_agent_tool_ask_run,
-    1
+    1,
+    ngx_string("ask_database.md"),
+    ngx_null_string
 };
 
 
@@ -89,7 +78,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_analyst = {
     "{\"type\":\"string\",\"description\":\"what the chart should show\"}},"
     "\"required\":[\"query\"]}}}"),
     ngx_http_agent_tool_ask_run,
-    0
+    0,
+    ngx_string("ask_analyst.md"),
+    ngx_string("json_fixer.md")
 };
 
 
@@ -97,7 +88,8 @@ static ngx_int_t
 ngx_http_agent_tool_ask_run(ngx_http_agent_tool_call_t *call)
 {
     u_char                     *p;
-    ngx_str_t                   context, *prompt, err;
+    ngx_str_t                  *prompt, err;
+    ngx_http_agent_env_t       *env;
     ngx_http_agent_run_t       *run;
     ngx_http_agent_tool_ask_t  *ta;
 
@@ -120,34 +112,31 @@ ngx_http_agent_tool_ask_run(ngx_http_agent_tool_call_t *call)
         return ngx_http_agent_tool_error(run->pool, &err, &call->result);
     }
 
-    if (ta->analyst) {
-        prompt = &ngx_http_agent_ask_analyst_prompt;
+    /* the tool's prompt file, rendered over the run's channels */
 
-        if (ngx_http_agent_tool_ask_channel(run, "sql_result", &context)
-            != NGX_OK)
-        {
+    env = run->data;
+    prompt = ngx_http_agent_tools_prompt(env->amcf->tool_prompts,
+                                         &call->tool->prompt);
+
+    if (prompt == NULL) {
+        p = ngx_pnalloc(run->pool, call->tool->prompt.len + 64);
+        if (p == NULL) {
             return NGX_ERROR;
         }
 
-    } else {
-        prompt = &ngx_http_agent_ask_database_prompt;
+        err.data = p;
+        err.len = ngx_sprintf(p, "the prompt %V is not in agent_prompts",
+                              &call->tool->prompt)
+                  - p;
 
-        if (ngx_http_agent_tool_ask_channel(run, "db_schema", &context)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
+        return ngx_http_agent_tool_error(run->pool, &err, &call->result);
     }
 
-    p = ngx_pnalloc(run->pool, prompt->len + context.len);
-    if (p == NULL) {
+    if (ngx_http_agent_template_render(run, run->pool, prompt, &ta->system)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    ta->system.data = p;
-    ta->system.len = ngx_cpymem(ngx_cpymem(p, prompt->data, prompt->len),
-                                context.data, context.len)
-                     - p;
 
     ta->ask = ngx_http_agent_ask(run, &ta->system, &ta->question,
                                  ngx_http_agent_tool_ask_answer, ta);
@@ -169,7 +158,8 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
 
     u_char                  *p;
     yajl_val                 v;
-    ngx_str_t                answer, err, user, name;
+    ngx_str_t                answer, err, user, name, *fixer;
+    ngx_http_agent_env_t    *env;
     ngx_http_agent_run_t    *run;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_tool_t   *sql;
@@ -285,7 +275,13 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
                            &err, &answer)
                - p;
 
-    ta->ask = ngx_http_agent_ask(run, &ta->system, &user,
+    /* json_fixer.md in the place of the tool's prompt, when it is there */
+
+    env = run->data;
+    fixer = ngx_http_agent_tools_prompt(env->amcf->tool_prompts,
+                                        &ta->call->tool->fixer);
+
+    ta->ask = ngx_http_agent_ask(run, fixer ? fixer : &ta->system, &user,
                                  ngx_http_agent_tool_ask_answer, ta);
     if (ta->ask == NULL) {
         ngx_str_set(&err, "the model could not be asked");
@@ -439,28 +435,3 @@ ngx_http_agent_tool_ask_cancel(ngx_http_agent_tool_call_t *call)
     }
 }
 
-
-/* a channel's value as prompt text, "(none)" when it has none */
-
-static ngx_int_t
-ngx_http_agent_tool_ask_channel(ngx_http_agent_run_t *run, const char *name,
-    ngx_str_t *text)
-{
-    ngx_int_t  rc;
-    ngx_str_t  n;
-
-    n.data = (u_char *) name;
-    n.len = ngx_strlen(name);
-
-    rc = ngx_http_agent_template_value(run, run->pool, &n, text);
-
-    if (rc == NGX_ERROR) {
-        return NGX_ERROR;
-    }
-
-    if (rc == NGX_DECLINED || text->len == 0) {
-        ngx_str_set(text, "(none)");
-    }
-
-    return NGX_OK;
-}

@@ -31,7 +31,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_load_csv_data = {
     "{\"type\":\"object\",\"properties\":{\"table\":{\"type\":\"string\","
     "\"description\":\"the table name\"}}}}}"),
     ngx_http_agent_tool_sql_run,
-    1
+    1,
+    ngx_null_string,
+    ngx_null_string
 };
 
 
@@ -45,7 +47,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query = {
     "\"description\":\"one SQLite SELECT statement\"}},\"required\":"
     "[\"query\"]}}}"),
     ngx_http_agent_tool_sql_run,
-    1
+    1,
+    ngx_null_string,
+    ngx_null_string
 };
 
 

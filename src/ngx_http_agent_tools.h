@@ -52,12 +52,19 @@ struct ngx_http_agent_tool_s {
     ngx_str_t                       definition;  /* {"type":"function",..} */
     ngx_http_agent_tool_run_pt      run;
     ngx_uint_t                      sql;         /* agent_sql_concurrency */
+    /* templates in agent_prompts the tool asks a model with, or empty */
+    ngx_str_t                       prompt;
+    ngx_str_t                       fixer;
 };
 
 
 ngx_http_agent_tool_t *ngx_http_agent_tool_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list,
     ngx_str_t *json);
+ngx_int_t ngx_http_agent_tools_prompts(ngx_conf_t *cf, ngx_str_t *list,
+    ngx_str_t *dir, ngx_array_t **prompts);
+ngx_str_t *ngx_http_agent_tools_prompt(ngx_array_t *prompts,
+    ngx_str_t *file);
 ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
 ngx_int_t ngx_http_agent_tool_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);

@@ -175,9 +175,31 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                          : ngx_http_agent_model_default(amcf, alcf);
     }
 
+    if (model == NULL && name.len == 0) {
+        /* seed 004: no model chosen, and no default to fall back on */
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "no model is chosen for this session "
+                                    "and none is configured as the "
+                                    "default: choose one with POST "
+                                    "/{id}/model {\"name\": ...} or "
+                                    "\"model\" in the message");
+    }
+
     if (model == NULL) {
         return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
                                     "there is no model \"%V\"", &name);
+    }
+
+    if (ngx_http_agent_llm_key(model, &key) != NGX_OK && name.len == 0
+        && s.model.len == 0)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "no model is chosen for this session "
+                                    "and the default \"%V\" is not "
+                                    "available (%V is not set): choose "
+                                    "one with POST /{id}/model "
+                                    "{\"name\": ...}", &model->name,
+                                    &model->key_env);
     }
 
     if (ngx_http_agent_llm_key(model, &key) != NGX_OK) {

@@ -35,8 +35,11 @@ my $mock = $t->mock(sub {
         return { text => 'DROP TABLE sales' };
     }
 
-    if ($system =~ /^You write a Vega-Lite/) {
+    # the fixer asks with prompts/json_fixer.md in the tool prompt's place
+    if ($system =~ /^You write a Vega-Lite|^You fix JSON/) {
         my $fixes = $q =~ /^This is not a valid JSON object/ ? 1 : 0;
+        return { text => 'never JSON' }
+            if $fixes != ($system =~ /^You fix JSON/ ? 1 : 0);
         return { text => $spec } if $q =~ /bar chart/ && !$fixes;
         return { text => '{"mark": "bar", oops' } if $q =~ /sloppy/ && !$fixes;
         return { text => $spec } if $fixes && $q =~ /oops/;

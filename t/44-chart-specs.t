@@ -76,7 +76,7 @@ my $mock = $t->mock(sub {
     my @m = @{ $req->{messages} };
     my $q = AgentTest::last_user($req);
 
-    if ($m[0]{content} =~ /^You write a Vega-Lite/) {
+    if ($m[0]{content} =~ /^You write a Vega-Lite|^You fix JSON/) {
         return { text => encode_json($fixed) }
             if $q =~ /^This is not a valid chart specification/;
         return { text => encode_json($again) } if $q =~ /again/;
