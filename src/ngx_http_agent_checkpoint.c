@@ -324,6 +324,51 @@ ngx_http_agent_state_json(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run)
 }
 
 
+/* what a step wrote, channel by channel: {"channel": value, ...} */
+
+void
+ngx_http_agent_state_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run)
+{
+    ngx_uint_t                 i, n;
+    ngx_http_agent_msg_t      *m;
+    ngx_http_agent_write_t    *w;
+    ngx_http_agent_channel_t  *ch;
+
+    ch = run->graph->channels.elts;
+    w = run->update ? run->update->elts : NULL;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; w && i < run->update->nelts; i++) {
+        ngx_http_agent_json_str(j, &ch[w[i].channel].name);
+
+        if (w[i].value.messages) {
+            m = w[i].value.messages->elts;
+
+            ngx_http_agent_json_arr(j);
+
+            for (n = 0; n < w[i].value.messages->nelts; n++) {
+                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+
+        } else if (ch[w[i].channel].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            ngx_http_agent_json_num(j, w[i].value.number);
+
+        } else if (w[i].value.json.len) {
+            ngx_http_agent_json_raw(j, &w[i].value.json);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
 /* every channel but messages, as an object: a one-shot answer's state */
 
 void

@@ -23,6 +23,8 @@ ngx_int_t ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
     ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_str_t *next);
 ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
     const char *name, ngx_str_t *json);
+void ngx_http_agent_state_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
 void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 void ngx_http_agent_state_json(ngx_http_agent_json_t *j,

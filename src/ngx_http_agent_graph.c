@@ -505,3 +505,27 @@ ngx_http_agent_graph_fail(ngx_http_agent_run_t *run, const char *code,
 
     return NGX_ERROR;
 }
+
+
+/* whether a node of the graph is of that kind */
+
+ngx_uint_t
+ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph, const char *kind)
+{
+    size_t                  len;
+    ngx_uint_t              i;
+    ngx_http_agent_node_t  *node;
+
+    len = ngx_strlen(kind);
+    node = graph->nodes.elts;
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        if (node[i].kind->name.len == len
+            && ngx_strncmp(node[i].kind->name.data, kind, len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}

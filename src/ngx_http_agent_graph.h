@@ -181,6 +181,8 @@ ngx_int_t ngx_http_agent_graph_apply(ngx_http_agent_run_t *run,
 ngx_int_t ngx_http_agent_graph_input(ngx_http_agent_run_t *run,
     ngx_array_t *update);
 void ngx_http_agent_graph_start(ngx_http_agent_run_t *run);
+ngx_uint_t ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph,
+    const char *kind);
 void ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_graph_cancel(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_graph_fail(ngx_http_agent_run_t *run,

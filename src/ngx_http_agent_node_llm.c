@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_ask.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
@@ -333,9 +334,17 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
         return NGX_ERROR;
     }
 
+    if (env->stream) {
+        env->stream->model = ctx->model->name;
+        env->stream->model_remote = ctx->model->model;
+        env->stream->provider = ctx->model->provider->name;
+    }
+
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
     ev.type = NGX_HTTP_AGENT_EV_MODEL_START;
     ev.name = &ctx->model->name;
+    ev.text = &ctx->system;
+    ev.messages = ctx->req.messages;
 
     if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
         return ngx_http_agent_graph_fail(run, "client_gone", "the client "

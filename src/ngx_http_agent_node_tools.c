@@ -6,11 +6,15 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_http.h>
 
 #include "ngx_http_agent_env.h"
+#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_template.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_message.h"
+#include "ngx_http_agent_redact.h"
 
 
 /*
@@ -18,10 +22,12 @@
  * one tool message per call, in the order of the calls.  A failing tool
  * gives an error result, not a failed turn.  redact=REGEX replaces what
  * it matches in the results before the model sees them.
+ *
+ * "node NAME tools call=TOOL [query=CHANNEL] output=CHANNEL": one call of
+ * TOOL that no model asked for, with {"query": the channel's text} (the
+ * turn's input by default); its result goes to the output channel, not
+ * to the messages (seed 002's chart: ask_analyst when the plan asks).
  */
-
-
-#define NGX_HTTP_AGENT_REDACTED  "[redacted]"
 
 
 typedef struct {
@@ -29,6 +35,11 @@ typedef struct {
     ngx_msec_t                    timeout;
     ngx_uint_t                    retries;
     ngx_array_t                  *redact;       /* ngx_regex_t * */
+    ngx_str_t                     call;         /* call=TOOL, or empty */
+    ngx_str_t                     query_name;
+    ngx_int_t                     query;
+    ngx_str_t                     output_name;
+    ngx_int_t                     output;
 } ngx_http_agent_node_tools_conf_t;
 
 
@@ -52,9 +63,12 @@ static ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_array_t **calls);
 static ngx_int_t ngx_http_agent_node_tools_start(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static void ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call);
+static void ngx_http_agent_node_tools_expire(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_node_tools_next(
     ngx_http_agent_node_tools_ctx_t *ctx);
 static ngx_uint_t ngx_http_agent_node_tools_sql(
@@ -64,10 +78,6 @@ static ngx_int_t ngx_http_agent_node_tools_result(
 static ngx_int_t ngx_http_agent_node_tools_finish(
     ngx_http_agent_node_tools_ctx_t *ctx);
 static void ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run);
-static ngx_int_t ngx_http_agent_redact(ngx_pool_t *pool, ngx_array_t *re,
-    ngx_str_t *json);
-static void ngx_http_agent_redact_value(ngx_http_agent_json_t *j,
-    ngx_array_t *re, yajl_val v);
 
 
 ngx_http_agent_kind_t  ngx_http_agent_tools_kind = {
@@ -137,6 +147,21 @@ ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
         return NGX_OK;
     }
 
+    if (key->len == 4 && ngx_strncmp(key->data, "call", 4) == 0) {
+        tc->call = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 5 && ngx_strncmp(key->data, "query", 5) == 0) {
+        tc->query_name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
+        tc->output_name = *value;
+        return NGX_OK;
+    }
+
     if (key->len == 6 && ngx_strncmp(key->data, "redact", 6) == 0) {
         if (tc->redact == NULL) {
             tc->redact = ngx_array_create(cf->pool, 2, sizeof(ngx_regex_t *));
@@ -176,10 +201,45 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    ngx_str_t  json;
+    ngx_str_t                    json;
+    ngx_http_agent_main_conf_t  *amcf;
 
     /* the names are checked as the llm's are */
-    return ngx_http_agent_tools_conf(cf, &tc->tools, &json);
+    if (ngx_http_agent_tools_conf(cf, &tc->tools, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (tc->call.len == 0) {
+        return NGX_OK;
+    }
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (tc->query_name.len == 0) {
+        ngx_str_set(&tc->query_name, "input");
+    }
+
+    if (ngx_http_agent_tools_conf(cf, &tc->call, &json) != NGX_OK
+        || ngx_http_agent_tools_prompts(cf, &tc->call, &amcf->prompts_dir,
+                                        &amcf->tool_prompts)
+           != NGX_OK
+        || ngx_http_agent_channel_conf(cf, graph, node, "query",
+                                       &tc->query_name, &tc->query, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (tc->output_name.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
+                           "needs output=CHANNEL: a call no model made has "
+                           "no place among the messages", &tc->call,
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_channel_conf(cf, graph, node, "output",
+                                       &tc->output_name, &tc->output, 0);
 }
 
 
@@ -196,6 +256,14 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_tool_call_t        *c;
     ngx_http_agent_node_tools_ctx_t   *ctx;
 
+    if (((ngx_http_agent_node_tools_conf_t *) node->conf)->call.len) {
+        if (ngx_http_agent_node_tools_own(run, node, &calls) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        goto calls;
+    }
+
     last = ngx_http_agent_graph_last_message(run, NGX_HTTP_AGENT_CH_MESSAGES);
 
     if (last == NULL || last->role.data[0] != 'a'
@@ -211,6 +279,8 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
         return ngx_http_agent_graph_fail(run, "internal", "the tool calls "
                                          "of the model could not be read");
     }
+
+calls:
 
     ctx = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_node_tools_ctx_t));
     if (ctx == NULL) {
@@ -318,6 +388,65 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
 }
 
 
+/* call=TOOL: the one call, {"query": the query channel's text} */
+
+static ngx_int_t
+ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_array_t **calls)
+{
+    ngx_http_agent_node_tools_conf_t *tc = node->conf;
+
+    u_char                 *p;
+    yajl_val                v;
+    ngx_str_t               text;
+    ngx_http_agent_call_t  *call;
+    ngx_http_agent_json_t  *j;
+
+    *calls = ngx_array_create(run->pool, 1, sizeof(ngx_http_agent_call_t));
+    if (*calls == NULL) {
+        return NGX_ERROR;
+    }
+
+    call = ngx_array_push(*calls);
+    j = ngx_http_agent_json_create(run->pool);
+    p = ngx_pnalloc(run->pool, node->name.len + NGX_INT_T_LEN + 1);
+
+    if (call == NULL || j == NULL || p == NULL
+        || ngx_http_agent_graph_value(run, tc->query, &text) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(call, sizeof(ngx_http_agent_call_t));
+    call->id.data = p;
+    call->id.len = ngx_sprintf(p, "%V-%ui", &node->name, run->step) - p;
+    call->name = tc->call;
+
+    /* a string channel (the input) is its text; anything else its JSON */
+
+    v = ngx_http_agent_json_parse(run->pool, text.data, text.len, NULL);
+
+    if (v && YAJL_IS_STRING(v)) {
+        text.data = (u_char *) YAJL_GET_STRING(v);
+        text.len = ngx_strlen(text.data);
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "query");
+    ngx_http_agent_json_str(j, &text);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &call->arguments) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    call->args = ngx_http_agent_json_parse(run->pool, call->arguments.data,
+                                           call->arguments.len, NULL);
+
+    return call->args ? NGX_OK : NGX_ERROR;
+}
+
+
 static ngx_int_t
 ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     ngx_http_agent_tool_call_t *call)
@@ -352,6 +481,22 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     if (rc == NGX_AGAIN) {
         ctx->pending++;
         ctx->sql += call->tool->sql;
+
+        /*
+         * timeout= holds for every tool, whatever it waits on (a model, a
+         * service, SQL); SQL ends itself at the same time with a better
+         * error, so its deadline here is only the backstop
+         */
+
+        if (ctx->conf->timeout) {
+            call->deadline.handler = ngx_http_agent_node_tools_expire;
+            call->deadline.data = call;
+            call->deadline.log = ctx->run->log;
+
+            ngx_add_timer(&call->deadline, ctx->conf->timeout
+                                           + (call->tool->sql ? 1000 : 0));
+        }
+
         return NGX_AGAIN;
     }
 
@@ -381,6 +526,10 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
     ctx->pending--;
     ctx->sql -= call->tool->sql;
 
+    if (call->deadline.timer_set) {
+        ngx_del_timer(&call->deadline);
+    }
+
     rc = ngx_http_agent_node_tools_result(ctx, call);
 
     if (rc != NGX_ERROR && ctx->started
@@ -404,6 +553,41 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
 
     ngx_http_agent_graph_node_done(run,
                                    ngx_http_agent_node_tools_finish(ctx));
+}
+
+
+/* a call that outlives timeout=: stopped, and an error result */
+
+static void
+ngx_http_agent_node_tools_expire(ngx_event_t *ev)
+{
+    ngx_http_agent_tool_call_t *call = ev->data;
+
+    ngx_http_agent_node_tools_ctx_t *ctx = call->owner;
+
+    u_char  *p;
+
+    ngx_log_error(NGX_LOG_INFO, ev->log, 0, "agent: tool \"%V\" timed out",
+                  &call->name);
+
+    if (call->cancel) {
+        call->cancel(call);
+        call->cancel = NULL;
+    }
+
+    p = ngx_pnalloc(ctx->run->pool, call->name.len + 96);
+
+    if (p) {
+        call->result.data = p;
+        call->result.len = ngx_sprintf(p, "{\"error\":\"the tool \\\"%V\\\" "
+                                       "did not answer within %M ms\"}",
+                                       &call->name, ctx->conf->timeout)
+                           - p;
+    } else {
+        ngx_str_set(&call->result, "{\"error\":\"timed out\"}");
+    }
+
+    ngx_http_agent_node_tools_done(call);
 }
 
 
@@ -507,6 +691,18 @@ ngx_http_agent_node_tools_finish(ngx_http_agent_node_tools_ctx_t *ctx)
     for (i = 0; i < ctx->ncalls; i++) {
         c = &ctx->calls[i];
 
+        if (ctx->conf->call.len) {
+            if (ngx_http_agent_graph_write_value(run->update,
+                                                 ctx->conf->output,
+                                                 &c->result)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            goto writes;
+        }
+
         ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
         ngx_str_set(&msg.role, "tool");
         msg.content = c->result;
@@ -520,6 +716,8 @@ ngx_http_agent_node_tools_finish(ngx_http_agent_node_tools_ctx_t *ctx)
         {
             return NGX_ERROR;
         }
+
+    writes:
 
         /* tools may update channels too */
 
@@ -558,117 +756,13 @@ ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run)
     for (i = 0; i < ctx->ncalls; i++) {
         c = &ctx->calls[i];
 
+        if (c->deadline.timer_set) {
+            ngx_del_timer(&c->deadline);
+        }
+
         if (!c->finished && c->cancel) {
             c->cancel(c);
             c->cancel = NULL;
         }
     }
-}
-
-
-/* the result parsed and written anew, every string redacted */
-
-static ngx_int_t
-ngx_http_agent_redact(ngx_pool_t *pool, ngx_array_t *re, ngx_str_t *json)
-{
-    yajl_val                v;
-    ngx_http_agent_json_t  *j;
-
-    v = ngx_http_agent_json_parse(pool, json->data, json->len, NULL);
-    if (v == NULL) {
-        return NGX_ERROR;
-    }
-
-    j = ngx_http_agent_json_create(pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_redact_value(j, re, v);
-
-    return ngx_http_agent_json_done(j, json);
-}
-
-
-static void
-ngx_http_agent_redact_value(ngx_http_agent_json_t *j, ngx_array_t *re,
-    yajl_val v)
-{
-    int            captures[3];
-    u_char        *d, *buf;
-    size_t         i, size;
-    ngx_str_t      s, out;
-    ngx_int_t      rc;
-    ngx_uint_t     k;
-    ngx_regex_t  **rx;
-
-    if (YAJL_IS_OBJECT(v)) {
-        ngx_http_agent_json_obj(j);
-
-        for (i = 0; i < v->u.object.len; i++) {
-            ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
-            ngx_http_agent_redact_value(j, re, v->u.object.values[i]);
-        }
-
-        ngx_http_agent_json_end(j);
-        return;
-    }
-
-    if (YAJL_IS_ARRAY(v)) {
-        ngx_http_agent_json_arr(j);
-
-        for (i = 0; i < v->u.array.len; i++) {
-            ngx_http_agent_redact_value(j, re, v->u.array.values[i]);
-        }
-
-        ngx_http_agent_json_arr_end(j);
-        return;
-    }
-
-    if (!YAJL_IS_STRING(v)) {
-        ngx_http_agent_json_val(j, v);
-        return;
-    }
-
-    out.data = (u_char *) YAJL_GET_STRING(v);
-    out.len = ngx_strlen(out.data);
-
-    rx = re->elts;
-
-    for (k = 0; k < re->nelts; k++) {
-
-        /* at most one "[redacted]" per byte matched, or per empty match */
-        size = out.len * (sizeof(NGX_HTTP_AGENT_REDACTED) + 1) + 1;
-
-        buf = ngx_pnalloc(j->pool, size);
-        if (buf == NULL) {
-            j->failed = 1;
-            return;
-        }
-
-        d = buf;
-        s = out;
-
-        while (s.len) {
-            rc = ngx_regex_exec(rx[k], &s, captures, 3);
-
-            if (rc < 0 || captures[1] == 0) {
-                break;
-            }
-
-            d = ngx_cpymem(d, s.data, captures[0]);
-            d = ngx_cpymem(d, NGX_HTTP_AGENT_REDACTED,
-                           sizeof(NGX_HTTP_AGENT_REDACTED) - 1);
-
-            s.data += captures[1];
-            s.len -= captures[1];
-        }
-
-        d = ngx_cpymem(d, s.data, s.len);
-
-        out.data = buf;
-        out.len = d - buf;
-    }
-
-    ngx_http_agent_json_str(j, &out);
 }

@@ -24,6 +24,8 @@ typedef enum {
     NGX_HTTP_AGENT_EV_NODE_END,
     NGX_HTTP_AGENT_EV_MODEL_START,
     NGX_HTTP_AGENT_EV_MODEL_END,
+    NGX_HTTP_AGENT_EV_UPDATE,       /* a step's update, for the formats
+                                       that show it (updates: 1) */
     NGX_HTTP_AGENT_EV_CUSTOM,
     NGX_HTTP_AGENT_EV_END,
     NGX_HTTP_AGENT_EV_ERROR
@@ -39,6 +41,7 @@ typedef struct {
     yajl_val                   value;       /* or a parsed value */
     ngx_str_t                 *code;        /* error */
     ngx_str_t                 *checkpoint_id;
+    ngx_array_t               *messages;    /* a model's input */
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;
     int64_t                    cached_tokens;
@@ -60,6 +63,8 @@ typedef struct {
                                       ngx_http_agent_event_t *ev,
                                       ngx_http_agent_json_t *j,
                                       ngx_str_t *name);
+    ngx_uint_t                 updates;     /* wants EV_UPDATE and a
+                                               model's input */
 } ngx_http_agent_format_t;
 
 
@@ -71,6 +76,9 @@ struct ngx_http_agent_stream_s {
     ngx_str_t                  run_id;
     ngx_str_t                  graph;
     ngx_str_t                  node;        /* the node running */
+    ngx_str_t                  model;       /* the model it calls */
+    ngx_str_t                  model_remote;
+    ngx_str_t                  provider;
     ngx_uint_t                 step;
     ngx_str_t                  node_run_id;
     ngx_str_t                  model_run_id;

@@ -8,13 +8,18 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_message.h"
 
 
 /*
  * "agent_stream events": LangGraph's astream_events(version="v2") on the
  * wire, so that clients written for a LangGraph server read our turns:
  * "event: on_chain_start" and so on, each data object with event, name,
- * run_id, parent_ids, metadata and data.
+ * run_id, parent_ids, tags, metadata (langgraph_node, langgraph_step, and
+ * ls_provider, ls_model_name for a model's) and data.  A model's events
+ * are named after the model, its start carries its input (the messages
+ * as LangChain's dicts), and each step's update goes out as the graph's
+ * on_chain_stream, {"chunk": {node: update}}.
  */
 
 
@@ -23,22 +28,29 @@ static ngx_int_t ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 static void ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *event, ngx_str_t *name,
     ngx_str_t *run_id, ngx_uint_t depth);
+static void ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_http_agent_event_t *ev);
+static void ngx_http_agent_events_message(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m);
 static void ngx_http_agent_events_value(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
 
 
 ngx_http_agent_format_t  ngx_http_agent_events_format = {
     ngx_string("events"),
-    ngx_http_agent_events_write
+    ngx_http_agent_events_write,
+    1
 };
+
+
+/* depth 3: a model in a node (as 2, with the model's metadata) */
+#define NGX_HTTP_AGENT_EVENTS_MODEL  3
 
 
 static ngx_int_t
 ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
 {
-    ngx_str_t  *run_id;
-
     switch (ev->type) {
 
     case NGX_HTTP_AGENT_EV_START:
@@ -74,11 +86,25 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_MODEL_START:
         ngx_str_set(name, "on_chat_model_start");
         ngx_http_agent_events_head(s, j, "on_chat_model_start", ev->name,
-                                   &s->model_run_id, 2);
+                                   &s->model_run_id,
+                                   NGX_HTTP_AGENT_EVENTS_MODEL);
         ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "input");
+        ngx_http_agent_events_input(s, j, ev);
+        ngx_http_agent_json_end(j);
+        break;
+
+    case NGX_HTTP_AGENT_EV_UPDATE:
+        ngx_str_set(name, "on_chain_stream");
+        ngx_http_agent_events_head(s, j, "on_chain_stream", &s->graph,
+                                   &s->run_id, 0);
+        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "chunk");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_str(j, &s->node);
+        ngx_http_agent_events_value(j, ev);
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
         break;
@@ -86,10 +112,18 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_CHUNK:
         ngx_str_set(name, "on_chat_model_stream");
 
-        run_id = s->model_run_id.len ? &s->model_run_id : &s->node_run_id;
+        /* a template's chunk has no model: it is the node's */
 
-        ngx_http_agent_events_head(s, j, "on_chat_model_stream", &s->node,
-                                   run_id, 2);
+        if (s->model_run_id.len) {
+            ngx_http_agent_events_head(s, j, "on_chat_model_stream",
+                                       &s->model, &s->model_run_id,
+                                       NGX_HTTP_AGENT_EVENTS_MODEL);
+
+        } else {
+            ngx_http_agent_events_head(s, j, "on_chat_model_stream",
+                                       &s->node, &s->node_run_id, 2);
+        }
+
         ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "chunk");
@@ -103,7 +137,8 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_MODEL_END:
         ngx_str_set(name, "on_chat_model_end");
         ngx_http_agent_events_head(s, j, "on_chat_model_end", ev->name,
-                                   &s->model_run_id, 2);
+                                   &s->model_run_id,
+                                   NGX_HTTP_AGENT_EVENTS_MODEL);
         ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "output");
@@ -207,6 +242,9 @@ ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *event, ngx_str_t *name,
     ngx_str_t *run_id, ngx_uint_t depth)
 {
+    u_char     buf[NGX_INT_T_LEN + 16];
+    ngx_str_t  tag;
+
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "event");
     ngx_http_agent_json_cstr(j, event);
@@ -226,8 +264,31 @@ ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     }
 
     ngx_http_agent_json_arr_end(j);
+
+    /* LangGraph tags the runs of a step, and what runs in them, so */
+
+    ngx_http_agent_json_key(j, "tags");
+    ngx_http_agent_json_arr(j);
+
+    if (depth > 0) {
+        tag.data = buf;
+        tag.len = ngx_sprintf(buf, "graph:step:%ui", s->step) - buf;
+        ngx_http_agent_json_str(j, &tag);
+    }
+
+    ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_key(j, "metadata");
     ngx_http_agent_json_obj(j);
+
+    if (depth == NGX_HTTP_AGENT_EVENTS_MODEL) {
+        ngx_http_agent_json_key(j, "ls_provider");
+        ngx_http_agent_json_str(j, &s->provider);
+        ngx_http_agent_json_key(j, "ls_model_name");
+        ngx_http_agent_json_str(j, &s->model_remote);
+        ngx_http_agent_json_key(j, "ls_model_type");
+        ngx_http_agent_json_cstr(j, "chat");
+    }
+
     ngx_http_agent_json_key(j, "langgraph_node");
 
     if (depth > 0) {
@@ -258,4 +319,113 @@ ngx_http_agent_events_value(ngx_http_agent_json_t *j,
     } else {
         ngx_http_agent_json_null(j);
     }
+}
+
+
+/* {"messages": [[the system prompt, then the conversation]]}, as LangChain */
+
+static void
+ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_http_agent_event_t *ev)
+{
+    ngx_uint_t             i;
+    ngx_http_agent_msg_t  *m, sys;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "messages");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr(j);
+
+    if (ev->text && ev->text->len) {
+        ngx_memzero(&sys, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&sys.role, "system");
+        sys.content = *ev->text;
+        ngx_http_agent_events_message(s, j, &sys);
+    }
+
+    m = ev->messages ? ev->messages->elts : NULL;
+
+    for (i = 0; m && i < ev->messages->nelts; i++) {
+        ngx_http_agent_events_message(s, j, &m[i]);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+static void
+ngx_http_agent_events_message(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
+{
+    ngx_uint_t              i;
+    ngx_array_t            *calls;
+    ngx_http_agent_call_t  *c;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+
+    switch (m->role.len ? m->role.data[0] : 'u') {
+
+    case 'a':
+        ngx_http_agent_json_cstr(j, "ai");
+        break;
+
+    case 't':
+        ngx_http_agent_json_cstr(j, "tool");
+        break;
+
+    case 's':
+        ngx_http_agent_json_cstr(j, "system");
+        break;
+
+    default:
+        ngx_http_agent_json_cstr(j, "human");
+    }
+
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, &m->content);
+
+    if (m->tool_call_id.len) {
+        ngx_http_agent_json_key(j, "tool_call_id");
+        ngx_http_agent_json_str(j, &m->tool_call_id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (m->tool_calls.len
+        && ngx_http_agent_message_calls(s->pool, &m->tool_calls, &calls, 1)
+           == NGX_OK)
+    {
+        c = calls->elts;
+
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_arr(j);
+
+        for (i = 0; i < calls->nelts; i++) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "name");
+            ngx_http_agent_json_str(j, &c[i].name);
+            ngx_http_agent_json_key(j, "args");
+
+            if (c[i].args && YAJL_IS_OBJECT(c[i].args)) {
+                ngx_http_agent_json_val(j, c[i].args);
+
+            } else {
+                ngx_http_agent_json_obj(j);
+                ngx_http_agent_json_end(j);
+            }
+
+            ngx_http_agent_json_key(j, "id");
+            ngx_http_agent_json_str(j, &c[i].id);
+            ngx_http_agent_json_key(j, "type");
+            ngx_http_agent_json_cstr(j, "tool_call");
+            ngx_http_agent_json_end(j);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
 }

@@ -24,7 +24,8 @@ static void ngx_http_agent_typed_value(ngx_http_agent_json_t *j,
 
 ngx_http_agent_format_t  ngx_http_agent_typed_format = {
     ngx_string("typed"),
-    ngx_http_agent_typed_write
+    ngx_http_agent_typed_write,
+    0
 };
 
 
@@ -36,6 +37,7 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
 
     case NGX_HTTP_AGENT_EV_MODEL_START:
     case NGX_HTTP_AGENT_EV_MODEL_END:
+    case NGX_HTTP_AGENT_EV_UPDATE:
         return NGX_DECLINED;
 
     default:

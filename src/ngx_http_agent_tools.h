@@ -10,6 +10,7 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_event.h>
 
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
@@ -38,6 +39,7 @@ struct ngx_http_agent_tool_call_s {
     void                          (*cancel)(ngx_http_agent_tool_call_t *c);
     void                           *data;        /* the tool's */
     void                           *owner;       /* the node's */
+    ngx_event_t                     deadline;    /* the node's timeout= */
     unsigned                        finished:1;
 };
 

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_turn_exit.h"
 #include "ngx_http_agent_turn_json.h"
+#include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
@@ -56,8 +57,6 @@ typedef struct {
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session,
     ngx_http_agent_msg_t *msg, ngx_str_t *text);
-static ngx_int_t ngx_http_agent_turn_inputs(ngx_http_request_t *r,
-    ngx_http_agent_run_t *run, ngx_array_t *update);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
@@ -70,7 +69,6 @@ static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
 static void ngx_http_agent_turn_lease(ngx_event_t *ev);
-static ngx_uint_t ngx_http_agent_turn_summarizes(ngx_http_agent_graph_t *g);
 static ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 
 
@@ -152,7 +150,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     if ((size_t) s.history_bytes + text.len + msg.images.len
         > alcf->history_max_size
-        && !ngx_http_agent_turn_summarizes(alcf->graph))
+        && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))
     {
         return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
                                     "this conversation has reached its "
@@ -414,7 +412,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         || ngx_http_agent_json_quote(r->pool, text, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(update, NGX_HTTP_AGENT_CH_INPUT,
                                             &json) != NGX_OK
-        || ngx_http_agent_turn_inputs(r, run, update) != NGX_OK)
+        || ngx_http_agent_variables_inputs(r, run, update) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -422,39 +420,6 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     if (ngx_http_agent_graph_input(run, update) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
-    }
-
-    return NGX_OK;
-}
-
-
-/* agent_input CHANNEL VALUE: nginx variables into the state, as strings */
-
-static ngx_int_t
-ngx_http_agent_turn_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run,
-    ngx_array_t *update)
-{
-    ngx_str_t                   value, json;
-    ngx_uint_t                  i;
-    ngx_http_agent_input_t     *in;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    if (alcf->inputs == NULL) {
-        return NGX_OK;
-    }
-
-    in = alcf->inputs->elts;
-
-    for (i = 0; i < alcf->inputs->nelts; i++) {
-        if (ngx_http_complex_value(r, in[i].value, &value) != NGX_OK
-            || ngx_http_agent_json_quote(r->pool, &value, &json) != NGX_OK
-            || ngx_http_agent_graph_write_value(update, in[i].channel, &json)
-               != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
     }
 
     return NGX_OK;
@@ -536,6 +501,8 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
+    ngx_str_t                 update;
+    ngx_http_agent_json_t    *j;
     ngx_http_agent_event_t    ev;
     ngx_http_agent_stream_t  *s;
 
@@ -552,8 +519,33 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
     }
 
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+
+    if (!start && s->format->updates && !turn->json) {
+
+        /* the step's update, for the formats that show it */
+
+        j = ngx_http_agent_json_create(run->pool);
+        if (j == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_state_update(j, run);
+
+        if (ngx_http_agent_json_done(j, &update) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        ev.type = NGX_HTTP_AGENT_EV_UPDATE;
+        ev.json = &update;
+
+        if (ngx_http_agent_stream_emit(s, &ev) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
     ev.type = start ? NGX_HTTP_AGENT_EV_NODE_START
                     : NGX_HTTP_AGENT_EV_NODE_END;
+    ev.json = NULL;
 
     return ngx_http_agent_stream_emit(s, &ev);
 }
@@ -773,28 +765,6 @@ ngx_http_agent_turn_lease(ngx_event_t *ev)
     }
 
     ngx_add_timer(ev, turn->lease_ms / 3);
-}
-
-
-/* a graph with a summarize node bounds what it sends, not what it stores */
-
-static ngx_uint_t
-ngx_http_agent_turn_summarizes(ngx_http_agent_graph_t *g)
-{
-    ngx_uint_t              i;
-    ngx_http_agent_node_t  *node;
-
-    node = g->nodes.elts;
-
-    for (i = 0; i < g->nodes.nelts; i++) {
-        if (node[i].kind->name.len == 9
-            && ngx_strncmp(node[i].kind->name.data, "summarize", 9) == 0)
-        {
-            return 1;
-        }
-    }
-
-    return 0;
 }
 
 

@@ -164,3 +164,36 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
 
     return NGX_OK;
 }
+
+
+/* agent_input CHANNEL VALUE: nginx variables into the state, as strings */
+
+ngx_int_t
+ngx_http_agent_variables_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run,
+    ngx_array_t *update)
+{
+    ngx_str_t                   value, json;
+    ngx_uint_t                  i;
+    ngx_http_agent_input_t     *in;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (alcf->inputs == NULL) {
+        return NGX_OK;
+    }
+
+    in = alcf->inputs->elts;
+
+    for (i = 0; i < alcf->inputs->nelts; i++) {
+        if (ngx_http_complex_value(r, in[i].value, &value) != NGX_OK
+            || ngx_http_agent_json_quote(r->pool, &value, &json) != NGX_OK
+            || ngx_http_agent_graph_write_value(update, in[i].channel, &json)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}

@@ -12,8 +12,14 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_graph.h"
+
 
 ngx_int_t ngx_http_agent_variables_add(ngx_conf_t *cf);
+
+
+ngx_int_t ngx_http_agent_variables_inputs(ngx_http_request_t *r,
+    ngx_http_agent_run_t *run, ngx_array_t *update);
 
 
 #endif /* _NGX_HTTP_AGENT_VARIABLES_H_INCLUDED_ */
