@@ -181,6 +181,40 @@ is(scalar @{ $ts->{parent_ids} }, 2, 'events: a tool has two parents');
 like($r->{raw}, qr/^event: on_chain_start\nid: 1\ndata: \{/,
      'events: event, id and data lines');
 
+# the whole protocol of the seed: a model's events name the model and
+# carry tags and LangGraph's metadata; its start carries its input; each
+# step's update is the graph's on_chain_stream
+is($stream->{name}, 'mock', 'events: a stream event names the model');
+is_deeply($stream->{tags}, [ "graph:step:$stream->{metadata}{langgraph_step}" ],
+          'events: tagged with its step');
+like($stream->{metadata}{langgraph_step}, qr/^\d+$/, 'events: langgraph_step');
+is($stream->{metadata}{ls_model_name}, 'mock-1', 'events: ls_model_name');
+is($stream->{metadata}{ls_provider}, 'openai', 'events: ls_provider');
+my ($ms) = grep { $_->{event} eq 'on_chat_model_start'
+                  && $_->{metadata}{langgraph_node} eq 'planner' }
+           @{ $r->{events} };
+my $input = $ms->{data}{input}{messages}[0];
+is($input->[0]{type}, 'system', 'events: the model\'s input, system first');
+like($input->[0]{content}, qr/plan/i, 'events: the rendered prompt');
+my ($human) = grep { $_->{type} eq 'human' } @$input;
+is($human->{content}, 'count rows', 'events: the user\'s message');
+my @cs = grep { $_->{event} eq 'on_chain_stream' } @{ $r->{events} };
+ok(scalar @cs >= 5, 'events: on_chain_stream per step');
+is($cs[0]{name}, 'planner_verifier', 'events: from the graph');
+my ($pl) = grep { exists $_->{data}{chunk}{planner} } @cs;
+is(ref $pl->{data}{chunk}{planner}{plan}, 'HASH',
+   'events: the chunk is {node: update}, the planner\'s plan in it');
+my @all = @{ $r->{events} };
+my ($at_stream) = grep { $all[$_]{event} eq 'on_chain_stream'
+                         && exists $all[$_]{data}{chunk}{planner} } 0 .. $#all;
+my ($at_end) = grep { $all[$_]{event} eq 'on_chain_end'
+                      && $all[$_]{name} eq 'planner' } 0 .. $#all;
+ok(defined $at_stream && $at_stream < $at_end,
+   'events: the update before the node\'s end');
+my ($tool_end) = grep { $_->{event} eq 'on_tool_end' } @{ $r->{events} };
+is_deeply($tool_end->{tags}, [ "graph:step:$tool_end->{metadata}{langgraph_step}" ],
+          'events: tools are tagged too');
+
 $t->check_log;
 $t2->check_log;
 done_testing;
