@@ -15,28 +15,43 @@
 
 
 /*
- * "node NAME sql query=CHANNEL result=CHANNEL error=CHANNEL ok=CHANNEL":
- * the SQL a model wrote into a channel (seed 002's code step, in SQL), run
- * through the read-only layer of execute_sql_query.
+ * "node NAME sql query=CHANNEL result=CHANNEL error=CHANNEL ok=CHANNEL
+ * [failed=CHANNEL] [event=NAME]": the SQL a model wrote into a channel
+ * (seed 002's code step, in SQL), run through the read-only layer of
+ * execute_sql_query.  failed= gets {"code", "error"} of each attempt that
+ * failed (an append channel: seed 002's failed_attempts); event= sends
+ * each attempt as it ends, {"query", "ok", "result", "error"}.
  */
 
 
+#define NGX_HTTP_AGENT_SQL_PARAMS  5
+
+
 typedef struct {
-    ngx_str_t                  names[4];
-    ngx_int_t                  channels[4];
+    ngx_str_t                  names[NGX_HTTP_AGENT_SQL_PARAMS];
+    ngx_int_t                  channels[NGX_HTTP_AGENT_SQL_PARAMS];
+    ngx_str_t                  event;
 } ngx_http_agent_node_sql_conf_t;
+
+
+typedef struct {
+    ngx_http_agent_tool_call_t       call;
+    ngx_http_agent_node_sql_conf_t  *conf;
+    ngx_str_t                        query;
+} ngx_http_agent_node_sql_ctx_t;
 
 
 enum {
     NGX_HTTP_AGENT_SQL_QUERY = 0,
     NGX_HTTP_AGENT_SQL_RESULT,
     NGX_HTTP_AGENT_SQL_ERROR,
-    NGX_HTTP_AGENT_SQL_OK
+    NGX_HTTP_AGENT_SQL_OK,
+    NGX_HTTP_AGENT_SQL_FAILED
 };
 
 
 static const char  *ngx_http_agent_node_sql_params[] = {
-    "query", "result", "error", "ok"
+    "query", "result", "error", "ok", "failed"
 };
 
 
@@ -50,6 +65,9 @@ static ngx_int_t ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
 static void ngx_http_agent_node_sql_done(ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_sql_result(
     ngx_http_agent_tool_call_t *call);
+static ngx_int_t ngx_http_agent_node_sql_attempt(
+    ngx_http_agent_node_sql_ctx_t *ctx, ngx_str_t *error, ngx_str_t *result,
+    ngx_int_t channel);
 static void ngx_http_agent_node_sql_cancel(ngx_http_agent_run_t *run);
 
 
@@ -74,7 +92,7 @@ ngx_http_agent_node_sql_create(ngx_conf_t *cf)
         return NULL;
     }
 
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < NGX_HTTP_AGENT_SQL_PARAMS; i++) {
         sc->channels[i] = -1;
     }
 
@@ -90,7 +108,18 @@ ngx_http_agent_node_sql_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
 
     ngx_uint_t  i;
 
-    for (i = 0; i < 4; i++) {
+    if (key->len == 5 && ngx_strncmp(key->data, "event", 5) == 0) {
+        if (ngx_http_agent_stream_reserved(value)) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event=%V: the name of "
+                               "one of the turn's own events", value);
+            return NGX_ERROR;
+        }
+
+        sc->event = *value;
+        return NGX_OK;
+    }
+
+    for (i = 0; i < NGX_HTTP_AGENT_SQL_PARAMS; i++) {
         if (key->len == ngx_strlen(ngx_http_agent_node_sql_params[i])
             && ngx_strncmp(key->data, ngx_http_agent_node_sql_params[i],
                            key->len) == 0)
@@ -118,7 +147,7 @@ ngx_http_agent_node_sql_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < NGX_HTTP_AGENT_SQL_PARAMS; i++) {
         if (sc->names[i].len
             && ngx_http_agent_channel_conf(cf, graph, node,
                                            ngx_http_agent_node_sql_params[i],
@@ -139,11 +168,12 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_node_sql_conf_t *sc = node->conf;
 
-    yajl_val                     v;
-    ngx_int_t                    rc;
-    ngx_str_t                    json, query, name;
-    ngx_http_agent_json_t       *j;
-    ngx_http_agent_tool_call_t  *call;
+    yajl_val                        v;
+    ngx_int_t                       rc;
+    ngx_str_t                       json, query, name;
+    ngx_http_agent_json_t          *j;
+    ngx_http_agent_tool_call_t     *call;
+    ngx_http_agent_node_sql_ctx_t  *ctx;
 
     if (ngx_http_agent_graph_value(run, sc->channels[NGX_HTTP_AGENT_SQL_QUERY],
                                    &json)
@@ -167,13 +197,26 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
         ngx_str_null(&query);
     }
 
-    /* a fenced code block is unwrapped */
+    /* a fenced code block is unwrapped, the blanks around it dropped */
     (void) ngx_http_agent_ask_fenced(&query);
 
-    call = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_tool_call_t));
-    if (call == NULL) {
+    while (query.len && isspace(query.data[0])) {
+        query.data++;
+        query.len--;
+    }
+
+    while (query.len && isspace(query.data[query.len - 1])) {
+        query.len--;
+    }
+
+    ctx = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_node_sql_ctx_t));
+    if (ctx == NULL) {
         return NGX_ERROR;
     }
+
+    ctx->conf = sc;
+    ctx->query = query;
+    call = &ctx->call;
 
     j = ngx_http_agent_json_create(run->pool);
     if (j == NULL) {
@@ -192,7 +235,7 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
     ngx_str_set(&name, "execute_sql_query");
 
     call->run = run;
-    call->owner = sc;
+    call->owner = ctx;
     call->name = name;
     call->tool = ngx_http_agent_tool_find(&name);
     call->done = ngx_http_agent_node_sql_done;
@@ -229,14 +272,17 @@ ngx_http_agent_node_sql_done(ngx_http_agent_tool_call_t *call)
 static ngx_int_t
 ngx_http_agent_node_sql_result(ngx_http_agent_tool_call_t *call)
 {
-    ngx_http_agent_node_sql_conf_t *sc = call->owner;
+    ngx_http_agent_node_sql_ctx_t *ctx = call->owner;
 
-    yajl_val               v, err;
-    ngx_int_t              ok;
-    ngx_str_t              text, json, yes, no, null;
-    ngx_http_agent_run_t  *run;
+    yajl_val                         v, err;
+    ngx_int_t                        ok, *ch;
+    ngx_str_t                        text, json, yes, no, null;
+    ngx_http_agent_run_t            *run;
+    ngx_http_agent_node_sql_conf_t  *sc;
 
     run = call->run;
+    sc = ctx->conf;
+    ch = sc->channels;
 
     ngx_str_set(&yes, "true");
     ngx_str_set(&no, "false");
@@ -251,52 +297,132 @@ ngx_http_agent_node_sql_result(ngx_http_agent_tool_call_t *call)
     err = ngx_http_agent_json_get(v, "error");
     ok = (err == NULL);
 
-    if (sc->channels[NGX_HTTP_AGENT_SQL_OK] >= 0
-        && ngx_http_agent_graph_write_value(run->update,
-                                        sc->channels[NGX_HTTP_AGENT_SQL_OK],
-                                        ok ? &yes : &no)
+    if (ok) {
+        ngx_str_null(&text);
+        json = null;
+
+    } else {
+        if (YAJL_IS_STRING(err)) {
+            text.data = (u_char *) YAJL_GET_STRING(err);
+            text.len = ngx_strlen(text.data);
+
+        } else {
+            ngx_str_set(&text, "the query failed");
+        }
+
+        if (ngx_http_agent_json_quote(run->pool, &text, &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    if ((ch[NGX_HTTP_AGENT_SQL_OK] >= 0
+         && ngx_http_agent_graph_write_value(run->update,
+                                             ch[NGX_HTTP_AGENT_SQL_OK],
+                                             ok ? &yes : &no)
+            != NGX_OK)
+        || (ch[NGX_HTTP_AGENT_SQL_ERROR] >= 0
+            && ngx_http_agent_graph_write_value(run->update,
+                                                ch[NGX_HTTP_AGENT_SQL_ERROR],
+                                                &json)
+               != NGX_OK)
+        || (ok && ch[NGX_HTTP_AGENT_SQL_RESULT] >= 0
+            && ngx_http_agent_graph_write_value(run->update,
+                                                ch[NGX_HTTP_AGENT_SQL_RESULT],
+                                                &call->result)
+               != NGX_OK))
+    {
+        return NGX_ERROR;
+    }
+
+    if (!ok && ch[NGX_HTTP_AGENT_SQL_FAILED] >= 0
+        && ngx_http_agent_node_sql_attempt(ctx, &text, NULL,
+                                           ch[NGX_HTTP_AGENT_SQL_FAILED])
            != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    if (ok) {
-        if ((sc->channels[NGX_HTTP_AGENT_SQL_RESULT] >= 0
-             && ngx_http_agent_graph_write_value(run->update,
-                                    sc->channels[NGX_HTTP_AGENT_SQL_RESULT],
-                                    &call->result)
-                != NGX_OK)
-            || (sc->channels[NGX_HTTP_AGENT_SQL_ERROR] >= 0
-                && ngx_http_agent_graph_write_value(run->update,
-                                    sc->channels[NGX_HTTP_AGENT_SQL_ERROR],
-                                    &null)
-                   != NGX_OK))
-        {
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    if (sc->channels[NGX_HTTP_AGENT_SQL_ERROR] < 0) {
-        return NGX_OK;
-    }
-
-    if (YAJL_IS_STRING(err)) {
-        text.data = (u_char *) YAJL_GET_STRING(err);
-        text.len = ngx_strlen(text.data);
-
-    } else {
-        ngx_str_set(&text, "the query failed");
-    }
-
-    if (ngx_http_agent_json_quote(run->pool, &text, &json) != NGX_OK) {
+    if (sc->event.len
+        && ngx_http_agent_node_sql_attempt(ctx, ok ? NULL : &text,
+                                           ok ? &call->result : NULL, -1)
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_graph_write_value(run->update,
-                                        sc->channels[NGX_HTTP_AGENT_SQL_ERROR],
-                                        &json);
+    return NGX_OK;
+}
+
+
+/*
+ * An attempt, as the failed= channel keeps it ({"code", "error"}) or as
+ * the event= sends it ({"query", "ok", "result", "error"}); channel -1:
+ * the event.  Written by our generator: the SQL is the model's text.
+ */
+
+static ngx_int_t
+ngx_http_agent_node_sql_attempt(ngx_http_agent_node_sql_ctx_t *ctx,
+    ngx_str_t *error, ngx_str_t *result, ngx_int_t channel)
+{
+    ngx_str_t                json;
+    ngx_http_agent_run_t    *run;
+    ngx_http_agent_json_t   *j;
+    ngx_http_agent_event_t   ev;
+
+    run = ctx->call.run;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_cstr(j, channel >= 0 ? "code" : "query");
+    ngx_http_agent_json_str(j, &ctx->query);
+
+    if (channel < 0) {
+        ngx_http_agent_json_key(j, "ok");
+        ngx_http_agent_json_bool(j, error == NULL);
+        ngx_http_agent_json_key(j, "result");
+
+        if (result) {
+            ngx_http_agent_json_raw(j, result);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+    }
+
+    ngx_http_agent_json_key(j, "error");
+
+    if (error) {
+        ngx_http_agent_json_str(j, error);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (channel >= 0) {
+        return ngx_http_agent_graph_write_value(run->update, channel, &json);
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_CUSTOM;
+    ev.name = &ctx->conf->event;
+    ev.json = &json;
+
+    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+        return ngx_http_agent_graph_fail(run, "client_gone", "the client "
+                                         "went away");
+    }
+
+    return NGX_OK;
 }
 
 
