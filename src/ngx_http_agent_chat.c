@@ -148,6 +148,72 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
 }
 
 
+/*
+ * GET /{id}/connection: the session's database and the ones this location
+ * may use, for a picker (seed 004's connections, as names)
+ */
+
+static ngx_int_t
+ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                    rc;
+    ngx_str_t                    out;
+    ngx_uint_t                   i;
+    ngx_http_agent_json_t       *j;
+    ngx_http_agent_session_t     s;
+    ngx_http_agent_database_t   *db;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, id);
+    ngx_http_agent_json_key(j, "database");
+
+    if (s.database.len
+        && ngx_http_agent_database_allowed(amcf, alcf, &s.database))
+    {
+        ngx_http_agent_json_str(j, &s.database);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "databases");
+    ngx_http_agent_json_arr(j);
+
+    db = amcf->databases.elts;
+
+    for (i = 0; i < amcf->databases.nelts; i++) {
+        if (ngx_http_agent_database_allowed(amcf, alcf, &db[i].name)) {
+            ngx_http_agent_json_str(j, &db[i].name);
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+}
+
+
 ngx_int_t
 ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body)
@@ -163,6 +229,10 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    if (body == NULL) {
+        return ngx_http_agent_connection_get(r, id);
+    }
 
     rc = ngx_http_agent_parse_object(r, body, &v, 0);
     if (rc != NGX_OK) {

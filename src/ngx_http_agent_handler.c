@@ -220,7 +220,7 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
 
         } else if (ngx_http_agent_is("connection")) {
             ctx->endpoint = NGX_HTTP_AGENT_EP_CONNECTION;
-            allowed = NGX_HTTP_POST;
+            allowed = NGX_HTTP_GET|NGX_HTTP_POST;
 
         } else {
             goto not_found;

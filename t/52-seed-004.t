@@ -61,8 +61,13 @@ for my $alias (qw(qwen gpt_oss gpt-oss deepseek)) {
 }
 
 my $r = $t->http('POST', "/api/chat/$sid/model", { name => 'qwen' });
+is_deeply($t->http('GET', "/api/chat/$sid/connection")->{json},
+          { thread_id => $sid, database => undef, databases => ['shop'] },
+          'GET /connection: the databases a picker offers');
 is($t->http('POST', "/api/chat/$sid/connection", { database => 'shop' })
      ->{status}, 200, 'the database connected');
+is($t->http('GET', "/api/chat/$sid/connection")->{json}{database}, 'shop',
+   'GET /connection: the session\'s database');
 $r = $t->turn($sid, 'what are the totals?');
 is($r->{types}[-1], 'end', 'a turn with qwen');
 my @reqs = $mock->requests;
