@@ -5,8 +5,11 @@
 # streams with a cursor, the SQL result shows as a table, ask_analyst's
 # Vega-Lite chart renders as an SVG with marks, the <img onerror> and
 # <script> the model wrote do not run; the reopened session shows it all
-# again.  The screenshot is build/screenshot.png.  Skipped only where
-# Chromium cannot be installed.
+# again.  An image attached goes to the model and shows as a thumbnail.
+# Then the shipped graphs under their own prefixes: seed 002 (its plan,
+# SQL, result table, evaluation and chart as the turn goes) and seed 004
+# (the database picker, then ask_database's rows).  The screenshot is
+# build/screenshot.png.  Skipped only where Chromium cannot be installed.
 
 use strict;
 use warnings;
@@ -17,6 +20,7 @@ use AgentTest;
 use JSON::PP;
 use IO::Socket::INET;
 use POSIX ();
+use MIME::Base64 ();
 
 my $root = AgentTest->root;
 my $chromium = $ENV{CHROMIUM} // '/usr/bin/chromium';
@@ -92,11 +96,39 @@ my $poison = { '$schema' => 'https://vega.github.io/schema/vega-lite/v5.json',
                encoding => { x => { field => 'city', type => 'nominal' },
                              href => { value => "http://127.0.0.1:$else/h2" } } };
 
+my $db = $t->dir . '/shop.db';
+system('sqlite3', $db, 'CREATE TABLE sales (region TEXT, total REAL); '
+       . "INSERT INTO sales VALUES ('north', 10), ('south', 32);") == 0
+    or die 'sqlite3 failed';
+
 $t->mock(sub {
     my ($req) = @_;
     my @m = @{ $req->{messages} };
+    my $sys = $m[0]{content};
     return { text => encode_json($spec) }
-        if $m[0]{content} =~ /^You write a Vega-Lite/;
+        if $sys =~ /^You write a Vega-Lite/;
+
+    # seed 002, the shipped data_scientist graph
+    return { text => encode_json({ needs_code => \1, needs_evaluation => \1,
+                                   needs_chart => \1, needs_explanation => \1,
+                                   reasoning => 'people by city' }) }
+        if $sys =~ /^PLANNER/;
+    return { text => 'SELECT city, people FROM csv_data ORDER BY people DESC' }
+        if $sys =~ /^SQL WRITER/;
+    return { text => 'Oslo has more than twice the people of Bergen.' }
+        if $sys =~ /^EVALUATOR/;
+    return { text => '**Oslo** leads.' } if $sys =~ /^EXPLAINER/;
+
+    # seed 004, the shipped sql_assistant graph
+    return { text => 'SELECT region, total FROM sales ORDER BY region' }
+        if $sys =~ /^You write one SQLite SELECT/;
+    if ($sys =~ /^ASSISTANT/) {
+        return { text => 'North 10, south 32.' }
+            if grep { $_->{role} eq 'tool' } @m;
+        return { tools => [ [ 'call_db', 'ask_database',
+                              encode_json({ query => 'totals' }) ] ] };
+    }
+
     my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
     my @results = grep { $_->{role} eq 'tool' } @m[$u + 1 .. $#m];
     if ($m[$u]{content} eq 'poison') {
@@ -128,9 +160,21 @@ agent_graph page {
     edge tools agent;
 }
 agent_use_graph page;
+include $root/conf/graphs/data_scientist.conf;
+include $root/conf/graphs/sql_assistant.conf;
+agent_database shop $db;
 HTTP
+my $html = "include $root/conf/html/types.conf; "
+         . "include $root/conf/html/csp.conf;";
 $conf =~ s{(location /api/sessions/)}
-          {location / { root $root/conf/html; include $root/conf/html/types.conf; include $root/conf/html/csp.conf; }\n        $1};
+          {location / { root $root/conf/html; $html }
+        location /ds/ { alias $root/conf/html/; $html }
+        location /ds/api/sessions/ { agent_sessions; agent_use_graph data_scientist; }
+        location /ds/api/chat/ { agent_chat; agent_use_graph data_scientist; }
+        location /sa/ { alias $root/conf/html/; $html }
+        location /sa/api/sessions/ { agent_sessions; agent_use_graph sql_assistant; }
+        location /sa/api/chat/ { agent_chat; agent_use_graph sql_assistant; agent_databases shop; }
+        $1};
 $t->run($conf);
 
 my $page = $t->http('GET', '/');
@@ -154,8 +198,13 @@ close $fh;
 mkdir "$root/build";
 my $shot = "$root/build/screenshot.png";
 unlink $shot;
+my $png = $t->dir . '/dot.png';
+open $fh, '>:raw', $png or die $!;
+print $fh MIME::Base64::decode_base64($dot);
+close $fh;
+
 my $url = 'http://127.0.0.1:' . $t->port . '/';
-my $out = `NODE_PATH=$modules CHROMIUM=$chromium timeout 120 node $root/t/browser/page.js $url $csv $shot $psid 2>&1`;
+my $out = `NODE_PATH=$modules CHROMIUM=$chromium timeout 180 node $root/t/browser/page.js $url $csv $shot $psid $png 2>&1`;
 my ($line) = grep { /^\{/ } split /\n/, $out;
 my $r = eval { decode_json($line // '') };
 ok($r, 'the browser script reported') or diag($out);
@@ -192,6 +241,39 @@ for my $when (qw(live reopened)) {
     is($f->{onerror}, 0, "$when: no onerror attribute in the page");
     is($f->{scripts}, 0, "$when: no script element from the model");
 }
+
+# the image attached to the first question: sent, and shown
+my ($with_image) = grep { grep { ref $_->{content} eq 'ARRAY'
+                                 && grep { ($_->{type} // '') eq 'image_url' }
+                                         @{ $_->{content} } }
+                          @{ $_->{body}{messages} } } $t->{mock}->requests;
+ok($with_image, 'image attach: the image went to the model');
+is($r->{live}{thumbs}, 1, 'image attach: a thumbnail in the user\'s message');
+is($r->{reopened}{thumbPlaceholders}, 1,
+   'image attach: reopened, the image named without its data');
+
+# seed 002 in the page: its work shown as the turn goes
+my $ds = $r->{ds} // {};
+is_deeply($ds->{steps}, [ 'plan: code, evaluation, chart, explanation', 'SQL',
+                          'result: 3 rows', 'evaluation' ],
+          'seed 002: plan, SQL, result and evaluation shown in order')
+    or diag explain $ds;
+like($ds->{sql} // '', qr/^SELECT city, people FROM csv_data/,
+     'seed 002: the SQL');
+is($ds->{resultRows}, 3, 'seed 002: the result as a table');
+ok(($ds->{chartMarks} // 0) >= 3, 'seed 002: the chart drawn');
+like($ds->{evaluation} // '', qr/twice the people/, 'seed 002: the evaluation');
+is($ds->{strong}, 'Oslo', 'seed 002: the explanation rendered');
+
+# seed 004 in the page: the database picker, then the rows
+my $sa = $r->{sa} // {};
+is_deeply($sa->{databases}, [ '(none)', 'shop' ],
+          'seed 004: the picker lists the databases of the location');
+like($sa->{connected} // '', qr/^connected shop: 1 table \(sales\)/,
+     'seed 004: connected from the picker');
+is($sa->{rows}, 2, 'seed 004: ask_database\'s rows as a table');
+is($sa->{answer}, 'North 10, south 32.', 'seed 004: the answer');
+is($sa->{selected}, 'shop', 'seed 004: reopened, the picker shows it');
 
 my $p = $r->{poisoned} // {};
 ok($p->{drawn}, 'poisoned history: the chart is drawn (or refused) '

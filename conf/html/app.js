@@ -1,6 +1,8 @@
 /*
- * The chat page: sessions, CSV uploads, the model, and a turn's event
- * stream rendered as it comes.  Model text is markdown, turned into HTML by
+ * The chat page: sessions, CSV uploads, images, the model, the database,
+ * and a turn's event stream rendered as it comes (the answer, tool calls
+ * and results, charts, and the steps seed 002 shows: plan, SQL, result,
+ * evaluation).  Model text is markdown, turned into HTML by
  * marked (HTML written by the model is shown as text) and cleaned by
  * DOMPurify before it is shown; everything else from the server (tool
  * input, results, errors, titles) is set as text.  The page loads nothing
@@ -15,7 +17,7 @@ const SESSIONS = meta('agent-sessions', 'api/sessions/');
 const CHAT = meta('agent-chat', 'api/chat/');
 
 const $ = (id) => document.getElementById(id);
-const state = { id: null, busy: false };
+const state = { id: null, busy: false, images: [] };
 
 function meta(name, dflt) {
     const m = document.querySelector('meta[name="' + name + '"]');
@@ -252,10 +254,13 @@ async function open(id) {
     state.id = id;
     const s = await api('GET', SESSIONS + id);
     $('title').textContent = s.title || id;
-    for (const x of ['model', 'csv', 'q']) $(x).disabled = false;
+    for (const x of ['model', 'csv', 'image', 'q']) $(x).disabled = false;
     document.querySelector('#ask button').disabled = false;
     log().textContent = '';
-    await Promise.all([loadSessions(), loadModels(), history()]);
+    state.images = [];
+    attached();
+    await Promise.all([loadSessions(), loadModels(), loadDatabases(),
+                       history()]);
 }
 
 /*
@@ -279,7 +284,8 @@ async function history(limit) {
     for (const m of res.messages) {
         if (m.role === 'user') {
             box = null;
-            log().appendChild(el('div', 'msg user', m.content));
+            log().appendChild(userBox(m.content,
+                                      (m.metadata && m.metadata.images) || []));
             continue;
         }
         if (m.role === 'tool') {
@@ -309,6 +315,75 @@ async function loadModels() {
         o.selected = name === res.model;
         sel.appendChild(o);
     }
+}
+
+/* seed 004's connections: the databases this location may use */
+async function loadDatabases() {
+    const res = await api('GET', CHAT + state.id + '/connection');
+    const sel = $('database');
+    sel.textContent = '';
+    sel.disabled = res.databases.length === 0;
+    const none = el('option', null, res.databases.length ? '(none)' : '(no databases)');
+    none.value = '';
+    sel.appendChild(none);
+    for (const name of res.databases) {
+        const o = el('option', null, name);
+        o.value = name;
+        o.selected = name === res.database;
+        sel.appendChild(o);
+    }
+}
+
+async function setDatabase() {
+    const name = $('database').value;
+    if (!name) return;
+    try {
+        const r = await api('POST', CHAT + state.id + '/connection',
+                            { database: name });
+        note('connected ' + r.database + ': ' + r.tables.length + ' table'
+             + (r.tables.length === 1 ? '' : 's') + ' ('
+             + r.tables.map((t) => t.name).join(', ') + ')', 'connected');
+    } catch (e) {
+        note(e.message, 'error');
+    }
+}
+
+/* images to send with the next message: base64 of the files, as the API takes */
+async function attach() {
+    for (const f of $('image').files) {
+        const url = await new Promise((ok, fail) => {
+            const r = new FileReader();
+            r.onload = () => ok(r.result);
+            r.onerror = () => fail(r.error);
+            r.readAsDataURL(f);
+        });
+        state.images.push({ mime_type: f.type, data: url.slice(url.indexOf(',') + 1),
+                            name: f.name });
+    }
+    $('image').value = '';
+    attached();
+}
+
+function attached() {
+    $('attached').textContent = state.images.length
+        ? state.images.map((i) => i.name).join(', ') : '';
+}
+
+/* a user's message: its text, its images as thumbnails (data: URLs) */
+function userBox(text, images) {
+    const div = el('div', 'msg user', text);
+    for (const i of images) {
+        if (i.data && /^image\/(png|jpeg|webp|gif)$/.test(i.mime_type)) {
+            const img = el('img', 'thumb');
+            img.alt = 'image';
+            img.src = 'data:' + i.mime_type + ';base64,' + i.data;
+            div.appendChild(img);
+        } else {
+            div.appendChild(el('span', 'thumb', '[' + (i.mime_type || 'image')
+                               + (i.size ? ', ' + i.size + ' bytes' : '') + ']'));
+        }
+    }
+    return div;
 }
 
 async function setModel() {
@@ -343,7 +418,10 @@ async function ask(ev) {
     if (!text || !state.id || state.busy) return;
     state.busy = true;
     $('q').value = '';
-    log().appendChild(el('div', 'msg user', text));
+    const images = state.images;
+    state.images = [];
+    attached();
+    log().appendChild(userBox(text, images));
     const box = assistantBox();
     render(box, '', true);
     scroll();
@@ -352,7 +430,10 @@ async function ask(ev) {
         const res = await fetch(CHAT + state.id + '/message', {
             method: 'POST',
             headers: { 'Content-Type': 'application/json' },
-            body: JSON.stringify({ message: text }),
+            body: JSON.stringify(images.length
+                ? { message: text, images: images.map((i) => ({
+                        mime_type: i.mime_type, data: i.data })) }
+                : { message: text }),
         });
         if (!res.ok) {
             const j = await res.json().catch(() => null);
@@ -421,9 +502,49 @@ function handle(box, e) {
         return failed(box, e.error + (e.code ? ' (' + e.code + ')' : ''));
     default:
         /* a graph's own event: {"type": NAME, "data": ...} */
-        box.tools.appendChild(el('div', 'note', e.type + ': '
-                                 + JSON.stringify(e.data)));
+        step(box, e.type, e.data);
+        return scroll();
     }
+}
+
+/*
+ * seed 002's work as it goes: the plan, the SQL, each attempt's result or
+ * error, the evaluation; any other event of a graph as its JSON
+ */
+function step(box, type, data) {
+    const d = el('details', 'step ' + type);
+    const s = el('summary');
+    d.appendChild(s);
+    if (type === 'plan' && data && typeof data === 'object') {
+        const steps = ['code', 'evaluation', 'chart', 'explanation']
+            .filter((k) => data['needs_' + k]);
+        s.textContent = 'plan: ' + (steps.join(', ') || 'answer directly');
+        if (data.reasoning) d.appendChild(el('p', null, String(data.reasoning)));
+    } else if (type === 'sql' && typeof data === 'string') {
+        s.textContent = 'SQL';
+        d.appendChild(el('pre', 'input', data));
+    } else if (type === 'result' && data && typeof data === 'object') {
+        if (data.ok && data.result && Array.isArray(data.result.rows)) {
+            s.textContent = 'result: ' + data.result.row_count + ' row'
+                            + (data.result.row_count === 1 ? '' : 's');
+            d.appendChild(el('pre', 'input', String(data.query || '')));
+            d.appendChild(table(data.result.columns || [], data.result.rows));
+            d.open = true;
+        } else {
+            s.textContent = 'attempt failed';
+            d.appendChild(el('pre', 'input', String(data.query || '')));
+            d.appendChild(el('pre', 'error', String(data.error || '')));
+        }
+    } else if (type === 'evaluation' && typeof data === 'string') {
+        s.textContent = 'evaluation';
+        const b = el('div', 'body');
+        d.appendChild(b);
+        render({ body: b }, data, false);
+    } else {
+        s.textContent = type;
+        d.appendChild(el('pre', 'output', JSON.stringify(data, null, 2)));
+    }
+    box.tools.appendChild(d);
 }
 
 function failed(box, text) {
@@ -437,6 +558,8 @@ function failed(box, text) {
 $('new').onclick = () => newSession().catch((e) => note(e.message, 'error'));
 $('model').onchange = setModel;
 $('csv').onchange = upload;
+$('database').onchange = setDatabase;
+$('image').onchange = () => attach().catch((e) => note(e.message, 'error'));
 $('ask').onsubmit = ask;
 $('q').onkeydown = (e) => {
     if (e.key === 'Enter' && !e.shiftKey) ask(e);

@@ -9,7 +9,7 @@
 
 const { chromium } = require('playwright-core');
 
-const [url, csv, shot, poisoned] = process.argv.slice(2);
+const [url, csv, shot, poisoned, png] = process.argv.slice(2);
 
 async function findings(page) {
     return page.evaluate(() => ({
@@ -34,6 +34,8 @@ async function findings(page) {
         dataImages: document.querySelectorAll('#log .msg .body img[src^="data:"]').length,
         linkRel: (document.querySelector('#log .msg .body a') || { rel: '' }).rel,
         styled: getComputedStyle(document.body).display === 'flex',
+        thumbs: document.querySelectorAll('#log .msg.user img.thumb[src^="data:image/png"]').length,
+        thumbPlaceholders: document.querySelectorAll('#log .msg.user span.thumb').length,
     }));
 }
 
@@ -62,6 +64,8 @@ async function findings(page) {
         await page.setInputFiles('#csv', csv);
         out.upload = await (await page.waitForSelector('.note.upload')).textContent();
 
+        await page.setInputFiles('#image', png);
+        await page.waitForFunction(() => document.querySelector('#attached').textContent);
         await page.fill('#q', 'How many people live in each city? Chart it.');
         await page.click('#ask button');
 
@@ -103,6 +107,50 @@ async function findings(page) {
             pwned: window.__pwned === undefined ? null : window.__pwned,
             links: document.querySelectorAll('.chart svg a, .chart [href]').length,
         }));
+
+        // seed 002: the shipped data_scientist graph under /ds/
+        await page.goto(url + 'ds/');
+        await page.click('#new');
+        await page.waitForSelector('#sessions li.current');
+        await page.setInputFiles('#csv', csv);
+        await page.waitForSelector('.note.upload');
+        await page.fill('#q', 'Show how many people live in each city');
+        await page.click('#ask button');
+        await page.waitForSelector('.msg.assistant.done', { timeout: 30000 });
+        await page.waitForSelector('.chart svg');
+        await page.waitForTimeout(300);
+        out.ds = await page.evaluate(() => ({
+            steps: [...document.querySelectorAll('.msg.assistant details.step summary')]
+                .map((s) => s.textContent),
+            sql: (document.querySelector('details.step.sql pre') || {}).textContent || '',
+            resultRows: document.querySelectorAll('details.step.result table.result tbody tr').length,
+            chartMarks: document.querySelectorAll('.chart svg .mark-rect path, '
+                                                  + '.chart svg g.mark-rect > path').length,
+            evaluation: (document.querySelector('details.step.evaluation .body') || {}).textContent || '',
+            strong: (document.querySelector('.msg.assistant > .body strong') || {}).textContent || '',
+        }));
+
+        // seed 004: the shipped sql_assistant graph under /sa/, its picker
+        await page.goto(url + 'sa/');
+        await page.click('#new');
+        await page.waitForSelector('#sessions li.current');
+        await page.waitForSelector('#database option[value="shop"]', { state: 'attached' });
+        out.sa = { databases: await page.$$eval('#database option', (o) => o.map((x) => x.textContent)) };
+        await page.selectOption('#database', 'shop');
+        out.sa.connected = await (await page.waitForSelector('.note.connected')).textContent();
+        await page.fill('#q', 'What are the totals by region?');
+        await page.click('#ask button');
+        await page.waitForSelector('.msg.assistant.done', { timeout: 30000 });
+        out.sa.rows = await page.$$eval('.msg.assistant table.result tbody tr', (r) => r.length);
+        out.sa.answer = await page.$eval('.msg.assistant > .body', (b) => b.innerText.trim());
+        const sid = await page.$eval('#sessions li.current', (li) => li.dataset.id);
+        await page.click('#new');
+        await page.waitForFunction((id) =>
+            document.querySelector('#sessions li.current')
+            && document.querySelector('#sessions li.current').dataset.id !== id, sid);
+        await page.click('#sessions li[data-id="' + sid + '"]');
+        await page.waitForSelector('.msg.assistant table.result');
+        out.sa.selected = await page.$eval('#database', (s) => s.value);
     } catch (e) {
         out.errors.push('driver: ' + e.message);
     } finally {
