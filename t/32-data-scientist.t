@@ -185,5 +185,23 @@ is($said[-1], 'and by city?', 'follow-up: and the new question last');
 my $m = $t->http('GET', "/api/sessions/$sid/messages")->{json}{messages};
 is(scalar @$m, 12, 'six questions, six answers listed');
 
+# the events format: the same package as LangGraph's custom events
+my $t2 = AgentTest->new;
+$t2->mock(sub { $mock->{script}->(@_) });
+$t2->run($t2->graph_conf('data_scientist', location => 'agent_stream events;'));
+my $sid2 = $t2->session;
+$t2->http('POST', "/api/sessions/$sid2/resources?name=people.csv", $csv,
+          'Content-Type' => 'text/csv');
+$r = $t2->turn($sid2, 'histogram');
+my @custom = map { $_->{name} } grep { $_->{event} eq 'on_custom_event' }
+             @{ $r->{events} };
+is_deeply(\@custom, [qw(plan sql result)],
+          'events format: plan, sql, result as on_custom_event');
+my ($chart_end) = grep { $_->{event} eq 'on_tool_end'
+                         && $_->{name} eq 'ask_analyst' } @{ $r->{events} };
+is($chart_end->{data}{output}{type}, 'vega_lite_spec',
+   'events format: the chart as ask_analyst\'s on_tool_end');
+$t2->check_log;
+
 $t->check_log;
 done_testing;
