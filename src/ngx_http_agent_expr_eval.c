@@ -10,6 +10,7 @@
 #include "ngx_http_agent_expr.h"
 #include "ngx_http_agent_expr_tree.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph_state.h"
 
 
 /* an if= condition evaluated against a run's channels */

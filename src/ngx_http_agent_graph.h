@@ -176,8 +176,6 @@ ngx_int_t ngx_http_agent_graph_channel(ngx_http_agent_graph_t *graph,
     ngx_str_t *name);
 ngx_int_t ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph,
     ngx_str_t *name);
-ngx_int_t ngx_http_agent_graph_apply(ngx_http_agent_run_t *run,
-    ngx_array_t *update);
 ngx_int_t ngx_http_agent_graph_input(ngx_http_agent_run_t *run,
     ngx_array_t *update);
 void ngx_http_agent_graph_start(ngx_http_agent_run_t *run);
@@ -188,17 +186,9 @@ void ngx_http_agent_graph_cancel(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_graph_fail(ngx_http_agent_run_t *run,
     const char *code, const char *fmt, ...);
 
-ngx_array_t *ngx_http_agent_graph_update_create(ngx_pool_t *pool);
-ngx_int_t ngx_http_agent_graph_write_message(ngx_http_agent_run_t *run,
-    ngx_array_t *update, ngx_uint_t channel, ngx_http_agent_msg_t *msg);
-ngx_int_t ngx_http_agent_graph_write_number(ngx_array_t *update,
-    ngx_uint_t channel, double n);
-ngx_int_t ngx_http_agent_graph_write_value(ngx_array_t *update,
-    ngx_uint_t channel, ngx_str_t *json);
-ngx_http_agent_msg_t *ngx_http_agent_graph_last_message(
-    ngx_http_agent_run_t *run, ngx_uint_t channel);
-ngx_int_t ngx_http_agent_graph_value(ngx_http_agent_run_t *run,
-    ngx_uint_t channel, ngx_str_t *json);
+
+/* the channels' values and the writes of a step: graph_state.c */
+#include "ngx_http_agent_graph_state.h"
 
 
 #endif /* _NGX_HTTP_AGENT_GRAPH_H_INCLUDED_ */

@@ -9,6 +9,7 @@
 
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph_state.h"
 
 
 /*

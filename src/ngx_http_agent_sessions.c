@@ -13,7 +13,7 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_resources.h"

@@ -705,3 +705,14 @@ ngx_http_agent_store_now(u_char *buf)
                        tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
                        tp->msec);
 }
+
+
+int64_t
+ngx_http_agent_store_ms(void)
+{
+    ngx_time_t  *tp;
+
+    tp = ngx_timeofday();
+
+    return (int64_t) tp->sec * 1000 + tp->msec;
+}

@@ -443,39 +443,3 @@ ngx_http_agent_store_resource_add(ngx_str_t *session_id,
     return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
                                                          : NGX_DECLINED;
 }
-
-
-ngx_int_t
-ngx_http_agent_store_resource_list(ngx_pool_t *pool, ngx_str_t *session_id,
-    ngx_array_t *resources)
-{
-    int                         rc;
-    sqlite3_stmt               *stmt;
-    ngx_http_agent_resource_t  *res;
-
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_LIST);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_store_bind(stmt, 1, session_id);
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        res = ngx_array_push(resources);
-        if (res == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        (void) ngx_http_agent_store_col(pool, stmt, 0, &res->id);
-        (void) ngx_http_agent_store_col(pool, stmt, 1, &res->name);
-        (void) ngx_http_agent_store_col(pool, stmt, 2, &res->table);
-        (void) ngx_http_agent_store_col(pool, stmt, 3, &res->columns);
-        res->row_count = sqlite3_column_int64(stmt, 4);
-        res->size_bytes = sqlite3_column_int64(stmt, 5);
-        (void) ngx_http_agent_store_col(pool, stmt, 6, &res->path);
-        (void) ngx_http_agent_store_col(pool, stmt, 7, &res->created_at);
-    }
-
-    return ngx_http_agent_store_done(stmt, rc);
-}

@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_models.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_turn_exit.h"

@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_variables.h"
 

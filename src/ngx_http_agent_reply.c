@@ -1,0 +1,262 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_store.h"
+
+
+/*
+ * What every endpoint answers with, below them all: a JSON answer, an
+ * error sentence, a body parsed as an object, a session looked up (owner
+ * checked) or locked.  handler.c routes to the endpoints; they use these.
+ */
+
+
+static ngx_str_t  ngx_http_agent_json_type = ngx_string("application/json");
+
+
+ngx_int_t
+ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_str_t *json)
+{
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    if (json == NULL) {
+        return ngx_http_agent_send_chain(r, status, NULL, 0);
+    }
+
+    b = ngx_calloc_buf(r->pool);
+    cl = ngx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = json->data;
+    b->last = json->data + json->len;
+    b->memory = 1;
+    cl->buf = b;
+    cl->next = NULL;
+
+    return ngx_http_agent_send_chain(r, status, cl, json->len);
+}
+
+
+/* a JSON answer in a chain of buffers, plus a newline for curl's readers */
+
+ngx_int_t
+ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_chain_t *out, off_t size)
+{
+    ngx_int_t     rc;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl, **ll;
+
+    r->headers_out.status = status;
+    r->headers_out.content_type = ngx_http_agent_json_type;
+    r->headers_out.content_type_len = ngx_http_agent_json_type.len;
+    r->headers_out.content_length_n = out ? size + 1 : 0;
+
+    if (out == NULL) {
+        r->header_only = 1;
+    }
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    b = ngx_calloc_buf(r->pool);
+    cl = ngx_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = (u_char *) "\n";
+    b->last = b->pos + 1;
+    b->memory = 1;
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+    cl->buf = b;
+    cl->next = NULL;
+
+    for (ll = &out; *ll; ll = &(*ll)->next) { /* void */ }
+
+    *ll = cl;
+
+    return ngx_http_output_filter(r, out);
+}
+
+
+ngx_int_t
+ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *fmt, ...)
+{
+    u_char                 *p, buf[1024];
+    va_list                 args;
+    ngx_str_t               msg, out;
+    ngx_http_agent_ctx_t   *ctx;
+    ngx_http_agent_json_t  *j;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
+    va_end(args);
+
+    msg.data = buf;
+    msg.len = p - buf;
+
+    if (status >= NGX_HTTP_INTERNAL_SERVER_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "agent: %V", &msg);
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "error");
+    ngx_http_agent_json_str(j, &msg);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->sent_rc = ngx_http_agent_send(r, status, &out);
+
+    return NGX_HTTP_AGENT_SENT;
+}
+
+
+/*
+ * The session's turn lock for a request that changes it (DELETE, POST
+ * /connection): 409 while a turn runs, saying what to do after it.
+ */
+
+ngx_int_t
+ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *run_id, const char *after)
+{
+    u_char                     *p;
+    ngx_int_t                   rc;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    p = ngx_pnalloc(r->pool, 36);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_store_new_id(p);
+    run_id->data = p;
+    run_id->len = 36;
+
+    rc = ngx_http_agent_store_lock(id, run_id, alcf->turn_lease);
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "a turn is running on this session; "
+                                    "%s when it has ended", after);
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "there is no session \"%V\"", id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session could not be locked");
+    }
+
+    return NGX_OK;
+}
+
+
+/* NGX_OK with *v the object (or NULL for an empty optional body) */
+
+ngx_int_t
+ngx_http_agent_parse_object(ngx_http_request_t *r, ngx_str_t *body,
+    yajl_val *v, ngx_uint_t optional)
+{
+    ngx_str_t  err;
+
+    *v = NULL;
+
+    if (body->len == 0) {
+        if (optional) {
+            return NGX_OK;
+        }
+
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "the request body must be a JSON "
+                                    "object");
+    }
+
+    ngx_str_set(&err, "");
+
+    *v = ngx_http_agent_json_parse(r->pool, body->data, body->len, &err);
+
+    if (*v == NULL) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "the request body is not valid JSON: %V",
+                                    &err);
+    }
+
+    if (!YAJL_IS_OBJECT(*v)) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "the request body must be a JSON "
+                                    "object");
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_session_t *s)
+{
+    ngx_int_t              rc;
+
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_store_session_get(r->pool, id, s);
+
+    /* another owner's session is answered as an unknown one */
+    if (rc == NGX_OK && ctx->owner
+        && (s->owner.len != ctx->owner->len
+            || ngx_strncmp(s->owner.data, ctx->owner->data, s->owner.len)
+               != 0))
+    {
+        rc = NGX_DECLINED;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "there is no session \"%V\"", id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session store failed");
+    }
+
+    return NGX_OK;
+}
+
