@@ -24,6 +24,7 @@
  */
 typedef struct {
     ngx_str_t                       session_id;
+    ngx_http_request_t             *request;   /* for subrequests */
     ngx_http_agent_main_conf_t     *amcf;
     ngx_http_agent_loc_conf_t      *alcf;
     ngx_http_agent_model_t         *model;     /* the session's */

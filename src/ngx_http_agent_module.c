@@ -23,6 +23,8 @@
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_graph_conf.h"
 #include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_subrequest.h"
+#include "ngx_http_agent_tool_location.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -40,8 +42,6 @@ static char *ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd,
 static char *ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-static char *ngx_http_agent_input(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
@@ -79,6 +79,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
     { ngx_string("agent_model"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
       ngx_http_agent_model,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_tool"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_agent_tool_location,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -239,7 +246,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_input"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE2,
-      ngx_http_agent_input,
+      ngx_http_agent_variables_input,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -589,7 +596,8 @@ ngx_http_agent_postconfiguration(ngx_conf_t *cf)
                            &amcf->unowned);
     }
 
-    return NGX_OK;
+    /* agent_tool and http nodes: their subrequests' bodies are caught */
+    return ngx_http_agent_subrequest_init(cf);
 }
 
 
@@ -722,53 +730,6 @@ ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     alcf->graph_name = value[1];
     alcf->graph_file = cf->conf_file->file.name;
     alcf->graph_line = cf->conf_file->line;
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_agent_input(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_agent_loc_conf_t *alcf = conf;
-
-    ngx_str_t                         *value;
-    ngx_http_agent_input_t            *in;
-    ngx_http_compile_complex_value_t   ccv;
-
-    value = cf->args->elts;
-
-    if (alcf->inputs == NGX_CONF_UNSET_PTR) {
-        alcf->inputs = ngx_array_create(cf->pool, 2,
-                                        sizeof(ngx_http_agent_input_t));
-        if (alcf->inputs == NULL) {
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    in = ngx_array_push(alcf->inputs);
-    if (in == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    ngx_memzero(in, sizeof(ngx_http_agent_input_t));
-    in->name = value[1];
-    in->file = cf->conf_file->file.name;
-    in->line = cf->conf_file->line;
-
-    in->value = ngx_palloc(cf->pool, sizeof(ngx_http_complex_value_t));
-    if (in->value == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
-    ccv.cf = cf;
-    ccv.value = &value[2];
-    ccv.complex_value = in->value;
-
-    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
 
     return NGX_CONF_OK;
 }

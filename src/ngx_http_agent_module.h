@@ -31,6 +31,8 @@ typedef struct {
     ngx_str_t                  resources_dir;
     ngx_str_t                  prompts_dir;
     ngx_array_t               *tool_prompts; /* ngx_keyval_t, or NULL */
+    ngx_array_t               *tools;       /* agent_tool:
+                                               ngx_http_agent_tool_t * */
     ngx_array_t                models;      /* ngx_http_agent_model_t */
     ngx_array_t                databases;   /* ngx_http_agent_database_t */
     ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */

@@ -199,7 +199,8 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_tools_conf(cf, &lc->tools_list, &lc->tools) != NGX_OK)
+    if (ngx_http_agent_tools_conf(cf, amcf->tools, &lc->tools_list,
+                                  &lc->tools) != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -237,7 +237,7 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
     call->run = run;
     call->owner = ctx;
     call->name = name;
-    call->tool = ngx_http_agent_tool_find(&name);
+    call->tool = ngx_http_agent_tool_find(NULL, &name);
     call->done = ngx_http_agent_node_sql_done;
 
     run->node_data = call;

@@ -204,8 +204,12 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_str_t                    json;
     ngx_http_agent_main_conf_t  *amcf;
 
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
     /* the names are checked as the llm's are */
-    if (ngx_http_agent_tools_conf(cf, &tc->tools, &json) != NGX_OK) {
+    if (ngx_http_agent_tools_conf(cf, amcf->tools, &tc->tools, &json)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -213,13 +217,11 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_OK;
     }
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
     if (tc->query_name.len == 0) {
         ngx_str_set(&tc->query_name, "input");
     }
 
-    if (ngx_http_agent_tools_conf(cf, &tc->call, &json) != NGX_OK
+    if (ngx_http_agent_tools_conf(cf, amcf->tools, &tc->call, &json) != NGX_OK
         || ngx_http_agent_tools_prompts(cf, &tc->call, &amcf->prompts_dir,
                                         &amcf->tool_prompts)
            != NGX_OK
@@ -457,7 +459,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
 
     env = ctx->run->data;
 
-    call->tool = ngx_http_agent_tool_find(&call->name);
+    call->tool = ngx_http_agent_tool_find(env->amcf->tools, &call->name);
     call->attempt++;
 
     if (call->tool == NULL
@@ -616,9 +618,11 @@ ngx_http_agent_node_tools_next(ngx_http_agent_node_tools_ctx_t *ctx)
 static ngx_uint_t
 ngx_http_agent_node_tools_sql(ngx_http_agent_tool_call_t *call)
 {
+    ngx_http_agent_env_t   *env;
     ngx_http_agent_tool_t  *tool;
 
-    tool = ngx_http_agent_tool_find(&call->name);
+    env = call->run->data;
+    tool = ngx_http_agent_tool_find(env->amcf->tools, &call->name);
 
     return tool ? tool->sql : 0;
 }

@@ -65,7 +65,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database = {
     ngx_http_agent_tool_ask_run,
     1,
     ngx_string("ask_database.md"),
-    ngx_null_string
+    ngx_null_string,
+    NULL
 };
 
 
@@ -80,7 +81,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_analyst = {
     ngx_http_agent_tool_ask_run,
     0,
     ngx_string("ask_analyst.md"),
-    ngx_string("json_fixer.md")
+    ngx_string("json_fixer.md"),
+    NULL
 };
 
 
@@ -192,7 +194,7 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
         ngx_http_agent_json_end(j);
 
         ngx_str_set(&name, "execute_sql_query");
-        sql = ngx_http_agent_tool_find(&name);
+        sql = ngx_http_agent_tool_find(NULL, &name);
 
         ta->sql.run = run;
         ta->sql.tool = sql;

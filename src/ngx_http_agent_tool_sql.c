@@ -33,7 +33,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_load_csv_data = {
     ngx_http_agent_tool_sql_run,
     1,
     ngx_null_string,
-    ngx_null_string
+    ngx_null_string,
+    NULL
 };
 
 
@@ -49,7 +50,8 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query = {
     ngx_http_agent_tool_sql_run,
     1,
     ngx_null_string,
-    ngx_null_string
+    ngx_null_string,
+    NULL
 };
 
 

@@ -29,15 +29,39 @@ static ngx_http_agent_tool_t  *ngx_http_agent_tools[] = {
 };
 
 
+/* the built-in tools, then the agent_tool locations: *i starts at 0 */
+
+static ngx_http_agent_tool_t *
+ngx_http_agent_tool_next(ngx_array_t *extra, ngx_uint_t *i)
+{
+    ngx_uint_t               n;
+    ngx_http_agent_tool_t  **x;
+
+    n = sizeof(ngx_http_agent_tools) / sizeof(ngx_http_agent_tool_t *) - 1;
+
+    if (*i < n) {
+        return ngx_http_agent_tools[(*i)++];
+    }
+
+    if (extra == NULL || *i - n >= extra->nelts) {
+        return NULL;
+    }
+
+    x = extra->elts;
+
+    return x[(*i)++ - n];
+}
+
+
 ngx_http_agent_tool_t *
-ngx_http_agent_tool_find(ngx_str_t *name)
+ngx_http_agent_tool_find(ngx_array_t *extra, ngx_str_t *name)
 {
     ngx_uint_t              i;
     ngx_http_agent_tool_t  *t;
 
-    for (i = 0; ngx_http_agent_tools[i]; i++) {
-        t = ngx_http_agent_tools[i];
+    i = 0;
 
+    while ((t = ngx_http_agent_tool_next(extra, &i))) {
         if (t->name.len == name->len
             && ngx_strncmp(t->name.data, name->data, name->len) == 0)
         {
@@ -87,7 +111,8 @@ ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name)
 /* tools=all|A,B: the definitions the model is sent, checked by nginx -t */
 
 ngx_int_t
-ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list, ngx_str_t *json)
+ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_array_t *extra, ngx_str_t *list,
+    ngx_str_t *json)
 {
     u_char                 *p, *q, *last, *d;
     size_t                  size;
@@ -109,9 +134,10 @@ ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list, ngx_str_t *json)
         name.data = p;
         name.len = q - p;
 
-        if (ngx_http_agent_tool_find(&name) == NULL) {
+        if (ngx_http_agent_tool_find(extra, &name) == NULL) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: there is no "
-                               "tool \"%V\"", list, &name);
+                               "tool \"%V\" (an agent_tool is declared "
+                               "before the graphs that use it)", list, &name);
             return NGX_ERROR;
         }
 
@@ -119,9 +145,10 @@ ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list, ngx_str_t *json)
     }
 
     size = 2;
+    i = 0;
 
-    for (i = 0; ngx_http_agent_tools[i]; i++) {
-        size += ngx_http_agent_tools[i]->definition.len + 1;
+    while ((t = ngx_http_agent_tool_next(extra, &i))) {
+        size += t->definition.len + 1;
     }
 
     d = ngx_pnalloc(cf->pool, size);
@@ -131,10 +158,9 @@ ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list, ngx_str_t *json)
 
     json->data = d;
     *d++ = '[';
+    i = 0;
 
-    for (i = 0; ngx_http_agent_tools[i]; i++) {
-        t = ngx_http_agent_tools[i];
-
+    while ((t = ngx_http_agent_tool_next(extra, &i))) {
         if (!all && !ngx_http_agent_tools_allowed(list, &t->name)) {
             continue;
         }

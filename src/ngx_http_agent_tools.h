@@ -57,12 +57,15 @@ struct ngx_http_agent_tool_s {
     /* templates in agent_prompts the tool asks a model with, or empty */
     ngx_str_t                       prompt;
     ngx_str_t                       fixer;
+    void                           *data;        /* an agent_tool's */
 };
 
 
-ngx_http_agent_tool_t *ngx_http_agent_tool_find(ngx_str_t *name);
-ngx_int_t ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_str_t *list,
-    ngx_str_t *json);
+/* extra: the agent_tool locations (ngx_http_agent_tool_t *), or NULL */
+ngx_http_agent_tool_t *ngx_http_agent_tool_find(ngx_array_t *extra,
+    ngx_str_t *name);
+ngx_int_t ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_array_t *extra,
+    ngx_str_t *list, ngx_str_t *json);
 ngx_int_t ngx_http_agent_tools_prompts(ngx_conf_t *cf, ngx_str_t *list,
     ngx_str_t *dir, ngx_array_t **prompts);
 ngx_str_t *ngx_http_agent_tools_prompt(ngx_array_t *prompts,

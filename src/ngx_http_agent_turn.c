@@ -216,6 +216,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     turn->request = r;
     turn->session_id = s.id;
     turn->env.model = model;
+    turn->env.request = r;
     turn->env.answered_by = model->name;
     turn->env.start = ngx_current_msec;
 

@@ -197,3 +197,53 @@ ngx_http_agent_variables_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run
 
     return NGX_OK;
 }
+
+
+/* agent_input CHANNEL VALUE: the value compiled, the channel resolved
+   when the graph of the location is known */
+
+char *
+ngx_http_agent_variables_input(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_str_t                         *value;
+    ngx_http_agent_input_t            *in;
+    ngx_http_compile_complex_value_t   ccv;
+
+    value = cf->args->elts;
+
+    if (alcf->inputs == NGX_CONF_UNSET_PTR) {
+        alcf->inputs = ngx_array_create(cf->pool, 2,
+                                        sizeof(ngx_http_agent_input_t));
+        if (alcf->inputs == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    in = ngx_array_push(alcf->inputs);
+    if (in == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(in, sizeof(ngx_http_agent_input_t));
+    in->name = value[1];
+    in->file = cf->conf_file->file.name;
+    in->line = cf->conf_file->line;
+
+    in->value = ngx_palloc(cf->pool, sizeof(ngx_http_complex_value_t));
+    if (in->value == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
+    ccv.cf = cf;
+    ccv.value = &value[2];
+    ccv.complex_value = in->value;
+
+    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}

@@ -1,0 +1,432 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_subrequest.h"
+
+
+/*
+ * "node NAME http location=/internal/path [input=A,B] [output=C,D]
+ * [timeout=TIME] [max_size=SIZE]": a step that is an nginx location (a
+ * js_content handler, or proxy_pass to any service).  The input channels
+ * go as one JSON object in a POST subrequest ({"A": value, ...}; messages
+ * as [{"role", "content", ...}]); the answer must be a JSON object whose
+ * keys update the channels of the same names through their reducers
+ * (output= limits them; messages are not written this way).  A status of
+ * 400 and above, a body that is no JSON object or a timeout fails the
+ * step with a sentence that says which.
+ */
+
+
+#define NGX_HTTP_AGENT_HTTP_MAX      (1024 * 1024)
+#define NGX_HTTP_AGENT_HTTP_TIMEOUT  60000
+#define NGX_HTTP_AGENT_HTTP_SHOWN    200
+
+
+typedef struct {
+    ngx_str_t                  uri;
+    ngx_str_t                  input_list;
+    ngx_str_t                  output_list;
+    ngx_array_t                inputs;      /* ngx_int_t channels */
+    ngx_array_t                outputs;     /* ngx_int_t channels */
+    ngx_msec_t                 timeout;
+    size_t                     max;
+} ngx_http_agent_node_http_conf_t;
+
+
+typedef struct {
+    ngx_http_agent_run_t             *run;
+    ngx_http_agent_node_t            *node;
+    ngx_http_agent_subrequest_t      *sub;
+} ngx_http_agent_node_http_ctx_t;
+
+
+static void *ngx_http_agent_node_http_create(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_http_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_http_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_http_list(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *list, ngx_array_t *channels);
+static ngx_int_t ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+static void ngx_http_agent_node_http_done(void *data, ngx_uint_t status,
+    ngx_str_t *body, ngx_uint_t truncated);
+static ngx_int_t ngx_http_agent_node_http_answer(
+    ngx_http_agent_node_http_ctx_t *ctx, ngx_uint_t status, ngx_str_t *body,
+    ngx_uint_t truncated);
+static void ngx_http_agent_node_http_cancel(ngx_http_agent_run_t *run);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_http_kind = {
+    ngx_string("http"),
+    ngx_http_agent_node_http_create,
+    ngx_http_agent_node_http_param,
+    ngx_http_agent_node_http_check,
+    ngx_http_agent_node_http_run,
+    0
+};
+
+
+static void *
+ngx_http_agent_node_http_create(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_http_conf_t  *hc;
+
+    hc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_http_conf_t));
+    if (hc == NULL) {
+        return NULL;
+    }
+
+    hc->timeout = NGX_HTTP_AGENT_HTTP_TIMEOUT;
+    hc->max = NGX_HTTP_AGENT_HTTP_MAX;
+
+    return hc;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_http_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
+    ngx_str_t *value)
+{
+    ngx_http_agent_node_http_conf_t *hc = conf;
+
+    if (key->len == 8 && ngx_strncmp(key->data, "location", 8) == 0) {
+        hc->uri = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 5 && ngx_strncmp(key->data, "input", 5) == 0) {
+        hc->input_list = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
+        hc->output_list = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 7 && ngx_strncmp(key->data, "timeout", 7) == 0) {
+        hc->timeout = ngx_parse_time(value, 0);
+
+        if (hc->timeout == (ngx_msec_t) NGX_ERROR || hc->timeout == 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "timeout=%V: a time "
+                               "such as 500ms or 5s", value);
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (key->len == 8 && ngx_strncmp(key->data, "max_size", 8) == 0) {
+        hc->max = ngx_parse_size(value);
+
+        if (hc->max == (size_t) NGX_ERROR || hc->max < 64) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "max_size=%V: a size "
+                               "of 64 bytes or more", value);
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_http_conf_t *hc = node->conf;
+
+    if (hc->uri.len == 0 || hc->uri.data[0] != '/') {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the http node \"%V\" needs "
+                           "location=/PATH", &node->name);
+        return NGX_ERROR;
+    }
+
+    if (ngx_array_init(&hc->inputs, cf->pool, 4, sizeof(ngx_int_t))
+        != NGX_OK
+        || ngx_array_init(&hc->outputs, cf->pool, 4, sizeof(ngx_int_t))
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_node_http_list(cf, graph, node, "input",
+                                      &hc->input_list, &hc->inputs)
+        != NGX_OK
+        || ngx_http_agent_node_http_list(cf, graph, node, "output",
+                                         &hc->output_list, &hc->outputs)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* A,B: each a channel of the graph */
+
+static ngx_int_t
+ngx_http_agent_node_http_list(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node, const char *param, ngx_str_t *list,
+    ngx_array_t *channels)
+{
+    u_char     *p, *q, *last;
+    ngx_int_t  *ch;
+    ngx_str_t   name;
+
+    p = list->data;
+    last = list->data + list->len;
+
+    while (p < last) {
+        q = ngx_strlchr(p, last, ',');
+        if (q == NULL) {
+            q = last;
+        }
+
+        name.data = p;
+        name.len = q - p;
+
+        ch = ngx_array_push(channels);
+        if (ch == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_agent_channel_conf(cf, graph, node, param, &name, ch,
+                                        param[0] == 'i')
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        p = q + 1;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_http_conf_t *hc = node->conf;
+
+    ngx_int_t                        *ch;
+    ngx_str_t                         body, value;
+    ngx_uint_t                        i, n;
+    ngx_array_t                      *msgs;
+    ngx_http_agent_msg_t             *m;
+    ngx_http_agent_env_t             *env;
+    ngx_http_agent_json_t            *j;
+    ngx_http_agent_channel_t         *chans;
+    ngx_http_agent_node_http_ctx_t   *ctx;
+
+    env = run->data;
+    chans = run->graph->channels.elts;
+
+    j = ngx_http_agent_json_create(run->pool);
+    ctx = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_node_http_ctx_t));
+    if (j == NULL || ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    ch = hc->inputs.elts;
+
+    for (i = 0; i < hc->inputs.nelts; i++) {
+        ngx_http_agent_json_str(j, &chans[ch[i]].name);
+
+        if (ch[i] == NGX_HTTP_AGENT_CH_MESSAGES) {
+            msgs = run->state[ch[i]].messages;
+            m = msgs->elts;
+
+            ngx_http_agent_json_arr(j);
+
+            for (n = 0; n < msgs->nelts; n++) {
+                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+            continue;
+        }
+
+        if (ngx_http_agent_graph_value(run, ch[i], &value) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_raw(j, &value);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ctx->run = run;
+    ctx->node = node;
+    run->node_data = ctx;
+
+    ctx->sub = ngx_http_agent_subrequest_start(env->request, &hc->uri, &body,
+                                               hc->max, hc->timeout,
+                                               ngx_http_agent_node_http_done,
+                                               ctx);
+    if (ctx->sub == NULL) {
+        return ngx_http_agent_graph_fail(run, "node_failed", "the node "
+                                         "\"%V\" could not call %V",
+                                         &node->name, &hc->uri);
+    }
+
+    run->cancel = ngx_http_agent_node_http_cancel;
+
+    return NGX_AGAIN;
+}
+
+
+static void
+ngx_http_agent_node_http_done(void *data, ngx_uint_t status, ngx_str_t *body,
+    ngx_uint_t truncated)
+{
+    ngx_http_agent_node_http_ctx_t *ctx = data;
+
+    ngx_http_agent_run_t  *run;
+
+    run = ctx->run;
+    run->cancel = NULL;
+    ctx->sub = NULL;
+
+    ngx_http_agent_graph_node_done(run,
+                                   ngx_http_agent_node_http_answer(ctx, status,
+                                                                   body,
+                                                                   truncated));
+}
+
+
+/* the answer's keys into the channels they name, through their reducers */
+
+static ngx_int_t
+ngx_http_agent_node_http_answer(ngx_http_agent_node_http_ctx_t *ctx,
+    ngx_uint_t status, ngx_str_t *body, ngx_uint_t truncated)
+{
+    ngx_http_agent_node_http_conf_t *hc = ctx->node->conf;
+
+    size_t                     i;
+    yajl_val                   v, val;
+    ngx_int_t                  ch, *out;
+    ngx_str_t                  name, json, shown;
+    ngx_uint_t                 k;
+    ngx_http_agent_run_t      *run;
+    ngx_http_agent_channel_t  *chans;
+
+    run = ctx->run;
+    chans = run->graph->channels.elts;
+
+    shown = *body;
+    shown.len = ngx_min(shown.len, NGX_HTTP_AGENT_HTTP_SHOWN);
+
+    if (status >= NGX_HTTP_BAD_REQUEST) {
+        return ngx_http_agent_graph_fail(run, "node_failed", "the node "
+                                         "\"%V\" got %ui from %V%s%V",
+                                         &ctx->node->name, status, &hc->uri,
+                                         shown.len ? ": " : "", &shown);
+    }
+
+    v = truncated ? NULL
+                  : ngx_http_agent_json_parse(run->pool, body->data,
+                                              body->len, NULL);
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)) {
+        return ngx_http_agent_graph_fail(run, "node_failed", "the node "
+                                         "\"%V\" got no JSON object from %V"
+                                         "%s", &ctx->node->name, &hc->uri,
+                                         truncated ? " (it was larger than "
+                                         "max_size)" : "");
+    }
+
+    for (i = 0; i < v->u.object.len; i++) {
+        name.data = (u_char *) v->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+        val = v->u.object.values[i];
+
+        ch = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (ch != NGX_ERROR && hc->outputs.nelts) {
+            out = hc->outputs.elts;
+
+            for (k = 0; k < hc->outputs.nelts; k++) {
+                if (out[k] == ch) {
+                    break;
+                }
+            }
+
+            if (k == hc->outputs.nelts) {
+                ch = NGX_ERROR;
+            }
+        }
+
+        if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
+            ngx_log_error(NGX_LOG_INFO, run->log, 0, "agent: the node \"%V\" "
+                          "left out \"%V\" of the answer of %V: not a "
+                          "channel it may write", &ctx->node->name, &name,
+                          &hc->uri);
+            continue;
+        }
+
+        if (chans[ch].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            if (!YAJL_IS_NUMBER(val)) {
+                return ngx_http_agent_graph_fail(run, "node_failed", "the "
+                                                 "node \"%V\": \"%V\" is a "
+                                                 "sum, %V gave no number",
+                                                 &ctx->node->name, &name,
+                                                 &hc->uri);
+            }
+
+            if (ngx_http_agent_graph_write_number(run->update, ch,
+                                                  YAJL_GET_DOUBLE(val))
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            continue;
+        }
+
+        if (ngx_http_agent_json_encode(run->pool, val, &json) != NGX_OK
+            || ngx_http_agent_graph_write_value(run->update, ch, &json)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_node_http_cancel(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_node_http_ctx_t *ctx = run->node_data;
+
+    if (ctx && ctx->sub) {
+        ngx_http_agent_subrequest_cancel(ctx->sub);
+        ctx->sub = NULL;
+    }
+}

@@ -1,0 +1,392 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_subrequest.h"
+#include "ngx_http_agent_tool_location.h"
+
+
+/*
+ * agent_tool NAME location=/internal/path [schema=FILE] ["description=..."]
+ *     [timeout=TIME] [max_size=SIZE];
+ *
+ * A tool that is an nginx location: the model's arguments, parsed and
+ * written anew, go as a JSON POST in a subrequest; the answer's body is the
+ * result, JSON as it parses (written anew) or else text, cut at max_size
+ * with a marker; a status of 400 and above is an error result the model
+ * sees.  schema= is the JSON Schema of the arguments, the model's
+ * "parameters" (a file, relative to nginx's conf prefix).
+ */
+
+
+#define NGX_HTTP_AGENT_TOOL_MAX      (1024 * 1024)
+#define NGX_HTTP_AGENT_TOOL_TIMEOUT  60000
+#define NGX_HTTP_AGENT_TOOL_SHOWN    1000
+
+
+typedef struct {
+    ngx_str_t                  uri;
+    ngx_msec_t                 timeout;
+    size_t                     max;
+} ngx_http_agent_tool_location_t;
+
+
+static ngx_int_t ngx_http_agent_tool_location_schema(ngx_conf_t *cf,
+    ngx_str_t *file, yajl_val *schema);
+static ngx_int_t ngx_http_agent_tool_location_run(
+    ngx_http_agent_tool_call_t *call);
+static void ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
+    ngx_str_t *body, ngx_uint_t truncated);
+static void ngx_http_agent_tool_location_cancel(
+    ngx_http_agent_tool_call_t *call);
+
+
+char *
+ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    u_char                          *p;
+    yajl_val                         schema;
+    ngx_str_t                       *value, key, val, file, descr;
+    ngx_uint_t                       i;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_tool_t           *tool, **t;
+    ngx_http_agent_tool_location_t  *loc;
+
+    value = cf->args->elts;
+
+    for (p = value[1].data; p < value[1].data + value[1].len; p++) {
+        if (!(isalnum(*p) || *p == '_' || *p == '-')) {
+            break;
+        }
+    }
+
+    if (value[1].len == 0 || value[1].len > 64
+        || p < value[1].data + value[1].len)
+    {
+        return "needs a NAME of letters, digits, \"_\" and \"-\", at most 64";
+    }
+
+    if (ngx_http_agent_tool_find(amcf->tools, &value[1])) {
+        return "names a tool that exists already";
+    }
+
+    loc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_tool_location_t));
+    tool = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_tool_t));
+    if (loc == NULL || tool == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    loc->timeout = NGX_HTTP_AGENT_TOOL_TIMEOUT;
+    loc->max = NGX_HTTP_AGENT_TOOL_MAX;
+    ngx_str_null(&file);
+    ngx_str_set(&descr, "");
+
+    for (i = 2; i < cf->args->nelts; i++) {
+        p = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
+        if (p == NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: \"%V\" is "
+                               "not KEY=VALUE", &value[i]);
+            return NGX_CONF_ERROR;
+        }
+
+        key.data = value[i].data;
+        key.len = p - value[i].data;
+        val.data = p + 1;
+        val.len = value[i].data + value[i].len - val.data;
+
+        if (key.len == 8 && ngx_strncmp(key.data, "location", 8) == 0) {
+            loc->uri = val;
+
+        } else if (key.len == 6 && ngx_strncmp(key.data, "schema", 6) == 0) {
+            file = val;
+
+        } else if (key.len == 11
+                   && ngx_strncmp(key.data, "description", 11) == 0)
+        {
+            descr = val;
+
+        } else if (key.len == 7 && ngx_strncmp(key.data, "timeout", 7) == 0) {
+            loc->timeout = ngx_parse_time(&val, 0);
+
+            if (loc->timeout == (ngx_msec_t) NGX_ERROR || loc->timeout == 0) {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: "
+                                   "timeout=%V is not a time", &val);
+                return NGX_CONF_ERROR;
+            }
+
+        } else if (key.len == 8 && ngx_strncmp(key.data, "max_size", 8) == 0) {
+            loc->max = ngx_parse_size(&val);
+
+            if (loc->max == (size_t) NGX_ERROR || loc->max < 64) {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: "
+                                   "max_size=%V is not a size of 64 bytes "
+                                   "or more", &val);
+                return NGX_CONF_ERROR;
+            }
+
+        } else {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: unknown "
+                               "parameter \"%V\"", &key);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    if (loc->uri.len == 0 || loc->uri.data[0] != '/') {
+        return "needs location=/PATH, the location the tool is";
+    }
+
+    schema = NULL;
+
+    if (file.len
+        && ngx_http_agent_tool_location_schema(cf, &file, &schema) != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    /* the model's definition, written by our generator */
+
+    j = ngx_http_agent_json_create(cf->pool);
+    if (j == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "function");
+    ngx_http_agent_json_key(j, "function");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &value[1]);
+    ngx_http_agent_json_key(j, "description");
+    ngx_http_agent_json_str(j, &descr);
+    ngx_http_agent_json_key(j, "parameters");
+
+    if (schema) {
+        ngx_http_agent_json_val(j, schema);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "object");
+        ngx_http_agent_json_key(j, "properties");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &tool->definition) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    tool->name = value[1];
+    tool->run = ngx_http_agent_tool_location_run;
+    tool->data = loc;
+
+    if (amcf->tools == NULL) {
+        amcf->tools = ngx_array_create(cf->pool, 4,
+                                       sizeof(ngx_http_agent_tool_t *));
+        if (amcf->tools == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    t = ngx_array_push(amcf->tools);
+    if (t == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *t = tool;
+
+    return NGX_CONF_OK;
+}
+
+
+/* the schema file, relative to the conf prefix: a JSON object */
+
+static ngx_int_t
+ngx_http_agent_tool_location_schema(ngx_conf_t *cf, ngx_str_t *file,
+    yajl_val *schema)
+{
+    u_char     *slash;
+    ngx_str_t   full, dir, base, text, err;
+
+    full = *file;
+
+    if (ngx_conf_full_name(cf->cycle, &full, 1) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    slash = full.data + full.len;
+
+    while (slash > full.data && slash[-1] != '/') {
+        slash--;
+    }
+
+    dir.data = full.data;
+    dir.len = slash > full.data ? slash - 1 - full.data : 0;
+    base.data = slash;
+    base.len = full.data + full.len - slash;
+
+    if (dir.len == 0) {
+        ngx_str_set(&dir, "/");
+    }
+
+    if (ngx_http_agent_prompt_load(cf, &dir, &base, &text) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&err, "");
+
+    *schema = ngx_http_agent_json_parse(cf->pool, text.data, text.len, &err);
+
+    if (*schema == NULL || !YAJL_IS_OBJECT(*schema)) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: the schema "
+                           "\"%V\" is not a JSON object %V", &full, &err);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
+{
+    ngx_str_t                        body, err;
+    ngx_http_agent_env_t            *env;
+    ngx_http_agent_subrequest_t     *sub;
+    ngx_http_agent_tool_location_t  *loc;
+
+    loc = call->tool->data;
+    env = call->run->data;
+
+    if (call->args == NULL || !YAJL_IS_OBJECT(call->args)) {
+        ngx_str_set(&err, "the arguments must be a JSON object");
+        return ngx_http_agent_tool_error(call->run->pool, &err,
+                                         &call->result);
+    }
+
+    if (ngx_http_agent_json_encode(call->run->pool, call->args, &body)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    sub = ngx_http_agent_subrequest_start(env->request, &loc->uri, &body,
+                                          loc->max, loc->timeout,
+                                          ngx_http_agent_tool_location_done,
+                                          call);
+    if (sub == NULL) {
+        ngx_str_set(&err, "the tool's location could not be called");
+        return ngx_http_agent_tool_error(call->run->pool, &err,
+                                         &call->result);
+    }
+
+    call->data = sub;
+    call->cancel = ngx_http_agent_tool_location_cancel;
+
+    return NGX_AGAIN;
+}
+
+
+static void
+ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
+    ngx_str_t *body, ngx_uint_t truncated)
+{
+    ngx_http_agent_tool_call_t *call = data;
+
+    u_char                          *p;
+    size_t                           n;
+    yajl_val                         v;
+    ngx_str_t                        text, err;
+    ngx_pool_t                      *pool;
+    ngx_http_agent_tool_location_t  *loc;
+
+    pool = call->run->pool;
+    loc = call->tool->data;
+    call->cancel = NULL;
+
+    v = NULL;
+
+    if (status < NGX_HTTP_BAD_REQUEST && !truncated && body->len) {
+        v = ngx_http_agent_json_parse(pool, body->data, body->len, NULL);
+    }
+
+    if (v) {
+        if (ngx_http_agent_json_encode(pool, v, &call->result) != NGX_OK) {
+            ngx_str_null(&call->result);
+        }
+
+        goto done;
+    }
+
+    n = (status >= NGX_HTTP_BAD_REQUEST)
+        ? ngx_min(body->len, NGX_HTTP_AGENT_TOOL_SHOWN) : body->len;
+
+    p = ngx_pnalloc(pool, n + 128);
+    if (p == NULL) {
+        ngx_str_null(&call->result);
+        goto done;
+    }
+
+    text.data = p;
+
+    if (status == NGX_HTTP_GATEWAY_TIME_OUT && body->len == 0) {
+        p = ngx_sprintf(p, "the tool's location did not answer within %M ms",
+                        loc->timeout);
+
+    } else if (status >= NGX_HTTP_BAD_REQUEST) {
+        p = ngx_sprintf(p, "the tool's location answered %ui: ", status);
+    }
+
+    p = ngx_cpymem(p, body->data, n);
+
+    if (truncated || n < body->len) {
+        p = ngx_sprintf(p, "\n[cut: the answer was larger than %uz bytes]",
+                        truncated ? loc->max : n);
+    }
+
+    text.len = p - text.data;
+
+    if (status >= NGX_HTTP_BAD_REQUEST) {
+        err = text;
+
+        if (ngx_http_agent_tool_error(pool, &err, &call->result) != NGX_OK) {
+            ngx_str_null(&call->result);
+        }
+
+    } else if (ngx_http_agent_json_quote(pool, &text, &call->result)
+               != NGX_OK)
+    {
+        ngx_str_null(&call->result);
+    }
+
+done:
+
+    call->done(call);
+}
+
+
+static void
+ngx_http_agent_tool_location_cancel(ngx_http_agent_tool_call_t *call)
+{
+    if (call->data) {
+        ngx_http_agent_subrequest_cancel(call->data);
+    }
+}
