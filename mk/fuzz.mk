@@ -1,13 +1,14 @@
 # make fuzz: libFuzzer targets (clang) for the request JSON, the provider
 # stream parser (whole against split), the CSV importer, the prompt
-# renderer and the conditions of edges, each run FUZZ_SECONDS from its
+# renderer, the conditions of edges and MCP servers' answers (JSON-RPC,
+# batches, event streams), each run FUZZ_SECONDS from its
 # seeds in t/fuzz/<target>/.
 # The module's sources are built with the fuzzer, ASan and UBSan beside a
 # small shim of nginx's core (t/fuzz/ngx_fuzz_core.c).  See docs/security.md.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_TARGETS := json llm csv prompt expr
+FUZZ_TARGETS := json llm csv prompt expr mcp
 FUZZ_CC      := clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined \
@@ -28,6 +29,7 @@ FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm_stream.c \
 FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c \
                     src/ngx_http_agent_files.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
+FUZZ_SRCS_mcp    := src/ngx_http_agent_json.c src/ngx_http_agent_mcp_rpc.c
 FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_graph.c \
                     src/ngx_http_agent_graph_state.c \
                     src/ngx_http_agent_message.c \

@@ -392,6 +392,22 @@ ngx_http_agent_curl_check_info(void)
             }
         }
 
+        if (x->want_header) {
+            /* an answer's header the caller asked for (Mcp-Session-Id) */
+            struct curl_header  *hd;
+
+            x->header_len = 0;
+
+            if (curl_easy_header(easy, x->want_header, 0, CURLH_HEADER, -1,
+                                 &hd)
+                == CURLHE_OK)
+            {
+                x->header_len = ngx_min(ngx_strlen(hd->value),
+                                        sizeof(x->header));
+                ngx_memcpy(x->header, hd->value, x->header_len);
+            }
+        }
+
         ngx_http_agent_curl_remove(x);
 
         if (res == CURLE_OK) {

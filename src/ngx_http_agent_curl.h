@@ -36,6 +36,9 @@ struct ngx_http_agent_curl_s {
     ngx_http_agent_curl_done_pt    on_done;
     void                          *data;
     long                           retry_after; /* seconds, or -1 */
+    const char                    *want_header; /* kept when answered */
+    u_char                         header[128];
+    size_t                         header_len;
     char                           errbuf[CURL_ERROR_SIZE];
 };
 

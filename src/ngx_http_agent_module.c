@@ -25,6 +25,7 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
+#include "ngx_http_agent_mcp.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -86,6 +87,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
     { ngx_string("agent_tool"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
       ngx_http_agent_tool_location,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_mcp"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_agent_mcp_directive,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },

@@ -33,6 +33,7 @@ typedef struct {
     ngx_array_t               *tool_prompts; /* ngx_keyval_t, or NULL */
     ngx_array_t               *tools;       /* agent_tool:
                                                ngx_http_agent_tool_t * */
+    ngx_array_t               *mcps;        /* ngx_http_agent_mcp_t * */
     ngx_array_t                models;      /* ngx_http_agent_model_t */
     ngx_array_t                databases;   /* ngx_http_agent_database_t */
     ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */

@@ -14,6 +14,7 @@
 #include "ngx_http_agent_ask.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_graph_conf.h"
@@ -42,6 +43,9 @@ typedef struct {
     ngx_str_t                   summary;
     ngx_array_t                *messages;
     ngx_uint_t                  attempts;
+    ngx_http_agent_mcp_waiter_t waiter;        /* for an MCP server */
+    ngx_uint_t                  mcp_next;
+    ngx_str_t                   tools;         /* with the MCP tools */
     unsigned                    tools_bound:1;
     unsigned                    stream:1;
 } ngx_http_agent_node_llm_ctx_t;
@@ -64,6 +68,10 @@ static ngx_int_t ngx_http_agent_node_llm_answer(
 static void ngx_http_agent_node_llm_end(ngx_http_agent_node_llm_ctx_t *ctx);
 static void ngx_http_agent_node_llm_cleanup(void *data);
 static void ngx_http_agent_node_llm_cancel(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_node_llm_mcp(
+    ngx_http_agent_node_llm_ctx_t *ctx);
+static void ngx_http_agent_node_llm_mcp_ready(void *data, ngx_int_t rc);
+static void ngx_http_agent_node_llm_mcp_cancel(ngx_http_agent_run_t *run);
 
 
 ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
@@ -82,6 +90,7 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_env_t *env = run->data;
 
+    ngx_int_t                         rc;
     ngx_str_t                         key;
     ngx_http_agent_msg_t             *m;
     ngx_http_agent_node_llm_ctx_t    *ctx;
@@ -160,11 +169,87 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
         }
     }
 
+    if (lc->mcp && lc->tools.len) {
+        rc = ngx_http_agent_node_llm_mcp(ctx);
+
+        if (rc != NGX_OK) {
+            /* NGX_AGAIN: the call follows the servers' lists */
+            return rc;
+        }
+    }
+
     if (ngx_http_agent_node_llm_call(ctx) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return NGX_AGAIN;
+}
+
+
+/*
+ * tools=NAME.*: the first call of a worker waits for each server's tools;
+ * a server that cannot be reached leaves its tools out (it is logged) and
+ * the model answers with the others
+ */
+
+static ngx_int_t
+ngx_http_agent_node_llm_mcp(ngx_http_agent_node_llm_ctx_t *ctx)
+{
+    ngx_int_t                    rc;
+    ngx_http_agent_mcp_bound_t  *b;
+
+    b = ctx->conf->mcp->elts;
+
+    while (ctx->mcp_next < ctx->conf->mcp->nelts) {
+        ctx->waiter.handler = ngx_http_agent_node_llm_mcp_ready;
+        ctx->waiter.data = ctx;
+
+        rc = ngx_http_agent_mcp_ready(b[ctx->mcp_next].mcp, &ctx->waiter,
+                                      ctx->run->log);
+        if (rc == NGX_AGAIN) {
+            ctx->run->cancel = ngx_http_agent_node_llm_mcp_cancel;
+            return NGX_AGAIN;
+        }
+
+        ctx->mcp_next++;
+    }
+
+    return ngx_http_agent_mcp_tools(ctx->run->pool, &ctx->conf->tools,
+                                    ctx->conf->mcp, &ctx->tools);
+}
+
+
+static void
+ngx_http_agent_node_llm_mcp_ready(void *data, ngx_int_t rc)
+{
+    ngx_http_agent_node_llm_ctx_t *ctx = data;
+
+    ngx_http_agent_run_t  *run;
+
+    run = ctx->run;
+    run->cancel = NULL;
+    ctx->mcp_next++;
+
+    rc = ngx_http_agent_node_llm_mcp(ctx);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    if (rc != NGX_OK || ngx_http_agent_node_llm_call(ctx) != NGX_OK) {
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+    }
+}
+
+
+static void
+ngx_http_agent_node_llm_mcp_cancel(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_node_llm_ctx_t *ctx = run->node_data;
+
+    if (ctx) {
+        ngx_http_agent_mcp_unwait(&ctx->waiter);
+    }
 }
 
 
@@ -308,7 +393,8 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
 
     ctx->req.system = &ctx->system;
     ctx->req.messages = ctx->messages;
-    ctx->req.tools = ctx->conf->tools.len ? &ctx->conf->tools : NULL;
+    ctx->req.tools = ctx->tools.len ? (ctx->tools.len > 2 ? &ctx->tools : NULL)
+                     : ctx->conf->tools.len ? &ctx->conf->tools : NULL;
     ctx->req.tools_off = !ctx->tools_bound;
     ctx->req.history = (ctx->messages
                         == run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages)

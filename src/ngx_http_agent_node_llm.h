@@ -21,6 +21,7 @@ typedef struct {
     ngx_str_t                   prompt;
     ngx_str_t                   tools_list;    /* as written */
     ngx_str_t                   tools;         /* JSON array, or empty */
+    ngx_array_t                *mcp;           /* tools=NAME.*: bound */
     ngx_str_t                   output_name;
     ngx_int_t                   output;
     ngx_str_t                   model_name;

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_node_llm.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
 
@@ -201,6 +202,12 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     if (ngx_http_agent_tools_conf(cf, amcf->tools, &lc->tools_list,
                                   &lc->tools) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_mcp_bind(cf, amcf->mcps, &lc->tools_list, &lc->mcp)
+        != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_redact.h"
+#include "ngx_http_agent_mcp_tool.h"
 
 
 /*
@@ -460,6 +461,12 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     env = ctx->run->data;
 
     call->tool = ngx_http_agent_tool_find(env->amcf->tools, &call->name);
+
+    if (call->tool == NULL) {
+        call->tool = ngx_http_agent_mcp_tool_find(env->amcf->mcps,
+                                                  &call->name);
+    }
+
     call->attempt++;
 
     if (call->tool == NULL
@@ -623,6 +630,10 @@ ngx_http_agent_node_tools_sql(ngx_http_agent_tool_call_t *call)
 
     env = call->run->data;
     tool = ngx_http_agent_tool_find(env->amcf->tools, &call->name);
+
+    if (tool == NULL) {
+        tool = ngx_http_agent_mcp_tool_find(env->amcf->mcps, &call->name);
+    }
 
     return tool ? tool->sql : 0;
 }

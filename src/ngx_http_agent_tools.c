@@ -134,6 +134,12 @@ ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_array_t *extra, ngx_str_t *list,
         name.data = p;
         name.len = q - p;
 
+        if (ngx_strlchr(p, q, '.')) {
+            /* NAME.* or NAME.tool: an agent_mcp's, bound by the node */
+            p = q + 1;
+            continue;
+        }
+
         if (ngx_http_agent_tool_find(extra, &name) == NULL) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: there is no "
                                "tool \"%V\" (an agent_tool is declared "

@@ -1,0 +1,711 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_mcp_tool.h"
+
+
+/*
+ * MCP servers as tool sources: a client of the Streamable HTTP transport on
+ * the curl bridge, never blocking.  Each worker keeps, per server, one
+ * session: initialize (the protocol version negotiated, the Mcp-Session-Id
+ * kept), notifications/initialized, then tools/list page by page; the
+ * tools become tools of the registry with the server's inputSchema as the
+ * model's parameters.  The list is kept until its TTL passes or the server
+ * says it changed, then listed again while the old one serves; a session
+ * the server forgot (404) is started again once.  Nodes wait for a server's
+ * first list before their first model call (ngx_http_agent_mcp_ready).
+ * tools/call is mcp_tool.c.
+ */
+
+
+#define NGX_HTTP_AGENT_MCP_IDLE      0
+#define NGX_HTTP_AGENT_MCP_STARTING  1
+#define NGX_HTTP_AGENT_MCP_READY     2
+
+#define NGX_HTTP_AGENT_MCP_PAGES     64
+
+
+static void ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp,
+    ngx_log_t *log);
+static void ngx_http_agent_mcp_initialized(ngx_http_agent_mcp_call_t *rpc,
+    ngx_int_t rc, long status, ngx_http_agent_mcp_answer_t *a);
+static void ngx_http_agent_mcp_notified(ngx_http_agent_mcp_call_t *rpc,
+    ngx_int_t rc, long status, ngx_http_agent_mcp_answer_t *a);
+static void ngx_http_agent_mcp_list(ngx_http_agent_mcp_t *mcp,
+    ngx_str_t *cursor, ngx_log_t *log);
+static void ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc,
+    ngx_int_t rc, long status, ngx_http_agent_mcp_answer_t *a);
+static ngx_int_t ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp,
+    yajl_val t, ngx_log_t *log);
+static void ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp,
+    ngx_log_t *log, const char *what, ngx_str_t *why);
+static void ngx_http_agent_mcp_wake(ngx_http_agent_mcp_t *mcp, ngx_int_t rc);
+
+
+/* the versions we speak, newest first: the first is what we ask for */
+static ngx_str_t  ngx_http_agent_mcp_versions[] = {
+    ngx_string("2025-11-25"),
+    ngx_string("2025-06-18"),
+    ngx_string("2025-03-26"),
+    ngx_null_string
+};
+
+
+char *
+ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    u_char                *p, *q, *last;
+    ngx_str_t             *value, key, val, *h;
+    ngx_uint_t              i;
+    ngx_http_agent_mcp_t   *mcp, **slot;
+    ngx_http_agent_tool_t  *tool;
+
+    value = cf->args->elts;
+
+    if (amcf->mcps == NULL) {
+        amcf->mcps = ngx_array_create(cf->pool, 2,
+                                      sizeof(ngx_http_agent_mcp_t *));
+        if (amcf->mcps == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    for (p = value[1].data; p < value[1].data + value[1].len; p++) {
+        if (!(isalnum(*p) || *p == '_' || *p == '-')) {
+            return "needs a NAME of letters, digits, \"_\" and \"-\"";
+        }
+    }
+
+    if (value[1].len == 0 || ngx_http_agent_mcp_find(amcf->mcps, &value[1]))
+    {
+        return "needs a NAME that no other agent_mcp has";
+    }
+
+    /* each its own: nodes and tools keep pointers to it */
+
+    slot = ngx_array_push(amcf->mcps);
+    mcp = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_mcp_t));
+    if (slot == NULL || mcp == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *slot = mcp;
+    mcp->name = value[1];
+    mcp->timeout = 30000;
+    mcp->ttl = 300000;
+    mcp->max = 1024 * 1024;
+
+    mcp->headers = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+    if (mcp->headers == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 2; i < cf->args->nelts; i++) {
+        p = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
+        if (p == NULL) {
+            return "takes KEY=VALUE parameters";
+        }
+
+        key.data = value[i].data;
+        key.len = p - key.data;
+        val.data = p + 1;
+        val.len = value[i].data + value[i].len - val.data;
+
+        if (key.len == 3 && ngx_strncmp(key.data, "url", 3) == 0) {
+            mcp->url = val;
+
+        } else if (key.len == 7 && ngx_strncmp(key.data, "key_env", 7) == 0) {
+            mcp->key_env = val;
+
+        } else if (key.len == 5 && ngx_strncmp(key.data, "tools", 5) == 0) {
+            mcp->filter = val;
+
+        } else if (key.len == 7 && ngx_strncmp(key.data, "timeout", 7) == 0) {
+            mcp->timeout = ngx_parse_time(&val, 0);
+            if (mcp->timeout == (ngx_msec_t) NGX_ERROR || mcp->timeout == 0) {
+                return "has a timeout= that is not a time";
+            }
+
+        } else if (key.len == 3 && ngx_strncmp(key.data, "ttl", 3) == 0) {
+            mcp->ttl = ngx_parse_time(&val, 0);
+            if (mcp->ttl == (ngx_msec_t) NGX_ERROR || mcp->ttl == 0) {
+                return "has a ttl= that is not a time";
+            }
+
+        } else if (key.len == 8 && ngx_strncmp(key.data, "max_size", 8) == 0) {
+            mcp->max = ngx_parse_size(&val);
+            if (mcp->max == (size_t) NGX_ERROR || mcp->max < 1024) {
+                return "has a max_size= that is not a size of 1k or more";
+            }
+
+        } else if (key.len == 7 && ngx_strncmp(key.data, "headers", 7) == 0) {
+
+            /* Name:value,Name:value, each kept as "Name: value" */
+
+            last = val.data + val.len;
+
+            while (val.data < last) {
+                q = ngx_strlchr(val.data, last, ',');
+                if (q == NULL) {
+                    q = last;
+                }
+
+                p = ngx_strlchr(val.data, q, ':');
+                if (p == NULL || p == val.data) {
+                    return "has headers= that are not Name:value,...";
+                }
+
+                h = ngx_array_push(mcp->headers);
+                if (h == NULL) {
+                    return NGX_CONF_ERROR;
+                }
+
+                h->len = q - val.data + 1;
+                h->data = ngx_pnalloc(cf->pool, h->len + 1);
+                if (h->data == NULL) {
+                    return NGX_CONF_ERROR;
+                }
+
+                ngx_sprintf(h->data, "%*s: %*s%Z", p - val.data, val.data,
+                            q - p - 1, p + 1);
+                h->len = ngx_strlen(h->data);
+                val.data = q + 1;
+            }
+
+        } else {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_mcp: unknown "
+                               "parameter \"%V\"", &key);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    /* calls point here, not into a list that a refresh replaces */
+
+    tool = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_tool_t));
+    if (tool == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    tool->name = mcp->name;
+    tool->run = ngx_http_agent_mcp_tool_run;
+    tool->data = mcp;
+    mcp->tool = tool;
+
+    if (mcp->url.len < 8
+        || (ngx_strncmp(mcp->url.data, "http://", 7) != 0
+            && ngx_strncmp(mcp->url.data, "https://", 8) != 0))
+    {
+        return "needs url=http://... or https://..., the server's endpoint";
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+ngx_http_agent_mcp_t *
+ngx_http_agent_mcp_find(ngx_array_t *mcps, ngx_str_t *name)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_mcp_t  **mcp;
+
+    if (mcps == NULL) {
+        return NULL;
+    }
+
+    mcp = mcps->elts;
+
+    for (i = 0; i < mcps->nelts; i++) {
+        if (mcp[i]->name.len == name->len
+            && ngx_strncmp(mcp[i]->name.data, name->data, name->len) == 0)
+        {
+            return mcp[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/*
+ * NGX_OK: the server's tools are known (a stale list serves while it is
+ * listed again); NGX_AGAIN: w's handler is called when they are, or when
+ * the server could not be reached (rc NGX_ERROR)
+ */
+
+ngx_int_t
+ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
+    ngx_http_agent_mcp_waiter_t *w, ngx_log_t *log)
+{
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    if (mcp->peer == NULL) {
+        mcp->peer = ngx_calloc(sizeof(ngx_http_agent_mcp_peer_t), log);
+        if (mcp->peer == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_queue_init(&mcp->peer->waiters);
+    }
+
+    peer = mcp->peer;
+
+    if (peer->state == NGX_HTTP_AGENT_MCP_READY) {
+        if ((peer->stale || ngx_current_msec - peer->listed > mcp->ttl)
+            && peer->pages == 0)
+        {
+            peer->stale = 0;
+            peer->pages = 1;
+            ngx_http_agent_mcp_list(mcp, NULL, log);
+        }
+
+        return NGX_OK;
+    }
+
+    if (peer->state == NGX_HTTP_AGENT_MCP_IDLE) {
+        ngx_http_agent_mcp_start(mcp, log);
+
+        if (peer->state == NGX_HTTP_AGENT_MCP_IDLE) {
+            /* it could not even be asked */
+            return NGX_ERROR;
+        }
+    }
+
+    ngx_queue_insert_tail(&peer->waiters, &w->queue);
+    w->waiting = 1;
+
+    return NGX_AGAIN;
+}
+
+
+void
+ngx_http_agent_mcp_unwait(ngx_http_agent_mcp_waiter_t *w)
+{
+    if (w->waiting) {
+        ngx_queue_remove(&w->queue);
+        w->waiting = 0;
+    }
+}
+
+
+/* the server forgot our session (404): the next call starts a new one */
+
+void
+ngx_http_agent_mcp_expired(ngx_http_agent_mcp_t *mcp)
+{
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    peer = mcp->peer;
+
+    if (peer && peer->state == NGX_HTTP_AGENT_MCP_READY) {
+        peer->state = NGX_HTTP_AGENT_MCP_IDLE;
+    }
+}
+
+
+/*
+ * The session and its lists belong to the worker, not to the request that
+ * asked first: they log to the cycle's log, which outlives any request.
+ */
+
+static void
+ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp, ngx_log_t *log)
+{
+    u_char                     *p;
+    ngx_str_t                   params;
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    log = ngx_cycle->log;
+    peer = mcp->peer;
+    peer->state = NGX_HTTP_AGENT_MCP_STARTING;
+
+    if (peer->session.data) {
+        ngx_free(peer->session.data);
+    }
+
+    ngx_str_null(&peer->session);
+    ngx_str_null(&peer->version);
+
+    p = ngx_alloc(256, log);
+    if (p == NULL) {
+        ngx_http_agent_mcp_failed(mcp, log, "start", NULL);
+        return;
+    }
+
+    params.data = p;
+    params.len = ngx_sprintf(p, "{\"protocolVersion\":\"%V\","
+                             "\"capabilities\":{},\"clientInfo\":{\"name\":"
+                             "\"ngx_http_agent_module\",\"version\":\"1\"}}",
+                             &ngx_http_agent_mcp_versions[0])
+                 - p;
+
+    if (ngx_http_agent_mcp_send(mcp, "initialize", &params, log,
+                                ngx_http_agent_mcp_initialized, NULL)
+        == NULL)
+    {
+        ngx_http_agent_mcp_failed(mcp, log, "initialize", NULL);
+    }
+
+    ngx_free(p);
+}
+
+
+static void
+ngx_http_agent_mcp_initialized(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
+    long status, ngx_http_agent_mcp_answer_t *a)
+{
+    ngx_str_t                   v, params;
+    ngx_uint_t                  i;
+    ngx_http_agent_mcp_t       *mcp;
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    mcp = rpc->mcp;
+    peer = mcp->peer;
+
+    if (rc != NGX_OK || a->rpc_error || a->result == NULL) {
+        ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "initialize",
+                                  a ? &a->error : NULL);
+        return;
+    }
+
+    if (ngx_http_agent_json_get_str(a->result, "protocolVersion", &v)
+        != NGX_OK)
+    {
+        ngx_str_set(&v, "");
+    }
+
+    for (i = 0; ngx_http_agent_mcp_versions[i].len; i++) {
+        if (ngx_http_agent_mcp_versions[i].len == v.len
+            && ngx_strncmp(ngx_http_agent_mcp_versions[i].data, v.data,
+                           v.len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (ngx_http_agent_mcp_versions[i].len == 0) {
+        ngx_str_set(&v, "it offers a protocol version we do not speak");
+        ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "initialize", &v);
+        return;
+    }
+
+    peer->version = ngx_http_agent_mcp_versions[i];
+
+    /* the session id, as the answer's header gave it (none: stateless) */
+
+    if (rpc->curl->header_len) {
+        peer->session.data = ngx_alloc(rpc->curl->header_len,
+                                       rpc->curl->log);
+        if (peer->session.data == NULL) {
+            ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "initialize",
+                                      NULL);
+            return;
+        }
+
+        ngx_memcpy(peer->session.data, rpc->curl->header,
+                   rpc->curl->header_len);
+        peer->session.len = rpc->curl->header_len;
+    }
+
+    ngx_str_null(&params);
+
+    if (ngx_http_agent_mcp_send(mcp, "notifications/initialized", &params,
+                                rpc->curl->log, ngx_http_agent_mcp_notified,
+                                NULL)
+        == NULL)
+    {
+        ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "initialize", NULL);
+    }
+}
+
+
+static void
+ngx_http_agent_mcp_notified(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
+    long status, ngx_http_agent_mcp_answer_t *a)
+{
+    if (rc != NGX_OK || status >= 400) {
+        ngx_http_agent_mcp_failed(rpc->mcp, rpc->curl->log,
+                                  "notifications/initialized", NULL);
+        return;
+    }
+
+    rpc->mcp->peer->pages = 1;
+    ngx_http_agent_mcp_list(rpc->mcp, NULL, rpc->curl->log);
+}
+
+
+/* tools/list, a page: the first creates the new list */
+
+static void
+ngx_http_agent_mcp_list(ngx_http_agent_mcp_t *mcp, ngx_str_t *cursor,
+    ngx_log_t *log)
+{
+    ngx_str_t                   params;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    log = ngx_cycle->log;
+    peer = mcp->peer;
+    ngx_str_set(&params, "{}");
+
+    if (cursor) {
+        if (peer->pool == NULL) {
+            ngx_http_agent_mcp_failed(mcp, log, "tools/list", NULL);
+            return;
+        }
+
+        j = ngx_http_agent_json_create(peer->pool);
+        if (j == NULL) {
+            ngx_http_agent_mcp_failed(mcp, log, "tools/list", NULL);
+            return;
+        }
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "cursor");
+        ngx_http_agent_json_str(j, cursor);
+        ngx_http_agent_json_end(j);
+
+        if (ngx_http_agent_json_done(j, &params) != NGX_OK) {
+            ngx_http_agent_mcp_failed(mcp, log, "tools/list", NULL);
+            return;
+        }
+    }
+
+    if (ngx_http_agent_mcp_send(mcp, "tools/list", &params, log,
+                                ngx_http_agent_mcp_listed, NULL)
+        == NULL)
+    {
+        ngx_http_agent_mcp_failed(mcp, log, "tools/list", NULL);
+    }
+}
+
+
+static void
+ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
+    long status, ngx_http_agent_mcp_answer_t *a)
+{
+    size_t                      i;
+    yajl_val                    tools;
+    ngx_str_t                   cursor;
+    ngx_pool_t                 *pool;
+    ngx_http_agent_mcp_t       *mcp;
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    mcp = rpc->mcp;
+    peer = mcp->peer;
+
+    if (status == NGX_HTTP_NOT_FOUND && peer->session.len) {
+        /* the session expired: a new one, once */
+        ngx_http_agent_mcp_expired(mcp);
+        peer->pages = 0;
+        ngx_http_agent_mcp_start(mcp, rpc->curl->log);
+        return;
+    }
+
+    if (rc != NGX_OK || a->rpc_error || a->result == NULL) {
+        ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "tools/list",
+                                  a ? &a->error : NULL);
+        return;
+    }
+
+    if (peer->pages == 1) {
+
+        /* a new list: the old one serves until this one is whole */
+
+        pool = ngx_create_pool(4096, rpc->curl->log);
+        if (pool == NULL) {
+            ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "tools/list",
+                                      NULL);
+            return;
+        }
+
+        peer->tools = NULL;
+
+        if (peer->pool) {
+            ngx_destroy_pool(peer->pool);
+        }
+
+        peer->pool = pool;
+        peer->tools = ngx_array_create(pool, 8,
+                                       sizeof(ngx_http_agent_tool_t));
+        if (peer->tools == NULL) {
+            ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "tools/list",
+                                      NULL);
+            return;
+        }
+    }
+
+    tools = ngx_http_agent_json_get(a->result, "tools");
+
+    for (i = 0; tools && YAJL_IS_ARRAY(tools) && i < tools->u.array.len; i++)
+    {
+        if (ngx_http_agent_mcp_tool(mcp, tools->u.array.values[i],
+                                    rpc->curl->log)
+            != NGX_OK)
+        {
+            ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "tools/list",
+                                      NULL);
+            return;
+        }
+    }
+
+    if (ngx_http_agent_json_get_str(a->result, "nextCursor", &cursor)
+        == NGX_OK
+        && cursor.len
+        && peer->pages++ < NGX_HTTP_AGENT_MCP_PAGES)
+    {
+        ngx_http_agent_mcp_list(mcp, &cursor, rpc->curl->log);
+        return;
+    }
+
+    peer->pages = 0;
+    peer->listed = ngx_current_msec;
+    peer->state = NGX_HTTP_AGENT_MCP_READY;
+
+    ngx_log_error(NGX_LOG_INFO, rpc->curl->log, 0, "agent: MCP server "
+                  "\"%V\": %ui tools, protocol %V%s", &mcp->name,
+                  peer->tools->nelts, &peer->version,
+                  peer->session.len ? "" : ", no session");
+
+    ngx_http_agent_mcp_wake(mcp, NGX_OK);
+}
+
+
+/* a listed tool into the registry's shape, if the filter takes it */
+
+static ngx_int_t
+ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
+    ngx_log_t *log)
+{
+    yajl_val                    schema;
+    ngx_str_t                   name, descr;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_tool_t      *tool;
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    peer = mcp->peer;
+
+    if (!YAJL_IS_OBJECT(t)
+        || ngx_http_agent_json_get_str(t, "name", &name) != NGX_OK
+        || name.len == 0 || name.len > 64)
+    {
+        return NGX_OK;
+    }
+
+    if (mcp->filter.len && !ngx_http_agent_tools_allowed(&mcp->filter, &name))
+    {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_tool_find(NULL, &name)) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "agent: MCP server \"%V\": the "
+                      "tool \"%V\" has the name of a built-in tool, left "
+                      "out", &mcp->name, &name);
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_json_get_str(t, "description", &descr) != NGX_OK) {
+        ngx_str_set(&descr, "");
+    }
+
+    schema = ngx_http_agent_json_get(t, "inputSchema");
+
+    tool = ngx_array_push(peer->tools);
+    j = ngx_http_agent_json_create(peer->pool);
+    if (tool == NULL || j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(tool, sizeof(ngx_http_agent_tool_t));
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "function");
+    ngx_http_agent_json_key(j, "function");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &name);
+    ngx_http_agent_json_key(j, "description");
+    ngx_http_agent_json_str(j, &descr);
+    ngx_http_agent_json_key(j, "parameters");
+
+    if (schema && YAJL_IS_OBJECT(schema)) {
+        ngx_http_agent_json_val(j, schema);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "object");
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &tool->definition) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    tool->name.data = ngx_pstrdup(peer->pool, &name);
+    if (tool->name.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    tool->name.len = name.len;
+    tool->run = ngx_http_agent_mcp_tool_run;
+    tool->data = mcp;
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp, ngx_log_t *log,
+    const char *what, ngx_str_t *why)
+{
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    peer = mcp->peer;
+
+    ngx_log_error(NGX_LOG_ERR, log, 0, "agent: MCP server \"%V\" at \"%V\": "
+                  "%s failed%s%V", &mcp->name, &mcp->url, what,
+                  why && why->len ? ": " : "", why ? why : &peer->error);
+
+    peer->pages = 0;
+
+    if (peer->state == NGX_HTTP_AGENT_MCP_READY && peer->tools) {
+        /* a refresh failed: the list we have serves on */
+        return;
+    }
+
+    peer->state = NGX_HTTP_AGENT_MCP_IDLE;
+    ngx_http_agent_mcp_wake(mcp, NGX_ERROR);
+}
+
+
+static void
+ngx_http_agent_mcp_wake(ngx_http_agent_mcp_t *mcp, ngx_int_t rc)
+{
+    ngx_queue_t                  *q;
+    ngx_http_agent_mcp_waiter_t  *w;
+
+    while (!ngx_queue_empty(&mcp->peer->waiters)) {
+        q = ngx_queue_head(&mcp->peer->waiters);
+        w = ngx_queue_data(q, ngx_http_agent_mcp_waiter_t, queue);
+
+        ngx_queue_remove(q);
+        w->waiting = 0;
+        w->handler(w->data, rc);
+    }
+}
