@@ -16,6 +16,7 @@
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_redact.h"
 #include "ngx_http_agent_mcp_tool.h"
+#include "ngx_http_agent_node_tools.h"
 
 
 /*
@@ -28,20 +29,11 @@
  * TOOL that no model asked for, with {"query": the channel's text} (the
  * turn's input by default); its result goes to the output channel, not
  * to the messages (seed 002's chart: ask_analyst when the plan asks).
+ *
+ * args=TOOL.ARG:CHANNEL,... sets an argument of TOOL's calls from a
+ * channel, whatever the model wrote there (seed 001's postId, passed to
+ * search_posts as excludePostId).
  */
-
-
-typedef struct {
-    ngx_str_t                     tools;        /* all, or A,B */
-    ngx_msec_t                    timeout;
-    ngx_uint_t                    retries;
-    ngx_array_t                  *redact;       /* ngx_regex_t * */
-    ngx_str_t                     call;         /* call=TOOL, or empty */
-    ngx_str_t                     query_name;
-    ngx_int_t                     query;
-    ngx_str_t                     output_name;
-    ngx_int_t                     output;
-} ngx_http_agent_node_tools_conf_t;
 
 
 typedef struct {
@@ -57,13 +49,10 @@ typedef struct {
 } ngx_http_agent_node_tools_ctx_t;
 
 
-static void *ngx_http_agent_node_tools_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value);
-static ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *c);
 static ngx_int_t ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_array_t **calls);
 static ngx_int_t ngx_http_agent_node_tools_start(
@@ -89,161 +78,6 @@ ngx_http_agent_kind_t  ngx_http_agent_tools_kind = {
     ngx_http_agent_node_tools_run,
     1
 };
-
-
-static void *
-ngx_http_agent_node_tools_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_tools_conf_t  *tc;
-
-    tc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_tools_conf_t));
-    if (tc == NULL) {
-        return NULL;
-    }
-
-    ngx_str_set(&tc->tools, "all");
-
-    return tc;
-}
-
-
-static ngx_int_t
-ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_tools_conf_t *tc = conf;
-
-    u_char                errstr[NGX_MAX_CONF_ERRSTR];
-    ngx_int_t             n;
-    ngx_regex_t         **re;
-    ngx_regex_compile_t   rc;
-
-    if (key->len == 5 && ngx_strncmp(key->data, "tools", 5) == 0) {
-        tc->tools = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "timeout", 7) == 0) {
-        tc->timeout = ngx_parse_time(value, 0);
-
-        if (tc->timeout == (ngx_msec_t) NGX_ERROR || tc->timeout == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "timeout=%V: a time "
-                               "such as 500ms or 5s", value);
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "retries", 7) == 0) {
-        n = ngx_atoi(value->data, value->len);
-
-        if (n == NGX_ERROR || n > 5) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "retries=%V: a number "
-                               "from 0 to 5", value);
-            return NGX_ERROR;
-        }
-
-        tc->retries = n;
-        return NGX_OK;
-    }
-
-    if (key->len == 4 && ngx_strncmp(key->data, "call", 4) == 0) {
-        tc->call = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 5 && ngx_strncmp(key->data, "query", 5) == 0) {
-        tc->query_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        tc->output_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "redact", 6) == 0) {
-        if (tc->redact == NULL) {
-            tc->redact = ngx_array_create(cf->pool, 2, sizeof(ngx_regex_t *));
-            if (tc->redact == NULL) {
-                return NGX_ERROR;
-            }
-        }
-
-        ngx_memzero(&rc, sizeof(ngx_regex_compile_t));
-        rc.pattern = *value;
-        rc.pool = cf->pool;
-        rc.err.len = NGX_MAX_CONF_ERRSTR;
-        rc.err.data = errstr;
-
-        if (ngx_regex_compile(&rc) != NGX_OK) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "redact=%V: %V", value,
-                               &rc.err);
-            return NGX_ERROR;
-        }
-
-        re = ngx_array_push(tc->redact);
-        if (re == NULL) {
-            return NGX_ERROR;
-        }
-
-        *re = rc.regex;
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
-    ngx_http_agent_node_t *node)
-{
-    ngx_http_agent_node_tools_conf_t *tc = node->conf;
-
-    ngx_str_t                    json;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    /* the names are checked as the llm's are */
-    if (ngx_http_agent_tools_conf(cf, amcf->tools, &tc->tools, &json)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (tc->call.len == 0) {
-        return NGX_OK;
-    }
-
-    if (tc->query_name.len == 0) {
-        ngx_str_set(&tc->query_name, "input");
-    }
-
-    if (ngx_http_agent_tools_conf(cf, amcf->tools, &tc->call, &json) != NGX_OK
-        || ngx_http_agent_tools_prompts(cf, &tc->call, &amcf->prompts_dir,
-                                        &amcf->tool_prompts)
-           != NGX_OK
-        || ngx_http_agent_channel_conf(cf, graph, node, "query",
-                                       &tc->query_name, &tc->query, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (tc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
-                           "needs output=CHANNEL: a call no model made has "
-                           "no place among the messages", &tc->call,
-                           &node->name);
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                       &tc->output_name, &tc->output, 0);
-}
 
 
 static ngx_int_t
@@ -308,6 +142,13 @@ calls:
         c->name = call[i].name;
         c->arguments = call[i].arguments;
         c->args = call[i].args;
+
+        if (ctx->conf->args
+            && ngx_http_agent_node_tools_args(run, ctx->conf, c) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
         c->run = run;
         c->owner = ctx;
         c->timeout = ctx->conf->timeout;
@@ -388,6 +229,91 @@ calls:
     run->cancel = NULL;
 
     return ngx_http_agent_node_tools_finish(ctx);
+}
+
+
+/* the call's arguments, written anew with args= set from their channels */
+
+static ngx_int_t
+ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *c)
+{
+    size_t                      k;
+    yajl_val                    v;
+    ngx_str_t                   value, key;
+    ngx_uint_t                  i, n, set;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_tool_arg_t  *a;
+
+    a = tc->args->elts;
+    n = 0;
+
+    for (i = 0; i < tc->args->nelts; i++) {
+        n += (a[i].tool.len == c->name.len
+              && ngx_strncmp(a[i].tool.data, c->name.data, c->name.len) == 0);
+    }
+
+    if (n == 0 || (c->args && !YAJL_IS_OBJECT(c->args))) {
+        return NGX_OK;
+    }
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    /* the model's arguments but those set here */
+
+    for (k = 0; c->args && k < c->args->u.object.len; k++) {
+        key.data = (u_char *) c->args->u.object.keys[k];
+        key.len = ngx_strlen(key.data);
+        set = 0;
+
+        for (i = 0; i < tc->args->nelts; i++) {
+            set |= (a[i].tool.len == c->name.len
+                    && ngx_strncmp(a[i].tool.data, c->name.data,
+                                   c->name.len) == 0
+                    && a[i].arg.len == key.len
+                    && ngx_strncmp(a[i].arg.data, key.data, key.len) == 0);
+        }
+
+        if (!set) {
+            ngx_http_agent_json_str(j, &key);
+            ngx_http_agent_json_val(j, c->args->u.object.values[k]);
+        }
+    }
+
+    for (i = 0; i < tc->args->nelts; i++) {
+        if (a[i].tool.len != c->name.len
+            || ngx_strncmp(a[i].tool.data, c->name.data, c->name.len) != 0
+            || ngx_http_agent_graph_value(run, a[i].channel, &value)
+               != NGX_OK
+            || (value.len == 4 && ngx_strncmp(value.data, "null", 4) == 0))
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &a[i].arg);
+        ngx_http_agent_json_raw(j, &value);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &c->arguments) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    v = ngx_http_agent_json_parse(run->pool, c->arguments.data,
+                                  c->arguments.len, NULL);
+    if (v == NULL) {
+        return NGX_ERROR;
+    }
+
+    c->args = v;
+
+    return NGX_OK;
 }
 
 

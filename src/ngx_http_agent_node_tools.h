@@ -1,0 +1,46 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+
+
+typedef struct {
+    ngx_str_t                     tools;        /* all, or A,B */
+    ngx_msec_t                    timeout;
+    ngx_uint_t                    retries;
+    ngx_array_t                  *redact;       /* ngx_regex_t * */
+    ngx_str_t                     call;         /* call=TOOL, or empty */
+    ngx_str_t                     query_name;
+    ngx_int_t                     query;
+    ngx_str_t                     output_name;
+    ngx_int_t                     output;
+    ngx_array_t                  *args;         /* ngx_http_agent_tool_arg_t */
+} ngx_http_agent_node_tools_conf_t;
+
+
+typedef struct {
+    ngx_str_t                     tool;
+    ngx_str_t                     arg;
+    ngx_str_t                     channel_name;
+    ngx_int_t                     channel;
+} ngx_http_agent_tool_arg_t;
+
+
+void *ngx_http_agent_node_tools_create(ngx_conf_t *cf);
+ngx_int_t ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value);
+ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+
+
+#endif /* _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_ */
