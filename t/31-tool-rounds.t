@@ -2,7 +2,10 @@
 # Seed 001 as conf/graphs/tool_rounds.conf: the tool loop capped at three
 # model rounds, then formatResponse's structured answer.  One test per path
 # of the seed's graph: no tool call, tool rounds then an answer, the cap,
-# an answer that is not the declared shape.
+# an answer that is not the declared shape.  The tools are the seed's five,
+# from its MCP server written with the official TypeScript SDK (stateful
+# with event streams, and stateless with JSON at the end); postId, a
+# runtime input, reaches search_posts as excludePostId.
 
 use strict;
 use warnings;
@@ -13,11 +16,15 @@ use AgentTest;
 use JSON::PP;
 
 my $t = AgentTest->new;
+my $mcp = $t->mcp_server('stateful')
+    or plan skip_all => 'the MCP SDK could not be installed from npm';
 
-my $mock = $t->mock(sub {
+sub script {
     my ($req) = @_;
     my $q = AgentTest::last_user($req);
-    my $tool_msgs = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
+    my @m = @{ $req->{messages} };
+    my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
+    my $tool_msgs = grep { $_->{role} eq 'tool' } @m[$u .. $#m];
 
     if ($q eq 'direct') {
         return { text => '{"suggestions": [{"title": "Runbook", '
@@ -30,8 +37,9 @@ my $mock = $t->mock(sub {
     }
 
     if ($q eq 'one round') {
-        return { tools => [[ "c$tool_msgs", 'execute_sql_query',
-                             '{"query": "SELECT count(*) FROM csv_data"}' ]] }
+        return { tools => [[ 'c1', 'search_docs', '{"query": "restart"}' ],
+                           [ 'c2', 'search_posts', '{"query": "restart", '
+                                   . '"excludePostId": "model-made"}' ]] }
             if $tool_msgs == 0;
         return { text => "```json\n{\"actionHint\": \"3 rows\", "
                          . "\"suggestions\": [\"not an object\", "
@@ -43,18 +51,20 @@ my $mock = $t->mock(sub {
 
     if ($q eq 'forever') {
         # the model never stops calling tools: the cap ends the loop
-        return { tools => [[ "c$tool_msgs", 'load_csv_data', '{}' ]] };
+        return { tools => [[ "c$tool_msgs", 'search_docs',
+                             '{"query": "again"}' ]] };
     }
 
     return { text => 'Just some prose, not JSON.' };
-});
+}
 
-$t->run($t->graph_conf('tool_rounds'));
+my $mock = $t->mock(\&script);
+
+$t->run($t->graph_conf('tool_rounds', mcp => $mcp->{url},
+                       location => 'agent_input postId $arg_postId;'));
 
 my $sid = $t->session;
-my $r = $t->http('POST', "/api/sessions/$sid/resources?name=t.csv",
-                 "a,b\n1,2\n3,4\n5,6\n", 'Content-Type' => 'text/csv');
-is($r->{status}, 201, 'CSV uploaded');
+my $r;
 
 # 1. no tool call: llm_call -> format_response -> END
 $r = $t->turn($sid, 'direct');
@@ -82,15 +92,27 @@ is_deeply($st->{values}{response}, $ev->{data}, 'direct: in the state');
 is($st->{values}{llm_calls}, 1, 'direct: one round');
 is($st->{graph}, 'tool_rounds', 'the state names its graph');
 my @reqs = $mock->requests;
-is(scalar @{ $reqs[-1]{body}{tools} }, 2, 'the tools are offered');
+is_deeply([ sort map { $_->{function}{name} } @{ $reqs[-1]{body}{tools} } ],
+          [qw(generate_action_hint search_docs search_issues search_m365
+              search_posts)], 'the seed\'s five MCP tools are offered');
 
-# 2. a round of tools, then an answer with a missing and a mistyped field
-$r = $t->turn($sid, 'one round');
-is_deeply(AgentTest::plain($r), [qw(start tool_start tool_result response
-                                    end)], 'one round: events')
+# 2. a round of tools, then an answer with a missing and a mistyped field;
+# the post the turn is about comes as ?postId=
+$r = $t->stream("/api/chat/$sid/message?postId=p2",
+                encode_json({ message => 'one round' }));
+is_deeply(AgentTest::plain($r), [qw(start tool_start tool_start tool_result
+                                    tool_result response end)],
+          'one round: events')
     or diag explain $r->{types};
-($ev) = grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
-is_deeply($ev->{content}{rows}, [[3]], 'one round: the SQL ran');
+my %res = map { $_->{id} => $_->{content} }
+          grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
+is($res{c1}[0]{sourceType}, 'docs', 'one round: search_docs answered');
+is_deeply([ map { $_->{id} } @{ $res{c2} } ], ['p1'],
+          'one round: search_posts left out the post of the turn');
+my ($posts) = grep { $_->{tool} eq 'search_posts' }
+              AgentTest::mcp_calls($mcp);
+is($posts->{args}{excludePostId}, 'p2',
+   'one round: postId sent as excludePostId, not what the model wrote');
 ($ev) = grep { $_->{type} eq 'response' } @{ $r->{events} };
 is_deeply($ev->{data}, { actionHint => '3 rows',
                          suggestions => [ { title => '', description => '',
@@ -108,6 +130,9 @@ is($r->{types}[-1], 'end', 'forever: the turn still ends');
 is(scalar($mock->requests) - $before, 3, 'forever: three model calls');
 is(scalar(grep { $_->{type} eq 'tool_start' } @{ $r->{events} }), 2,
    'forever: the third round\'s calls are not run');
+is(scalar(grep { $_->{tool} eq 'search_docs' && $_->{args}{query} eq 'again' }
+          AgentTest::mcp_calls($mcp)), 2,
+   'forever: the MCP server ran two rounds');
 ($ev) = grep { $_->{type} eq 'response' } @{ $r->{events} };
 my $defaults = { suggestions => [], relatedPosts => [], actionHint => '' };
 is_deeply($ev->{data}, $defaults, 'forever: the defaults');
@@ -156,6 +181,24 @@ like($r->{json}{error}, qr/mock refuses|400/, 'one-shot: and its text');
 # every message stays listable
 my $m = $t->http('GET', "/api/sessions/$sid/messages?include_tools=1")->{json};
 ok(scalar @{ $m->{messages} } >= 12, 'the whole history is listed');
+
+# the stateless protocol mode: JSON answers, no session
+my $t2 = AgentTest->new;
+my $flat = $t2->mcp_server('stateless');
+$t2->mock(\&script);
+$t2->run($t2->graph_conf('tool_rounds', mcp => $flat->{url},
+                         location => 'agent_input postId $arg_postId;'));
+my $sid2 = $t2->session;
+$r = $t2->stream("/api/chat/$sid2/message?postId=p1",
+                 encode_json({ message => 'one round' }));
+%res = map { $_->{id} => $_->{content} }
+       grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
+is_deeply([ map { $_->{id} } @{ $res{c2} } ], ['p2'],
+          'stateless: the seed\'s tools answer, postId as excludePostId');
+is($r->{types}[-1], 'end', 'stateless: the turn ends');
+like($t2->slurp('error.log'), qr/MCP server "seed": 5 tools, protocol 2025-11-25, no session/,
+     'stateless: no session');
+$t2->check_log;
 
 $t->check_log;
 done_testing;

@@ -15,51 +15,19 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
 use JSON::PP;
-use POSIX ();
 use HTTP::Tiny;
 
 my $root = AgentTest::root();
-my $sdk = "$root/build/mcp";
-
-if (!-d "$sdk/node_modules/\@modelcontextprotocol/sdk") {
-    system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
-           . '@modelcontextprotocol/sdk@1.32.2 --no-audit --no-fund '
-           . '--loglevel=error >/dev/null 2>&1');
-}
-plan skip_all => 'the MCP SDK could not be installed from npm'
-    unless -d "$sdk/node_modules/\@modelcontextprotocol/sdk";
-
-system('cp', "$root/t/mcp/server.mjs", "$sdk/server.mjs") == 0 or die;
-
 my $t = AgentTest->new;
-my %servers;
 
-sub server {
-    my ($mode) = @_;
-    my $port = AgentTest::free_port();
-    my $log = $t->dir . "/mcp-$mode.log";
-    my $pid = fork() // die;
-    if ($pid == 0) {
-        open STDOUT, '>>', $t->dir . "/mcp-$mode.out";
-        open STDERR, '>&', \*STDOUT;
-        exec('node', "$sdk/server.mjs", $port, $mode, $log)
-            or POSIX::_exit(1);
-    }
-    AgentTest::wait_for(sub { -s $log }, 10) or die "no MCP server ($mode)";
-    $servers{$mode} = { pid => $pid, port => $port, log => $log };
-    return $port;
-}
+my $sf = $t->mcp_server('stateful')
+    or plan skip_all => 'the MCP SDK could not be installed from npm';
+my $sl = $t->mcp_server('stateless');
+my $stateful = $sf->{port};
+my $stateless = $sl->{port};
+my %servers = (stateful => $sf, stateless => $sl);
 
-END { kill 'TERM', map { $_->{pid} } values %servers }
-
-sub calls {
-    my ($mode) = @_;
-    open my $fh, '<', $servers{$mode}{log} or return ();
-    return grep { $_->{tool} } map { decode_json($_) } <$fh>;
-}
-
-my $stateful = server('stateful');
-my $stateless = server('stateless');
+sub calls { AgentTest::mcp_calls($servers{$_[0]}) }
 
 my $mock = $t->mock(sub {
     my ($req) = @_;

@@ -90,7 +90,12 @@ sub write_conf {
 # a graph of conf/graphs/ for both locations, its prompts from prompts/
 sub graph_conf {
     my ($self, $graph, %o) = @_;
-    return $self->conf(%o, http => "agent_prompts $root/prompts;\n"
+    # tool_rounds binds the seed's MCP server, declared before it; one
+    # that answers nothing unless the test gives its own (mcp => URL)
+    my $mcp = $graph eq 'tool_rounds'
+        ? "agent_mcp seed url=" . ($o{mcp} // 'http://127.0.0.1:1/mcp')
+          . " timeout=5s;\n" : '';
+    return $self->conf(%o, http => "agent_prompts $root/prompts;\n$mcp"
         . "include $root/conf/graphs/$graph.conf;\n"
         . "agent_use_graph $graph;\n" . ($o{http} // ''));
 }
@@ -402,6 +407,46 @@ sub wait_for {
         sleep 0.05;
     }
     return 0;
+}
+
+# seed 001's MCP server (t/mcp/server.mjs, the official TypeScript SDK from
+# npm) on a free loopback port, stateful or stateless; undef when the SDK
+# cannot be installed.  Stopped with the test.
+my @mcp_servers;
+END { kill 'TERM', @mcp_servers if @mcp_servers }
+
+sub mcp_server {
+    my ($self, $mode) = @_;
+    my $sdk = "$root/build/mcp";
+
+    if (!-d "$sdk/node_modules/\@modelcontextprotocol/sdk") {
+        system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
+               . '@modelcontextprotocol/sdk@1.32.2 --no-audit --no-fund '
+               . '--loglevel=error >/dev/null 2>&1');
+    }
+    return undef unless -d "$sdk/node_modules/\@modelcontextprotocol/sdk";
+    system('cp', "$root/t/mcp/server.mjs", "$sdk/server.mjs") == 0 or die;
+
+    my $port = free_port();
+    my $log = "$self->{dir}/mcp-$mode.log";
+    my $pid = fork() // die;
+    if ($pid == 0) {
+        open STDOUT, '>>', "$self->{dir}/mcp-$mode.out";
+        open STDERR, '>&', \*STDOUT;
+        exec('node', "$sdk/server.mjs", $port, $mode, $log)
+            or POSIX::_exit(1);
+    }
+    push @mcp_servers, $pid;
+    wait_for(sub { -s $log }, 10) or die "no MCP server ($mode)";
+    return { port => $port, log => $log, pid => $pid,
+             url => "http://127.0.0.1:$port/mcp" };
+}
+
+# the tool calls an MCP server of mcp_server() saw
+sub mcp_calls {
+    my ($server) = @_;
+    open my $fh, '<', $server->{log} or return ();
+    return grep { $_->{tool} } map { decode_json($_) } <$fh>;
 }
 
 sub sqlite {
