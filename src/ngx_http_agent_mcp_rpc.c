@@ -37,6 +37,7 @@ ngx_http_agent_mcp_rpc_answer(ngx_pool_t *pool, ngx_str_t *body, int64_t id,
     u_char     *p, *last, *line, *eol, *data;
     size_t      dlen;
     ngx_int_t   rc, found;
+    ngx_uint_t  events;
 
     ngx_memzero(a, sizeof(ngx_http_agent_mcp_answer_t));
 
@@ -64,6 +65,7 @@ ngx_http_agent_mcp_rpc_answer(ngx_pool_t *pool, ngx_str_t *body, int64_t id,
     }
 
     dlen = 0;
+    events = 0;
     found = NGX_DECLINED;
     line = body->data;
 
@@ -96,6 +98,7 @@ ngx_http_agent_mcp_rpc_answer(ngx_pool_t *pool, ngx_str_t *body, int64_t id,
             /* the end of an event */
 
             if (dlen) {
+                events++;
                 rc = ngx_http_agent_mcp_rpc_json(pool, data, dlen, id, a);
 
                 if (rc == NGX_ERROR) {
@@ -117,6 +120,11 @@ ngx_http_agent_mcp_rpc_answer(ngx_pool_t *pool, ngx_str_t *body, int64_t id,
         line = eol + 1;
     }
 
+    if (events == 0) {
+        ngx_str_set(&a->error, "it is neither JSON nor an event stream");
+        return NGX_ERROR;
+    }
+
     return found;
 }
 
@@ -135,7 +143,7 @@ ngx_http_agent_mcp_rpc_json(ngx_pool_t *pool, u_char *p, size_t len,
     v = ngx_http_agent_json_parse(pool, p, len, &err);
 
     if (v == NULL) {
-        ngx_str_set(&a->error, "the MCP server's answer is not JSON");
+        ngx_str_set(&a->error, "it is not JSON");
         return NGX_ERROR;
     }
 

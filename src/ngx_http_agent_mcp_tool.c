@@ -333,10 +333,13 @@ ngx_http_agent_mcp_tool_answer(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
                       &call->name, status, &a->error);
 
         why = a->error;
-        ngx_http_agent_mcp_tool_finish(ctx, status ? "the MCP server "
-                                       "answered an error: %V"
+        ngx_http_agent_mcp_tool_finish(ctx, status >= 300
+                                       ? "the MCP server answered an "
+                                         "error: %V"
+                                       : status ? "the MCP server's "
+                                         "answer could not be read: %V"
                                        : "the MCP server could not be "
-                                       "reached: %V", &why);
+                                         "reached: %V", &why);
         return;
     }
 
