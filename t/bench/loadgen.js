@@ -283,6 +283,54 @@ const modes = {
                  errors: errors };
     },
 
+    // n sequential turns, each in a new session: their median and p99
+    async turns() {
+        const ms = [];
+        let errors = 0;
+        for (let i = 0; i < opt.n; i++) {
+            const sid = await session(opt.base);
+            const r = await turn(opt.base, sid, 'question ' + i);
+            if (r.ok) {
+                ms.push(r.ms);
+            } else {
+                errors++;
+            }
+        }
+        return { n: opt.n, turn_p50: pct(50, ms), turn_p99: pct(99, ms),
+                 errors: errors };
+    },
+
+    // an MCP server called directly: a session, then n tools/call in turn
+    async mcpdirect() {
+        const head = { 'Content-Type': 'application/json',
+                       'Accept': 'application/json, text/event-stream' };
+        const post = async (body, sid) => {
+            const h = Object.assign({}, head);
+            if (sid) {
+                h['Mcp-Session-Id'] = sid;
+                h['MCP-Protocol-Version'] = '2025-11-25';
+            }
+            const r = await fetch(opt.mcp, { method: 'POST', headers: h,
+                                             body: JSON.stringify(body) });
+            await r.text();
+            return r.headers.get('mcp-session-id');
+        };
+        const sid = await post({ jsonrpc: '2.0', id: 1, method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {},
+                      clientInfo: { name: 'bench', version: '1' } } });
+        await post({ jsonrpc: '2.0', method: 'notifications/initialized' },
+                   sid);
+        const ms = [];
+        for (let i = 0; i < opt.n; i++) {
+            const t0 = process.hrtime.bigint();
+            await post({ jsonrpc: '2.0', id: i + 2, method: 'tools/call',
+                         params: { name: 'search_docs',
+                                   arguments: { query: 'bench' } } }, sid);
+            ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+        return { n: opt.n, p50: pct(50, ms), p99: pct(99, ms) };
+    },
+
     // the mock alone: turns (two calls) per second at concurrency c
     async mockcap() {
         const user = { model: 'bench', stream: true, messages: [

@@ -15,6 +15,9 @@ const TOKENS = parseInt(process.env.TOKENS || '50', 10);
 const DELAY = parseInt(process.env.TOKEN_DELAY || '0', 10);
 const SQL_FIRST = process.env.SQL_FIRST !== '0';
 const SLOW_QUERY = process.env.SLOW_QUERY || 'SELECT 1';
+// the tool the model calls, and its arguments (default: the SQL tool)
+const TOOL_NAME = process.env.TOOL_NAME || 'execute_sql_query';
+const TOOL_ARGS = process.env.TOOL_ARGS;
 
 function frame(delta, finish) {
     return 'data: ' + JSON.stringify({
@@ -31,19 +34,19 @@ function usage(p, c) {
                  total_tokens: p + c } }) + '\n\n';
 }
 
-function toolCall(query) {
+function toolCall(query, name, args) {
     return frame({ role: 'assistant', content: null })
         + frame({ tool_calls: [{ index: 0, id: 'call_1', type: 'function',
-                                 function: { name: 'execute_sql_query',
+                                 function: { name: name || 'execute_sql_query',
                                              arguments: '' } }] })
         + frame({ tool_calls: [{ index: 0, function: {
-            arguments: JSON.stringify({ query: query }) } }] })
+            arguments: args || JSON.stringify({ query: query }) } }] })
         + frame({}, 'tool_calls') + usage(100, 20) + 'data: [DONE]\n\n';
 }
 
 const slowAnswer = toolCall(SLOW_QUERY);
 
-const toolAnswer = toolCall(QUERY);
+const toolAnswer = toolCall(QUERY, TOOL_NAME, TOOL_ARGS);
 
 const tokens = [];
 for (let i = 0; i < TOKENS; i++) {

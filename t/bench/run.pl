@@ -131,7 +131,10 @@ sub start_mock {
 }
 
 sub start_nginx {
-    my ($mock) = @_;
+    my ($mock, %x) = @_;
+    my $http = $x{http} // '';
+    my $server = $x{server} // '';
+    my $chat = $x{chat} // '';
     my $port = free_port();
     my $dir = "$work/nginx";
     unlink glob("$dir/*.db*");
@@ -158,10 +161,12 @@ http {
     agent_database bench $work/bench.db;
     agent_model bench provider=openai url=http://127.0.0.1:$mock/v1/chat/completions;
     agent_sql_timeout 30s;
+    $http
     server {
         listen 127.0.0.1:$port backlog=65535;
         location /api/sessions/ { agent_sessions; }
-        location /api/chat/ { agent_chat; agent_use_database bench; }
+        location /api/chat/ { agent_chat; agent_use_database bench; $chat }
+        $server
     }
 }
 CONF
@@ -278,6 +283,54 @@ if (want('iso')) {
 }
 stop($mpid);
 
+# --- a turn's tool: built-in SQL, a location, an MCP server (nginx) ---------
+
+if (want('tools')) {
+    my $sdk = "$root/build/mcp";
+    system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
+           . '@modelcontextprotocol/sdk@1.32.2 --no-audit --no-fund '
+           . '--loglevel=error >/dev/null 2>&1')
+        unless -d "$sdk/node_modules/\@modelcontextprotocol/sdk";
+    system('cp', "$root/t/mcp/server.mjs", "$sdk/server.mjs");
+    my $mcp_port = free_port();
+    my $mcp_pid = spawn("$work/logs/mcp.log", cmd => [ 'node',
+        "$sdk/server.mjs", $mcp_port, 'stateful', "$work/logs/mcp-calls.log" ]);
+    wait_port($mcp_port);
+    my $mcp_url = "http://127.0.0.1:$mcp_port/mcp";
+    my $graph = sub {
+        my ($tools) = @_;
+        return "agent_graph tooled { node model llm prompt=react_system.md "
+             . "tools=$tools; node tools tools; edge START model; "
+             . "edge model tools if=tool_calls; edge model END; "
+             . "edge tools model; } agent_use_graph tooled;";
+    };
+    my %cases = (
+        sql => [ {}, {} ],
+        location => [ { TOOL_NAME => 'echo', TOOL_ARGS => '{"q":"x"}' },
+                      { http => 'agent_tool echo location=/internal/echo;'
+                                . $graph->('echo'),
+                        server => 'location /internal/echo { internal; '
+                                  . 'return 200 \'{"ok":true}\'; }' } ],
+        mcp => [ { TOOL_NAME => 'search_docs',
+                   TOOL_ARGS => '{"query":"bench"}' },
+                 { http => "agent_mcp bench url=$mcp_url;"
+                           . $graph->('bench.*') } ],
+    );
+    for my $case (qw(sql location mcp)) {
+        stop($mpid);
+        ($mpid, $mport) = start_mock(QUERY => $small,
+                                     %{ $cases{$case}[0] });
+        my ($pid, $port) = start_nginx($mport, %{ $cases{$case}[1] });
+        note("nginx: $n_seq sequential turns, the tool: $case");
+        $row{nginx}{"tool_$case"} = loadgen('turns',
+            base => "http://127.0.0.1:$port", n => $n_seq);
+        stop($pid);
+    }
+    note("the MCP server called directly, $n_seq times");
+    $row{mcpdirect} = loadgen('mcpdirect', mcp => $mcp_url, n => $n_seq);
+    stop($mcp_pid);
+}
+
 # --- the table --------------------------------------------------------------
 
 my $N = $row{nginx};
@@ -342,11 +395,29 @@ line('isolation: p99 gap between chunks of 50 streams, ms', $iso->{p99});
 line('  max gap ms (the query took ' . sprintf('%.0f', $iso->{slow_ms})
      . ' ms)', $iso->{max});
 
+my ($ts, $tl, $tm) = map { $N->{"tool_$_"} } qw(sql location mcp);
+line('turn, the tool SQL (one row): median ms', $ts->{turn_p50});
+line('turn, the tool a location (agent_tool): median ms', $tl->{turn_p50});
+line('turn, the tool an MCP server\'s (agent_mcp): median ms',
+     $tm->{turn_p50});
+line('  the MCP server called directly: median ms', $row{mcpdirect}{p50});
+line('  errors of these turns', ($ts->{errors} // 0) + ($tl->{errors} // 0)
+     + ($tm->{errors} // 0), undef, '%d') if want('tools');
+my $added = (defined $tm->{turn_p50} && defined $tl->{turn_p50}
+             && defined $row{mcpdirect}{p50})
+            ? $tm->{turn_p50} - $tl->{turn_p50} - $row{mcpdirect}{p50}
+            : undef;
+line('  added per MCP call (MCP turn - location turn - direct): ms', $added);
+
 print "\ntargets:\n";
 sub target {
     my ($ok, $text) = @_;
     printf "  [%s] %s\n", $ok ? 'met' : 'MISSED', $text;
 }
+target(defined $added && $added <= 0.5,
+       sprintf('the module adds at most 0.5 ms per MCP call at the median: '
+               . '%.2f ms', $added // -1))
+    if want('tools');
 my $over = $N->{turn}{p50} - $f->{p50};
 target($over <= 1, sprintf('overhead at most 1 ms at the median: %.2f ms',
                            $over));
