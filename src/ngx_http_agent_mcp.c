@@ -37,6 +37,10 @@
 
 static void ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp,
     ngx_log_t *log);
+static void ngx_http_agent_mcp_discovered(ngx_http_agent_mcp_call_t *rpc,
+    ngx_int_t rc, long status, ngx_http_agent_mcp_answer_t *a);
+static void ngx_http_agent_mcp_initialize(ngx_http_agent_mcp_t *mcp,
+    ngx_log_t *log);
 static void ngx_http_agent_mcp_initialized(ngx_http_agent_mcp_call_t *rpc,
     ngx_int_t rc, long status, ngx_http_agent_mcp_answer_t *a);
 static void ngx_http_agent_mcp_notified(ngx_http_agent_mcp_call_t *rpc,
@@ -262,7 +266,9 @@ ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
     peer = mcp->peer;
 
     if (peer->state == NGX_HTTP_AGENT_MCP_READY) {
-        if ((peer->stale || ngx_current_msec - peer->listed > mcp->ttl)
+        if ((peer->stale
+             || ngx_current_msec - peer->listed
+                > (peer->ttl ? peer->ttl : mcp->ttl))
             && peer->pages == 0)
         {
             peer->stale = 0;
@@ -322,7 +328,6 @@ ngx_http_agent_mcp_expired(ngx_http_agent_mcp_t *mcp)
 static void
 ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp, ngx_log_t *log)
 {
-    u_char                     *p;
     ngx_str_t                   params;
     ngx_http_agent_mcp_peer_t  *peer;
 
@@ -336,6 +341,60 @@ ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp, ngx_log_t *log)
 
     ngx_str_null(&peer->session);
     ngx_str_null(&peer->version);
+
+    /* the stateless revision first; a server of the earlier ones refuses
+       the method (or the request), and the handshake follows */
+
+    peer->modern = 0;
+    ngx_str_set(&params, "{}");
+
+    if (ngx_http_agent_mcp_send(mcp, "server/discover", &params, log,
+                                ngx_http_agent_mcp_discovered, NULL)
+        == NULL)
+    {
+        ngx_http_agent_mcp_failed(mcp, log, "server/discover", NULL);
+    }
+}
+
+
+static void
+ngx_http_agent_mcp_discovered(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
+    long status, ngx_http_agent_mcp_answer_t *a)
+{
+    char                       *version;
+    size_t                      i;
+    yajl_val                    v;
+    ngx_http_agent_mcp_peer_t  *peer;
+
+    peer = rpc->mcp->peer;
+
+    if (rc == NGX_OK && !a->rpc_error && a->result) {
+        v = ngx_http_agent_json_get(a->result, "supportedVersions");
+
+        for (i = 0; v && YAJL_IS_ARRAY(v) && i < v->u.array.len; i++) {
+            version = YAJL_GET_STRING(v->u.array.values[i]);
+
+            if (version
+                && ngx_strcmp(version, NGX_HTTP_AGENT_MCP_MODERN) == 0)
+            {
+                peer->modern = 1;
+                ngx_str_set(&peer->version, NGX_HTTP_AGENT_MCP_MODERN);
+                peer->pages = 1;
+                ngx_http_agent_mcp_list(rpc->mcp, NULL, ngx_cycle->log);
+                return;
+            }
+        }
+    }
+
+    ngx_http_agent_mcp_initialize(rpc->mcp, ngx_cycle->log);
+}
+
+
+static void
+ngx_http_agent_mcp_initialize(ngx_http_agent_mcp_t *mcp, ngx_log_t *log)
+{
+    u_char     *p;
+    ngx_str_t   params;
 
     p = ngx_alloc(256, log);
     if (p == NULL) {
@@ -496,7 +555,7 @@ ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
     long status, ngx_http_agent_mcp_answer_t *a)
 {
     size_t                      i;
-    yajl_val                    tools;
+    yajl_val                    tools, ttl;
     ngx_str_t                   cursor;
     ngx_pool_t                 *pool;
     ngx_http_agent_mcp_t       *mcp;
@@ -568,6 +627,11 @@ ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
         ngx_http_agent_mcp_list(mcp, &cursor, rpc->curl->log);
         return;
     }
+
+    /* 2026-07-28: the server says how long its list may be kept */
+    ttl = ngx_http_agent_json_get(a->result, "ttlMs");
+    peer->ttl = (ttl && YAJL_IS_INTEGER(ttl) && YAJL_GET_INTEGER(ttl) > 0)
+                ? (ngx_msec_t) ngx_min(YAJL_GET_INTEGER(ttl), 86400000) : 0;
 
     peer->pages = 0;
     peer->listed = ngx_current_msec;

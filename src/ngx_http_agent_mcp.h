@@ -17,6 +17,10 @@
 #include "ngx_http_agent_mcp_rpc.h"
 
 
+/* the stateless revision, spoken when the server answers server/discover */
+#define NGX_HTTP_AGENT_MCP_MODERN  "2026-07-28"
+
+
 typedef struct ngx_http_agent_mcp_s       ngx_http_agent_mcp_t;
 typedef struct ngx_http_agent_mcp_call_s  ngx_http_agent_mcp_call_t;
 
@@ -46,7 +50,9 @@ typedef struct {
     int64_t                        id;
     ngx_uint_t                     pages;
     ngx_str_t                      error;
+    ngx_msec_t                     ttl;        /* the server's ttlMs, or 0 */
     unsigned                       stale:1;
+    unsigned                       modern:1;   /* 2026-07-28: stateless */
 } ngx_http_agent_mcp_peer_t;
 
 

@@ -40,13 +40,16 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
     char                       *key;
     u_char                     *p;
     ngx_str_t                   body, *h, *src;
-    ngx_uint_t                  i, initialize;
+    ngx_uint_t                  i, initialize, modern;
     ngx_pool_t                 *pool;
     ngx_array_t                *headers;
     ngx_http_agent_mcp_call_t  *rpc;
     ngx_http_agent_mcp_peer_t  *peer;
 
     peer = mcp->peer;
+
+    /* the stateless revision: asked for in server/discover, then kept */
+    modern = peer->modern || ngx_strcmp(method, "server/discover") == 0;
 
     pool = ngx_create_pool(4096, log);
     if (pool == NULL) {
@@ -55,7 +58,7 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
 
     rpc = ngx_pcalloc(pool, sizeof(ngx_http_agent_mcp_call_t));
     headers = ngx_array_create(pool, 8, sizeof(ngx_str_t));
-    p = ngx_pnalloc(pool, 96 + ngx_strlen(method) + params->len);
+    p = ngx_pnalloc(pool, 256 + ngx_strlen(method) + params->len);
 
     if (rpc == NULL || headers == NULL || p == NULL) {
         goto failed;
@@ -78,7 +81,29 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
         p = ngx_sprintf(p, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"", method);
     }
 
-    if (params->len) {
+    if (modern) {
+        /*
+         * 2026-07-28: each request says who asks and in which version, in
+         * params._meta (params are our generator's object: "{" opens it)
+         */
+
+        p = ngx_sprintf(p, ",\"params\":{\"_meta\":{"
+                        "\"io.modelcontextprotocol/protocolVersion\":"
+                        "\"%s\",\"io.modelcontextprotocol/clientInfo\":"
+                        "{\"name\":\"ngx_http_agent_module\","
+                        "\"version\":\"1\"},"
+                        "\"io.modelcontextprotocol/clientCapabilities\":{}}",
+                        NGX_HTTP_AGENT_MCP_MODERN);
+
+        if (params->len > 2) {
+            *p++ = ',';
+            p = ngx_cpymem(p, params->data + 1, params->len - 1);
+
+        } else {
+            *p++ = '}';
+        }
+
+    } else if (params->len) {
         p = ngx_sprintf(p, ",\"params\":%V", params);
     }
 
@@ -97,7 +122,26 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
 
     initialize = (ngx_strcmp(method, "initialize") == 0);
 
-    if (peer->version.len && !initialize) {
+    if (modern) {
+        h = ngx_array_push_n(headers, 2);
+        if (h == NULL) {
+            goto failed;
+        }
+
+        h[0].data = (u_char *) "MCP-Protocol-Version: "
+                               NGX_HTTP_AGENT_MCP_MODERN;
+        h[0].len = sizeof("MCP-Protocol-Version: "
+                          NGX_HTTP_AGENT_MCP_MODERN);
+
+        h[1].data = ngx_pnalloc(pool, ngx_strlen(method) + 16);
+        if (h[1].data == NULL) {
+            goto failed;
+        }
+
+        h[1].len = ngx_sprintf(h[1].data, "Mcp-Method: %s%Z", method)
+                   - h[1].data;
+
+    } else if (peer->version.len && !initialize) {
         h = ngx_array_push(headers);
         if (h == NULL) {
             goto failed;
@@ -112,7 +156,7 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
                              &peer->version) - h->data;
     }
 
-    if (peer->session.len && !initialize) {
+    if (peer->session.len && !initialize && !modern) {
         h = ngx_array_push(headers);
         if (h == NULL) {
             goto failed;

@@ -3,7 +3,9 @@
 # JSON, an event stream cut halfway, an answer over max_size, a call past
 # timeout=.  Each is an error result the model sees and a line in the log,
 # never a crash or a hung turn; the session goes on.  The server is
-# scripted at the wire (HTTP, JSON-RPC, server-sent events).
+# scripted at the wire (HTTP, JSON-RPC, server-sent events).  Then a server
+# of the stateless 2026-07-28 revision: server/discover, no handshake, no
+# session, _meta and the version on every request.
 
 use strict;
 use warnings;
@@ -53,14 +55,44 @@ my $mock = $t->mock(sub {
     my @m = @{ $req->{messages} };
     my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
     return { text => 'done' } if grep { $_->{role} eq 'tool' } @m[$u .. $#m];
+    return { tools => [ [ 'n1', 'now_tool', '{}' ] ] }
+        if grep { $_->{function}{name} eq 'now_tool' } @{ $req->{tools} // [] };
     return { tools => [ map { [ "c_$_", $_, '{}' ] }
                         map { $_->{name} } @tools ] };
 });
 
+my $modern = MockLLM->new(dir => $t->dir, name => 'modern', script => sub {
+    my ($b) = @_;
+    my $m = $b->{method} // '';
+    my $ok = sub { { status => 200, body => $json->encode({ jsonrpc => '2.0',
+                     id => $b->{id}, result => $_[0] }) } };
+    return $ok->({ supportedVersions => [ '2026-07-28', '2025-11-25' ],
+                   capabilities => { tools => {} },
+                   serverInfo => { name => 'modern', version => '1' } })
+        if $m eq 'server/discover';
+    return $ok->({ tools => [ { name => 'now_tool', inputSchema => {
+                       type => 'object' } } ], ttlMs => 60000 })
+        if $m eq 'tools/list';
+    return $ok->({ resultType => 'complete',
+                   content => [ { type => 'text', text => '{"now": 1}' } ] })
+        if $m eq 'tools/call';
+    return { status => 400, body => 'not in this revision' };
+});
+
 my $port = $mcp->port;
-$t->run($t->conf(http => <<"HTTP", location => 'agent_use_graph raw;'));
+my $mport = $modern->port;
+my $conf = $t->conf(http => <<"HTTP", location => 'agent_use_graph raw;');
 agent_prompts $root/prompts;
 agent_mcp raw url=http://127.0.0.1:$port/mcp timeout=1s;
+agent_mcp modern url=http://127.0.0.1:$mport/mcp;
+agent_graph modern {
+    node agent llm prompt=react_system.md tools=modern.*;
+    node tools tools;
+    edge START agent;
+    edge agent tools if=tool_calls;
+    edge agent END;
+    edge tools agent;
+}
 agent_graph raw {
     node agent llm prompt=react_system.md tools=raw.*;
     node tools tools;
@@ -70,6 +102,10 @@ agent_graph raw {
     edge tools agent;
 }
 HTTP
+$conf =~ s{(location /api/sessions/)}
+          {location /modern/ { agent_chat; agent_use_graph modern; }
+        $1};
+$t->run($conf);
 
 my $sid = $t->session;
 my $t0 = time;
@@ -97,6 +133,25 @@ like($log, qr/MCP server "raw": tools\/call "err_tool" failed/,
 
 $r = $t->turn($sid, 'and again');
 is($r->{types}[-1], 'end', 'the session goes on');
+
+# the stateless revision where the server speaks it
+$r = $t->stream("/modern/$sid/message", encode_json({ message => 'now' }));
+($r) = grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
+is_deeply($r->{content}, { now => 1 }, '2026-07-28: the call answered');
+my @seen = grep { $_->{event} eq 'request' } $modern->log_lines;
+is_deeply([ map { $_->{body}{method} } @seen ],
+          [ 'server/discover', 'tools/list', 'tools/call' ],
+          '2026-07-28: no handshake, discover then list and call');
+my ($call) = grep { $_->{body}{method} eq 'tools/call' } @seen;
+is($call->{headers}{'mcp-protocol-version'}, '2026-07-28',
+   '2026-07-28: the version header on the call');
+is($call->{headers}{'mcp-method'}, 'tools/call', '2026-07-28: Mcp-Method');
+ok(!exists $call->{headers}{'mcp-session-id'}, '2026-07-28: no session');
+is($call->{body}{params}{_meta}{'io.modelcontextprotocol/protocolVersion'},
+   '2026-07-28', '2026-07-28: _meta in the request');
+is($call->{body}{params}{name}, 'now_tool', '2026-07-28: and its params');
+like($t->slurp('error.log'), qr/MCP server "modern": 1 tools, protocol 2026-07-28, no session/,
+     '2026-07-28: logged');
 
 $t->check_log;
 done_testing;
