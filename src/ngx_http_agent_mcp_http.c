@@ -271,7 +271,17 @@ ngx_http_agent_mcp_done(void *data, ngx_int_t rc, long status, ngx_str_t *err)
 
     if (rpc->truncated) {
         rc = NGX_ERROR;
-        ngx_str_set(&a.error, "the answer was larger than max_size");
+        a.error.data = ngx_pnalloc(rpc->pool, 96);
+
+        if (a.error.data) {
+            a.error.len = ngx_sprintf(a.error.data, "the answer was larger "
+                                      "than max_size (%uz bytes) and was "
+                                      "cut off", rpc->mcp->max)
+                          - a.error.data;
+
+        } else {
+            ngx_str_set(&a.error, "the answer was larger than max_size");
+        }
 
     } else if (rc != NGX_OK) {
         if (err) {
