@@ -354,6 +354,7 @@ ngx_http_agent_curl_check_info(void)
     long                    status;
     curl_off_t              after;
     CURL                   *easy;
+    struct curl_header     *hd;
     CURLcode                res;
     CURLMsg                *msg;
     ngx_str_t               err;
@@ -394,7 +395,6 @@ ngx_http_agent_curl_check_info(void)
 
         if (x->want_header) {
             /* an answer's header the caller asked for (Mcp-Session-Id) */
-            struct curl_header  *hd;
 
             x->header_len = 0;
 

@@ -292,7 +292,7 @@ ngx_http_agent_mcp_tool_answer(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
 {
     ngx_http_agent_mcp_tool_ctx_t *ctx = rpc->data;
 
-    yajl_val                     is_error;
+    yajl_val                     is_error, v;
     ngx_str_t                    text, why;
     ngx_http_agent_mcp_t        *mcp;
     ngx_http_agent_tool_call_t  *call;
@@ -361,7 +361,6 @@ ngx_http_agent_mcp_tool_answer(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
     if (is_error && YAJL_IS_TRUE(is_error)) {
 
         /* the text of an error result, as a sentence */
-        yajl_val  v;
 
         v = ngx_http_agent_json_parse(call->run->pool, text.data, text.len,
                                       NULL);
