@@ -34,26 +34,6 @@
 
 
 
-typedef struct {
-    ngx_http_request_t             *request;
-    ngx_http_agent_run_t           *run;
-    ngx_http_agent_env_t            env;
-    ngx_http_agent_stream_t         stream;
-    ngx_http_agent_sse_t            sse;
-    ngx_str_t                       session_id;
-    ngx_str_t                       run_id;
-    ngx_str_t                       checkpoint_id;
-    ngx_str_t                       text;
-    int64_t                         step;
-    ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
-    ngx_event_t                     lease;
-    ngx_msec_t                      lease_ms;
-    ngx_queue_t                     queue;     /* the worker's turns */
-    unsigned                        locked:1;
-    unsigned                        json:1;    /* one answer, no stream */
-} ngx_http_agent_turn_t;
-
-
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session,
     ngx_http_agent_msg_t *msg, ngx_str_t *text);
@@ -61,15 +41,11 @@ static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_uint_t start);
-static void ngx_http_agent_turn_done(ngx_http_agent_run_t *run,
-    ngx_int_t rc);
 static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
     ngx_str_t *text);
 static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
-static void ngx_http_agent_turn_lease(ngx_event_t *ev);
-static ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
@@ -334,7 +310,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     /* the lease is renewed while the turn runs (and by each checkpoint) */
     turn->lease_ms = alcf->turn_lease;
-    turn->lease.handler = ngx_http_agent_turn_lease;
+    turn->lease.handler = ngx_http_agent_turn_lease_handler;
     turn->lease.data = turn;
     turn->lease.log = r->connection->log;
     turn->lease.cancelable = 1;
@@ -566,7 +542,7 @@ ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 }
 
 
-static void
+void
 ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
@@ -703,84 +679,4 @@ ngx_http_agent_turn_cleanup(void *data)
     ngx_http_agent_turn_exit_remove(&turn->queue);
 
     ngx_http_agent_sse_stop(&turn->sse);
-}
-
-
-/* the worker shuts down and this turn must end now (see turn_exit.c) */
-
-void
-ngx_http_agent_turn_shutdown(ngx_queue_t *q)
-{
-    ngx_http_agent_run_t   *run;
-    ngx_http_agent_turn_t  *turn;
-
-    turn = ngx_queue_data(q, ngx_http_agent_turn_t, queue);
-    run = turn->run;
-
-    if (run == NULL || run->finished) {
-        return;
-    }
-
-    ngx_log_error(NGX_LOG_NOTICE, turn->request->connection->log, 0,
-                  "agent: the worker is shutting down, turn on session "
-                  "\"%V\" ends", &turn->session_id);
-
-    ngx_http_agent_graph_cancel(run);
-    (void) ngx_http_agent_graph_fail(run, "shutdown", "the server is "
-                                     "shutting down; the steps of this turn "
-                                     "that completed are saved, send the "
-                                     "message again");
-    ngx_http_agent_turn_done(run, NGX_ERROR);
-}
-
-
-static void
-ngx_http_agent_turn_lease(ngx_event_t *ev)
-{
-    ngx_http_agent_turn_t *turn = ev->data;
-
-    ngx_int_t  rc;
-
-    if (!turn->locked) {
-        return;
-    }
-
-    rc = ngx_http_agent_store_lock_renew(&turn->session_id, &turn->run_id,
-                                         turn->lease_ms);
-
-    if (rc == NGX_DECLINED && turn->run && !turn->run->finished) {
-
-        /* another turn has the session: this one must not write again */
-
-        turn->locked = 0;
-        ngx_http_agent_graph_cancel(turn->run);
-        (void) ngx_http_agent_turn_lost(turn->run);
-        ngx_http_agent_turn_done(turn->run, NGX_ERROR);
-        return;
-    }
-
-    if (rc != NGX_OK) {
-        ngx_log_error(NGX_LOG_WARN, ev->log, 0, "agent: the lease of "
-                      "session \"%V\" could not be renewed",
-                      &turn->session_id);
-    }
-
-    ngx_add_timer(ev, turn->lease_ms / 3);
-}
-
-
-static ngx_int_t
-ngx_http_agent_turn_lost(ngx_http_agent_run_t *run)
-{
-    ngx_http_agent_turn_t *turn = run->ctx;
-
-    ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
-                  "agent: turn on session \"%V\" lost its lease to "
-                  "another turn and ends", &turn->session_id);
-
-    return ngx_http_agent_graph_fail(run, "lease_lost", "this turn lost its "
-                                     "hold on the session (its lease ran "
-                                     "out and another turn took it); the "
-                                     "steps saved before are kept, send "
-                                     "the message again");
 }

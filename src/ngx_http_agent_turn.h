@@ -15,11 +15,39 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_checkpoint.h"
+
+
+/* a run of the location's graph bound to one request (turn.c) */
+typedef struct {
+    ngx_http_request_t             *request;
+    ngx_http_agent_run_t           *run;
+    ngx_http_agent_env_t            env;
+    ngx_http_agent_stream_t         stream;
+    ngx_http_agent_sse_t            sse;
+    ngx_str_t                       session_id;
+    ngx_str_t                       run_id;
+    ngx_str_t                       checkpoint_id;
+    ngx_str_t                       text;
+    int64_t                         step;
+    ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
+    ngx_event_t                     lease;
+    ngx_msec_t                      lease_ms;
+    ngx_queue_t                     queue;     /* the worker's turns */
+    unsigned                        locked:1;
+    unsigned                        json:1;    /* one answer, no stream */
+} ngx_http_agent_turn_t;
 
 
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
+void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
+void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
+ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */
