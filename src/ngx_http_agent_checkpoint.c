@@ -434,6 +434,35 @@ ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
 }
 
 
+/*
+ * The interrupt the state waits on (a kept "__interrupt__" of {"node",
+ * "value"}): NGX_OK with the node's name, NGX_DECLINED when there is none
+ */
+
+ngx_int_t
+ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run, ngx_str_t *node)
+{
+    yajl_val  extra, v;
+
+    if (run->extra.len == 0) {
+        return NGX_DECLINED;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    v = extra ? ngx_http_agent_json_get(extra, "__interrupt__") : NULL;
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_get_str(v, "node", node) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
 void
 ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
     ngx_http_agent_msg_t *m, ngx_uint_t full)

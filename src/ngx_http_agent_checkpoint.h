@@ -25,6 +25,8 @@ ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
     const char *name, ngx_str_t *json);
 void ngx_http_agent_state_update(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run,
+    ngx_str_t *node);
 void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 void ngx_http_agent_state_json(ngx_http_agent_json_t *j,

@@ -272,6 +272,34 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     node = (ngx_http_agent_node_t *) run->graph->nodes.elts + run->current;
 
+    if (rc == NGX_HTTP_AGENT_INTERRUPT) {
+
+        /*
+         * the node waits for a human: the state is saved with this node
+         * next, and a resumed run starts here (run->resume set)
+         */
+
+        if (ngx_http_agent_graph_apply(run, run->update) != NGX_OK
+            || run->handlers->checkpoint(run, &node->name, run->current)
+               != NGX_OK)
+        {
+            if (run->error.len == 0) {
+                ngx_http_agent_graph_fail(run, "checkpoint_failed",
+                                          "the state could not be saved");
+            }
+
+            ngx_http_agent_graph_finish(run, NGX_ERROR);
+            return NGX_ERROR;
+        }
+
+        if (run->handlers->node) {
+            (void) run->handlers->node(run, node, 0);
+        }
+
+        ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+        return NGX_DONE;
+    }
+
     if (rc != NGX_OK) {
         if (run->error.len == 0) {
             ngx_http_agent_graph_fail(run, "node_failed",

@@ -14,6 +14,9 @@
 
 #define NGX_HTTP_AGENT_END       -2
 
+/* a node's run() that stops the run until a human answers (interrupt) */
+#define NGX_HTTP_AGENT_INTERRUPT  NGX_DECLINED
+
 /* the channels every graph has, at these indices */
 #define NGX_HTTP_AGENT_CH_MESSAGES    0
 #define NGX_HTTP_AGENT_CH_INPUT       1
@@ -152,6 +155,9 @@ struct ngx_http_agent_run_s {
     ngx_uint_t                       messages_at_start;
     ngx_str_t                        error;
     ngx_str_t                        code;
+    ngx_str_t                        resume;     /* the human's answer:
+                                                    a run resumed */
+    ngx_str_t                        interrupt;  /* {"node", "value"} */
 
     ngx_http_agent_run_handlers_t   *handlers;
     void                            *ctx;        /* the embedder's */

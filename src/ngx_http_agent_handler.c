@@ -217,6 +217,10 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
             ctx->endpoint = NGX_HTTP_AGENT_EP_MODEL;
             allowed = NGX_HTTP_GET|NGX_HTTP_POST;
 
+        } else if (ngx_http_agent_is("resume")) {
+            ctx->endpoint = NGX_HTTP_AGENT_EP_RESUME;
+            allowed = NGX_HTTP_POST;
+
         } else if (ngx_http_agent_is("connection")) {
             ctx->endpoint = NGX_HTTP_AGENT_EP_CONNECTION;
             allowed = NGX_HTTP_GET|NGX_HTTP_POST;
@@ -400,7 +404,10 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                     : ngx_http_agent_resources_list(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_MESSAGE:
-        return ngx_http_agent_turn_start(r, &ctx->id, body);
+        return ngx_http_agent_turn_start(r, &ctx->id, body, 0);
+
+    case NGX_HTTP_AGENT_EP_RESUME:
+        return ngx_http_agent_turn_start(r, &ctx->id, body, 1);
 
     case NGX_HTTP_AGENT_EP_MODEL:
         return ngx_http_agent_model_answer(r, &ctx->id, body);

@@ -21,6 +21,7 @@ extern ngx_http_agent_kind_t  ngx_http_agent_guard_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_format_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_summarize_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_http_kind;
+extern ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind;
 
 
 static ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
@@ -33,6 +34,7 @@ static ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
     &ngx_http_agent_format_kind,
     &ngx_http_agent_summarize_kind,
     &ngx_http_agent_http_kind,
+    &ngx_http_agent_interrupt_kind,
     NULL
 };
 

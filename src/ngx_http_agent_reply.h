@@ -31,6 +31,7 @@ typedef enum {
     NGX_HTTP_AGENT_EP_MESSAGE,
     NGX_HTTP_AGENT_EP_MODEL,
     NGX_HTTP_AGENT_EP_CONNECTION,
+    NGX_HTTP_AGENT_EP_RESUME,
     NGX_HTTP_AGENT_EP_GRAPH
 } ngx_http_agent_endpoint_e;
 

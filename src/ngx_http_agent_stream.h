@@ -27,6 +27,7 @@ typedef enum {
     NGX_HTTP_AGENT_EV_UPDATE,       /* a step's update, for the formats
                                        that show it (updates: 1) */
     NGX_HTTP_AGENT_EV_CUSTOM,
+    NGX_HTTP_AGENT_EV_INTERRUPT,    /* json: {"node", "value"} */
     NGX_HTTP_AGENT_EV_END,
     NGX_HTTP_AGENT_EV_ERROR
 } ngx_http_agent_ev_e;

@@ -190,6 +190,23 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_end(j);
         break;
 
+    case NGX_HTTP_AGENT_EV_INTERRUPT:
+        /* as LangGraph streams it: the graph's chunk {"__interrupt__"} */
+        ngx_str_set(name, "on_chain_stream");
+        ngx_http_agent_events_head(s, j, "on_chain_stream", &s->graph,
+                                   &s->run_id, 0);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "chunk");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "__interrupt__");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        break;
+
     case NGX_HTTP_AGENT_EV_CUSTOM:
         ngx_str_set(name, "on_custom_event");
         ngx_http_agent_events_head(s, j, "on_custom_event", ev->name,

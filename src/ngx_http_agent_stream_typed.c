@@ -104,6 +104,15 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_typed_value(j, ev);
         break;
 
+    case NGX_HTTP_AGENT_EV_INTERRUPT:
+        /* the run waits: {"node", "value"}, answered by POST /resume */
+        ngx_http_agent_json_cstr(j, "interrupt");
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_typed_value(j, ev);
+        ngx_http_agent_json_key(j, "checkpoint_id");
+        ngx_http_agent_json_str(j, ev->checkpoint_id);
+        break;
+
     case NGX_HTTP_AGENT_EV_END:
         ngx_http_agent_json_cstr(j, "end");
         ngx_http_agent_json_key(j, "full_response");

@@ -37,6 +37,8 @@
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session,
     ngx_http_agent_msg_t *msg, ngx_str_t *text);
+static ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
+    ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
@@ -59,12 +61,12 @@ static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
 
 ngx_int_t
 ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_str_t *body)
+    ngx_str_t *body, ngx_uint_t resume)
 {
     u_char                      *p;
-    yajl_val                     v, images;
+    yajl_val                     v, images, answer;
     ngx_int_t                    rc;
-    ngx_str_t                    text, name, key;
+    ngx_str_t                    text, name, key, resumed;
     ngx_http_cleanup_t          *cln;
     ngx_http_agent_msg_t         msg;
     ngx_http_agent_ctx_t        *ctx;
@@ -83,19 +85,37 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
         return rc;
     }
 
-    if (ngx_http_agent_json_get_str(v, "message", &text) != NGX_OK
-        || text.len == 0)
+    ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
+    ngx_str_set(&msg.role, "user");
+    ngx_str_null(&resumed);
+    ngx_str_set(&text, "");
+
+    if (resume) {
+
+        /* POST /{id}/resume: the human's answer to an interrupt, any JSON */
+
+        answer = ngx_http_agent_json_get(v, "resume");
+
+        if (answer == NULL
+            || ngx_http_agent_json_encode(r->pool, answer, &resumed)
+               != NGX_OK)
+        {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"resume\" is missing: the answer "
+                                        "to the interrupt, any JSON value");
+        }
+
+    } else if (ngx_http_agent_json_get_str(v, "message", &text) != NGX_OK
+               || text.len == 0)
     {
         return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
                                     "\"message\" must be a non-empty "
                                     "string");
     }
 
-    ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
-    ngx_str_set(&msg.role, "user");
     msg.content = text;
 
-    images = ngx_http_agent_json_get(v, "images");
+    images = resume ? NULL : ngx_http_agent_json_get(v, "images");
 
     if (images && !YAJL_IS_NULL(images)) {
         rc = ngx_http_agent_images(r, images, &msg.images);
@@ -191,6 +211,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     turn->request = r;
     turn->session_id = s.id;
+    turn->resume = resumed;
     turn->env.model = model;
     turn->env.request = r;
     turn->env.answered_by = model->name;
@@ -372,6 +393,14 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     stream->sink = ngx_http_agent_turn_sink;
     stream->sink_data = turn;
 
+    /* a run waits on a human: only an answer continues it */
+
+    rc = ngx_http_agent_turn_waits(r, turn, run);
+
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
     /* the input: the message, the text, the session, agent_input values */
 
     update = ngx_http_agent_graph_update_create(r->pool);
@@ -398,6 +427,55 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
     }
+
+    return NGX_OK;
+}
+
+
+/*
+ * An interrupted run continues where it waits, with the answer, and takes
+ * no message; a session that waits for nothing takes no answer.  NGX_OK:
+ * resumed; NGX_DECLINED: a message, as usual; else the error sent.
+ */
+
+static ngx_int_t
+ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run)
+{
+    ngx_int_t   n;
+    ngx_str_t   node;
+    ngx_uint_t  waits;
+
+    waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
+
+    if (turn->resume.len == 0) {
+        if (!waits) {
+            return NGX_DECLINED;
+        }
+
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the session waits at \"%V\" for an "
+                                    "answer: POST /{id}/resume "
+                                    "{\"resume\": ...}", &node);
+    }
+
+    if (!waits) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the session waits for no answer: send "
+                                    "a message");
+    }
+
+    n = ngx_http_agent_graph_node(run->graph, &node);
+
+    if (n == NGX_ERROR) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the step \"%V\" the session waits at "
+                                    "is not in this location's graph",
+                                    &node);
+    }
+
+    run->current = n;
+    run->resume = turn->resume;
 
     return NGX_OK;
 }
@@ -562,7 +640,27 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         turn->locked = 0;
     }
 
-    if (rc != NGX_OK) {
+    if (rc == NGX_HTTP_AGENT_INTERRUPT) {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "agent: turn on session \"%V\" waits for an answer "
+                      "after %ui steps", &turn->session_id, run->step);
+
+        /* the interrupt, then the turn's end as for any other */
+
+        ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+        ev.type = NGX_HTTP_AGENT_EV_INTERRUPT;
+        ev.json = &run->interrupt;
+        ev.checkpoint_id = &turn->checkpoint_id;
+
+        if (!turn->sse.failed
+            && ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK)
+        {
+            goto failed;
+        }
+
+        rc = NGX_OK;
+
+    } else if (rc != NGX_OK) {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
                       "agent: turn on session \"%V\" failed after %ui "
                       "steps: %V", &turn->session_id, run->step,

@@ -32,6 +32,7 @@ typedef struct {
     ngx_str_t                       run_id;
     ngx_str_t                       checkpoint_id;
     ngx_str_t                       text;
+    ngx_str_t                       resume;    /* the answer: a resume */
     int64_t                         step;
     ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
     ngx_event_t                     lease;
@@ -43,7 +44,7 @@ typedef struct {
 
 
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_str_t *body);
+    ngx_str_t *body, ngx_uint_t resume);
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);

@@ -1,0 +1,173 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_template.h"
+
+
+/*
+ * "node NAME interrupt [value=CHANNEL] [resume=CHANNEL]": LangGraph's
+ * interrupt(): the run stops here, its state saved with this node next
+ * and {"node", "value"} kept as "__interrupt__"; the turn ends with an
+ * interrupt event carrying the value (a plan to approve, a draft to edit).
+ * A resumed run (POST /{id}/resume {"resume": ANSWER}, on any worker,
+ * after a restart too) starts at this node, which writes the answer to
+ * resume= and lets the graph go on: its edges may route on the answer.
+ */
+
+
+typedef struct {
+    ngx_str_t                  value_name;
+    ngx_int_t                  value;
+    ngx_str_t                  resume_name;
+    ngx_int_t                  resume;
+} ngx_http_agent_node_interrupt_conf_t;
+
+
+static void *ngx_http_agent_node_interrupt_create(ngx_conf_t *cf);
+static ngx_int_t ngx_http_agent_node_interrupt_param(ngx_conf_t *cf,
+    void *conf, ngx_str_t *key, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_interrupt_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+
+
+ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind = {
+    ngx_string("interrupt"),
+    ngx_http_agent_node_interrupt_create,
+    ngx_http_agent_node_interrupt_param,
+    ngx_http_agent_node_interrupt_check,
+    ngx_http_agent_node_interrupt_run,
+    0
+};
+
+
+static void *
+ngx_http_agent_node_interrupt_create(ngx_conf_t *cf)
+{
+    ngx_http_agent_node_interrupt_conf_t  *ic;
+
+    ic = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_interrupt_conf_t));
+    if (ic == NULL) {
+        return NULL;
+    }
+
+    ic->value = -1;
+    ic->resume = -1;
+
+    return ic;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_interrupt_param(ngx_conf_t *cf, void *conf,
+    ngx_str_t *key, ngx_str_t *value)
+{
+    ngx_http_agent_node_interrupt_conf_t *ic = conf;
+
+    if (key->len == 5 && ngx_strncmp(key->data, "value", 5) == 0) {
+        ic->value_name = *value;
+        return NGX_OK;
+    }
+
+    if (key->len == 6 && ngx_strncmp(key->data, "resume", 6) == 0) {
+        ic->resume_name = *value;
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_interrupt_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_interrupt_conf_t *ic = node->conf;
+
+    if (ic->value_name.len
+        && ngx_http_agent_channel_conf(cf, graph, node, "value",
+                                       &ic->value_name, &ic->value, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ic->resume_name.len
+        && ngx_http_agent_channel_conf(cf, graph, node, "resume",
+                                       &ic->resume_name, &ic->resume, 0)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_interrupt_conf_t *ic = node->conf;
+
+    ngx_str_t               value, none;
+    ngx_http_agent_json_t  *j;
+
+    ngx_str_set(&none, "null");
+
+    if (run->resume.len) {
+
+        /* the run resumed here: the answer in, the interrupt gone */
+
+        if (ic->resume >= 0
+            && ngx_http_agent_graph_write_value(run->update, ic->resume,
+                                                &run->resume)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        ngx_str_null(&run->resume);
+
+        return ngx_http_agent_state_set(run, "__interrupt__", &none);
+    }
+
+    value = none;
+
+    if (ic->value >= 0
+        && ngx_http_agent_graph_value(run, ic->value, &value) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "node");
+    ngx_http_agent_json_str(j, &node->name);
+    ngx_http_agent_json_key(j, "value");
+    ngx_http_agent_json_raw(j, &value);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
+        || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_HTTP_AGENT_INTERRUPT;
+}
