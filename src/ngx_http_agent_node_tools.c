@@ -17,6 +17,7 @@
 #include "ngx_http_agent_redact.h"
 #include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_node_tools.h"
+#include "ngx_http_agent_tools_approve.h"
 
 
 /*
@@ -51,6 +52,8 @@ typedef struct {
 
 static ngx_int_t ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
+static ngx_uint_t ngx_http_agent_node_tools_approval(
+    ngx_http_agent_node_tools_conf_t *tc, ngx_array_t *calls);
 static ngx_int_t ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
     ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *c);
 static ngx_int_t ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
@@ -84,8 +87,12 @@ static ngx_int_t
 ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node)
 {
+    ngx_http_agent_node_tools_conf_t *tc = node->conf;
+
+    u_char                            *p;
     ngx_int_t                          rc;
-    ngx_uint_t                         i;
+    ngx_str_t                          reason, err;
+    ngx_uint_t                         i, rejected;
     ngx_array_t                       *calls;
     ngx_http_agent_call_t             *call;
     ngx_http_agent_msg_t              *last;
@@ -93,7 +100,9 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_tool_call_t        *c;
     ngx_http_agent_node_tools_ctx_t   *ctx;
 
-    if (((ngx_http_agent_node_tools_conf_t *) node->conf)->call.len) {
+    rejected = 0;
+
+    if (tc->call.len) {
         if (ngx_http_agent_node_tools_own(run, node, &calls) != NGX_OK) {
             return NGX_ERROR;
         }
@@ -115,6 +124,22 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     {
         return ngx_http_agent_graph_fail(run, "internal", "the tool calls "
                                          "of the model could not be read");
+    }
+
+    /* approve=: a human sees the calls first (tools_approve.c) */
+
+    if (tc->approve.len && ngx_http_agent_node_tools_approval(tc, calls)) {
+        if (run->resume.len == 0) {
+            return ngx_http_agent_tools_approve_ask(run, &node->name, calls);
+        }
+
+        rc = ngx_http_agent_tools_approve_answer(run, calls, &reason);
+
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        rejected = (rc == NGX_DECLINED);
     }
 
 calls:
@@ -190,6 +215,34 @@ calls:
         }
     }
 
+    if (rejected) {
+
+        /* none runs: each answers that a human said no, and why */
+
+        p = ngx_pnalloc(run->pool, reason.len + 64);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        err.data = p;
+        err.len = ngx_sprintf(p, "not run: a human rejected it (%V)",
+                              &reason)
+                  - p;
+
+        for (i = 0; i < ctx->ncalls; i++) {
+            if (ngx_http_agent_tool_error(run->pool, &err,
+                                          &ctx->calls[i].result)
+                != NGX_OK
+                || ngx_http_agent_node_tools_result(ctx, &ctx->calls[i])
+                   != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+        }
+
+        return ngx_http_agent_node_tools_finish(ctx);
+    }
+
     run->cancel = ngx_http_agent_node_tools_cancel;
     ctx->sql_max = ((ngx_http_agent_env_t *) run->data)->alcf->sql_concurrency;
 
@@ -229,6 +282,32 @@ calls:
     run->cancel = NULL;
 
     return ngx_http_agent_node_tools_finish(ctx);
+}
+
+
+/* approve=on, or A,B: whether a call of this round needs a human's yes */
+
+static ngx_uint_t
+ngx_http_agent_node_tools_approval(ngx_http_agent_node_tools_conf_t *tc,
+    ngx_array_t *calls)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_call_t  *c;
+
+    if (tc->approve.len == 2 && ngx_strncmp(tc->approve.data, "on", 2) == 0)
+    {
+        return 1;
+    }
+
+    c = calls->elts;
+
+    for (i = 0; i < calls->nelts; i++) {
+        if (ngx_http_agent_tools_allowed(&tc->approve, &c[i].name)) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

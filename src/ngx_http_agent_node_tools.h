@@ -25,6 +25,8 @@ typedef struct {
     ngx_str_t                     output_name;
     ngx_int_t                     output;
     ngx_array_t                  *args;         /* ngx_http_agent_tool_arg_t */
+    ngx_str_t                     approve;      /* on, or A,B: a human
+                                                   sees the calls first */
 } ngx_http_agent_node_tools_conf_t;
 
 

@@ -93,6 +93,17 @@ ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
         return NGX_OK;
     }
 
+    if (key->len == 7 && ngx_strncmp(key->data, "approve", 7) == 0) {
+        if (value->len == 3 && ngx_strncmp(value->data, "off", 3) == 0) {
+            ngx_str_null(&tc->approve);
+
+        } else {
+            tc->approve = *value;
+        }
+
+        return NGX_OK;
+    }
+
     if (key->len == 4 && ngx_strncmp(key->data, "args", 4) == 0) {
         return ngx_http_agent_node_tools_args_conf(cf, tc, value);
     }

@@ -3,7 +3,8 @@
 # run with its value for a human; the state is saved with that node next;
 # a message then is refused; POST /{id}/resume {"resume": ANSWER} continues
 # the run where it waits, on any worker and after nginx -s reload, the
-# answer written to a channel the graph routes on.
+# answer written to a channel the graph routes on.  A tools node with
+# approve=on shows the calls before they run: approved, edited, rejected.
 
 use strict;
 use warnings;
@@ -14,7 +15,15 @@ use AgentTest;
 use JSON::PP;
 
 my $t = AgentTest->new;
-$t->mock(sub { { text => 'unused' } });
+$t->mock(sub {
+    my ($req) = @_;
+    my @m = @{ $req->{messages} };
+    my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
+    my ($res) = grep { $_->{role} eq 'tool' } @m[$u .. $#m];
+    return { text => "result: $res->{content}" } if $res;
+    return { tools => [ [ 'q1', 'execute_sql_query',
+                          '{"query": "SELECT 1 AS one"}' ] ] };
+});
 
 my $conf = $t->conf(http => <<'HTTP', location => 'agent_use_graph approval;');
 agent_graph approval {
@@ -35,6 +44,17 @@ agent_graph approval {
 }
 HTTP
 $conf =~ s{(location /api/sessions/ \{ agent_sessions;)}{$1 agent_use_graph approval;};
+$conf =~ s{(agent_graph approval \{)}{agent_graph guarded {
+    node model llm prompt=react_system.md tools=execute_sql_query;
+    node tools tools approve=on;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
+$1};
+$conf =~ s{(location /api/sessions/)}{location /guarded/ { agent_chat; agent_use_graph guarded; }
+        $1};
 $t->run($conf);
 
 sub state { $t->http('GET', "/api/sessions/$_[0]/state")->{json} }
@@ -102,6 +122,52 @@ $m = $t->http('POST', "/api/chat/$sid/message", { message => 'once more' },
 is($m->{status}, 200, 'one-shot: 200');
 is($m->{json}{state}{__interrupt__}{node}, 'approve',
    'one-shot: the interrupt in the state');
+
+# 6. approve=on: a human sees the calls before they run
+my $g = $t->session;
+sub guarded {
+    my ($path, $body) = @_;
+    return $t->stream("/guarded/$g/$path", encode_json($body));
+}
+sub result {
+    my ($r) = @_;
+    my ($e) = grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
+    return $e ? $e->{content} : undef;
+}
+
+$r = guarded('message', { message => 'count' });
+($ev) = grep { $_->{type} eq 'interrupt' } @{ $r->{events} };
+is_deeply($ev->{data}, { node => 'tools', value => [ { id => 'q1',
+              name => 'execute_sql_query',
+              args => { query => 'SELECT 1 AS one' } } ] },
+          'approve: the calls shown before they run');
+ok(!(grep { $_->{type} eq 'tool_start' } @{ $r->{events} }),
+   'approve: nothing ran');
+
+$r = guarded('resume', { resume => 'approve' });
+is_deeply(result($r)->{rows}, [[1]], 'approved: the call ran');
+like($r->{events}[-1]{full_response}, qr/^result: /, 'approved: the model went on');
+
+guarded('message', { message => 'count' });
+$r = guarded('resume', { resume => { action => 'edit',
+                                      args => { query => 'SELECT 2 AS two' } } });
+is_deeply(result($r)->{rows}, [[2]], 'edited: the edited arguments ran');
+my ($start) = grep { $_->{type} eq 'tool_start' } @{ $r->{events} };
+is_deeply($start->{input}, { query => 'SELECT 2 AS two' },
+          'edited: tool_start shows them');
+
+guarded('message', { message => 'count' });
+$r = guarded('resume', { resume => { action => 'reject',
+                                      reason => 'not today' } });
+is_deeply(result($r), { error => 'not run: a human rejected it (not today)' },
+          'rejected: nothing ran, the call answers why');
+like($r->{events}[-1]{full_response}, qr/rejected it \(not today\)/,
+     'rejected: the model saw it and went on');
+
+guarded('message', { message => 'count' });
+$r = guarded('resume', { resume => 42 });
+like(result($r)->{error}, qr/not approve, edit or reject/,
+     'an answer of another shape: a rejection that says so');
 
 $t->check_log;
 done_testing;

@@ -1,0 +1,23 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TOOLS_APPROVE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TOOLS_APPROVE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_graph.h"
+
+
+ngx_int_t ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
+    ngx_str_t *node, ngx_array_t *calls);
+ngx_int_t ngx_http_agent_tools_approve_answer(ngx_http_agent_run_t *run,
+    ngx_array_t *calls, ngx_str_t *reason);
+
+
+#endif /* _NGX_HTTP_AGENT_TOOLS_APPROVE_H_INCLUDED_ */
