@@ -23,6 +23,8 @@
 static void ngx_http_agent_graph_loop(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_int_t next);
+static ngx_int_t ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_http_agent_node_t *after);
 static ngx_int_t ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_graph_step(ngx_http_agent_run_t *run,
@@ -204,6 +206,22 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
             return;
         }
 
+        if (node->interrupt_before && !run->resuming) {
+
+            /* interrupt_before=on: the run waits before the node */
+
+            if (ngx_http_agent_graph_interrupt(run, node, NULL) != NGX_OK
+                || run->handlers->checkpoint(run, &node->name, run->current)
+                   != NGX_OK)
+            {
+                ngx_http_agent_graph_finish(run, NGX_ERROR);
+                return;
+            }
+
+            ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+            return;
+        }
+
         ngx_log_debug2(NGX_LOG_DEBUG_HTTP, run->log, 0,
                        "agent graph: step %ui node \"%V\"",
                        run->step, &node->name);
@@ -331,6 +349,22 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
         return NGX_ERROR;
     }
 
+    /* the resumed node has had its answer */
+    run->resuming = 0;
+    ngx_str_null(&run->resume);
+
+    /* interrupt_after=on: the run waits before the next node */
+
+    if (node->interrupt_after && next != NGX_HTTP_AGENT_END
+        && ngx_http_agent_graph_interrupt(run,
+                          (ngx_http_agent_node_t *) run->graph->nodes.elts
+                          + next, node)
+           != NGX_OK)
+    {
+        ngx_http_agent_graph_finish(run, NGX_ERROR);
+        return NGX_ERROR;
+    }
+
     if (run->handlers->checkpoint(run, &node->name, next) != NGX_OK) {
         if (run->error.len == 0) {
             ngx_http_agent_graph_fail(run, "checkpoint_failed",
@@ -350,6 +384,11 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
     }
 
     run->step++;
+
+    if (run->interrupt.len && rc == NGX_OK && node->interrupt_after) {
+        ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+        return NGX_DONE;
+    }
 
     if (next == NGX_HTTP_AGENT_END) {
         ngx_http_agent_graph_finish(run, NGX_OK);
@@ -437,6 +476,41 @@ ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
 
         *s = m[i];
     }
+
+    return NGX_OK;
+}
+
+
+/*
+ * interrupt_before= and interrupt_after=: the run waits at node (after:
+ * the node that ran) with no value; the embedder keeps run->interrupt with
+ * the state, and a resumed run starts at node
+ */
+
+static ngx_int_t
+ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_http_agent_node_t *after)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(run->pool, node->name.len * 2
+                               + (after ? after->name.len * 2 : 0) + 64);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    run->interrupt.data = p;
+
+    /* node names are [A-Za-z0-9_]: nothing to escape */
+
+    p = ngx_sprintf(p, "{\"node\":\"%V\",\"value\":null", &node->name);
+
+    if (after) {
+        p = ngx_sprintf(p, ",\"after\":\"%V\"", &after->name);
+    }
+
+    *p++ = '}';
+    run->interrupt.len = p - run->interrupt.data;
 
     return NGX_OK;
 }

@@ -90,6 +90,8 @@ typedef struct {
     ngx_uint_t                 index;
     ngx_str_t                  file;
     ngx_uint_t                 line;
+    unsigned                   interrupt_before:1;
+    unsigned                   interrupt_after:1;
 } ngx_http_agent_node_t;
 
 
@@ -170,6 +172,7 @@ struct ngx_http_agent_run_s {
     void                           (*cancel)(ngx_http_agent_run_t *run);
 
     ngx_int_t                        async_rc;
+    unsigned                         resuming:1; /* at the node resumed */
     unsigned                         in_node:1;
     unsigned                         async_done:1;
     unsigned                         finished:1;

@@ -389,6 +389,31 @@ ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
             continue;
         }
 
+        /* interrupt_before=on, interrupt_after=on: any node, a human's go */
+
+        if ((key.len == 16
+             && ngx_strncmp(key.data, "interrupt_before", 16) == 0)
+            || (key.len == 15
+                && ngx_strncmp(key.data, "interrupt_after", 15) == 0))
+        {
+            if (!(val.len == 2 && ngx_strncmp(val.data, "on", 2) == 0)
+                && !(val.len == 3 && ngx_strncmp(val.data, "off", 3) == 0))
+            {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "node \"%V\": "
+                                   "%V= takes on or off", &value[1], &key);
+                return NGX_CONF_ERROR;
+            }
+
+            if (key.len == 16) {
+                node->interrupt_before = (val.len == 2);
+
+            } else {
+                node->interrupt_after = (val.len == 2);
+            }
+
+            continue;
+        }
+
         rc = node->kind->param(cf, node->conf, &key, &val);
 
         if (rc == NGX_DECLINED) {

@@ -476,6 +476,7 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     run->current = n;
     run->resume = turn->resume;
+    run->resuming = 1;
 
     return NGX_OK;
 }
@@ -488,7 +489,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     ngx_http_agent_turn_t *turn = run->ctx;
 
     ngx_int_t                     rc;
-    ngx_str_t                    *name;
+    ngx_str_t                    *name, none;
     ngx_uint_t                    end;
     ngx_http_agent_node_t        *nodes;
     ngx_http_agent_checkpoint_t   cp;
@@ -507,6 +508,24 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     nodes = run->graph->nodes.elts;
     name = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
+
+    /* the interrupt the run waits on is kept with the state; answered, gone */
+
+    if (run->interrupt.len) {
+        rc = ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt);
+
+    } else if (turn->resume.len) {
+        ngx_str_set(&none, "null");
+        ngx_str_null(&turn->resume);
+        rc = ngx_http_agent_state_set(run, "__interrupt__", &none);
+
+    } else {
+        rc = NGX_OK;
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_ERROR;
+    }
 
     /* the last step and the release of the session: one transaction */
     end = (next == NGX_HTTP_AGENT_END && turn->locked);

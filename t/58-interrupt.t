@@ -53,7 +53,21 @@ $conf =~ s{(agent_graph approval \{)}{agent_graph guarded {
     edge tools model;
 }
 $1};
+$conf =~ s{(agent_graph approval \{)}{agent_graph stepwise {
+    channel note value;
+    node one   template output=note "text=one";
+    node two   template "text=two after {{note}}" interrupt_before=on;
+    node three template output=note "text=three" interrupt_after=on;
+    node four  template "text=four after {{note}}";
+    edge START one;
+    edge one two;
+    edge two three;
+    edge three four;
+    edge four END;
+}
+$1};
 $conf =~ s{(location /api/sessions/)}{location /guarded/ { agent_chat; agent_use_graph guarded; }
+        location /stepwise/ { agent_chat; agent_use_graph stepwise; }
         $1};
 $t->run($conf);
 
@@ -123,7 +137,26 @@ is($m->{status}, 200, 'one-shot: 200');
 is($m->{json}{state}{__interrupt__}{node}, 'approve',
    'one-shot: the interrupt in the state');
 
-# 6. approve=on: a human sees the calls before they run
+# 6. interrupt_before= and interrupt_after= on any node
+my $w = $t->session;
+$r = $t->stream("/stepwise/$w/message", encode_json({ message => 'go' }));
+($ev) = grep { $_->{type} eq 'interrupt' } @{ $r->{events} };
+is_deeply($ev->{data}, { node => 'two', value => undef },
+          'interrupt_before: waits before two');
+is_deeply(nodes($r), ['one'], 'interrupt_before: two has not run');
+$r = $t->stream("/stepwise/$w/resume", encode_json({ resume => 'go' }));
+($ev) = grep { $_->{type} eq 'interrupt' } @{ $r->{events} };
+is_deeply(nodes($r), [qw(two three)], 'resumed: two, then three');
+is_deeply($ev->{data}, { node => 'four', value => undef, after => 'three' },
+          'interrupt_after: waits after three, before four');
+$r = $t->stream("/stepwise/$w/resume", encode_json({ resume => 'go' }));
+is_deeply(nodes($r), ['four'], 'resumed: four');
+is($r->{events}[-1]{full_response}, 'four after three',
+   'the state carried across both waits');
+is($t->http('POST', "/stepwise/$w/resume", { resume => 1 })->{status}, 409,
+   'and nothing waits any more');
+
+# 7. approve=on: a human sees the calls before they run
 my $g = $t->session;
 sub guarded {
     my ($path, $body) = @_;
