@@ -8,7 +8,8 @@
 # again.  An image attached goes to the model and shows as a thumbnail.
 # Then the shipped graphs under their own prefixes: seed 002 (its plan,
 # SQL, result table, evaluation and chart as the turn goes) and seed 004
-# (the database picker, then ask_database's rows).  The screenshot is
+# (the database picker, then ask_database's rows), and a tool call a
+# human approves on the page (approve=on).  The screenshot is
 # build/screenshot.png.  Skipped only where Chromium cannot be installed.
 
 use strict;
@@ -119,6 +120,17 @@ $t->mock(sub {
         if $sys =~ /^EVALUATOR/;
     return { text => '**Oslo** leads.' } if $sys =~ /^EXPLAINER/;
 
+    # a human approves a tool call (approve=on)
+    if ($sys =~ /^You are a careful data analyst/
+        && AgentTest::last_user($req) eq 'hitl count')
+    {
+        my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
+        my ($res) = grep { $_->{role} eq 'tool' } @m[$u .. $#m];
+        return { text => 'There are 3 cities.' } if $res;
+        return { tools => [ [ 'h1', 'execute_sql_query', encode_json({
+                   query => 'SELECT count(*) AS n FROM cities' }) ] ] };
+    }
+
     # seed 004, the shipped sql_assistant graph
     return { text => 'SELECT region, total FROM sales ORDER BY region' }
         if $sys =~ /^You write one SQLite SELECT/;
@@ -163,6 +175,14 @@ agent_use_graph page;
 include $root/conf/graphs/data_scientist.conf;
 include $root/conf/graphs/sql_assistant.conf;
 agent_database shop $db;
+agent_graph hitl {
+    node model llm prompt=react_system.md tools=execute_sql_query;
+    node tools tools approve=on;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
 HTTP
 my $html = "include $root/conf/html/types.conf; "
          . "include $root/conf/html/csp.conf;";
@@ -171,6 +191,9 @@ $conf =~ s{(location /api/sessions/)}
         location /ds/ { alias $root/conf/html/; $html }
         location /ds/api/sessions/ { agent_sessions; agent_use_graph data_scientist; }
         location /ds/api/chat/ { agent_chat; agent_use_graph data_scientist; }
+        location /hitl/ { alias $root/conf/html/; $html }
+        location /hitl/api/sessions/ { agent_sessions; agent_use_graph hitl; }
+        location /hitl/api/chat/ { agent_chat; agent_use_graph hitl; }
         location /sa/ { alias $root/conf/html/; $html }
         location /sa/api/sessions/ { agent_sessions; agent_use_graph sql_assistant; }
         location /sa/api/chat/ { agent_chat; agent_use_graph sql_assistant; agent_databases shop; }
@@ -274,6 +297,15 @@ like($sa->{connected} // '', qr/^connected shop: 1 table \(sales\)/,
 is($sa->{rows}, 2, 'seed 004: ask_database\'s rows as a table');
 is($sa->{answer}, 'North 10, south 32.', 'seed 004: the answer');
 is($sa->{selected}, 'shop', 'seed 004: reopened, the picker shows it');
+
+# a tool call approved on the page
+my $h = $r->{hitl} // {};
+like($h->{waiting} // '', qr/waiting for your approval of 1 tool call/,
+     'approval: the page says what waits');
+like($h->{call} // '', qr/^execute_sql_query \{"query":"SELECT count/,
+     'approval: the call shown');
+is($h->{rows}, 1, 'approval: approved, the query ran and its row shows');
+is($h->{answer}, 'There are 3 cities.', 'approval: the model answered');
 
 my $p = $r->{poisoned} // {};
 ok($p->{drawn}, 'poisoned history: the chart is drawn (or refused) '

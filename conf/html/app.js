@@ -492,6 +492,9 @@ function handle(box, e) {
     case 'node':
         progress(e.status === 'start' ? 'step: ' + e.name : '');
         return;
+    case 'interrupt':
+        waits(box, e.data || {});
+        return scroll();
     case 'end':
         box.done = true;
         box.text = box.text || e.full_response || '';
@@ -505,6 +508,94 @@ function handle(box, e) {
         step(box, e.type, e.data);
         return scroll();
     }
+}
+
+/*
+ * The run waits for a human (an interrupt node, interrupt_before/after, or
+ * a tools node's approve=): its value shown, and the answer sent with
+ * POST /resume, whose stream continues in a new box.  Tool calls to
+ * approve get Approve, Edit (their arguments) and Reject.
+ */
+function waits(box, data) {
+    const d = el('div', 'waits');
+    const calls = Array.isArray(data.value)
+                  && data.value.every((c) => c && c.name !== undefined);
+    d.appendChild(el('div', 'note', calls
+        ? 'waiting for your approval of ' + data.value.length + ' tool call'
+          + (data.value.length === 1 ? '' : 's')
+        : 'waiting for your answer at "' + data.node + '"'));
+    const area = el('textarea', 'answer');
+    area.rows = 3;
+    area.value = calls ? JSON.stringify(data.value[0].args || {}, null, 2)
+                       : (data.value === null || data.value === undefined
+                          ? '' : typeof data.value === 'string' ? data.value
+                          : JSON.stringify(data.value, null, 2));
+    if (calls) {
+        for (const c of data.value) {
+            d.appendChild(el('pre', 'input', c.name + ' '
+                             + JSON.stringify(c.args)));
+        }
+    } else if (area.value) {
+        d.appendChild(el('pre', 'input', area.value));
+        area.value = '';
+    }
+    d.appendChild(area);
+    const buttons = el('div', 'buttons');
+    const answer = (resume) => () => {
+        for (const b of buttons.querySelectorAll('button')) b.disabled = true;
+        resumeRun(resume).catch((e) => note(e.message, 'error'));
+    };
+    const button = (label, resume) => {
+        const b = el('button', null, label);
+        b.type = 'button';
+        b.className = label.toLowerCase();
+        b.onclick = answer(resume);
+        buttons.appendChild(b);
+    };
+    if (calls) {
+        button('Approve', 'approve');
+        const edit = el('button', 'edit', 'Edit');
+        edit.type = 'button';
+        edit.onclick = () => {
+            let args;
+            try { args = JSON.parse(area.value); } catch (e) {
+                note('the arguments are not JSON: ' + e.message, 'error');
+                return;
+            }
+            answer({ action: 'edit', args })();
+        };
+        buttons.appendChild(edit);
+        button('Reject', { action: 'reject', reason: 'rejected on the page' });
+    } else {
+        const send = el('button', 'answer', 'Answer');
+        send.type = 'button';
+        send.onclick = () => answer(area.value.trim() || 'yes')();
+        buttons.appendChild(send);
+        button('Approve', 'yes');
+        button('Reject', 'no');
+    }
+    d.appendChild(buttons);
+    box.tools.appendChild(d);
+}
+
+async function resumeRun(resume) {
+    const box = assistantBox();
+    render(box, '', true);
+    try {
+        const res = await fetch(CHAT + state.id + '/resume', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ resume }),
+        });
+        if (!res.ok) {
+            const j = await res.json().catch(() => null);
+            throw new Error((j && j.error) || res.status + ' ' + res.statusText);
+        }
+        await events(res.body, (e) => handle(box, e));
+    } catch (e) {
+        failed(box, e.message);
+    }
+    progress('');
 }
 
 /*

@@ -130,6 +130,29 @@ async function findings(page) {
             strong: (document.querySelector('.msg.assistant > .body strong') || {}).textContent || '',
         }));
 
+        // a human approves a tool call (approve=on) under /hitl/
+        await page.goto(url + 'hitl/');
+        await page.click('#new');
+        await page.waitForSelector('#sessions li.current');
+        await page.setInputFiles('#csv', csv);
+        await page.waitForSelector('.note.upload');
+        await page.fill('#q', 'hitl count');
+        await page.click('#ask button');
+        await page.waitForSelector('.waits button.approve');
+        out.hitl = {
+            waiting: await page.$eval('.waits .note', (n) => n.textContent),
+            call: await page.$eval('.waits pre.input', (n) => n.textContent),
+        };
+        await page.click('.waits button.approve');
+        await page.waitForFunction(() => {
+            const b = [...document.querySelectorAll('.msg.assistant')];
+            return b.length >= 2 && b[b.length - 1].classList.contains('done');
+        });
+        out.hitl.rows = await page.$$eval('.msg.assistant table.result tbody tr',
+                                          (r) => r.length);
+        out.hitl.answer = await page.$eval('.msg.assistant:last-of-type > .body',
+                                           (b) => b.innerText.trim());
+
         // seed 004: the shipped sql_assistant graph under /sa/, its picker
         await page.goto(url + 'sa/');
         await page.click('#new');
