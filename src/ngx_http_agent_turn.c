@@ -35,8 +35,9 @@
 
 
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
-    ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session,
-    ngx_http_agent_msg_t *msg, ngx_str_t *text);
+    ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
+static ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run, ngx_array_t *update);
 static ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
@@ -57,161 +58,29 @@ static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
 };
 
 
-/* a turn: POST /{session_id}/message */
+/* a turn of the location's graph; the caller may change what it runs */
 
-ngx_int_t
-ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_str_t *body, ngx_uint_t resume)
+ngx_http_agent_turn_t *
+ngx_http_agent_turn_create(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, ngx_http_agent_model_t *model)
 {
-    u_char                      *p;
-    yajl_val                     v, images, answer;
-    ngx_int_t                    rc;
-    ngx_str_t                    text, name, key, resumed;
-    ngx_http_cleanup_t          *cln;
-    ngx_http_agent_msg_t         msg;
-    ngx_http_agent_ctx_t        *ctx;
-    ngx_http_agent_turn_t       *turn;
-    ngx_http_agent_model_t      *model;
-    ngx_http_agent_event_t       ev;
-    ngx_http_agent_session_t     s;
-    ngx_http_agent_loc_conf_t   *alcf;
-    ngx_http_agent_main_conf_t  *amcf;
+    u_char                     *p;
+    ngx_http_cleanup_t         *cln;
+    ngx_http_agent_ctx_t       *ctx;
+    ngx_http_agent_turn_t      *turn;
+    ngx_http_agent_loc_conf_t  *alcf;
 
-    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    rc = ngx_http_agent_parse_object(r, body, &v, 0);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
-    ngx_str_set(&msg.role, "user");
-    ngx_str_null(&resumed);
-    ngx_str_set(&text, "");
-
-    if (resume) {
-
-        /* POST /{id}/resume: the human's answer to an interrupt, any JSON */
-
-        answer = ngx_http_agent_json_get(v, "resume");
-
-        if (answer == NULL
-            || ngx_http_agent_json_encode(r->pool, answer, &resumed)
-               != NGX_OK)
-        {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"resume\" is missing: the answer "
-                                        "to the interrupt, any JSON value");
-        }
-
-    } else if (ngx_http_agent_json_get_str(v, "message", &text) != NGX_OK
-               || text.len == 0)
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"message\" must be a non-empty "
-                                    "string");
-    }
-
-    msg.content = text;
-
-    images = resume ? NULL : ngx_http_agent_json_get(v, "images");
-
-    if (images && !YAJL_IS_NULL(images)) {
-        rc = ngx_http_agent_images(r, images, &msg.images);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-    }
-
-    rc = ngx_http_agent_json_get_str(v, "model", &name);
-    if (rc == NGX_ERROR) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"model\" must be a string");
-    }
-
-    if (rc == NGX_DECLINED) {
-        ngx_str_null(&name);
-    }
-
-    rc = ngx_http_agent_session_get(r, id, &s);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    /*
-     * the stored history is bounded: past agent_history_max_size a turn
-     * is refused, unless the graph summarizes what it sends to the model
-     */
-
-    if ((size_t) s.history_bytes + text.len + msg.images.len
-        > alcf->history_max_size
-        && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "this conversation has reached its "
-                                    "size limit (%L bytes stored, "
-                                    "agent_history_max_size is %uz); "
-                                    "start a new session",
-                                    s.history_bytes, alcf->history_max_size);
-    }
-
-    model = NULL;
-
-    if (name.len == 0 && s.model.len) {
-
-        /* the session's model, if this location may use it */
-        model = ngx_http_agent_model_allowed(amcf, alcf, &s.model);
-    }
-
-    if (model == NULL) {
-        model = name.len ? ngx_http_agent_model_allowed(amcf, alcf, &name)
-                         : ngx_http_agent_model_default(amcf, alcf);
-    }
-
-    if (model == NULL && name.len == 0) {
-        /* seed 004: no model chosen, and no default to fall back on */
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "no model is chosen for this session "
-                                    "and none is configured as the "
-                                    "default: choose one with POST "
-                                    "/{id}/model {\"name\": ...} or "
-                                    "\"model\" in the message");
-    }
-
-    if (model == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "there is no model \"%V\"", &name);
-    }
-
-    if (ngx_http_agent_llm_key(model, &key) != NGX_OK && name.len == 0
-        && s.model.len == 0)
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "no model is chosen for this session "
-                                    "and the default \"%V\" is not "
-                                    "available (%V is not set): choose "
-                                    "one with POST /{id}/model "
-                                    "{\"name\": ...}", &model->name,
-                                    &model->key_env);
-    }
-
-    if (ngx_http_agent_llm_key(model, &key) != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
-                                    "the model \"%V\" has no API key: "
-                                    "set %V for nginx and add \"env %V;"
-                                    "\" to nginx.conf", &model->name,
-                                    &model->key_env, &model->key_env);
-    }
 
     turn = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_t));
     if (turn == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NULL;
     }
 
     turn->request = r;
-    turn->session_id = s.id;
-    turn->resume = resumed;
+    turn->session_id = s->id;
+    turn->graph = alcf->graph;
+    turn->format = alcf->format;
     turn->env.model = model;
     turn->env.request = r;
     turn->env.answered_by = model->name;
@@ -222,7 +91,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     p = ngx_pnalloc(r->pool, 36);
     if (p == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NULL;
     }
 
     ngx_http_agent_store_new_id(p);
@@ -231,11 +100,29 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NULL;
     }
 
     cln->handler = ngx_http_agent_turn_cleanup;
     cln->data = turn;
+
+    return turn;
+}
+
+
+/* the input saved, the stream started, the graph on its way: NGX_DONE */
+
+ngx_int_t
+ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *s)
+{
+    ngx_int_t                   rc;
+    ngx_http_request_t         *r;
+    ngx_http_agent_event_t      ev;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    r = turn->request;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     /*
      * the lock, the state and the input step in one transaction: the
@@ -248,7 +135,11 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     "the session store is not available");
     }
 
-    rc = ngx_http_agent_turn_input(r, turn, &s, &msg, &text);
+    rc = ngx_http_agent_turn_input(r, turn, s);
+
+    if (rc == NGX_OK && turn->hooks && turn->hooks->begin) {
+        rc = turn->hooks->begin(turn);
+    }
 
     if (rc != NGX_OK) {
         ngx_http_agent_store_rollback();
@@ -262,7 +153,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                     "the message could not be saved");
     }
 
-    turn->json = ngx_http_agent_turn_json_wanted(r);
+    turn->json = (turn->hooks == NULL && ngx_http_agent_turn_json_wanted(r));
 
     if (!turn->json
         && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
@@ -272,7 +163,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
     ev.type = NGX_HTTP_AGENT_EV_START;
-    ev.text = &text;
+    ev.text = &turn->text;
 
     if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK) {
         return NGX_ERROR;
@@ -291,10 +182,10 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
 static ngx_int_t
 ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
-    ngx_http_agent_session_t *session, ngx_http_agent_msg_t *msg,
-    ngx_str_t *text)
+    ngx_http_agent_session_t *session)
 {
     ngx_int_t                     rc;
+    ngx_uint_t                    i;
     ngx_str_t                     json, *id;
     ngx_array_t                  *update;
     ngx_http_agent_run_t         *run;
@@ -340,7 +231,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_exit_add(&turn->queue);
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          alcf->graph);
+                                          turn->graph);
     if (run == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -385,13 +276,16 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     stream = &turn->stream;
-    stream->format = alcf->format;
+    stream->format = turn->format;
     stream->pool = r->pool;
     stream->session_id = *id;
     stream->run_id = turn->run_id;
-    stream->graph = alcf->graph->name;
-    stream->sink = ngx_http_agent_turn_sink;
-    stream->sink_data = turn;
+    stream->graph = turn->graph->name;
+
+    if (stream->sink == NULL) {
+        stream->sink = ngx_http_agent_turn_sink;
+        stream->sink_data = turn;
+    }
 
     /* a run waits on a human: only an answer continues it */
 
@@ -408,14 +302,21 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_graph_write_message(run, update,
-                                           NGX_HTTP_AGENT_CH_MESSAGES, msg)
-        != NGX_OK
-        || ngx_http_agent_json_quote(r->pool, id, &json) != NGX_OK
+    for (i = 0; i < turn->nmsgs; i++) {
+        if (ngx_http_agent_graph_write_message(run, update,
+                                               NGX_HTTP_AGENT_CH_MESSAGES,
+                                               &turn->msgs[i])
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_json_quote(r->pool, id, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(update,
                                             NGX_HTTP_AGENT_CH_SESSION_ID,
                                             &json) != NGX_OK
-        || ngx_http_agent_json_quote(r->pool, text, &json) != NGX_OK
+        || ngx_http_agent_json_quote(r->pool, &turn->text, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(update, NGX_HTTP_AGENT_CH_INPUT,
                                             &json) != NGX_OK
         || ngx_http_agent_variables_inputs(r, run, update) != NGX_OK)
@@ -423,9 +324,76 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    rc = ngx_http_agent_turn_values(turn, run, update);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
     if (ngx_http_agent_graph_input(run, update) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
+    }
+
+    return NGX_OK;
+}
+
+
+/* the other channels a run request's input writes (the LangGraph API) */
+
+static ngx_int_t
+ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run, ngx_array_t *update)
+{
+    size_t                     i;
+    yajl_val                   v;
+    ngx_int_t                  n;
+    ngx_str_t                  name, json;
+    ngx_http_agent_channel_t  *ch;
+
+    v = turn->values;
+    ch = run->graph->channels.elts;
+
+    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
+        name.data = (u_char *) v->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+
+        n = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (n == NGX_HTTP_AGENT_CH_MESSAGES) {
+            continue;
+        }
+
+        if (n == NGX_ERROR) {
+            return ngx_http_agent_error(turn->request, NGX_HTTP_BAD_REQUEST,
+                                        "the graph \"%V\" has no channel "
+                                        "\"%V\"", &run->graph->name, &name);
+        }
+
+        if (ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            if (!YAJL_IS_NUMBER(v->u.object.values[i])) {
+                return ngx_http_agent_error(turn->request,
+                                            NGX_HTTP_BAD_REQUEST,
+                                            "the channel \"%V\" takes a "
+                                            "number", &name);
+            }
+
+            if (ngx_http_agent_graph_write_number(update, n,
+                                       YAJL_GET_DOUBLE(v->u.object.values[i]))
+                != NGX_OK)
+            {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            continue;
+        }
+
+        if (ngx_http_agent_json_encode(run->pool, v->u.object.values[i],
+                                       &json)
+            != NGX_OK
+            || ngx_http_agent_graph_write_value(update, n, &json) != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
     }
 
     return NGX_OK;
@@ -718,6 +686,10 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ev.type = NGX_HTTP_AGENT_EV_ERROR;
         ev.text = &run->error;
         ev.code = &code;
+    }
+
+    if (turn->hooks && turn->hooks->done) {
+        turn->hooks->done(turn, &ev);
     }
 
     if (turn->json) {

@@ -21,8 +21,19 @@
 #include "ngx_http_agent_checkpoint.h"
 
 
-/* a run of the location's graph bound to one request (turn.c) */
+typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
+
+
+/* what an API over the turn adds: a run's record, its end */
 typedef struct {
+    ngx_int_t                     (*begin)(ngx_http_agent_turn_t *turn);
+    void                          (*done)(ngx_http_agent_turn_t *turn,
+                                          ngx_http_agent_event_t *ev);
+} ngx_http_agent_turn_hooks_t;
+
+
+/* a run of a graph bound to one request (turn.c) */
+struct ngx_http_agent_turn_s {
     ngx_http_request_t             *request;
     ngx_http_agent_run_t           *run;
     ngx_http_agent_env_t            env;
@@ -33,6 +44,14 @@ typedef struct {
     ngx_str_t                       checkpoint_id;
     ngx_str_t                       text;
     ngx_str_t                       resume;    /* the answer: a resume */
+    ngx_http_agent_graph_t         *graph;     /* the location's, or an
+                                                  assistant's */
+    ngx_http_agent_format_t        *format;
+    ngx_http_agent_msg_t           *msgs;      /* the input's messages */
+    ngx_uint_t                      nmsgs;
+    yajl_val                        values;    /* other input channels */
+    ngx_http_agent_turn_hooks_t    *hooks;
+    void                           *data;      /* the hooks' */
     int64_t                         step;
     ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
     ngx_event_t                     lease;
@@ -40,11 +59,18 @@ typedef struct {
     ngx_queue_t                     queue;     /* the worker's turns */
     unsigned                        locked:1;
     unsigned                        json:1;    /* one answer, no stream */
-} ngx_http_agent_turn_t;
+};
 
 
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body, ngx_uint_t resume);
+ngx_int_t ngx_http_agent_turn_model(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, ngx_str_t *name,
+    ngx_http_agent_model_t **mp);
+ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, ngx_http_agent_model_t *model);
+ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *s);
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);

@@ -1,0 +1,210 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_models.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_images.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * Our own API's turns: POST /{id}/message and /{id}/resume parsed, the
+ * session's model chosen; the turn (turn.c) runs them.
+ */
+
+
+/* a turn: POST /{session_id}/message */
+
+ngx_int_t
+ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body, ngx_uint_t resume)
+{
+    yajl_val                     v, images, answer;
+    ngx_int_t                    rc;
+    ngx_str_t                    text, name, resumed;
+    ngx_http_agent_msg_t        *msg;
+    ngx_http_agent_turn_t       *turn;
+    ngx_http_agent_model_t      *model;
+    ngx_http_agent_session_t     s;
+    ngx_http_agent_loc_conf_t   *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));
+    if (msg == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_str_set(&msg->role, "user");
+    ngx_str_null(&resumed);
+    ngx_str_set(&text, "");
+
+    if (resume) {
+
+        /* POST /{id}/resume: the human's answer to an interrupt, any JSON */
+
+        answer = ngx_http_agent_json_get(v, "resume");
+
+        if (answer == NULL
+            || ngx_http_agent_json_encode(r->pool, answer, &resumed)
+               != NGX_OK)
+        {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"resume\" is missing: the answer "
+                                        "to the interrupt, any JSON value");
+        }
+
+    } else if (ngx_http_agent_json_get_str(v, "message", &text) != NGX_OK
+               || text.len == 0)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"message\" must be a non-empty "
+                                    "string");
+    }
+
+    msg->content = text;
+
+    images = resume ? NULL : ngx_http_agent_json_get(v, "images");
+
+    if (images && !YAJL_IS_NULL(images)) {
+        rc = ngx_http_agent_images(r, images, &msg->images);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    rc = ngx_http_agent_json_get_str(v, "model", &name);
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"model\" must be a string");
+    }
+
+    if (rc == NGX_DECLINED) {
+        ngx_str_null(&name);
+    }
+
+    rc = ngx_http_agent_session_get(r, id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    /*
+     * the stored history is bounded: past agent_history_max_size a turn
+     * is refused, unless the graph summarizes what it sends to the model
+     */
+
+    if ((size_t) s.history_bytes + text.len + msg->images.len
+        > alcf->history_max_size
+        && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                    "this conversation has reached its "
+                                    "size limit (%L bytes stored, "
+                                    "agent_history_max_size is %uz); "
+                                    "start a new session",
+                                    s.history_bytes, alcf->history_max_size);
+    }
+
+    rc = ngx_http_agent_turn_model(r, &s, &name, &model);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn = ngx_http_agent_turn_create(r, &s, model);
+    if (turn == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    turn->resume = resumed;
+    turn->text = text;
+
+    if (!resume) {
+        turn->msgs = msg;
+        turn->nmsgs = 1;
+    }
+
+    return ngx_http_agent_turn_begin(turn, &s);
+}
+
+
+/* the model of a turn: asked for, the session's, or the default */
+
+ngx_int_t
+ngx_http_agent_turn_model(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, ngx_str_t *name,
+    ngx_http_agent_model_t **mp)
+{
+    ngx_str_t                    key;
+    ngx_http_agent_model_t      *model;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    model = NULL;
+
+    if (name->len == 0 && s->model.len) {
+
+        /* the session's model, if this location may use it */
+        model = ngx_http_agent_model_allowed(amcf, alcf, &s->model);
+    }
+
+    if (model == NULL) {
+        model = name->len ? ngx_http_agent_model_allowed(amcf, alcf, name)
+                          : ngx_http_agent_model_default(amcf, alcf);
+    }
+
+    if (model == NULL && name->len == 0) {
+        /* seed 004: no model chosen, and no default to fall back on */
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "no model is chosen for this session "
+                                    "and none is configured as the "
+                                    "default: choose one with POST "
+                                    "/{id}/model {\"name\": ...} or "
+                                    "\"model\" in the message");
+    }
+
+    if (model == NULL) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "there is no model \"%V\"", name);
+    }
+
+    if (ngx_http_agent_llm_key(model, &key) != NGX_OK && name->len == 0
+        && s->model.len == 0)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "no model is chosen for this session "
+                                    "and the default \"%V\" is not "
+                                    "available (%V is not set): choose "
+                                    "one with POST /{id}/model "
+                                    "{\"name\": ...}", &model->name,
+                                    &model->key_env);
+    }
+
+    if (ngx_http_agent_llm_key(model, &key) != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+                                    "the model \"%V\" has no API key: "
+                                    "set %V for nginx and add \"env %V;"
+                                    "\" to nginx.conf", &model->name,
+                                    &model->key_env, &model->key_env);
+    }
+
+    *mp = model;
+
+    return NGX_OK;
+}
