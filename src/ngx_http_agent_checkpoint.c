@@ -32,13 +32,7 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
-    size_t                     i;
-    yajl_val                   v, c;
-    ngx_int_t                  rc, ch;
-    ngx_str_t                  name, num;
-    ngx_uint_t                 extra;
-    ngx_http_agent_json_t     *j;
-    ngx_http_agent_channel_t  *channels;
+    ngx_int_t  rc;
 
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
     cp->step = -1;
@@ -52,6 +46,25 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
     if (rc != NGX_OK) {
         return NGX_ERROR;
     }
+
+    return ngx_http_agent_state_apply(pool, id, run, cp, images_keep);
+}
+
+
+/* the state of a checkpoint row read before: its channels, its messages */
+
+ngx_int_t
+ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_int_t images_keep)
+{
+    size_t                     i;
+    yajl_val                   v, c;
+    ngx_int_t                  ch;
+    ngx_str_t                  name, num;
+    ngx_uint_t                 extra;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_channel_t  *channels;
 
     v = ngx_http_agent_json_parse(pool, cp->channels.data, cp->channels.len,
                                   NULL);

@@ -25,8 +25,6 @@ static ngx_int_t ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_http_agent_node_t *after);
-static ngx_int_t ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_graph_step(ngx_http_agent_run_t *run,
     ngx_int_t rc);
 static void ngx_http_agent_graph_finish(ngx_http_agent_run_t *run,
@@ -206,7 +204,10 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
             return;
         }
 
-        if (node->interrupt_before && !run->resuming) {
+        if ((node->interrupt_before
+             || (run->waits && (run->waits[run->current] & 1)))
+            && !run->resuming)
+        {
 
             /* interrupt_before=on: the run waits before the node */
 
@@ -286,6 +287,7 @@ static ngx_int_t
 ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_int_t               next;
+    ngx_uint_t              after;
     ngx_http_agent_node_t  *node;
 
     node = (ngx_http_agent_node_t *) run->graph->nodes.elts + run->current;
@@ -355,7 +357,12 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     /* interrupt_after=on: the run waits before the next node */
 
-    if (node->interrupt_after && next != NGX_HTTP_AGENT_END
+    after = node->interrupt_after
+            || (run->waits
+                && (run->waits[node - (ngx_http_agent_node_t *)
+                                      run->graph->nodes.elts] & 2));
+
+    if (after && next != NGX_HTTP_AGENT_END
         && ngx_http_agent_graph_interrupt(run,
                           (ngx_http_agent_node_t *) run->graph->nodes.elts
                           + next, node)
@@ -385,7 +392,7 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     run->step++;
 
-    if (run->interrupt.len && rc == NGX_OK && node->interrupt_after) {
+    if (run->interrupt.len && rc == NGX_OK && after) {
         ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
         return NGX_DONE;
     }
@@ -518,7 +525,7 @@ ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
 
 /* the first edge whose condition holds; the last edge has none */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node)
 {

@@ -160,6 +160,8 @@ struct ngx_http_agent_run_s {
     ngx_str_t                        resume;     /* the human's answer:
                                                     a run resumed */
     ngx_str_t                        interrupt;  /* {"node", "value"} */
+    u_char                          *waits;      /* per node, asked by the
+                                                    run: 1 before, 2 after */
 
     ngx_http_agent_run_handlers_t   *handlers;
     void                            *ctx;        /* the embedder's */
@@ -188,6 +190,8 @@ ngx_int_t ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph,
 ngx_int_t ngx_http_agent_graph_input(ngx_http_agent_run_t *run,
     ngx_array_t *update);
 void ngx_http_agent_graph_start(ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
 ngx_uint_t ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph,
     const char *kind);
 void ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc);

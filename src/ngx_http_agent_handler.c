@@ -18,6 +18,7 @@
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_resources.h"
 #include "ngx_http_agent_chat.h"
+#include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"
@@ -122,6 +123,10 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
     ngx_uint_t                 allowed, i;
     ngx_table_elt_t           *h;
     ngx_http_core_loc_conf_t  *clcf;
+
+    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
+        return ngx_http_agent_lg_route(r, ctx);
+    }
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
@@ -411,6 +416,9 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_EP_MODEL:
         return ngx_http_agent_model_answer(r, &ctx->id, body);
+
+    case NGX_HTTP_AGENT_EP_LANGGRAPH:
+        return ngx_http_agent_lg_dispatch(r, ctx, body);
 
     default: /* NGX_HTTP_AGENT_EP_CONNECTION */
         return ngx_http_agent_connection(r, &ctx->id, body);

@@ -479,3 +479,86 @@ ngx_http_agent_message_copy(ngx_pool_t *pool, ngx_array_t *in, ngx_uint_t n,
 
     return NGX_OK;
 }
+
+
+/* a message as LangChain serializes it: {"type": "human", ...} */
+
+void
+ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
+    ngx_http_agent_msg_t *m, ngx_str_t *id)
+{
+    ngx_uint_t              i;
+    ngx_array_t            *calls;
+    ngx_http_agent_call_t  *c;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+
+    switch (m->role.len ? m->role.data[0] : 'u') {
+
+    case 'a':
+        ngx_http_agent_json_cstr(j, "ai");
+        break;
+
+    case 't':
+        ngx_http_agent_json_cstr(j, "tool");
+        break;
+
+    case 's':
+        ngx_http_agent_json_cstr(j, "system");
+        break;
+
+    default:
+        ngx_http_agent_json_cstr(j, "human");
+    }
+
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, &m->content);
+
+    if (id) {
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, id);
+    }
+
+    if (m->tool_call_id.len) {
+        ngx_http_agent_json_key(j, "tool_call_id");
+        ngx_http_agent_json_str(j, &m->tool_call_id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (m->tool_calls.len
+        && ngx_http_agent_message_calls(pool, &m->tool_calls, &calls, 1)
+           == NGX_OK)
+    {
+        c = calls->elts;
+
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_arr(j);
+
+        for (i = 0; i < calls->nelts; i++) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "name");
+            ngx_http_agent_json_str(j, &c[i].name);
+            ngx_http_agent_json_key(j, "args");
+
+            if (c[i].args && YAJL_IS_OBJECT(c[i].args)) {
+                ngx_http_agent_json_val(j, c[i].args);
+
+            } else {
+                ngx_http_agent_json_obj(j);
+                ngx_http_agent_json_end(j);
+            }
+
+            ngx_http_agent_json_key(j, "id");
+            ngx_http_agent_json_str(j, &c[i].id);
+            ngx_http_agent_json_key(j, "type");
+            ngx_http_agent_json_cstr(j, "tool_call");
+            ngx_http_agent_json_end(j);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+}

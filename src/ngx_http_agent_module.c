@@ -273,6 +273,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_SESSIONS },
 
+    { ngx_string("agent_langgraph_api"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_LANGGRAPH },
+
       ngx_null_command
 };
 
@@ -535,7 +542,8 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_agent_main_conf_t  *amcf;
 
     if (alcf->kind) {
-        return "is duplicate: a location serves either chat or sessions";
+        return "is duplicate: a location serves chat, sessions or the "
+               "LangGraph API";
     }
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
@@ -544,7 +552,7 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return "needs agent_checkpoint_db in the http block before it";
     }
 
-    if ((ngx_uint_t) cmd->post == NGX_HTTP_AGENT_CHAT
+    if ((ngx_uint_t) cmd->post != NGX_HTTP_AGENT_SESSIONS
         && amcf->models.nelts == 0)
     {
         return "needs at least one agent_model in the http block before it";
@@ -688,7 +696,7 @@ ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     conf->format = ngx_http_agent_format_find(&conf->format_name);
 
     /* the inputs of turns: checked where turns run */
-    if (conf->inputs == NULL || conf->kind != NGX_HTTP_AGENT_CHAT) {
+    if (conf->inputs == NULL || conf->kind == NGX_HTTP_AGENT_SESSIONS) {
         return NGX_CONF_OK;
     }
 

@@ -18,6 +18,7 @@
 
 #define NGX_HTTP_AGENT_CHAT      1
 #define NGX_HTTP_AGENT_SESSIONS  2
+#define NGX_HTTP_AGENT_LANGGRAPH 3
 
 
 typedef struct {

@@ -126,7 +126,15 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "error");
+
+    if (ctx->api) {
+        /* the LangGraph API's clients read "detail" */
+        ngx_http_agent_json_key(j, "detail");
+
+    } else {
+        ngx_http_agent_json_key(j, "error");
+    }
+
     ngx_http_agent_json_str(j, &msg);
     ngx_http_agent_json_end(j);
 

@@ -32,7 +32,8 @@ typedef enum {
     NGX_HTTP_AGENT_EP_MODEL,
     NGX_HTTP_AGENT_EP_CONNECTION,
     NGX_HTTP_AGENT_EP_RESUME,
-    NGX_HTTP_AGENT_EP_GRAPH
+    NGX_HTTP_AGENT_EP_GRAPH,
+    NGX_HTTP_AGENT_EP_LANGGRAPH
 } ngx_http_agent_endpoint_e;
 
 
@@ -44,6 +45,9 @@ typedef struct {
     ngx_int_t                       sent_rc;
     void                           *env;       /* the turn's, for the
                                                   $agent_ variables */
+    void                           *sse;       /* its stream */
+    void                           *api;       /* the LangGraph API's
+                                                  request (lg.c) */
 } ngx_http_agent_ctx_t;
 
 

@@ -131,7 +131,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
         }
     }
 
-    if (ngx_http_agent_store_session_create(r->pool, &title, &metadata,
+    if (ngx_http_agent_store_session_create(r->pool, NULL, &title, &metadata,
                                             ctx->owner, &s)
         != NGX_OK)
     {

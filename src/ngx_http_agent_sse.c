@@ -8,6 +8,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_sse.h"
 
 
@@ -28,6 +30,7 @@ static ngx_int_t ngx_http_agent_sse_flush(ngx_http_agent_sse_t *sse);
 static void ngx_http_agent_sse_flush_handler(ngx_event_t *ev);
 static void ngx_http_agent_sse_heartbeat(ngx_event_t *ev);
 static void ngx_http_agent_sse_write_handler(ngx_http_request_t *r);
+static void ngx_http_agent_sse_lost(ngx_http_agent_sse_t *sse, ngx_int_t rc);
 
 
 static ngx_str_t  ngx_http_agent_sse_type = ngx_string("text/event-stream");
@@ -39,9 +42,14 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
 {
     ngx_int_t                  rc;
     ngx_table_elt_t           *h;
+    ngx_http_agent_ctx_t      *ctx;
     ngx_http_core_loc_conf_t  *clcf;
 
     sse->request = r;
+
+    /* the write handler finds the stream through the request */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    ctx->sse = sse;
     sse->interval = interval;
 
     r->headers_out.status = NGX_HTTP_OK;
@@ -296,7 +304,7 @@ ngx_http_agent_sse_flush_handler(ngx_event_t *ev)
 
     c = sse->request->connection;
 
-    ngx_http_finalize_request(sse->request, NGX_ERROR);
+    ngx_http_agent_sse_lost(sse, NGX_ERROR);
     ngx_http_run_posted_requests(c);
 }
 
@@ -320,7 +328,7 @@ ngx_http_agent_sse_heartbeat(ngx_event_t *ev)
         c = sse->request->connection;
 
         /* a timer, not a request handler: run what the end posted */
-        ngx_http_finalize_request(sse->request, NGX_ERROR);
+        ngx_http_agent_sse_lost(sse, NGX_ERROR);
         ngx_http_run_posted_requests(c);
     }
 }
@@ -333,7 +341,12 @@ ngx_http_agent_sse_write_handler(ngx_http_request_t *r)
 {
     ngx_event_t               *wev;
     ngx_connection_t          *c;
+    ngx_http_agent_sse_t      *sse;
+    ngx_http_agent_ctx_t      *ctx;
     ngx_http_core_loc_conf_t  *clcf;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    sse = ctx->sse;
 
     c = r->connection;
     wev = c->write;
@@ -342,12 +355,12 @@ ngx_http_agent_sse_write_handler(ngx_http_request_t *r)
         ngx_log_error(NGX_LOG_INFO, c->log, NGX_ETIMEDOUT,
                       "agent: client timed out");
         c->timedout = 1;
-        ngx_http_finalize_request(r, NGX_HTTP_REQUEST_TIME_OUT);
+        ngx_http_agent_sse_lost(sse, NGX_HTTP_REQUEST_TIME_OUT);
         return;
     }
 
     if (ngx_http_output_filter(r, NULL) == NGX_ERROR) {
-        ngx_http_finalize_request(r, NGX_ERROR);
+        ngx_http_agent_sse_lost(sse, NGX_ERROR);
         return;
     }
 
@@ -363,6 +376,35 @@ ngx_http_agent_sse_write_handler(ngx_http_request_t *r)
     }
 
     if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
-        ngx_http_finalize_request(r, NGX_ERROR);
+        ngx_http_agent_sse_lost(sse, NGX_ERROR);
     }
+}
+
+
+/*
+ * The client is gone.  The request ends with it, unless the stream is
+ * kept (a LangGraph run with on_disconnect "continue"): then the run goes
+ * on, writing nothing, and ends the request itself.
+ */
+
+static void
+ngx_http_agent_sse_lost(ngx_http_agent_sse_t *sse, ngx_int_t rc)
+{
+    ngx_http_request_t  *r;
+
+    r = sse->request;
+
+    if (!sse->keep) {
+        ngx_http_finalize_request(r, rc);
+        return;
+    }
+
+    sse->failed = 1;
+    ngx_http_agent_sse_stop(sse);
+
+    if (r->connection->write->timer_set) {
+        ngx_del_timer(r->connection->write);
+    }
+
+    r->write_event_handler = ngx_http_request_empty_handler;
 }

@@ -25,6 +25,7 @@ typedef struct {
     ngx_event_t                flush;
     unsigned                   failed:1;
     unsigned                   finished:1;
+    unsigned                   keep:1;     /* a lost client ends nothing */
 } ngx_http_agent_sse_t;
 
 

@@ -73,7 +73,16 @@ static const char  *ngx_http_agent_store_schema =
     " row_count INTEGER NOT NULL, size_bytes INTEGER NOT NULL,"
     " path TEXT NOT NULL, created_at TEXT NOT NULL);"
     "CREATE INDEX IF NOT EXISTS resources_session"
-    " ON resources (session_id, created_at);";
+    " ON resources (session_id, created_at);"
+    "CREATE TABLE IF NOT EXISTS runs ("
+    " run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL,"
+    " assistant_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT,"
+    " kwargs TEXT, multitask_strategy TEXT, created_at TEXT NOT NULL,"
+    " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
+    "CREATE TABLE IF NOT EXISTS run_events ("
+    " run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,"
+    " data TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;";
 
 
 #define NGX_HTTP_AGENT_SESSION_COLS                                           \
@@ -85,6 +94,10 @@ static const char  *ngx_http_agent_store_schema =
 #define NGX_HTTP_AGENT_MESSAGES_SHOWN                                         \
     " AND (?4 OR NOT (role = 'tool' OR (role = 'assistant'"                   \
     " AND tool_calls IS NOT NULL AND (content IS NULL OR content = ''))))"
+
+#define NGX_HTTP_AGENT_RUN_COLS                                               \
+    "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
+    " multitask_strategy, created_at, updated_at"
 
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
@@ -170,6 +183,26 @@ static const char  *ngx_http_agent_store_sql[] = {
     " created_at FROM resources WHERE session_id = ?1"
     " ORDER BY created_at, rowid",
     "DELETE FROM resources WHERE session_id = ?1",
+    "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
+    " kwargs, multitask_strategy, created_at, updated_at, events)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)",
+    "UPDATE runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
+    " WHERE run_id = ?1 AND thread_id = ?2",
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
+    " AND (?4 IS NULL OR status = ?4)"
+    " ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET ?3",
+    "UPDATE runs SET cancel = ?2"
+    " WHERE run_id = ?1 AND status IN ('pending', 'running')",
+    "SELECT cancel FROM runs WHERE run_id = ?1",
+    "INSERT INTO run_events (run_id, seq, event, data)"
+    " VALUES (?1, ?2, ?3, ?4)",
+    "SELECT seq, event, data FROM run_events"
+    " WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+    "DELETE FROM run_events WHERE run_id IN"
+    " (SELECT run_id FROM runs WHERE thread_id = ?1)",
+    "DELETE FROM runs WHERE thread_id = ?1",
+    "SELECT run_id FROM sessions WHERE id = ?1 AND run_expires >= ?2",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"

@@ -81,7 +81,7 @@ void ngx_http_agent_store_new_id(u_char *buf);
 u_char *ngx_http_agent_store_now(u_char *buf);
 
 ngx_int_t ngx_http_agent_store_session_create(ngx_pool_t *pool,
-    ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_session_t *s);

@@ -46,8 +46,9 @@ static ngx_http_agent_store_unlock_t
 
 
 ngx_int_t
-ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *title,
-    ngx_str_t *metadata, ngx_str_t *owner, ngx_http_agent_session_t *s)
+ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+    ngx_http_agent_session_t *s)
 {
     u_char        *p;
     sqlite3_stmt  *stmt;
@@ -59,9 +60,15 @@ ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *title,
 
     ngx_memzero(s, sizeof(ngx_http_agent_session_t));
 
-    ngx_http_agent_store_new_id(p);
-    s->id.data = p;
-    s->id.len = 36;
+    if (id && id->len) {
+        /* the LangGraph API's client may name its thread */
+        s->id = *id;
+
+    } else {
+        ngx_http_agent_store_new_id(p);
+        s->id.data = p;
+        s->id.len = 36;
+    }
 
     s->created_at.data = p + 36;
     s->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
@@ -177,6 +184,14 @@ ngx_http_agent_store_session_delete(ngx_pool_t *pool, ngx_str_t *id)
     sqlite3_stmt               *stmt;
     ngx_http_agent_resource_t  *res;
 
+    static ngx_uint_t  deletes[] = {
+        NGX_HTTP_AGENT_SQL_MESSAGES_DELETE,
+        NGX_HTTP_AGENT_SQL_CHECKPOINTS_DELETE,
+        NGX_HTTP_AGENT_SQL_RESOURCES_DELETE,
+        NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE,
+        NGX_HTTP_AGENT_SQL_RUNS_DELETE
+    };
+
     if (ngx_array_init(&resources, pool, 4,
                        sizeof(ngx_http_agent_resource_t))
         != NGX_OK)
@@ -205,37 +220,19 @@ ngx_http_agent_store_session_delete(ngx_pool_t *pool, ngx_str_t *id)
 
     changes = sqlite3_changes(ngx_http_agent_store_db);
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_DELETE);
-    if (stmt == NULL) {
-        goto failed;
-    }
+    /* the session's rows in every table, in the same transaction */
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    for (i = 0; i < sizeof(deletes) / sizeof(deletes[0]); i++) {
+        stmt = ngx_http_agent_store_stmt(deletes[i]);
+        if (stmt == NULL) {
+            goto failed;
+        }
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-        goto failed;
-    }
+        ngx_http_agent_store_bind(stmt, 1, id);
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINTS_DELETE);
-    if (stmt == NULL) {
-        goto failed;
-    }
-
-    ngx_http_agent_store_bind(stmt, 1, id);
-
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-        goto failed;
-    }
-
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCES_DELETE);
-    if (stmt == NULL) {
-        goto failed;
-    }
-
-    ngx_http_agent_store_bind(stmt, 1, id);
-
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-        goto failed;
+        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            goto failed;
+        }
     }
 
     if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {

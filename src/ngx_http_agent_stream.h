@@ -33,6 +33,17 @@ typedef enum {
 } ngx_http_agent_ev_e;
 
 
+/* the LangGraph API's stream modes (stream_lg.c) */
+#define NGX_HTTP_AGENT_MODE_VALUES    0x01
+#define NGX_HTTP_AGENT_MODE_UPDATES   0x02
+#define NGX_HTTP_AGENT_MODE_MESSAGES  0x04    /* messages-tuple */
+#define NGX_HTTP_AGENT_MODE_CUSTOM    0x08
+#define NGX_HTTP_AGENT_MODE_EVENTS    0x10
+#define NGX_HTTP_AGENT_MODE_DEBUG     0x20
+#define NGX_HTTP_AGENT_MODE_PARTIAL   0x40    /* messages: partial,
+                                                 complete */
+
+
 typedef struct {
     ngx_http_agent_ev_e        type;
     ngx_str_t                 *id;          /* a tool call's */
@@ -86,7 +97,15 @@ struct ngx_http_agent_stream_s {
     ngx_str_t                  tool_run_id;
     ngx_http_agent_stream_sink_pt  sink;
     void                      *sink_data;
+    ngx_uint_t                 modes;       /* NGX_HTTP_AGENT_MODE_* */
+    void                      *state;       /* the run, for the formats
+                                               that show its state */
+    ngx_str_t                  assistant;
 };
+
+
+extern ngx_http_agent_format_t  ngx_http_agent_events_format;
+extern ngx_http_agent_format_t  ngx_http_agent_lg_format;
 
 
 ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);

@@ -30,8 +30,6 @@ static void ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     ngx_str_t *run_id, ngx_uint_t depth);
 static void ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, ngx_http_agent_event_t *ev);
-static void ngx_http_agent_events_message(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m);
 static void ngx_http_agent_events_value(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
 
@@ -357,92 +355,16 @@ ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
         ngx_memzero(&sys, sizeof(ngx_http_agent_msg_t));
         ngx_str_set(&sys.role, "system");
         sys.content = *ev->text;
-        ngx_http_agent_events_message(s, j, &sys);
+        ngx_http_agent_message_lc(j, s->pool, &sys, NULL);
     }
 
     m = ev->messages ? ev->messages->elts : NULL;
 
     for (i = 0; m && i < ev->messages->nelts; i++) {
-        ngx_http_agent_events_message(s, j, &m[i]);
+        ngx_http_agent_message_lc(j, s->pool, &m[i], NULL);
     }
 
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_json_end(j);
-}
-
-
-static void
-ngx_http_agent_events_message(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
-{
-    ngx_uint_t              i;
-    ngx_array_t            *calls;
-    ngx_http_agent_call_t  *c;
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-
-    switch (m->role.len ? m->role.data[0] : 'u') {
-
-    case 'a':
-        ngx_http_agent_json_cstr(j, "ai");
-        break;
-
-    case 't':
-        ngx_http_agent_json_cstr(j, "tool");
-        break;
-
-    case 's':
-        ngx_http_agent_json_cstr(j, "system");
-        break;
-
-    default:
-        ngx_http_agent_json_cstr(j, "human");
-    }
-
-    ngx_http_agent_json_key(j, "content");
-    ngx_http_agent_json_str(j, &m->content);
-
-    if (m->tool_call_id.len) {
-        ngx_http_agent_json_key(j, "tool_call_id");
-        ngx_http_agent_json_str(j, &m->tool_call_id);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &m->name);
-    }
-
-    if (m->tool_calls.len
-        && ngx_http_agent_message_calls(s->pool, &m->tool_calls, &calls, 1)
-           == NGX_OK)
-    {
-        c = calls->elts;
-
-        ngx_http_agent_json_key(j, "tool_calls");
-        ngx_http_agent_json_arr(j);
-
-        for (i = 0; i < calls->nelts; i++) {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "name");
-            ngx_http_agent_json_str(j, &c[i].name);
-            ngx_http_agent_json_key(j, "args");
-
-            if (c[i].args && YAJL_IS_OBJECT(c[i].args)) {
-                ngx_http_agent_json_val(j, c[i].args);
-
-            } else {
-                ngx_http_agent_json_obj(j);
-                ngx_http_agent_json_end(j);
-            }
-
-            ngx_http_agent_json_key(j, "id");
-            ngx_http_agent_json_str(j, &c[i].id);
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "tool_call");
-            ngx_http_agent_json_end(j);
-        }
-
-        ngx_http_agent_json_arr_end(j);
-    }
-
     ngx_http_agent_json_end(j);
 }

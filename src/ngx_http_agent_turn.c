@@ -153,7 +153,9 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                     "the message could not be saved");
     }
 
-    turn->json = (turn->hooks == NULL && ngx_http_agent_turn_json_wanted(r));
+    if (turn->hooks == NULL) {
+        turn->json = ngx_http_agent_turn_json_wanted(r);
+    }
 
     if (!turn->json
         && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
@@ -290,6 +292,25 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     /* a run waits on a human: only an answer continues it */
 
     rc = ngx_http_agent_turn_waits(r, turn, run);
+
+    if (rc == NGX_OK && turn->values) {
+
+        /* a LangGraph command's update: written with the answer */
+
+        update = ngx_http_agent_graph_update_create(r->pool);
+        if (update == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        rc = ngx_http_agent_turn_values(turn, run, update);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (ngx_http_agent_graph_apply(run, update) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
 
     if (rc != NGX_DECLINED) {
         return rc;
@@ -645,6 +666,7 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
             goto failed;
         }
 
+        turn->interrupted = 1;
         rc = NGX_OK;
 
     } else if (rc != NGX_OK) {
@@ -657,10 +679,6 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
                       "agent: turn on session \"%V\" ended after %ui steps",
                       &turn->session_id, run->step);
-    }
-
-    if (turn->sse.failed) {
-        goto failed;
     }
 
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
@@ -692,9 +710,15 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         turn->hooks->done(turn, &ev);
     }
 
+    if (turn->sse.failed) {
+        goto failed;
+    }
+
     if (turn->json) {
         ngx_http_finalize_request(r,
-                                  ngx_http_agent_turn_json_send(r, run, &ev,
+                             (turn->hooks && turn->hooks->answer)
+                             ? turn->hooks->answer(turn, &ev)
+                             : ngx_http_agent_turn_json_send(r, run, &ev,
                                                       &turn->session_id,
                                                       &turn->run_id));
         ngx_http_run_posted_requests(c);

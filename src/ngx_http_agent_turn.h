@@ -29,6 +29,8 @@ typedef struct {
     ngx_int_t                     (*begin)(ngx_http_agent_turn_t *turn);
     void                          (*done)(ngx_http_agent_turn_t *turn,
                                           ngx_http_agent_event_t *ev);
+    ngx_int_t                     (*answer)(ngx_http_agent_turn_t *turn,
+                                            ngx_http_agent_event_t *ev);
 } ngx_http_agent_turn_hooks_t;
 
 
@@ -59,6 +61,7 @@ struct ngx_http_agent_turn_s {
     ngx_queue_t                     queue;     /* the worker's turns */
     unsigned                        locked:1;
     unsigned                        json:1;    /* one answer, no stream */
+    unsigned                        interrupted:1;
 };
 
 
@@ -75,6 +78,7 @@ void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
+ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */

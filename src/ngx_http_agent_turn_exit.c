@@ -100,3 +100,32 @@ ngx_http_agent_turn_exit_watch(ngx_event_t *ev)
         ngx_http_agent_turn_shutdown(q);
     }
 }
+
+
+/* the turn this worker runs with that run id, or NULL */
+
+ngx_http_agent_turn_t *
+ngx_http_agent_turn_find(ngx_str_t *run_id)
+{
+    ngx_queue_t            *q;
+    ngx_http_agent_turn_t  *turn;
+
+    if (ngx_http_agent_turns.next == NULL) {
+        return NULL;
+    }
+
+    for (q = ngx_queue_head(&ngx_http_agent_turns);
+         q != ngx_queue_sentinel(&ngx_http_agent_turns);
+         q = ngx_queue_next(q))
+    {
+        turn = ngx_queue_data(q, ngx_http_agent_turn_t, queue);
+
+        if (turn->run_id.len == run_id->len
+            && ngx_strncmp(turn->run_id.data, run_id->data, run_id->len) == 0)
+        {
+            return turn;
+        }
+    }
+
+    return NULL;
+}

@@ -1,0 +1,87 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_LG_H_INCLUDED_
+#define _NGX_HTTP_AGENT_LG_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_json.h"
+
+
+typedef enum {
+    NGX_HTTP_AGENT_LG_OK = 0,
+    NGX_HTTP_AGENT_LG_INFO,
+    NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH,
+    NGX_HTTP_AGENT_LG_ASSISTANT,
+    NGX_HTTP_AGENT_LG_THREADS,
+    NGX_HTTP_AGENT_LG_THREADS_SEARCH,
+    NGX_HTTP_AGENT_LG_THREAD,
+    NGX_HTTP_AGENT_LG_STATE,
+    NGX_HTTP_AGENT_LG_STATE_AT,
+    NGX_HTTP_AGENT_LG_HISTORY,
+    NGX_HTTP_AGENT_LG_RUNS,
+    NGX_HTTP_AGENT_LG_RUNS_STREAM,
+    NGX_HTTP_AGENT_LG_RUNS_WAIT,
+    NGX_HTTP_AGENT_LG_RUN,
+    NGX_HTTP_AGENT_LG_RUN_CANCEL,
+    NGX_HTTP_AGENT_LG_RUN_JOIN,
+    NGX_HTTP_AGENT_LG_RUN_JOIN_JSON,
+    NGX_HTTP_AGENT_LG_STATELESS_STREAM,
+    NGX_HTTP_AGENT_LG_STATELESS_WAIT
+} ngx_http_agent_lg_route_e;
+
+
+/* a request of the LangGraph API: the route and the ids in its path */
+typedef struct {
+    ngx_http_agent_lg_route_e  route;
+    ngx_str_t                  thread_id;
+    ngx_str_t                  id;          /* assistant, run, checkpoint */
+} ngx_http_agent_lg_req_t;
+
+
+ngx_int_t ngx_http_agent_lg_route(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx);
+ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
+ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
+    ngx_str_t *id);
+void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
+ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_http_agent_json_t *j);
+ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
+    ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
+
+/* lg_thread.c */
+ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_thread(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_state(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req);
+ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_update_state(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+ngx_http_agent_graph_t *ngx_http_agent_lg_thread_graph(ngx_http_request_t *r,
+    ngx_str_t *thread_id);
+
+/* lg_run.c */
+ngx_int_t ngx_http_agent_lg_run(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_runs(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+
+/* lg_runs.c */
+ngx_int_t ngx_http_agent_lg_join(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req);
+
+
+#endif /* _NGX_HTTP_AGENT_LG_H_INCLUDED_ */

@@ -1,0 +1,432 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_lg.h"
+#include "ngx_http_agent_lg_run.h"
+
+
+/*
+ * A LangGraph run request, checked and read into the turn: its input
+ * (messages and other channels), command (resume, update, goto), stream
+ * modes, what to do when the client goes, the multitask strategy and
+ * interrupt_before / interrupt_after.  Errors are 422, as LangGraph's.
+ */
+
+
+static ngx_int_t ngx_http_agent_lg_run_input(ngx_http_request_t *r,
+    yajl_val input, ngx_http_agent_turn_t *turn);
+static ngx_int_t ngx_http_agent_lg_run_modes(ngx_http_request_t *r,
+    yajl_val v, ngx_uint_t *modes);
+
+
+/* the run request's fields, into the turn */
+
+ngx_int_t
+ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
+    yajl_val v, ngx_http_agent_turn_t *turn)
+{
+    yajl_val   input, command, x, meta;
+    ngx_int_t  rc;
+    ngx_str_t  s;
+
+    input = ngx_http_agent_json_get(v, "input");
+    command = ngx_http_agent_json_get(v, "command");
+
+    if (command && !YAJL_IS_NULL(command)) {
+        if (!YAJL_IS_OBJECT(command)) {
+            return ngx_http_agent_error(r, 422, "\"command\" must be an "
+                                        "object: {\"resume\": ...}");
+        }
+
+        x = ngx_http_agent_json_get(command, "resume");
+
+        if (x && ngx_http_agent_json_encode(r->pool, x, &turn->resume)
+                 != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        x = ngx_http_agent_json_get(command, "update");
+
+        if (x && !YAJL_IS_NULL(x)) {
+            if (!YAJL_IS_OBJECT(x)) {
+                return ngx_http_agent_error(r, 422, "\"command.update\" "
+                                            "must be an object");
+            }
+
+            /* written with the answer, as the input's channels are */
+            turn->values = x;
+        }
+
+        x = ngx_http_agent_json_get(command, "goto");
+
+        if (x && !YAJL_IS_NULL(x)) {
+            if (!YAJL_IS_STRING(x)) {
+                return ngx_http_agent_error(r, 422, "\"command.goto\" "
+                                            "must be a node's name");
+            }
+
+            lr->go.data = (u_char *) YAJL_GET_STRING(x);
+            lr->go.len = ngx_strlen(lr->go.data);
+
+            if (ngx_http_agent_graph_node(lr->graph, &lr->go) == NGX_ERROR) {
+                return ngx_http_agent_error(r, 422, "the graph \"%V\" has "
+                                            "no node \"%V\"",
+                                            &lr->graph->name, &lr->go);
+            }
+        }
+
+        if (turn->resume.len == 0 && lr->go.len == 0 && turn->values == NULL)
+        {
+            return ngx_http_agent_error(r, 422, "\"command\" needs "
+                                        "\"resume\", \"update\" or "
+                                        "\"goto\"");
+        }
+
+        if (turn->resume.len == 0) {
+            /* an update or a goto alone answers a wait with null */
+            ngx_str_set(&turn->resume, "null");
+            lr->answers = 1;
+        }
+
+    } else if (input == NULL || YAJL_IS_NULL(input)) {
+
+        /* no input: continue a run that waits, as LangGraph does */
+        ngx_str_set(&turn->resume, "null");
+        lr->answers = 1;
+
+    } else {
+        rc = ngx_http_agent_lg_run_input(r, input, turn);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    rc = ngx_http_agent_lg_run_modes(r, ngx_http_agent_json_get(v,
+                                                              "stream_mode"),
+                                     &lr->modes);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    x = ngx_http_agent_json_get(v, "stream_resumable");
+    lr->resumable = (x && YAJL_IS_TRUE(x));
+
+    if (ngx_http_agent_json_get_str(v, "on_disconnect", &s) == NGX_OK) {
+        if (s.len == 8 && ngx_strncmp(s.data, "continue", 8) == 0) {
+            lr->keep = 1;
+
+        } else if (!(s.len == 6 && ngx_strncmp(s.data, "cancel", 6) == 0)) {
+            return ngx_http_agent_error(r, 422, "\"on_disconnect\" is "
+                                        "\"cancel\" or \"continue\"");
+        }
+    }
+
+    ngx_str_set(&lr->strategy, "reject");
+
+    if (ngx_http_agent_json_get_str(v, "multitask_strategy", &s) == NGX_OK) {
+        if (!((s.len == 6 && ngx_strncmp(s.data, "reject", 6) == 0)
+              || (s.len == 9 && ngx_strncmp(s.data, "interrupt", 9) == 0)
+              || (s.len == 8 && ngx_strncmp(s.data, "rollback", 8) == 0)
+              || (s.len == 7 && ngx_strncmp(s.data, "enqueue", 7) == 0)))
+        {
+            return ngx_http_agent_error(r, 422, "\"multitask_strategy\" is "
+                                        "\"reject\", \"interrupt\", "
+                                        "\"rollback\" or \"enqueue\"");
+        }
+
+        lr->strategy = s;
+    }
+
+    rc = ngx_http_agent_lg_run_waits(r, lr, v);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    meta = ngx_http_agent_json_get(v, "metadata");
+
+    if (meta && YAJL_IS_OBJECT(meta)
+        && ngx_http_agent_json_encode(r->pool, meta, &lr->metadata) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_json_encode(r->pool, v, &lr->kwargs);
+}
+
+
+/* input {"messages": [...], "channel": value, ...} */
+
+static ngx_int_t
+ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
+    ngx_http_agent_turn_t *turn)
+{
+    size_t                 i, k;
+    yajl_val               msgs, m, c, part;
+    ngx_str_t              role, text;
+    ngx_http_agent_msg_t  *msg;
+
+    if (!YAJL_IS_OBJECT(input)) {
+        return ngx_http_agent_error(r, 422, "\"input\" must be an object of "
+                                    "channels, or null");
+    }
+
+    turn->values = input;
+
+    msgs = ngx_http_agent_json_get(input, "messages");
+
+    if (msgs == NULL || YAJL_IS_NULL(msgs)) {
+        return NGX_OK;
+    }
+
+    if (YAJL_IS_OBJECT(msgs) || YAJL_IS_STRING(msgs)) {
+        /* one message as itself */
+        m = msgs;
+        msgs = NULL;
+
+    } else if (!YAJL_IS_ARRAY(msgs)) {
+        return ngx_http_agent_error(r, 422, "\"input.messages\" must be a "
+                                    "list of messages");
+
+    } else {
+        m = NULL;
+    }
+
+    turn->nmsgs = msgs ? msgs->u.array.len : 1;
+
+    if (turn->nmsgs > 64) {
+        return ngx_http_agent_error(r, 422, "\"input.messages\" has more "
+                                    "than 64 messages");
+    }
+
+    turn->msgs = ngx_pcalloc(r->pool,
+                             turn->nmsgs * sizeof(ngx_http_agent_msg_t));
+    if (turn->msgs == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for (i = 0; i < turn->nmsgs; i++) {
+        msg = &turn->msgs[i];
+        m = msgs ? msgs->u.array.values[i] : m;
+
+        ngx_str_set(&role, "human");
+
+        if (YAJL_IS_STRING(m)) {
+            c = m;
+
+        } else if (YAJL_IS_OBJECT(m)) {
+            if (ngx_http_agent_json_get_str(m, "role", &role) != NGX_OK) {
+                (void) ngx_http_agent_json_get_str(m, "type", &role);
+            }
+
+            c = ngx_http_agent_json_get(m, "content");
+
+        } else {
+            c = NULL;
+        }
+
+        /* content: a string, or LangChain's [{"type": "text", ...}] */
+
+        ngx_str_null(&text);
+
+        if (c && YAJL_IS_STRING(c)) {
+            text.data = (u_char *) YAJL_GET_STRING(c);
+            text.len = ngx_strlen(text.data);
+
+        } else if (c && YAJL_IS_ARRAY(c)) {
+            for (k = 0; k < c->u.array.len; k++) {
+                part = c->u.array.values[k];
+
+                if (YAJL_IS_OBJECT(part)
+                    && ngx_http_agent_json_get_str(part, "text", &text)
+                       == NGX_OK)
+                {
+                    break;
+                }
+            }
+        }
+
+        if (text.data == NULL) {
+            return ngx_http_agent_error(r, 422, "message %uz of "
+                                        "\"input.messages\" has no text "
+                                        "content", i);
+        }
+
+        if ((role.len == 4 && ngx_strncmp(role.data, "user", 4) == 0)
+            || (role.len == 5 && ngx_strncmp(role.data, "human", 5) == 0))
+        {
+            ngx_str_set(&msg->role, "user");
+
+        } else if ((role.len == 2 && ngx_strncmp(role.data, "ai", 2) == 0)
+                   || (role.len == 9
+                       && ngx_strncmp(role.data, "assistant", 9) == 0))
+        {
+            ngx_str_set(&msg->role, "assistant");
+
+        } else {
+            return ngx_http_agent_error(r, 422, "message %uz of "
+                                        "\"input.messages\" has the role "
+                                        "\"%V\": use \"human\" (\"user\") "
+                                        "or \"ai\" (\"assistant\")", i,
+                                        &role);
+        }
+
+        msg->content = text;
+
+        if (msg->role.data[0] == 'u') {
+            turn->text = text;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_run_modes(ngx_http_request_t *r, yajl_val v,
+    ngx_uint_t *modes)
+{
+    size_t      i, n;
+    yajl_val    m;
+    ngx_str_t   s;
+    ngx_uint_t  k;
+
+    static struct {
+        ngx_str_t   name;
+        ngx_uint_t  mode;
+    }  names[] = {
+        { ngx_string("values"), NGX_HTTP_AGENT_MODE_VALUES },
+        { ngx_string("updates"), NGX_HTTP_AGENT_MODE_UPDATES },
+        { ngx_string("messages-tuple"), NGX_HTTP_AGENT_MODE_MESSAGES },
+        { ngx_string("messages"), NGX_HTTP_AGENT_MODE_MESSAGES },
+        { ngx_string("custom"), NGX_HTTP_AGENT_MODE_CUSTOM },
+        { ngx_string("events"), NGX_HTTP_AGENT_MODE_EVENTS },
+        { ngx_string("debug"), NGX_HTTP_AGENT_MODE_DEBUG },
+        { ngx_null_string, 0 }
+    };
+
+    if (v == NULL || YAJL_IS_NULL(v)) {
+        return NGX_OK;
+    }
+
+    n = YAJL_IS_ARRAY(v) ? v->u.array.len : 1;
+    *modes = 0;
+
+    for (i = 0; i < n; i++) {
+        m = YAJL_IS_ARRAY(v) ? v->u.array.values[i] : v;
+
+        if (!YAJL_IS_STRING(m)) {
+            goto invalid;
+        }
+
+        s.data = (u_char *) YAJL_GET_STRING(m);
+        s.len = ngx_strlen(s.data);
+
+        for (k = 0; names[k].name.len; k++) {
+            if (names[k].name.len == s.len
+                && ngx_strncmp(names[k].name.data, s.data, s.len) == 0)
+            {
+                *modes |= names[k].mode;
+                break;
+            }
+        }
+
+        if (names[k].name.len == 0) {
+            goto invalid;
+        }
+    }
+
+    return NGX_OK;
+
+invalid:
+
+    return ngx_http_agent_error(r, 422, "\"stream_mode\" takes \"values\", "
+                                "\"updates\", \"messages-tuple\", "
+                                "\"messages\", \"custom\", \"events\" or "
+                                "\"debug\"");
+}
+
+
+/* interrupt_before / interrupt_after: "*" or a list of the graph's nodes */
+
+ngx_int_t
+ngx_http_agent_lg_run_waits(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
+    yajl_val v)
+{
+    size_t       i, k;
+    yajl_val     x, n;
+    ngx_int_t    node;
+    ngx_str_t    name;
+    ngx_uint_t   nodes;
+
+    static const char  *keys[] = { "interrupt_before", "interrupt_after" };
+
+    nodes = lr->graph->nodes.nelts;
+
+    for (k = 0; k < 2; k++) {
+        x = ngx_http_agent_json_get(v, keys[k]);
+
+        if (x == NULL || YAJL_IS_NULL(x)) {
+            continue;
+        }
+
+        if (lr->waits == NULL) {
+            lr->waits = ngx_pcalloc(r->pool, nodes);
+            if (lr->waits == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+
+        if (YAJL_IS_STRING(x) && x->u.string[0] == '*'
+            && x->u.string[1] == '\0')
+        {
+            for (i = 0; i < nodes; i++) {
+                lr->waits[i] |= (u_char) (1 << k);
+            }
+
+            continue;
+        }
+
+        if (!YAJL_IS_ARRAY(x)) {
+            goto invalid;
+        }
+
+        for (i = 0; i < x->u.array.len; i++) {
+            n = x->u.array.values[i];
+
+            if (!YAJL_IS_STRING(n)) {
+                goto invalid;
+            }
+
+            name.data = (u_char *) YAJL_GET_STRING(n);
+            name.len = ngx_strlen(name.data);
+
+            node = ngx_http_agent_graph_node(lr->graph, &name);
+
+            if (node == NGX_ERROR) {
+                return ngx_http_agent_error(r, 422, "the graph \"%V\" has "
+                                            "no node \"%V\" (%s)",
+                                            &lr->graph->name, &name,
+                                            keys[k]);
+            }
+
+            lr->waits[node] |= (u_char) (1 << k);
+        }
+    }
+
+    return NGX_OK;
+
+invalid:
+
+    return ngx_http_agent_error(r, 422, "\"interrupt_before\" and "
+                                "\"interrupt_after\" are \"*\" or a list "
+                                "of node names");
+}

@@ -1,0 +1,623 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_lg.h"
+#include "ngx_http_agent_lg_run.h"
+#include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * A run of the LangGraph API is a turn (turn.c) of the assistant's graph
+ * on the thread, with the run's input, command and stream modes.  It is
+ * recorded in the runs table; its events are kept there too when it is
+ * resumable, so a client that lost its connection joins it from any
+ * worker (lg_join.c).  A cancel asked on another worker is seen by the
+ * poll timer; on this one, at once.
+ */
+
+
+#define NGX_HTTP_AGENT_LG_POLL  100
+
+
+static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr);
+static ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
+static void ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+static ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+static ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json, ngx_uint_t now);
+static ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
+static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
+static void ngx_http_agent_lg_run_cleanup(void *data);
+
+
+static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
+    ngx_http_agent_lg_run_begin,
+    ngx_http_agent_lg_run_done,
+    ngx_http_agent_lg_run_answer
+};
+
+
+/* POST /threads/{id}/runs/stream and /wait, /runs/stream and /wait */
+
+ngx_int_t
+ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
+{
+    u_char                    buf[36];
+    yajl_val                  v, a, cfg, model;
+    ngx_int_t                 rc;
+    ngx_str_t                 assistant, name, none;
+    ngx_http_cleanup_t       *cln;
+    ngx_http_agent_graph_t   *graph;
+    ngx_http_agent_turn_t    *turn;
+    ngx_http_agent_model_t   *m;
+    ngx_http_agent_lg_run_t  *lr;
+    ngx_http_agent_session_t  s;
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    a = ngx_http_agent_json_get(v, "assistant_id");
+
+    if (a == NULL || !YAJL_IS_STRING(a)) {
+        return ngx_http_agent_error(r, 422, "\"assistant_id\" is required: "
+                                    "a graph's name or its assistant id");
+    }
+
+    assistant.data = (u_char *) YAJL_GET_STRING(a);
+    assistant.len = ngx_strlen(assistant.data);
+
+    graph = ngx_http_agent_lg_assistant(r, &assistant);
+
+    if (graph == NULL) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "there is no assistant \"%V\"",
+                                    &assistant);
+    }
+
+    lr = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_run_t));
+    if (lr == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    lr->wait = (req->route == NGX_HTTP_AGENT_LG_RUNS_WAIT
+                || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
+    lr->stateless = (req->route == NGX_HTTP_AGENT_LG_STATELESS_STREAM
+                     || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
+    lr->modes = NGX_HTTP_AGENT_MODE_VALUES;
+
+    /* the thread: the one named, created if asked, or one for this run */
+
+    if (lr->stateless) {
+        ngx_str_null(&none);
+
+        rc = ngx_http_agent_lg_thread_create(r, &none, NULL, &s);
+
+    } else {
+        rc = ngx_http_agent_store_session_get(r->pool, &req->thread_id, &s);
+
+        if (rc == NGX_DECLINED
+            && ngx_http_agent_json_get_str(v, "if_not_exists", &name)
+               == NGX_OK
+            && name.len == 6 && ngx_strncmp(name.data, "create", 6) == 0)
+        {
+            rc = ngx_http_agent_lg_thread_create(r, &req->thread_id, NULL,
+                                                 &s);
+
+        } else {
+            rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+        }
+    }
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    /* the model: config.configurable.model, the thread's, or the default */
+
+    ngx_str_null(&name);
+
+    cfg = ngx_http_agent_json_get(v, "config");
+    cfg = cfg ? ngx_http_agent_json_get(cfg, "configurable") : NULL;
+    model = cfg ? ngx_http_agent_json_get(cfg, "model") : NULL;
+
+    if (model && YAJL_IS_STRING(model)) {
+        name.data = (u_char *) YAJL_GET_STRING(model);
+        name.len = ngx_strlen(name.data);
+    }
+
+    rc = ngx_http_agent_turn_model(r, &s, &name, &m);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn = ngx_http_agent_turn_create(r, &s, m);
+    if (turn == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    lr->turn = turn;
+    lr->graph = graph;
+
+    turn->graph = graph;
+    turn->format = &ngx_http_agent_lg_format;
+    turn->hooks = &ngx_http_agent_lg_run_hooks;
+    turn->data = lr;
+    turn->json = lr->wait;
+    turn->stream.sink = ngx_http_agent_lg_run_sink;
+    turn->stream.sink_data = lr;
+
+    ngx_http_agent_lg_assistant_id(&graph->name, buf);
+
+    turn->stream.assistant.data = ngx_pnalloc(r->pool, 36);
+    if (turn->stream.assistant.data == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_memcpy(turn->stream.assistant.data, buf, 36);
+    turn->stream.assistant.len = 36;
+
+    rc = ngx_http_agent_lg_run_parse(r, lr, v, turn);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn->stream.modes = lr->modes;
+
+    if (!lr->wait) {
+        rc = ngx_http_agent_lg_run_headers(r, lr);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    cln->handler = ngx_http_agent_lg_run_cleanup;
+    cln->data = lr;
+
+    rc = ngx_http_agent_turn_begin(turn, &s);
+
+    if (rc != NGX_DONE) {
+        return rc;
+    }
+
+    if (lr->keep) {
+        /* on_disconnect "continue": the run outlives its client */
+        turn->sse.keep = 1;
+        r->read_event_handler = ngx_http_block_reading;
+    }
+
+    lr->poll.handler = ngx_http_agent_lg_run_poll;
+    lr->poll.data = lr;
+    lr->poll.log = r->connection->log;
+    lr->poll.cancelable = 1;
+    ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
+
+    return NGX_DONE;
+}
+
+
+/* where the SDK finds the run again: Content-Location and Location */
+
+static ngx_int_t
+ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr)
+{
+    u_char                     *p;
+    size_t                      len;
+    ngx_table_elt_t            *h;
+    ngx_http_agent_turn_t      *turn;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    turn = lr->turn;
+
+    len = alcf->location.len + sizeof("/threads//runs//stream") - 1
+          + turn->session_id.len + turn->run_id.len;
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    lr->location.data = p;
+    p = ngx_copy(p, alcf->location.data, alcf->location.len);
+
+    if (p > lr->location.data && p[-1] == '/') {
+        p--;
+    }
+
+    p = ngx_sprintf(p, "/threads/%V/runs/%V", &turn->session_id,
+                    &turn->run_id);
+    lr->location.len = p - lr->location.data;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "Content-Location");
+    h->value = lr->location;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    p = ngx_copy(p, "/stream", 7);
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "Location");
+    h->value.data = lr->location.data;
+    h->value.len = p - lr->location.data;
+
+    return NGX_OK;
+}
+
+
+/* in the turn's first transaction: the run's row, what it waits for */
+
+static ngx_int_t
+ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_lg_run_t *lr = turn->data;
+
+    u_char                    *p;
+    ngx_int_t                  n;
+    ngx_http_agent_run_row_t   row;
+
+    turn->stream.state = turn->run;
+    turn->run->waits = lr->waits;
+
+    if (lr->go.len) {
+        n = ngx_http_agent_graph_node(turn->graph, &lr->go);
+
+        if (turn->run->resuming) {
+            /* goto: the run continues at that node instead */
+            turn->run->current = n;
+        }
+    }
+
+    if (lr->answers && !turn->run->resuming) {
+        return ngx_http_agent_error(turn->request, NGX_HTTP_CONFLICT,
+                                    "thread \"%V\" waits for nothing: "
+                                    "send an input", &turn->session_id);
+    }
+
+    p = ngx_pnalloc(turn->request->pool, 32);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_memzero(&row, sizeof(ngx_http_agent_run_row_t));
+    row.run_id = turn->run_id;
+    row.thread_id = turn->session_id;
+    row.assistant_id = turn->stream.assistant;
+    ngx_str_set(&row.status, "running");
+    row.metadata = lr->metadata;
+    row.kwargs = lr->kwargs;
+    row.multitask_strategy = lr->strategy;
+    row.created_at.data = p;
+    row.created_at.len = ngx_http_agent_store_now(p) - p;
+
+    if (ngx_http_agent_store_run_insert(&row, lr->resumable) != NGX_OK) {
+        return ngx_http_agent_error(turn->request,
+                                    NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the run could not be saved");
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
+    ngx_uint_t now)
+{
+    ngx_http_agent_lg_run_t *lr = data;
+
+    ngx_int_t               rc;
+    ngx_http_agent_turn_t  *turn;
+
+    turn = lr->turn;
+    lr->seq++;
+
+    if (lr->resumable
+        && ngx_http_agent_lg_run_keep(lr, name, json) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (turn->json || lr->gone) {
+        return NGX_OK;
+    }
+
+    turn->sse.id = lr->seq - 1;
+
+    rc = ngx_http_agent_sse_named(&turn->sse, name, json, now);
+
+    if (rc != NGX_OK && lr->keep) {
+        ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
+                      "agent: client of run \"%V\" gone, the run goes on",
+                      &turn->run_id);
+        lr->gone = 1;
+        return NGX_OK;
+    }
+
+    return rc;
+}
+
+
+/* the run's end: its status, its kept events, a stateless thread gone */
+
+static void
+ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev)
+{
+    ngx_http_agent_lg_run_t *lr = turn->data;
+
+    const char  *status;
+
+    if (lr->poll.timer_set) {
+        ngx_del_timer(&lr->poll);
+    }
+
+    if (lr->cancelled) {
+        status = "interrupted";
+
+    } else if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
+        status = "error";
+
+    } else if (turn->interrupted) {
+        status = "interrupted";
+
+    } else {
+        status = "success";
+    }
+
+    lr->finished = 1;
+
+    if (ngx_http_agent_lg_run_flush(lr) != NGX_OK
+        || ngx_http_agent_store_run_status(&turn->run_id, status) != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+                      "agent: the end of run \"%V\" could not be saved",
+                      &turn->run_id);
+    }
+
+    if (lr->stateless && !lr->wait) {
+        (void) ngx_http_agent_store_session_delete(turn->request->pool,
+                                                   &turn->session_id);
+    }
+}
+
+
+/* runs/wait: the thread's values at the end (an error: its JSON) */
+
+static ngx_int_t
+ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev)
+{
+    ngx_http_agent_lg_run_t *lr = turn->data;
+
+    ngx_int_t               rc;
+    ngx_http_request_t     *r;
+    ngx_http_agent_json_t  *j;
+
+    r = turn->request;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "__error__");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "error");
+        ngx_http_agent_json_str(j, ev->code);
+        ngx_http_agent_json_key(j, "message");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+
+    } else {
+        ngx_http_agent_lg_values(j, turn->run, &turn->session_id);
+    }
+
+    rc = ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+
+    if (lr->stateless) {
+        (void) ngx_http_agent_store_session_delete(r->pool,
+                                                   &turn->session_id);
+    }
+
+    return rc;
+}
+
+
+/* the poll: a cancel asked on another worker; the kept events saved */
+
+static void
+ngx_http_agent_lg_run_poll(ngx_event_t *ev)
+{
+    ngx_http_agent_lg_run_t *lr = ev->data;
+
+    ngx_str_t               action;
+    ngx_connection_t       *c;
+    ngx_http_agent_turn_t  *turn;
+
+    turn = lr->turn;
+
+    if (lr->finished || turn->run == NULL || turn->run->finished) {
+        return;
+    }
+
+    (void) ngx_http_agent_lg_run_flush(lr);
+
+    if (ngx_http_agent_store_run_cancelled(turn->request->pool,
+                                           &turn->run_id, &action)
+        == NGX_OK)
+    {
+        c = turn->request->connection;
+        ngx_http_agent_lg_run_cancel(turn);
+        ngx_http_run_posted_requests(c);
+        return;
+    }
+
+    ngx_add_timer(ev, NGX_HTTP_AGENT_LG_POLL);
+}
+
+
+/* stop the run now: its model call and tools too; no tokens after this */
+
+void
+ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_lg_run_t  *lr;
+
+    lr = turn->data;
+
+    if (turn->run == NULL || turn->run->finished || lr == NULL) {
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
+                  "agent: run \"%V\" on thread \"%V\" cancelled",
+                  &turn->run_id, &turn->session_id);
+
+    lr->cancelled = 1;
+
+    ngx_http_agent_graph_cancel(turn->run);
+    (void) ngx_http_agent_graph_fail(turn->run, "cancelled", "the run was "
+                                     "cancelled; the steps it completed "
+                                     "are saved");
+    ngx_http_agent_turn_done(turn->run, NGX_ERROR);
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr)
+{
+    ngx_uint_t                i;
+    ngx_http_agent_lg_kept_t  *k;
+
+    if (lr->kept == NULL || lr->kept->nelts == 0) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_store_begin() != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    k = lr->kept->elts;
+
+    for (i = 0; i < lr->kept->nelts; i++) {
+        if (ngx_http_agent_store_run_event(&lr->turn->run_id, k[i].seq,
+                                           &k[i].name, &k[i].json)
+            != NGX_OK)
+        {
+            ngx_http_agent_store_rollback();
+            return NGX_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_store_commit() != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* the array was in the pool too */
+    lr->kept = NULL;
+    ngx_reset_pool(lr->kept_pool);
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_lg_run_cleanup(void *data)
+{
+    ngx_http_agent_lg_run_t *lr = data;
+
+    if (lr->poll.timer_set) {
+        ngx_del_timer(&lr->poll);
+    }
+
+    if (!lr->finished && lr->turn && lr->turn->run_id.len) {
+        /* the client went away and the run with it */
+        (void) ngx_http_agent_store_run_status(&lr->turn->run_id,
+                                               "interrupted");
+    }
+
+    if (lr->kept_pool) {
+        ngx_destroy_pool(lr->kept_pool);
+        lr->kept_pool = NULL;
+    }
+}
+
+
+/* a resumable run's event, saved by the next poll or at the end */
+
+ngx_int_t
+ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
+    ngx_str_t *json)
+{
+    ngx_http_agent_lg_kept_t  *k;
+
+    if (lr->kept_pool == NULL) {
+        lr->kept_pool = ngx_create_pool(4096, ngx_cycle->log);
+        if (lr->kept_pool == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    if (lr->kept == NULL) {
+        /* the array lives in the pool flushes reset */
+        lr->kept = ngx_array_create(lr->kept_pool, 32,
+                                    sizeof(ngx_http_agent_lg_kept_t));
+        if (lr->kept == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    k = ngx_array_push(lr->kept);
+    if (k == NULL) {
+        return NGX_ERROR;
+    }
+
+    k->seq = lr->seq;
+    k->name.len = name->len;
+    k->name.data = ngx_pstrdup(lr->kept_pool, name);
+    k->json.len = json->len;
+    k->json.data = ngx_pnalloc(lr->kept_pool, json->len);
+
+    if (k->name.data == NULL || k->json.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(k->json.data, json->data, json->len);
+
+    return NGX_OK;
+}

@@ -1,0 +1,61 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_LG_RUN_H_INCLUDED_
+#define _NGX_HTTP_AGENT_LG_RUN_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_turn.h"
+
+
+/* an event of a resumable run, waiting to be saved */
+typedef struct {
+    int64_t                    seq;
+    ngx_str_t                  name;
+    ngx_str_t                  json;
+} ngx_http_agent_lg_kept_t;
+
+
+/* a run of the LangGraph API over a turn (lg_run.c) */
+typedef struct {
+    ngx_http_agent_turn_t     *turn;
+    ngx_http_agent_graph_t    *graph;
+    ngx_uint_t                 modes;
+    ngx_str_t                  strategy;
+    ngx_str_t                  metadata;
+    ngx_str_t                  kwargs;
+    ngx_str_t                  go;          /* command.goto */
+    ngx_str_t                  location;
+    u_char                    *waits;       /* interrupt_before/after */
+    int64_t                    seq;         /* the last event's id */
+    ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
+    ngx_pool_t                *kept_pool;
+    ngx_event_t                poll;
+    unsigned                   wait:1;      /* runs/wait */
+    unsigned                   stateless:1;
+    unsigned                   resumable:1;
+    unsigned                   keep:1;      /* on_disconnect continue */
+    unsigned                   gone:1;      /* its client is */
+    unsigned                   answers:1;   /* a command, no input */
+    unsigned                   cancelled:1;
+    unsigned                   finished:1;
+} ngx_http_agent_lg_run_t;
+
+
+ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_lg_run_waits(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr, yajl_val v);
+ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
+    ngx_str_t *name, ngx_str_t *json);
+void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn);
+
+
+#endif /* _NGX_HTTP_AGENT_LG_RUN_H_INCLUDED_ */

@@ -1,0 +1,512 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_lg.h"
+#include "ngx_http_agent_lg_run.h"
+#include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * The LangGraph API's runs as records: listed, read, cancelled, joined.
+ * A join replays a resumable run's kept events after Last-Event-ID and
+ * follows the run until it ends, polling the store: the run may be on
+ * another worker, or on another host's nginx sharing the store.
+ */
+
+
+#define NGX_HTTP_AGENT_LG_JOIN_POLL   50
+#define NGX_HTTP_AGENT_LG_JOIN_BATCH  256
+
+
+typedef struct {
+    ngx_http_request_t        *request;
+    ngx_http_agent_lg_req_t   *req;
+    ngx_http_agent_sse_t       sse;
+    ngx_event_t                poll;
+    ngx_msec_t                 deadline;
+    int64_t                    last;
+    ngx_uint_t                 mode;        /* join, join JSON, cancel */
+} ngx_http_agent_lg_join_t;
+
+
+static void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_row_t *row);
+static ngx_int_t ngx_http_agent_lg_cancel(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_http_agent_run_row_t *row);
+static ngx_int_t ngx_http_agent_lg_follow(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_uint_t mode, int64_t last);
+static void ngx_http_agent_lg_join_poll(ngx_event_t *ev);
+static ngx_int_t ngx_http_agent_lg_join_event(void *data, int64_t seq,
+    ngx_str_t *event, ngx_str_t *json);
+static ngx_int_t ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn);
+static void ngx_http_agent_lg_join_cleanup(void *data);
+
+
+/* GET /threads/{id}/runs[/{run_id}], POST .../{run_id}/cancel */
+
+ngx_int_t
+ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
+{
+    ngx_int_t                  rc, limit, offset;
+    ngx_str_t                  arg, *status;
+    ngx_uint_t                 i;
+    ngx_array_t                rows;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_session_t   s;
+    ngx_http_agent_run_row_t  *row, one;
+
+    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (req->route != NGX_HTTP_AGENT_LG_RUNS) {
+        rc = ngx_http_agent_store_run_get(r->pool, &req->thread_id, &req->id,
+                                          &one);
+        if (rc == NGX_DECLINED) {
+            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                        "thread \"%V\" has no run \"%V\"",
+                                        &req->thread_id, &req->id);
+        }
+
+        if (rc != NGX_OK) {
+            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the run could not be read");
+        }
+
+        if (req->route == NGX_HTTP_AGENT_LG_RUN_CANCEL) {
+            return ngx_http_agent_lg_cancel(r, req, &one);
+        }
+
+        ngx_http_agent_lg_run_json(j, &one);
+
+        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    }
+
+    limit = 10;
+    offset = 0;
+    status = NULL;
+
+    if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
+        limit = ngx_atoi(arg.data, arg.len);
+    }
+
+    if (ngx_http_arg(r, (u_char *) "offset", 6, &arg) == NGX_OK) {
+        offset = ngx_atoi(arg.data, arg.len);
+    }
+
+    if (limit < 1 || limit > 1000 || offset < 0) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"limit\" is from 1 to 1000, "
+                                    "\"offset\" 0 or more");
+    }
+
+    if (ngx_http_arg(r, (u_char *) "status", 6, &arg) == NGX_OK) {
+        status = ngx_palloc(r->pool, sizeof(ngx_str_t));
+        if (status == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        *status = arg;
+    }
+
+    if (ngx_array_init(&rows, r->pool, 8, sizeof(ngx_http_agent_run_row_t))
+        != NGX_OK
+        || ngx_http_agent_store_run_list(r->pool, &req->thread_id, status,
+                                         limit, offset, &rows)
+           != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the runs could not be read");
+    }
+
+    row = rows.elts;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < rows.nelts; i++) {
+        ngx_http_agent_lg_run_json(j, &row[i]);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+static void
+ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_row_t *row)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "run_id");
+    ngx_http_agent_json_str(j, &row->run_id);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, &row->thread_id);
+    ngx_http_agent_json_key(j, "assistant_id");
+    ngx_http_agent_json_str(j, &row->assistant_id);
+    ngx_http_agent_json_key(j, "created_at");
+    ngx_http_agent_json_str(j, &row->created_at);
+    ngx_http_agent_json_key(j, "updated_at");
+    ngx_http_agent_json_str(j, &row->updated_at);
+    ngx_http_agent_json_key(j, "status");
+    ngx_http_agent_json_str(j, &row->status);
+    ngx_http_agent_json_key(j, "metadata");
+
+    if (row->metadata.len) {
+        ngx_http_agent_json_raw(j, &row->metadata);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_key(j, "kwargs");
+
+    if (row->kwargs.len) {
+        ngx_http_agent_json_raw(j, &row->kwargs);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_key(j, "multitask_strategy");
+    ngx_http_agent_json_str(j, &row->multitask_strategy);
+    ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * A cancel: this worker's run stops at once; another worker's sees the
+ * request at its next poll.  ?wait=1 answers 204 when the run has ended,
+ * otherwise 202 at once.
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_http_agent_run_row_t *row)
+{
+    ngx_int_t               rc;
+    ngx_str_t               arg, action;
+    ngx_uint_t              wait;
+    ngx_http_agent_turn_t  *turn;
+
+    wait = (ngx_http_arg(r, (u_char *) "wait", 4, &arg) == NGX_OK
+            && ((arg.len == 1 && arg.data[0] == '1')
+                || (arg.len == 4 && ngx_strncmp(arg.data, "true", 4) == 0)));
+
+    ngx_str_set(&action, "interrupt");
+
+    if (ngx_http_arg(r, (u_char *) "action", 6, &arg) == NGX_OK) {
+        if (!(arg.len == 9 && ngx_strncmp(arg.data, "interrupt", 9) == 0)
+            && !(arg.len == 8 && ngx_strncmp(arg.data, "rollback", 8) == 0))
+        {
+            return ngx_http_agent_error(r, 422, "\"action\" is \"interrupt\""
+                                        " or \"rollback\"");
+        }
+
+        action = arg;
+    }
+
+    turn = ngx_http_agent_turn_find(&row->run_id);
+
+    if (turn && turn->hooks && turn->run && !turn->run->finished) {
+        ngx_http_agent_lg_run_cancel(turn);
+        return ngx_http_agent_send(r, wait ? NGX_HTTP_NO_CONTENT
+                                           : NGX_HTTP_ACCEPTED, NULL);
+    }
+
+    rc = ngx_http_agent_store_run_cancel(&row->run_id, &action);
+
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the cancel could not be saved");
+    }
+
+    if (rc == NGX_DECLINED || !wait) {
+        /* over already, or asked: the run's worker sees it */
+        return ngx_http_agent_send(r, (rc == NGX_DECLINED && wait)
+                                      ? NGX_HTTP_NO_CONTENT
+                                      : NGX_HTTP_ACCEPTED, NULL);
+    }
+
+    return ngx_http_agent_lg_follow(r, req, NGX_HTTP_AGENT_LG_RUN_CANCEL, 0);
+}
+
+
+/* GET .../runs/{run_id}/stream (Last-Event-ID) and .../join */
+
+ngx_int_t
+ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
+{
+    int64_t                    last;
+    ngx_int_t                  rc;
+    ngx_str_t                  name;
+    ngx_uint_t                 i;
+    ngx_list_part_t           *part;
+    ngx_table_elt_t           *h;
+    ngx_http_agent_session_t   s;
+    ngx_http_agent_run_row_t   row;
+
+    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_store_run_get(r->pool, &req->thread_id, &req->id,
+                                      &row);
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "thread \"%V\" has no run \"%V\"",
+                                    &req->thread_id, &req->id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the run could not be read");
+    }
+
+    /* Last-Event-ID: the events after it; none or -1: from the start */
+
+    last = 0;
+    ngx_str_set(&name, "Last-Event-ID");
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                break;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == name.len
+            && ngx_strncasecmp(h[i].key.data, name.data, name.len) == 0
+            && h[i].value.len && h[i].value.data[0] != '-')
+        {
+            last = ngx_atoi(h[i].value.data, h[i].value.len);
+
+            if (last == NGX_ERROR) {
+                return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                            "Last-Event-ID must be an "
+                                            "event's id");
+            }
+        }
+    }
+
+    return ngx_http_agent_lg_follow(r, req, req->route, last);
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_uint_t mode, int64_t last)
+{
+    ngx_http_cleanup_t         *cln;
+    ngx_http_agent_lg_join_t   *jn;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    jn = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_join_t));
+    if (jn == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    jn->request = r;
+    jn->req = req;
+    jn->mode = mode;
+    jn->last = last;
+
+    /* a run holds its lease while it runs: a lost one ends by then */
+    jn->deadline = ngx_current_msec + 2 * alcf->turn_lease;
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    cln->handler = ngx_http_agent_lg_join_cleanup;
+    cln->data = jn;
+
+    if (mode == NGX_HTTP_AGENT_LG_RUN_JOIN) {
+        if (ngx_http_agent_sse_start(&jn->sse, r, alcf->heartbeat)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        jn->sse.id = last;
+    }
+
+    jn->poll.handler = ngx_http_agent_lg_join_poll;
+    jn->poll.data = jn;
+    jn->poll.log = r->connection->log;
+    jn->poll.cancelable = 1;
+
+    r->read_event_handler = ngx_http_test_reading;
+    r->main->count++;
+
+    ngx_http_agent_lg_join_poll(&jn->poll);
+
+    return NGX_DONE;
+}
+
+
+static void
+ngx_http_agent_lg_join_poll(ngx_event_t *ev)
+{
+    ngx_http_agent_lg_join_t *jn = ev->data;
+
+    int64_t                    before;
+    ngx_int_t                  rc;
+    ngx_connection_t          *c;
+    ngx_http_request_t        *r;
+    ngx_http_agent_run_row_t   row;
+
+    r = jn->request;
+    c = r->connection;
+
+    /* the status first: events saved before the end are all there then */
+
+    rc = ngx_http_agent_store_run_get(r->pool, &jn->req->thread_id,
+                                      &jn->req->id, &row);
+    if (rc != NGX_OK) {
+        goto failed;
+    }
+
+    if (jn->mode == NGX_HTTP_AGENT_LG_RUN_JOIN) {
+        do {
+            before = jn->last;
+
+            if (ngx_http_agent_store_run_events(&jn->req->id, jn->last,
+                                                NGX_HTTP_AGENT_LG_JOIN_BATCH,
+                                                ngx_http_agent_lg_join_event,
+                                                jn)
+                != NGX_OK)
+            {
+                goto failed;
+            }
+
+        } while (jn->last - before == NGX_HTTP_AGENT_LG_JOIN_BATCH);
+    }
+
+    if ((row.status.len == 7 && ngx_strncmp(row.status.data, "running", 7)
+                                == 0)
+        || (row.status.len == 7
+            && ngx_strncmp(row.status.data, "pending", 7) == 0))
+    {
+        if ((ngx_msec_int_t) (ngx_current_msec - jn->deadline) < 0) {
+            ngx_add_timer(ev, NGX_HTTP_AGENT_LG_JOIN_POLL);
+            return;
+        }
+
+        /* its worker died with it: the lease ran out long ago */
+    }
+
+    rc = ngx_http_agent_lg_join_end(jn);
+
+    ngx_http_finalize_request(r, rc);
+    ngx_http_run_posted_requests(c);
+
+    return;
+
+failed:
+
+    ngx_http_finalize_request(r, NGX_ERROR);
+    ngx_http_run_posted_requests(c);
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_join_event(void *data, int64_t seq, ngx_str_t *event,
+    ngx_str_t *json)
+{
+    ngx_http_agent_lg_join_t *jn = data;
+
+    jn->last = seq;
+    jn->sse.id = seq - 1;
+
+    return ngx_http_agent_sse_named(&jn->sse, event, json, 1);
+}
+
+
+/* the run is over: the stream ends; join: the thread's values; cancel */
+
+static ngx_int_t
+ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
+{
+    ngx_http_request_t           *r;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_loc_conf_t    *alcf;
+
+    r = jn->request;
+
+    switch (jn->mode) {
+
+    case NGX_HTTP_AGENT_LG_RUN_JOIN:
+        return ngx_http_agent_sse_finish(&jn->sse) == NGX_OK ? NGX_OK
+                                                             : NGX_ERROR;
+
+    case NGX_HTTP_AGENT_LG_RUN_CANCEL:
+        return ngx_http_agent_send(r, NGX_HTTP_NO_CONTENT, NULL);
+
+    default: /* NGX_HTTP_AGENT_LG_RUN_JOIN_JSON */
+        alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+        run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                              alcf->graph);
+        j = ngx_http_agent_json_create(r->pool);
+
+        if (run == NULL || j == NULL
+            || ngx_http_agent_state_load(r->pool, &jn->req->thread_id, run,
+                                         &cp, -1)
+               != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_http_agent_lg_values(j, run, &jn->req->thread_id);
+
+        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    }
+}
+
+
+static void
+ngx_http_agent_lg_join_cleanup(void *data)
+{
+    ngx_http_agent_lg_join_t *jn = data;
+
+    if (jn->poll.timer_set) {
+        ngx_del_timer(&jn->poll);
+    }
+
+    ngx_http_agent_sse_stop(&jn->sse);
+}

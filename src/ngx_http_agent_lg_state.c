@@ -1,0 +1,361 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_message.h"
+
+
+/*
+ * A run's state as the LangGraph Agent Server shows it: channels by name,
+ * messages as LangChain serializes them with ids, the interrupt the run
+ * waits on as "__interrupt__": [{"value", "id"}]; and a checkpoint as a
+ * ThreadState.  Shared by the stream (stream_lg.c) and the API (lg.c).
+ */
+
+
+static void ngx_http_agent_lg_value(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t ch, ngx_http_agent_value_t *v,
+    ngx_uint_t base, ngx_str_t *thread_id);
+
+
+/* a message's id: its place in the thread, the same in every answer */
+
+void
+ngx_http_agent_lg_message_id(ngx_pool_t *pool, ngx_str_t *thread_id,
+    ngx_uint_t n, ngx_str_t *id)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(pool, thread_id->len + NGX_INT_T_LEN + 1);
+    if (p == NULL) {
+        ngx_str_set(id, "");
+        return;
+    }
+
+    id->data = p;
+    id->len = ngx_sprintf(p, "%V-%ui", thread_id, n) - p;
+}
+
+
+void
+ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
+    ngx_str_t *thread_id)
+{
+    size_t                     i;
+    yajl_val                   extra, v;
+    ngx_str_t                  json;
+    ngx_http_agent_channel_t  *ch;
+
+    ch = run->graph->channels.elts;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; i < run->graph->channels.nelts; i++) {
+        if (i == NGX_HTTP_AGENT_CH_INPUT || i == NGX_HTTP_AGENT_CH_SESSION_ID) {
+            /* ours: the turn's text and session, not the graph's state */
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &ch[i].name);
+        ngx_http_agent_lg_value(j, run, i, &run->state[i], 0, thread_id);
+    }
+
+    extra = run->extra.len
+            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                        run->extra.len, NULL)
+            : NULL;
+
+    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
+         i++)
+    {
+        v = extra->u.object.values[i];
+
+        if (ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0) {
+            ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+            ngx_http_agent_json_val(j, v);
+            continue;
+        }
+
+        if (!YAJL_IS_OBJECT(v)
+            || ngx_http_agent_json_encode(run->pool, v, &json) != NGX_OK)
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, "__interrupt__");
+        ngx_http_agent_lg_interrupts(j, &json);
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+/* what the step wrote, channel by channel */
+
+void
+ngx_http_agent_lg_update(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
+    ngx_str_t *thread_id)
+{
+    ngx_uint_t                 i, base;
+    ngx_http_agent_write_t    *w;
+    ngx_http_agent_channel_t  *ch;
+
+    ch = run->graph->channels.elts;
+    w = run->update ? run->update->elts : NULL;
+
+    /* the step's messages are the last ones of the state */
+    base = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
+
+    for (i = 0; w && i < run->update->nelts; i++) {
+        if (w[i].value.messages) {
+            base -= ngx_min(base, w[i].value.messages->nelts);
+        }
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; w && i < run->update->nelts; i++) {
+        if (w[i].channel == NGX_HTTP_AGENT_CH_INPUT
+            || w[i].channel == NGX_HTTP_AGENT_CH_SESSION_ID)
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &ch[w[i].channel].name);
+        ngx_http_agent_lg_value(j, run, w[i].channel, &w[i].value, base,
+                                thread_id);
+
+        if (w[i].value.messages) {
+            base += w[i].value.messages->nelts;
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+static void
+ngx_http_agent_lg_value(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
+    ngx_uint_t ch, ngx_http_agent_value_t *v, ngx_uint_t base,
+    ngx_str_t *thread_id)
+{
+    ngx_str_t                  id;
+    ngx_uint_t                 n;
+    ngx_http_agent_msg_t      *m;
+    ngx_http_agent_channel_t  *channels;
+
+    channels = run->graph->channels.elts;
+
+    if (v->messages) {
+        m = v->messages->elts;
+
+        ngx_http_agent_json_arr(j);
+
+        for (n = 0; n < v->messages->nelts; n++) {
+            ngx_http_agent_lg_message_id(run->pool, thread_id, base + n, &id);
+            ngx_http_agent_message_lc(j, run->pool, &m[n], &id);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+
+    } else if (channels[ch].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+        ngx_http_agent_json_num(j, v->number);
+
+    } else if (v->json.len) {
+        ngx_http_agent_json_raw(j, &v->json);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+}
+
+
+/* our {"node", "value"} as LangGraph's [{"value", "id"}]; none: [] */
+
+void
+ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json)
+{
+    u_char     buf[128], *p;
+    yajl_val   v, value;
+    ngx_str_t  node;
+
+    ngx_http_agent_json_arr(j);
+
+    v = (json && json->len)
+        ? ngx_http_agent_json_parse(j->pool, json->data, json->len, NULL)
+        : NULL;
+
+    if (v && YAJL_IS_OBJECT(v)
+        && ngx_http_agent_json_get_str(v, "node", &node) == NGX_OK)
+    {
+        value = ngx_http_agent_json_get(v, "value");
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "value");
+
+        if (value) {
+            ngx_http_agent_json_val(j, value);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        /* one interrupt at a time, named after its node */
+        p = ngx_snprintf(buf, sizeof(buf), "%08xD",
+                         ngx_crc32_short(node.data, node.len));
+
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_bytes(j, buf, p - buf);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+}
+
+
+/* the interrupt a run waits on, as our JSON; NGX_DECLINED: none */
+
+ngx_int_t
+ngx_http_agent_lg_interrupt_of(ngx_http_agent_run_t *run, ngx_str_t *json)
+{
+    yajl_val  extra, v;
+
+    extra = run->extra.len
+            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                        run->extra.len, NULL)
+            : NULL;
+
+    v = extra ? ngx_http_agent_json_get(extra, "__interrupt__") : NULL;
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_encode(run->pool, v, json) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j, ngx_str_t *thread_id,
+    ngx_str_t *checkpoint_id)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, thread_id);
+    ngx_http_agent_json_key(j, "checkpoint_ns");
+    ngx_http_agent_json_cstr(j, "");
+    ngx_http_agent_json_key(j, "checkpoint_id");
+    ngx_http_agent_json_str(j, checkpoint_id);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a ThreadState: values, next, tasks with their interrupts, checkpoints */
+
+void
+ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id)
+{
+    ngx_str_t   interrupt;
+    ngx_uint_t  waits;
+
+    waits = (ngx_http_agent_lg_interrupt_of(run, &interrupt) == NGX_OK);
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "values");
+    ngx_http_agent_lg_values(j, run, thread_id);
+
+    ngx_http_agent_json_key(j, "next");
+    ngx_http_agent_json_arr(j);
+
+    if (cp->next.len) {
+        ngx_http_agent_json_str(j, &cp->next);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    ngx_http_agent_json_key(j, "tasks");
+    ngx_http_agent_json_arr(j);
+
+    if (cp->next.len) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &cp->id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &cp->next);
+        ngx_http_agent_json_key(j, "path");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_cstr(j, "__pregel_pull");
+        ngx_http_agent_json_str(j, &cp->next);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_key(j, "error");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "interrupts");
+        ngx_http_agent_lg_interrupts(j, waits ? &interrupt : NULL);
+        ngx_http_agent_json_key(j, "checkpoint");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "state");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "result");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    ngx_http_agent_json_key(j, "metadata");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "source");
+    ngx_http_agent_json_cstr(j, (cp->node.len == 9
+                                 && ngx_strncmp(cp->node.data, "__input__", 9)
+                                    == 0)
+                                ? "input" : "loop");
+    ngx_http_agent_json_key(j, "step");
+    ngx_http_agent_json_int(j, cp->step);
+    ngx_http_agent_json_key(j, "parents");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, thread_id);
+    ngx_http_agent_json_end(j);
+
+    ngx_http_agent_json_key(j, "created_at");
+
+    if (cp->created_at.len) {
+        ngx_http_agent_json_str(j, &cp->created_at);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "checkpoint");
+
+    if (cp->id.len) {
+        ngx_http_agent_lg_checkpoint(j, thread_id, &cp->id);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "parent_checkpoint");
+
+    if (cp->parent_id.len) {
+        ngx_http_agent_lg_checkpoint(j, thread_id, &cp->parent_id);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "interrupts");
+    ngx_http_agent_lg_interrupts(j, waits ? &interrupt : NULL);
+    ngx_http_agent_json_end(j);
+}

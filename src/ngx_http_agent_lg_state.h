@@ -1,0 +1,35 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_LG_STATE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_LG_STATE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_store.h"
+
+
+void ngx_http_agent_lg_message_id(ngx_pool_t *pool, ngx_str_t *thread_id,
+    ngx_uint_t n, ngx_str_t *id);
+void ngx_http_agent_lg_values(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_str_t *thread_id);
+void ngx_http_agent_lg_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_str_t *thread_id);
+void ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json);
+ngx_int_t ngx_http_agent_lg_interrupt_of(ngx_http_agent_run_t *run,
+    ngx_str_t *json);
+void ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id);
+void ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j,
+    ngx_str_t *thread_id, ngx_str_t *checkpoint_id);
+
+
+#endif /* _NGX_HTTP_AGENT_LG_STATE_H_INCLUDED_ */

@@ -1,0 +1,721 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_lg.h"
+#include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * The LangGraph API's threads (our sessions) and their state: created,
+ * read, searched, deleted; the state at any checkpoint, the history, and
+ * an update of the state as if a node had written it.
+ */
+
+
+static ngx_int_t ngx_http_agent_lg_thread_json(ngx_http_request_t *r,
+    ngx_http_agent_json_t *j, ngx_http_agent_session_t *s);
+static ngx_http_agent_run_t *ngx_http_agent_lg_load(ngx_http_request_t *r,
+    ngx_str_t *thread_id, ngx_http_agent_checkpoint_t *cp);
+
+
+/* POST /threads/search: the owner's threads, newest first */
+
+ngx_int_t
+ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_str_t *body)
+{
+    yajl_val                   v, n;
+    ngx_int_t                  rc, limit, offset;
+    ngx_uint_t                 i;
+    ngx_array_t                sessions;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_session_t  *s;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    limit = 10;
+    offset = 0;
+
+    n = v ? ngx_http_agent_json_get(v, "limit") : NULL;
+
+    if (n && YAJL_IS_INTEGER(n)) {
+        limit = ngx_max(1, ngx_min(YAJL_GET_INTEGER(n), 1000));
+    }
+
+    n = v ? ngx_http_agent_json_get(v, "offset") : NULL;
+
+    if (n && YAJL_IS_INTEGER(n) && YAJL_GET_INTEGER(n) >= 0) {
+        offset = YAJL_GET_INTEGER(n);
+    }
+
+    if (ngx_array_init(&sessions, r->pool, 8,
+                       sizeof(ngx_http_agent_session_t))
+        != NGX_OK
+        || ngx_http_agent_store_session_list(r->pool, limit, offset,
+                                             ctx->owner, &sessions)
+           != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the threads could not be read");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    s = sessions.elts;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < sessions.nelts; i++) {
+        rc = ngx_http_agent_lg_thread_json(r, j, &s[i]);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/* POST /threads, GET and DELETE /threads/{id} */
+
+ngx_int_t
+ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
+{
+    yajl_val                   v;
+    ngx_int_t                  rc;
+    ngx_str_t                  id, exists, run_id;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_session_t   s;
+
+    if (req->route == NGX_HTTP_AGENT_LG_THREADS) {
+        rc = ngx_http_agent_parse_object(r, body, &v, 1);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        ngx_str_null(&id);
+        ngx_str_null(&exists);
+
+        if (v && (ngx_http_agent_json_get_str(v, "thread_id", &id)
+                  == NGX_ERROR
+                  || ngx_http_agent_json_get_str(v, "if_exists", &exists)
+                     == NGX_ERROR))
+        {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"thread_id\" and \"if_exists\" "
+                                        "must be strings");
+        }
+
+        if (id.len
+            && ngx_http_agent_store_session_get(r->pool, &id, &s) == NGX_OK)
+        {
+            /* if_exists: "raise" (the default) or "do_nothing" */
+
+            if (exists.len != 10
+                || ngx_strncmp(exists.data, "do_nothing", 10) != 0)
+            {
+                return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                            "thread \"%V\" already exists",
+                                            &id);
+            }
+
+            rc = ngx_http_agent_session_get(r, &id, &s);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+        } else {
+            rc = ngx_http_agent_lg_thread_create(r, &id,
+                           v ? ngx_http_agent_json_get(v, "metadata") : NULL,
+                           &s);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+        }
+
+    } else {
+        rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (r->method == NGX_HTTP_DELETE) {
+            rc = ngx_http_agent_session_lock(r, &req->thread_id, &run_id,
+                                             "delete it");
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+            if (ngx_http_agent_store_session_delete(r->pool, &req->thread_id)
+                != NGX_OK)
+            {
+                return ngx_http_agent_error(r,
+                                            NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                            "the thread could not be "
+                                            "deleted");
+            }
+
+            return ngx_http_agent_send(r, NGX_HTTP_NO_CONTENT, NULL);
+        }
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_lg_thread_json(r, j, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+ngx_int_t
+ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
+    yajl_val metadata, ngx_http_agent_session_t *s)
+{
+    ngx_str_t              title, meta;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ngx_str_set(&title, "");
+    ngx_str_null(&meta);
+
+    if (metadata && !YAJL_IS_NULL(metadata)) {
+        if (!YAJL_IS_OBJECT(metadata)) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"metadata\" must be an object");
+        }
+
+        if (ngx_http_agent_json_encode(r->pool, metadata, &meta) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_store_session_create(r->pool, id, &title, &meta,
+                                            ctx->owner, s)
+        != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the thread could not be created");
+    }
+
+    return NGX_OK;
+}
+
+
+/* a Thread: its status is busy (a run holds it), interrupted or idle */
+
+static ngx_int_t
+ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
+    ngx_http_agent_session_t *s)
+{
+    ngx_int_t                     rc;
+    ngx_str_t                     run_id, interrupt;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_checkpoint_t   cp;
+
+    run = ngx_http_agent_lg_load(r, &s->id, &cp);
+    if (run == NULL) {
+        return NGX_HTTP_AGENT_SENT;
+    }
+
+    rc = ngx_http_agent_store_thread_busy(r->pool, &s->id, &run_id);
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, &s->id);
+    ngx_http_agent_json_key(j, "created_at");
+    ngx_http_agent_json_str(j, &s->created_at);
+    ngx_http_agent_json_key(j, "updated_at");
+    ngx_http_agent_json_str(j, &s->updated_at);
+    ngx_http_agent_json_key(j, "metadata");
+
+    if (s->metadata.len) {
+        ngx_http_agent_json_raw(j, &s->metadata);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_key(j, "status");
+
+    if (rc == NGX_OK) {
+        ngx_http_agent_json_cstr(j, "busy");
+
+    } else if (ngx_http_agent_lg_interrupt_of(run, &interrupt) == NGX_OK) {
+        ngx_http_agent_json_cstr(j, "interrupted");
+
+    } else {
+        ngx_http_agent_json_cstr(j, "idle");
+    }
+
+    ngx_http_agent_json_key(j, "values");
+
+    if (cp.id.len) {
+        ngx_http_agent_lg_values(j, run, &s->id);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "interrupts");
+    ngx_http_agent_json_obj(j);
+
+    if (cp.id.len && ngx_http_agent_lg_interrupt_of(run, &interrupt)
+                     == NGX_OK)
+    {
+        ngx_http_agent_json_str(j, &cp.id);
+        ngx_http_agent_lg_interrupts(j, &interrupt);
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    return NGX_OK;
+}
+
+
+/*
+ * The thread's state, at its last checkpoint or at cp->id if set, with
+ * the location's graph: a thread's channels are the graph's that last ran.
+ */
+
+static ngx_http_agent_run_t *
+ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    ngx_int_t                   rc;
+    ngx_uint_t                  i;
+    ngx_array_t                 list;
+    ngx_http_agent_run_t       *run;
+    ngx_http_agent_checkpoint_t  *c;
+
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                             ngx_http_agent_lg_thread_graph(r, thread_id));
+    if (run == NULL) {
+        return NULL;
+    }
+
+    if (cp->id.len == 0) {
+        rc = ngx_http_agent_state_load(r->pool, thread_id, run, cp, -1);
+
+    } else {
+
+        /* a checkpoint by id: among the thread's */
+
+        if (ngx_array_init(&list, r->pool, 16,
+                           sizeof(ngx_http_agent_checkpoint_t))
+            != NGX_OK
+            || ngx_http_agent_store_checkpoint_list(r->pool, thread_id, &list)
+               != NGX_OK)
+        {
+            (void) ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the thread's state could not be "
+                                        "read");
+            return NULL;
+        }
+
+        c = list.elts;
+
+        for (i = 0; i < list.nelts; i++) {
+            if (c[i].id.len == cp->id.len
+                && ngx_strncmp(c[i].id.data, cp->id.data, cp->id.len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (i == list.nelts) {
+            (void) ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                        "thread \"%V\" has no checkpoint "
+                                        "\"%V\"", thread_id, &cp->id);
+            return NULL;
+        }
+
+        *cp = c[i];
+        rc = ngx_http_agent_state_apply(r->pool, thread_id, run, cp, -1);
+    }
+
+    if (rc != NGX_OK) {
+        (void) ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the thread's state could not be read");
+        return NULL;
+    }
+
+    return run;
+}
+
+
+/* GET /threads/{id}/state[/{checkpoint_id}] */
+
+ngx_int_t
+ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
+{
+    ngx_int_t                     rc;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_session_t      s;
+    ngx_http_agent_checkpoint_t   cp;
+
+    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+
+    if (req->route == NGX_HTTP_AGENT_LG_STATE_AT) {
+        cp.id = req->id;
+    }
+
+    run = ngx_http_agent_lg_load(r, &req->thread_id, &cp);
+    if (run == NULL) {
+        return NGX_HTTP_AGENT_SENT;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/* POST or GET /threads/{id}/history: newest first, limit, before */
+
+ngx_int_t
+ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
+{
+    yajl_val                      v, n, b;
+    ngx_int_t                     rc, limit;
+    ngx_str_t                     before, arg;
+    ngx_uint_t                    i, sent, skipping;
+    ngx_array_t                   list;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_session_t      s;
+    ngx_http_agent_graph_t       *graph;
+    ngx_http_agent_checkpoint_t  *c;
+
+    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
+
+    limit = 10;
+    ngx_str_null(&before);
+
+    n = v ? ngx_http_agent_json_get(v, "limit") : NULL;
+
+    if (n && YAJL_IS_INTEGER(n)) {
+        limit = YAJL_GET_INTEGER(n);
+
+    } else if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
+        limit = ngx_atoi(arg.data, arg.len);
+    }
+
+    if (limit < 1 || limit > 1000) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"limit\" must be from 1 to 1000");
+    }
+
+    /* before: a checkpoint id, or a config {"configurable": {...}} */
+
+    b = v ? ngx_http_agent_json_get(v, "before") : NULL;
+
+    if (b && YAJL_IS_OBJECT(b)) {
+        b = ngx_http_agent_json_get(b, "configurable");
+        b = b ? ngx_http_agent_json_get(b, "checkpoint_id") : NULL;
+    }
+
+    if (b && YAJL_IS_STRING(b)) {
+        before.data = (u_char *) YAJL_GET_STRING(b);
+        before.len = ngx_strlen(before.data);
+    }
+
+    if (ngx_array_init(&list, r->pool, 16,
+                       sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK
+        || ngx_http_agent_store_checkpoint_list(r->pool, &req->thread_id,
+                                                &list)
+           != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the thread's history could not be "
+                                    "read");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    c = list.elts;
+    sent = 0;
+    skipping = (before.len != 0);
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < list.nelts && sent < (ngx_uint_t) limit; i++) {
+        if (skipping) {
+            skipping = !(c[i].id.len == before.len
+                         && ngx_strncmp(c[i].id.data, before.data,
+                                        before.len) == 0);
+            continue;
+        }
+
+        run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                              graph);
+        if (run == NULL
+            || ngx_http_agent_state_apply(r->pool, &req->thread_id, run,
+                                          &c[i], -1)
+               != NGX_OK)
+        {
+            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the thread's history could not "
+                                        "be read");
+        }
+
+        ngx_http_agent_lg_state_json(j, run, &c[i], &req->thread_id);
+        sent++;
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/* the graph of the thread's last run; before any, the location's */
+
+ngx_http_agent_graph_t *
+ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
+{
+    ngx_array_t                 rows;
+    ngx_http_agent_graph_t     *g;
+    ngx_http_agent_run_row_t   *row;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (ngx_array_init(&rows, r->pool, 1, sizeof(ngx_http_agent_run_row_t))
+        != NGX_OK
+        || ngx_http_agent_store_run_list(r->pool, thread_id, NULL, 1, 0,
+                                         &rows)
+           != NGX_OK
+        || rows.nelts == 0)
+    {
+        return alcf->graph;
+    }
+
+    row = rows.elts;
+    g = ngx_http_agent_lg_assistant(r, &row->assistant_id);
+
+    return g ? g : alcf->graph;
+}
+
+
+/*
+ * POST /threads/{id}/state {"values", "as_node"}: the values written as
+ * that node's update would be, with its reducers, in a new checkpoint
+ * whose next is where the node routes; 409 while a run holds the thread.
+ */
+
+ngx_int_t
+ngx_http_agent_lg_update_state(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body)
+{
+    size_t                        i;
+    yajl_val                      v, values, x;
+    ngx_int_t                     rc, n, next;
+    ngx_str_t                     run_id, as_node, json, name, *nextp;
+    ngx_array_t                  *update;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_node_t        *nodes;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_channel_t     *ch;
+    ngx_http_agent_session_t      s;
+    ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_loc_conf_t    *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    values = ngx_http_agent_json_get(v, "values");
+
+    if (values && !YAJL_IS_NULL(values) && !YAJL_IS_OBJECT(values)) {
+        return ngx_http_agent_error(r, 422, "\"values\" must be an object "
+                                    "of channels");
+    }
+
+    ngx_str_set(&as_node, "__update__");
+
+    x = ngx_http_agent_json_get(v, "as_node");
+
+    if (x && YAJL_IS_STRING(x)) {
+        as_node.data = (u_char *) YAJL_GET_STRING(x);
+        as_node.len = ngx_strlen(as_node.data);
+    }
+
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                            ngx_http_agent_lg_thread_graph(r, &req->thread_id));
+    if (run == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    n = ngx_http_agent_graph_node(run->graph, &as_node);
+
+    if (x && n == NGX_ERROR) {
+        return ngx_http_agent_error(r, 422, "the graph \"%V\" has no node "
+                                    "\"%V\"", &run->graph->name, &as_node);
+    }
+
+    rc = ngx_http_agent_session_lock(r, &req->thread_id, &run_id,
+                                     "update its state");
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+    if (ngx_http_agent_state_load(r->pool, &req->thread_id, run, &cp, -1)
+        != NGX_OK)
+    {
+        goto done;
+    }
+
+    update = ngx_http_agent_graph_update_create(r->pool);
+    if (update == NULL) {
+        goto done;
+    }
+
+    ch = run->graph->channels.elts;
+
+    for (i = 0; values && YAJL_IS_OBJECT(values) && i < values->u.object.len;
+         i++)
+    {
+        name.data = (u_char *) values->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+
+        n = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (n == NGX_ERROR || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES
+            || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM)
+        {
+            rc = ngx_http_agent_error(r, 422, "\"%V\" is not a channel of "
+                                      "the graph \"%V\" that an update "
+                                      "may write", &name, &run->graph->name);
+            goto done;
+        }
+
+        if (ngx_http_agent_json_encode(r->pool, values->u.object.values[i],
+                                       &json)
+            != NGX_OK
+            || ngx_http_agent_graph_write_value(update, n, &json) != NGX_OK)
+        {
+            goto done;
+        }
+    }
+
+    if (ngx_http_agent_graph_apply(run, update) != NGX_OK) {
+        goto done;
+    }
+
+    run->update = update;
+
+    /* next: where as_node routes now; without one, what was next */
+
+    nextp = cp.next.len ? &cp.next : NULL;
+    n = ngx_http_agent_graph_node(run->graph, &as_node);
+
+    if (n != NGX_ERROR) {
+        nodes = run->graph->nodes.elts;
+        next = ngx_http_agent_graph_route(run, &nodes[n]);
+
+        if (next == NGX_ERROR) {
+            rc = ngx_http_agent_error(r, 422, "%V", &run->error);
+            goto done;
+        }
+
+        nextp = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
+    }
+
+    cp.run_id = run_id;
+    cp.lease = alcf->turn_lease;
+
+    if (ngx_http_agent_state_save(run, &req->thread_id, &cp, &as_node, nextp)
+        != NGX_OK)
+    {
+        goto done;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        goto done;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "checkpoint");
+    ngx_http_agent_lg_checkpoint(j, &req->thread_id, &cp.id);
+    ngx_http_agent_json_end(j);
+
+    rc = ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+
+done:
+
+    ngx_http_agent_store_unlock(&req->thread_id, &run_id);
+
+    if (rc == NGX_HTTP_INTERNAL_SERVER_ERROR) {
+        return ngx_http_agent_error(r, rc, "the state could not be updated");
+    }
+
+    return rc;
+}

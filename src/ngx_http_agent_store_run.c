@@ -1,0 +1,294 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include <sqlite3.h>
+
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_db.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * The LangGraph API's runs: one row per run of a thread (its status, what
+ * it was asked), a cancel another worker asks for, and the events of a
+ * resumable run, so that any worker can replay them to a client that
+ * joins.  The thread's turn lock (sessions.run_id) is the run's own id.
+ */
+
+
+static void ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_run_row_t *row);
+
+
+ngx_int_t
+ngx_http_agent_store_run_insert(ngx_http_agent_run_row_t *row,
+    ngx_uint_t events)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_INSERT);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, &row->run_id);
+    ngx_http_agent_store_bind(stmt, 2, &row->thread_id);
+    ngx_http_agent_store_bind(stmt, 3, &row->assistant_id);
+    ngx_http_agent_store_bind(stmt, 4, &row->status);
+    ngx_http_agent_store_bind(stmt, 5, row->metadata.len ? &row->metadata
+                                                        : NULL);
+    ngx_http_agent_store_bind(stmt, 6, row->kwargs.len ? &row->kwargs : NULL);
+    ngx_http_agent_store_bind(stmt, 7, &row->multitask_strategy);
+    ngx_http_agent_store_bind(stmt, 8, &row->created_at);
+    sqlite3_bind_int(stmt, 9, events);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+ngx_int_t
+ngx_http_agent_store_run_status(ngx_str_t *run_id, const char *status)
+{
+    u_char         now[32];
+    ngx_str_t      st, at;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_STATUS);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    st.data = (u_char *) status;
+    st.len = ngx_strlen(status);
+    at.data = now;
+    at.len = ngx_http_agent_store_now(now) - now;
+
+    ngx_http_agent_store_bind(stmt, 1, run_id);
+    ngx_http_agent_store_bind(stmt, 2, &st);
+    ngx_http_agent_store_bind(stmt, 3, &at);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+static void
+ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_run_row_t *row)
+{
+    (void) ngx_http_agent_store_col(pool, stmt, 0, &row->run_id);
+    (void) ngx_http_agent_store_col(pool, stmt, 1, &row->thread_id);
+    (void) ngx_http_agent_store_col(pool, stmt, 2, &row->assistant_id);
+    (void) ngx_http_agent_store_col(pool, stmt, 3, &row->status);
+    (void) ngx_http_agent_store_col(pool, stmt, 4, &row->metadata);
+    (void) ngx_http_agent_store_col(pool, stmt, 5, &row->kwargs);
+    (void) ngx_http_agent_store_col(pool, stmt, 6, &row->multitask_strategy);
+    (void) ngx_http_agent_store_col(pool, stmt, 7, &row->created_at);
+    (void) ngx_http_agent_store_col(pool, stmt, 8, &row->updated_at);
+}
+
+
+/* NGX_DECLINED: no such run of that thread */
+
+ngx_int_t
+ngx_http_agent_store_run_get(ngx_pool_t *pool, ngx_str_t *thread_id,
+    ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_GET);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, run_id);
+    ngx_http_agent_store_bind(stmt, 2, thread_id);
+
+    rc = sqlite3_step(stmt);
+
+    if (rc == SQLITE_ROW) {
+        ngx_http_agent_store_run_row(pool, stmt, row);
+        sqlite3_reset(stmt);
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
+                                                         : NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_agent_store_run_list(ngx_pool_t *pool, ngx_str_t *thread_id,
+    ngx_str_t *status, ngx_int_t limit, ngx_int_t offset, ngx_array_t *rows)
+{
+    int                        rc;
+    sqlite3_stmt              *stmt;
+    ngx_http_agent_run_row_t  *row;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_LIST);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, thread_id);
+    sqlite3_bind_int64(stmt, 2, limit);
+    sqlite3_bind_int64(stmt, 3, offset);
+    ngx_http_agent_store_bind(stmt, 4, status);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        row = ngx_array_push(rows);
+        if (row == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_store_run_row(pool, stmt, row);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+/* a cancel for the worker that runs it; NGX_DECLINED: it does not run */
+
+ngx_int_t
+ngx_http_agent_store_run_cancel(ngx_str_t *run_id, ngx_str_t *action)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCEL);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, run_id);
+    ngx_http_agent_store_bind(stmt, 2, action);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return sqlite3_changes(ngx_http_agent_store_db) ? NGX_OK : NGX_DECLINED;
+}
+
+
+/* NGX_OK and the action: a cancel was asked for; NGX_DECLINED: none */
+
+ngx_int_t
+ngx_http_agent_store_run_cancelled(ngx_pool_t *pool, ngx_str_t *run_id,
+    ngx_str_t *action)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCELLED);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, run_id);
+
+    rc = sqlite3_step(stmt);
+
+    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+        rc = ngx_http_agent_store_col(pool, stmt, 0, action);
+        sqlite3_reset(stmt);
+        return rc == NGX_OK ? NGX_OK : NGX_ERROR;
+    }
+
+    return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
+                                                         : NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_agent_store_run_event(ngx_str_t *run_id, int64_t seq,
+    ngx_str_t *event, ngx_str_t *json)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENT_INSERT);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, seq);
+    ngx_http_agent_store_bind(stmt, 3, event);
+    ngx_http_agent_store_bind(stmt, 4, json);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+/* at most limit events after seq, in order */
+
+ngx_int_t
+ngx_http_agent_store_run_events(ngx_str_t *run_id, int64_t after,
+    ngx_uint_t limit, ngx_http_agent_store_event_pt handler, void *data)
+{
+    int            rc;
+    ngx_str_t      event, json;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENTS);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, after);
+    sqlite3_bind_int64(stmt, 3, limit);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        event.data = (u_char *) sqlite3_column_text(stmt, 1);
+        event.len = sqlite3_column_bytes(stmt, 1);
+        json.data = (u_char *) sqlite3_column_text(stmt, 2);
+        json.len = sqlite3_column_bytes(stmt, 2);
+
+        if (handler(data, sqlite3_column_int64(stmt, 0), &event, &json)
+            != NGX_OK)
+        {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+/* NGX_OK and the run that holds the thread; NGX_DECLINED: none does */
+
+ngx_int_t
+ngx_http_agent_store_thread_busy(ngx_pool_t *pool, ngx_str_t *thread_id,
+    ngx_str_t *run_id)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_THREAD_BUSY);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, thread_id);
+    sqlite3_bind_int64(stmt, 2, ngx_http_agent_store_ms());
+
+    rc = sqlite3_step(stmt);
+
+    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+        rc = ngx_http_agent_store_col(pool, stmt, 0, run_id);
+        sqlite3_reset(stmt);
+        return rc == NGX_OK ? NGX_OK : NGX_ERROR;
+    }
+
+    return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
+                                                         : NGX_ERROR;
+}

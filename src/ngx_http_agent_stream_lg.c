@@ -1,0 +1,427 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_lg_state.h"
+
+
+/*
+ * The LangGraph Agent Server's stream: one event of the turn becomes an
+ * event of each stream mode the run asked for ("values", "updates",
+ * "messages", "custom", "events", "debug"), named as the SDK expects.
+ * The format sends them itself and answers NGX_DECLINED: there is more
+ * than one per event.
+ */
+
+
+static ngx_int_t ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
+static ngx_int_t ngx_http_agent_lg_send(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, const char *name, ngx_uint_t now);
+static void ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j);
+static ngx_int_t ngx_http_agent_lg_debug(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
+static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
+    ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
+
+
+ngx_http_agent_format_t  ngx_http_agent_lg_format = {
+    ngx_string("langgraph"),
+    ngx_http_agent_lg_write,
+    1
+};
+
+
+static ngx_int_t
+ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
+{
+    ngx_str_t              ename, id;
+    ngx_http_agent_run_t  *run;
+
+    run = s->state;
+
+    switch (ev->type) {
+
+    case NGX_HTTP_AGENT_EV_START:
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "run_id");
+        ngx_http_agent_json_str(j, &s->run_id);
+        ngx_http_agent_json_key(j, "attempt");
+        ngx_http_agent_json_int(j, 1);
+        ngx_http_agent_json_end(j);
+
+        if (ngx_http_agent_lg_send(s, j, "metadata", 1) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        /* the input step's values: the state the first node starts with */
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_VALUES) && run) {
+            ngx_http_agent_lg_values(j, run, &s->session_id);
+
+            if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        break;
+
+    case NGX_HTTP_AGENT_EV_UPDATE:
+        if (s->modes & NGX_HTTP_AGENT_MODE_UPDATES) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_str(j, &s->node);
+            ngx_http_agent_lg_update(j, run, &s->session_id);
+            ngx_http_agent_json_end(j);
+
+            if (ngx_http_agent_lg_send(s, j, "updates", 1) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_MESSAGES)
+            && ngx_http_agent_lg_tools(s, run, j) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        if (s->modes & NGX_HTTP_AGENT_MODE_VALUES) {
+            ngx_http_agent_lg_values(j, run, &s->session_id);
+
+            if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        break;
+
+    case NGX_HTTP_AGENT_EV_CHUNK:
+        if (!(s->modes & NGX_HTTP_AGENT_MODE_MESSAGES) || run == NULL) {
+            break;
+        }
+
+        /* the chunk's id is the one the message will have when appended */
+
+        ngx_http_agent_lg_message_id(run->pool, &s->session_id,
+                 run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts, &id);
+
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "content");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_key(j, "additional_kwargs");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "response_metadata");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "AIMessageChunk");
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &id);
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_key(j, "invalid_tool_calls");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_key(j, "tool_call_chunks");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_lg_meta(s, j);
+        ngx_http_agent_json_arr_end(j);
+
+        if (ngx_http_agent_lg_send(s, j, "messages", 0) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        break;
+
+    case NGX_HTTP_AGENT_EV_CUSTOM:
+        if (!(s->modes & NGX_HTTP_AGENT_MODE_CUSTOM)) {
+            break;
+        }
+
+        if (ev->value) {
+            ngx_http_agent_json_val(j, ev->value);
+
+        } else if (ev->json) {
+            ngx_http_agent_json_raw(j, ev->json);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        if (ngx_http_agent_lg_send(s, j, "custom", 1) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        break;
+
+    case NGX_HTTP_AGENT_EV_INTERRUPT:
+
+        /* the run waits: __interrupt__ in updates and in values */
+
+        if (s->modes & NGX_HTTP_AGENT_MODE_UPDATES) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "__interrupt__");
+            ngx_http_agent_lg_interrupts(j, ev->json);
+            ngx_http_agent_json_end(j);
+
+            if (ngx_http_agent_lg_send(s, j, "updates", 1) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_VALUES) && run) {
+            ngx_http_agent_lg_values(j, run, &s->session_id);
+
+            if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        break;
+
+    case NGX_HTTP_AGENT_EV_ERROR:
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "error");
+        ngx_http_agent_json_str(j, ev->code);
+        ngx_http_agent_json_key(j, "message");
+        ngx_http_agent_json_str(j, ev->text);
+        ngx_http_agent_json_end(j);
+
+        if (ngx_http_agent_lg_send(s, j, "error", 1) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        break;
+
+    default:
+        break;
+    }
+
+    if ((s->modes & NGX_HTTP_AGENT_MODE_DEBUG)
+        && ngx_http_agent_lg_debug(s, ev, j) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (s->modes & NGX_HTTP_AGENT_MODE_EVENTS) {
+
+        /* astream_events v2, as our "events" format words them */
+
+        ngx_str_null(&ename);
+
+        switch (ngx_http_agent_events_format.write(s, ev, j, &ename)) {
+
+        case NGX_OK:
+            if (ngx_http_agent_lg_send(s, j, "events",
+                                       ev->type != NGX_HTTP_AGENT_EV_CHUNK)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            break;
+
+        case NGX_DECLINED:
+            break;
+
+        default:
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_send(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j,
+    const char *name, ngx_uint_t now)
+{
+    ngx_str_t  n, json;
+
+    if (ngx_http_agent_json_scratch(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    n.data = (u_char *) name;
+    n.len = ngx_strlen(name);
+
+    return s->sink(s->sink_data, &n, &json, now);
+}
+
+
+/* what LangGraph tells of a message chunk: where in the graph it is */
+
+static void
+ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j)
+{
+    u_char     buf[256], *p;
+    ngx_str_t  ns;
+
+    p = ngx_snprintf(buf, sizeof(buf), "%V:%V", &s->node, &s->node_run_id);
+    ns.data = buf;
+    ns.len = p - buf;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_str(j, &s->session_id);
+    ngx_http_agent_json_key(j, "run_id");
+    ngx_http_agent_json_str(j, &s->run_id);
+    ngx_http_agent_json_key(j, "graph_id");
+    ngx_http_agent_json_str(j, &s->graph);
+    ngx_http_agent_json_key(j, "assistant_id");
+    ngx_http_agent_json_str(j, &s->assistant);
+    ngx_http_agent_json_key(j, "langgraph_step");
+    ngx_http_agent_json_int(j, s->step);
+    ngx_http_agent_json_key(j, "langgraph_node");
+    ngx_http_agent_json_str(j, &s->node);
+    ngx_http_agent_json_key(j, "langgraph_triggers");
+    ngx_http_agent_json_arr(j);
+    p = ngx_snprintf(buf + ns.len, sizeof(buf) - ns.len, "branch:to:%V",
+                     &s->node);
+    ngx_http_agent_json_bytes(j, buf + ns.len, p - (buf + ns.len));
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "langgraph_path");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_cstr(j, "__pregel_pull");
+    ngx_http_agent_json_str(j, &s->node);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "langgraph_checkpoint_ns");
+    ngx_http_agent_json_str(j, &ns);
+    ngx_http_agent_json_key(j, "checkpoint_ns");
+    ngx_http_agent_json_str(j, &ns);
+
+    if (s->provider.len) {
+        ngx_http_agent_json_key(j, "ls_provider");
+        ngx_http_agent_json_str(j, &s->provider);
+        ngx_http_agent_json_key(j, "ls_model_name");
+        ngx_http_agent_json_str(j, &s->model_remote);
+        ngx_http_agent_json_key(j, "ls_model_type");
+        ngx_http_agent_json_cstr(j, "chat");
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+/* messages mode: the messages a step appended that were not streamed */
+
+static ngx_int_t
+ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s, ngx_http_agent_run_t *run,
+    ngx_http_agent_json_t *j)
+{
+    ngx_str_t                id;
+    ngx_uint_t               i, n, base;
+    ngx_http_agent_msg_t    *m;
+    ngx_http_agent_write_t  *w;
+
+    if (run == NULL || run->update == NULL) {
+        return NGX_OK;
+    }
+
+    w = run->update->elts;
+    base = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
+
+    for (i = 0; i < run->update->nelts; i++) {
+        if (w[i].channel != NGX_HTTP_AGENT_CH_MESSAGES
+            || w[i].value.messages == NULL)
+        {
+            continue;
+        }
+
+        m = w[i].value.messages->elts;
+        base -= ngx_min(base, w[i].value.messages->nelts);
+
+        for (n = 0; n < w[i].value.messages->nelts; n++) {
+            if (m[n].role.len == 0 || m[n].role.data[0] != 't') {
+                continue;
+            }
+
+            ngx_http_agent_lg_message_id(run->pool, &s->session_id,
+                                         base + n, &id);
+
+            ngx_http_agent_json_arr(j);
+            ngx_http_agent_message_lc(j, run->pool, &m[n], &id);
+            ngx_http_agent_lg_meta(s, j);
+            ngx_http_agent_json_arr_end(j);
+
+            if (ngx_http_agent_lg_send(s, j, "messages", 1) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* debug mode: a task before a node runs, its result after */
+
+static ngx_int_t
+ngx_http_agent_lg_debug(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
+{
+    const char            *type;
+    ngx_http_agent_run_t  *run;
+
+    run = s->state;
+
+    switch (ev->type) {
+    case NGX_HTTP_AGENT_EV_NODE_START:
+        type = "task";
+        break;
+    case NGX_HTTP_AGENT_EV_UPDATE:
+        type = "task_result";
+        break;
+    default:
+        return NGX_OK;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, type);
+    ngx_http_agent_json_key(j, "step");
+    ngx_http_agent_json_int(j, s->step);
+    ngx_http_agent_json_key(j, "payload");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, &s->node_run_id);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &s->node);
+
+    if (ev->type == NGX_HTTP_AGENT_EV_UPDATE && run) {
+        ngx_http_agent_json_key(j, "result");
+        ngx_http_agent_lg_update(j, run, &s->session_id);
+        ngx_http_agent_json_key(j, "error");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "interrupts");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_arr_end(j);
+
+    } else {
+        ngx_http_agent_json_key(j, "triggers");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_arr_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_lg_send(s, j, "debug", 1);
+}
