@@ -217,23 +217,25 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 }
 
 
-/* where the SDK finds the run again: Content-Location and Location */
+/*
+ * Where the SDK finds the run again: Content-Location and Location, as
+ * LangGraph's servers send them, relative to the API's root (the SDK adds
+ * them to its apiUrl, which ends with this location's prefix).
+ */
 
 static ngx_int_t
 ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr)
 {
-    u_char                     *p;
-    size_t                      len;
-    ngx_table_elt_t            *h;
-    ngx_http_agent_turn_t      *turn;
-    ngx_http_agent_loc_conf_t  *alcf;
+    u_char                 *p;
+    size_t                  len;
+    ngx_table_elt_t        *h;
+    ngx_http_agent_turn_t  *turn;
 
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
     turn = lr->turn;
 
-    len = alcf->location.len + sizeof("/threads//runs//stream") - 1
-          + turn->session_id.len + turn->run_id.len;
+    len = sizeof("/threads//runs//stream") - 1 + turn->session_id.len
+          + turn->run_id.len;
 
     p = ngx_pnalloc(r->pool, len);
     if (p == NULL) {
@@ -241,12 +243,6 @@ ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     }
 
     lr->location.data = p;
-    p = ngx_copy(p, alcf->location.data, alcf->location.len);
-
-    if (p > lr->location.data && p[-1] == '/') {
-        p--;
-    }
-
     p = ngx_sprintf(p, "/threads/%V/runs/%V", &turn->session_id,
                     &turn->run_id);
     lr->location.len = p - lr->location.data;

@@ -241,6 +241,8 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
     ngx_http_agent_run_t         *run;
     ngx_http_agent_checkpoint_t   cp;
 
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+
     run = ngx_http_agent_lg_load(r, &s->id, &cp);
     if (run == NULL) {
         return NGX_HTTP_AGENT_SENT;

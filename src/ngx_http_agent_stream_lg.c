@@ -77,6 +77,13 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_UPDATE:
+        if (run && run->interrupt.len
+            && (run->update == NULL || run->update->nelts == 0))
+        {
+            /* a node that waits, no update: its interrupt says so, next */
+            break;
+        }
+
         if (s->modes & NGX_HTTP_AGENT_MODE_UPDATES) {
             ngx_http_agent_json_obj(j);
             ngx_http_agent_json_str(j, &s->node);

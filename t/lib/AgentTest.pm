@@ -442,6 +442,33 @@ sub mcp_server {
              url => "http://127.0.0.1:$port/mcp" };
 }
 
+# LangGraph's JS SDK from npm (t/lg/sdk.mjs): its observations of a
+# scenario against URL, as a hash of name => value (or { error => ... })
+sub lg_sdk {
+    my ($self, $url, $scenario, @args) = @_;
+    my $sdk = "$root/build/lgsdk";
+
+    if (!-d "$sdk/node_modules/\@langchain/langgraph-sdk") {
+        system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
+               . '@langchain/langgraph-sdk@1.15.0 --no-audit --no-fund '
+               . '--loglevel=error >/dev/null 2>&1');
+    }
+    return undef unless -d "$sdk/node_modules/\@langchain/langgraph-sdk";
+
+    open my $fh, '-|', 'node', "$root/t/lg/sdk.mjs", $sdk, $url, $scenario,
+        @args or die $!;
+    my (%seen, @order);
+    while (my $line = <$fh>) {
+        my $o = eval { decode_json($line) } or do { warn $line; next };
+        $seen{$o->{k}} = exists $o->{error} ? { error => $o->{error} }
+                                            : $o->{v};
+        push @order, $o->{k};
+    }
+    close $fh;
+    $seen{_order} = \@order;
+    return \%seen;
+}
+
 # the tool calls an MCP server of mcp_server() saw
 sub mcp_calls {
     my ($server) = @_;

@@ -1,0 +1,216 @@
+#!/usr/bin/perl
+# agent_langgraph_api: LangGraph's own JS SDK (npm) against nginx with two
+# workers.  Assistants are the declared graphs, threads our sessions; runs
+# stream in LangGraph's modes; interrupts answered with command.resume;
+# tool calls approved, edited, rejected; a cancel mid-token cuts the model
+# call; a double run is refused; the state at a checkpoint, an update as
+# a node; a resumable run joined from the other worker after its client
+# went away.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+use IO::Socket::INET;
+use Time::HiRes qw(sleep time);
+
+my $t = AgentTest->new;
+$t->mock(sub {
+    my ($req) = @_;
+    my @m = @{ $req->{messages} };
+    my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
+    my $last = $m[$u]{content};
+    if (grep { $_->{tools} } $req) {
+        my ($res) = grep { $_->{role} eq 'tool' } @m[$u .. $#m];
+        return { text => "result: $res->{content}" } if $res;
+        return { tools => [ [ 'q1', 'execute_sql_query',
+                              '{"query": "SELECT 1 AS one"}' ] ] }
+            if $last eq 'run it';
+    }
+    return { text => 'one two three four five six seven eight nine ten',
+             pieces => [ map { "$_ " } qw(one two three four five six
+                                           seven eight nine ten) ],
+             delay => 0.3 } if $last =~ /^slow/;
+    return { text => "Hello from the mock" };
+});
+
+my $conf = $t->conf(http => <<'HTTP');
+agent_graph approval {
+    channel plan     value scope=turn;
+    channel approval value;
+    node draft   template output=plan "text=Delete the rows of 2019?";
+    node approve interrupt value=plan resume=approval;
+    node act     template "text=Done: {{approval}}";
+    node cancel  template "text=Cancelled.";
+    edge START draft;
+    edge draft approve;
+    edge approve act "if=approval == 'yes'";
+    edge approve cancel;
+    edge act END;
+    edge cancel END;
+}
+agent_graph chat {
+    channel note value;
+    node model llm;
+    edge START model;
+    edge model END;
+}
+agent_graph guarded {
+    node model llm prompt=react_system.md tools=execute_sql_query;
+    node tools tools approve=on;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+        $1};
+$t->run($conf);
+
+my $url = 'http://127.0.0.1:' . $t->port . '/lg';
+my $o = $t->lg_sdk($url, 'basics');
+plan skip_all => 'the LangGraph SDK is not installable here' unless $o;
+
+sub events { [ map { $_->{event} } @{ $_[0] } ] }
+sub of { my ($ev, $name) = @_; [ map { $_->{data} } grep { $_->{event} eq $name } @$ev ] }
+
+# 1. basics: assistants, threads, a run in three modes, state, history
+is_deeply($o->{ok}, { ok => JSON::PP::true }, 'GET /ok');
+ok($o->{info}{flags}{assistants}, 'GET /info');
+is(scalar @{ $o->{search} }, 1, 'assistants.search by graph id');
+is($o->{search}[0]{graph_id}, 'chat', 'an assistant is a declared graph');
+like($o->{assistant}{assistant_id},
+     qr/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+     'its id a uuid5');
+is($o->{thread}{status}, 'idle', 'threads.create: idle');
+is_deeply($o->{thread}{metadata}, { user => 'u1' }, 'with its metadata');
+
+my $ev = $o->{stream};
+is($ev->[0]{event}, 'metadata', 'metadata first');
+ok($ev->[0]{data}{run_id}, 'with the run id');
+is_deeply([ grep { $_ ne 'messages' } @{ events($ev) } ],
+          [qw(metadata values updates values)],
+          'values (input), updates, values')
+    or diag explain events($ev);
+my $chunks = of($ev, 'messages');
+is(scalar @$chunks, 4, 'four message chunks');
+is(join('', map { $_->[0]{content} } @$chunks), 'Hello from the mock',
+   'the tokens');
+is($chunks->[0][0]{type}, 'AIMessageChunk', 'as AIMessageChunk');
+is($chunks->[0][1]{langgraph_node}, 'model', 'metadata: the node');
+is($chunks->[0][1]{langgraph_step}, 1, 'and the step');
+my $vals = of($ev, 'values');
+is_deeply([ map { $_->{type} } @{ $vals->[-1]{messages} } ], [qw(human ai)],
+          'the last values: human then ai');
+is($vals->[-1]{messages}[1]{id}, $chunks->[0][0]{id},
+   'the chunks carry the message id');
+is_deeply(of($ev, 'updates')->[0]{model}{messages}[0]{content},
+          'Hello from the mock', 'updates: the node and its write');
+ok(!exists $vals->[-1]{input} && !exists $vals->[-1]{session_id},
+   'our own channels are not shown');
+
+is(scalar @{ $o->{state}{values}{messages} }, 2, 'getState: the values');
+is_deeply($o->{state}{next}, [], 'nothing next');
+ok($o->{state}{checkpoint}{checkpoint_id}, 'the checkpoint');
+is(scalar @{ $o->{history} }, 2, 'getHistory: input, model, newest first')
+    or diag explain $o->{history};
+is($o->{history}[0]{checkpoint}{checkpoint_id},
+   $o->{state}{checkpoint}{checkpoint_id}, 'the newest is the state');
+is($o->{history}[0]{parent_checkpoint}{checkpoint_id},
+   $o->{history}[1]{checkpoint}{checkpoint_id}, 'each has its parent');
+is(scalar @{ $o->{runs} }, 1, 'runs.list');
+is($o->{runs}[0]{status}, 'success', 'the run succeeded');
+is($o->{run}{run_id}, $ev->[0]{data}{run_id}, 'runs.get');
+is(scalar @{ $o->{wait}{messages} }, 4, 'runs.wait: the values at the end');
+is($o->{got}{status}, 'idle', 'threads.get');
+is(scalar @{ $o->{got}{values}{messages} }, 4, 'with the values');
+
+my $modes = events($o->{modes});
+ok((grep { $_ eq 'events' } @$modes), 'events mode');
+ok((grep { $_ eq 'debug' } @$modes), 'debug mode');
+my ($stream_ev) = grep { $_->{event} eq 'events'
+                         && $_->{data}{event} eq 'on_chat_model_stream' }
+                  @{ $o->{modes} };
+ok($stream_ev, 'events: on_chat_model_stream');
+is(scalar @{ $o->{stateless}{messages} }, 2, 'a stateless run (wait)');
+is_deeply(events($o->{stateless_stream}), [qw(metadata updates)],
+          'a stateless run (stream)');
+ok(!(grep { @{ $_->{values}{messages} // [] } == 2
+            && $_->{values}{messages}[0]{content} =~ /^[xy]$/ }
+     @{ $o->{threads} }), 'its thread is gone after it');
+is($o->{unknown}{error}{status}, 404, 'an unknown thread: 404');
+is($o->{bad_assistant}{error}{status}, 404, 'an unknown assistant: 404');
+is($o->{deleted}{error}{status}, 404, 'threads.delete');
+
+# 2. interrupts: answered yes, then no; interrupt_before in the request
+$o = $t->lg_sdk($url, 'approval');
+for my $a (qw(yes no)) {
+    my $ask = $o->{"ask_$a"};
+    my $upd = of($ask, 'updates');
+    is_deeply($upd->[-1]{__interrupt__}[0]{value}, 'Delete the rows of 2019?',
+              "$a: updates end with __interrupt__");
+    is_deeply(of($ask, 'values')->[-1]{__interrupt__}[0]{value},
+              'Delete the rows of 2019?', "$a: so do values");
+    my $st = $o->{"waiting_$a"};
+    is_deeply($st->{next}, ['approve'], "$a: next is the interrupt's node");
+    is($st->{tasks}[0]{interrupts}[0]{value}, 'Delete the rows of 2019?',
+       "$a: tasks[].interrupts");
+    is($o->{"status_$a"}{status}, 'interrupted', "$a: thread interrupted");
+    my $res = $o->{"resume_$a"};
+    is(of($res, 'values')->[-1]{messages}[-1]{content},
+       $a eq 'yes' ? 'Done: yes' : 'Cancelled.', "$a: routed on the answer");
+    is_deeply($o->{"after_$a"}{next}, [], "$a: done");
+    is($o->{"idle_$a"}{status}, 'idle', "$a: thread idle again");
+}
+is(scalar @{ $o->{before}{messages} }, 1, 'interrupt_before: no answer yet');
+is_deeply($o->{before_state}{next}, ['model'], 'it waits before model');
+is($o->{continued}{messages}[-1]{content}, 'Hello from the mock',
+   'input null continues it');
+is($o->{nothing}{error}{status}, 409, 'a resume with nothing waiting: 409');
+
+# 3. tool approval: approved, edited, rejected
+$o = $t->lg_sdk($url, 'tools');
+is($o->{approve_ask}{__interrupt__}[0]{value}[0]{name}, 'execute_sql_query',
+   'the calls are the interrupt');
+is($o->{approve_state}{tasks}[0]{name}, 'tools', 'waiting at tools');
+my @tools = map { $_->[0] } grep { $_->[0]{type} eq 'tool' }
+            @{ of($o->{approve_resume}, 'messages') };
+like($tools[0]{content}, qr/one/, 'approved: the tool ran')
+    or diag explain $o->{approve_resume};
+@tools = map { $_->[0] } grep { $_->[0]{type} eq 'tool' }
+         @{ of($o->{edit_resume}, 'messages') };
+like($tools[0]{content}, qr/two/, 'edited: the edited query ran');
+@tools = map { $_->[0] } grep { $_->[0]{type} eq 'tool' }
+         @{ of($o->{reject_resume}, 'messages') };
+like($tools[0]{content}, qr/rejected it \(not today\)/,
+     'rejected: the model is told why');
+
+# 4. cancel mid-token; a double run
+$o = $t->lg_sdk($url, 'cancel');
+ok(!exists $o->{cancel}{error}, 'runs.cancel(wait)')
+    or diag explain $o->{cancel};
+my $n = grep { $_ eq 'messages' } @{ $o->{cancelled_events} };
+ok($n >= 2 && $n < 10, "the stream stopped after $n of 10 tokens");
+is($o->{cancelled_run}{status}, 'interrupted', 'the run is interrupted');
+is($o->{cancelled_thread}{status}, 'idle', 'the thread is free');
+my ($closed) = grep { $_->{event} eq 'closed' } $t->{mock}->log_lines;
+ok($closed && $closed->{at} < 10,
+   'the model call was cut (no tokens paid after the cancel)')
+    or diag explain [ $t->{mock}->log_lines ];
+is($o->{double}{error}{status}, 409, 'a second run while one runs: 409');
+is_deeply($o->{first_rest}, ['updates'], 'the first run goes on');
+
+# 5. the state at a checkpoint, an update as a node
+$o = $t->lg_sdk($url, 'update');
+is(scalar @{ $o->{at}{values}{messages} }, 2,
+   'getState at an earlier checkpoint');
+ok($o->{update}{checkpoint}{checkpoint_id}, 'updateState: a checkpoint');
+is($o->{updated}{values}{note}, 'set by hand', 'the value is written');
+is($o->{updated}{metadata}{step}, 4, 'as a step of its own (after 0-3)');
+is($o->{bad_update}{error}{status}, 422, 'an unknown channel: 422');
+
+done_testing;

@@ -1,0 +1,191 @@
+// LangGraph's own JS SDK (@langchain/langgraph-sdk from npm) against an
+// Agent Server: nginx's agent_langgraph_api, or the reference server.
+// node sdk.mjs SDK_DIR URL SCENARIO [ARG...]: one JSON line per
+// observation, {"k": NAME, "v": VALUE}; an SDK call that fails prints
+// {"k": NAME, "error": {"status", "message"}}.  t/59 asserts on them.
+
+const [sdkDir, url, scenario, ...args] = process.argv.slice(2);
+const { Client } = await import(
+    `${sdkDir}/node_modules/@langchain/langgraph-sdk/dist/index.js`);
+
+const client = new Client({ apiUrl: url, defaultHeaders: {} });
+
+function out(k, v) {
+    console.log(JSON.stringify({ k, v }));
+}
+
+async function call(k, f) {
+    try {
+        const v = await f();
+        out(k, v === undefined ? null : v);
+        return v;
+    } catch (e) {
+        console.log(JSON.stringify({
+            k, error: { status: e.status ?? null, message: String(e.message) }
+        }));
+        return undefined;
+    }
+}
+
+async function events(k, gen) {
+    const ev = [];
+    try {
+        for await (const p of gen) {
+            ev.push({ event: p.event, data: p.data, id: p.id ?? null });
+        }
+    } catch (e) {
+        ev.push({ event: '__error__', status: e.status ?? null,
+                  data: String(e.message) });
+    }
+    out(k, ev);
+    return ev;
+}
+
+const human = (text) => ({ messages: [{ role: 'user', content: text }] });
+
+const scenarios = {
+
+    async basics() {
+        await call('ok', async () => (await fetch(`${url}/ok`)).json());
+        await call('info', async () => (await fetch(`${url}/info`)).json());
+        await call('search', () => client.assistants.search({ graphId: 'chat' }));
+        await call('assistant', () => client.assistants.get('chat'));
+        const t = await call('thread',
+            () => client.threads.create({ metadata: { user: 'u1' } }));
+        await events('stream', client.runs.stream(t.thread_id, 'chat', {
+            input: human('hi'),
+            streamMode: ['values', 'updates', 'messages-tuple'],
+        }));
+        await call('state', () => client.threads.getState(t.thread_id));
+        await call('history',
+            () => client.threads.getHistory(t.thread_id, { limit: 10 }));
+        const runs = await call('runs', () => client.runs.list(t.thread_id));
+        await call('run', () => client.runs.get(t.thread_id, runs[0].run_id));
+        await call('wait', () => client.runs.wait(t.thread_id, 'chat',
+                                                  { input: human('again') }));
+        await call('got', () => client.threads.get(t.thread_id));
+        await events('modes', client.runs.stream(t.thread_id, 'chat', {
+            input: human('third'), streamMode: ['events', 'debug'],
+        }));
+        await call('stateless', () => client.runs.wait(null, 'chat',
+                                                       { input: human('x') }));
+        await events('stateless_stream', client.runs.stream(null, 'chat', {
+            input: human('y'), streamMode: 'updates',
+        }));
+        await call('threads', () => client.threads.search({ limit: 100 }));
+        await call('unknown', () => client.threads.get(
+            '00000000-0000-4000-8000-000000000000'));
+        await call('bad_assistant', () => client.runs.wait(t.thread_id,
+                                                           'nope', {}));
+        await call('delete', () => client.threads.delete(t.thread_id));
+        await call('deleted', () => client.threads.get(t.thread_id));
+    },
+
+    async approval() {
+        for (const answer of ['yes', 'no']) {
+            const t = await client.threads.create();
+            await events(`ask_${answer}`, client.runs.stream(t.thread_id,
+                'approval', { input: human('go'),
+                              streamMode: ['values', 'updates'] }));
+            await call(`waiting_${answer}`,
+                       () => client.threads.getState(t.thread_id));
+            await call(`status_${answer}`,
+                       () => client.threads.get(t.thread_id));
+            await events(`resume_${answer}`, client.runs.stream(t.thread_id,
+                'approval', { command: { resume: answer },
+                              streamMode: ['values', 'updates'] }));
+            await call(`after_${answer}`,
+                       () => client.threads.getState(t.thread_id));
+            await call(`idle_${answer}`,
+                       () => client.threads.get(t.thread_id));
+        }
+
+        // interrupt_before in the run request, continued with no input
+        const t = await client.threads.create();
+        await call('before', () => client.runs.wait(t.thread_id, 'chat', {
+            input: human('wait first'), interruptBefore: ['model'] }));
+        await call('before_state', () => client.threads.getState(t.thread_id));
+        await call('continued', () => client.runs.wait(t.thread_id, 'chat',
+                                                       { input: null }));
+        // a command to a thread that waits for nothing
+        await call('nothing', () => client.runs.wait(t.thread_id, 'chat',
+                                               { command: { resume: 1 } }));
+    },
+
+    async tools() {
+        // a tools node with approve=on: approved, edited, rejected
+        const answers = {
+            approve: 'approve',
+            edit: { action: 'edit',
+                    args: { query: 'SELECT 2 AS two' } },
+            reject: { action: 'reject', reason: 'not today' },
+        };
+        for (const [name, resume] of Object.entries(answers)) {
+            const t = await client.threads.create();
+            await call(`${name}_ask`, () => client.runs.wait(t.thread_id,
+                'guarded', { input: human('run it') }));
+            await call(`${name}_state`,
+                       () => client.threads.getState(t.thread_id));
+            await events(`${name}_resume`, client.runs.stream(t.thread_id,
+                'guarded', { command: { resume },
+                             streamMode: ['updates', 'messages-tuple'] }));
+        }
+    },
+
+    async cancel() {
+        // a cancel mid-token: the stream ends, the model call is cut
+        const t = await client.threads.create();
+        let runId;
+        const ev = [];
+        for await (const p of client.runs.stream(t.thread_id, 'chat', {
+            input: human('slow'), streamMode: ['messages-tuple'],
+        })) {
+            ev.push(p.event);
+            if (p.event === 'metadata') {
+                runId = p.data.run_id;
+            }
+            if (p.event === 'messages' && ev.filter(
+                    (e) => e === 'messages').length === 2) {
+                await call('cancel', () => client.runs.cancel(
+                    t.thread_id, runId, true));
+            }
+        }
+        out('cancelled_events', ev);
+        await call('cancelled_run', () => client.runs.get(t.thread_id, runId));
+        await call('cancelled_thread', () => client.threads.get(t.thread_id));
+
+        // a double run: the second is refused while the first runs
+        const first = client.runs.stream(t.thread_id, 'chat', {
+            input: human('slow again'), streamMode: ['updates'] });
+        const it = first[Symbol.asyncIterator]();
+        const meta = await it.next();
+        out('first_meta', meta.value.event);
+        await call('double', () => client.runs.wait(t.thread_id, 'chat',
+                                                    { input: human('no') }));
+        const rest = [];
+        for (let r = await it.next(); !r.done; r = await it.next()) {
+            rest.push(r.value.event);
+        }
+        out('first_rest', rest);
+    },
+
+    async update() {
+        // the state at an earlier checkpoint; an update as a node
+        const t = await client.threads.create();
+        await client.runs.wait(t.thread_id, 'chat', { input: human('one') });
+        await client.runs.wait(t.thread_id, 'chat', { input: human('two') });
+        const history = await call('history',
+            () => client.threads.getHistory(t.thread_id, { limit: 20 }));
+        const first = history.find((s) => s.next.length === 0
+            && s.values.messages.length === 2);
+        await call('at', () => client.threads.getState(t.thread_id,
+            first.checkpoint.checkpoint_id));
+        await call('update', () => client.threads.updateState(t.thread_id, {
+            values: { note: 'set by hand' }, asNode: 'model' }));
+        await call('updated', () => client.threads.getState(t.thread_id));
+        await call('bad_update', () => client.threads.updateState(
+            t.thread_id, { values: { nope: 1 } }));
+    },
+};
+
+await scenarios[scenario](...args);
