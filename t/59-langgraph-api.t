@@ -67,8 +67,11 @@ agent_graph guarded {
     edge tools model;
 }
 HTTP
-$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+            add_header X-Worker \$pid; }
         $1};
+# each new connection may go to either worker
+$conf =~ s{listen (127\.0\.0\.1:%%PORT%%);}{listen $1 reuseport;};
 $t->run($conf);
 
 my $url = 'http://127.0.0.1:' . $t->port . '/lg';
@@ -212,5 +215,97 @@ ok($o->{update}{checkpoint}{checkpoint_id}, 'updateState: a checkpoint');
 is($o->{updated}{values}{note}, 'set by hand', 'the value is written');
 is($o->{updated}{metadata}{step}, 4, 'as a step of its own (after 0-3)');
 is($o->{bad_update}{error}{status}, 422, 'an unknown channel: 422');
+
+# 6. a resumable run outlives its client and is joined from the other
+# worker, from the event after the last one seen
+my $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+my $first = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+    assistant_id => 'chat', input => { messages => [
+        { role => 'user', content => 'slow but resumable' } ] },
+    stream_mode => ['messages-tuple', 'values'], stream_resumable => \1,
+    on_disconnect => 'continue' }), stop_after => 4);
+ok($first->{stopped}, 'the client goes away after 4 events');
+my $run_id = $first->{events}[0]{_json}{run_id};
+my $last = $first->{events}[-1]{id};
+my $pid = $first->{headers}{'x-worker'};
+like($first->{headers}{location}, qr{^/threads/$th/runs/$run_id/stream$},
+     'Location: where to join, relative to the API root');
+
+my $join;
+for (1 .. 60) {
+    $join = $t->stream("/lg/threads/$th/runs/$run_id/stream", '',
+                       method => 'GET', timeout => 30,
+                       headers => { 'Last-Event-ID' => $last });
+    last if ($join->{headers}{'x-worker'} // $pid) ne $pid;
+}
+isnt($join->{headers}{'x-worker'}, $pid, 'joined through the other worker');
+is($join->{events}[0]{id}, $last + 1, 'from the event after Last-Event-ID');
+my $text = join '', map { $_->{_json}[0]{content} }
+           grep { ($_->{_event} // '') eq 'messages' }
+           @{ $first->{events} }, @{ $join->{events} };
+is($text, 'one two three four five six seven eight nine ten ',
+   'every token once, across the two connections');
+is($join->{events}[-1]{_event}, 'values', 'to the end');
+ok($join->{last_chunk}, 'and the join ends with the run');
+my $run = $t->http('GET', "/lg/threads/$th/runs/$run_id")->{json};
+is($run->{status}, 'success', 'the run finished without its client');
+my $all = $t->stream("/lg/threads/$th/runs/$run_id/stream", '',
+                     method => 'GET', headers => { 'Last-Event-ID' => -1 });
+is(scalar @{ $all->{events} }, $join->{events}[-1]{id},
+   'Last-Event-ID -1: the whole run again');
+
+# on_disconnect cancel (the default): the run ends with its client
+$th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+$first = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+    assistant_id => 'chat', input => { messages => [
+        { role => 'user', content => 'slow, then gone' } ] },
+    stream_mode => 'messages-tuple' }), stop_after => 3);
+$run_id = $first->{events}[0]{_json}{run_id};
+ok(AgentTest::wait_for(sub {
+    ($t->http('GET', "/lg/threads/$th/runs/$run_id")->{json}{status} // '')
+        eq 'interrupted' }, 10),
+   'a client that goes: its run is interrupted');
+is($t->http('GET', "/lg/threads/$th")->{json}{status}, 'idle',
+   'and the thread free');
+
+# 7. an interrupt answered after nginx -s reload
+$th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+my $w = $t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'approval',
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+is($w->{json}{__interrupt__}[0]{value}, 'Delete the rows of 2019?',
+   'runs.wait: the values with __interrupt__');
+my @old = $t->worker_pids;
+kill 'HUP', $t->{nginx};
+ok(AgentTest::wait_for(sub {
+    my %o = map { $_ => 1 } @old;
+    my @new = $t->worker_pids;
+    @new && !grep { $o{$_} } @new }, 10), 'reloaded');
+$w = $t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'approval', command => { resume => 'yes' } });
+is($w->{json}{messages}[-1]{content}, 'Done: yes', 'resumed after it');
+
+# bad requests: 422 with {"detail"}, unknown routes 404, methods 405
+my $bad = $t->http('POST', "/lg/threads/$th/runs/wait", { input => {} });
+is($bad->{status}, 422, 'no assistant_id: 422');
+ok($bad->{json}{detail}, 'with "detail"');
+is($t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'chat', stream_mode => ['nope'],
+    input => { messages => [] } })->{status}, 422, 'an unknown mode: 422');
+is($t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'chat', input => { messages => [
+        { role => 'robot', content => 'x' } ] } })->{status}, 422,
+   'an unknown role: 422');
+is($t->http('POST', "/lg/threads/$th/runs/wait", '[1,2')->{status}, 400,
+   'bad JSON: 400');
+is($t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'chat', input => { nope => 1 } })->{status}, 400,
+   'an unknown channel: 400');
+is($t->http('GET', '/lg/nope')->{status}, 404, 'an unknown route: 404');
+is($t->http('DELETE', '/lg/ok')->{status}, 405, 'a wrong method: 405');
+is($t->http('GET', "/lg/threads/$th/runs/" . ('x' x 65))->{status}, 404,
+   'an id too long: 404');
+
+$t->check_log;
 
 done_testing;

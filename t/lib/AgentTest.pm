@@ -286,10 +286,15 @@ sub stream {
     setsockopt($s, IPPROTO_TCP, TCP_NODELAY, 1);
     my $extra = join '', map { "$_: $o{headers}{$_}\r\n" }
                          sort keys %{ $o{headers} // {} };
-    print $s "POST $path HTTP/1.1\r\nHost: localhost\r\n$extra"
-             . "Content-Type: application/json\r\n"
-             . "Content-Length: " . length($content) . "\r\n"
-             . "Connection: close\r\n\r\n$content";
+    if (($o{method} // 'POST') eq 'GET') {
+        print $s "GET $path HTTP/1.1\r\nHost: localhost\r\n$extra"
+                 . "Connection: close\r\n\r\n";
+    } else {
+        print $s "POST $path HTTP/1.1\r\nHost: localhost\r\n$extra"
+                 . "Content-Type: application/json\r\n"
+                 . "Content-Length: " . length($content) . "\r\n"
+                 . "Connection: close\r\n\r\n$content";
+    }
 
     my $sel = IO::Select->new($s);
     my $deadline = time + $timeout;
@@ -347,7 +352,11 @@ sub stream {
             next unless exists $ev{data};
             my $j = eval { decode_json($ev{data}) };
             # _t: when the event arrived, for timings inside a turn
-            push @{ $res->{events} }, { id => $ev{id}, %{ $j // {} },
+            # _event, _json: the event's name and data as sent (the
+            # LangGraph API's data may be a list)
+            push @{ $res->{events} }, { id => $ev{id},
+                                        %{ ref $j eq 'HASH' ? $j : {} },
+                                        _event => $ev{event}, _json => $j,
                                         _data => $ev{data}, _t => time };
         }
 
