@@ -15,6 +15,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store_run.h"
 
 
 typedef enum {
@@ -45,6 +46,14 @@ typedef struct {
     ngx_http_agent_lg_route_e  route;
     ngx_str_t                  thread_id;
     ngx_str_t                  id;          /* assistant, run, checkpoint */
+
+    /* a run that waits for the thread's run to end (multitask_strategy) */
+    ngx_event_t                queue;
+    ngx_msec_t                 deadline;
+    ngx_str_t                  body;
+    ngx_str_t                  before;      /* the run it waits for */
+    unsigned                   queued:1;
+    unsigned                   rollback:1;
 } ngx_http_agent_lg_req_t;
 
 
@@ -80,6 +89,8 @@ ngx_int_t ngx_http_agent_lg_runs(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg_runs.c */
+void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_row_t *row);
 ngx_int_t ngx_http_agent_lg_join(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req);
 

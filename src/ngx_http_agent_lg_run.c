@@ -42,6 +42,12 @@ static ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
 static ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
 static void ngx_http_agent_lg_run_cleanup(void *data);
+static ngx_int_t ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body, yajl_val v);
+static void ngx_http_agent_lg_run_dequeue(ngx_event_t *ev);
+static void ngx_http_agent_lg_run_unqueue(void *data);
+static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr);
 
 
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
@@ -96,8 +102,10 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    lr->background = (req->route == NGX_HTTP_AGENT_LG_RUNS);
     lr->wait = (req->route == NGX_HTTP_AGENT_LG_RUNS_WAIT
-                || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
+                || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT
+                || lr->background);
     lr->stateless = (req->route == NGX_HTTP_AGENT_LG_STATELESS_STREAM
                      || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
     lr->modes = NGX_HTTP_AGENT_MODE_VALUES;
@@ -122,6 +130,11 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
         } else {
             rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+        }
+
+        if (rc == NGX_OK) {
+            /* another run holds the thread: refused, or this one waits */
+            rc = ngx_http_agent_lg_run_queue(r, req, body, v);
         }
     }
 
@@ -180,7 +193,7 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     turn->stream.modes = lr->modes;
 
-    if (!lr->wait) {
+    if (!lr->wait || lr->background) {
         rc = ngx_http_agent_lg_run_headers(r, lr);
         if (rc != NGX_OK) {
             return rc;
@@ -205,6 +218,25 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         /* on_disconnect "continue": the run outlives its client */
         turn->sse.keep = 1;
         r->read_event_handler = ngx_http_block_reading;
+    }
+
+    if (lr->background) {
+
+        /*
+         * POST /threads/{id}/runs: the run's record now, the run after;
+         * the connection closes with the answer, the request ends with
+         * the run
+         */
+
+        r->keepalive = 0;
+        r->read_event_handler = ngx_http_block_reading;
+
+        rc = ngx_http_agent_lg_run_created(r, lr);
+
+        if (rc == NGX_ERROR || rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+            ngx_http_agent_lg_run_cancel(turn, 0);
+            return NGX_DONE;
+        }
     }
 
     lr->poll.handler = ngx_http_agent_lg_run_poll;
@@ -314,8 +346,11 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     row.metadata = lr->metadata;
     row.kwargs = lr->kwargs;
     row.multitask_strategy = lr->strategy;
+    row.checkpoint = turn->started_from;
     row.created_at.data = p;
     row.created_at.len = ngx_http_agent_store_now(p) - p;
+
+    lr->row = row;
 
     if (ngx_http_agent_store_run_insert(&row, lr->resumable) != NGX_OK) {
         return ngx_http_agent_error(turn->request,
@@ -402,6 +437,17 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
                       &turn->run_id);
     }
 
+    if (lr->rollback
+        && ngx_http_agent_store_run_rollback(&turn->session_id,
+                                             &turn->run_id,
+                                             &turn->started_from)
+           != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+                      "agent: run \"%V\" could not be rolled back",
+                      &turn->run_id);
+    }
+
     if (lr->stateless && !lr->wait) {
         (void) ngx_http_agent_store_session_delete(turn->request->pool,
                                                    &turn->session_id);
@@ -422,6 +468,11 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_json_t  *j;
 
     r = turn->request;
+
+    if (lr->background) {
+        /* answered when it began */
+        return NGX_OK;
+    }
 
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
@@ -478,7 +529,9 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
         == NGX_OK)
     {
         c = turn->request->connection;
-        ngx_http_agent_lg_run_cancel(turn);
+        ngx_http_agent_lg_run_cancel(turn, action.len == 8
+                                 && ngx_strncmp(action.data, "rollback", 8)
+                                    == 0);
         ngx_http_run_posted_requests(c);
         return;
     }
@@ -490,7 +543,7 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
 /* stop the run now: its model call and tools too; no tokens after this */
 
 void
-ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn)
+ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
 {
     ngx_http_agent_lg_run_t  *lr;
 
@@ -505,6 +558,7 @@ ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn)
                   &turn->run_id, &turn->session_id);
 
     lr->cancelled = 1;
+    lr->rollback = rollback;
 
     ngx_http_agent_graph_cancel(turn->run);
     (void) ngx_http_agent_graph_fail(turn->run, "cancelled", "the run was "
@@ -616,4 +670,156 @@ ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
     ngx_memcpy(k->json.data, json->data, json->len);
 
     return NGX_OK;
+}
+
+
+/*
+ * multitask_strategy: with "reject" the thread's lock answers 409; with
+ * "interrupt" or "rollback" the running run is cancelled (rolled back),
+ * and with "enqueue" left alone, then this one starts when the thread is
+ * free, checked every 50 ms while the run request waits.  NGX_OK: go on.
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body, yajl_val v)
+{
+    ngx_int_t                   rc;
+    ngx_str_t                   strategy, run_id, action;
+    ngx_http_cleanup_t         *cln;
+    ngx_http_agent_turn_t      *turn;
+    ngx_http_agent_run_row_t    row;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (ngx_http_agent_json_get_str(v, "multitask_strategy", &strategy)
+        != NGX_OK
+        || (strategy.len == 6 && ngx_strncmp(strategy.data, "reject", 6) == 0))
+    {
+        return NGX_OK;
+    }
+
+    rc = ngx_http_agent_store_thread_busy(r->pool, &req->thread_id, &run_id);
+
+    if (rc == NGX_DECLINED && req->rollback
+        && ngx_http_agent_store_run_get(r->pool, &req->thread_id,
+                                        &req->before, &row)
+           == NGX_OK)
+    {
+        /* free, but not yet rolled back */
+        rc = NGX_OK;
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_OK;
+    }
+
+    if (!req->queued) {
+        req->queued = 1;
+        req->body = *body;
+        req->before = run_id;
+        req->deadline = ngx_current_msec + 2 * alcf->turn_lease;
+
+        req->queue.handler = ngx_http_agent_lg_run_dequeue;
+        req->queue.data = r;
+        req->queue.log = r->connection->log;
+        req->queue.cancelable = 1;
+
+        cln = ngx_http_cleanup_add(r, 0);
+        if (cln == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        cln->handler = ngx_http_agent_lg_run_unqueue;
+        cln->data = req;
+
+        /* a client that goes away while it waits ends the request */
+        r->read_event_handler = ngx_http_test_reading;
+
+        if (!(strategy.len == 7
+              && ngx_strncmp(strategy.data, "enqueue", 7) == 0))
+        {
+            req->rollback = (strategy.len == 8);
+            action = strategy;
+
+            turn = ngx_http_agent_turn_find(&run_id);
+
+            if (turn && turn->hooks && turn->run && !turn->run->finished) {
+                ngx_http_agent_lg_run_cancel(turn, req->rollback);
+                return ngx_http_agent_lg_run_queue(r, req, body, v);
+            }
+
+            if (ngx_http_agent_store_run_cancel(&run_id, &action)
+                == NGX_ERROR)
+            {
+                return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                            "the cancel could not be saved");
+            }
+        }
+    }
+
+    if ((ngx_msec_int_t) (ngx_current_msec - req->deadline) >= 0) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the thread's run \"%V\" did not end in "
+                                    "time", &req->before);
+    }
+
+    ngx_add_timer(&req->queue, 50);
+
+    return NGX_DONE;
+}
+
+
+static void
+ngx_http_agent_lg_run_dequeue(ngx_event_t *ev)
+{
+    ngx_http_request_t *r = ev->data;
+
+    ngx_int_t                 rc;
+    ngx_connection_t         *c;
+    ngx_http_agent_ctx_t     *ctx;
+    ngx_http_agent_lg_req_t  *req;
+
+    c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    req = ctx->api;
+
+    rc = ngx_http_agent_lg_run(r, req, &req->body);
+
+    if (rc != NGX_DONE) {
+        ngx_http_finalize_request(r, rc == NGX_HTTP_AGENT_SENT ? ctx->sent_rc
+                                                               : rc);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+static void
+ngx_http_agent_lg_run_unqueue(void *data)
+{
+    ngx_http_agent_lg_req_t *req = data;
+
+    if (req->queue.timer_set) {
+        ngx_del_timer(&req->queue);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_run_created(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    lr->row.updated_at = lr->row.created_at;
+    ngx_http_agent_lg_run_json(j, &lr->row);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }

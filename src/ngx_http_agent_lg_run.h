@@ -13,6 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /* an event of a resumable run, waiting to be saved */
@@ -33,6 +34,7 @@ typedef struct {
     ngx_str_t                  kwargs;
     ngx_str_t                  go;          /* command.goto */
     ngx_str_t                  location;
+    ngx_http_agent_run_row_t   row;
     u_char                    *waits;       /* interrupt_before/after */
     int64_t                    seq;         /* the last event's id */
     ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
@@ -45,6 +47,8 @@ typedef struct {
     unsigned                   gone:1;      /* its client is */
     unsigned                   answers:1;   /* a command, no input */
     unsigned                   cancelled:1;
+    unsigned                   rollback:1;  /* cancelled, undone */
+    unsigned                   background:1;
     unsigned                   finished:1;
 } ngx_http_agent_lg_run_t;
 
@@ -55,7 +59,8 @@ ngx_int_t ngx_http_agent_lg_run_waits(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v);
 ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
     ngx_str_t *name, ngx_str_t *json);
-void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
+    ngx_uint_t rollback);
 
 
 #endif /* _NGX_HTTP_AGENT_LG_RUN_H_INCLUDED_ */

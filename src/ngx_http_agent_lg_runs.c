@@ -41,8 +41,6 @@ typedef struct {
 } ngx_http_agent_lg_join_t;
 
 
-static void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
-    ngx_http_agent_run_row_t *row);
 static ngx_int_t ngx_http_agent_lg_cancel(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_http_agent_run_row_t *row);
 static ngx_int_t ngx_http_agent_lg_follow(ngx_http_request_t *r,
@@ -152,7 +150,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 }
 
 
-static void
+void
 ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row)
 {
@@ -230,7 +228,7 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     turn = ngx_http_agent_turn_find(&row->run_id);
 
     if (turn && turn->hooks && turn->run && !turn->run->finished) {
-        ngx_http_agent_lg_run_cancel(turn);
+        ngx_http_agent_lg_run_cancel(turn, action.len == 8);
         return ngx_http_agent_send(r, wait ? NGX_HTTP_NO_CONTENT
                                            : NGX_HTTP_ACCEPTED, NULL);
     }

@@ -696,7 +696,7 @@ ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     conf->format = ngx_http_agent_format_find(&conf->format_name);
 
     /* the inputs of turns: checked where turns run */
-    if (conf->inputs == NULL || conf->kind == NGX_HTTP_AGENT_SESSIONS) {
+    if (conf->inputs == NULL || conf->kind != NGX_HTTP_AGENT_CHAT) {
         return NGX_CONF_OK;
     }
 

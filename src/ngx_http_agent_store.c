@@ -78,7 +78,8 @@ static const char  *ngx_http_agent_store_schema =
     " run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL,"
     " assistant_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT,"
     " kwargs TEXT, multitask_strategy TEXT, created_at TEXT NOT NULL,"
-    " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL);"
+    " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL,"
+    " checkpoint TEXT);"
     "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
     "CREATE TABLE IF NOT EXISTS run_events ("
     " run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,"
@@ -184,8 +185,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " ORDER BY created_at, rowid",
     "DELETE FROM resources WHERE session_id = ?1",
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
-    " kwargs, multitask_strategy, created_at, updated_at, events)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)",
+    " kwargs, multitask_strategy, created_at, updated_at, events,"
+    " checkpoint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
     "UPDATE runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
     " WHERE run_id = ?1 AND thread_id = ?2",
@@ -203,6 +204,18 @@ static const char  *ngx_http_agent_store_sql[] = {
     " (SELECT run_id FROM runs WHERE thread_id = ?1)",
     "DELETE FROM runs WHERE thread_id = ?1",
     "SELECT run_id FROM sessions WHERE id = ?1 AND run_expires >= ?2",
+    "DELETE FROM messages WHERE session_id = ?1 AND seq >= COALESCE("
+    " (SELECT msg_count FROM checkpoints WHERE id = ?2), 0)",
+    "DELETE FROM checkpoints WHERE session_id = ?1 AND n > COALESCE("
+    " (SELECT n FROM checkpoints WHERE id = ?2), 0)",
+    "UPDATE sessions SET message_count ="
+    " (SELECT COUNT(*) FROM messages WHERE session_id = ?1),"
+    " history_bytes = (SELECT COALESCE(SUM(length(CAST(content AS BLOB))"
+    " + COALESCE(length(CAST(tool_calls AS BLOB)), 0)"
+    " + COALESCE(length(CAST(images AS BLOB)), 0)), 0)"
+    " FROM messages WHERE session_id = ?1) WHERE id = ?1",
+    "DELETE FROM run_events WHERE run_id = ?1",
+    "DELETE FROM runs WHERE run_id = ?1",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"

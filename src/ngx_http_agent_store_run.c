@@ -47,6 +47,8 @@ ngx_http_agent_store_run_insert(ngx_http_agent_run_row_t *row,
     ngx_http_agent_store_bind(stmt, 7, &row->multitask_strategy);
     ngx_http_agent_store_bind(stmt, 8, &row->created_at);
     sqlite3_bind_int(stmt, 9, events);
+    ngx_http_agent_store_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
+                                                            : NULL);
 
     return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
 }
@@ -291,4 +293,65 @@ ngx_http_agent_store_thread_busy(ngx_pool_t *pool, ngx_str_t *thread_id,
 
     return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
                                                          : NGX_ERROR;
+}
+
+
+/*
+ * A run rolled back: the thread as it was before it (the checkpoints and
+ * messages it added gone, the counters recounted), and the run forgotten,
+ * in one transaction.  before: the checkpoint the run started from, or
+ * empty for a thread that had none.
+ */
+
+ngx_int_t
+ngx_http_agent_store_run_rollback(ngx_str_t *thread_id, ngx_str_t *run_id,
+    ngx_str_t *before)
+{
+    ngx_uint_t     i;
+    ngx_str_t     *arg2;
+    sqlite3_stmt  *stmt;
+
+    static ngx_uint_t  steps[] = {
+        NGX_HTTP_AGENT_SQL_ROLLBACK_MESSAGES,
+        NGX_HTTP_AGENT_SQL_ROLLBACK_CHECKPOINTS,
+        NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS,
+        NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE_ONE,
+        NGX_HTTP_AGENT_SQL_RUN_DELETE
+    };
+
+    if (ngx_http_agent_store_begin() != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        stmt = ngx_http_agent_store_stmt(steps[i]);
+        if (stmt == NULL) {
+            goto failed;
+        }
+
+        /* the thread's steps take the thread, the run's the run */
+        arg2 = before->len ? before : NULL;
+
+        if (i < 3) {
+            ngx_http_agent_store_bind(stmt, 1, thread_id);
+
+            if (i < 2) {
+                ngx_http_agent_store_bind(stmt, 2, arg2);
+            }
+
+        } else {
+            ngx_http_agent_store_bind(stmt, 1, run_id);
+        }
+
+        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            goto failed;
+        }
+    }
+
+    return ngx_http_agent_store_commit();
+
+failed:
+
+    ngx_http_agent_store_rollback();
+    return NGX_ERROR;
 }

@@ -23,6 +23,7 @@ typedef struct {
     ngx_str_t                  multitask_strategy;
     ngx_str_t                  created_at;
     ngx_str_t                  updated_at;
+    ngx_str_t                  checkpoint;   /* the one it started from */
 } ngx_http_agent_run_row_t;
 
 
@@ -48,6 +49,8 @@ ngx_int_t ngx_http_agent_store_run_event(ngx_str_t *run_id, int64_t seq,
     ngx_str_t *event, ngx_str_t *json);
 ngx_int_t ngx_http_agent_store_run_events(ngx_str_t *run_id, int64_t after,
     ngx_uint_t limit, ngx_http_agent_store_event_pt handler, void *data);
+ngx_int_t ngx_http_agent_store_run_rollback(ngx_str_t *thread_id,
+    ngx_str_t *run_id, ngx_str_t *before);
 ngx_int_t ngx_http_agent_store_thread_busy(ngx_pool_t *pool,
     ngx_str_t *thread_id, ngx_str_t *run_id);
 

@@ -255,6 +255,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     turn->checkpoint_id = cp.id;
+    turn->started_from = cp.id;
     turn->step = cp.step;
     run->messages_at_start =
                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;

@@ -179,7 +179,8 @@ ngx_http_agent_variables_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (alcf->inputs == NULL) {
+    if (alcf->inputs == NULL || run->graph != alcf->graph) {
+        /* checked against the location's graph, for its turns only */
         return NGX_OK;
     }
 

@@ -207,6 +207,35 @@ ok($closed && $closed->{at} < 10,
 is($o->{double}{error}{status}, 409, 'a second run while one runs: 409');
 is_deeply($o->{first_rest}, ['updates'], 'the first run goes on');
 
+# 4b. multitask strategies; a background run joined
+$o = $t->lg_sdk($url, 'multitask');
+for my $s (qw(interrupt rollback enqueue)) {
+    my $msgs = $o->{"${s}_state"}{values}{messages};
+    is($o->{"${s}_second"}{messages}[-1]{content}, 'Hello from the mock',
+       "$s: the second run ran") or diag explain $o->{"${s}_second"};
+    my @human = map { $_->{content} } grep { $_->{type} eq 'human' } @$msgs;
+    if ($s eq 'enqueue') {
+        is_deeply($o->{"${s}_first_rest"}, ['updates'],
+                  "$s: the first run ran to its end");
+        is($o->{"${s}_first_run"}{status}, 'success', "$s: and succeeded");
+        is_deeply(\@human, ["slow $s", "after $s"], "$s: one after the other");
+    } elsif ($s eq 'interrupt') {
+        is_deeply($o->{"${s}_first_rest"}, ['error'],
+                  "$s: the first run's stream ends with an error");
+        is($o->{"${s}_first_run"}{status}, 'interrupted',
+           "$s: the first run is interrupted");
+        is_deeply(\@human, ["slow $s", "after $s"], "$s: its input kept");
+    } else {
+        is($o->{"${s}_first_run"}{error}{status}, 404,
+           "$s: the first run is gone");
+        is_deeply(\@human, ["after $s"], "$s: and so is its input");
+    }
+}
+is($o->{created}{status}, 'running', 'runs.create: the run, running');
+is($o->{joined}{messages}[-1]{content}, 'Hello from the mock',
+   'runs.join: its values at the end');
+is($o->{created_run}{status}, 'success', 'it ran to its end');
+
 # 5. the state at a checkpoint, an update as a node
 $o = $t->lg_sdk($url, 'update');
 is(scalar @{ $o->{at}{values}{messages} }, 2,

@@ -169,6 +169,39 @@ const scenarios = {
         out('first_rest', rest);
     },
 
+    async multitask() {
+        // a second run while one runs: interrupt, rollback, enqueue
+        for (const strategy of ['interrupt', 'rollback', 'enqueue']) {
+            const t = await client.threads.create();
+            const first = client.runs.stream(t.thread_id, 'chat', {
+                input: human(`slow ${strategy}`), streamMode: ['updates'] });
+            const it = first[Symbol.asyncIterator]();
+            const meta = (await it.next()).value;
+            const second = client.runs.wait(t.thread_id, 'chat', {
+                input: human(`after ${strategy}`),
+                multitaskStrategy: strategy });
+            const rest = [];
+            for (let r = await it.next(); !r.done; r = await it.next()) {
+                rest.push(r.value.event);
+            }
+            out(`${strategy}_first_rest`, rest);
+            await call(`${strategy}_second`, () => second);
+            await call(`${strategy}_first_run`,
+                       () => client.runs.get(t.thread_id, meta.data.run_id));
+            await call(`${strategy}_state`,
+                       () => client.threads.getState(t.thread_id));
+        }
+
+        // a background run, joined
+        const t = await client.threads.create();
+        const run = await call('created', () => client.runs.create(
+            t.thread_id, 'chat', { input: human('in the background') }));
+        await call('joined', () => client.runs.join(t.thread_id,
+                                                    run.run_id));
+        await call('created_run', () => client.runs.get(t.thread_id,
+                                                        run.run_id));
+    },
+
     async update() {
         // the state at an earlier checkpoint; an update as a node
         const t = await client.threads.create();
