@@ -367,7 +367,11 @@ ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     jn->poll.cancelable = 1;
 
     r->read_event_handler = ngx_http_test_reading;
-    r->main->count++;
+
+    if (r->method != NGX_HTTP_POST) {
+        /* a POST holds the request already, for its body */
+        r->main->count++;
+    }
 
     ngx_http_agent_lg_join_poll(&jn->poll);
 

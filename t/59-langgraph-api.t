@@ -79,6 +79,33 @@ my $o = $t->lg_sdk($url, 'basics');
 plan skip_all => 'the LangGraph SDK is not installable here' unless $o;
 
 sub events { [ map { $_->{event} } @{ $_[0] } ] }
+
+# a request sent on a connection that a worker other than $pid serves:
+# found with GET /lg/ok on keep-alive connections
+sub other_worker {
+    my ($pid, $request) = @_;
+    for (1 .. 100) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $t->port) or die $!;
+        print $s "GET /lg/ok HTTP/1.1\r\nHost: x\r\n\r\n";
+        my $head = '';
+        $head .= $_ while defined($_ = <$s>) && $_ ne "\r\n";
+        my ($len) = $head =~ /Content-Length: (\d+)/i;
+        read($s, my $body, $len);
+        my ($w) = $head =~ /X-Worker: (\d+)/i;
+        if ($w eq $pid) {
+            close $s;
+            next;
+        }
+        print $s $request;
+        my $res = '';
+        $res .= $_ while defined($_ = <$s>);
+        close $s;
+        my ($status) = $res =~ m{^HTTP/1\.1 (\d+)};
+        return { worker => $w, status => $status, raw => $res };
+    }
+    return { worker => $pid };
+}
 sub of { my ($ev, $name) = @_; [ map { $_->{data} } grep { $_->{event} eq $name } @$ev ] }
 
 # 1. basics: assistants, threads, a run in three modes, state, history
@@ -197,7 +224,8 @@ $o = $t->lg_sdk($url, 'cancel');
 ok(!exists $o->{cancel}{error}, 'runs.cancel(wait)')
     or diag explain $o->{cancel};
 my $n = grep { $_ eq 'messages' } @{ $o->{cancelled_events} };
-ok($n >= 2 && $n < 10, "the stream stopped after $n of 10 tokens");
+ok($n >= 2 && $n < 10, "the stream stopped after $n of 10 tokens")
+    or diag explain $o;
 is($o->{cancelled_run}{status}, 'interrupted', 'the run is interrupted');
 is($o->{cancelled_thread}{status}, 'idle', 'the thread is free');
 my ($closed) = grep { $_->{event} eq 'closed' } $t->{mock}->log_lines;
@@ -282,6 +310,29 @@ my $all = $t->stream("/lg/threads/$th/runs/$run_id/stream", '',
                      method => 'GET', headers => { 'Last-Event-ID' => -1 });
 is(scalar @{ $all->{events} }, $join->{events}[-1]{id},
    'Last-Event-ID -1: the whole run again');
+
+# a cancel through the other worker: seen by the run's worker's poll
+$th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+$first = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+    assistant_id => 'chat', input => { messages => [
+        { role => 'user', content => 'slow, cancelled from afar' } ] },
+    stream_mode => 'messages-tuple', on_disconnect => 'continue' }),
+    stop_after => 2);
+$run_id = $first->{events}[0]{_json}{run_id};
+$pid = $first->{headers}{'x-worker'};
+my $cancel = other_worker($pid,
+    "POST /lg/threads/$th/runs/$run_id/cancel?wait=1 HTTP/1.1\r\n"
+    . "Host: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+isnt($cancel->{worker}, $pid, 'a cancel on the other worker');
+is($cancel->{status}, 204, 'waited for: 204');
+is($t->sqlite($t->dir . '/agent.db',
+              "SELECT cancel FROM runs WHERE run_id = '$run_id'"),
+   'interrupt', 'asked through the store');
+is($t->http('GET', "/lg/threads/$th/runs/$run_id")->{json}{status},
+   'interrupted', 'the run is interrupted');
+my @closed = grep { $_->{event} eq 'closed' } $t->{mock}->log_lines;
+ok(@closed >= 2 && $closed[-1]{at} < 10, 'its model call cut short')
+    or diag explain \@closed;
 
 # on_disconnect cancel (the default): the run ends with its client
 $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};

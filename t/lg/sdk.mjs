@@ -221,4 +221,10 @@ const scenarios = {
     },
 };
 
-await scenarios[scenario](...args);
+try {
+    await scenarios[scenario](...args);
+} catch (e) {
+    // what failed, for the test's diagnostics
+    out('__died__', { status: e.status ?? null, message: String(e.message),
+                      stack: String(e.stack) });
+}

@@ -474,6 +474,8 @@ sub lg_sdk {
         push @order, $o->{k};
     }
     close $fh;
+    Test::More::diag(Test::More::explain($seen{__died__}))
+        if $seen{__died__};
     $seen{_order} = \@order;
     return \%seen;
 }
