@@ -516,8 +516,27 @@ ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     ngx_http_agent_json_str(j, &m->content);
 
     if (id) {
+        /* the LangGraph API's: with an id and LangChain's empty fields */
         ngx_http_agent_json_key(j, "id");
         ngx_http_agent_json_str(j, id);
+        ngx_http_agent_json_key(j, "additional_kwargs");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "response_metadata");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+
+        if (m->role.len && m->role.data[0] == 'a') {
+            ngx_http_agent_json_key(j, "invalid_tool_calls");
+            ngx_http_agent_json_arr(j);
+            ngx_http_agent_json_arr_end(j);
+
+            if (m->tool_calls.len == 0) {
+                ngx_http_agent_json_key(j, "tool_calls");
+                ngx_http_agent_json_arr(j);
+                ngx_http_agent_json_arr_end(j);
+            }
+        }
     }
 
     if (m->tool_call_id.len) {

@@ -84,6 +84,14 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             break;
         }
 
+        /* a tool's result first, as LangGraph's message handler sends it */
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_MESSAGES)
+            && ngx_http_agent_lg_tools(s, run, j) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
         if (s->modes & NGX_HTTP_AGENT_MODE_UPDATES) {
             ngx_http_agent_json_obj(j);
             ngx_http_agent_json_str(j, &s->node);
@@ -93,12 +101,6 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             if (ngx_http_agent_lg_send(s, j, "updates", 1) != NGX_OK) {
                 return NGX_ERROR;
             }
-        }
-
-        if ((s->modes & NGX_HTTP_AGENT_MODE_MESSAGES)
-            && ngx_http_agent_lg_tools(s, run, j) != NGX_OK)
-        {
-            return NGX_ERROR;
         }
 
         if (s->modes & NGX_HTTP_AGENT_MODE_VALUES) {
@@ -132,7 +134,8 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "AIMessageChunk");
+        /* as LangGraph's JS server serializes a chunk (Python: the class) */
+        ngx_http_agent_json_cstr(j, "ai");
         ngx_http_agent_json_key(j, "name");
         ngx_http_agent_json_null(j);
         ngx_http_agent_json_key(j, "id");
@@ -286,6 +289,13 @@ ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j)
     ns.len = p - buf;
 
     ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "tags");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "created_by");
+    ngx_http_agent_json_cstr(j, "system");
+    ngx_http_agent_json_key(j, "run_attempt");
+    ngx_http_agent_json_int(j, 1);
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, &s->session_id);
     ngx_http_agent_json_key(j, "run_id");

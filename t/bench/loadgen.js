@@ -69,6 +69,25 @@ async function turn(base, sid, message, onChunk) {
              tail: ok ? '' : r.body.slice(-300) };
 }
 
+async function thread(base) {
+    const r = await request(base + '/threads', 'POST', {});
+    return JSON.parse(r.body).thread_id;
+}
+
+// one LangGraph run, streamed: ok when it ends with the answer in values
+async function lgrun(base, tid, message, onChunk) {
+    const t0 = process.hrtime.bigint();
+    const r = await request(base + '/threads/' + tid + '/runs/stream',
+        'POST', { assistant_id: 'react', input: { messages: [
+                      { role: 'user', content: message }] },
+                  stream_mode: ['messages-tuple', 'values'] }, onChunk);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    const ok = r.status === 200 && !/event: error/.test(r.body)
+               && /tok\d+ "/.test(r.body.slice(-4000));
+    return { ok: ok, ms: ms, status: r.status,
+             tail: ok ? '' : r.body.slice(-300) };
+}
+
 function pct(p, v) {
     const s = v.slice().sort((a, b) => a - b);
     return s.length ? s[Math.min(s.length - 1,
@@ -329,6 +348,68 @@ const modes = {
             ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
         }
         return { n: opt.n, p50: pct(50, ms), p99: pct(99, ms) };
+    },
+
+    // the LangGraph API (nginx's agent_langgraph_api or LangGraph's own
+    // Agent Server): n runs/stream at concurrency c, a thread per run
+    async lgload() {
+        const tids = [];
+        await pool(opt.n, 32, async (i) => {
+            tids[i] = await thread(opt.base);
+        });
+        const lat = [];
+        let errors = 0, tail = '';
+        const t0 = Date.now();
+        await pool(opt.n, opt.c, async (i) => {
+            const r = await lgrun(opt.base, tids[i], 'question ' + i);
+            if (r.ok) {
+                lat.push(r.ms);
+            } else {
+                errors++;
+                tail = r.status + ' ' + r.tail;
+            }
+        });
+        const secs = (Date.now() - t0) / 1000;
+        return { n: opt.n, c: opt.c, errors: errors, tail: tail,
+                 tps: lat.length / secs, p50: pct(50, lat),
+                 p99: pct(99, lat) };
+    },
+
+    // n runs/stream open at once on a slow provider; RSS per open stream
+    async lgopen() {
+        const tids = [];
+        await pool(opt.n, 64, async (i) => {
+            tids[i] = await thread(opt.base);
+        });
+        const base = rss(opt.pids);
+        let streaming = 0, errors = 0, peak = 0, most = 0, tail = '';
+        const seen = new Array(opt.n).fill(false);
+        const all = [];
+        for (let i = 0; i < opt.n; i++) {
+            all.push(lgrun(opt.base, tids[i], 'slow ' + i, (c) => {
+                if (!seen[i] && c.toString().includes('tok0')) {
+                    seen[i] = true;
+                    streaming++;
+                }
+            }).then((r) => {
+                if (!r.ok) {
+                    errors++;
+                    tail = r.status + ' ' + r.tail;
+                }
+            }));
+        }
+        const watch = setInterval(() => {
+            if (streaming >= most && streaming > 0) {
+                most = streaming;
+                peak = Math.max(peak, rss(opt.pids));
+            }
+        }, 250);
+        await Promise.all(all);
+        clearInterval(watch);
+        return { n: opt.n, errors: errors, tail: tail, all_streamed:
+                 seen.every((x) => x), most_streaming: most, rss_kb: peak,
+                 rss_idle_kb: base,
+                 per_stream_kb: most ? (peak - base) / most : 0 };
     },
 
     // the mock alone: turns (two calls) per second at concurrency c
