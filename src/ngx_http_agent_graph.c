@@ -501,7 +501,7 @@ ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
     u_char  *p;
 
     p = ngx_pnalloc(run->pool, node->name.len * 2
-                               + (after ? after->name.len * 2 : 0) + 64);
+                               + (after ? after->name.len * 2 : 0) + 80);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -510,7 +510,9 @@ ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
 
     /* node names are [A-Za-z0-9_]: nothing to escape */
 
-    p = ngx_sprintf(p, "{\"node\":\"%V\",\"value\":null", &node->name);
+    /* a breakpoint (interrupt_before/after), not a node's own interrupt */
+    p = ngx_sprintf(p, "{\"node\":\"%V\",\"value\":null,\"breakpoint\":true",
+                    &node->name);
 
     if (after) {
         p = ngx_sprintf(p, ",\"after\":\"%V\"", &after->name);

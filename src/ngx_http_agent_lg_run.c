@@ -490,6 +490,13 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
 
+    } else if (turn->interrupted) {
+        /* the last values event of the stream: the interrupt alone */
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "__interrupt__");
+        ngx_http_agent_lg_interrupts(j, &turn->run->interrupt);
+        ngx_http_agent_json_end(j);
+
     } else {
         ngx_http_agent_lg_values(j, turn->run, &turn->session_id);
     }

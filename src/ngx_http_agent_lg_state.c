@@ -7,6 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include <ngx_md5.h>
+
 #include "ngx_http_agent_lg_state.h"
 #include "ngx_http_agent_message.h"
 
@@ -48,8 +50,7 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     ngx_str_t *thread_id)
 {
     size_t                     i;
-    yajl_val                   extra, v;
-    ngx_str_t                  json;
+    yajl_val                   extra;
     ngx_http_agent_channel_t  *ch;
 
     ch = run->graph->channels.elts;
@@ -71,25 +72,17 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
                                         run->extra.len, NULL)
             : NULL;
 
+    /* the channels of other graphs; the interrupt is the tasks' */
+
     for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
          i++)
     {
-        v = extra->u.object.values[i];
-
-        if (ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0) {
-            ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
-            ngx_http_agent_json_val(j, v);
+        if (ngx_strcmp(extra->u.object.keys[i], "__interrupt__") == 0) {
             continue;
         }
 
-        if (!YAJL_IS_OBJECT(v)
-            || ngx_http_agent_json_encode(run->pool, v, &json) != NGX_OK)
-        {
-            continue;
-        }
-
-        ngx_http_agent_json_cstr(j, "__interrupt__");
-        ngx_http_agent_lg_interrupts(j, &json);
+        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+        ngx_http_agent_json_val(j, extra->u.object.values[i]);
     }
 
     ngx_http_agent_json_end(j);
@@ -181,8 +174,9 @@ ngx_http_agent_lg_value(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
 void
 ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json)
 {
-    u_char     buf[128], *p;
+    u_char     buf[32], h[16], *p;
     yajl_val   v, value;
+    ngx_md5_t  md5;
     ngx_str_t  node;
 
     ngx_http_agent_json_arr(j);
@@ -191,8 +185,11 @@ ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json)
         ? ngx_http_agent_json_parse(j->pool, json->data, json->len, NULL)
         : NULL;
 
+    /* a breakpoint has no interrupt of its own: the task waits, empty */
+
     if (v && YAJL_IS_OBJECT(v)
-        && ngx_http_agent_json_get_str(v, "node", &node) == NGX_OK)
+        && ngx_http_agent_json_get_str(v, "node", &node) == NGX_OK
+        && ngx_http_agent_json_get(v, "breakpoint") == NULL)
     {
         value = ngx_http_agent_json_get(v, "value");
 
@@ -206,9 +203,11 @@ ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json)
             ngx_http_agent_json_null(j);
         }
 
-        /* one interrupt at a time, named after its node */
-        p = ngx_snprintf(buf, sizeof(buf), "%08xD",
-                         ngx_crc32_short(node.data, node.len));
+        /* one interrupt at a time: its id the md5 of its node's name */
+        ngx_md5_init(&md5);
+        ngx_md5_update(&md5, node.data, node.len);
+        ngx_md5_final(h, &md5);
+        p = ngx_hex_dump(buf, h, 16);
 
         ngx_http_agent_json_key(j, "id");
         ngx_http_agent_json_bytes(j, buf, p - buf);
@@ -254,6 +253,8 @@ ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j, ngx_str_t *thread_id,
     ngx_http_agent_json_cstr(j, "");
     ngx_http_agent_json_key(j, "checkpoint_id");
     ngx_http_agent_json_str(j, checkpoint_id);
+    ngx_http_agent_json_key(j, "checkpoint_map");
+    ngx_http_agent_json_null(j);
     ngx_http_agent_json_end(j);
 }
 
@@ -314,11 +315,10 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_key(j, "metadata");
     ngx_http_agent_json_obj(j);
+    /* LangGraph's "input" checkpoint is the one before its input: ours
+       start after it, as its step 0 does */
     ngx_http_agent_json_key(j, "source");
-    ngx_http_agent_json_cstr(j, (cp->node.len == 9
-                                 && ngx_strncmp(cp->node.data, "__input__", 9)
-                                    == 0)
-                                ? "input" : "loop");
+    ngx_http_agent_json_cstr(j, "loop");
     ngx_http_agent_json_key(j, "step");
     ngx_http_agent_json_int(j, cp->step);
     ngx_http_agent_json_key(j, "parents");
@@ -355,7 +355,5 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
         ngx_http_agent_json_null(j);
     }
 
-    ngx_http_agent_json_key(j, "interrupts");
-    ngx_http_agent_lg_interrupts(j, waits ? &interrupt : NULL);
     ngx_http_agent_json_end(j);
 }

@@ -279,26 +279,27 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
         ngx_http_agent_json_cstr(j, "idle");
     }
 
-    ngx_http_agent_json_key(j, "values");
+    ngx_http_agent_json_key(j, "config");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+
+    /* a thread that never ran has no values yet */
 
     if (cp.id.len) {
+        ngx_http_agent_json_key(j, "values");
         ngx_http_agent_lg_values(j, run, &s->id);
 
-    } else {
-        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "interrupts");
+        ngx_http_agent_json_obj(j);
+
+        if (ngx_http_agent_lg_interrupt_of(run, &interrupt) == NGX_OK) {
+            ngx_http_agent_json_str(j, &cp.id);
+            ngx_http_agent_lg_interrupts(j, &interrupt);
+        }
+
+        ngx_http_agent_json_end(j);
     }
 
-    ngx_http_agent_json_key(j, "interrupts");
-    ngx_http_agent_json_obj(j);
-
-    if (cp.id.len && ngx_http_agent_lg_interrupt_of(run, &interrupt)
-                     == NGX_OK)
-    {
-        ngx_http_agent_json_str(j, &cp.id);
-        ngx_http_agent_lg_interrupts(j, &interrupt);
-    }
-
-    ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 
     return NGX_OK;

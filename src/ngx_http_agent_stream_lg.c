@@ -136,8 +136,6 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_key(j, "type");
         /* as LangGraph's JS server serializes a chunk (Python: the class) */
         ngx_http_agent_json_cstr(j, "ai");
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_null(j);
         ngx_http_agent_json_key(j, "id");
         ngx_http_agent_json_str(j, &id);
         ngx_http_agent_json_key(j, "tool_calls");
@@ -195,8 +193,11 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             }
         }
 
-        if ((s->modes & NGX_HTTP_AGENT_MODE_VALUES) && run) {
-            ngx_http_agent_lg_values(j, run, &s->session_id);
+        if (s->modes & NGX_HTTP_AGENT_MODE_VALUES) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "__interrupt__");
+            ngx_http_agent_lg_interrupts(j, ev->json);
+            ngx_http_agent_json_end(j);
 
             if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
                 return NGX_ERROR;

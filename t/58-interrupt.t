@@ -141,13 +141,14 @@ is($m->{json}{state}{__interrupt__}{node}, 'approve',
 my $w = $t->session;
 $r = $t->stream("/stepwise/$w/message", encode_json({ message => 'go' }));
 ($ev) = grep { $_->{type} eq 'interrupt' } @{ $r->{events} };
-is_deeply($ev->{data}, { node => 'two', value => undef },
+is_deeply($ev->{data}, { node => 'two', value => undef, breakpoint => JSON::PP::true },
           'interrupt_before: waits before two');
 is_deeply(nodes($r), ['one'], 'interrupt_before: two has not run');
 $r = $t->stream("/stepwise/$w/resume", encode_json({ resume => 'go' }));
 ($ev) = grep { $_->{type} eq 'interrupt' } @{ $r->{events} };
 is_deeply(nodes($r), [qw(two three)], 'resumed: two, then three');
-is_deeply($ev->{data}, { node => 'four', value => undef, after => 'three' },
+is_deeply($ev->{data}, { node => 'four', value => undef, after => 'three',
+                         breakpoint => JSON::PP::true },
           'interrupt_after: waits after three, before four');
 $r = $t->stream("/stepwise/$w/resume", encode_json({ resume => 'go' }));
 is_deeply(nodes($r), ['four'], 'resumed: four');

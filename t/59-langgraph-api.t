@@ -196,7 +196,8 @@ for my $a (qw(yes no)) {
     is_deeply($o->{"after_$a"}{next}, [], "$a: done");
     is($o->{"idle_$a"}{status}, 'idle', "$a: thread idle again");
 }
-is(scalar @{ $o->{before}{messages} }, 1, 'interrupt_before: no answer yet');
+is_deeply($o->{before}, { __interrupt__ => [] },
+          'interrupt_before: runs.wait answers an empty interrupt');
 is_deeply($o->{before_state}{next}, ['model'], 'it waits before model');
 is($o->{continued}{messages}[-1]{content}, 'Hello from the mock',
    'input null continues it');

@@ -202,6 +202,46 @@ const scenarios = {
                                                         run.run_id));
     },
 
+    // the same calls against nginx and the reference server (t/60)
+    async oracle() {
+        const t = await call('thread', () => client.threads.create());
+        await events('stream', client.runs.stream(t.thread_id, 'chat', {
+            input: human('hi'),
+            streamMode: ['values', 'updates', 'messages-tuple'] }));
+        await call('state', () => client.threads.getState(t.thread_id));
+        await call('history',
+                   () => client.threads.getHistory(t.thread_id, { limit: 10 }));
+        await call('runs', () => client.runs.list(t.thread_id));
+        await call('thread_after', () => client.threads.get(t.thread_id));
+        await call('wait', () => client.runs.wait(t.thread_id, 'chat',
+                                                  { input: human('again') }));
+        const a = await client.threads.create();
+        await events('ask', client.runs.stream(a.thread_id, 'approval', {
+            input: human('go'), streamMode: ['values', 'updates'] }));
+        await call('waiting', () => client.threads.getState(a.thread_id));
+        await call('status', () => client.threads.get(a.thread_id));
+        await events('resume', client.runs.stream(a.thread_id, 'approval', {
+            command: { resume: 'yes' }, streamMode: ['values', 'updates'] }));
+        await call('after', () => client.threads.getState(a.thread_id));
+        await call('idle', () => client.threads.get(a.thread_id));
+        const w = await client.threads.create();
+        await call('ask_wait', () => client.runs.wait(w.thread_id,
+            'approval', { input: human('go') }));
+        await call('resume_wait', () => client.runs.wait(w.thread_id,
+            'approval', { command: { resume: 'no' } }));
+        const ib = await client.threads.create();
+        await call('before_wait', () => client.runs.wait(ib.thread_id, 'chat',
+            { input: human('wait first'), interruptBefore: ['model'] }));
+        await call('before_state', () => client.threads.getState(ib.thread_id));
+        await call('before_thread', () => client.threads.get(ib.thread_id));
+        await call('no_thread', () => client.threads.get(
+            '00000000-0000-4000-8000-000000000000'));
+        await call('no_assistant', () => client.runs.wait(t.thread_id,
+                                                         'nope', {}));
+        await call('search', () => client.assistants.search(
+            { graphId: 'chat' }));
+    },
+
     async update() {
         // the state at an earlier checkpoint; an update as a node
         const t = await client.threads.create();

@@ -480,6 +480,53 @@ sub lg_sdk {
     return \%seen;
 }
 
+# LangGraph's own Agent Server (langgraphjs dev, npm) on a free loopback
+# port, serving t/lg/graph.mjs with its model on $mock_url (.../v1);
+# undef when it cannot be installed.  Stopped with the test.
+sub lg_reference {
+    my ($self, $mock_url) = @_;
+    my $dir = "$root/build/lgapi";
+
+    if (!-x "$dir/node_modules/.bin/langgraphjs"
+        || !-d "$dir/node_modules/\@langchain/openai")
+    {
+        system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
+               . '@langchain/langgraph-cli@1.5.1 '
+               . '@langchain/langgraph-api@2.0.0 @langchain/langgraph@1.7.3 '
+               . '@langchain/core@1.4.0 @langchain/openai@1.5.8 '
+               . '--legacy-peer-deps --no-audit --no-fund --loglevel=error '
+               . '>/dev/null 2>&1');
+    }
+    return undef unless -x "$dir/node_modules/.bin/langgraphjs";
+
+    system('mkdir', '-p', "$dir/ref") == 0 or die;
+    system('cp', "$root/t/lg/graph.mjs", "$root/t/lg/langgraph.json",
+           "$dir/ref/") == 0 or die;
+
+    my $port = free_port();
+    my $pid = fork() // die;
+    if ($pid == 0) {
+        chdir "$dir/ref" or POSIX::_exit(1);
+        open STDOUT, '>>', "$self->{dir}/lg-reference.log";
+        open STDERR, '>&', \*STDOUT;
+        # nothing leaves the machine: no tracing, no telemetry
+        $ENV{MOCK_URL} = $mock_url;
+        $ENV{LANGSMITH_TRACING} = 'false';
+        $ENV{LANGCHAIN_TRACING_V2} = 'false';
+        $ENV{DO_NOT_TRACK} = '1';
+        exec("$dir/node_modules/.bin/langgraphjs", 'dev', '--host',
+             '127.0.0.1', '--port', $port, '--no-browser', '--no-reload')
+            or POSIX::_exit(1);
+    }
+    push @mcp_servers, $pid;
+    my $url = "http://127.0.0.1:$port";
+    wait_for(sub {
+        my $r = HTTP::Tiny->new(timeout => 2)->get("$url/ok");
+        $r->{success} }, 60) or die "no reference server: "
+                                    . slurp_file("$self->{dir}/lg-reference.log");
+    return { url => $url, pid => $pid };
+}
+
 # the tool calls an MCP server of mcp_server() saw
 sub mcp_calls {
     my ($server) = @_;

@@ -23,6 +23,9 @@ our @EXPORT_OK = qw(text_chunks tool_chunks sse_body);
 
 my $json = JSON::PP->new->canonical->allow_nonref;
 
+# each completion its own id, as a provider's (LangChain keeps messages by it)
+our $completion = 'chatcmpl-mock';
+
 sub new {
     my ($class, %args) = @_;
     my $self = bless { %args }, $class;
@@ -289,6 +292,7 @@ sub gemini_pairing {
 
 sub respond {
     my ($self, $c, $spec, $n) = @_;
+    local $MockLLM::completion = "chatcmpl-mock-$n";
 
     if (my $s = $spec->{status}) {
         my $b = $spec->{body} // $json->encode(
@@ -369,7 +373,7 @@ sub sse_body {
 
 sub frame {
     my (%d) = @_;
-    return { id => 'chatcmpl-mock', object => 'chat.completion.chunk',
+    return { id => $MockLLM::completion, object => 'chat.completion.chunk',
              created => 1700000000, model => 'mock',
              choices => [ { index => 0, delta => $d{delta} // {},
                             finish_reason => $d{finish} } ] };
@@ -382,7 +386,7 @@ sub usage_frame {
                   total_tokens => $p + $c };
     $usage->{prompt_tokens_details} = { cached_tokens => $u->{cached} }
         if $u && defined $u->{cached};
-    return { id => 'chatcmpl-mock', object => 'chat.completion.chunk',
+    return { id => $MockLLM::completion, object => 'chat.completion.chunk',
              choices => [], usage => $usage };
 }
 
