@@ -63,6 +63,7 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
     ngx_int_t                  ch;
     ngx_str_t                  name, num;
     ngx_uint_t                 extra;
+    ngx_array_t               *msgs;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_channel_t  *channels;
 
@@ -80,6 +81,22 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
         name.len = ngx_strlen(name.data);
 
         ch = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (ch == NGX_HTTP_AGENT_CH_MESSAGES && cp->msg_count == 0) {
+
+            /* a checkpoint of a branch left by a fork: its own messages */
+
+            msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+
+            if (ngx_http_agent_state_messages(pool, v->u.object.values[i],
+                                              msgs)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            continue;
+        }
 
         if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
             extra += (ch == NGX_ERROR);
@@ -200,6 +217,103 @@ ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * The state at the checkpoint checkpoint_id, for a run that forks from it
+ * (LangGraph's time travel).  The messages table holds one line, the
+ * current branch's: when the checkpoint is not the latest, the later ones
+ * get their messages written into their channels first (they stay
+ * readable in the history), and the table is cut back to the fork's.  In
+ * the caller's transaction.  NGX_DECLINED: no such checkpoint.
+ */
+
+ngx_int_t
+ngx_http_agent_state_fork(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *checkpoint_id, ngx_int_t images_keep)
+{
+    size_t                        k;
+    yajl_val                      v;
+    ngx_int_t                     rc;
+    ngx_str_t                     json;
+    ngx_uint_t                    i, n;
+    ngx_array_t                   later, msgs;
+    ngx_http_agent_msg_t         *m;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_checkpoint_t  *c;
+
+    ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
+
+    rc = ngx_http_agent_store_checkpoint_get(pool, id, checkpoint_id, cp);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (ngx_array_init(&later, pool, 8, sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK
+        || ngx_http_agent_store_fork_later(pool, id, &cp->id, &later)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    c = later.elts;
+
+    for (i = 0; i < later.nelts; i++) {
+        if (ngx_array_init(&msgs, pool, 16, sizeof(ngx_http_agent_msg_t))
+            != NGX_OK
+            || ngx_http_agent_store_messages(pool, id, c[i].msg_count, -1,
+                                             &msgs)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        v = ngx_http_agent_json_parse(pool, c[i].channels.data,
+                                      c[i].channels.len, NULL);
+        j = ngx_http_agent_json_create(pool);
+
+        if (v == NULL || !YAJL_IS_OBJECT(v) || j == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "messages");
+        ngx_http_agent_json_arr(j);
+
+        m = msgs.elts;
+
+        for (n = 0; n < msgs.nelts; n++) {
+            ngx_http_agent_message_json(j, NULL, &m[n], 1);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+
+        for (k = 0; k < v->u.object.len; k++) {
+            if (ngx_strcmp(v->u.object.keys[k], "messages") != 0) {
+                ngx_http_agent_json_cstr(j, v->u.object.keys[k]);
+                ngx_http_agent_json_val(j, v->u.object.values[k]);
+            }
+        }
+
+        ngx_http_agent_json_end(j);
+
+        if (ngx_http_agent_json_done(j, &json) != NGX_OK
+            || ngx_http_agent_store_fork_keep(&c[i].id, &json) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    if (later.nelts
+        && ngx_http_agent_store_fork_cut(id, cp->msg_count) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_state_apply(pool, id, run, cp, images_keep);
 }
 
 

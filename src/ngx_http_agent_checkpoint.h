@@ -22,6 +22,9 @@ ngx_int_t ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
 ngx_int_t ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep);
+ngx_int_t ngx_http_agent_state_fork(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *checkpoint_id, ngx_int_t images_keep);
 ngx_int_t ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
     ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_str_t *next);
 ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,

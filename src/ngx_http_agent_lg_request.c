@@ -146,6 +146,22 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         lr->strategy = s;
     }
 
+    /* time travel: checkpoint_id, or checkpoint {"checkpoint_id"} */
+
+    x = ngx_http_agent_json_get(v, "checkpoint");
+    x = (x && YAJL_IS_OBJECT(x)) ? ngx_http_agent_json_get(x, "checkpoint_id")
+                                 : ngx_http_agent_json_get(v,
+                                                           "checkpoint_id");
+
+    if (x && YAJL_IS_STRING(x) && x->u.string[0]) {
+        turn->fork.data = (u_char *) x->u.string;
+        turn->fork.len = ngx_strlen(x->u.string);
+
+    } else if (x && !YAJL_IS_NULL(x)) {
+        return ngx_http_agent_error(r, 422, "\"checkpoint_id\" must be a "
+                                    "checkpoint's id");
+    }
+
     rc = ngx_http_agent_lg_run_waits(r, lr, v);
     if (rc != NGX_OK) {
         return rc;

@@ -13,6 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_store_run.h"
 
 
@@ -59,6 +60,8 @@ ngx_int_t ngx_http_agent_lg_run_waits(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v);
 ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
     ngx_str_t *name, ngx_str_t *json);
+ngx_int_t ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body, yajl_val v);
 void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
     ngx_uint_t rollback);
 

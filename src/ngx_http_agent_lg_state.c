@@ -26,22 +26,18 @@ static void ngx_http_agent_lg_value(ngx_http_agent_json_t *j,
     ngx_uint_t base, ngx_str_t *thread_id);
 
 
-/* a message's id: its place in the thread, the same in every answer */
+/*
+ * A message's id: its place in the thread, the same in every answer;
+ * written into buf (NGX_HTTP_AGENT_LG_MSG_ID long): a stream writes many
+ */
 
 void
-ngx_http_agent_lg_message_id(ngx_pool_t *pool, ngx_str_t *thread_id,
+ngx_http_agent_lg_message_id(u_char *buf, ngx_str_t *thread_id,
     ngx_uint_t n, ngx_str_t *id)
 {
-    u_char  *p;
-
-    p = ngx_pnalloc(pool, thread_id->len + NGX_INT_T_LEN + 1);
-    if (p == NULL) {
-        ngx_str_set(id, "");
-        return;
-    }
-
-    id->data = p;
-    id->len = ngx_sprintf(p, "%V-%ui", thread_id, n) - p;
+    id->data = buf;
+    id->len = ngx_snprintf(buf, NGX_HTTP_AGENT_LG_MSG_ID, "%V-%ui",
+                           thread_id, n) - buf;
 }
 
 
@@ -138,6 +134,7 @@ ngx_http_agent_lg_value(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     ngx_uint_t ch, ngx_http_agent_value_t *v, ngx_uint_t base,
     ngx_str_t *thread_id)
 {
+    u_char                     buf[NGX_HTTP_AGENT_LG_MSG_ID];
     ngx_str_t                  id;
     ngx_uint_t                 n;
     ngx_http_agent_msg_t      *m;
@@ -151,7 +148,7 @@ ngx_http_agent_lg_value(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
         ngx_http_agent_json_arr(j);
 
         for (n = 0; n < v->messages->nelts; n++) {
-            ngx_http_agent_lg_message_id(run->pool, thread_id, base + n, &id);
+            ngx_http_agent_lg_message_id(buf, thread_id, base + n, &id);
             ngx_http_agent_message_lc(j, run->pool, &m[n], &id);
         }
 

@@ -16,7 +16,11 @@
 #include "ngx_http_agent_store.h"
 
 
-void ngx_http_agent_lg_message_id(ngx_pool_t *pool, ngx_str_t *thread_id,
+/* a thread's id (at most 64) and a number */
+#define NGX_HTTP_AGENT_LG_MSG_ID  (64 + 1 + NGX_INT_T_LEN)
+
+
+void ngx_http_agent_lg_message_id(u_char *buf, ngx_str_t *thread_id,
     ngx_uint_t n, ngx_str_t *id);
 void ngx_http_agent_lg_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_str_t *thread_id);

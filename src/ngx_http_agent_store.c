@@ -172,7 +172,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " msg_count, channels, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints"
-    " WHERE session_id = ?1 ORDER BY n DESC LIMIT 1",
+    " WHERE session_id = ?1 AND (?2 IS NULL OR id = ?2)"
+    " ORDER BY n DESC LIMIT 1",
     "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints"
     " WHERE session_id = ?1 ORDER BY n DESC LIMIT ?2",
     "DELETE FROM checkpoints WHERE session_id = ?1",
@@ -216,6 +217,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     " FROM messages WHERE session_id = ?1) WHERE id = ?1",
     "DELETE FROM run_events WHERE run_id = ?1",
     "DELETE FROM runs WHERE run_id = ?1",
+    "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
+    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints WHERE id = ?2)",
+    "UPDATE checkpoints SET channels = ?2, msg_count = 0 WHERE id = ?1",
+    "DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"

@@ -109,6 +109,13 @@ ngx_int_t ngx_http_agent_store_messages_page(ngx_str_t *id, int64_t before,
     ngx_http_agent_store_message_pt handler, void *data);
 ngx_int_t ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool,
     ngx_str_t *id, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_store_checkpoint_get(ngx_pool_t *pool,
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_store_fork_later(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_str_t *from, ngx_array_t *later);
+ngx_int_t ngx_http_agent_store_fork_keep(ngx_str_t *checkpoint_id,
+    ngx_str_t *channels);
+ngx_int_t ngx_http_agent_store_fork_cut(ngx_str_t *id, int64_t msg_count);
 ngx_int_t ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool,
     ngx_str_t *id, ngx_array_t *checkpoints);
 ngx_int_t ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,

@@ -191,6 +191,16 @@ ngx_int_t
 ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_checkpoint_t *cp)
 {
+    return ngx_http_agent_store_checkpoint_get(pool, id, NULL, cp);
+}
+
+
+/* a session's checkpoint by its id (NULL: the latest); NGX_DECLINED: none */
+
+ngx_int_t
+ngx_http_agent_store_checkpoint_get(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
+{
     int            rc;
     sqlite3_stmt  *stmt;
 
@@ -200,6 +210,7 @@ ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool, ngx_str_t *id,
     }
 
     ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, checkpoint_id);
 
     rc = sqlite3_step(stmt);
 
@@ -442,4 +453,89 @@ ngx_http_agent_store_resource_add(ngx_str_t *session_id,
     /* the session was deleted while its upload was imported */
     return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
                                                          : NGX_DECLINED;
+}
+
+
+/*
+ * A fork (state_fork in checkpoint.c): the checkpoints after `from` that
+ * read messages from the table; one of them kept with its messages in its
+ * channels; the table's messages after `from`'s removed and the session's
+ * counters recounted.  In the caller's transaction.
+ */
+
+ngx_int_t
+ngx_http_agent_store_fork_later(ngx_pool_t *pool, ngx_str_t *id,
+    ngx_str_t *from, ngx_array_t *later)
+{
+    int                           rc;
+    sqlite3_stmt                 *stmt;
+    ngx_http_agent_checkpoint_t  *c;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_FORK_LATER);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_store_bind(stmt, 2, from);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        c = ngx_array_push(later);
+        if (c == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(c, sizeof(ngx_http_agent_checkpoint_t));
+        (void) ngx_http_agent_store_col(pool, stmt, 0, &c->id);
+        c->msg_count = sqlite3_column_int64(stmt, 1);
+        (void) ngx_http_agent_store_col(pool, stmt, 2, &c->channels);
+    }
+
+    return ngx_http_agent_store_done(stmt, rc);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_fork_keep(ngx_str_t *checkpoint_id, ngx_str_t *channels)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_FORK_KEEP);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, checkpoint_id);
+    ngx_http_agent_store_bind(stmt, 2, channels);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+}
+
+
+ngx_int_t
+ngx_http_agent_store_fork_cut(ngx_str_t *id, int64_t msg_count)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_FORK_MESSAGES);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, msg_count);
+
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_bind(stmt, 1, id);
+
+    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
 }

@@ -45,6 +45,7 @@ static ngx_int_t
 ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
 {
+    u_char                 buf[NGX_HTTP_AGENT_LG_MSG_ID];
     ngx_str_t              ename, id;
     ngx_http_agent_run_t  *run;
 
@@ -120,7 +121,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 
         /* the chunk's id is the one the message will have when appended */
 
-        ngx_http_agent_lg_message_id(run->pool, &s->session_id,
+        ngx_http_agent_lg_message_id(buf, &s->session_id,
                  run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts, &id);
 
         ngx_http_agent_json_arr(j);
@@ -344,6 +345,7 @@ static ngx_int_t
 ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s, ngx_http_agent_run_t *run,
     ngx_http_agent_json_t *j)
 {
+    u_char                   buf[NGX_HTTP_AGENT_LG_MSG_ID];
     ngx_str_t                id;
     ngx_uint_t               i, n, base;
     ngx_http_agent_msg_t    *m;
@@ -371,7 +373,7 @@ ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s, ngx_http_agent_run_t *run,
                 continue;
             }
 
-            ngx_http_agent_lg_message_id(run->pool, &s->session_id,
+            ngx_http_agent_lg_message_id(buf, &s->session_id,
                                          base + n, &id);
 
             ngx_http_agent_json_arr(j);

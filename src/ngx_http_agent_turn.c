@@ -245,10 +245,19 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     run->data = &turn->env;
 
     /* the images of the last agent_images_keep turns go to the model */
-    if (ngx_http_agent_state_load(r->pool, id, run, &cp,
-                                  alcf->images_keep - 1)
-        != NGX_OK)
-    {
+    rc = turn->fork.len
+         ? ngx_http_agent_state_fork(r->pool, id, run, &cp, &turn->fork,
+                                     alcf->images_keep - 1)
+         : ngx_http_agent_state_load(r->pool, id, run, &cp,
+                                     alcf->images_keep - 1);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "session \"%V\" has no checkpoint \"%V\"",
+                                    id, &turn->fork);
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session's state could not be "
                                     "read");

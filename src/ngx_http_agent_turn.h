@@ -45,6 +45,9 @@ struct ngx_http_agent_turn_s {
     ngx_str_t                       run_id;
     ngx_str_t                       checkpoint_id;
     ngx_str_t                       started_from; /* the checkpoint */
+    ngx_str_t                       fork;      /* a checkpoint to start
+                                                  from instead of the
+                                                  latest (time travel) */
     ngx_str_t                       text;
     ngx_str_t                       resume;    /* the answer: a resume */
     ngx_http_agent_graph_t         *graph;     /* the location's, or an

@@ -265,6 +265,29 @@ is($o->{joined}{messages}[-1]{content}, 'Hello from the mock',
    'runs.join: its values at the end');
 is($o->{created_run}{status}, 'success', 'it ran to its end');
 
+# 4c. time travel: a run forked from an earlier checkpoint
+$o = $t->lg_sdk($url, 'fork');
+sub texts { [ map { $_->{content} } @{ $_[0]{messages} // [] } ] }
+is_deeply(texts($o->{forked}),
+          [ 'one', 'Hello from the mock', 'three', 'Hello from the mock' ],
+          'forked: the run starts from the earlier checkpoint')
+    or diag explain $o;
+is_deeply(texts($o->{after_fork}{values}), texts($o->{forked}),
+          'the thread goes on from the fork');
+my ($fork_input) = grep { ($_->{parent_checkpoint}{checkpoint_id} // '')
+                          eq $o->{first} } @{ $o->{history_after} };
+ok($fork_input, "the fork's first checkpoint has the earlier one as parent");
+is(scalar(grep { ($_->{parent_checkpoint}{checkpoint_id} // '')
+                 eq $o->{first} } @{ $o->{history_after} }), 2,
+   'two children: the old branch and the new');
+is_deeply(texts($o->{old_branch}{values}),
+          [ 'one', 'Hello from the mock', 'two', 'Hello from the mock' ],
+          'the old branch is still there to read');
+is_deeply(texts($o->{again}),
+          [ 'one', 'Hello from the mock', 'three', 'Hello from the mock',
+            'four', 'Hello from the mock' ], 'a next run goes on the new one');
+is($o->{bad_fork}{error}{status}, 404, 'an unknown checkpoint: 404');
+
 # 5. the state at a checkpoint, an update as a node
 $o = $t->lg_sdk($url, 'update');
 is(scalar @{ $o->{at}{values}{messages} }, 2,

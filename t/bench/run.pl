@@ -37,9 +37,13 @@ sub free_port {
 sub spawn {
     my ($log, %env) = @_;
     my @cmd = @{ delete $env{cmd} };
+    my $dir = delete $env{dir};
     my $pid = fork();
     die "fork: $!" unless defined $pid;
     if ($pid == 0) {
+        chdir $dir or die "$dir: $!" if $dir;
+        # its own process group: stop() ends its children too
+        setpgrp(0, 0);
         $ENV{$_} = $env{$_} for keys %env;
         open STDOUT, '>', $log or die;
         open STDERR, '>&', \*STDOUT;
@@ -52,8 +56,8 @@ sub spawn {
 }
 
 sub wait_port {
-    my ($port) = @_;
-    for (1 .. 200) {
+    my ($port, $secs) = @_;
+    for (1 .. ($secs // 10) * 20) {
         my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                       PeerPort => $port);
         return 1 if $s;
@@ -65,12 +69,13 @@ sub wait_port {
 sub stop {
     my ($pid) = @_;
     return unless $pid;
-    kill 'TERM', $pid;
+    # the process and its children (spawn() made it a group's leader)
+    kill 'TERM', -$pid;
     for (1 .. 100) {
         return if waitpid($pid, WNOHANG) == $pid;
         sleep 0.05;
     }
-    kill 'KILL', $pid;
+    kill 'KILL', -$pid;
     waitpid($pid, 0);
 }
 
@@ -90,14 +95,20 @@ sub loadgen {
 remove_tree("$work/nginx", "$work/logs");
 make_path("$work/peer", "$work/nginx", "$work/logs");
 
-system("cp $bench/peer/package.json $bench/peer/server.mjs $work/peer/") == 0
+system("cp $bench/peer/package.json $bench/peer/server.mjs "
+       . "$bench/peer/agent.mjs $bench/peer/langgraph.json $work/peer/") == 0
     or die;
 
-if (!-d "$work/peer/node_modules/better-sqlite3/build") {
+if (!-d "$work/peer/node_modules/better-sqlite3/build"
+    || !-x "$work/peer/node_modules/.bin/langgraphjs")
+{
     # better-sqlite3 is built from source against the local node headers
     note('installing the peer (LangGraph.js) from npm');
+    # langgraph-api 2.0.0 names a newer SDK as an optional peer than
+    # langgraph 1.7.3 brings: --legacy-peer-deps takes both as they are
     system("cd $work/peer && npm_config_nodedir=/usr npm install --no-audit "
-           . "--no-fund --loglevel=error > $work/logs/npm.log 2>&1") == 0
+           . "--no-fund --legacy-peer-deps --loglevel=error "
+           . "> $work/logs/npm.log 2>&1") == 0
         or die "npm install failed: see $work/logs/npm.log";
 }
 
@@ -331,6 +342,57 @@ if (want('tools')) {
     stop($mcp_pid);
 }
 
+# --- the LangGraph API: nginx and LangGraph's own Agent Server ---------------
+
+# every process of a server: the reference's CLI starts its server as a child
+sub tree {
+    my @all = @_;
+    for (my $i = 0; $i < @all; $i++) {
+        push @all, grep { /^\d+$/ } map { s/\s//gr }
+                   `ps -o pid= --ppid $all[$i]`;
+    }
+    return \@all;
+}
+
+sub start_reference {
+    my ($mock) = @_;
+    my $port = free_port();
+    my $pid = spawn("$work/logs/reference.log", cmd => [
+                    "$work/peer/node_modules/.bin/langgraphjs", 'dev',
+                    '--host', '127.0.0.1', '--port', $port, '--no-browser',
+                    '--no-reload' ], dir => "$work/peer",
+                    MOCK_URL => "http://127.0.0.1:$mock/v1",
+                    DB => "$work/bench.db", LANGSMITH_TRACING => 'false');
+    wait_port($port, 60);
+    return ($pid, $port);
+}
+
+for my $who (grep { want('lg') } @servers) {
+    my $n_lg_open = $quick ? 300 : 2000;
+    for my $delay (0, 200) {
+        stop($mpid);
+        ($mpid, $mport) = start_mock(QUERY => $small, TOKEN_DELAY => $delay);
+        my ($pid, $port, $w) = $who eq 'nginx'
+            ? start_nginx($mport, server => 'location /lg/ { '
+                          . 'agent_langgraph_api; agent_use_database bench; }')
+            : start_reference($mport);
+        my $base = "http://127.0.0.1:$port" . ($who eq 'nginx' ? '/lg' : '');
+        if ($delay == 0) {
+            for my $c (16, 64) {
+                note("$who: LangGraph API runs/stream, concurrency $c");
+                $row{$who}{"lg_$c"} = loadgen('lgload', base => $base,
+                                              n => $n_load, c => $c);
+            }
+        } else {
+            note("$who: $n_lg_open LangGraph API streams open at once");
+            $row{$who}{lg_open} = eval { loadgen('lgopen', base => $base,
+                n => $n_lg_open, pids => tree($pid), timeout => 120000) }
+                // { errors => -1 };
+        }
+        stop($pid);
+    }
+}
+
 # --- the table --------------------------------------------------------------
 
 my $N = $row{nginx};
@@ -339,6 +401,7 @@ my $f = $row{floor};
 
 printf "\n%-58s %14s %14s %8s\n", 'row', 'nginx module', 'LangGraph.js',
        'ratio';
+# (the LangGraph API rows: LangGraph.js is its own Agent Server there)
 print '-' x 98, "\n";
 
 sub line {
@@ -394,6 +457,21 @@ my $iso = $N->{iso};
 line('isolation: p99 gap between chunks of 50 streams, ms', $iso->{p99});
 line('  max gap ms (the query took ' . sprintf('%.0f', $iso->{slow_ms})
      . ' ms)', $iso->{max});
+
+for my $c (16, 64) {
+    my ($a, $b) = ($N->{"lg_$c"}, $P->{"lg_$c"});
+    line("LangGraph API runs/stream, one-row query, c=$c: turns/s",
+         $a->{tps}, $b->{tps}, '%.0f', 'up');
+    line("  p50 / p99 ms", $a->{p50}, $b->{p50}, '%.1f');
+    line("  ", $a->{p99}, $b->{p99}, '%.1f');
+    line("  errors", $a->{errors}, $b->{errors}, '%d');
+}
+my ($lo, $lr) = ($N->{lg_open}, $P->{lg_open});
+line('LangGraph API open streams: most flowing at once',
+     $lo->{most_streaming}, $lr->{most_streaming}, '%d');
+line('  RSS per open stream: KiB', $lo->{per_stream_kb},
+     $lr->{per_stream_kb}, '%.1f', 'down');
+line('  errors', $lo->{errors}, $lr->{errors}, '%d');
 
 my ($ts, $tl, $tm) = map { $N->{"tool_$_"} } qw(sql location mcp);
 line('turn, the tool SQL (one row): median ms', $ts->{turn_p50});

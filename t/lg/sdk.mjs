@@ -242,6 +242,32 @@ const scenarios = {
             { graphId: 'chat' }));
     },
 
+    async fork() {
+        // time travel: a run from an earlier checkpoint; the old branch kept
+        const t = await client.threads.create();
+        await client.runs.wait(t.thread_id, 'chat', { input: human('one') });
+        await client.runs.wait(t.thread_id, 'chat', { input: human('two') });
+        const history = await client.threads.getHistory(t.thread_id,
+                                                        { limit: 20 });
+        const first = history.find((s) => s.next.length === 0
+            && s.values.messages.length === 2);
+        out('first', first.checkpoint.checkpoint_id);
+        out('old_head', history[0].checkpoint.checkpoint_id);
+        await call('forked', () => client.runs.wait(t.thread_id, 'chat', {
+            input: human('three'),
+            checkpointId: first.checkpoint.checkpoint_id }));
+        await call('after_fork', () => client.threads.getState(t.thread_id));
+        await call('history_after', () => client.threads.getHistory(
+            t.thread_id, { limit: 50 }));
+        await call('old_branch', () => client.threads.getState(t.thread_id,
+            history[0].checkpoint.checkpoint_id));
+        await call('again', () => client.runs.wait(t.thread_id, 'chat', {
+            input: human('four') }));
+        await call('bad_fork', () => client.runs.wait(t.thread_id, 'chat', {
+            input: human('x'),
+            checkpointId: '00000000-0000-4000-8000-000000000000' }));
+    },
+
     async update() {
         // the state at an earlier checkpoint; an update as a node
         const t = await client.threads.create();
