@@ -76,7 +76,8 @@ typedef struct {
                                       ngx_http_agent_json_t *j,
                                       ngx_str_t *name);
     ngx_uint_t                 updates;     /* wants EV_UPDATE and a
-                                               model's input */
+                                               model's input; 1: the
+                                               update as JSON too */
 } ngx_http_agent_format_t;
 
 

@@ -34,10 +34,11 @@ static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
 
 
+/* updates 2: the step's update from the run, no JSON of ours first */
 ngx_http_agent_format_t  ngx_http_agent_lg_format = {
     ngx_string("langgraph"),
     ngx_http_agent_lg_write,
-    1
+    2
 };
 
 

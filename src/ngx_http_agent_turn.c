@@ -595,21 +595,29 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
     if (!start && s->format->updates && !turn->json) {
 
-        /* the step's update, for the formats that show it */
+        /*
+         * the step's update, for the formats that show it; written as JSON
+         * for those that read it so (updates 1; the LangGraph stream's
+         * events mode), the others read the run
+         */
 
-        j = ngx_http_agent_json_create(run->pool);
-        if (j == NULL) {
-            return NGX_ERROR;
-        }
+        if (s->format->updates == 1 || (s->modes & NGX_HTTP_AGENT_MODE_EVENTS))
+        {
+            j = ngx_http_agent_json_create(run->pool);
+            if (j == NULL) {
+                return NGX_ERROR;
+            }
 
-        ngx_http_agent_state_update(j, run);
+            ngx_http_agent_state_update(j, run);
 
-        if (ngx_http_agent_json_done(j, &update) != NGX_OK) {
-            return NGX_ERROR;
+            if (ngx_http_agent_json_done(j, &update) != NGX_OK) {
+                return NGX_ERROR;
+            }
+
+            ev.json = &update;
         }
 
         ev.type = NGX_HTTP_AGENT_EV_UPDATE;
-        ev.json = &update;
 
         if (ngx_http_agent_stream_emit(s, &ev) != NGX_OK) {
             return NGX_ERROR;

@@ -389,6 +389,46 @@ $w = $t->http('POST', "/lg/threads/$th/runs/wait", {
     assistant_id => 'approval', command => { resume => 'yes' } });
 is($w->{json}{messages}[-1]{content}, 'Done: yes', 'resumed after it');
 
+# command goto: the waiting run goes on at another node; command update
+$th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+$t->http('POST', "/lg/threads/$th/runs/wait", { assistant_id => 'approval',
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+$w = $t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'approval', command => { goto => 'cancel' } });
+is($w->{json}{messages}[-1]{content}, 'Cancelled.',
+   'command.goto: on at the node named');
+$th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+$t->http('POST', "/lg/threads/$th/runs/wait", { assistant_id => 'approval',
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+$w = $t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'approval',
+    command => { resume => 'yes', update => { plan => 'Keep 2019.' } } });
+is($w->{json}{plan}, 'Keep 2019.', 'command.update: written with the answer');
+is($w->{json}{messages}[-1]{content}, 'Done: yes', 'and the answer routed');
+is($t->http('POST', "/lg/threads/$th/runs/wait", {
+    assistant_id => 'approval', command => { goto => 'nowhere' } })->{status},
+   422, 'a goto to no node: 422');
+
+# a client that leaves before it has seen the run's id: the run ends too
+$th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+{
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                  PeerPort => $t->port) or die $!;
+    my $b = encode_json({ assistant_id => 'chat', input => { messages => [
+        { role => 'user', content => 'slow and gone at once' } ] } });
+    print $s "POST /lg/threads/$th/runs/stream HTTP/1.1\r\nHost: x\r\n"
+             . "Content-Type: application/json\r\nContent-Length: "
+             . length($b) . "\r\n\r\n$b";
+    close $s;
+}
+ok(AgentTest::wait_for(sub {
+    my $runs = $t->http('GET', "/lg/threads/$th/runs")->{json} // [];
+    @$runs && $runs->[0]{status} eq 'interrupted' }, 10),
+   'a client gone before the metadata event: its run is interrupted');
+ok(AgentTest::wait_for(sub {
+    $t->http('GET', "/lg/threads/$th")->{json}{status} eq 'idle' }, 10),
+   'and the thread free');
+
 # bad requests: 422 with {"detail"}, unknown routes 404, methods 405
 my $bad = $t->http('POST', "/lg/threads/$th/runs/wait", { input => {} });
 is($bad->{status}, 422, 'no assistant_id: 422');
