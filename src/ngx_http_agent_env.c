@@ -9,6 +9,7 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_metrics.h"
 
 
 ngx_int_t
@@ -38,6 +39,21 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 
     if (llm->model) {
         env->answered_by = llm->model->name;
+
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOKENS,
+                                    &llm->model->name, "input",
+                                    llm->prompt_tokens);
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOKENS,
+                                    &llm->model->name, "output",
+                                    llm->completion_tokens);
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOKENS,
+                                    &llm->model->name, "cached",
+                                    llm->cached_tokens);
+
+        if (llm->ttft) {
+            ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TTFT_SECONDS,
+                                           &llm->model->name, llm->ttft);
+        }
     }
 
     if (env->ttft == 0 && llm->ttft) {

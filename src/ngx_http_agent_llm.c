@@ -9,6 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_provider.h"
 
@@ -303,6 +304,8 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
     if (llm->failed) {
         if (llm->error.len == 0) {
             /* the consumer stopped the stream: the client went away */
+            ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_MODEL_CALLS,
+                                        &llm->model->name, "cancelled", 1);
             llm->on_done(llm->data, NGX_ERROR);
             return;
         }
@@ -335,6 +338,9 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
         ngx_http_agent_llm_again(llm);
         return;
     }
+
+    ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_MODEL_CALLS,
+                                &llm->model->name, "ok", 1);
 
     llm->on_done(llm->data, NGX_OK);
 }
@@ -413,6 +419,9 @@ ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm)
 
         llm->attempt++;
 
+        ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_RETRIES, &m->name, NULL,
+                                   1);
+
         ngx_log_error(NGX_LOG_WARN, llm->log, 0,
                       "agent: model \"%V\": %V; try %ui of %ui in %M ms",
                       &m->name, &llm->error, llm->attempt + 1,
@@ -433,6 +442,8 @@ fallback:
 
     llm->hops++;
 
+    ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_FALLBACKS, &m->name, NULL, 1);
+
     ngx_log_error(NGX_LOG_WARN, llm->log, 0,
                   "agent: model \"%V\": %V; falling back to \"%V\"",
                   &m->name, &llm->error, &next->name);
@@ -451,6 +462,11 @@ ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm)
     ngx_http_agent_llm_hide_key(llm, &llm->error);
 
     ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
+
+    if (llm->model) {
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_MODEL_CALLS,
+                                    &llm->model->name, "error", 1);
+    }
 
     llm->on_done(llm->data, NGX_ERROR);
 }

@@ -14,6 +14,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_curl.h"
@@ -273,6 +274,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_SESSIONS },
 
+    { ngx_string("agent_metrics"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_metrics_conf,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("agent_langgraph_api"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_agent_endpoint,
@@ -366,8 +374,16 @@ ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf)
         return NGX_CONF_ERROR;
     }
 
+    /* the counters every worker adds to, read by agent_metrics */
+    if (amcf->checkpoint_db.len
+        && ngx_http_agent_metrics_init_conf(cf) != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
     return NGX_CONF_OK;
 }
+
 
 
 static void *

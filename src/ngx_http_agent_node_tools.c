@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
@@ -680,6 +681,12 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
 
     while (ctx->emitted < ctx->ncalls && ctx->calls[ctx->emitted].finished) {
         call = &ctx->calls[ctx->emitted++];
+
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOOL_CALLS, &call->name,
+                                    (call->result.len > 9
+                                     && ngx_strncmp(call->result.data,
+                                                    "{\"error\":", 9) == 0)
+                                    ? "error" : "ok", 1);
 
         ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
         ev.type = NGX_HTTP_AGENT_EV_TOOL_END;

@@ -14,6 +14,7 @@
 #include <ngx_thread_pool.h>
 #endif
 
+#include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_store.h"
@@ -43,6 +44,7 @@ struct ngx_http_agent_sql_job_s {
     ngx_http_agent_sql_done_pt   done;
     void                        *data;
     ngx_uint_t                   cancelled;
+    ngx_msec_t                   start;      /* posted at */
 
     /*
      * The deadline is the event loop's: its timer interrupts the handle
@@ -258,6 +260,8 @@ ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,
 
     ngx_add_timer(&job->expire, ctx->timeout);
 
+    job->start = ngx_current_msec;
+
     return job;
 
 failed:
@@ -418,6 +422,9 @@ ngx_http_agent_sql_job_done(ngx_event_t *ev)
     if (job->expire.timer_set) {
         ngx_del_timer(&job->expire);
     }
+
+    ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_SQL_SECONDS, NULL,
+                                   ngx_current_msec - job->start);
 
     if (!job->cancelled) {
         if (job->rc != NGX_OK) {

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_metrics.h"
 
 
 /*
@@ -91,6 +92,10 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
 
     r->write_event_handler = ngx_http_agent_sse_write_handler;
 
+    /* open until sse_stop(), whichever way the stream ends */
+    sse->counted = 1;
+    ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_OPEN_STREAMS, NULL, NULL, 1);
+
     sse->out = NULL;
     sse->last_out = &sse->out;
     sse->flush.handler = ngx_http_agent_sse_flush_handler;
@@ -170,6 +175,12 @@ ngx_http_agent_sse_finish(ngx_http_agent_sse_t *sse)
 void
 ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse)
 {
+    if (sse->counted) {
+        sse->counted = 0;
+        ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_OPEN_STREAMS, NULL, NULL,
+                                   -1);
+    }
+
     if (sse->heartbeat.timer_set) {
         ngx_del_timer(&sse->heartbeat);
     }

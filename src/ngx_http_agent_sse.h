@@ -26,6 +26,7 @@ typedef struct {
     unsigned                   failed:1;
     unsigned                   finished:1;
     unsigned                   keep:1;     /* a lost client ends nothing */
+    unsigned                   counted:1;  /* in agent_open_streams */
 } ngx_http_agent_sse_t;
 
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <sched.h>
 
+#include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_db.h"
 #include "ngx_http_agent_files.h"
@@ -622,6 +623,8 @@ ngx_http_agent_store_stmt(ngx_uint_t n)
                                 ngx_http_agent_store_sql[n], -1,
                                 SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
         if (rc != SQLITE_OK) {
+            ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL,
+                                       NULL, 1);
             ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
                           "agent: sqlite prepare failed: %s",
                           sqlite3_errmsg(ngx_http_agent_store_db));
@@ -688,6 +691,8 @@ ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc)
     if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
         return NGX_OK;
     }
+
+    ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL, NULL, 1);
 
     ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
                   "agent: sqlite step failed: %s",

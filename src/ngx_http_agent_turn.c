@@ -22,6 +22,7 @@
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_metrics.h"
 
 
 /*
@@ -723,6 +724,14 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ev.text = &run->error;
         ev.code = &code;
     }
+
+    ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS, &turn->graph->name,
+                                turn->interrupted ? "interrupted"
+                                : ev.type == NGX_HTTP_AGENT_EV_END ? "ok"
+                                : "error", 1);
+    ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TURN_SECONDS,
+                                   &turn->graph->name,
+                                   ngx_current_msec - turn->env.start);
 
     if (turn->hooks && turn->hooks->done) {
         turn->hooks->done(turn, &ev);

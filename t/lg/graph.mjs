@@ -1,7 +1,8 @@
 // The graphs of t/60's comparison in LangGraph.js, for LangGraph's own
 // Agent Server (langgraphjs dev): the same nodes, edges and channels as
 // the agent_graph blocks t/60 gives nginx, the model a ChatOpenAI on the
-// same scripted provider (MOCK_URL).
+// same scripted provider: MOCK_OPENAI_URL or MOCK_URL, e.g.
+// http://127.0.0.1:PORT/v1.
 
 import { StateGraph, MessagesAnnotation, Annotation, START, END, interrupt }
     from '@langchain/langgraph';
@@ -10,7 +11,8 @@ import { AIMessage } from '@langchain/core/messages';
 
 const model = new ChatOpenAI({
     model: 'mock-1', apiKey: 'test', streaming: true, maxRetries: 0,
-    configuration: { baseURL: process.env.MOCK_URL },
+    configuration: {
+        baseURL: process.env.MOCK_OPENAI_URL ?? process.env.MOCK_URL },
 });
 
 const last = (a, b) => b ?? a;

@@ -1,0 +1,45 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_METRICS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_METRICS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+/* what is counted: the order of ngx_http_agent_metrics_defs in metrics.c */
+typedef enum {
+    NGX_HTTP_AGENT_M_TURNS = 0,          /* graph, outcome */
+    NGX_HTTP_AGENT_M_TURN_SECONDS,       /* graph: histogram */
+    NGX_HTTP_AGENT_M_MODEL_CALLS,        /* model, status */
+    NGX_HTTP_AGENT_M_TTFT_SECONDS,       /* model: histogram */
+    NGX_HTTP_AGENT_M_TOKENS,             /* model, kind */
+    NGX_HTTP_AGENT_M_RETRIES,            /* model */
+    NGX_HTTP_AGENT_M_FALLBACKS,          /* model */
+    NGX_HTTP_AGENT_M_TOOL_CALLS,         /* tool, outcome */
+    NGX_HTTP_AGENT_M_OPEN_STREAMS,       /* gauge */
+    NGX_HTTP_AGENT_M_SQL_SECONDS,        /* histogram */
+    NGX_HTTP_AGENT_M_STORE_ERRORS,
+    NGX_HTTP_AGENT_M_LAST
+} ngx_http_agent_metric_e;
+
+
+ngx_int_t ngx_http_agent_metrics_init_conf(ngx_conf_t *cf);
+char *ngx_http_agent_metrics_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+void ngx_http_agent_metrics_add(ngx_uint_t metric, ngx_str_t *a,
+    ngx_str_t *b, int64_t n);
+void ngx_http_agent_metrics_observe(ngx_uint_t metric, ngx_str_t *a,
+    ngx_msec_t ms);
+void ngx_http_agent_metrics_cstr(ngx_uint_t metric, ngx_str_t *a,
+    const char *b, int64_t n);
+ngx_int_t ngx_http_agent_metrics_handler(ngx_http_request_t *r);
+
+
+#endif /* _NGX_HTTP_AGENT_METRICS_H_INCLUDED_ */
