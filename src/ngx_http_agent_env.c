@@ -31,6 +31,11 @@ void
 ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 {
     env->model_calls++;
+
+    /* the budgets of agent_limit, with what the call really spent */
+    ngx_http_agent_limit_charge(env->limits,
+                                llm->prompt_tokens + llm->completion_tokens);
+
     env->prompt_tokens += llm->prompt_tokens;
     env->completion_tokens += llm->completion_tokens;
     env->cached_tokens += llm->cached_tokens;

@@ -230,8 +230,11 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
         if (run->handlers->node
             && run->handlers->node(run, node, 1) != NGX_OK)
         {
-            ngx_http_agent_graph_fail(run, "client_gone", "the client went "
-                                      "away");
+            if (run->error.len == 0) {
+                ngx_http_agent_graph_fail(run, "client_gone", "the client "
+                                          "went away");
+            }
+
             ngx_http_agent_graph_finish(run, NGX_ERROR);
             return;
         }

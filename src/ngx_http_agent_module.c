@@ -15,6 +15,8 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_conf_graph.h"
+#include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_curl.h"
@@ -41,14 +43,6 @@ static char *ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-static char *ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-static char *ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-static char *ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-static char *ngx_http_agent_merge_graph(ngx_conf_t *cf,
-    ngx_http_agent_loc_conf_t *conf);
 static ngx_int_t ngx_http_agent_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
@@ -195,6 +189,41 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       ngx_http_set_complex_value_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, owner),
+      NULL },
+
+    { ngx_string("agent_limit_zone"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_agent_limit_zone,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_limit"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_limit,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("agent_turn_max_tokens"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, turn_max_tokens),
+      NULL },
+
+    { ngx_string("agent_turn_max_tool_calls"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, turn_max_tool_calls),
+      NULL },
+
+    { ngx_string("agent_turn_timeout"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, turn_timeout),
       NULL },
 
     { ngx_string("agent_turn_lease"),
@@ -414,6 +443,10 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_rows = NGX_CONF_UNSET_UINT;
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
+    alcf->turn_max_tokens = NGX_CONF_UNSET;
+    alcf->turn_max_tool_calls = NGX_CONF_UNSET;
+    alcf->turn_timeout = NGX_CONF_UNSET_MSEC;
+    alcf->limits = NGX_CONF_UNSET_PTR;
     alcf->history_max_size = NGX_CONF_UNSET_SIZE;
     alcf->images_keep = NGX_CONF_UNSET;
     alcf->databases = NGX_CONF_UNSET_PTR;
@@ -452,6 +485,11 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->thread_pool_name, prev->thread_pool_name,
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
+    ngx_conf_merge_value(conf->turn_max_tokens, prev->turn_max_tokens, 0);
+    ngx_conf_merge_value(conf->turn_max_tool_calls, prev->turn_max_tool_calls,
+                         0);
+    ngx_conf_merge_msec_value(conf->turn_timeout, prev->turn_timeout, 0);
+    ngx_conf_merge_ptr_value(conf->limits, prev->limits, NULL);
     ngx_conf_merge_size_value(conf->history_max_size, prev->history_max_size,
                               32 * 1024 * 1024);
     ngx_conf_merge_value(conf->images_keep, prev->images_keep, 3);
@@ -678,115 +716,4 @@ ngx_http_agent_exit_process(ngx_cycle_t *cycle)
     ngx_http_agent_sql_exit_process(cycle);
     ngx_http_agent_store_close(cycle);
     ngx_http_agent_curl_exit_process(cycle);
-}
-
-
-/* the location's graph, stream format and inputs, checked against it */
-
-static char *
-ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
-{
-    ngx_str_t                    name;
-    ngx_uint_t                   i;
-    ngx_http_agent_input_t      *in;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    name = conf->graph_name;
-
-    if (name.len == 0) {
-        ngx_str_set(&name, "react");
-    }
-
-    conf->graph = ngx_http_agent_graph_find(&amcf->graphs, &name);
-
-    if (conf->graph == NULL) {
-        ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_use_graph: unknown "
-                      "graph \"%V\", declare it with agent_graph in %V:%ui",
-                      &name, &conf->graph_file, conf->graph_line);
-        return NGX_CONF_ERROR;
-    }
-
-    /* checked by the directive */
-    conf->format = ngx_http_agent_format_find(&conf->format_name);
-
-    /* the inputs of turns: checked where turns run */
-    if (conf->inputs == NULL || conf->kind != NGX_HTTP_AGENT_CHAT) {
-        return NGX_CONF_OK;
-    }
-
-    in = conf->inputs->elts;
-
-    for (i = 0; i < conf->inputs->nelts; i++) {
-        in[i].channel = ngx_http_agent_graph_channel(conf->graph,
-                                                     &in[i].name);
-
-        if (in[i].channel == NGX_ERROR
-            || in[i].channel == NGX_HTTP_AGENT_CH_MESSAGES)
-        {
-            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_input: the "
-                          "graph \"%V\" has no channel \"%V\" in %V:%ui",
-                          &conf->graph->name, &in[i].name, &in[i].file,
-                          in[i].line);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_agent_main_conf_t *amcf = conf;
-
-    return ngx_http_agent_graph_block(cf, &amcf->graphs);
-}
-
-
-static char *
-ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_agent_loc_conf_t *alcf = conf;
-
-    ngx_str_t  *value;
-
-    if (alcf->graph_name.len) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-
-    alcf->graph_name = value[1];
-    alcf->graph_file = cf->conf_file->file.name;
-    alcf->graph_line = cf->conf_file->line;
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_agent_loc_conf_t *alcf = conf;
-
-    ngx_str_t  *value;
-
-    if (alcf->format_name.len) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-
-    if (ngx_http_agent_format_find(&value[1]) == NULL) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_stream: unknown "
-                           "format \"%V\", use typed or events", &value[1]);
-        return NGX_CONF_ERROR;
-    }
-
-    alcf->format_name = value[1];
-
-    return NGX_CONF_OK;
 }

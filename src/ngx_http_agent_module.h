@@ -38,6 +38,7 @@ typedef struct {
     ngx_array_t                models;      /* ngx_http_agent_model_t */
     ngx_array_t                databases;   /* ngx_http_agent_database_t */
     ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */
+    ngx_array_t               *limit_zones; /* agent_limit_zone: * */
 
     /* locations with and without agent_owner: nginx -t warns of a mix */
     ngx_uint_t                 owned;
@@ -72,6 +73,10 @@ typedef struct {
     ngx_str_t                  thread_pool_name;
     void                      *thread_pool;
     ngx_msec_t                 turn_lease;
+    ngx_int_t                  turn_max_tokens;
+    ngx_int_t                  turn_max_tool_calls;
+    ngx_msec_t                 turn_timeout;
+    ngx_array_t               *limits;      /* ngx_http_agent_limit_t */
     size_t                     history_max_size;
     ngx_int_t                  images_keep;
     ngx_array_t               *databases;   /* agent_databases: ngx_str_t */

@@ -37,10 +37,7 @@
 
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
-static ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_run_t *run, ngx_array_t *update);
-static ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
-    ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run);
+
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
@@ -50,6 +47,7 @@ static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
 static ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static void ngx_http_agent_turn_cleanup(void *data);
+
 
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
@@ -125,6 +123,13 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
+    /* agent_limit: refused now (429), or counted in until the turn ends */
+
+    rc = ngx_http_agent_limit_acquire(r, alcf->limits, &turn->env.limits);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
     /*
      * the lock, the state and the input step in one transaction: the
      * fewer write transactions a turn has, the less workers wait on each
@@ -174,6 +179,13 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     /* a client that goes away ends the turn: see the cleanup */
     r->read_event_handler = ngx_http_test_reading;
+
+    if (alcf->turn_timeout) {
+        turn->timeout.handler = ngx_http_agent_turn_timeout;
+        turn->timeout.data = turn;
+        turn->timeout.log = r->connection->log;
+        ngx_add_timer(&turn->timeout, alcf->turn_timeout);
+    }
 
     ngx_http_agent_graph_start(turn->run);
 
@@ -370,118 +382,6 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 }
 
 
-/* the other channels a run request's input writes (the LangGraph API) */
-
-static ngx_int_t
-ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_run_t *run, ngx_array_t *update)
-{
-    size_t                     i;
-    yajl_val                   v;
-    ngx_int_t                  n;
-    ngx_str_t                  name, json;
-    ngx_http_agent_channel_t  *ch;
-
-    v = turn->values;
-    ch = run->graph->channels.elts;
-
-    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
-        name.data = (u_char *) v->u.object.keys[i];
-        name.len = ngx_strlen(name.data);
-
-        n = ngx_http_agent_graph_channel(run->graph, &name);
-
-        if (n == NGX_HTTP_AGENT_CH_MESSAGES) {
-            continue;
-        }
-
-        if (n == NGX_ERROR) {
-            return ngx_http_agent_error(turn->request, NGX_HTTP_BAD_REQUEST,
-                                        "the graph \"%V\" has no channel "
-                                        "\"%V\"", &run->graph->name, &name);
-        }
-
-        if (ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
-            if (!YAJL_IS_NUMBER(v->u.object.values[i])) {
-                return ngx_http_agent_error(turn->request,
-                                            NGX_HTTP_BAD_REQUEST,
-                                            "the channel \"%V\" takes a "
-                                            "number", &name);
-            }
-
-            if (ngx_http_agent_graph_write_number(update, n,
-                                       YAJL_GET_DOUBLE(v->u.object.values[i]))
-                != NGX_OK)
-            {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            continue;
-        }
-
-        if (ngx_http_agent_json_encode(run->pool, v->u.object.values[i],
-                                       &json)
-            != NGX_OK
-            || ngx_http_agent_graph_write_value(update, n, &json) != NGX_OK)
-        {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-/*
- * An interrupted run continues where it waits, with the answer, and takes
- * no message; a session that waits for nothing takes no answer.  NGX_OK:
- * resumed; NGX_DECLINED: a message, as usual; else the error sent.
- */
-
-static ngx_int_t
-ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
-    ngx_http_agent_run_t *run)
-{
-    ngx_int_t   n;
-    ngx_str_t   node;
-    ngx_uint_t  waits;
-
-    waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
-
-    if (turn->resume.len == 0) {
-        if (!waits) {
-            return NGX_DECLINED;
-        }
-
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the session waits at \"%V\" for an "
-                                    "answer: POST /{id}/resume "
-                                    "{\"resume\": ...}", &node);
-    }
-
-    if (!waits) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the session waits for no answer: send "
-                                    "a message");
-    }
-
-    n = ngx_http_agent_graph_node(run->graph, &node);
-
-    if (n == NGX_ERROR) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the step \"%V\" the session waits at "
-                                    "is not in this location's graph",
-                                    &node);
-    }
-
-    run->current = n;
-    run->resume = turn->resume;
-    run->resuming = 1;
-
-    return NGX_OK;
-}
-
-
 static ngx_int_t
 ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     ngx_int_t next)
@@ -582,6 +482,10 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
     s = &turn->stream;
 
+    if (start && ngx_http_agent_turn_caps(turn, node) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     if (start) {
         s->node = node->name;
         s->step = run->step + 1;
@@ -661,6 +565,11 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     c = r->connection;
 
     ngx_http_agent_turn_exit_remove(&turn->queue);
+    ngx_http_agent_limit_release(turn->env.limits);
+
+    if (turn->timeout.timer_set) {
+        ngx_del_timer(&turn->timeout);
+    }
 
     if (turn->locked) {
         ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
@@ -816,6 +725,11 @@ ngx_http_agent_turn_cleanup(void *data)
         ngx_del_timer(&turn->lease);
     }
 
+    if (turn->timeout.timer_set) {
+        ngx_del_timer(&turn->timeout);
+    }
+
+    ngx_http_agent_limit_release(turn->env.limits);
     ngx_http_agent_turn_exit_remove(&turn->queue);
 
     ngx_http_agent_sse_stop(&turn->sse);

@@ -61,6 +61,7 @@ struct ngx_http_agent_turn_s {
     int64_t                         step;
     ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
     ngx_event_t                     lease;
+    ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
     unsigned                        locked:1;
@@ -83,6 +84,13 @@ void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run, ngx_array_t *update);
+ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
+    ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_node_t *node);
+void ngx_http_agent_turn_timeout(ngx_event_t *ev);
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */

@@ -1,0 +1,132 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_conf_graph.h"
+#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_stream.h"
+
+
+/*
+ * The configuration of graphs in nginx.conf (module.c's glue, split by
+ * concern): agent_graph, agent_use_graph, agent_stream, and a location's
+ * graph merged and checked with its agent_input.
+ */
+
+
+/* the location's graph, stream format and inputs, checked against it */
+
+char *
+ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
+{
+    ngx_str_t                    name;
+    ngx_uint_t                   i;
+    ngx_http_agent_input_t      *in;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    name = conf->graph_name;
+
+    if (name.len == 0) {
+        ngx_str_set(&name, "react");
+    }
+
+    conf->graph = ngx_http_agent_graph_find(&amcf->graphs, &name);
+
+    if (conf->graph == NULL) {
+        ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_use_graph: unknown "
+                      "graph \"%V\", declare it with agent_graph in %V:%ui",
+                      &name, &conf->graph_file, conf->graph_line);
+        return NGX_CONF_ERROR;
+    }
+
+    /* checked by the directive */
+    conf->format = ngx_http_agent_format_find(&conf->format_name);
+
+    /* the inputs of turns: checked where turns run */
+    if (conf->inputs == NULL || conf->kind != NGX_HTTP_AGENT_CHAT) {
+        return NGX_CONF_OK;
+    }
+
+    in = conf->inputs->elts;
+
+    for (i = 0; i < conf->inputs->nelts; i++) {
+        in[i].channel = ngx_http_agent_graph_channel(conf->graph,
+                                                     &in[i].name);
+
+        if (in[i].channel == NGX_ERROR
+            || in[i].channel == NGX_HTTP_AGENT_CH_MESSAGES)
+        {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_input: the "
+                          "graph \"%V\" has no channel \"%V\" in %V:%ui",
+                          &conf->graph->name, &in[i].name, &in[i].file,
+                          in[i].line);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+char *
+ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    return ngx_http_agent_graph_block(cf, &amcf->graphs);
+}
+
+
+char *
+ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_str_t  *value;
+
+    if (alcf->graph_name.len) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    alcf->graph_name = value[1];
+    alcf->graph_file = cf->conf_file->file.name;
+    alcf->graph_line = cf->conf_file->line;
+
+    return NGX_CONF_OK;
+}
+
+
+char *
+ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_str_t  *value;
+
+    if (alcf->format_name.len) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (ngx_http_agent_format_find(&value[1]) == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_stream: unknown "
+                           "format \"%V\", use typed or events", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    alcf->format_name = value[1];
+
+    return NGX_CONF_OK;
+}

@@ -1,0 +1,53 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_LIMIT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_LIMIT_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+/* agent_limit_zone NAME key=VALUE size=SIZE */
+typedef struct {
+    ngx_str_t                  name;
+    ngx_http_complex_value_t   key;
+    ngx_shm_zone_t            *shm_zone;
+} ngx_http_agent_limit_zone_t;
+
+
+/* agent_limit zone=NAME [tokens=N/PERIOD] [turns=N/PERIOD] [concurrent=N] */
+typedef struct {
+    ngx_http_agent_limit_zone_t  *zone;
+    int64_t                       tokens;
+    time_t                        tokens_period;
+    ngx_uint_t                    turns;
+    time_t                        turns_period;
+    ngx_uint_t                    concurrent;
+} ngx_http_agent_limit_t;
+
+
+/* the limits a turn holds: charged as it spends, released at its end */
+typedef struct {
+    ngx_array_t                   held;      /* of what acquire found */
+    unsigned                      released:1;
+    unsigned                      over:1;    /* a budget is spent */
+} ngx_http_agent_limits_t;
+
+
+char *ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+char *ngx_http_agent_limit(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+ngx_int_t ngx_http_agent_limit_acquire(ngx_http_request_t *r,
+    ngx_array_t *limits, ngx_http_agent_limits_t **held);
+void ngx_http_agent_limit_charge(ngx_http_agent_limits_t *held,
+    int64_t tokens);
+void ngx_http_agent_limit_release(ngx_http_agent_limits_t *held);
+
+
+#endif /* _NGX_HTTP_AGENT_LIMIT_H_INCLUDED_ */

@@ -1,0 +1,88 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_turn.h"
+
+
+/*
+ * Before each step: the budgets of agent_limit and the turn's own caps.
+ * A turn that has crossed one stops here, with an error event; what it
+ * did before is saved.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_env_t       *env;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    env = &turn->env;
+    alcf = env->alcf;
+
+    if (env->limits && env->limits->over) {
+        return ngx_http_agent_graph_fail(turn->run, "budget_exceeded",
+                                         "the token budget of agent_limit "
+                                         "is spent; the steps done are "
+                                         "saved");
+    }
+
+    if (alcf->turn_max_tokens > 0
+        && env->prompt_tokens + env->completion_tokens
+           >= alcf->turn_max_tokens)
+    {
+        return ngx_http_agent_graph_fail(turn->run, "turn_token_limit",
+                                         "this turn has spent %L tokens, "
+                                         "agent_turn_max_tokens is %i",
+                                         env->prompt_tokens
+                                         + env->completion_tokens,
+                                         alcf->turn_max_tokens);
+    }
+
+    if (alcf->turn_max_tool_calls > 0 && node->kind->calls
+        && env->tool_calls >= (ngx_uint_t) alcf->turn_max_tool_calls)
+    {
+        return ngx_http_agent_graph_fail(turn->run, "turn_tool_call_limit",
+                                         "this turn has made %ui tool "
+                                         "calls, agent_turn_max_tool_calls "
+                                         "is %i", env->tool_calls,
+                                         alcf->turn_max_tool_calls);
+    }
+
+    return NGX_OK;
+}
+
+
+/* agent_turn_timeout: the turn ends now, its model call and tools too */
+
+void
+ngx_http_agent_turn_timeout(ngx_event_t *ev)
+{
+    ngx_http_agent_turn_t *turn = ev->data;
+
+    ngx_http_agent_run_t  *run;
+
+    run = turn->run;
+
+    if (run == NULL || run->finished) {
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, ev->log, 0, "agent: turn on session \"%V\" "
+                  "timed out", &turn->session_id);
+
+    ngx_http_agent_graph_cancel(run);
+    (void) ngx_http_agent_graph_fail(run, "turn_timeout", "the turn took "
+                                     "longer than agent_turn_timeout; the "
+                                     "steps done are saved");
+    ngx_http_agent_turn_done(run, NGX_ERROR);
+}
+

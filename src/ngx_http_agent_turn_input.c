@@ -1,0 +1,132 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_checkpoint.h"
+
+
+/*
+ * What a turn's input step takes besides its message: the answer a
+ * waiting run goes on with, and the channels a run request writes.
+ */
+
+
+/* the other channels a run request's input writes (the LangGraph API) */
+
+ngx_int_t
+ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run, ngx_array_t *update)
+{
+    size_t                     i;
+    yajl_val                   v;
+    ngx_int_t                  n;
+    ngx_str_t                  name, json;
+    ngx_http_agent_channel_t  *ch;
+
+    v = turn->values;
+    ch = run->graph->channels.elts;
+
+    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
+        name.data = (u_char *) v->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+
+        n = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (n == NGX_HTTP_AGENT_CH_MESSAGES) {
+            continue;
+        }
+
+        if (n == NGX_ERROR) {
+            return ngx_http_agent_error(turn->request, NGX_HTTP_BAD_REQUEST,
+                                        "the graph \"%V\" has no channel "
+                                        "\"%V\"", &run->graph->name, &name);
+        }
+
+        if (ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            if (!YAJL_IS_NUMBER(v->u.object.values[i])) {
+                return ngx_http_agent_error(turn->request,
+                                            NGX_HTTP_BAD_REQUEST,
+                                            "the channel \"%V\" takes a "
+                                            "number", &name);
+            }
+
+            if (ngx_http_agent_graph_write_number(update, n,
+                                       YAJL_GET_DOUBLE(v->u.object.values[i]))
+                != NGX_OK)
+            {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            continue;
+        }
+
+        if (ngx_http_agent_json_encode(run->pool, v->u.object.values[i],
+                                       &json)
+            != NGX_OK
+            || ngx_http_agent_graph_write_value(update, n, &json) != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * An interrupted run continues where it waits, with the answer, and takes
+ * no message; a session that waits for nothing takes no answer.  NGX_OK:
+ * resumed; NGX_DECLINED: a message, as usual; else the error sent.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run)
+{
+    ngx_int_t   n;
+    ngx_str_t   node;
+    ngx_uint_t  waits;
+
+    waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
+
+    if (turn->resume.len == 0) {
+        if (!waits) {
+            return NGX_DECLINED;
+        }
+
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the session waits at \"%V\" for an "
+                                    "answer: POST /{id}/resume "
+                                    "{\"resume\": ...}", &node);
+    }
+
+    if (!waits) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the session waits for no answer: send "
+                                    "a message");
+    }
+
+    n = ngx_http_agent_graph_node(run->graph, &node);
+
+    if (n == NGX_ERROR) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the step \"%V\" the session waits at "
+                                    "is not in this location's graph",
+                                    &node);
+    }
+
+    run->current = n;
+    run->resume = turn->resume;
+    run->resuming = 1;
+
+    return NGX_OK;
+}
