@@ -121,6 +121,12 @@ ngx_http_agent_llm_cancel(ngx_http_agent_llm_t *llm)
 {
     ngx_http_agent_llm_timers(llm);
 
+    if (llm->curl && llm->curl->easy && llm->model) {
+        /* stopped while the provider answers: no token paid after this */
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_MODEL_CALLS,
+                                    &llm->model->name, "cancelled", 1);
+    }
+
     if (llm->curl) {
         ngx_http_agent_curl_cancel(llm->curl);
     }

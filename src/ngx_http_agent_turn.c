@@ -637,7 +637,10 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS, &turn->graph->name,
                                 turn->interrupted ? "interrupted"
                                 : ev.type == NGX_HTTP_AGENT_EV_END ? "ok"
-                                : "error", 1);
+                                : (run->code.len == 9
+                                   && ngx_strncmp(run->code.data,
+                                                  "cancelled", 9) == 0)
+                                  ? "cancelled" : "error", 1);
     ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TURN_SECONDS,
                                    &turn->graph->name,
                                    ngx_current_msec - turn->env.start);
@@ -714,6 +717,8 @@ ngx_http_agent_turn_cleanup(void *data)
                       "agent: client gone, turn on session \"%V\" cancelled",
                       &turn->session_id);
         ngx_http_agent_graph_cancel(turn->run);
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS,
+                                    &turn->graph->name, "cancelled", 1);
     }
 
     if (turn->locked) {

@@ -107,6 +107,21 @@ ok(AgentTest::wait_for(sub {
     (value(scrape()->{content}, 'agent_open_streams') // -1) == 0 }, 10),
    'and 0 after it');
 
+# a client that goes away mid-answer: the turn and its model call are
+# counted as cancelled
+{
+    my $s = $t->session;
+    my $r = $t->turn($s, 'slow and left', stop_after => 3);
+    ok($r->{stopped}, 'a client leaves mid-answer');
+}
+ok(AgentTest::wait_for(sub {
+    my $c = scrape()->{content};
+    (value($c, 'agent_model_calls_total{model="mock",status="cancelled"}')
+     // 0) == 1
+    && (value($c, 'agent_turns_total{graph="react",outcome="cancelled"}')
+        // 0) == 1 }, 10),
+   'the stop is in the metrics: a cancelled turn and model call');
+
 # Prometheus scrapes it and reads the counters back
 my $prom = '/usr/bin/prometheus';
 SKIP: {
@@ -148,10 +163,10 @@ YML
     ok(AgentTest::wait_for(sub {
         my $res = $query->('sum(agent_turns_total)');
         $turns = $res && @$res ? $res->[0]{value}[1] : undef;
-        defined $turns && $turns >= 6 }, 30),
+        defined $turns && $turns >= 7 }, 30),
        'Prometheus scraped the metrics')
         or diag AgentTest::slurp_file("$dir/prometheus.log");
-    is($turns, 6, 'and reads the turns back: 6');
+    is($turns, 7, 'and reads the turns back: 7');
     my $up = $query->('up{job="agent"}');
     is($up && $up->[0]{value}[1], 1, 'the target is up');
     my $tok = $query->('agent_tokens_total{kind="output"}');
