@@ -32,6 +32,8 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 {
     env->model_calls++;
 
+    ngx_http_agent_trace_model(env->trace, llm, llm->error.len == 0);
+
     /* the budgets of agent_limit, with what the call really spent */
     ngx_http_agent_limit_charge(env->limits,
                                 llm->prompt_tokens + llm->completion_tokens);

@@ -12,6 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_limit.h"
+#include "ngx_http_agent_trace.h"
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_stream.h"
@@ -44,6 +45,7 @@ typedef struct {
     ngx_msec_t                      llm_time;    /* in model calls */
     ngx_msec_t                      ttft;        /* start to first token */
     ngx_http_agent_limits_t        *limits;      /* the budgets it spends */
+    ngx_http_agent_trace_t         *trace;       /* its spans, or NULL */
 } ngx_http_agent_env_t;
 
 

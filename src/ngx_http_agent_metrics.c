@@ -98,6 +98,9 @@ static ngx_http_agent_metric_def_t  ngx_http_agent_metrics_defs[] = {
     { "agent_sql_duration_seconds", "How long SQL statements took",
       NGX_HTTP_AGENT_HISTOGRAM, { NULL, NULL } },
     { "agent_store_errors_total", "Errors of the session store",
+      NGX_HTTP_AGENT_COUNTER, { NULL, NULL } },
+    { "agent_traces_dropped_total", "Turns whose spans the OTLP collector "
+      "did not get (down, slow, or the queue full)",
       NGX_HTTP_AGENT_COUNTER, { NULL, NULL } }
 };
 

@@ -17,6 +17,7 @@
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_conf_graph.h"
 #include "ngx_http_agent_limit.h"
+#include "ngx_http_agent_trace.h"
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_curl.h"
@@ -302,6 +303,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_SESSIONS },
+
+    { ngx_string("agent_otlp"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_otlp,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
 
     { ngx_string("agent_metrics"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,

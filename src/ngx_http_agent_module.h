@@ -39,6 +39,7 @@ typedef struct {
     ngx_array_t                databases;   /* ngx_http_agent_database_t */
     ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */
     ngx_array_t               *limit_zones; /* agent_limit_zone: * */
+    void                      *otlp;        /* agent_otlp, or NULL */
 
     /* locations with and without agent_owner: nginx -t warns of a mix */
     ngx_uint_t                 owned;

@@ -473,7 +473,9 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
                                                   &call->name);
     }
 
-    call->attempt++;
+    if (call->attempt++ == 0) {
+        call->started = ngx_current_msec;
+    }
 
     if (call->tool == NULL
         || !ngx_http_agent_tools_allowed(&ctx->conf->tools, &call->name))
@@ -651,6 +653,7 @@ static ngx_int_t
 ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
     ngx_http_agent_tool_call_t *call)
 {
+    ngx_uint_t              error;
     ngx_http_agent_event_t  ev;
 
     if (call->tool && call->attempt <= ctx->conf->retries
@@ -682,11 +685,15 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
     while (ctx->emitted < ctx->ncalls && ctx->calls[ctx->emitted].finished) {
         call = &ctx->calls[ctx->emitted++];
 
+        error = (call->result.len > 9
+                 && ngx_strncmp(call->result.data, "{\"error\":", 9) == 0);
+
         ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOOL_CALLS, &call->name,
-                                    (call->result.len > 9
-                                     && ngx_strncmp(call->result.data,
-                                                    "{\"error\":", 9) == 0)
-                                    ? "error" : "ok", 1);
+                                    error ? "error" : "ok", 1);
+        ngx_http_agent_trace_tool(((ngx_http_agent_env_t *)
+                                   ctx->run->data)->trace,
+                                  &call->name, &call->id, call->started,
+                                  error);
 
         ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
         ev.type = NGX_HTTP_AGENT_EV_TOOL_END;

@@ -30,6 +30,7 @@ struct ngx_http_agent_tool_call_s {
     yajl_val                        args;        /* parsed, or NULL */
     ngx_msec_t                      timeout;     /* 0: the location's */
     ngx_uint_t                      attempt;
+    ngx_msec_t                      started;   /* its first attempt */
 
     ngx_str_t                       result;      /* JSON */
     ngx_array_t                    *writes;      /* channel updates */

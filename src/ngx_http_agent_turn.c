@@ -116,9 +116,10 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s)
 {
     ngx_int_t                   rc;
-    ngx_http_request_t         *r;
-    ngx_http_agent_event_t      ev;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_http_request_t          *r;
+    ngx_http_agent_event_t       ev;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
 
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
@@ -158,6 +159,13 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
     }
+
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    /* agent_otlp: the turn's span tree, if it is traced */
+    turn->env.trace = ngx_http_agent_trace_start(r, amcf->otlp,
+                                                 &turn->graph->name,
+                                                 &turn->session_id);
 
     if (turn->hooks == NULL) {
         turn->json = ngx_http_agent_turn_json_wanted(r);
@@ -486,6 +494,9 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
+    ngx_http_agent_trace_node(turn->env.trace, &node->name, run->step + 1,
+                              start);
+
     if (start) {
         s->node = node->name;
         s->step = run->step + 1;
@@ -644,6 +655,7 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TURN_SECONDS,
                                    &turn->graph->name,
                                    ngx_current_msec - turn->env.start);
+    ngx_http_agent_trace_end(turn->env.trace, ev.code, ev.text);
 
     if (turn->hooks && turn->hooks->done) {
         turn->hooks->done(turn, &ev);

@@ -31,7 +31,8 @@ enum {
     NGX_HTTP_AGENT_VAR_CACHED_TOKENS,
     NGX_HTTP_AGENT_VAR_TOOL_CALLS,
     NGX_HTTP_AGENT_VAR_LLM_TIME,
-    NGX_HTTP_AGENT_VAR_TTFT
+    NGX_HTTP_AGENT_VAR_TTFT,
+    NGX_HTTP_AGENT_VAR_TRACE_ID
 };
 
 
@@ -64,6 +65,8 @@ static ngx_http_variable_t  ngx_http_agent_vars[] = {
 
     { ngx_string("agent_ttft"), NULL, ngx_http_agent_variable,
       NGX_HTTP_AGENT_VAR_TTFT, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("agent_trace_id"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_TRACE_ID, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
 };
@@ -112,6 +115,22 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
     v->not_found = 0;
 
     switch (data) {
+
+    case NGX_HTTP_AGENT_VAR_TRACE_ID:
+        if (env->trace == NULL) {
+            v->not_found = 1;
+            return NGX_OK;
+        }
+
+        p = ngx_pnalloc(r->pool, 32);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_trace_id(env->trace, p);
+        v->data = p;
+        v->len = 32;
+        return NGX_OK;
 
     case NGX_HTTP_AGENT_VAR_SESSION:
         v->len = env->session_id.len;
@@ -169,8 +188,8 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
 /* agent_input CHANNEL VALUE: nginx variables into the state, as strings */
 
 ngx_int_t
-ngx_http_agent_variables_inputs(ngx_http_request_t *r, ngx_http_agent_run_t *run,
-    ngx_array_t *update)
+ngx_http_agent_variables_inputs(ngx_http_request_t *r,
+    ngx_http_agent_run_t *run, ngx_array_t *update)
 {
     ngx_str_t                   value, json;
     ngx_uint_t                  i;

@@ -360,9 +360,11 @@ sub start_reference {
     my $pid = spawn("$work/logs/reference.log", cmd => [
                     "$work/peer/node_modules/.bin/langgraphjs", 'dev',
                     '--host', '127.0.0.1', '--port', $port, '--no-browser',
-                    '--no-reload' ], dir => "$work/peer",
+                    '--no-reload', '--studio-url', "http://127.0.0.1:$port" ],
+                    dir => "$work/peer",
                     MOCK_URL => "http://127.0.0.1:$mock/v1",
-                    DB => "$work/bench.db", LANGSMITH_TRACING => 'false');
+                    DB => "$work/bench.db", LANGSMITH_TRACING => 'false',
+                    LANGGRAPH_CLI_NO_ANALYTICS => '1', DO_NOT_TRACK => '1');
     wait_port($port, 60);
     return ($pid, $port);
 }

@@ -44,7 +44,7 @@ const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?/g;
 const HEX32 = /^[0-9a-f]{32}$/i;
 const ID_KEYS = new Set(['id', 'run_id', 'thread_id', 'checkpoint_id',
     'parent_checkpoint_id', 'assistant_id', 'tool_call_id', 'checkpoint_ns',
-    'langgraph_checkpoint_ns', 'checkpoint_ns', 'parent_id', 'trace_id']);
+    'langgraph_checkpoint_ns', 'parent_id', 'trace_id']);
 const TIME_KEYS = /(^|_)(at|time|timestamp)$/;
 
 function norm(v, key) {
@@ -54,7 +54,8 @@ function norm(v, key) {
     if (v && typeof v === 'object') {
         const o = {};
         for (const [k, x] of Object.entries(v)) {
-            o[k] = norm(x, k);
+            // keys too: threads.get's interrupts are keyed by task id
+            o[k.replace(UUID, '<id>')] = norm(x, k);
         }
         return o;
     }

@@ -491,7 +491,7 @@ sub lg_reference {
         || !-d "$dir/node_modules/\@langchain/openai")
     {
         system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
-               . '@langchain/langgraph-cli@1.5.1 '
+               . '@langchain/langgraph-cli@2.0.0 '
                . '@langchain/langgraph-api@2.0.0 @langchain/langgraph@1.7.3 '
                . '@langchain/core@1.4.0 @langchain/openai@1.5.8 '
                . '--legacy-peer-deps --no-audit --no-fund --loglevel=error '
@@ -511,11 +511,16 @@ sub lg_reference {
         open STDERR, '>&', \*STDOUT;
         # nothing leaves the machine: no tracing, no telemetry
         $ENV{MOCK_URL} = $mock_url;
+        # (the CLI posts usage analytics unless told not to)
+        $ENV{LANGGRAPH_CLI_NO_ANALYTICS} = '1';
         $ENV{LANGSMITH_TRACING} = 'false';
         $ENV{LANGCHAIN_TRACING_V2} = 'false';
         $ENV{DO_NOT_TRACK} = '1';
+        delete @ENV{qw(LANGSMITH_API_KEY LANGCHAIN_API_KEY OPENAI_API_KEY
+                       http_proxy https_proxy HTTP_PROXY HTTPS_PROXY)};
         exec("$dir/node_modules/.bin/langgraphjs", 'dev', '--host',
-             '127.0.0.1', '--port', $port, '--no-browser', '--no-reload')
+             '127.0.0.1', '--port', $port, '--no-browser', '--no-reload',
+             '--studio-url', "http://127.0.0.1:$port")
             or POSIX::_exit(1);
     }
     push @mcp_servers, $pid;

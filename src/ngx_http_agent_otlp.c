@@ -1,0 +1,345 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_trace.h"
+#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_curl.h"
+
+
+/*
+ * agent_otlp: the turns' spans (trace.c) sent to an OTLP/HTTP collector in
+ * batches on the curl bridge, one request at a time per worker, never
+ * waited for; a queue that is full (the collector down or slow) drops a
+ * turn's spans and counts them (agent_traces_dropped_total).
+ */
+
+
+#define NGX_HTTP_AGENT_OTLP_BATCH    64      /* turns a request carries */
+#define NGX_HTTP_AGENT_OTLP_QUEUE    1024    /* turns waiting, at most */
+#define NGX_HTTP_AGENT_OTLP_DELAY    500     /* ms a batch waits to fill */
+
+
+/* the worker's turns waiting to be sent, and the request under way */
+typedef struct {
+    ngx_pool_t                *pool;        /* the waiting turns' */
+    ngx_array_t               *turns;       /* ngx_str_t: resourceSpans */
+    ngx_pool_t                *sending;     /* the request's */
+    ngx_uint_t                 in_flight;   /* turns it carries */
+    ngx_event_t                timer;
+    ngx_http_agent_otlp_t     *otlp;
+} ngx_http_agent_otlp_queue_t;
+
+
+static void ngx_http_agent_otlp_flush(ngx_event_t *ev);
+static void ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
+    ngx_str_t *err);
+static ngx_int_t ngx_http_agent_otlp_data(void *data, u_char *p,
+    size_t len);
+
+
+static ngx_http_agent_otlp_queue_t  ngx_http_agent_otlp_queue;
+
+
+char *
+ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_agent_main_conf_t *amcf = conf;
+
+    u_char                 *colon;
+    ngx_str_t              *value, s, *h;
+    ngx_uint_t              i;
+    ngx_http_agent_otlp_t  *o;
+
+    if (amcf->otlp) {
+        return "is duplicate";
+    }
+
+    o = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_otlp_t));
+    if (o == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    o->sample = 10000;
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        s = value[i];
+
+        if (ngx_strncmp(s.data, "url=", 4) == 0) {
+            o->url.len = s.len - 4;
+            o->url.data = ngx_pnalloc(cf->pool, o->url.len + 1);
+            if (o->url.data == NULL) {
+                return NGX_CONF_ERROR;
+            }
+
+            ngx_cpystrn(o->url.data, s.data + 4, o->url.len + 1);
+            continue;
+        }
+
+        if (ngx_strncmp(s.data, "header=", 7) == 0) {
+            colon = ngx_strlchr(s.data + 7, s.data + s.len, ':');
+            if (colon == NULL || colon == s.data + 7) {
+                return "has a header= that is not NAME:VALUE";
+            }
+
+            if (o->headers == NULL) {
+                o->headers = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+                if (o->headers == NULL) {
+                    return NGX_CONF_ERROR;
+                }
+            }
+
+            h = ngx_array_push(o->headers);
+            if (h == NULL) {
+                return NGX_CONF_ERROR;
+            }
+
+            /* "Name: value", NUL-terminated for curl */
+            h->data = ngx_pnalloc(cf->pool, s.len + 2);
+            if (h->data == NULL) {
+                return NGX_CONF_ERROR;
+            }
+
+            h->len = ngx_sprintf(h->data, "%*s: %*s%Z",
+                                 (size_t) (colon - s.data - 7), s.data + 7,
+                                 (size_t) (s.data + s.len - colon - 1),
+                                 colon + 1)
+                     - h->data - 1;
+            continue;
+        }
+
+        if (ngx_strncmp(s.data, "sample=", 7) == 0) {
+            s.data += 7;
+            s.len -= 7;
+
+            /* a rate from 0 to 1, to four places */
+            if (s.len == 1 && s.data[0] == '1') {
+                o->sample = 10000;
+
+            } else if (s.len >= 2 && s.len <= 6 && s.data[0] == '0'
+                       && s.data[1] == '.')
+            {
+                o->sample = ngx_atoi(s.data + 2, s.len - 2);
+
+                if (o->sample == (ngx_uint_t) NGX_ERROR) {
+                    return "has an invalid sample=";
+                }
+
+                for (colon = s.data + s.len; colon < s.data + 6; colon++) {
+                    o->sample *= 10;
+                }
+
+            } else if (s.len == 1 && s.data[0] == '0') {
+                o->sample = 0;
+
+            } else {
+                return "has an invalid sample=: a rate from 0 to 1";
+            }
+
+            continue;
+        }
+
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "invalid parameter \"%V\"",
+                           &value[i]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (o->url.len == 0) {
+        return "needs url=";
+    }
+
+    amcf->otlp = o;
+
+    return NGX_CONF_OK;
+}
+
+
+/* a turn's spans, queued for the collector */
+
+void
+ngx_http_agent_otlp_export(ngx_http_agent_trace_t *t)
+{
+    ngx_str_t                     out, *q;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_otlp_queue_t  *oq;
+
+    oq = &ngx_http_agent_otlp_queue;
+    oq->otlp = t->otlp;
+
+    if (oq->turns && oq->turns->nelts + oq->in_flight
+                     >= NGX_HTTP_AGENT_OTLP_QUEUE)
+    {
+        /* the collector is down or slow: this turn's spans are dropped */
+        ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_TRACES_DROPPED, NULL,
+                                   NULL, 1);
+        return;
+    }
+
+    if (oq->pool == NULL) {
+        oq->pool = ngx_create_pool(16384, ngx_cycle->log);
+        if (oq->pool == NULL) {
+            return;
+        }
+
+        oq->turns = ngx_array_create(oq->pool, 16, sizeof(ngx_str_t));
+        if (oq->turns == NULL) {
+            ngx_destroy_pool(oq->pool);
+            oq->pool = NULL;
+            return;
+        }
+    }
+
+    j = ngx_http_agent_json_create(oq->pool);
+    if (j == NULL) {
+        return;
+    }
+
+    if (ngx_http_agent_trace_json(t, j) != NGX_OK
+        || ngx_http_agent_json_done(j, &out) != NGX_OK)
+    {
+        return;
+    }
+
+    q = ngx_array_push(oq->turns);
+    if (q == NULL) {
+        return;
+    }
+
+    *q = out;
+
+    if (oq->turns->nelts >= NGX_HTTP_AGENT_OTLP_BATCH) {
+        if (oq->timer.timer_set) {
+            ngx_del_timer(&oq->timer);
+        }
+
+        ngx_http_agent_otlp_flush(&oq->timer);
+        return;
+    }
+
+    if (!oq->timer.timer_set) {
+        oq->timer.handler = ngx_http_agent_otlp_flush;
+        oq->timer.log = ngx_cycle->log;
+        oq->timer.cancelable = 1;
+        ngx_add_timer(&oq->timer, NGX_HTTP_AGENT_OTLP_DELAY);
+    }
+}
+
+
+/* the waiting turns to the collector, one request at a time */
+
+static void
+ngx_http_agent_otlp_flush(ngx_event_t *ev)
+{
+    u_char                       *p;
+    size_t                        len;
+    ngx_str_t                     body, *turn;
+    ngx_uint_t                    i;
+    ngx_http_agent_curl_t        *curl;
+    ngx_http_agent_otlp_queue_t  *oq;
+
+    oq = &ngx_http_agent_otlp_queue;
+
+    if (oq->sending || oq->turns == NULL || oq->turns->nelts == 0) {
+        return;
+    }
+
+    turn = oq->turns->elts;
+    len = sizeof("{\"resourceSpans\":[]}");
+
+    for (i = 0; i < oq->turns->nelts; i++) {
+        len += turn[i].len + 1;
+    }
+
+    p = ngx_pnalloc(oq->pool, len);
+    if (p == NULL) {
+        return;
+    }
+
+    body.data = p;
+    p = ngx_cpymem(p, "{\"resourceSpans\":[", 18);
+
+    for (i = 0; i < oq->turns->nelts; i++) {
+        if (i) {
+            *p++ = ',';
+        }
+
+        p = ngx_cpymem(p, turn[i].data, turn[i].len);
+    }
+
+    p = ngx_cpymem(p, "]}", 2);
+    body.len = p - body.data;
+
+    /* the waiting turns' pool is the request's now: new turns, a new one */
+
+    oq->sending = oq->pool;
+    oq->in_flight = oq->turns->nelts;
+    oq->pool = NULL;
+    oq->turns = NULL;
+
+    curl = ngx_http_agent_curl_create(oq->sending, ngx_cycle->log);
+    if (curl == NULL) {
+        goto failed;
+    }
+
+    curl->on_data = ngx_http_agent_otlp_data;
+    curl->on_done = ngx_http_agent_otlp_done;
+    curl->data = oq;
+
+    if (ngx_http_agent_curl_post(curl, &oq->otlp->url, oq->otlp->headers,
+                                 &body, 2000, 10000)
+        != NGX_OK)
+    {
+        goto failed;
+    }
+
+    return;
+
+failed:
+
+    ngx_http_agent_otlp_done(oq, NGX_ERROR, 0, NULL);
+}
+
+
+static ngx_int_t
+ngx_http_agent_otlp_data(void *data, u_char *p, size_t len)
+{
+    /* the collector's answer: its status is what counts */
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
+    ngx_str_t *err)
+{
+    ngx_http_agent_otlp_queue_t *oq = data;
+
+    if (rc != NGX_OK || status < 200 || status > 299) {
+        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                      "agent: the OTLP collector did not take %ui turns' "
+                      "spans (status %l%s%V)", oq->in_flight, status,
+                      err ? ": " : "", err ? err : &oq->otlp->url);
+        ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_TRACES_DROPPED, NULL,
+                                   NULL, oq->in_flight);
+    }
+
+    ngx_destroy_pool(oq->sending);
+    oq->sending = NULL;
+    oq->in_flight = 0;
+
+    /* what came in meanwhile goes next */
+    if (oq->turns && oq->turns->nelts && !oq->timer.timer_set) {
+        oq->timer.handler = ngx_http_agent_otlp_flush;
+        oq->timer.log = ngx_cycle->log;
+        oq->timer.cancelable = 1;
+        ngx_add_timer(&oq->timer, 1);
+    }
+}
