@@ -64,6 +64,14 @@ const server = http.createServer((req, res) => {
         // matter: found from the end of the body, not by parsing it all,
         // so a long conversation costs the mock nothing more
         const body = Buffer.concat(chunks).toString();
+
+        // an OTLP collector too: the bench's traces land here
+        if (req.url.startsWith('/v1/traces')) {
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.end('{}');
+            return;
+        }
+
         const at = body.lastIndexOf('"role":"');
         if (at < 0) {
             res.writeHead(400, { 'Content-Type': 'application/json' });

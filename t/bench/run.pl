@@ -395,6 +395,30 @@ for my $who (grep { want('lg') } @servers) {
     }
 }
 
+# --- traces and metrics on and off (nginx) -----------------------------------
+
+# metrics are always counted; "on" adds agent_otlp to a collector on the
+# mock's port (it answers POST /v1/traces) and agent_metrics scraped once
+if (want('trace')) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small);
+    for my $on (0, 1) {
+        my ($pid, $port) = start_nginx($mport, $on ? (
+            http => "agent_otlp url=http://127.0.0.1:$mport/v1/traces;",
+            server => 'location = /metrics { agent_metrics; }') : ());
+        my $base = "http://127.0.0.1:$port";
+        my $k = $on ? 'traced' : 'untraced';
+        note("nginx: tracing " . ($on ? 'on' : 'off') . ", $n_seq turns");
+        $row{nginx}{"${k}_turns"} = loadgen('turns', base => $base,
+                                            n => $n_seq);
+        for my $c (16, 64) {
+            $row{nginx}{"${k}_$c"} = loadgen('load', base => $base,
+                                             n => $n_load, c => $c);
+        }
+        stop($pid);
+    }
+}
+
 # --- the table --------------------------------------------------------------
 
 my $N = $row{nginx};
@@ -474,6 +498,15 @@ line('LangGraph API open streams: most flowing at once',
 line('  RSS per open stream: KiB', $lo->{per_stream_kb},
      $lr->{per_stream_kb}, '%.1f', 'down');
 line('  errors', $lo->{errors}, $lr->{errors}, '%d');
+
+for my $k (qw(untraced traced)) {
+    my $l = $k eq 'traced' ? 'traces (OTLP) and metrics on' : 'off';
+    line("$l: turn median ms (one-row query)", $N->{"${k}_turns"}{turn_p50});
+    line("  throughput c=16: turns/s", $N->{"${k}_16"}{tps}, undef, '%.0f');
+    line("  throughput c=64: turns/s", $N->{"${k}_64"}{tps}, undef, '%.0f');
+    line("  errors", ($N->{"${k}_16"}{errors} // 0)
+                     + ($N->{"${k}_64"}{errors} // 0), undef, '%d');
+}
 
 my ($ts, $tl, $tm) = map { $N->{"tool_$_"} } qw(sql location mcp);
 line('turn, the tool SQL (one row): median ms', $ts->{turn_p50});
