@@ -28,6 +28,8 @@ static void ngx_http_agent_trace_random(u_char *p, size_t n);
 static ngx_int_t ngx_http_agent_trace_hex(u_char *dst, u_char *src,
     size_t n);
 static uint64_t ngx_http_agent_trace_now(void);
+static void ngx_http_agent_trace_started(ngx_http_agent_trace_t *t,
+    ngx_http_agent_span_t *s, ngx_msec_t started);
 static ngx_http_agent_span_t *ngx_http_agent_trace_span(
     ngx_http_agent_trace_t *t, const char *op, ngx_str_t *name,
     ngx_uint_t kind);
@@ -217,7 +219,7 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *data,
     }
 
     /* it started when the call did: the span is written at its end */
-    s->start = s->end - (uint64_t) (ngx_current_msec - llm->start) * 1000000;
+    ngx_http_agent_trace_started(t, s, llm->start);
 
     j = ngx_http_agent_json_create(t->pool);
     if (j == NULL) {
@@ -288,7 +290,7 @@ ngx_http_agent_trace_tool(ngx_http_agent_trace_t *t, ngx_str_t *name,
     }
 
     if (started) {
-        s->start = s->end - (uint64_t) (ngx_current_msec - started) * 1000000;
+        ngx_http_agent_trace_started(t, s, started);
     }
 
     j = ngx_http_agent_json_create(t->pool);
@@ -590,4 +592,26 @@ ngx_http_agent_trace_hex(u_char *dst, u_char *src, size_t n)
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * A span written at its end started that long ago: the event loop's clock
+ * and the wall clock differ by a millisecond's rounding, so not before
+ * the root
+ */
+
+static void
+ngx_http_agent_trace_started(ngx_http_agent_trace_t *t,
+    ngx_http_agent_span_t *s, ngx_msec_t started)
+{
+    ngx_http_agent_span_t  *root;
+
+    root = t->spans.elts;
+
+    s->start = s->end - (uint64_t) (ngx_current_msec - started) * 1000000;
+
+    if (s->start < root->start) {
+        s->start = root->start;
+    }
 }
