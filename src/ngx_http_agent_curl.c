@@ -510,9 +510,9 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
 
     /* the provider's headers, its key among them, NUL-terminated */
 
-    hdr = headers->elts;
+    hdr = headers ? headers->elts : NULL;
 
-    for (i = 0; i < headers->nelts; i++) {
+    for (i = 0; headers && i < headers->nelts; i++) {
         h = curl_slist_append(x->headers, (char *) hdr[i].data);
         if (h == NULL) {
             goto failed;

@@ -33,7 +33,10 @@ $t->mock(sub {
     return { text => 'done' };
 });
 
+# traced too, to a collector that is not there, with no header=: the
+# turns below run all the same
 my $conf = $t->conf(http => <<'HTTP');
+agent_otlp url=http://127.0.0.1:9/v1/traces;
 agent_limit_zone users key=$http_x_user size=1m;
 agent_limit_zone budget key=$http_x_user size=1m;
 HTTP
