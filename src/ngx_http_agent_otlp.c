@@ -38,6 +38,8 @@ typedef struct {
 } ngx_http_agent_otlp_queue_t;
 
 
+static ngx_int_t ngx_http_agent_otlp_headers(ngx_conf_t *cf,
+    ngx_http_agent_otlp_t *o, u_char *p, u_char *last);
 static void ngx_http_agent_otlp_flush(ngx_event_t *ev);
 static void ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
@@ -54,7 +56,7 @@ ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_agent_main_conf_t *amcf = conf;
 
     u_char                 *colon;
-    ngx_str_t              *value, s, *h;
+    ngx_str_t              *value, s;
     ngx_uint_t              i;
     ngx_http_agent_otlp_t  *o;
 
@@ -84,35 +86,22 @@ ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             continue;
         }
 
-        if (ngx_strncmp(s.data, "header=", 7) == 0) {
-            colon = ngx_strlchr(s.data + 7, s.data + s.len, ':');
-            if (colon == NULL || colon == s.data + 7) {
-                return "has a header= that is not NAME:VALUE";
+        if (ngx_strncmp(s.data, "headers=", 8) == 0) {
+
+            /* as OTEL_EXPORTER_OTLP_HEADERS: name=value,name=value */
+
+            if (ngx_http_agent_otlp_headers(cf, o, s.data + 8,
+                                            s.data + s.len)
+                != NGX_OK)
+            {
+                return "has headers= that are not NAME=VALUE,...";
             }
 
-            if (o->headers == NULL) {
-                o->headers = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-                if (o->headers == NULL) {
-                    return NGX_CONF_ERROR;
-                }
-            }
+            continue;
+        }
 
-            h = ngx_array_push(o->headers);
-            if (h == NULL) {
-                return NGX_CONF_ERROR;
-            }
-
-            /* "Name: value", NUL-terminated for curl */
-            h->data = ngx_pnalloc(cf->pool, s.len + 2);
-            if (h->data == NULL) {
-                return NGX_CONF_ERROR;
-            }
-
-            h->len = ngx_sprintf(h->data, "%*s: %*s%Z",
-                                 (size_t) (colon - s.data - 7), s.data + 7,
-                                 (size_t) (s.data + s.len - colon - 1),
-                                 colon + 1)
-                     - h->data - 1;
+        if (s.len == 10 && ngx_strncmp(s.data, "content=on", 10) == 0) {
+            o->content = 1;
             continue;
         }
 
@@ -342,4 +331,52 @@ ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
         oq->timer.cancelable = 1;
         ngx_add_timer(&oq->timer, 1);
     }
+}
+
+
+/* name=value,name=value: "Name: value" lines, NUL-terminated for curl */
+
+static ngx_int_t
+ngx_http_agent_otlp_headers(ngx_conf_t *cf, ngx_http_agent_otlp_t *o,
+    u_char *p, u_char *last)
+{
+    u_char     *end, *eq;
+    ngx_str_t  *h;
+
+    while (p < last) {
+        end = ngx_strlchr(p, last, ',');
+        if (end == NULL) {
+            end = last;
+        }
+
+        eq = ngx_strlchr(p, end, '=');
+        if (eq == NULL || eq == p) {
+            return NGX_ERROR;
+        }
+
+        if (o->headers == NULL) {
+            o->headers = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+            if (o->headers == NULL) {
+                return NGX_ERROR;
+            }
+        }
+
+        h = ngx_array_push(o->headers);
+        if (h == NULL) {
+            return NGX_ERROR;
+        }
+
+        h->data = ngx_pnalloc(cf->pool, (end - p) + 3);
+        if (h->data == NULL) {
+            return NGX_ERROR;
+        }
+
+        h->len = ngx_sprintf(h->data, "%*s: %*s%Z", (size_t) (eq - p), p,
+                             (size_t) (end - eq - 1), eq + 1)
+                 - h->data - 1;
+
+        p = end + 1;
+    }
+
+    return NGX_OK;
 }

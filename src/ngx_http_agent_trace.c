@@ -28,6 +28,9 @@ static void ngx_http_agent_trace_random(u_char *p, size_t n);
 static ngx_int_t ngx_http_agent_trace_hex(u_char *dst, u_char *src,
     size_t n);
 static uint64_t ngx_http_agent_trace_now(void);
+static void ngx_http_agent_trace_messages(ngx_http_agent_trace_t *t,
+    ngx_http_agent_json_t *j, const char *key, const char *role,
+    ngx_str_t *text);
 static void ngx_http_agent_trace_started(ngx_http_agent_trace_t *t,
     ngx_http_agent_span_t *s, ngx_msec_t started);
 static ngx_http_agent_span_t *ngx_http_agent_trace_span(
@@ -48,11 +51,10 @@ ngx_http_agent_trace_t *
 ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
     ngx_str_t *graph, ngx_str_t *session)
 {
-    ngx_str_t                tp, op;
+    ngx_str_t                tp;
     ngx_uint_t               i, sampled;
     ngx_list_part_t         *part;
     ngx_table_elt_t         *h;
-    ngx_http_agent_json_t   *j;
     ngx_http_agent_span_t   *root;
     ngx_http_agent_trace_t  *t;
 
@@ -117,8 +119,6 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
         return NULL;
     }
 
-    ngx_str_set(&op, "invoke_agent");
-
     root = ngx_http_agent_trace_span(t, "invoke_agent", graph, 1);
     if (root == NULL) {
         return NULL;
@@ -126,20 +126,9 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
 
     ngx_memcpy(root->parent, t->parent, 8);
 
-    j = ngx_http_agent_json_create(t->pool);
-    if (j == NULL) {
-        return NULL;
-    }
-
-    ngx_http_agent_json_arr(j);
-    ngx_http_agent_trace_attr_str(j, "gen_ai.operation.name", &op);
-    ngx_http_agent_trace_attr_str(j, "gen_ai.agent.name", graph);
-    ngx_http_agent_trace_attr_str(j, "gen_ai.conversation.id", session);
-    ngx_http_agent_json_arr_end(j);
-
-    if (ngx_http_agent_json_done(j, &root->attributes) != NGX_OK) {
-        return NULL;
-    }
+    /* the root's attributes are written at its end */
+    t->graph = *graph;
+    t->session = *session;
 
     return t;
 }
@@ -369,8 +358,10 @@ ngx_http_agent_trace_span(ngx_http_agent_trace_t *t, const char *op,
 
 void
 ngx_http_agent_trace_end(ngx_http_agent_trace_t *t, ngx_str_t *code,
-    ngx_str_t *error)
+    ngx_str_t *error, ngx_str_t *input, ngx_str_t *output)
 {
+    ngx_str_t               op;
+    ngx_http_agent_json_t  *j;
     ngx_http_agent_span_t  *root;
 
     if (t == NULL || t->spans.nelts == 0) {
@@ -381,6 +372,32 @@ ngx_http_agent_trace_end(ngx_http_agent_trace_t *t, ngx_str_t *code,
 
     root = t->spans.elts;
     root->end = ngx_http_agent_trace_now();
+
+    j = ngx_http_agent_json_create(t->pool);
+    if (j == NULL) {
+        return;
+    }
+
+    ngx_str_set(&op, "invoke_agent");
+
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_trace_attr_str(j, "gen_ai.operation.name", &op);
+    ngx_http_agent_trace_attr_str(j, "gen_ai.agent.name", &t->graph);
+    ngx_http_agent_trace_attr_str(j, "gen_ai.conversation.id", &t->session);
+
+    if (t->otlp->content) {
+        /* content=on: the turn's input and answer, as the conventions */
+        ngx_http_agent_trace_messages(t, j, "gen_ai.input.messages", "user",
+                                      input);
+        ngx_http_agent_trace_messages(t, j, "gen_ai.output.messages",
+                                      "assistant", output);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    if (ngx_http_agent_json_done(j, &root->attributes) != NGX_OK) {
+        return;
+    }
 
     if (code && code->len) {
         root->error = error && error->len ? *error : *code;
@@ -613,5 +630,46 @@ ngx_http_agent_trace_started(ngx_http_agent_trace_t *t,
 
     if (s->start < root->start) {
         s->start = root->start;
+    }
+}
+
+
+/* [{"role", "parts": [{"type": "text", "content"}]}], as a string */
+
+static void
+ngx_http_agent_trace_messages(ngx_http_agent_trace_t *t,
+    ngx_http_agent_json_t *j, const char *key, const char *role,
+    ngx_str_t *text)
+{
+    ngx_str_t               out;
+    ngx_http_agent_json_t  *m;
+
+    if (text == NULL || text->len == 0) {
+        return;
+    }
+
+    m = ngx_http_agent_json_create(t->pool);
+    if (m == NULL) {
+        return;
+    }
+
+    ngx_http_agent_json_arr(m);
+    ngx_http_agent_json_obj(m);
+    ngx_http_agent_json_key(m, "role");
+    ngx_http_agent_json_cstr(m, role);
+    ngx_http_agent_json_key(m, "parts");
+    ngx_http_agent_json_arr(m);
+    ngx_http_agent_json_obj(m);
+    ngx_http_agent_json_key(m, "type");
+    ngx_http_agent_json_cstr(m, "text");
+    ngx_http_agent_json_key(m, "content");
+    ngx_http_agent_json_str(m, text);
+    ngx_http_agent_json_end(m);
+    ngx_http_agent_json_arr_end(m);
+    ngx_http_agent_json_end(m);
+    ngx_http_agent_json_arr_end(m);
+
+    if (ngx_http_agent_json_done(m, &out) == NGX_OK) {
+        ngx_http_agent_trace_attr_str(j, key, &out);
     }
 }

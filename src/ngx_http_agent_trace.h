@@ -20,6 +20,8 @@ typedef struct {
     ngx_str_t                  url;
     ngx_array_t               *headers;     /* ngx_str_t "Name: value" */
     ngx_uint_t                 sample;      /* of 10000 */
+    ngx_flag_t                 content;     /* content=on: the turn's
+                                               input and answer too */
 } ngx_http_agent_otlp_t;
 
 
@@ -42,6 +44,8 @@ typedef struct {
     ngx_array_t                spans;       /* ngx_http_agent_span_t */
     ngx_pool_t                *pool;
     ngx_int_t                  node;        /* the node span open, or -1 */
+    ngx_str_t                  graph;
+    ngx_str_t                  session;
     ngx_http_agent_otlp_t     *otlp;
 } ngx_http_agent_trace_t;
 
@@ -56,7 +60,7 @@ void ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *llm,
 void ngx_http_agent_trace_tool(ngx_http_agent_trace_t *t, ngx_str_t *name,
     ngx_str_t *id, ngx_msec_t started, ngx_uint_t error);
 void ngx_http_agent_trace_end(ngx_http_agent_trace_t *t, ngx_str_t *code,
-    ngx_str_t *error);
+    ngx_str_t *error, ngx_str_t *input, ngx_str_t *output);
 void ngx_http_agent_trace_id(ngx_http_agent_trace_t *t, u_char *buf);
 ngx_int_t ngx_http_agent_trace_json(ngx_http_agent_trace_t *t,
     ngx_http_agent_json_t *j);

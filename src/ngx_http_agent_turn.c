@@ -655,7 +655,12 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TURN_SECONDS,
                                    &turn->graph->name,
                                    ngx_current_msec - turn->env.start);
-    ngx_http_agent_trace_end(turn->env.trace, ev.code, ev.text);
+    ngx_http_agent_trace_end(turn->env.trace, ev.code,
+                             ev.type == NGX_HTTP_AGENT_EV_ERROR ? ev.text
+                                                                : NULL,
+                             &turn->text,
+                             ev.type == NGX_HTTP_AGENT_EV_END ? ev.text
+                                                              : NULL);
 
     if (turn->hooks && turn->hooks->done) {
         turn->hooks->done(turn, &ev);

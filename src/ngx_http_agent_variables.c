@@ -32,7 +32,8 @@ enum {
     NGX_HTTP_AGENT_VAR_TOOL_CALLS,
     NGX_HTTP_AGENT_VAR_LLM_TIME,
     NGX_HTTP_AGENT_VAR_TTFT,
-    NGX_HTTP_AGENT_VAR_TRACE_ID
+    NGX_HTTP_AGENT_VAR_TRACE_ID,
+    NGX_HTTP_AGENT_VAR_OWNER
 };
 
 
@@ -67,6 +68,8 @@ static ngx_http_variable_t  ngx_http_agent_vars[] = {
       NGX_HTTP_AGENT_VAR_TTFT, NGX_HTTP_VAR_NOCACHEABLE, 0 },
     { ngx_string("agent_trace_id"), NULL, ngx_http_agent_variable,
       NGX_HTTP_AGENT_VAR_TRACE_ID, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("agent_owner"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_OWNER, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
 };
@@ -102,6 +105,24 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
     ngx_http_agent_env_t  *env;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (data == NGX_HTTP_AGENT_VAR_OWNER) {
+
+        /* who agent_owner says this request is: agent_limit's key */
+
+        if (ctx == NULL || ctx->owner == NULL) {
+            v->not_found = 1;
+            return NGX_OK;
+        }
+
+        v->valid = 1;
+        v->no_cacheable = 1;
+        v->not_found = 0;
+        v->len = ctx->owner->len;
+        v->data = ctx->owner->data;
+
+        return NGX_OK;
+    }
 
     if (ctx == NULL || ctx->env == NULL) {
         v->not_found = 1;

@@ -39,6 +39,7 @@ my $conf = $t->conf(http => <<'HTTP');
 agent_otlp url=http://127.0.0.1:9/v1/traces;
 agent_limit_zone users key=$http_x_user size=1m;
 agent_limit_zone budget key=$http_x_user size=1m;
+agent_limit_zone owners key=$agent_owner size=1m;
 HTTP
 $conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1
             agent_limit zone=users turns=3/1h concurrent=1;};
@@ -49,6 +50,10 @@ $conf =~ s{(location /api/sessions/)}{location /budget/ { agent_chat;
         location /tokens/ { agent_chat; agent_turn_max_tokens 40;
             agent_max_tool_rounds 50; }
         location /timed/ { agent_chat; agent_turn_timeout 1500ms; }
+        location /owned/ { agent_chat; agent_owner \$http_x_user;
+            agent_limit zone=owners turns=1/1h; }
+        location /owned-sessions/ { agent_sessions;
+            agent_owner \$http_x_user; }
         $1};
 $t->run($conf);
 
@@ -150,6 +155,21 @@ ok($spent >= 40 && $spent < 40 + 40, "stopped after it crossed 40: $spent");
 $r = turn_as('erin', '/timed/', 'slow and timed');
 ($err) = grep { ($_->{type} // '') eq 'error' } @{ $r->{events} };
 is($err->{code}, 'turn_timeout', 'agent_turn_timeout: an error event');
+
+# 5. the owner as the key: $agent_owner
+{
+    my $s = $t->http('POST', '/owned-sessions/', {}, 'X-User' => 'frank')
+              ->{json}{id};
+    my $one = $t->stream("/owned/$s/message",
+                         encode_json({ message => 'hello' }),
+                         headers => { 'X-User' => 'frank' });
+    is($one->{types}[-1], 'end', "frank's turn");
+    my $two = $t->stream("/owned/$s/message",
+                         encode_json({ message => 'again' }),
+                         headers => { 'X-User' => 'frank' });
+    is($two->{status}, 429, 'his second in the hour: 429');
+    like($two->{json}{error}, qr/"frank"/, 'keyed by $agent_owner');
+}
 
 $t->check_log;
 

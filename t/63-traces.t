@@ -59,7 +59,7 @@ if ($sink == 0) {
 END { kill 'TERM', $sink if $sink }
 
 my $conf = $t->conf(http => <<"HTTP");
-agent_otlp url=http://127.0.0.1:$sink_port/v1/traces header=X-Token:secret;
+agent_otlp url=http://127.0.0.1:$sink_port/v1/traces headers=X-Token=secret,X-Tenant=t1;
 HTTP
 $conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1
             add_header X-Trace-Id \$agent_trace_id;};
@@ -143,7 +143,8 @@ ok(!(grep { defined attr($_, 'gen_ai.input.messages') } @spans),
    'no message contents');
 my ($req) = received();
 like($req->{head}, qr{^POST /v1/traces }, 'POST /v1/traces');
-like($req->{head}, qr/X-Token: secret/i, 'with the configured header');
+like($req->{head}, qr/X-Token: secret/i, 'with the configured headers');
+like($req->{head}, qr/X-Tenant: t1/i, 'all of them');
 like($req->{head}, qr{Content-Type: application/json}i, 'as JSON');
 
 # the bodies against OpenTelemetry's own encoder (otlp-transformer, npm)
@@ -181,6 +182,26 @@ $r = $t->turn($t->session, 'hello', headers => {
 is($r->{types}[-1], 'end', 'a turn not sampled');
 sleep 1.5;
 is(scalar(spans_of($off)), 0, 'sends nothing');
+
+# content=on: the turn's input and answer on the root, after a reload
+my $c2 = $conf;
+$c2 =~ s{headers=X-Token=secret,X-Tenant=t1;}{content=on;};
+$t->write_conf($c2);
+my @old = $t->worker_pids;
+kill 'HUP', $t->{nginx};
+ok(AgentTest::wait_for(sub {
+    my %o = map { $_ => 1 } @old;
+    my @new = $t->worker_pids;
+    @new && !grep { $o{$_} } @new }, 10), 'reloaded with content=on');
+$r = $t->turn($t->session, 'say hello');
+$trace = $r->{headers}{'x-trace-id'};
+ok(AgentTest::wait_for(sub { @spans = spans_of($trace); @spans >= 3 }, 10),
+   'its spans');
+($root) = grep { !$_->{parentSpanId} } @spans;
+my $in = eval { decode_json(attr($root, 'gen_ai.input.messages')) };
+is($in->[0]{parts}[0]{content}, 'say hello', 'gen_ai.input.messages');
+my $out = eval { decode_json(attr($root, 'gen_ai.output.messages')) };
+is($out->[0]{parts}[0]{content}, 'Hello', 'gen_ai.output.messages');
 
 # 3. a slow collector, then none: the turns do not notice
 open my $fh, '>', "$dir/sink-slow"; close $fh;
