@@ -121,7 +121,6 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
     u_char                    *p, *last, *slash;
     ngx_str_t                  action;
     ngx_uint_t                 allowed, i;
-    ngx_table_elt_t           *h;
     ngx_http_core_loc_conf_t  *clcf;
 
     if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
@@ -241,32 +240,7 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
         return NGX_OK;
     }
 
-    h = ngx_list_push(&r->headers_out.headers);
-    if (h == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    h->hash = 1;
-    ngx_str_set(&h->key, "Allow");
-
-    if ((allowed & (NGX_HTTP_GET|NGX_HTTP_POST))
-        == (NGX_HTTP_GET|NGX_HTTP_POST))
-    {
-        ngx_str_set(&h->value, "GET, POST");
-
-    } else if (allowed & NGX_HTTP_DELETE) {
-        ngx_str_set(&h->value, "GET, DELETE");
-
-    } else if (allowed & NGX_HTTP_POST) {
-        ngx_str_set(&h->value, "POST");
-
-    } else {
-        ngx_str_set(&h->value, "GET");
-    }
-
-    return ngx_http_agent_error(r, NGX_HTTP_NOT_ALLOWED,
-                                "method %V is not allowed here; use %V",
-                                &r->method_name, &h->value);
+    return ngx_http_agent_not_allowed(r, allowed);
 
 not_found:
 

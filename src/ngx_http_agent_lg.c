@@ -86,7 +86,6 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     u_char                    *p, *last, *s;
     ngx_str_t                  seg[6];
     ngx_uint_t                 n, i, methods;
-    ngx_table_elt_t           *h;
     ngx_http_agent_lg_req_t   *req;
     ngx_http_core_loc_conf_t  *clcf;
 
@@ -166,32 +165,7 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         goto not_found;
     }
 
-    h = ngx_list_push(&r->headers_out.headers);
-    if (h == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    h->hash = 1;
-    ngx_str_set(&h->key, "Allow");
-
-    if ((methods & (NGX_HTTP_GET|NGX_HTTP_POST))
-        == (NGX_HTTP_GET|NGX_HTTP_POST))
-    {
-        ngx_str_set(&h->value, "GET, POST");
-
-    } else if (methods & NGX_HTTP_DELETE) {
-        ngx_str_set(&h->value, "GET, DELETE");
-
-    } else if (methods & NGX_HTTP_POST) {
-        ngx_str_set(&h->value, "POST");
-
-    } else {
-        ngx_str_set(&h->value, "GET");
-    }
-
-    return ngx_http_agent_error(r, NGX_HTTP_NOT_ALLOWED,
-                                "method %V is not allowed here; use %V",
-                                &r->method_name, &h->value);
+    return ngx_http_agent_not_allowed(r, methods);
 
 not_found:
 

@@ -268,3 +268,38 @@ ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
     return NGX_OK;
 }
 
+
+/* 405 with an Allow header of the methods the endpoint takes */
+
+ngx_int_t
+ngx_http_agent_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
+{
+    ngx_table_elt_t  *h;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "Allow");
+
+    if ((allowed & (NGX_HTTP_GET|NGX_HTTP_POST))
+        == (NGX_HTTP_GET|NGX_HTTP_POST))
+    {
+        ngx_str_set(&h->value, "GET, POST");
+
+    } else if (allowed & NGX_HTTP_DELETE) {
+        ngx_str_set(&h->value, "GET, DELETE");
+
+    } else if (allowed & NGX_HTTP_POST) {
+        ngx_str_set(&h->value, "POST");
+
+    } else {
+        ngx_str_set(&h->value, "GET");
+    }
+
+    return ngx_http_agent_error(r, NGX_HTTP_NOT_ALLOWED,
+                                "method %V is not allowed here; use %V",
+                                &r->method_name, &h->value);
+}

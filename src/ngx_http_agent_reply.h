@@ -55,6 +55,8 @@ ngx_int_t ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     ngx_chain_t *out, off_t size);
+ngx_int_t ngx_http_agent_not_allowed(ngx_http_request_t *r,
+    ngx_uint_t allowed);
 ngx_int_t ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *fmt, ...);
 ngx_int_t ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
