@@ -199,34 +199,11 @@ ngx_int_t
 ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
     yajl_val metadata, ngx_http_agent_session_t *s)
 {
-    ngx_str_t              title, meta;
-    ngx_http_agent_ctx_t  *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    ngx_str_t  title;
 
     ngx_str_set(&title, "");
-    ngx_str_null(&meta);
 
-    if (metadata && !YAJL_IS_NULL(metadata)) {
-        if (!YAJL_IS_OBJECT(metadata)) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"metadata\" must be an object");
-        }
-
-        if (ngx_http_agent_json_encode(r->pool, metadata, &meta) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-
-    if (ngx_http_agent_store_session_create(r->pool, id, &title, &meta,
-                                            ctx->owner, s)
-        != NGX_OK)
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the thread could not be created");
-    }
-
-    return NGX_OK;
+    return ngx_http_agent_session_create(r, id, &title, metadata, s);
 }
 
 

@@ -303,3 +303,39 @@ ngx_http_agent_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
                                 "method %V is not allowed here; use %V",
                                 &r->method_name, &h->value);
 }
+
+
+/* a session of the request's owner: metadata an object or none */
+
+ngx_int_t
+ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *title, yajl_val metadata, ngx_http_agent_session_t *s)
+{
+    ngx_str_t              meta;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ngx_str_null(&meta);
+
+    if (metadata && !YAJL_IS_NULL(metadata)) {
+        if (!YAJL_IS_OBJECT(metadata)) {
+            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                        "\"metadata\" must be an object");
+        }
+
+        if (ngx_http_agent_json_encode(r->pool, metadata, &meta) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_store_session_create(r->pool, id, title, &meta,
+                                            ctx->owner, s)
+        != NGX_OK)
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session could not be created");
+    }
+
+    return NGX_OK;
+}

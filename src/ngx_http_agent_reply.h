@@ -63,6 +63,9 @@ ngx_int_t ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *run_id, const char *after);
 ngx_int_t ngx_http_agent_parse_object(ngx_http_request_t *r,
     ngx_str_t *body, yajl_val *v, ngx_uint_t optional);
+ngx_int_t ngx_http_agent_session_create(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_str_t *title, yajl_val metadata,
+    ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_session_t *s);
 

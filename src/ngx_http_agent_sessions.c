@@ -90,14 +90,11 @@ ngx_http_agent_session_json(ngx_http_agent_json_t *j,
 ngx_int_t
 ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 {
-    yajl_val                   v, meta;
+    yajl_val                   v;
     ngx_int_t                  rc;
-    ngx_str_t                  title, metadata, out;
-    ngx_http_agent_ctx_t      *ctx;
+    ngx_str_t                  title, out;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_session_t   s;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_parse_object(r, body, &v, 1);
     if (rc != NGX_OK) {
@@ -105,7 +102,6 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
     }
 
     ngx_str_set(&title, "");
-    ngx_str_null(&metadata);
 
     rc = ngx_http_agent_json_get_str(v, "title", &title);
     if (rc == NGX_ERROR) {
@@ -118,25 +114,11 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
                                     "\"title\" is longer than 1024 bytes");
     }
 
-    meta = ngx_http_agent_json_get(v, "metadata");
-
-    if (meta && !YAJL_IS_NULL(meta)) {
-        if (!YAJL_IS_OBJECT(meta)) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"metadata\" must be an object");
-        }
-
-        if (ngx_http_agent_json_encode(r->pool, meta, &metadata) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-
-    if (ngx_http_agent_store_session_create(r->pool, NULL, &title, &metadata,
-                                            ctx->owner, &s)
-        != NGX_OK)
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session could not be created");
+    rc = ngx_http_agent_session_create(r, NULL, &title,
+                                       ngx_http_agent_json_get(v, "metadata"),
+                                       &s);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     j = ngx_http_agent_json_create(r->pool);
