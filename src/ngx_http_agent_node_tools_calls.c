@@ -1,0 +1,165 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_node_tools.h"
+
+
+/*
+ * The calls a tools node runs besides the model's as it wrote them:
+ * args=TOOL.ARG:CHANNEL set from the state, and call=TOOL, one call no
+ * model asked for (node_tools.c runs them).
+ */
+
+
+/* the call's arguments, written anew with args= set from their channels */
+
+ngx_int_t
+ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *c)
+{
+    size_t                      k;
+    yajl_val                    v;
+    ngx_str_t                   value, key;
+    ngx_uint_t                  i, n, set;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_tool_arg_t  *a;
+
+    a = tc->args->elts;
+    n = 0;
+
+    for (i = 0; i < tc->args->nelts; i++) {
+        n += (a[i].tool.len == c->name.len
+              && ngx_strncmp(a[i].tool.data, c->name.data, c->name.len) == 0);
+    }
+
+    if (n == 0 || (c->args && !YAJL_IS_OBJECT(c->args))) {
+        return NGX_OK;
+    }
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    /* the model's arguments but those set here */
+
+    for (k = 0; c->args && k < c->args->u.object.len; k++) {
+        key.data = (u_char *) c->args->u.object.keys[k];
+        key.len = ngx_strlen(key.data);
+        set = 0;
+
+        for (i = 0; i < tc->args->nelts; i++) {
+            set |= (a[i].tool.len == c->name.len
+                    && ngx_strncmp(a[i].tool.data, c->name.data,
+                                   c->name.len) == 0
+                    && a[i].arg.len == key.len
+                    && ngx_strncmp(a[i].arg.data, key.data, key.len) == 0);
+        }
+
+        if (!set) {
+            ngx_http_agent_json_str(j, &key);
+            ngx_http_agent_json_val(j, c->args->u.object.values[k]);
+        }
+    }
+
+    for (i = 0; i < tc->args->nelts; i++) {
+        if (a[i].tool.len != c->name.len
+            || ngx_strncmp(a[i].tool.data, c->name.data, c->name.len) != 0
+            || ngx_http_agent_graph_value(run, a[i].channel, &value)
+               != NGX_OK
+            || (value.len == 4 && ngx_strncmp(value.data, "null", 4) == 0))
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &a[i].arg);
+        ngx_http_agent_json_raw(j, &value);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &c->arguments) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    v = ngx_http_agent_json_parse(run->pool, c->arguments.data,
+                                  c->arguments.len, NULL);
+    if (v == NULL) {
+        return NGX_ERROR;
+    }
+
+    c->args = v;
+
+    return NGX_OK;
+}
+
+
+/* call=TOOL: the one call, {"query": the query channel's text} */
+
+ngx_int_t
+ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_array_t **calls)
+{
+    ngx_http_agent_node_tools_conf_t *tc = node->conf;
+
+    u_char                 *p;
+    yajl_val                v;
+    ngx_str_t               text;
+    ngx_http_agent_call_t  *call;
+    ngx_http_agent_json_t  *j;
+
+    *calls = ngx_array_create(run->pool, 1, sizeof(ngx_http_agent_call_t));
+    if (*calls == NULL) {
+        return NGX_ERROR;
+    }
+
+    call = ngx_array_push(*calls);
+    j = ngx_http_agent_json_create(run->pool);
+    p = ngx_pnalloc(run->pool, node->name.len + NGX_INT_T_LEN + 1);
+
+    if (call == NULL || j == NULL || p == NULL
+        || ngx_http_agent_graph_value(run, tc->query, &text) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(call, sizeof(ngx_http_agent_call_t));
+    call->id.data = p;
+    call->id.len = ngx_sprintf(p, "%V-%ui", &node->name, run->step) - p;
+    call->name = tc->call;
+
+    /* a string channel (the input) is its text; anything else its JSON */
+
+    v = ngx_http_agent_json_parse(run->pool, text.data, text.len, NULL);
+
+    if (v && YAJL_IS_STRING(v)) {
+        text.data = (u_char *) YAJL_GET_STRING(v);
+        text.len = ngx_strlen(text.data);
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "query");
+    ngx_http_agent_json_str(j, &text);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &call->arguments) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    call->args = ngx_http_agent_json_parse(run->pool, call->arguments.data,
+                                           call->arguments.len, NULL);
+
+    return call->args ? NGX_OK : NGX_ERROR;
+}
