@@ -1,6 +1,7 @@
-// The peer's agent (server.mjs) as a module for LangGraph's own Agent
-// Server (langgraphjs dev, t/bench/peer/langgraph.json): the same graph,
-// tools, prompt and provider; the server brings the API and persistence.
+// The peer's agent: its graph, tools, prompt and provider, shared by the
+// peer's own server (server.mjs, our API, with a SQLite checkpointer) and
+// LangGraph's Agent Server (langgraphjs dev, langgraph.json), which brings
+// the API and persistence.
 //
 //   MOCK_URL=http://127.0.0.1:N/v1 DB=bench.db MAX_ROUNDS=8
 
@@ -11,7 +12,7 @@ import { StateGraph, MessagesAnnotation, Annotation, START, END }
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool } from '@langchain/core/tools';
-import { SystemMessage, HumanMessage } from '@langchain/core/messages';
+import { SystemMessage } from '@langchain/core/messages';
 
 const MAX_ROUNDS = parseInt(process.env.MAX_ROUNDS || '8', 10);
 const db = new Database(process.env.DB, { readonly: true });
@@ -72,12 +73,14 @@ function shouldContinue(state) {
     return last.tool_calls && last.tool_calls.length ? 'tools' : END;
 }
 
-export const graph = new StateGraph(State)
+// the graph; server.mjs compiles it with its checkpointer
+export const builder = new StateGraph(State)
     .addNode('load_csv_metadata', loadCsvMetadata)
     .addNode('model', callModel)
     .addNode('tools', new ToolNode(tools, { handleToolErrors: true }))
     .addEdge(START, 'load_csv_metadata')
     .addEdge('load_csv_metadata', 'model')
     .addConditionalEdges('model', shouldContinue, { tools: 'tools', [END]: END })
-    .addEdge('tools', 'model')
-    .compile();
+    .addEdge('tools', 'model');
+
+export const graph = builder.compile();
