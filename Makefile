@@ -5,10 +5,11 @@ BUILD     := build
 NGX_BUILD := $(BUILD)/nginx
 MODULE    := $(NGX_BUILD)/objs/ngx_http_agent_module.so
 PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
-             libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl
+             libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl \
+             libpq-dev
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
-.PHONY: all deps test demo demo-stop bench bench-foundation clean deb \
+.PHONY: all deps test test-pg demo demo-stop bench bench-foundation clean deb \
         test-deb
 
 all: deps $(MODULE)
@@ -36,6 +37,10 @@ $(MODULE): $(NGX_BUILD)/objs/Makefile $(wildcard src/*.c src/*.h)
 
 test: deps all
 	prove -r t/
+
+# the same suite with the store on PostgreSQL: a throwaway cluster
+test-pg: deps all
+	t/pg/run prove -r t/
 
 demo: deps all
 	sh conf/demo.sh

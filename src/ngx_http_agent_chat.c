@@ -15,6 +15,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_resources.h"
@@ -34,9 +35,11 @@ typedef struct {
     ngx_http_request_t             *request;
     ngx_str_t                       id;
     ngx_str_t                       name;
+    ngx_str_t                       tables;
 } ngx_http_agent_connect_t;
 
 
+static void ngx_http_agent_connection_wake(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_connection_read(void *data, ngx_int_t rc,
     ngx_str_t *tables);
 static ngx_int_t ngx_http_agent_connection_save(ngx_http_request_t *r,
@@ -90,10 +93,14 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
                                         "there is no model \"%V\"", &name);
         }
 
-        if (ngx_http_agent_store_session_set(id, NGX_HTTP_AGENT_STORE_MODEL,
-                                             &cur->name)
-            != NGX_OK)
-        {
+        rc = ngx_http_agent_store_session_set(ngx_http_agent_sc(r), id,
+                                              NGX_HTTP_AGENT_STORE_MODEL,
+                                              &cur->name);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
             return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                         "the model could not be saved");
         }
@@ -291,7 +298,6 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
 {
     ngx_http_agent_connect_t *cn = data;
 
-    ngx_str_t              copy;
     ngx_connection_t      *c;
     ngx_http_request_t    *r;
     ngx_http_agent_ctx_t  *ctx;
@@ -305,11 +311,24 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
                                   &cn->name);
 
     } else {
-        copy.len = tables->len;
-        copy.data = ngx_pstrdup(r->pool, tables);
+        cn->tables.len = tables->len;
+        cn->tables.data = ngx_pstrdup(r->pool, tables);
 
-        rc = copy.data ? ngx_http_agent_connection_save(r, cn, &copy)
-                       : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        /* the store's answers run the save again, not the whole request */
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        ctx->store.wake = ngx_http_agent_connection_wake;
+        ctx->store.data = cn;
+
+        rc = cn->tables.data ? ngx_http_agent_connection_save(r, cn,
+                                                               &cn->tables)
+                             : NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+        if (rc == NGX_AGAIN && ctx->store.waiting) {
+            rc = ngx_http_agent_store_wait(r);
+            if (rc == NGX_OK) {
+                return;
+            }
+        }
     }
 
     if (rc == NGX_HTTP_AGENT_SENT) {
@@ -318,6 +337,37 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
     }
 
     /* a thread's completion, not a request handler */
+    ngx_http_finalize_request(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
+
+static void
+ngx_http_agent_connection_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_connect_t *cn = sc->data;
+
+    ngx_int_t              rc;
+    ngx_connection_t      *c;
+    ngx_http_request_t    *r;
+    ngx_http_agent_ctx_t  *ctx;
+
+    r = cn->request;
+    c = r->connection;
+
+    sc->n = 0;
+
+    rc = ngx_http_agent_connection_save(r, cn, &cn->tables);
+
+    if (rc == NGX_AGAIN && sc->waiting) {
+        return;
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        rc = ctx->sent_rc;
+    }
+
     ngx_http_finalize_request(r, rc);
     ngx_http_run_posted_requests(c);
 }
@@ -333,8 +383,11 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_json_t        *j;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_store_call_t  *sc;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
 
     id = &cn->id;
     name = cn->name;
@@ -344,29 +397,52 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
         return rc;
     }
 
+    sc = ngx_http_agent_sc(r);
+
     /* db_schema: a channel of the location's graph, or kept for one */
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
                                           alcf->graph);
-
-    rc = NGX_ERROR;
-
-    if (run
-        && ngx_http_agent_store_session_set(id, NGX_HTTP_AGENT_STORE_DATABASE,
-                                            &name) == NGX_OK
-        && ngx_http_agent_state_load(r->pool, id, run, &cp, -1) == NGX_OK
-        && ngx_http_agent_state_set(run, "db_schema", tables) == NGX_OK)
-    {
-        ngx_str_set(&node, "__connection__");
-        next = cp.next;
-        cp.run_id = run_id;
-        cp.lease = alcf->turn_lease;
-
-        rc = ngx_http_agent_state_save(run, id, &cp, &node,
-                                       next.len ? &next : NULL);
+    if (run == NULL) {
+        rc = NGX_ERROR;
+        goto done;
     }
 
-    ngx_http_agent_store_unlock(id, &run_id);
+    rc = ngx_http_agent_store_session_set(sc, id,
+                                          NGX_HTTP_AGENT_STORE_DATABASE,
+                                          &name);
+    if (rc != NGX_OK) {
+        goto done;
+    }
+
+    rc = ngx_http_agent_state_load(sc, id, run, &cp, -1);
+    if (rc != NGX_OK) {
+        goto done;
+    }
+
+    if (ngx_http_agent_state_set(run, "db_schema", tables) != NGX_OK) {
+        rc = NGX_ERROR;
+        goto done;
+    }
+
+    ngx_str_set(&node, "__connection__");
+    next = cp.next;
+    cp.run_id = run_id;
+    cp.lease = alcf->turn_lease;
+    cp.release = 1;
+
+    rc = ngx_http_agent_state_save(sc, run, id, &cp, &node,
+                                   next.len ? &next : NULL);
+
+done:
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK || cp.release == 0) {
+        ngx_http_agent_store_unlock(sc, id, &run_id);
+    }
 
     if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,

@@ -28,7 +28,7 @@ static void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
 
 
 ngx_int_t
-ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
+ngx_http_agent_state_load(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
@@ -37,24 +37,24 @@ ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
     cp->step = -1;
 
-    rc = ngx_http_agent_store_checkpoint_latest(pool, id, cp);
+    rc = ngx_http_agent_store_checkpoint_latest(sc, id, cp);
 
     if (rc == NGX_DECLINED) {
         return NGX_OK;
     }
 
     if (rc != NGX_OK) {
-        return NGX_ERROR;
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
     }
 
-    return ngx_http_agent_state_apply(pool, id, run, cp, images_keep);
+    return ngx_http_agent_state_apply(sc, id, run, cp, images_keep);
 }
 
 
 /* the state of a checkpoint row read before: its channels, its messages */
 
 ngx_int_t
-ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
+ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
@@ -67,8 +67,8 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
     ngx_http_agent_json_t     *j;
     ngx_http_agent_channel_t  *channels;
 
-    v = ngx_http_agent_json_parse(pool, cp->channels.data, cp->channels.len,
-                                  NULL);
+    v = ngx_http_agent_json_parse(sc->pool, cp->channels.data,
+                                  cp->channels.len, NULL);
     if (v == NULL || !YAJL_IS_OBJECT(v)) {
         return NGX_ERROR;
     }
@@ -88,8 +88,8 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
 
             msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
 
-            if (ngx_http_agent_state_messages(pool, v->u.object.values[i],
-                                              msgs)
+            if (ngx_http_agent_state_messages(sc->pool,
+                                              v->u.object.values[i], msgs)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -117,7 +117,8 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
             break;
 
         case NGX_HTTP_AGENT_REDUCE_MESSAGES:
-            if (ngx_http_agent_state_messages(pool, c, run->state[ch].messages)
+            if (ngx_http_agent_state_messages(sc->pool, c,
+                                              run->state[ch].messages)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -131,7 +132,7 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
                 break;
             }
 
-            if (ngx_http_agent_json_encode(pool, c, &run->state[ch].json)
+            if (ngx_http_agent_json_encode(sc->pool, c, &run->state[ch].json)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -142,7 +143,7 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
     if (extra) {
         /* another graph's channels: kept for when it runs again */
 
-        j = ngx_http_agent_json_create(pool);
+        j = ngx_http_agent_json_create(sc->pool);
         if (j == NULL) {
             return NGX_ERROR;
         }
@@ -168,7 +169,7 @@ ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
         }
     }
 
-    return ngx_http_agent_store_messages(pool, id, cp->msg_count,
+    return ngx_http_agent_store_messages(sc, id, cp->msg_count,
                        images_keep,
                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages);
 }
@@ -230,7 +231,7 @@ ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
  */
 
 ngx_int_t
-ngx_http_agent_state_fork(ngx_pool_t *pool, ngx_str_t *id,
+ngx_http_agent_state_fork(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *checkpoint_id, ngx_int_t images_keep)
 {
@@ -246,34 +247,40 @@ ngx_http_agent_state_fork(ngx_pool_t *pool, ngx_str_t *id,
 
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
 
-    rc = ngx_http_agent_store_checkpoint_get(pool, id, checkpoint_id, cp);
+    rc = ngx_http_agent_store_checkpoint_get(sc, id, checkpoint_id, cp);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    if (ngx_array_init(&later, pool, 8, sizeof(ngx_http_agent_checkpoint_t))
-        != NGX_OK
-        || ngx_http_agent_store_fork_later(pool, id, &cp->id, &later)
-           != NGX_OK)
+    if (ngx_array_init(&later, sc->pool, 8,
+                       sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK)
     {
         return NGX_ERROR;
+    }
+
+    rc = ngx_http_agent_store_fork_later(sc, id, &cp->id, &later);
+    if (rc != NGX_OK) {
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
     }
 
     c = later.elts;
 
     for (i = 0; i < later.nelts; i++) {
-        if (ngx_array_init(&msgs, pool, 16, sizeof(ngx_http_agent_msg_t))
-            != NGX_OK
-            || ngx_http_agent_store_messages(pool, id, c[i].msg_count, -1,
-                                             &msgs)
-               != NGX_OK)
+        if (ngx_array_init(&msgs, sc->pool, 16, sizeof(ngx_http_agent_msg_t))
+            != NGX_OK)
         {
             return NGX_ERROR;
         }
 
-        v = ngx_http_agent_json_parse(pool, c[i].channels.data,
+        rc = ngx_http_agent_store_messages(sc, id, c[i].msg_count, -1, &msgs);
+        if (rc != NGX_OK) {
+            return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
+        }
+
+        v = ngx_http_agent_json_parse(sc->pool, c[i].channels.data,
                                       c[i].channels.len, NULL);
-        j = ngx_http_agent_json_create(pool);
+        j = ngx_http_agent_json_create(sc->pool);
 
         if (v == NULL || !YAJL_IS_OBJECT(v) || j == NULL) {
             return NGX_ERROR;
@@ -300,28 +307,33 @@ ngx_http_agent_state_fork(ngx_pool_t *pool, ngx_str_t *id,
 
         ngx_http_agent_json_end(j);
 
-        if (ngx_http_agent_json_done(j, &json) != NGX_OK
-            || ngx_http_agent_store_fork_keep(&c[i].id, &json) != NGX_OK)
-        {
+        if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
             return NGX_ERROR;
+        }
+
+        rc = ngx_http_agent_store_fork_keep(sc, &c[i].id, &json);
+        if (rc != NGX_OK) {
+            return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
         }
     }
 
-    if (later.nelts
-        && ngx_http_agent_store_fork_cut(id, cp->msg_count) != NGX_OK)
-    {
-        return NGX_ERROR;
+    if (later.nelts) {
+        rc = ngx_http_agent_store_fork_cut(sc, id, cp->msg_count);
+        if (rc != NGX_OK) {
+            return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
+        }
     }
 
-    return ngx_http_agent_state_apply(pool, id, run, cp, images_keep);
+    return ngx_http_agent_state_apply(sc, id, run, cp, images_keep);
 }
 
 
 /* a checkpoint of the run's state after node; cp: the parent, then this */
 
 ngx_int_t
-ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
-    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_str_t *next)
+ngx_http_agent_state_save(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *node, ngx_str_t *next)
 {
     ngx_uint_t                   i;
     ngx_array_t                 *added;
@@ -373,7 +385,7 @@ ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
         ngx_str_null(&cp->next);
     }
 
-    return ngx_http_agent_store_checkpoint_write(run->pool, id, cp, added);
+    return ngx_http_agent_store_checkpoint_write(sc, id, cp, added);
 }
 
 

@@ -16,17 +16,21 @@
 #include "ngx_http_agent_graph.h"
 
 
-ngx_int_t ngx_http_agent_state_load(ngx_pool_t *pool, ngx_str_t *id,
+ngx_int_t ngx_http_agent_state_load(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_state_apply(ngx_pool_t *pool, ngx_str_t *id,
+ngx_int_t ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_state_fork(ngx_pool_t *pool, ngx_str_t *id,
+ngx_int_t ngx_http_agent_state_fork(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *checkpoint_id, ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_state_save(ngx_http_agent_run_t *run, ngx_str_t *id,
-    ngx_http_agent_checkpoint_t *cp, ngx_str_t *node, ngx_str_t *next);
+ngx_int_t ngx_http_agent_state_save(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *node, ngx_str_t *next);
 ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
     const char *name, ngx_str_t *json);
 void ngx_http_agent_state_update(ngx_http_agent_json_t *j,

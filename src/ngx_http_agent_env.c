@@ -69,34 +69,17 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 }
 
 
-/* the session's CSV tables, listed once a turn, for the SQL layer */
+/* the session's CSV tables, listed when the turn began, for the SQL layer */
 
 ngx_int_t
 ngx_http_agent_env_sql(ngx_http_agent_run_t *run)
 {
     ngx_http_agent_env_t *env = run->data;
 
-    ngx_array_t  *resources;
-
-    if (env->sql.resources) {
-        return NGX_OK;
-    }
-
-    resources = ngx_array_create(run->pool, 4,
-                                 sizeof(ngx_http_agent_resource_t));
-    if (resources == NULL) {
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_store_resource_list(run->pool, &env->session_id,
-                                           resources)
-        != NGX_OK)
-    {
+    if (env->sql.resources == NULL) {
         return ngx_http_agent_graph_fail(run, "store_error", "the session's "
                                          "CSV files could not be listed");
     }
-
-    env->sql.resources = resources;
 
     return NGX_OK;
 }

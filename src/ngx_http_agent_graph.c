@@ -25,6 +25,16 @@ static ngx_int_t ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_http_agent_node_t *after);
+#define NGX_HTTP_AGENT_SAVE_BEFORE     1   /* interrupt_before: then wait */
+#define NGX_HTTP_AGENT_SAVE_INTERRUPT  2   /* a node's interrupt: wait */
+#define NGX_HTTP_AGENT_SAVE_STEP       3   /* a step: then the next */
+
+
+static ngx_int_t ngx_http_agent_graph_save(ngx_http_agent_run_t *run,
+    ngx_uint_t saving, ngx_http_agent_node_t *node, ngx_int_t next,
+    ngx_uint_t after);
+static ngx_int_t ngx_http_agent_graph_after(ngx_http_agent_run_t *run,
+    ngx_int_t rc);
 static ngx_int_t ngx_http_agent_graph_step(ngx_http_agent_run_t *run,
     ngx_int_t rc);
 static void ngx_http_agent_graph_finish(ngx_http_agent_run_t *run,
@@ -211,15 +221,13 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
 
             /* interrupt_before=on: the run waits before the node */
 
-            if (ngx_http_agent_graph_interrupt(run, node, NULL) != NGX_OK
-                || run->handlers->checkpoint(run, &node->name, run->current)
-                   != NGX_OK)
-            {
+            if (ngx_http_agent_graph_interrupt(run, node, NULL) != NGX_OK) {
                 ngx_http_agent_graph_finish(run, NGX_ERROR);
                 return;
             }
 
-            ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+            (void) ngx_http_agent_graph_save(run, NGX_HTTP_AGENT_SAVE_BEFORE,
+                                             node, run->current, 0);
             return;
         }
 
@@ -302,25 +310,13 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
          * next, and a resumed run starts here (run->resume set)
          */
 
-        if (ngx_http_agent_graph_apply(run, run->update) != NGX_OK
-            || run->handlers->checkpoint(run, &node->name, run->current)
-               != NGX_OK)
-        {
-            if (run->error.len == 0) {
-                ngx_http_agent_graph_fail(run, "checkpoint_failed",
-                                          "the state could not be saved");
-            }
-
+        if (ngx_http_agent_graph_apply(run, run->update) != NGX_OK) {
             ngx_http_agent_graph_finish(run, NGX_ERROR);
             return NGX_ERROR;
         }
 
-        if (run->handlers->node) {
-            (void) run->handlers->node(run, node, 0);
-        }
-
-        ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
-        return NGX_DONE;
+        return ngx_http_agent_graph_save(run, NGX_HTTP_AGENT_SAVE_INTERRUPT,
+                                         node, run->current, 0);
     }
 
     if (rc != NGX_OK) {
@@ -375,7 +371,62 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
         return NGX_ERROR;
     }
 
-    if (run->handlers->checkpoint(run, &node->name, next) != NGX_OK) {
+    return ngx_http_agent_graph_save(run, NGX_HTTP_AGENT_SAVE_STEP, node,
+                                     next, after);
+}
+
+
+/* the checkpoint, now or when the embedder has saved it */
+
+static ngx_int_t
+ngx_http_agent_graph_save(ngx_http_agent_run_t *run, ngx_uint_t saving,
+    ngx_http_agent_node_t *node, ngx_int_t next, ngx_uint_t after)
+{
+    ngx_int_t  rc;
+
+    run->saving = saving;
+    run->saving_node = node;
+    run->saving_next = next;
+    run->saving_after = after;
+
+    rc = run->handlers->checkpoint(run, &node->name, next);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    return ngx_http_agent_graph_after(run, rc);
+}
+
+
+void
+ngx_http_agent_graph_saved(ngx_http_agent_run_t *run, ngx_int_t rc)
+{
+    if (run->finished) {
+        return;
+    }
+
+    if (ngx_http_agent_graph_after(run, rc) == NGX_OK) {
+        ngx_http_agent_graph_loop(run);
+    }
+}
+
+
+/* what follows a checkpoint: NGX_OK, the loop goes on */
+
+static ngx_int_t
+ngx_http_agent_graph_after(ngx_http_agent_run_t *run, ngx_int_t rc)
+{
+    ngx_int_t               next;
+    ngx_uint_t              saving;
+    ngx_http_agent_node_t  *node;
+
+    node = run->saving_node;
+    next = run->saving_next;
+    saving = run->saving;
+    run->saving = 0;
+
+    if (rc != NGX_OK) {
         if (run->error.len == 0) {
             ngx_http_agent_graph_fail(run, "checkpoint_failed",
                                       "the state could not be saved");
@@ -383,6 +434,20 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 
         ngx_http_agent_graph_finish(run, NGX_ERROR);
         return NGX_ERROR;
+    }
+
+    if (saving == NGX_HTTP_AGENT_SAVE_BEFORE) {
+        ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+        return NGX_DONE;
+    }
+
+    if (saving == NGX_HTTP_AGENT_SAVE_INTERRUPT) {
+        if (run->handlers->node) {
+            (void) run->handlers->node(run, node, 0);
+        }
+
+        ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+        return NGX_DONE;
     }
 
     if (run->handlers->node
@@ -395,7 +460,7 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     run->step++;
 
-    if (run->interrupt.len && rc == NGX_OK && after) {
+    if (run->interrupt.len && run->saving_after) {
         ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
         return NGX_DONE;
     }

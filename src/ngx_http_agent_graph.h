@@ -129,7 +129,11 @@ struct ngx_http_agent_kind_s {
 };
 
 
-/* what the embedder does with a run: persist, stream, finish */
+/*
+ * what the embedder does with a run: persist, stream, finish.  A
+ * checkpoint may answer later (NGX_AGAIN): the embedder then calls
+ * ngx_http_agent_graph_saved() with its result and the run goes on.
+ */
 typedef struct {
     ngx_int_t                (*checkpoint)(ngx_http_agent_run_t *run,
                                            ngx_str_t *node, ngx_int_t next);
@@ -174,6 +178,13 @@ struct ngx_http_agent_run_s {
     void                           (*cancel)(ngx_http_agent_run_t *run);
 
     ngx_int_t                        async_rc;
+
+    /* a checkpoint being saved: what follows it */
+    ngx_uint_t                       saving;
+    ngx_http_agent_node_t           *saving_node;
+    ngx_int_t                        saving_next;
+    ngx_uint_t                       saving_after;
+
     unsigned                         resuming:1; /* at the node resumed */
     unsigned                         in_node:1;
     unsigned                         async_done:1;
@@ -195,6 +206,7 @@ ngx_int_t ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
 ngx_uint_t ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph,
     const char *kind);
 void ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+void ngx_http_agent_graph_saved(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_graph_cancel(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_graph_fail(ngx_http_agent_run_t *run,
     const char *code, const char *fmt, ...);

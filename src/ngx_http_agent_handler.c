@@ -37,6 +37,10 @@ static ngx_int_t ngx_http_agent_route(ngx_http_request_t *r,
 static void ngx_http_agent_body_handler(ngx_http_request_t *r);
 static void ngx_http_agent_body_done(ngx_http_request_t *r,
     ngx_str_t *body, ngx_int_t rc);
+static ngx_int_t ngx_http_agent_pass(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx);
+static void ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc);
+static void ngx_http_agent_store_cleanup(void *data);
 static ngx_int_t ngx_http_agent_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
@@ -58,6 +62,9 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     }
 
     ngx_http_set_ctx(r, ctx, ngx_http_agent_module);
+
+    ngx_http_agent_store_call_init(&ctx->store, r->pool, r->connection->log,
+                                   ngx_http_agent_store_wake, r);
 
     rc = ngx_http_agent_route(r, alcf, ctx);
 
@@ -85,7 +92,13 @@ ngx_http_agent_handler(ngx_http_request_t *r)
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        rc = ngx_http_agent_dispatch(r, ctx, NULL);
+        rc = ngx_http_agent_pass(r, ctx);
+
+        if (rc == NGX_HTTP_AGENT_WAITING) {
+            /* the store answers later: the request waits for it */
+            r->main->count++;
+            return NGX_DONE;
+        }
 
     } else if (rc == NGX_OK) {
         /*
@@ -281,10 +294,14 @@ ngx_http_agent_body_done(ngx_http_request_t *r, ngx_str_t *body,
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     if (rc == NGX_OK) {
-        rc = ngx_http_agent_dispatch(r, ctx, body);
+        ctx->body = *body;
+        ctx->has_body = 1;
 
-        if (rc == NGX_DONE) {
-            /* a turn or an import: it finalizes the request itself */
+        rc = ngx_http_agent_pass(r, ctx);
+
+        if (rc == NGX_DONE || rc == NGX_HTTP_AGENT_WAITING) {
+            /* a turn or an import finalizes the request itself; a store's
+             * answer to come runs the pass again */
             return;
         }
     }
@@ -294,6 +311,109 @@ ngx_http_agent_body_done(ngx_http_request_t *r, ngx_str_t *body,
     }
 
     ngx_http_finalize_request(r, rc);
+}
+
+
+/*
+ * A pass of the endpoint's code.  When it waits on the store (NGX_AGAIN),
+ * the answer runs it again from the start: the calls it made before are
+ * answered from the kept answers (ngx_http_agent_store.h), so nothing is
+ * done twice, and the endpoints read as if the store answered at once.
+ */
+
+static ngx_int_t
+ngx_http_agent_pass(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    ctx->store.n = 0;
+
+    rc = ngx_http_agent_dispatch(r, ctx, ctx->has_body ? &ctx->body : NULL);
+
+    /* NGX_AGAIN with no answer to come: the client's, sending the reply */
+
+    if (rc != NGX_AGAIN || ctx->store.waiting == 0) {
+        return rc;
+    }
+
+    if (ngx_http_agent_store_wait(r) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return NGX_HTTP_AGENT_WAITING;
+}
+
+
+/* a request that waits on the store: if it goes first, the answer is not
+ * given to it */
+
+ngx_int_t
+ngx_http_agent_store_wait(ngx_http_request_t *r)
+{
+    ngx_http_cleanup_t    *cln;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->waited) {
+        return NGX_OK;
+    }
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        ngx_http_agent_store_cancel(&ctx->store);
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_agent_store_cleanup;
+    cln->data = ctx;
+    ctx->waited = 1;
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_request_t *r = sc->data;
+
+    ngx_int_t              rc;
+    ngx_connection_t      *c;
+    ngx_http_agent_ctx_t  *ctx;
+
+    c = r->connection;
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_pass(r, ctx);
+
+    if (rc == NGX_HTTP_AGENT_WAITING) {
+        return;
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        rc = ctx->sent_rc;
+    }
+
+    /*
+     * a body's pass that started a turn leaves the request to it; a pass
+     * without a body holds the count taken when it first waited
+     */
+
+    if (rc != NGX_DONE || !ctx->has_body) {
+        ngx_http_finalize_request(r, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+static void
+ngx_http_agent_store_cleanup(void *data)
+{
+    ngx_http_agent_ctx_t *ctx = data;
+
+    ngx_http_agent_store_cancel(&ctx->store);
 }
 
 
@@ -325,7 +445,11 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                 return rc;
             }
 
-            rc = ngx_http_agent_store_session_delete(r->pool, &ctx->id);
+            rc = ngx_http_agent_store_session_delete(&ctx->store, &ctx->id);
+
+            if (rc == NGX_AGAIN) {
+                return NGX_AGAIN;
+            }
 
             if (rc == NGX_DECLINED) {
                 return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,

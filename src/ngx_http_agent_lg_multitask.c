@@ -12,6 +12,7 @@
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_run.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_handler.h"
 
 
 static void ngx_http_agent_lg_run_dequeue(ngx_event_t *ev);
@@ -45,15 +46,22 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    rc = ngx_http_agent_store_thread_busy(r->pool, &req->thread_id, &run_id);
+    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_sc(r),
+                                          &req->thread_id, &run_id);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
-    if (rc == NGX_DECLINED && req->rollback
-        && ngx_http_agent_store_run_get(r->pool, &req->thread_id,
-                                        &req->before, &row)
-           == NGX_OK)
-    {
+    if (rc == NGX_DECLINED && req->rollback) {
+        rc = ngx_http_agent_store_run_get(ngx_http_agent_sc(r),
+                                          &req->thread_id, &req->before,
+                                          &row);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
         /* free, but not yet rolled back */
-        rc = NGX_OK;
+        rc = (rc == NGX_OK) ? NGX_OK : NGX_DECLINED;
     }
 
     if (rc != NGX_OK) {
@@ -95,9 +103,13 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
                 return ngx_http_agent_lg_run_queue(r, req, body, v);
             }
 
-            if (ngx_http_agent_store_run_cancel(&run_id, &action)
-                == NGX_ERROR)
-            {
+            rc = ngx_http_agent_store_run_cancel(ngx_http_agent_sc(r),
+                                                 &run_id, &action);
+            if (rc == NGX_AGAIN) {
+                return NGX_AGAIN;
+            }
+
+            if (rc == NGX_ERROR) {
                 return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                             "the cancel could not be saved");
             }
@@ -130,7 +142,17 @@ ngx_http_agent_lg_run_dequeue(ngx_event_t *ev)
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     req = ctx->api;
 
+    /* a new look at the store: the answers of the last one are old */
+    ngx_http_agent_store_call_reset(&ctx->store);
+
     rc = ngx_http_agent_lg_run(r, req, &req->body);
+
+    if (rc == NGX_AGAIN && ctx->store.waiting) {
+        /* its answer runs the request's pass (ngx_http_agent_handler.c) */
+        (void) ngx_http_agent_store_wait(r);
+        ngx_http_run_posted_requests(c);
+        return;
+    }
 
     if (rc != NGX_DONE) {
         ngx_http_finalize_request(r, rc == NGX_HTTP_AGENT_SENT ? ctx->sent_rc

@@ -40,7 +40,9 @@ static ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
 static ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 static ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
+static void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
 static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
+static void ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_lg_run_cleanup(void *data);
 static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
@@ -48,6 +50,7 @@ static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
 
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
     ngx_http_agent_lg_run_begin,
+    ngx_http_agent_lg_run_started,
     ngx_http_agent_lg_run_done,
     ngx_http_agent_lg_run_answer
 };
@@ -114,7 +117,8 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         rc = ngx_http_agent_lg_thread_create(r, &none, NULL, &s);
 
     } else {
-        rc = ngx_http_agent_store_session_get(r->pool, &req->thread_id, &s);
+        rc = ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
+                                              &req->thread_id, &s);
 
         if (rc == NGX_DECLINED
             && ngx_http_agent_json_get_str(v, "if_not_exists", &name)
@@ -204,11 +208,21 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     cln->handler = ngx_http_agent_lg_run_cleanup;
     cln->data = lr;
 
-    rc = ngx_http_agent_turn_begin(turn, &s);
+    return ngx_http_agent_turn_begin(turn, &s);
+}
 
-    if (rc != NGX_DONE) {
-        return rc;
-    }
+
+/* the run has begun (its row written, its graph started) */
+
+static void
+ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_lg_run_t *lr = turn->data;
+
+    ngx_int_t            rc;
+    ngx_http_request_t  *r;
+
+    r = turn->request;
 
     if (lr->keep) {
         /* on_disconnect "continue": the run outlives its client */
@@ -231,8 +245,12 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
         if (rc == NGX_ERROR || rc >= NGX_HTTP_SPECIAL_RESPONSE) {
             ngx_http_agent_lg_run_cancel(turn, 0);
-            return NGX_DONE;
+            return;
         }
+    }
+
+    if (lr->finished) {
+        return;
     }
 
     lr->poll.handler = ngx_http_agent_lg_run_poll;
@@ -240,8 +258,6 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     lr->poll.log = r->connection->log;
     lr->poll.cancelable = 1;
     ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
-
-    return NGX_DONE;
 }
 
 
@@ -308,7 +324,7 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     ngx_http_agent_lg_run_t *lr = turn->data;
 
     u_char                    *p;
-    ngx_int_t                  n;
+    ngx_int_t                  n, rc;
     ngx_http_agent_run_row_t   row;
 
     turn->stream.state = turn->run;
@@ -329,9 +345,16 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
                                     "send an input", &turn->session_id);
     }
 
-    p = ngx_pnalloc(turn->request->pool, 32);
+    p = lr->row.created_at.data;
+
     if (p == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        /* the same time in each pass of the turn's start */
+        p = ngx_pnalloc(turn->request->pool, 32);
+        if (p == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        (void) ngx_http_agent_store_now(p);
     }
 
     ngx_memzero(&row, sizeof(ngx_http_agent_run_row_t));
@@ -344,11 +367,16 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     row.multitask_strategy = lr->strategy;
     row.checkpoint = turn->started_from;
     row.created_at.data = p;
-    row.created_at.len = ngx_http_agent_store_now(p) - p;
+    row.created_at.len = 24;
 
     lr->row = row;
 
-    if (ngx_http_agent_store_run_insert(&row, lr->resumable) != NGX_OK) {
+    rc = ngx_http_agent_store_run_insert(&turn->sc, &row, lr->resumable);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(turn->request,
                                     NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the run could not be saved");
@@ -426,7 +454,8 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     lr->finished = 1;
 
     if (ngx_http_agent_lg_run_flush(lr) != NGX_OK
-        || ngx_http_agent_store_run_status(&turn->run_id, status) != NGX_OK)
+        || ngx_http_agent_store_run_status(&turn->wsc, &turn->run_id, status)
+           != NGX_OK)
     {
         ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
                       "agent: the end of run \"%V\" could not be saved",
@@ -434,7 +463,7 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     }
 
     if (lr->rollback
-        && ngx_http_agent_store_run_rollback(&turn->session_id,
+        && ngx_http_agent_store_run_rollback(&turn->wsc, &turn->session_id,
                                              &turn->run_id,
                                              &turn->started_from)
            != NGX_OK)
@@ -445,7 +474,7 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     }
 
     if (lr->stateless && !lr->wait) {
-        (void) ngx_http_agent_store_session_delete(turn->request->pool,
+        (void) ngx_http_agent_store_session_delete(&turn->wsc,
                                                    &turn->session_id);
     }
 }
@@ -500,7 +529,7 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     rc = ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 
     if (lr->stateless) {
-        (void) ngx_http_agent_store_session_delete(r->pool,
+        (void) ngx_http_agent_store_session_delete(&turn->wsc,
                                                    &turn->session_id);
     }
 
@@ -515,8 +544,6 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
 {
     ngx_http_agent_lg_run_t *lr = ev->data;
 
-    ngx_str_t               action;
-    ngx_connection_t       *c;
     ngx_http_agent_turn_t  *turn;
 
     turn = lr->turn;
@@ -527,10 +554,50 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
 
     (void) ngx_http_agent_lg_run_flush(lr);
 
-    if (ngx_http_agent_store_run_cancelled(turn->request->pool,
-                                           &turn->run_id, &action)
-        == NGX_OK)
-    {
+    if (lr->poll_sc.waiting) {
+        ngx_add_timer(ev, NGX_HTTP_AGENT_LG_POLL);
+        return;
+    }
+
+    if (lr->poll_sc.pool == NULL) {
+        ngx_http_agent_store_call_init(&lr->poll_sc, turn->request->pool,
+                                       ev->log, ngx_http_agent_lg_run_polled,
+                                       lr);
+        lr->poll_sc.key = turn->session_id;
+    }
+
+    ngx_http_agent_lg_run_polled(&lr->poll_sc);
+}
+
+
+/* the cancel flag read: now, or when the store answers */
+
+static void
+ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_lg_run_t *lr = sc->data;
+
+    ngx_int_t               rc;
+    ngx_str_t               action;
+    ngx_connection_t       *c;
+    ngx_http_agent_turn_t  *turn;
+
+    turn = lr->turn;
+    sc->n = 0;
+
+    rc = ngx_http_agent_store_run_cancelled(sc, &turn->run_id, &action);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    ngx_http_agent_store_call_reset(sc);
+
+    if (lr->finished || turn->run == NULL || turn->run->finished) {
+        return;
+    }
+
+    if (rc == NGX_OK) {
         c = turn->request->connection;
         ngx_http_agent_lg_run_cancel(turn, action.len == 8
                                  && ngx_strncmp(action.data, "rollback", 8)
@@ -539,7 +606,9 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
         return;
     }
 
-    ngx_add_timer(ev, NGX_HTTP_AGENT_LG_POLL);
+    if (!lr->poll.timer_set) {
+        ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
+    }
 }
 
 
@@ -574,30 +643,33 @@ ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
 static ngx_int_t
 ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr)
 {
-    ngx_uint_t                i;
-    ngx_http_agent_lg_kept_t  *k;
+    ngx_uint_t                    i;
+    ngx_http_agent_lg_kept_t     *k;
+    ngx_http_agent_store_call_t  *sc;
 
     if (lr->kept == NULL || lr->kept->nelts == 0) {
         return NGX_OK;
     }
 
-    if (ngx_http_agent_store_begin() != NGX_OK) {
+    sc = &lr->turn->wsc;
+
+    if (ngx_http_agent_store_begin(sc) != NGX_OK) {
         return NGX_ERROR;
     }
 
     k = lr->kept->elts;
 
     for (i = 0; i < lr->kept->nelts; i++) {
-        if (ngx_http_agent_store_run_event(&lr->turn->run_id, k[i].seq,
+        if (ngx_http_agent_store_run_event(sc, &lr->turn->run_id, k[i].seq,
                                            &k[i].name, &k[i].json)
             != NGX_OK)
         {
-            ngx_http_agent_store_rollback();
+            ngx_http_agent_store_rollback(sc);
             return NGX_ERROR;
         }
     }
 
-    if (ngx_http_agent_store_commit() != NGX_OK) {
+    if (ngx_http_agent_store_commit(sc) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -620,7 +692,8 @@ ngx_http_agent_lg_run_cleanup(void *data)
 
     if (!lr->finished && lr->turn && lr->turn->run_id.len) {
         /* the client went away and the run with it */
-        (void) ngx_http_agent_store_run_status(&lr->turn->run_id,
+        (void) ngx_http_agent_store_run_status(&lr->turn->wsc,
+                                               &lr->turn->run_id,
                                                "interrupted");
     }
 

@@ -41,6 +41,7 @@ typedef struct {
     ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
     ngx_pool_t                *kept_pool;
     ngx_event_t                poll;
+    ngx_http_agent_store_call_t  poll_sc;
     unsigned                   wait:1;      /* runs/wait */
     unsigned                   stateless:1;
     unsigned                   resumable:1;

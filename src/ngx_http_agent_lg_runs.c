@@ -38,7 +38,17 @@ typedef struct {
     ngx_msec_t                 deadline;
     int64_t                    last;
     ngx_uint_t                 mode;        /* join, join JSON, cancel */
+
+    /* one call of the store at a time, its answer read once */
+    ngx_http_agent_store_call_t  sc;
+    ngx_http_agent_run_row_t   row;
+    ngx_uint_t                 phase;
 } ngx_http_agent_lg_join_t;
+
+
+#define NGX_HTTP_AGENT_LG_JOIN_STATUS  0
+#define NGX_HTTP_AGENT_LG_JOIN_EVENTS  1
+#define NGX_HTTP_AGENT_LG_JOIN_END     2
 
 
 static ngx_int_t ngx_http_agent_lg_cancel(ngx_http_request_t *r,
@@ -46,6 +56,8 @@ static ngx_int_t ngx_http_agent_lg_cancel(ngx_http_request_t *r,
 static ngx_int_t ngx_http_agent_lg_follow(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_uint_t mode, int64_t last);
 static void ngx_http_agent_lg_join_poll(ngx_event_t *ev);
+static void ngx_http_agent_lg_join_wake(ngx_http_agent_store_call_t *sc);
+static void ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn);
 static ngx_int_t ngx_http_agent_lg_join_event(void *data, int64_t seq,
     ngx_str_t *event, ngx_str_t *json);
 static ngx_int_t ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn);
@@ -77,8 +89,12 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     if (req->route != NGX_HTTP_AGENT_LG_RUNS) {
-        rc = ngx_http_agent_store_run_get(r->pool, &req->thread_id, &req->id,
-                                          &one);
+        rc = ngx_http_agent_store_run_get(ngx_http_agent_sc(r),
+                                          &req->thread_id, &req->id, &one);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
         if (rc == NGX_DECLINED) {
             return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                         "thread \"%V\" has no run \"%V\"",
@@ -127,11 +143,18 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     if (ngx_array_init(&rows, r->pool, 8, sizeof(ngx_http_agent_run_row_t))
-        != NGX_OK
-        || ngx_http_agent_store_run_list(r->pool, &req->thread_id, status,
-                                         limit, offset, &rows)
-           != NGX_OK)
+        != NGX_OK)
     {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_run_list(ngx_http_agent_sc(r), &req->thread_id,
+                                       status, limit, offset, &rows);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the runs could not be read");
     }
@@ -233,7 +256,11 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                            : NGX_HTTP_ACCEPTED, NULL);
     }
 
-    rc = ngx_http_agent_store_run_cancel(&row->run_id, &action);
+    rc = ngx_http_agent_store_run_cancel(ngx_http_agent_sc(r), &row->run_id,
+                                         &action);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
     if (rc == NGX_ERROR) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
@@ -270,8 +297,12 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
         return rc;
     }
 
-    rc = ngx_http_agent_store_run_get(r->pool, &req->thread_id, &req->id,
-                                      &row);
+    rc = ngx_http_agent_store_run_get(ngx_http_agent_sc(r), &req->thread_id,
+                                      &req->id, &row);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                     "thread \"%V\" has no run \"%V\"",
@@ -361,6 +392,10 @@ ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         jn->sse.id = last;
     }
 
+    ngx_http_agent_store_call_init(&jn->sc, r->pool, r->connection->log,
+                                   ngx_http_agent_lg_join_wake, jn);
+    jn->sc.key = req->thread_id;
+
     jn->poll.handler = ngx_http_agent_lg_join_poll;
     jn->poll.data = jn;
     jn->poll.log = r->connection->log;
@@ -384,46 +419,80 @@ ngx_http_agent_lg_join_poll(ngx_event_t *ev)
 {
     ngx_http_agent_lg_join_t *jn = ev->data;
 
-    int64_t                    before;
-    ngx_int_t                  rc;
-    ngx_connection_t          *c;
-    ngx_http_request_t        *r;
-    ngx_http_agent_run_row_t   row;
+    ngx_http_agent_lg_join_step(jn);
+}
+
+
+static void
+ngx_http_agent_lg_join_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_lg_join_step(sc->data);
+}
+
+
+/* the status first: events saved before the end are all there then */
+
+static void
+ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn)
+{
+    int64_t              before;
+    ngx_int_t            rc;
+    ngx_connection_t    *c;
+    ngx_http_request_t  *r;
 
     r = jn->request;
     c = r->connection;
 
-    /* the status first: events saved before the end are all there then */
+    jn->sc.n = 0;
 
-    rc = ngx_http_agent_store_run_get(r->pool, &jn->req->thread_id,
-                                      &jn->req->id, &row);
-    if (rc != NGX_OK) {
-        goto failed;
+    if (jn->phase == NGX_HTTP_AGENT_LG_JOIN_STATUS) {
+        rc = ngx_http_agent_store_run_get(&jn->sc, &jn->req->thread_id,
+                                          &jn->req->id, &jn->row);
+        if (rc == NGX_AGAIN) {
+            return;
+        }
+
+        ngx_http_agent_store_call_reset(&jn->sc);
+
+        if (rc != NGX_OK) {
+            goto failed;
+        }
+
+        jn->phase = (jn->mode == NGX_HTTP_AGENT_LG_RUN_JOIN)
+                    ? NGX_HTTP_AGENT_LG_JOIN_EVENTS
+                    : NGX_HTTP_AGENT_LG_JOIN_END;
     }
 
-    if (jn->mode == NGX_HTTP_AGENT_LG_RUN_JOIN) {
-        do {
-            before = jn->last;
+    while (jn->phase == NGX_HTTP_AGENT_LG_JOIN_EVENTS) {
+        before = jn->last;
 
-            if (ngx_http_agent_store_run_events(&jn->req->id, jn->last,
-                                                NGX_HTTP_AGENT_LG_JOIN_BATCH,
-                                                ngx_http_agent_lg_join_event,
-                                                jn)
-                != NGX_OK)
-            {
-                goto failed;
-            }
+        rc = ngx_http_agent_store_run_events(&jn->sc, &jn->req->id, jn->last,
+                                             NGX_HTTP_AGENT_LG_JOIN_BATCH,
+                                             ngx_http_agent_lg_join_event,
+                                             jn);
+        if (rc == NGX_AGAIN) {
+            return;
+        }
 
-        } while (jn->last - before == NGX_HTTP_AGENT_LG_JOIN_BATCH);
+        ngx_http_agent_store_call_reset(&jn->sc);
+
+        if (rc != NGX_OK) {
+            goto failed;
+        }
+
+        if (jn->last - before != NGX_HTTP_AGENT_LG_JOIN_BATCH) {
+            jn->phase = NGX_HTTP_AGENT_LG_JOIN_END;
+        }
     }
 
-    if ((row.status.len == 7 && ngx_strncmp(row.status.data, "running", 7)
-                                == 0)
-        || (row.status.len == 7
-            && ngx_strncmp(row.status.data, "pending", 7) == 0))
+    if ((jn->row.status.len == 7
+         && ngx_strncmp(jn->row.status.data, "running", 7) == 0)
+        || (jn->row.status.len == 7
+            && ngx_strncmp(jn->row.status.data, "pending", 7) == 0))
     {
         if ((ngx_msec_int_t) (ngx_current_msec - jn->deadline) < 0) {
-            ngx_add_timer(ev, NGX_HTTP_AGENT_LG_JOIN_POLL);
+            jn->phase = NGX_HTTP_AGENT_LG_JOIN_STATUS;
+            ngx_add_timer(&jn->poll, NGX_HTTP_AGENT_LG_JOIN_POLL);
             return;
         }
 
@@ -431,6 +500,10 @@ ngx_http_agent_lg_join_poll(ngx_event_t *ev)
     }
 
     rc = ngx_http_agent_lg_join_end(jn);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
 
     ngx_http_finalize_request(r, rc);
     ngx_http_run_posted_requests(c);
@@ -462,6 +535,7 @@ ngx_http_agent_lg_join_event(void *data, int64_t seq, ngx_str_t *event,
 static ngx_int_t
 ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
 {
+    ngx_int_t                     rc;
     ngx_http_request_t           *r;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_json_t        *j;
@@ -486,11 +560,17 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
                                               alcf->graph);
         j = ngx_http_agent_json_create(r->pool);
 
-        if (run == NULL || j == NULL
-            || ngx_http_agent_state_load(r->pool, &jn->req->thread_id, run,
-                                         &cp, -1)
-               != NGX_OK)
-        {
+        if (run == NULL || j == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        rc = ngx_http_agent_state_load(&jn->sc, &jn->req->thread_id, run,
+                                       &cp, -1);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
@@ -510,5 +590,6 @@ ngx_http_agent_lg_join_cleanup(void *data)
         ngx_del_timer(&jn->poll);
     }
 
+    ngx_http_agent_store_cancel(&jn->sc);
     ngx_http_agent_sse_stop(&jn->sse);
 }

@@ -25,8 +25,9 @@
 
 static ngx_int_t ngx_http_agent_lg_thread_json(ngx_http_request_t *r,
     ngx_http_agent_json_t *j, ngx_http_agent_session_t *s);
-static ngx_http_agent_run_t *ngx_http_agent_lg_load(ngx_http_request_t *r,
-    ngx_str_t *thread_id, ngx_http_agent_checkpoint_t *cp);
+static ngx_int_t ngx_http_agent_lg_load(ngx_http_request_t *r,
+    ngx_str_t *thread_id, ngx_http_agent_checkpoint_t *cp,
+    ngx_http_agent_run_t **runp);
 
 
 /* POST /threads/search: the owner's threads, newest first */
@@ -66,11 +67,18 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_str_t *body)
 
     if (ngx_array_init(&sessions, r->pool, 8,
                        sizeof(ngx_http_agent_session_t))
-        != NGX_OK
-        || ngx_http_agent_store_session_list(r->pool, limit, offset,
-                                             ctx->owner, &sessions)
-           != NGX_OK)
+        != NGX_OK)
     {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_sc(r), limit,
+                                           offset, ctx->owner, &sessions);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the threads could not be read");
     }
@@ -128,9 +136,15 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                         "must be strings");
         }
 
-        if (id.len
-            && ngx_http_agent_store_session_get(r->pool, &id, &s) == NGX_OK)
-        {
+        rc = id.len ? ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
+                                                       &id, &s)
+                    : NGX_DECLINED;
+
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc == NGX_OK) {
             /* if_exists: "raise" (the default) or "do_nothing" */
 
             if (exists.len != 10
@@ -168,9 +182,13 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                 return rc;
             }
 
-            if (ngx_http_agent_store_session_delete(r->pool, &req->thread_id)
-                != NGX_OK)
-            {
+            rc = ngx_http_agent_store_session_delete(ngx_http_agent_sc(r),
+                                                     &req->thread_id);
+            if (rc == NGX_AGAIN) {
+                return NGX_AGAIN;
+            }
+
+            if (rc != NGX_OK) {
                 return ngx_http_agent_error(r,
                                             NGX_HTTP_INTERNAL_SERVER_ERROR,
                                             "the thread could not be "
@@ -220,12 +238,16 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
 
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
 
-    run = ngx_http_agent_lg_load(r, &s->id, &cp);
-    if (run == NULL) {
-        return NGX_HTTP_AGENT_SENT;
+    rc = ngx_http_agent_lg_load(r, &s->id, &cp, &run);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
-    rc = ngx_http_agent_store_thread_busy(r->pool, &s->id, &run_id);
+    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_sc(r), &s->id,
+                                          &run_id);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
@@ -288,24 +310,35 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
  * the location's graph: a thread's channels are the graph's that last ran.
  */
 
-static ngx_http_agent_run_t *
+static ngx_int_t
 ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
-    ngx_http_agent_checkpoint_t *cp)
+    ngx_http_agent_checkpoint_t *cp, ngx_http_agent_run_t **runp)
 {
-    ngx_int_t                   rc;
-    ngx_uint_t                  i;
-    ngx_array_t                 list;
-    ngx_http_agent_run_t       *run;
-    ngx_http_agent_checkpoint_t  *c;
+    ngx_int_t                      rc;
+    ngx_uint_t                     i;
+    ngx_array_t                    list;
+    ngx_http_agent_run_t          *run;
+    ngx_http_agent_graph_t        *graph;
+    ngx_http_agent_checkpoint_t   *c;
+    ngx_http_agent_store_call_t   *sc;
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                             ngx_http_agent_lg_thread_graph(r, thread_id));
-    if (run == NULL) {
-        return NULL;
+    sc = ngx_http_agent_sc(r);
+
+    graph = ngx_http_agent_lg_thread_graph(r, thread_id);
+    if (graph == NULL) {
+        return NGX_AGAIN;
     }
 
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                          graph);
+    if (run == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    *runp = run;
+
     if (cp->id.len == 0) {
-        rc = ngx_http_agent_state_load(r->pool, thread_id, run, cp, -1);
+        rc = ngx_http_agent_state_load(sc, thread_id, run, cp, -1);
 
     } else {
 
@@ -313,14 +346,20 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
 
         if (ngx_array_init(&list, r->pool, 16,
                            sizeof(ngx_http_agent_checkpoint_t))
-            != NGX_OK
-            || ngx_http_agent_store_checkpoint_list(r->pool, thread_id, &list)
-               != NGX_OK)
+            != NGX_OK)
         {
-            (void) ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        rc = ngx_http_agent_store_checkpoint_list(sc, thread_id, &list);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
+            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                         "the thread's state could not be "
                                         "read");
-            return NULL;
         }
 
         c = list.elts;
@@ -334,23 +373,25 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
         }
 
         if (i == list.nelts) {
-            (void) ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                         "thread \"%V\" has no checkpoint "
                                         "\"%V\"", thread_id, &cp->id);
-            return NULL;
         }
 
         *cp = c[i];
-        rc = ngx_http_agent_state_apply(r->pool, thread_id, run, cp, -1);
+        rc = ngx_http_agent_state_apply(sc, thread_id, run, cp, -1);
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        (void) ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the thread's state could not be read");
-        return NULL;
     }
 
-    return run;
+    return NGX_OK;
 }
 
 
@@ -376,9 +417,9 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
         cp.id = req->id;
     }
 
-    run = ngx_http_agent_lg_load(r, &req->thread_id, &cp);
-    if (run == NULL) {
-        return NGX_HTTP_AGENT_SENT;
+    rc = ngx_http_agent_lg_load(r, &req->thread_id, &cp, &run);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -420,6 +461,9 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
+    if (graph == NULL) {
+        return NGX_AGAIN;
+    }
 
     limit = 10;
     ngx_str_null(&before);
@@ -454,11 +498,18 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     if (ngx_array_init(&list, r->pool, 16,
                        sizeof(ngx_http_agent_checkpoint_t))
-        != NGX_OK
-        || ngx_http_agent_store_checkpoint_list(r->pool, &req->thread_id,
-                                                &list)
-           != NGX_OK)
+        != NGX_OK)
     {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_sc(r),
+                                              &req->thread_id, &list);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the thread's history could not be "
                                     "read");
@@ -485,11 +536,17 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
         run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
                                               graph);
-        if (run == NULL
-            || ngx_http_agent_state_apply(r->pool, &req->thread_id, run,
-                                          &c[i], -1)
-               != NGX_OK)
-        {
+        if (run == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        rc = ngx_http_agent_state_apply(ngx_http_agent_sc(r),
+                                        &req->thread_id, run, &c[i], -1);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
             return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                         "the thread's history could not "
                                         "be read");
@@ -510,6 +567,7 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 ngx_http_agent_graph_t *
 ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
 {
+    ngx_int_t                   rc;
     ngx_array_t                 rows;
     ngx_http_agent_graph_t     *g;
     ngx_http_agent_run_row_t   *row;
@@ -518,12 +576,19 @@ ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     if (ngx_array_init(&rows, r->pool, 1, sizeof(ngx_http_agent_run_row_t))
-        != NGX_OK
-        || ngx_http_agent_store_run_list(r->pool, thread_id, NULL, 1, 0,
-                                         &rows)
-           != NGX_OK
-        || rows.nelts == 0)
+        != NGX_OK)
     {
+        return alcf->graph;
+    }
+
+    rc = ngx_http_agent_store_run_list(ngx_http_agent_sc(r), thread_id, NULL,
+                                       1, 0, &rows);
+    if (rc == NGX_AGAIN) {
+        /* NULL: the caller waits for the store's answer */
+        return NULL;
+    }
+
+    if (rc != NGX_OK || rows.nelts == 0) {
         return alcf->graph;
     }
 
@@ -552,6 +617,7 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     ngx_http_agent_run_t         *run;
     ngx_http_agent_node_t        *nodes;
     ngx_http_agent_json_t        *j;
+    ngx_http_agent_graph_t       *graph;
     ngx_http_agent_channel_t     *ch;
     ngx_http_agent_session_t      s;
     ngx_http_agent_checkpoint_t   cp;
@@ -585,8 +651,12 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
         as_node.len = ngx_strlen(as_node.data);
     }
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                            ngx_http_agent_lg_thread_graph(r, &req->thread_id));
+    graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
+    if (graph == NULL) {
+        return NGX_AGAIN;
+    }
+
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log, graph);
     if (run == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -604,13 +674,14 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
         return rc;
     }
 
-    rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
-
-    if (ngx_http_agent_state_load(r->pool, &req->thread_id, run, &cp, -1)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_state_load(ngx_http_agent_sc(r), &req->thread_id,
+                                   run, &cp, -1);
+    if (rc != NGX_OK) {
+        rc = (rc == NGX_AGAIN) ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
         goto done;
     }
+
+    rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
 
     update = ngx_http_agent_graph_update_create(r->pool);
     if (update == NULL) {
@@ -670,12 +741,17 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
 
     cp.run_id = run_id;
     cp.lease = alcf->turn_lease;
+    cp.release = 1;
 
-    if (ngx_http_agent_state_save(run, &req->thread_id, &cp, &as_node, nextp)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_state_save(ngx_http_agent_sc(r), run,
+                                   &req->thread_id, &cp, &as_node, nextp);
+    if (rc != NGX_OK) {
+        cp.release = 0;
+        rc = (rc == NGX_AGAIN) ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
         goto done;
     }
+
+    rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
 
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
@@ -691,7 +767,14 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
 
 done:
 
-    ngx_http_agent_store_unlock(&req->thread_id, &run_id);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (!cp.release) {
+        ngx_http_agent_store_unlock(ngx_http_agent_sc(r), &req->thread_id,
+                                    &run_id);
+    }
 
     if (rc == NGX_HTTP_INTERNAL_SERVER_ERROR) {
         return ngx_http_agent_error(r, rc, "the state could not be updated");

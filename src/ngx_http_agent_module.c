@@ -53,8 +53,8 @@ static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
 static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_checkpoint_db"),
-      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_path,
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_store_conf,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_agent_main_conf_t, checkpoint_db),
       NULL },
@@ -694,6 +694,8 @@ ngx_http_agent_init_module(ngx_cycle_t *cycle)
 
     /* the master creates the files, the workers must be able to use them */
 
+    ngx_http_agent_store_select(&amcf->checkpoint_db);
+
     return ngx_http_agent_store_init(cycle, &amcf->checkpoint_db,
                                      &amcf->resources_dir,
                                      ccf->user, ccf->group);
@@ -713,6 +715,8 @@ ngx_http_agent_init_process(ngx_cycle_t *cycle)
     if (ngx_http_agent_curl_init_process(cycle) != NGX_OK) {
         return NGX_ERROR;
     }
+
+    ngx_http_agent_store_select(&amcf->checkpoint_db);
 
     return ngx_http_agent_store_open(cycle, &amcf->checkpoint_db);
 }

@@ -126,9 +126,7 @@ ngx_http_agent_node_resources_run(ngx_http_agent_run_t *run,
 
     env = run->data;
 
-    /* listed anew: a file may have been uploaded since the last turn */
-    env->sql.resources = NULL;
-
+    /* listed when the turn began: a file uploaded since the last turn */
     if (ngx_http_agent_env_sql(run) != NGX_OK) {
         return NGX_ERROR;
     }

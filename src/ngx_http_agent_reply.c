@@ -159,20 +159,33 @@ ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
 {
     u_char                     *p;
     ngx_int_t                   rc;
+    ngx_http_agent_ctx_t       *ctx;
     ngx_http_agent_loc_conf_t  *alcf;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    p = ngx_pnalloc(r->pool, 36);
-    if (p == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    /* the same run id in each pass of the request: the one locked with */
+
+    if (ctx->lock_id.len == 0) {
+        p = ngx_pnalloc(r->pool, 36);
+        if (p == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_http_agent_store_new_id(p);
+        ctx->lock_id.data = p;
+        ctx->lock_id.len = 36;
     }
 
-    ngx_http_agent_store_new_id(p);
-    run_id->data = p;
-    run_id->len = 36;
+    *run_id = ctx->lock_id;
 
-    rc = ngx_http_agent_store_lock(id, run_id, alcf->turn_lease);
+    rc = ngx_http_agent_store_lock(&ctx->store, id, run_id,
+                                   alcf->turn_lease);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
     if (rc == NGX_BUSY) {
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
@@ -191,6 +204,19 @@ ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     return NGX_OK;
+}
+
+
+/* the store's calls of the request's pass (ngx_http_agent_handler.c) */
+
+ngx_http_agent_store_call_t *
+ngx_http_agent_sc(ngx_http_request_t *r)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    return &ctx->store;
 }
 
 
@@ -244,7 +270,11 @@ ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_store_session_get(r->pool, id, s);
+    rc = ngx_http_agent_store_session_get(&ctx->store, id, s);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
     /* another owner's session is answered as an unknown one */
     if (rc == NGX_OK && ctx->owner
@@ -311,6 +341,7 @@ ngx_int_t
 ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *title, yajl_val metadata, ngx_http_agent_session_t *s)
 {
+    ngx_int_t              rc;
     ngx_str_t              meta;
     ngx_http_agent_ctx_t  *ctx;
 
@@ -329,13 +360,13 @@ ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
         }
     }
 
-    if (ngx_http_agent_store_session_create(r->pool, id, title, &meta,
-                                            ctx->owner, s)
-        != NGX_OK)
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session could not be created");
+    rc = ngx_http_agent_store_session_create(&ctx->store, id, title, &meta,
+                                             ctx->owner, s);
+
+    if (rc == NGX_OK || rc == NGX_AGAIN) {
+        return rc;
     }
 
-    return NGX_OK;
+    return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                "the session could not be created");
 }

@@ -20,6 +20,9 @@
 /* an error answer was sent: the caller stops, the handler finalizes */
 #define NGX_HTTP_AGENT_SENT    -100
 
+/* the store answers later: the request's pass runs again then */
+#define NGX_HTTP_AGENT_WAITING -101
+
 
 typedef enum {
     NGX_HTTP_AGENT_EP_SESSIONS = 0,
@@ -48,9 +51,17 @@ typedef struct {
     void                           *sse;       /* its stream */
     void                           *api;       /* the LangGraph API's
                                                   request (lg.c) */
+
+    /* the store's calls: a pass that waits on one runs again on its answer */
+    ngx_http_agent_store_call_t     store;
+    ngx_str_t                       body;
+    ngx_str_t                       lock_id;
+    unsigned                        has_body:1;
+    unsigned                        waited:1;
 } ngx_http_agent_ctx_t;
 
 
+ngx_http_agent_store_call_t *ngx_http_agent_sc(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,

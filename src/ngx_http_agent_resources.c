@@ -14,6 +14,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_resources.h"
@@ -44,8 +45,21 @@ typedef struct {
 #endif
 
 
+/* a row the store writes later */
+typedef struct {
+    ngx_http_request_t             *request;
+    ngx_str_t                       id;
+    ngx_http_agent_resource_t       res;
+} ngx_http_agent_import_wait_t;
+
+
 static void ngx_http_agent_resource_json(ngx_http_agent_json_t *j,
     ngx_http_agent_resource_t *res);
+static ngx_int_t ngx_http_agent_import_wait(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_http_agent_resource_t *res);
+static ngx_int_t ngx_http_agent_import_dup(ngx_pool_t *pool, ngx_str_t *to,
+    ngx_str_t *from);
+static void ngx_http_agent_import_wake(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_import_finish(ngx_http_request_t *r,
     ngx_str_t *id, ngx_http_agent_resource_t *res, ngx_int_t rc,
     ngx_str_t *err);
@@ -144,7 +158,12 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_store_resource_list(r->pool, id, &list) != NGX_OK) {
+    rc = ngx_http_agent_store_resource_list(ngx_http_agent_sc(r), id, &list);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session's files could not be "
                                     "listed");
@@ -222,7 +241,11 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (rc == NGX_OK) {
-        rc = ngx_http_agent_store_resource_add(id, res);
+        rc = ngx_http_agent_store_resource_add(ngx_http_agent_sc(r), id, res);
+
+        if (rc == NGX_AGAIN) {
+            return ngx_http_agent_import_wait(r, id, res);
+        }
     }
 
     if (rc != NGX_OK) {
@@ -255,6 +278,103 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
 
 
 #if (NGX_THREADS)
+
+/* the row is written when the store answers: the finish runs again then */
+
+static ngx_int_t
+ngx_http_agent_import_wait(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_resource_t *res)
+{
+    ngx_http_agent_ctx_t          *ctx;
+    ngx_http_agent_import_wait_t  *w;
+
+    w = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_import_wait_t));
+    if (w == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    w->request = r;
+
+    /* the thread's import has its own pool, gone before the answer */
+
+    if (ngx_http_agent_import_dup(r->pool, &w->id, id) != NGX_OK
+        || ngx_http_agent_import_dup(r->pool, &w->res.id, &res->id) != NGX_OK
+        || ngx_http_agent_import_dup(r->pool, &w->res.name, &res->name)
+           != NGX_OK
+        || ngx_http_agent_import_dup(r->pool, &w->res.table, &res->table)
+           != NGX_OK
+        || ngx_http_agent_import_dup(r->pool, &w->res.columns, &res->columns)
+           != NGX_OK
+        || ngx_http_agent_import_dup(r->pool, &w->res.path, &res->path)
+           != NGX_OK
+        || ngx_http_agent_import_dup(r->pool, &w->res.created_at,
+                                     &res->created_at)
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    w->res.row_count = res->row_count;
+    w->res.size_bytes = res->size_bytes;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    ctx->store.wake = ngx_http_agent_import_wake;
+    ctx->store.data = w;
+
+    if (ngx_http_agent_store_wait(r) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return NGX_DONE;
+}
+
+
+static ngx_int_t
+ngx_http_agent_import_dup(ngx_pool_t *pool, ngx_str_t *to, ngx_str_t *from)
+{
+    to->len = from->len;
+    to->data = ngx_pnalloc(pool, from->len + 1);
+
+    if (to->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    *ngx_cpymem(to->data, from->data, from->len) = '\0';
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_import_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_import_wait_t *w = sc->data;
+
+    ngx_int_t              rc;
+    ngx_connection_t      *c;
+    ngx_http_request_t    *r;
+    ngx_http_agent_ctx_t  *ctx;
+
+    r = w->request;
+    c = r->connection;
+
+    sc->n = 0;
+
+    rc = ngx_http_agent_import_finish(r, &w->id, &w->res, NGX_OK, NULL);
+
+    if (rc == NGX_DONE) {
+        return;
+    }
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        rc = ctx->sent_rc;
+    }
+
+    ngx_http_finalize_request(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
 
 /*
  * The import on nginx's thread pool: the thread reads the body and the
@@ -342,8 +462,10 @@ ngx_http_agent_import_done(ngx_event_t *ev)
     }
 
     /* the request may be gone after this: only c and pool are used */
-    ngx_http_finalize_request(r, rc);
-    ngx_http_run_posted_requests(c);
+    if (rc != NGX_DONE) {
+        ngx_http_finalize_request(r, rc);
+        ngx_http_run_posted_requests(c);
+    }
 
     ngx_destroy_pool(pool);
 }
@@ -373,7 +495,12 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_store_resource_list(r->pool, id, &list) != NGX_OK) {
+    rc = ngx_http_agent_store_resource_list(ngx_http_agent_sc(r), id, &list);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session's files could not be "
                                     "listed");

@@ -139,7 +139,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 ngx_int_t
 ngx_http_agent_sessions_list(ngx_http_request_t *r)
 {
-    ngx_int_t                  limit, offset;
+    ngx_int_t                  rc, limit, offset;
     ngx_str_t                  arg, out;
     ngx_uint_t                 i;
     ngx_array_t                sessions;
@@ -177,10 +177,13 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_store_session_list(r->pool, limit, offset,
-                                          ctx->owner, &sessions)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_sc(r), limit,
+                                           offset, ctx->owner, &sessions);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the sessions could not be listed");
     }
@@ -271,12 +274,16 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_key(page.json, "messages");
     ngx_http_agent_json_arr(page.json);
 
-    if (ngx_http_agent_store_messages_page(id, before, limit, page.all,
-                                           images, &more,
-                                           ngx_http_agent_messages_row,
-                                           &page)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_store_messages_page(ngx_http_agent_sc(r), id,
+                                            before, limit, page.all, images,
+                                            &more,
+                                            ngx_http_agent_messages_row,
+                                            &page);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the messages could not be read");
     }
@@ -360,7 +367,12 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_state_load(r->pool, id, run, &cp, -1) != NGX_OK) {
+    rc = ngx_http_agent_state_load(ngx_http_agent_sc(r), id, run, &cp, -1);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the state could not be read");
     }
@@ -427,7 +439,13 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_store_checkpoint_list(r->pool, id, &list) != NGX_OK) {
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_sc(r), id,
+                                              &list);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the checkpoints could not be read");
     }

@@ -9,7 +9,6 @@
 #include <ngx_event.h>
 
 #include <sqlite3.h>
-#include <sys/random.h>
 #include <time.h>
 #include <sched.h>
 
@@ -38,7 +37,6 @@
 static int ngx_http_agent_store_busy(void *data, int count);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
-static void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_store_give(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 
@@ -238,7 +236,7 @@ static u_char         ngx_http_agent_store_host_data[128];
 
 
 ngx_int_t
-ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
+ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
 {
     int         rc;
@@ -258,23 +256,10 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
         group = getegid();
     }
 
-    if (resources_dir->len) {
-        if (ngx_create_full_path(resources_dir->data, 0700) != 0
-            || (ngx_create_dir(resources_dir->data, 0700) == NGX_FILE_ERROR
-                && ngx_errno != NGX_EEXIST))
-        {
-            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
-                          "agent_resources_dir: cannot create \"%V\"",
-                          resources_dir);
-            return NGX_ERROR;
-        }
-
-        if (ngx_http_agent_files_give(cycle->log, resources_dir->data, user,
-                                      group, 1)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
+    if (ngx_http_agent_store_resources_dir(cycle, resources_dir, user, group)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
     }
 
     /*
@@ -350,6 +335,37 @@ ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
 }
 
 
+/* agent_resources_dir, made and given to the workers' user */
+
+ngx_int_t
+ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
+{
+    /* a master that is not root keeps the files as its own */
+    if (geteuid() != 0) {
+        user = geteuid();
+        group = getegid();
+    }
+
+    if (resources_dir->len == 0) {
+        return NGX_OK;
+    }
+
+    if (ngx_create_full_path(resources_dir->data, 0700) != 0
+        || (ngx_create_dir(resources_dir->data, 0700) == NGX_FILE_ERROR
+            && ngx_errno != NGX_EEXIST))
+    {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
+                      "agent_resources_dir: cannot create \"%V\"",
+                      resources_dir);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_files_give(cycle->log, resources_dir->data, user,
+                                     group, 1);
+}
+
+
 /* the database, its -wal and -shm: the workers' (ngx_http_agent_files.c) */
 
 static ngx_int_t
@@ -383,7 +399,7 @@ ngx_http_agent_store_give(ngx_cycle_t *cycle, ngx_str_t *path,
  * a random id of this master's start.
  */
 
-static void
+void
 ngx_http_agent_store_host_init(ngx_cycle_t *cycle)
 {
     u_char     *p, *last, id[36];
@@ -490,7 +506,7 @@ ngx_http_agent_store_dir(ngx_cycle_t *cycle, ngx_str_t *path,
 
 
 ngx_int_t
-ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path)
+ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
 {
     int  rc;
 
@@ -551,7 +567,7 @@ ngx_http_agent_store_busy(void *data, int count)
 /* a transaction of the caller's: the checkpoint writes join it */
 
 ngx_int_t
-ngx_http_agent_store_begin(void)
+ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc)
 {
     if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
         return NGX_ERROR;
@@ -564,7 +580,7 @@ ngx_http_agent_store_begin(void)
 
 
 ngx_int_t
-ngx_http_agent_store_commit(void)
+ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc)
 {
     ngx_http_agent_store_tx = 0;
 
@@ -578,7 +594,7 @@ ngx_http_agent_store_commit(void)
 
 
 void
-ngx_http_agent_store_rollback(void)
+ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc)
 {
     if (ngx_http_agent_store_tx) {
         ngx_http_agent_store_tx = 0;
@@ -587,8 +603,16 @@ ngx_http_agent_store_rollback(void)
 }
 
 
+/* an answer of SQLite's is there at once: nothing is ever left to drop */
+
 void
-ngx_http_agent_store_close(ngx_cycle_t *cycle)
+ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc)
+{
+}
+
+
+void
+ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
 {
     ngx_uint_t  i;
 
@@ -716,53 +740,6 @@ ngx_http_agent_store_exec(ngx_uint_t n)
 }
 
 
-/* 36 bytes, a random (version 4) UUID */
-
-void
-ngx_http_agent_store_new_id(u_char *buf)
-{
-    u_char      r[16];
-    ngx_uint_t  i;
-
-    if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
-        for (i = 0; i < sizeof(r); i++) {
-            r[i] = (u_char) ngx_random();
-        }
-    }
-
-    r[6] = (r[6] & 0x0f) | 0x40;
-    r[8] = (r[8] & 0x3f) | 0x80;
-
-    buf = ngx_hex_dump(buf, r, 4);
-    *buf++ = '-';
-    buf = ngx_hex_dump(buf, r + 4, 2);
-    *buf++ = '-';
-    buf = ngx_hex_dump(buf, r + 6, 2);
-    *buf++ = '-';
-    buf = ngx_hex_dump(buf, r + 8, 2);
-    *buf++ = '-';
-    (void) ngx_hex_dump(buf, r + 10, 6);
-}
-
-
-/* 24 bytes, "2026-01-31T12:00:00.000Z" */
-
-u_char *
-ngx_http_agent_store_now(u_char *buf)
-{
-    ngx_tm_t     tm;
-    ngx_time_t  *tp;
-
-    tp = ngx_timeofday();
-    ngx_gmtime(tp->sec, &tm);
-
-    return ngx_sprintf(buf, "%4d-%02d-%02dT%02d:%02d:%02d.%03MZ",
-                       tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
-                       tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
-                       tp->msec);
-}
-
-
 int64_t
 ngx_http_agent_store_ms(void)
 {
@@ -772,3 +749,43 @@ ngx_http_agent_store_ms(void)
 
     return (int64_t) tp->sec * 1000 + tp->msec;
 }
+
+
+ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
+    ngx_string("sqlite"),
+    ngx_http_agent_sqlite_init,
+    ngx_http_agent_sqlite_open,
+    ngx_http_agent_sqlite_close,
+    ngx_http_agent_sqlite_begin,
+    ngx_http_agent_sqlite_commit,
+    ngx_http_agent_sqlite_rollback,
+    ngx_http_agent_sqlite_cancel,
+    ngx_http_agent_sqlite_session_create,
+    ngx_http_agent_sqlite_session_get,
+    ngx_http_agent_sqlite_session_list,
+    ngx_http_agent_sqlite_session_delete,
+    ngx_http_agent_sqlite_session_set,
+    ngx_http_agent_sqlite_lock,
+    ngx_http_agent_sqlite_lock_renew,
+    ngx_http_agent_sqlite_unlock,
+    ngx_http_agent_sqlite_messages,
+    ngx_http_agent_sqlite_messages_page,
+    ngx_http_agent_sqlite_checkpoint_get,
+    ngx_http_agent_sqlite_checkpoint_list,
+    ngx_http_agent_sqlite_checkpoint_write,
+    ngx_http_agent_sqlite_fork_later,
+    ngx_http_agent_sqlite_fork_keep,
+    ngx_http_agent_sqlite_fork_cut,
+    ngx_http_agent_sqlite_resource_add,
+    ngx_http_agent_sqlite_resource_list,
+    ngx_http_agent_sqlite_run_insert,
+    ngx_http_agent_sqlite_run_status,
+    ngx_http_agent_sqlite_run_get,
+    ngx_http_agent_sqlite_run_list,
+    ngx_http_agent_sqlite_run_cancel,
+    ngx_http_agent_sqlite_run_cancelled,
+    ngx_http_agent_sqlite_run_event,
+    ngx_http_agent_sqlite_run_events,
+    ngx_http_agent_sqlite_run_rollback,
+    ngx_http_agent_sqlite_thread_busy
+};

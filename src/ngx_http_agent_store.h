@@ -44,6 +44,7 @@ typedef struct {
     /* the run that holds the session, and the lease a write renews */
     ngx_str_t                  run_id;
     ngx_msec_t                 lease;
+    ngx_uint_t                 release;  /* the last: the lease let go */
 
     /* tokens spent since the last checkpoint: the session's totals */
     int64_t                    prompt_tokens;
@@ -64,68 +65,223 @@ typedef struct {
 } ngx_http_agent_resource_t;
 
 
+/* a run of the LangGraph API, as the runs table keeps it */
+typedef struct {
+    ngx_str_t                  run_id;
+    ngx_str_t                  thread_id;
+    ngx_str_t                  assistant_id;
+    ngx_str_t                  status;
+    ngx_str_t                  metadata;     /* JSON object, or empty */
+    ngx_str_t                  kwargs;       /* JSON object, or empty */
+    ngx_str_t                  multitask_strategy;
+    ngx_str_t                  created_at;
+    ngx_str_t                  updated_at;
+    ngx_str_t                  checkpoint;   /* the one it started from */
+} ngx_http_agent_run_row_t;
+
+
+/* an event of a resumable run, its strings valid until the next one */
+typedef ngx_int_t (*ngx_http_agent_store_event_pt)(void *data, int64_t seq,
+    ngx_str_t *event, ngx_str_t *json);
+
+
 /* a row of a page of messages, its strings valid until the next one */
 typedef ngx_int_t (*ngx_http_agent_store_message_pt)(void *data,
     ngx_http_agent_msg_t *m);
 
 
-ngx_int_t ngx_http_agent_store_init(ngx_cycle_t *cycle, ngx_str_t *path,
+/*
+ * A call of the store.  The store is asynchronous: an operation answers at
+ * once (SQLite) or returns NGX_AGAIN and wakes its caller when its answer
+ * is there (PostgreSQL).  A woken caller makes the same calls again from
+ * the start of its pass (n back to 0): the answers kept in the call are
+ * given back in order, no operation runs twice, and code above the store
+ * reads the same whichever store runs.  A call with no wake handler wants
+ * no answer: its writes are sent in order and their errors logged.
+ */
+
+typedef struct ngx_http_agent_store_call_s  ngx_http_agent_store_call_t;
+
+typedef void (*ngx_http_agent_store_wake_pt)(ngx_http_agent_store_call_t *sc);
+
+struct ngx_http_agent_store_call_s {
+    ngx_pool_t                    *pool;     /* the answers' */
+    ngx_log_t                     *log;
+    ngx_http_agent_store_wake_pt   wake;
+    void                          *data;
+    ngx_str_t                      key;      /* its session: the calls of
+                                                one session keep order */
+
+    ngx_uint_t                     n;        /* calls made in this pass */
+    ngx_array_t                   *answers;  /* kept answers, by call */
+    void                          *conn;     /* the store's own */
+    ngx_uint_t                     waiting;  /* answers not yet there */
+    ngx_int_t                      rc;       /* the last answer's */
+};
+
+
+typedef struct {
+    ngx_str_t                  name;
+
+    ngx_int_t  (*init)(ngx_cycle_t *cycle, ngx_str_t *path,
+                       ngx_str_t *resources_dir, ngx_uid_t user,
+                       ngx_gid_t group);
+    ngx_int_t  (*open)(ngx_cycle_t *cycle, ngx_str_t *path);
+    void       (*close)(ngx_cycle_t *cycle);
+
+    /* a unit of writes of one pass, where the store has one */
+    ngx_int_t  (*begin)(ngx_http_agent_store_call_t *sc);
+    ngx_int_t  (*commit)(ngx_http_agent_store_call_t *sc);
+    void       (*rollback)(ngx_http_agent_store_call_t *sc);
+
+    /* the caller is gone: answers still to come are dropped */
+    void       (*cancel)(ngx_http_agent_store_call_t *sc);
+
+    ngx_int_t  (*session_create)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *id, ngx_str_t *title,
+                                 ngx_str_t *metadata, ngx_str_t *owner,
+                                 ngx_http_agent_session_t *s);
+    ngx_int_t  (*session_get)(ngx_http_agent_store_call_t *sc,
+                              ngx_str_t *id, ngx_http_agent_session_t *s);
+    ngx_int_t  (*session_list)(ngx_http_agent_store_call_t *sc,
+                               ngx_int_t limit, ngx_int_t offset,
+                               ngx_str_t *owner, ngx_array_t *sessions);
+    ngx_int_t  (*session_delete)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *id);
+    ngx_int_t  (*session_set)(ngx_http_agent_store_call_t *sc,
+                              ngx_str_t *id, ngx_uint_t field,
+                              ngx_str_t *value);
+
+    ngx_int_t  (*lock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+                       ngx_str_t *run_id, ngx_msec_t lease);
+    ngx_int_t  (*lock_renew)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *id, ngx_str_t *run_id,
+                             ngx_msec_t lease);
+    void       (*unlock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+                         ngx_str_t *run_id);
+
+    ngx_int_t  (*messages)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+                           int64_t upto, ngx_int_t images_keep,
+                           ngx_array_t *messages);
+    ngx_int_t  (*messages_page)(ngx_http_agent_store_call_t *sc,
+                                ngx_str_t *id, int64_t before,
+                                ngx_uint_t limit, ngx_uint_t all,
+                                ngx_uint_t images, ngx_uint_t *more,
+                                ngx_http_agent_store_message_pt handler,
+                                void *data);
+    ngx_int_t  (*checkpoint_get)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *id, ngx_str_t *checkpoint_id,
+                                 ngx_http_agent_checkpoint_t *cp);
+    ngx_int_t  (*checkpoint_list)(ngx_http_agent_store_call_t *sc,
+                                  ngx_str_t *id, ngx_array_t *checkpoints);
+    ngx_int_t  (*checkpoint_write)(ngx_http_agent_store_call_t *sc,
+                                   ngx_str_t *session_id,
+                                   ngx_http_agent_checkpoint_t *cp,
+                                   ngx_array_t *added);
+    ngx_int_t  (*fork_later)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *id, ngx_str_t *from,
+                             ngx_array_t *later);
+    ngx_int_t  (*fork_keep)(ngx_http_agent_store_call_t *sc,
+                            ngx_str_t *checkpoint_id, ngx_str_t *channels);
+    ngx_int_t  (*fork_cut)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+                           int64_t msg_count);
+
+    ngx_int_t  (*resource_add)(ngx_http_agent_store_call_t *sc,
+                               ngx_str_t *session_id,
+                               ngx_http_agent_resource_t *res);
+    ngx_int_t  (*resource_list)(ngx_http_agent_store_call_t *sc,
+                                ngx_str_t *session_id,
+                                ngx_array_t *resources);
+
+    ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
+                             ngx_http_agent_run_row_t *row,
+                             ngx_uint_t events);
+    ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *run_id, const char *status);
+    ngx_int_t  (*run_get)(ngx_http_agent_store_call_t *sc,
+                          ngx_str_t *thread_id, ngx_str_t *run_id,
+                          ngx_http_agent_run_row_t *row);
+    ngx_int_t  (*run_list)(ngx_http_agent_store_call_t *sc,
+                           ngx_str_t *thread_id, ngx_str_t *status,
+                           ngx_int_t limit, ngx_int_t offset,
+                           ngx_array_t *rows);
+    ngx_int_t  (*run_cancel)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *run_id, ngx_str_t *action);
+    ngx_int_t  (*run_cancelled)(ngx_http_agent_store_call_t *sc,
+                                ngx_str_t *run_id, ngx_str_t *action);
+    ngx_int_t  (*run_event)(ngx_http_agent_store_call_t *sc,
+                            ngx_str_t *run_id, int64_t seq,
+                            ngx_str_t *event, ngx_str_t *json);
+    ngx_int_t  (*run_events)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *run_id, int64_t after,
+                             ngx_uint_t limit,
+                             ngx_http_agent_store_event_pt handler,
+                             void *data);
+    ngx_int_t  (*run_rollback)(ngx_http_agent_store_call_t *sc,
+                               ngx_str_t *thread_id, ngx_str_t *run_id,
+                               ngx_str_t *before);
+    ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
+                              ngx_str_t *thread_id, ngx_str_t *run_id);
+} ngx_http_agent_store_actions_t;
+
+
+extern ngx_http_agent_store_actions_t  *ngx_http_agent_store;
+extern ngx_http_agent_store_actions_t   ngx_http_agent_store_sqlite;
+
+
+#define ngx_http_agent_store_init         ngx_http_agent_store->init
+#define ngx_http_agent_store_open         ngx_http_agent_store->open
+#define ngx_http_agent_store_close        ngx_http_agent_store->close
+#define ngx_http_agent_store_begin        ngx_http_agent_store->begin
+#define ngx_http_agent_store_commit       ngx_http_agent_store->commit
+#define ngx_http_agent_store_rollback     ngx_http_agent_store->rollback
+#define ngx_http_agent_store_cancel       ngx_http_agent_store->cancel
+#define ngx_http_agent_store_session_create                                   \
+    ngx_http_agent_store->session_create
+#define ngx_http_agent_store_session_get  ngx_http_agent_store->session_get
+#define ngx_http_agent_store_session_list ngx_http_agent_store->session_list
+#define ngx_http_agent_store_session_delete                                   \
+    ngx_http_agent_store->session_delete
+#define ngx_http_agent_store_session_set  ngx_http_agent_store->session_set
+#define ngx_http_agent_store_lock         ngx_http_agent_store->lock
+#define ngx_http_agent_store_lock_renew   ngx_http_agent_store->lock_renew
+#define ngx_http_agent_store_unlock       ngx_http_agent_store->unlock
+#define ngx_http_agent_store_messages     ngx_http_agent_store->messages
+#define ngx_http_agent_store_messages_page                                    \
+    ngx_http_agent_store->messages_page
+#define ngx_http_agent_store_checkpoint_get                                   \
+    ngx_http_agent_store->checkpoint_get
+#define ngx_http_agent_store_checkpoint_latest(sc, id, cp)                    \
+    ngx_http_agent_store->checkpoint_get(sc, id, NULL, cp)
+#define ngx_http_agent_store_checkpoint_list                                  \
+    ngx_http_agent_store->checkpoint_list
+#define ngx_http_agent_store_checkpoint_write                                 \
+    ngx_http_agent_store->checkpoint_write
+#define ngx_http_agent_store_fork_later   ngx_http_agent_store->fork_later
+#define ngx_http_agent_store_fork_keep    ngx_http_agent_store->fork_keep
+#define ngx_http_agent_store_fork_cut     ngx_http_agent_store->fork_cut
+#define ngx_http_agent_store_resource_add ngx_http_agent_store->resource_add
+#define ngx_http_agent_store_resource_list                                    \
+    ngx_http_agent_store->resource_list
+
+
+char *ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+void ngx_http_agent_store_select(ngx_str_t *db);
+void ngx_http_agent_store_call_init(ngx_http_agent_store_call_t *sc,
+    ngx_pool_t *pool, ngx_log_t *log, ngx_http_agent_store_wake_pt wake,
+    void *data);
+void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
+ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
-ngx_int_t ngx_http_agent_store_open(ngx_cycle_t *cycle, ngx_str_t *path);
-void ngx_http_agent_store_close(ngx_cycle_t *cycle);
-ngx_int_t ngx_http_agent_store_begin(void);
-ngx_int_t ngx_http_agent_store_commit(void);
-void ngx_http_agent_store_rollback(void);
 
 void ngx_http_agent_store_new_id(u_char *buf);
+int64_t ngx_http_agent_store_ms(void);
 u_char *ngx_http_agent_store_now(u_char *buf);
-
-ngx_int_t ngx_http_agent_store_session_create(ngx_pool_t *pool,
-    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
-    ngx_http_agent_session_t *s);
-ngx_int_t ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_http_agent_session_t *s);
-ngx_int_t ngx_http_agent_store_session_list(ngx_pool_t *pool,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
-    ngx_array_t *sessions);
-ngx_int_t ngx_http_agent_store_session_delete(ngx_pool_t *pool,
-    ngx_str_t *id);
-ngx_int_t ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
-    ngx_str_t *value);
 
 #define NGX_HTTP_AGENT_STORE_MODEL     0
 #define NGX_HTTP_AGENT_STORE_DATABASE  1
-
-ngx_int_t ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_msec_t lease);
-ngx_int_t ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_msec_t lease);
-void ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id);
-
-ngx_int_t ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id,
-    int64_t upto, ngx_int_t images_keep, ngx_array_t *messages);
-ngx_int_t ngx_http_agent_store_messages_page(ngx_str_t *id, int64_t before,
-    ngx_uint_t limit, ngx_uint_t all, ngx_uint_t images, ngx_uint_t *more,
-    ngx_http_agent_store_message_pt handler, void *data);
-ngx_int_t ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool,
-    ngx_str_t *id, ngx_http_agent_checkpoint_t *cp);
-ngx_int_t ngx_http_agent_store_checkpoint_get(ngx_pool_t *pool,
-    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp);
-ngx_int_t ngx_http_agent_store_fork_later(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_str_t *from, ngx_array_t *later);
-ngx_int_t ngx_http_agent_store_fork_keep(ngx_str_t *checkpoint_id,
-    ngx_str_t *channels);
-ngx_int_t ngx_http_agent_store_fork_cut(ngx_str_t *id, int64_t msg_count);
-ngx_int_t ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool,
-    ngx_str_t *id, ngx_array_t *checkpoints);
-ngx_int_t ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
-    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
-    ngx_array_t *added);
-
-ngx_int_t ngx_http_agent_store_resource_add(ngx_str_t *session_id,
-    ngx_http_agent_resource_t *res);
-ngx_int_t ngx_http_agent_store_resource_list(ngx_pool_t *pool,
-    ngx_str_t *session_id, ngx_array_t *resources);
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_H_INCLUDED_ */

@@ -13,6 +13,8 @@
 
 #include <sqlite3.h>
 
+#include "ngx_http_agent_store.h"
+
 
 /* the store's statements, prepared once per worker: for store*.c only */
 enum {
@@ -78,7 +80,78 @@ ngx_int_t ngx_http_agent_store_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
 void ngx_http_agent_store_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);
 ngx_int_t ngx_http_agent_store_exec(ngx_uint_t n);
 ngx_int_t ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc);
-int64_t ngx_http_agent_store_ms(void);
+
+/* the SQLite store's operations (ngx_http_agent_store_actions_t) */
+ngx_int_t ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
+ngx_int_t ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path);
+ngx_int_t ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
+ngx_int_t ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+    ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
+    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_array_t *sessions);
+ngx_int_t ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id);
+ngx_int_t ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_uint_t field, ngx_str_t *value);
+ngx_int_t ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
+ngx_int_t ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
+void ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_array_t *resources);
+ngx_int_t ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t upto, ngx_int_t images_keep, ngx_array_t *messages);
+ngx_int_t ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t before, ngx_uint_t limit, ngx_uint_t all,
+    ngx_uint_t images, ngx_uint_t *more,
+    ngx_http_agent_store_message_pt handler, void *data);
+ngx_int_t ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_sqlite_checkpoint_list(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_array_t *checkpoints);
+ngx_int_t ngx_http_agent_sqlite_checkpoint_write(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *session_id,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *added);
+ngx_int_t ngx_http_agent_sqlite_resource_add(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_resource_t *res);
+ngx_int_t ngx_http_agent_sqlite_fork_later(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *from, ngx_array_t *later);
+ngx_int_t ngx_http_agent_sqlite_fork_keep(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *checkpoint_id, ngx_str_t *channels);
+ngx_int_t ngx_http_agent_sqlite_fork_cut(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t msg_count);
+ngx_int_t ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_row_t *row, ngx_uint_t events);
+ngx_int_t ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, const char *status);
+ngx_int_t ngx_http_agent_sqlite_run_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row);
+ngx_int_t ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *status, ngx_int_t limit, ngx_int_t offset,
+    ngx_array_t *rows);
+ngx_int_t ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action);
+ngx_int_t ngx_http_agent_sqlite_run_cancelled(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action);
+ngx_int_t ngx_http_agent_sqlite_run_event(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t seq, ngx_str_t *event, ngx_str_t *json);
+ngx_int_t ngx_http_agent_sqlite_run_events(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t after, ngx_uint_t limit,
+    ngx_http_agent_store_event_pt handler, void *data);
+ngx_int_t ngx_http_agent_sqlite_thread_busy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before);
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_DB_H_INCLUDED_ */

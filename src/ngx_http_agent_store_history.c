@@ -32,8 +32,8 @@ static void ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool,
 
 
 ngx_int_t
-ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
-    ngx_int_t images_keep, ngx_array_t *messages)
+ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    int64_t upto, ngx_int_t images_keep, ngx_array_t *messages)
 {
     int                    rc;
     sqlite3_stmt          *stmt;
@@ -59,14 +59,14 @@ ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
         ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
 
         m->seq = sqlite3_column_int64(stmt, 0);
-        (void) ngx_http_agent_store_col(pool, stmt, 1, &m->role);
-        (void) ngx_http_agent_store_col(pool, stmt, 2, &m->content);
-        (void) ngx_http_agent_store_col(pool, stmt, 3, &m->tool_calls);
-        (void) ngx_http_agent_store_col(pool, stmt, 4, &m->tool_call_id);
-        (void) ngx_http_agent_store_col(pool, stmt, 5, &m->name);
-        (void) ngx_http_agent_store_col(pool, stmt, 6, &m->images);
-        (void) ngx_http_agent_store_col(pool, stmt, 7, &m->metadata);
-        (void) ngx_http_agent_store_col(pool, stmt, 8, &m->created_at);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 1, &m->role);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 2, &m->content);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 3, &m->tool_calls);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 4, &m->tool_call_id);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 5, &m->name);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 6, &m->images);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 7, &m->metadata);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 8, &m->created_at);
 
         if (m->content.data == NULL) {
             ngx_str_set(&m->content, "");
@@ -88,8 +88,9 @@ ngx_http_agent_store_messages(ngx_pool_t *pool, ngx_str_t *id, int64_t upto,
  */
 
 ngx_int_t
-ngx_http_agent_store_messages_page(ngx_str_t *id, int64_t before,
-    ngx_uint_t limit, ngx_uint_t all, ngx_uint_t images, ngx_uint_t *more,
+ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t before, ngx_uint_t limit, ngx_uint_t all,
+    ngx_uint_t images, ngx_uint_t *more,
     ngx_http_agent_store_message_pt handler, void *data)
 {
     int                    rc;
@@ -187,19 +188,12 @@ ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
 }
 
 
-ngx_int_t
-ngx_http_agent_store_checkpoint_latest(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_http_agent_checkpoint_t *cp)
-{
-    return ngx_http_agent_store_checkpoint_get(pool, id, NULL, cp);
-}
-
 
 /* a session's checkpoint by its id (NULL: the latest); NGX_DECLINED: none */
 
 ngx_int_t
-ngx_http_agent_store_checkpoint_get(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
+ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
 {
     int            rc;
     sqlite3_stmt  *stmt;
@@ -220,7 +214,7 @@ ngx_http_agent_store_checkpoint_get(ngx_pool_t *pool, ngx_str_t *id,
     }
 
     if (rc == SQLITE_ROW) {
-        ngx_http_agent_store_checkpoint_row(pool, stmt, cp);
+        ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp);
     }
 
     return ngx_http_agent_store_done(stmt, rc);
@@ -228,8 +222,8 @@ ngx_http_agent_store_checkpoint_get(ngx_pool_t *pool, ngx_str_t *id,
 
 
 ngx_int_t
-ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_array_t *checkpoints)
+ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_array_t *checkpoints)
 {
     int                           rc;
     sqlite3_stmt                 *stmt;
@@ -250,7 +244,7 @@ ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool, ngx_str_t *id,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_store_checkpoint_row(pool, stmt, cp);
+        ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp);
     }
 
     return ngx_http_agent_store_done(stmt, rc);
@@ -264,9 +258,8 @@ ngx_http_agent_store_checkpoint_list(ngx_pool_t *pool, ngx_str_t *id,
  */
 
 ngx_int_t
-ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
-    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
-    ngx_array_t *added)
+ngx_http_agent_sqlite_checkpoint_write(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp, ngx_array_t *added)
 {
     u_char                *p;
     int64_t                seq, visible, bytes;
@@ -280,7 +273,7 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
     clock_gettime(CLOCK_MONOTONIC, &start);
 #endif
 
-    p = ngx_pnalloc(pool, 36 + 24);
+    p = ngx_pnalloc(sc->pool, 36 + 24);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -393,6 +386,22 @@ ngx_http_agent_store_checkpoint_write(ngx_pool_t *pool,
         goto failed;
     }
 
+    /* the turn's last step lets its session go in the same transaction */
+
+    if (cp->release) {
+        stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
+        if (stmt == NULL) {
+            goto failed;
+        }
+
+        ngx_http_agent_store_bind(stmt, 1, session_id);
+        ngx_http_agent_store_bind(stmt, 2, &cp->run_id);
+
+        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            goto failed;
+        }
+    }
+
     if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK)
     {
         goto failed;
@@ -426,8 +435,8 @@ failed:
 
 
 ngx_int_t
-ngx_http_agent_store_resource_add(ngx_str_t *session_id,
-    ngx_http_agent_resource_t *res)
+ngx_http_agent_sqlite_resource_add(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_resource_t *res)
 {
     sqlite3_stmt  *stmt;
 
@@ -464,8 +473,8 @@ ngx_http_agent_store_resource_add(ngx_str_t *session_id,
  */
 
 ngx_int_t
-ngx_http_agent_store_fork_later(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_str_t *from, ngx_array_t *later)
+ngx_http_agent_sqlite_fork_later(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *from, ngx_array_t *later)
 {
     int                           rc;
     sqlite3_stmt                 *stmt;
@@ -487,9 +496,9 @@ ngx_http_agent_store_fork_later(ngx_pool_t *pool, ngx_str_t *id,
         }
 
         ngx_memzero(c, sizeof(ngx_http_agent_checkpoint_t));
-        (void) ngx_http_agent_store_col(pool, stmt, 0, &c->id);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 0, &c->id);
         c->msg_count = sqlite3_column_int64(stmt, 1);
-        (void) ngx_http_agent_store_col(pool, stmt, 2, &c->channels);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 2, &c->channels);
     }
 
     return ngx_http_agent_store_done(stmt, rc);
@@ -497,7 +506,8 @@ ngx_http_agent_store_fork_later(ngx_pool_t *pool, ngx_str_t *id,
 
 
 ngx_int_t
-ngx_http_agent_store_fork_keep(ngx_str_t *checkpoint_id, ngx_str_t *channels)
+ngx_http_agent_sqlite_fork_keep(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
     sqlite3_stmt  *stmt;
 
@@ -514,7 +524,8 @@ ngx_http_agent_store_fork_keep(ngx_str_t *checkpoint_id, ngx_str_t *channels)
 
 
 ngx_int_t
-ngx_http_agent_store_fork_cut(ngx_str_t *id, int64_t msg_count)
+ngx_http_agent_sqlite_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    int64_t msg_count)
 {
     sqlite3_stmt  *stmt;
 

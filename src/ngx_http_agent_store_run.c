@@ -27,8 +27,8 @@ static void ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
 
 
 ngx_int_t
-ngx_http_agent_store_run_insert(ngx_http_agent_run_row_t *row,
-    ngx_uint_t events)
+ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_row_t *row, ngx_uint_t events)
 {
     sqlite3_stmt  *stmt;
 
@@ -55,7 +55,8 @@ ngx_http_agent_store_run_insert(ngx_http_agent_run_row_t *row,
 
 
 ngx_int_t
-ngx_http_agent_store_run_status(ngx_str_t *run_id, const char *status)
+ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, const char *status)
 {
     u_char         now[32];
     ngx_str_t      st, at;
@@ -98,8 +99,8 @@ ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
 /* NGX_DECLINED: no such run of that thread */
 
 ngx_int_t
-ngx_http_agent_store_run_get(ngx_pool_t *pool, ngx_str_t *thread_id,
-    ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
+ngx_http_agent_sqlite_run_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
 {
     int            rc;
     sqlite3_stmt  *stmt;
@@ -115,7 +116,7 @@ ngx_http_agent_store_run_get(ngx_pool_t *pool, ngx_str_t *thread_id,
     rc = sqlite3_step(stmt);
 
     if (rc == SQLITE_ROW) {
-        ngx_http_agent_store_run_row(pool, stmt, row);
+        ngx_http_agent_store_run_row(sc->pool, stmt, row);
         sqlite3_reset(stmt);
         return NGX_OK;
     }
@@ -126,8 +127,9 @@ ngx_http_agent_store_run_get(ngx_pool_t *pool, ngx_str_t *thread_id,
 
 
 ngx_int_t
-ngx_http_agent_store_run_list(ngx_pool_t *pool, ngx_str_t *thread_id,
-    ngx_str_t *status, ngx_int_t limit, ngx_int_t offset, ngx_array_t *rows)
+ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *status, ngx_int_t limit, ngx_int_t offset,
+    ngx_array_t *rows)
 {
     int                        rc;
     sqlite3_stmt              *stmt;
@@ -150,7 +152,7 @@ ngx_http_agent_store_run_list(ngx_pool_t *pool, ngx_str_t *thread_id,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_store_run_row(pool, stmt, row);
+        ngx_http_agent_store_run_row(sc->pool, stmt, row);
     }
 
     return ngx_http_agent_store_done(stmt, rc);
@@ -160,7 +162,8 @@ ngx_http_agent_store_run_list(ngx_pool_t *pool, ngx_str_t *thread_id,
 /* a cancel for the worker that runs it; NGX_DECLINED: it does not run */
 
 ngx_int_t
-ngx_http_agent_store_run_cancel(ngx_str_t *run_id, ngx_str_t *action)
+ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action)
 {
     sqlite3_stmt  *stmt;
 
@@ -183,8 +186,8 @@ ngx_http_agent_store_run_cancel(ngx_str_t *run_id, ngx_str_t *action)
 /* NGX_OK and the action: a cancel was asked for; NGX_DECLINED: none */
 
 ngx_int_t
-ngx_http_agent_store_run_cancelled(ngx_pool_t *pool, ngx_str_t *run_id,
-    ngx_str_t *action)
+ngx_http_agent_sqlite_run_cancelled(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action)
 {
     int            rc;
     sqlite3_stmt  *stmt;
@@ -199,7 +202,7 @@ ngx_http_agent_store_run_cancelled(ngx_pool_t *pool, ngx_str_t *run_id,
     rc = sqlite3_step(stmt);
 
     if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-        rc = ngx_http_agent_store_col(pool, stmt, 0, action);
+        rc = ngx_http_agent_store_col(sc->pool, stmt, 0, action);
         sqlite3_reset(stmt);
         return rc == NGX_OK ? NGX_OK : NGX_ERROR;
     }
@@ -210,8 +213,8 @@ ngx_http_agent_store_run_cancelled(ngx_pool_t *pool, ngx_str_t *run_id,
 
 
 ngx_int_t
-ngx_http_agent_store_run_event(ngx_str_t *run_id, int64_t seq,
-    ngx_str_t *event, ngx_str_t *json)
+ngx_http_agent_sqlite_run_event(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t seq, ngx_str_t *event, ngx_str_t *json)
 {
     sqlite3_stmt  *stmt;
 
@@ -232,8 +235,9 @@ ngx_http_agent_store_run_event(ngx_str_t *run_id, int64_t seq,
 /* at most limit events after seq, in order */
 
 ngx_int_t
-ngx_http_agent_store_run_events(ngx_str_t *run_id, int64_t after,
-    ngx_uint_t limit, ngx_http_agent_store_event_pt handler, void *data)
+ngx_http_agent_sqlite_run_events(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t after, ngx_uint_t limit,
+    ngx_http_agent_store_event_pt handler, void *data)
 {
     int            rc;
     ngx_str_t      event, json;
@@ -269,8 +273,8 @@ ngx_http_agent_store_run_events(ngx_str_t *run_id, int64_t after,
 /* NGX_OK and the run that holds the thread; NGX_DECLINED: none does */
 
 ngx_int_t
-ngx_http_agent_store_thread_busy(ngx_pool_t *pool, ngx_str_t *thread_id,
-    ngx_str_t *run_id)
+ngx_http_agent_sqlite_thread_busy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id)
 {
     int            rc;
     sqlite3_stmt  *stmt;
@@ -286,7 +290,7 @@ ngx_http_agent_store_thread_busy(ngx_pool_t *pool, ngx_str_t *thread_id,
     rc = sqlite3_step(stmt);
 
     if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-        rc = ngx_http_agent_store_col(pool, stmt, 0, run_id);
+        rc = ngx_http_agent_store_col(sc->pool, stmt, 0, run_id);
         sqlite3_reset(stmt);
         return rc == NGX_OK ? NGX_OK : NGX_ERROR;
     }
@@ -304,8 +308,8 @@ ngx_http_agent_store_thread_busy(ngx_pool_t *pool, ngx_str_t *thread_id,
  */
 
 ngx_int_t
-ngx_http_agent_store_run_rollback(ngx_str_t *thread_id, ngx_str_t *run_id,
-    ngx_str_t *before)
+ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before)
 {
     ngx_uint_t     i;
     ngx_str_t     *arg2;
@@ -319,7 +323,7 @@ ngx_http_agent_store_run_rollback(ngx_str_t *thread_id, ngx_str_t *run_id,
         NGX_HTTP_AGENT_SQL_RUN_DELETE
     };
 
-    if (ngx_http_agent_store_begin() != NGX_OK) {
+    if (ngx_http_agent_sqlite_begin(sc) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -348,10 +352,10 @@ ngx_http_agent_store_run_rollback(ngx_str_t *thread_id, ngx_str_t *run_id,
         }
     }
 
-    return ngx_http_agent_store_commit();
+    return ngx_http_agent_sqlite_commit(sc);
 
 failed:
 
-    ngx_http_agent_store_rollback();
+    ngx_http_agent_sqlite_rollback(sc);
     return NGX_ERROR;
 }

@@ -46,14 +46,14 @@ static ngx_http_agent_store_unlock_t
 
 
 ngx_int_t
-ngx_http_agent_store_session_create(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s)
 {
     u_char        *p;
     sqlite3_stmt  *stmt;
 
-    p = ngx_pnalloc(pool, 36 + 24);
+    p = ngx_pnalloc(sc->pool, 36 + 24);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -116,8 +116,8 @@ ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
 
 
 ngx_int_t
-ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
-    ngx_http_agent_session_t *s)
+ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_http_agent_session_t *s)
 {
     int            rc;
     sqlite3_stmt  *stmt;
@@ -137,7 +137,7 @@ ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
     }
 
     if (rc == SQLITE_ROW) {
-        ngx_http_agent_store_session_row(pool, stmt, s);
+        ngx_http_agent_store_session_row(sc->pool, stmt, s);
     }
 
     return ngx_http_agent_store_done(stmt, rc);
@@ -145,8 +145,8 @@ ngx_http_agent_store_session_get(ngx_pool_t *pool, ngx_str_t *id,
 
 
 ngx_int_t
-ngx_http_agent_store_session_list(ngx_pool_t *pool, ngx_int_t limit,
-    ngx_int_t offset, ngx_str_t *owner, ngx_array_t *sessions)
+ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
+    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_array_t *sessions)
 {
     int                        rc;
     sqlite3_stmt              *stmt;
@@ -168,7 +168,7 @@ ngx_http_agent_store_session_list(ngx_pool_t *pool, ngx_int_t limit,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_store_session_row(pool, stmt, s);
+        ngx_http_agent_store_session_row(sc->pool, stmt, s);
     }
 
     return ngx_http_agent_store_done(stmt, rc);
@@ -176,7 +176,8 @@ ngx_http_agent_store_session_list(ngx_pool_t *pool, ngx_int_t limit,
 
 
 ngx_int_t
-ngx_http_agent_store_session_delete(ngx_pool_t *pool, ngx_str_t *id)
+ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id)
 {
     int                         changes;
     ngx_uint_t                  i;
@@ -192,14 +193,14 @@ ngx_http_agent_store_session_delete(ngx_pool_t *pool, ngx_str_t *id)
         NGX_HTTP_AGENT_SQL_RUNS_DELETE
     };
 
-    if (ngx_array_init(&resources, pool, 4,
+    if (ngx_array_init(&resources, sc->pool, 4,
                        sizeof(ngx_http_agent_resource_t))
         != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_store_resource_list(pool, id, &resources) != NGX_OK) {
+    if (ngx_http_agent_sqlite_resource_list(sc, id, &resources) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -261,8 +262,8 @@ failed:
 
 
 ngx_int_t
-ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
-    ngx_str_t *value)
+ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_uint_t field, ngx_str_t *value)
 {
     sqlite3_stmt  *stmt;
 
@@ -292,7 +293,8 @@ ngx_http_agent_store_session_set(ngx_str_t *id, ngx_uint_t field,
  */
 
 ngx_int_t
-ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
+ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *run_id, ngx_msec_t lease)
 {
     int            rc;
     int64_t        now;
@@ -389,8 +391,8 @@ ngx_http_agent_store_lock(ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
 /* NGX_DECLINED: the lease is no longer this run's (it ran out, was taken) */
 
 ngx_int_t
-ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_msec_t lease)
+ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
 {
     sqlite3_stmt  *stmt;
 
@@ -420,7 +422,8 @@ ngx_http_agent_store_lock_renew(ngx_str_t *id, ngx_str_t *run_id,
  */
 
 void
-ngx_http_agent_store_unlock(ngx_str_t *id, ngx_str_t *run_id)
+ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *run_id)
 {
     ngx_uint_t                     i;
     ngx_http_agent_store_unlock_t  *u;
@@ -518,8 +521,8 @@ ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
 
 
 ngx_int_t
-ngx_http_agent_store_resource_list(ngx_pool_t *pool, ngx_str_t *session_id,
-    ngx_array_t *resources)
+ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_array_t *resources)
 {
     int                         rc;
     sqlite3_stmt               *stmt;
@@ -539,14 +542,14 @@ ngx_http_agent_store_resource_list(ngx_pool_t *pool, ngx_str_t *session_id,
             return NGX_ERROR;
         }
 
-        (void) ngx_http_agent_store_col(pool, stmt, 0, &res->id);
-        (void) ngx_http_agent_store_col(pool, stmt, 1, &res->name);
-        (void) ngx_http_agent_store_col(pool, stmt, 2, &res->table);
-        (void) ngx_http_agent_store_col(pool, stmt, 3, &res->columns);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 0, &res->id);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 1, &res->name);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 2, &res->table);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 3, &res->columns);
         res->row_count = sqlite3_column_int64(stmt, 4);
         res->size_bytes = sqlite3_column_int64(stmt, 5);
-        (void) ngx_http_agent_store_col(pool, stmt, 6, &res->path);
-        (void) ngx_http_agent_store_col(pool, stmt, 7, &res->created_at);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 6, &res->path);
+        (void) ngx_http_agent_store_col(sc->pool, stmt, 7, &res->created_at);
     }
 
     return ngx_http_agent_store_done(stmt, rc);

@@ -35,8 +35,14 @@
 
 
 
+static ngx_int_t ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn);
+static ngx_int_t ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
+static void ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
+static ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
 
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
@@ -109,17 +115,20 @@ ngx_http_agent_turn_create(ngx_http_request_t *r,
 }
 
 
-/* the input saved, the stream started, the graph on its way: NGX_DONE */
+/*
+ * The turn's start: the store's part (the lock, the state, the input step
+ * and the hooks' rows) runs again from its start on each answer of an
+ * asynchronous store; then the stream starts and the graph runs.  NGX_DONE:
+ * the turn has the request.
+ */
 
 ngx_int_t
 ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s)
 {
     ngx_int_t                   rc;
-    ngx_http_request_t          *r;
-    ngx_http_agent_event_t       ev;
-    ngx_http_agent_loc_conf_t   *alcf;
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_request_t         *r;
+    ngx_http_agent_loc_conf_t  *alcf;
 
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
@@ -131,36 +140,139 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
         return rc;
     }
 
-    /*
-     * the lock, the state and the input step in one transaction: the
-     * fewer write transactions a turn has, the less workers wait on each
-     * other
-     */
+    turn->session = *s;
 
-    if (ngx_http_agent_store_begin() != NGX_OK) {
+    /* each checkpoint renews the lease, the input step's too */
+    turn->lease_ms = alcf->turn_lease;
+
+    ngx_http_agent_store_call_init(&turn->sc, r->pool, r->connection->log,
+                                   ngx_http_agent_turn_wake, turn);
+    ngx_http_agent_store_call_init(&turn->lease_sc, r->pool,
+                                   r->connection->log,
+                                   ngx_http_agent_turn_lease_wake, turn);
+    ngx_http_agent_store_call_init(&turn->wsc, r->pool, r->connection->log,
+                                   NULL, turn);
+
+    turn->sc.key = turn->session_id;
+    turn->lease_sc.key = turn->session_id;
+    turn->wsc.key = turn->session_id;
+
+    rc = ngx_http_agent_turn_prepare(turn);
+
+    if (rc == NGX_AGAIN) {
+        /* the body's read holds the request until the turn finalizes it */
+        return NGX_DONE;
+    }
+
+    return ngx_http_agent_turn_started(turn, rc);
+}
+
+
+/*
+ * the lock, the state and the input step in one unit of writes: the fewer
+ * write transactions a turn has, the less workers wait on each other
+ */
+
+static ngx_int_t
+ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
+{
+    ngx_int_t            rc;
+    ngx_array_t         *resources;
+    ngx_http_request_t  *r;
+
+    r = turn->request;
+    turn->sc.n = 0;
+
+    if (ngx_http_agent_store_begin(&turn->sc) != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session store is not available");
     }
 
-    rc = ngx_http_agent_turn_input(r, turn, s);
+    rc = ngx_http_agent_turn_input(r, turn, &turn->session);
 
     if (rc == NGX_OK && turn->hooks && turn->hooks->begin) {
         rc = turn->hooks->begin(turn);
     }
 
+    /* the session's CSV tables, for the SQL layer */
+
+    if (rc == NGX_OK) {
+        resources = ngx_array_create(r->pool, 4,
+                                     sizeof(ngx_http_agent_resource_t));
+        if (resources == NULL) {
+            rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+        } else {
+            rc = ngx_http_agent_store_resource_list(&turn->sc,
+                                                    &turn->session_id,
+                                                    resources);
+            if (rc == NGX_OK) {
+                turn->env.sql.resources = resources;
+
+            } else if (rc != NGX_AGAIN) {
+                rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's CSV files could "
+                                          "not be listed");
+            }
+        }
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
     if (rc != NGX_OK) {
-        ngx_http_agent_store_rollback();
-        turn->locked = 0;
+        ngx_http_agent_store_rollback(&turn->sc);
+
+        /* a store without transactions: the lock taken is let go */
+        if (turn->locked) {
+            ngx_http_agent_store_unlock(&turn->sc, &turn->session_id,
+                                        &turn->run_id);
+            turn->locked = 0;
+        }
+
         return rc;
     }
 
-    if (ngx_http_agent_store_commit() != NGX_OK) {
+    if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
         turn->locked = 0;
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
     }
 
+    return NGX_OK;
+}
+
+
+/* the input saved: the stream starts and the graph runs (NGX_DONE) */
+
+static ngx_int_t
+ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
+{
+    ngx_http_request_t          *r;
+    ngx_http_agent_event_t       ev;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    r = turn->request;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    turn->started = 1;
+    ngx_http_agent_store_call_reset(&turn->sc);
+
+    /* the lease is renewed while the turn runs (and by each checkpoint) */
+    turn->lease.handler = ngx_http_agent_turn_lease_handler;
+    turn->lease.data = turn;
+    turn->lease.log = r->connection->log;
+    turn->lease.cancelable = 1;
+    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
+
+    ngx_http_agent_turn_exit_add(&turn->queue);
 
     /* agent_otlp: the turn's span tree, if it is traced */
     turn->env.trace = ngx_http_agent_trace_start(r, amcf->otlp,
@@ -197,7 +309,56 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     ngx_http_agent_graph_start(turn->run);
 
+    if (turn->hooks && turn->hooks->started) {
+        turn->hooks->started(turn);
+    }
+
     return NGX_DONE;
+}
+
+
+/* an answer of the store: the start goes on, or a checkpoint is saved */
+
+static void
+ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_turn_t *turn = sc->data;
+
+    ngx_int_t              rc;
+    ngx_connection_t      *c;
+    ngx_http_request_t    *r;
+    ngx_http_agent_ctx_t  *ctx;
+
+    r = turn->request;
+    c = r->connection;
+
+    if (turn->started) {
+        rc = sc->rc;
+        ngx_http_agent_store_call_reset(sc);
+
+        ngx_http_agent_graph_saved(turn->run,
+                                   ngx_http_agent_turn_saved(turn, rc));
+        return;
+    }
+
+    rc = ngx_http_agent_turn_prepare(turn);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    rc = ngx_http_agent_turn_started(turn, rc);
+
+    if (rc != NGX_DONE) {
+        if (rc == NGX_HTTP_AGENT_SENT) {
+            ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+            rc = ctx->sent_rc;
+        }
+
+        ngx_http_finalize_request(r, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
 }
 
 
@@ -223,7 +384,12 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     id = &session->id;
 
-    rc = ngx_http_agent_store_lock(id, &turn->run_id, alcf->turn_lease);
+    rc = ngx_http_agent_store_lock(&turn->sc, id, &turn->run_id,
+                                   alcf->turn_lease);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
     if (rc == NGX_BUSY) {
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
@@ -243,16 +409,6 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     turn->locked = 1;
 
-    /* the lease is renewed while the turn runs (and by each checkpoint) */
-    turn->lease_ms = alcf->turn_lease;
-    turn->lease.handler = ngx_http_agent_turn_lease_handler;
-    turn->lease.data = turn;
-    turn->lease.log = r->connection->log;
-    turn->lease.cancelable = 1;
-    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
-
-    ngx_http_agent_turn_exit_add(&turn->queue);
-
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
                                           turn->graph);
     if (run == NULL) {
@@ -267,10 +423,14 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     /* the images of the last agent_images_keep turns go to the model */
     rc = turn->fork.len
-         ? ngx_http_agent_state_fork(r->pool, id, run, &cp, &turn->fork,
+         ? ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->fork,
                                      alcf->images_keep - 1)
-         : ngx_http_agent_state_load(r->pool, id, run, &cp,
+         : ngx_http_agent_state_load(&turn->sc, id, run, &cp,
                                      alcf->images_keep - 1);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
@@ -381,12 +541,14 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return rc;
     }
 
-    if (ngx_http_agent_graph_input(run, update) != NGX_OK) {
+    rc = ngx_http_agent_graph_input(run, update);
+
+    if (rc != NGX_OK && rc != NGX_AGAIN) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the message could not be saved");
     }
 
-    return NGX_OK;
+    return rc;
 }
 
 
@@ -398,21 +560,22 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     ngx_int_t                     rc;
     ngx_str_t                    *name, none;
-    ngx_uint_t                    end;
     ngx_http_agent_node_t        *nodes;
-    ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_checkpoint_t  *cp;
 
-    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
-    cp.id = turn->checkpoint_id;
-    cp.step = turn->step;
-    cp.run_id = turn->run_id;
-    cp.lease = turn->lease_ms;
+    cp = &turn->cp;
+
+    ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
+    cp->id = turn->checkpoint_id;
+    cp->step = turn->step;
+    cp->run_id = turn->run_id;
+    cp->lease = turn->lease_ms;
 
     /* the tokens of the step's model calls, in the same transaction */
-    cp.prompt_tokens = turn->env.prompt_tokens - turn->saved.prompt_tokens;
-    cp.completion_tokens = turn->env.completion_tokens
-                           - turn->saved.completion_tokens;
-    cp.cached_tokens = turn->env.cached_tokens - turn->saved.cached_tokens;
+    cp->prompt_tokens = turn->env.prompt_tokens - turn->saved.prompt_tokens;
+    cp->completion_tokens = turn->env.completion_tokens
+                            - turn->saved.completion_tokens;
+    cp->cached_tokens = turn->env.cached_tokens - turn->saved.cached_tokens;
 
     nodes = run->graph->nodes.elts;
     name = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
@@ -424,7 +587,6 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     } else if (turn->resume.len) {
         ngx_str_set(&none, "null");
-        ngx_str_null(&turn->resume);
         rc = ngx_http_agent_state_set(run, "__interrupt__", &none);
 
     } else {
@@ -435,40 +597,40 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         return NGX_ERROR;
     }
 
-    /* the last step and the release of the session: one transaction */
-    end = (next == NGX_HTTP_AGENT_END && turn->locked);
+    /* the last step lets the session go in the same transaction */
+    cp->release = (next == NGX_HTTP_AGENT_END && turn->locked);
 
-    if (end && ngx_http_agent_store_begin() != NGX_OK) {
-        return NGX_ERROR;
+    rc = ngx_http_agent_state_save(&turn->sc, run, &turn->session_id, cp,
+                                   node, name);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
     }
 
-    rc = ngx_http_agent_state_save(run, &turn->session_id, &cp, node, name);
+    return ngx_http_agent_turn_saved(turn, rc);
+}
+
+
+static ngx_int_t
+ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn, ngx_int_t rc)
+{
+    if (rc == NGX_DECLINED) {
+        turn->locked = 0;
+        return ngx_http_agent_turn_lost(turn->run);
+    }
 
     if (rc != NGX_OK) {
-        if (end) {
-            ngx_http_agent_store_rollback();
-        }
-
-        if (rc == NGX_DECLINED) {
-            turn->locked = 0;
-            return ngx_http_agent_turn_lost(run);
-        }
-
         return NGX_ERROR;
     }
 
-    if (end) {
-        ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
-
-        if (ngx_http_agent_store_commit() != NGX_OK) {
-            return NGX_ERROR;
-        }
-
+    if (turn->cp.release) {
         turn->locked = 0;
     }
 
-    turn->checkpoint_id = cp.id;
-    turn->step = cp.step;
+    ngx_str_null(&turn->resume);
+
+    turn->checkpoint_id = turn->cp.id;
+    turn->step = turn->cp.step;
     turn->saved.prompt_tokens = turn->env.prompt_tokens;
     turn->saved.completion_tokens = turn->env.completion_tokens;
     turn->saved.cached_tokens = turn->env.cached_tokens;
@@ -583,7 +745,8 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     }
 
     if (turn->locked) {
-        ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
+        ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
+                                    &turn->run_id);
         turn->locked = 0;
     }
 
@@ -738,8 +901,13 @@ ngx_http_agent_turn_cleanup(void *data)
                                     &turn->graph->name, "cancelled", 1);
     }
 
+    /* answers still to come are not the turn's any more; writes go on */
+    ngx_http_agent_store_cancel(&turn->sc);
+    ngx_http_agent_store_cancel(&turn->lease_sc);
+
     if (turn->locked) {
-        ngx_http_agent_store_unlock(&turn->session_id, &turn->run_id);
+        ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
+                                    &turn->run_id);
         turn->locked = 0;
     }
 

@@ -27,6 +27,7 @@ typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
 /* what an API over the turn adds: a run's record, its end */
 typedef struct {
     ngx_int_t                     (*begin)(ngx_http_agent_turn_t *turn);
+    void                          (*started)(ngx_http_agent_turn_t *turn);
     void                          (*done)(ngx_http_agent_turn_t *turn,
                                           ngx_http_agent_event_t *ev);
     ngx_int_t                     (*answer)(ngx_http_agent_turn_t *turn,
@@ -60,6 +61,11 @@ struct ngx_http_agent_turn_s {
     void                           *data;      /* the hooks' */
     int64_t                         step;
     ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
+    ngx_http_agent_checkpoint_t     cp;        /* the one being saved */
+    ngx_http_agent_session_t        session;
+    ngx_http_agent_store_call_t     sc;        /* the begin, checkpoints */
+    ngx_http_agent_store_call_t     lease_sc;
+    ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
     ngx_event_t                     lease;
     ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_msec_t                      lease_ms;
@@ -67,6 +73,7 @@ struct ngx_http_agent_turn_s {
     unsigned                        locked:1;
     unsigned                        json:1;    /* one answer, no stream */
     unsigned                        interrupted:1;
+    unsigned                        started:1; /* the graph runs */
 };
 
 
@@ -82,6 +89,7 @@ ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
+void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);
 ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,

@@ -19,6 +19,10 @@
  */
 
 
+static void ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
+
+
 /* the worker shuts down and this turn must end now (see turn_exit.c) */
 
 void
@@ -54,13 +58,43 @@ ngx_http_agent_turn_lease_handler(ngx_event_t *ev)
 
     ngx_int_t  rc;
 
-    if (!turn->locked) {
+    if (!turn->locked || turn->lease_sc.waiting) {
         return;
     }
 
-    rc = ngx_http_agent_store_lock_renew(&turn->session_id, &turn->run_id,
-                                         turn->lease_ms);
+    turn->lease_sc.n = 0;
 
+    rc = ngx_http_agent_store_lock_renew(&turn->lease_sc, &turn->session_id,
+                                         &turn->run_id, turn->lease_ms);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    ngx_http_agent_store_call_reset(&turn->lease_sc);
+    ngx_http_agent_turn_renewed(turn, rc);
+}
+
+
+void
+ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_turn_t *turn = sc->data;
+
+    ngx_int_t  rc;
+
+    rc = sc->rc;
+    ngx_http_agent_store_call_reset(sc);
+
+    if (turn->locked) {
+        ngx_http_agent_turn_renewed(turn, rc);
+    }
+}
+
+
+static void
+ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn, ngx_int_t rc)
+{
     if (rc == NGX_DECLINED && turn->run && !turn->run->finished) {
 
         /* another turn has the session: this one must not write again */
@@ -73,12 +107,12 @@ ngx_http_agent_turn_lease_handler(ngx_event_t *ev)
     }
 
     if (rc != NGX_OK) {
-        ngx_log_error(NGX_LOG_WARN, ev->log, 0, "agent: the lease of "
+        ngx_log_error(NGX_LOG_WARN, turn->lease.log, 0, "agent: the lease of "
                       "session \"%V\" could not be renewed",
                       &turn->session_id);
     }
 
-    ngx_add_timer(ev, turn->lease_ms / 3);
+    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
 }
 
 

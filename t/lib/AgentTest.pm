@@ -20,6 +20,7 @@ use JSON::PP;
 use POSIX qw(WNOHANG);
 use Time::HiRes qw(sleep time);
 use Cwd qw(abs_path);
+use Digest::MD5 qw(md5_hex);
 
 use lib dirname(__FILE__);
 use MockLLM;
@@ -77,6 +78,10 @@ sub write_conf {
         USER => ($> == 0 ? 'user root;' : ''),
     );
     $conf =~ s/%%(\w+)%%/$v{$1} \/\/ die "no value for $1"/ge;
+
+    # make test-pg: the same store on PostgreSQL, a database per file
+    $conf =~ s{agent_checkpoint_db\s+([^\s;]+)}
+              {'agent_checkpoint_db ' . pg_url($1)}ge if $ENV{AGENT_PG};
 
     for my $d (qw(body proxy fastcgi uwsgi scgi)) {
         mkdir "$self->{dir}/$d";
@@ -539,8 +544,45 @@ sub mcp_calls {
     return grep { $_->{tool} } map { decode_json($_) } <$fh>;
 }
 
+# make test-pg: the database that stands for a SQLite file's path, made
+# on first use (t/pg/run starts the server and sets AGENT_PG)
+my %pg_made;
+
+sub pg_name {
+    my ($path) = @_;
+    return 't' . substr(md5_hex($path), 0, 20);
+}
+
+sub pg_url {
+    my ($path) = @_;
+    return $path if $path =~ m{^postgres};
+    my $name = pg_name($path);
+    unless ($pg_made{$name}++) {
+        my $exists = pg_query('postgres', "SELECT 1 FROM pg_database "
+                                          . "WHERE datname = '$name'");
+        pg_query('postgres', "CREATE DATABASE $name") unless $exists;
+    }
+    return "$ENV{AGENT_PG}/$name";
+}
+
+sub pg_query {
+    my ($name, $sql) = @_;
+    open my $fh, '-|', 'psql', '-X', '-q', '-At', '-d', "$ENV{AGENT_PG}/$name",
+         '-c', $sql or die $!;
+    local $/;
+    my $out = <$fh> // '';
+    close $fh;
+    $out =~ s/\n+\z//;
+    return $out;
+}
+
 sub sqlite {
     my ($self, $db, $sql) = @_;
+    if ($ENV{AGENT_PG} && $db =~ /agent[^\/]*\.db$/) {
+        # the same questions to PostgreSQL; its own checks are its own
+        return 'ok' if $sql =~ /^\s*PRAGMA integrity_check/i;
+        return pg_query(pg_name($db), $sql);
+    }
     open my $fh, '-|', 'sqlite3', $db, $sql or die $!;
     local $/;
     my $out = <$fh> // '';

@@ -1,0 +1,1113 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+
+#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_metrics.h"
+
+
+/*
+ * The PostgreSQL store's bridge: a few libpq connections per worker, each
+ * driven by nginx's events on its socket as the curl bridge drives HTTP.
+ * A connection runs one statement at a time, prepared on first use, and
+ * keeps the rest in order behind it; the calls of one session go to one
+ * connection (by the hash of its id), so that its writes keep their order
+ * and answers never overtake each other.  A connection that fails fails
+ * what it holds with a clear error and comes back with a growing delay; a
+ * statement that outlives its deadline (statement_timeout, and a timer
+ * here for a server that no longer answers at all) fails the same way.
+ */
+
+
+#define NGX_HTTP_AGENT_PG_DOWN        0
+#define NGX_HTTP_AGENT_PG_CONNECTING  1
+#define NGX_HTTP_AGENT_PG_SETUP       2   /* the schema, once a worker */
+#define NGX_HTTP_AGENT_PG_READY       3
+
+#define NGX_HTTP_AGENT_PG_BACKOFF_MIN  100
+#define NGX_HTTP_AGENT_PG_BACKOFF_MAX  5000
+
+
+typedef struct {
+    ngx_uint_t                 index;
+    ngx_uint_t                 state;
+    PGconn                    *conn;
+    ngx_connection_t          *c;
+    ngx_queue_t                queries;   /* waiting, oldest first */
+    ngx_http_agent_pg_query_t *current;
+    uint64_t                   prepared;  /* a bit per statement */
+    ngx_event_t                retry;
+    ngx_event_t                timer;     /* the current statement's */
+    ngx_msec_t                 backoff;
+    ngx_uint_t                 failed;    /* the last attempt failed */
+} ngx_http_agent_pg_conn_t;
+
+
+typedef struct {
+    ngx_str_t                  url;
+    ngx_str_t                  password;
+    ngx_uint_t                 pool;
+    ngx_msec_t                 timeout;
+} ngx_http_agent_pg_conf_t;
+
+
+static void ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc);
+static ngx_int_t ngx_http_agent_pg_watch(ngx_http_agent_pg_conn_t *pc,
+    ngx_uint_t write);
+static void ngx_http_agent_pg_unwatch(ngx_http_agent_pg_conn_t *pc);
+static void ngx_http_agent_pg_event(ngx_event_t *ev);
+static void ngx_http_agent_pg_connect_poll(ngx_http_agent_pg_conn_t *pc);
+static void ngx_http_agent_pg_io(ngx_http_agent_pg_conn_t *pc,
+    ngx_uint_t write);
+static void ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc);
+static void ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc);
+static void ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q,
+    ngx_int_t rc, PGresult *res);
+static void ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc,
+    const char *why);
+static void ngx_http_agent_pg_retry(ngx_event_t *ev);
+static void ngx_http_agent_pg_timeout(ngx_event_t *ev);
+static ngx_http_agent_pg_conn_t *ngx_http_agent_pg_pick(
+    ngx_http_agent_store_call_t *sc);
+
+
+static ngx_http_agent_pg_conf_t   ngx_http_agent_pg_conf;
+static ngx_http_agent_pg_conn_t  *ngx_http_agent_pg_conns;
+static ngx_uint_t                 ngx_http_agent_pg_next_conn;
+static ngx_log_t                 *ngx_http_agent_pg_log;
+
+
+/* agent_checkpoint_db postgresql://... [password_env=] [pool=] [timeout=] */
+
+char *
+ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url)
+{
+    char        *env;
+    ngx_str_t   *value, v;
+    ngx_int_t    n;
+    ngx_uint_t   i;
+
+    value = cf->args->elts;
+
+    ngx_http_agent_pg_conf.url.len = url->len;
+    ngx_http_agent_pg_conf.pool = 4;
+    ngx_http_agent_pg_conf.timeout = 5000;
+    ngx_str_null(&ngx_http_agent_pg_conf.password);
+
+    /* libpq reads a C string */
+    ngx_http_agent_pg_conf.url.data = ngx_pnalloc(cf->pool, url->len + 1);
+    if (ngx_http_agent_pg_conf.url.data == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *ngx_cpymem(ngx_http_agent_pg_conf.url.data, url->data, url->len) = '\0';
+
+    for (i = 2; i < cf->args->nelts; i++) {
+
+        if (ngx_strncmp(value[i].data, "password_env=", 13) == 0) {
+            v.data = value[i].data + 13;
+            v.len = value[i].len - 13;
+
+            /* read now, as key_env: the workers' environment is cleared */
+            env = getenv((char *) v.data);
+
+            if (env == NULL || *env == '\0') {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "agent_checkpoint_db: the environment "
+                                   "variable \"%V\" is not set", &v);
+                return NGX_CONF_ERROR;
+            }
+
+            ngx_http_agent_pg_conf.password.len = ngx_strlen(env);
+            ngx_http_agent_pg_conf.password.data = (u_char *) env;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "pool=", 5) == 0) {
+            n = ngx_atoi(value[i].data + 5, value[i].len - 5);
+
+            if (n < 1 || n > 64) {
+                return "takes pool= from 1 to 64";
+            }
+
+            ngx_http_agent_pg_conf.pool = n;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "timeout=", 8) == 0) {
+            v.data = value[i].data + 8;
+            v.len = value[i].len - 8;
+
+            n = ngx_parse_time(&v, 0);
+
+            if (n == NGX_ERROR || n < 1) {
+                return "takes timeout= as a time, such as 5s";
+            }
+
+            ngx_http_agent_pg_conf.timeout = n;
+            continue;
+        }
+
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "agent_checkpoint_db: unknown parameter \"%V\"",
+                           &value[i]);
+        return NGX_CONF_ERROR;
+    }
+
+    /* a URL libpq cannot read is refused now, not at the first turn */
+
+    {
+    char              *err;
+    PQconninfoOption  *opts;
+
+    opts = PQconninfoParse((char *) ngx_http_agent_pg_conf.url.data, &err);
+
+    if (opts == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "agent_checkpoint_db: \"%V\" is not a "
+                           "PostgreSQL URL: %s", url,
+                           err ? err : "out of memory");
+        PQfreemem(err);
+        return NGX_CONF_ERROR;
+    }
+
+    PQconninfoFree(opts);
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * The master has nothing to create: a server that is not up yet is not
+ * an error at start (the workers connect, and connect again, by
+ * themselves).  The schema is set up by the workers' first connections.
+ */
+
+ngx_int_t
+ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
+{
+    ngx_http_agent_store_host_init(cycle);
+
+    return ngx_http_agent_store_resources_dir(cycle, resources_dir, user,
+                                              group);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path)
+{
+    ngx_uint_t                 i;
+    ngx_http_agent_pg_conn_t  *pc;
+
+    ngx_http_agent_pg_log = cycle->log;
+
+    ngx_http_agent_pg_conns = ngx_pcalloc(cycle->pool,
+                                        ngx_http_agent_pg_conf.pool
+                                        * sizeof(ngx_http_agent_pg_conn_t));
+    if (ngx_http_agent_pg_conns == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < ngx_http_agent_pg_conf.pool; i++) {
+        pc = &ngx_http_agent_pg_conns[i];
+
+        pc->index = i;
+        ngx_queue_init(&pc->queries);
+
+        pc->retry.handler = ngx_http_agent_pg_retry;
+        pc->retry.data = pc;
+        pc->retry.log = cycle->log;
+        pc->retry.cancelable = 1;
+
+        pc->timer.handler = ngx_http_agent_pg_timeout;
+        pc->timer.data = pc;
+        pc->timer.log = cycle->log;
+        pc->timer.cancelable = 1;
+
+        ngx_http_agent_pg_connect(pc);
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_agent_pg_close(ngx_cycle_t *cycle)
+{
+    ngx_uint_t                 i;
+    ngx_http_agent_pg_conn_t  *pc;
+
+    if (ngx_http_agent_pg_conns == NULL) {
+        return;
+    }
+
+    for (i = 0; i < ngx_http_agent_pg_conf.pool; i++) {
+        pc = &ngx_http_agent_pg_conns[i];
+
+        if (pc->retry.timer_set) {
+            ngx_del_timer(&pc->retry);
+        }
+
+        if (pc->timer.timer_set) {
+            ngx_del_timer(&pc->timer);
+        }
+
+        ngx_http_agent_pg_unwatch(pc);
+
+        if (pc->conn) {
+            PQfinish(pc->conn);
+            pc->conn = NULL;
+        }
+    }
+
+    ngx_http_agent_pg_conns = NULL;
+}
+
+
+static void
+ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
+{
+    char         timeout[64];
+    const char  *keys[6], *values[6];
+
+    if (ngx_exiting || ngx_terminate || ngx_quit) {
+        return;
+    }
+
+    /* ours first: what the URL says wins over them */
+
+    ngx_sprintf((u_char *) timeout, "-c statement_timeout=%M%Z",
+                ngx_http_agent_pg_conf.timeout);
+
+    keys[0] = "options";
+    values[0] = timeout;
+    keys[1] = "application_name";
+    values[1] = "nginx-agent";
+    keys[2] = "connect_timeout";
+    values[2] = "5";
+    keys[3] = "dbname";
+    values[3] = (char *) ngx_http_agent_pg_conf.url.data;
+    keys[4] = ngx_http_agent_pg_conf.password.len ? "password" : NULL;
+    values[4] = (char *) ngx_http_agent_pg_conf.password.data;
+    keys[5] = NULL;
+    values[5] = NULL;
+
+    pc->conn = PQconnectStartParams(keys, values, 1);
+
+    if (pc->conn == NULL || PQstatus(pc->conn) == CONNECTION_BAD) {
+        ngx_http_agent_pg_fail(pc, pc->conn ? PQerrorMessage(pc->conn)
+                                            : "out of memory");
+        return;
+    }
+
+    if (PQsetnonblocking(pc->conn, 1) != 0) {
+        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+        return;
+    }
+
+    pc->state = NGX_HTTP_AGENT_PG_CONNECTING;
+    pc->prepared = 0;
+
+    ngx_http_agent_pg_connect_poll(pc);
+}
+
+
+/* the socket watched for reading always, for writing while libpq asks */
+
+static ngx_int_t
+ngx_http_agent_pg_watch(ngx_http_agent_pg_conn_t *pc, ngx_uint_t write)
+{
+    int                s;
+    ngx_connection_t  *c;
+
+    s = PQsocket(pc->conn);
+
+    if (s < 0) {
+        return NGX_ERROR;
+    }
+
+    /* libpq may try another address on another socket */
+    if (pc->c && pc->c->fd != s) {
+        ngx_http_agent_pg_unwatch(pc);
+    }
+
+    c = pc->c;
+
+    if (c == NULL) {
+        c = ngx_get_connection(s, ngx_http_agent_pg_log);
+        if (c == NULL) {
+            return NGX_ERROR;
+        }
+
+        c->data = pc;
+        c->read->handler = ngx_http_agent_pg_event;
+        c->write->handler = ngx_http_agent_pg_event;
+        c->read->log = ngx_http_agent_pg_log;
+        c->write->log = ngx_http_agent_pg_log;
+
+        pc->c = c;
+    }
+
+    if (!c->read->active
+        && ngx_add_event(c->read, NGX_READ_EVENT, NGX_LEVEL_EVENT) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (write && !c->write->active) {
+        if (ngx_add_event(c->write, NGX_WRITE_EVENT, NGX_LEVEL_EVENT)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+    } else if (!write && c->write->active) {
+        ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+    }
+
+    return NGX_OK;
+}
+
+
+/* nginx stops watching; the socket is libpq's to close */
+
+static void
+ngx_http_agent_pg_unwatch(ngx_http_agent_pg_conn_t *pc)
+{
+    ngx_connection_t  *c;
+
+    c = pc->c;
+
+    if (c == NULL) {
+        return;
+    }
+
+    if (c->read->active) {
+        ngx_del_event(c->read, NGX_READ_EVENT, 0);
+    }
+
+    if (c->write->active) {
+        ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+    }
+
+    if (c->read->posted) {
+        ngx_delete_posted_event(c->read);
+    }
+
+    if (c->write->posted) {
+        ngx_delete_posted_event(c->write);
+    }
+
+    c->fd = (ngx_socket_t) -1;
+    ngx_free_connection(c);
+
+    pc->c = NULL;
+}
+
+
+static void
+ngx_http_agent_pg_event(ngx_event_t *ev)
+{
+    ngx_connection_t          *c;
+    ngx_http_agent_pg_conn_t  *pc;
+
+    c = ev->data;
+    pc = c->data;
+
+    if (pc->state == NGX_HTTP_AGENT_PG_CONNECTING) {
+        ngx_http_agent_pg_connect_poll(pc);
+        return;
+    }
+
+    ngx_http_agent_pg_io(pc, ev->write);
+}
+
+
+static void
+ngx_http_agent_pg_connect_poll(ngx_http_agent_pg_conn_t *pc)
+{
+    PostgresPollingStatusType  st;
+
+    st = PQconnectPoll(pc->conn);
+
+    switch (st) {
+
+    case PGRES_POLLING_READING:
+    case PGRES_POLLING_WRITING:
+        if (ngx_http_agent_pg_watch(pc, st == PGRES_POLLING_WRITING)
+            != NGX_OK)
+        {
+            ngx_http_agent_pg_fail(pc, "the socket cannot be watched");
+        }
+
+        return;
+
+    case PGRES_POLLING_OK:
+        break;
+
+    default: /* PGRES_POLLING_FAILED */
+        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+        return;
+    }
+
+    if (ngx_http_agent_pg_watch(pc, 0) != NGX_OK) {
+        ngx_http_agent_pg_fail(pc, "the socket cannot be watched");
+        return;
+    }
+
+    if (pc->failed) {
+        ngx_log_error(NGX_LOG_NOTICE, ngx_http_agent_pg_log, 0,
+                      "agent: PostgreSQL connection %ui is back",
+                      pc->index);
+    }
+
+    pc->failed = 0;
+    pc->backoff = 0;
+
+    /* the schema first (it does nothing when it is there already) */
+
+    if (!PQsendQuery(pc->conn, ngx_http_agent_pg_schema)) {
+        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+        return;
+    }
+
+    pc->state = NGX_HTTP_AGENT_PG_SETUP;
+    ngx_add_timer(&pc->timer, ngx_http_agent_pg_conf.timeout + 30000);
+
+    ngx_http_agent_pg_io(pc, 1);
+}
+
+
+static void
+ngx_http_agent_pg_io(ngx_http_agent_pg_conn_t *pc, ngx_uint_t write)
+{
+    int        rc;
+    PGresult  *res;
+
+    rc = PQflush(pc->conn);
+
+    if (rc == -1) {
+        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+        return;
+    }
+
+    if (ngx_http_agent_pg_watch(pc, rc == 1) != NGX_OK) {
+        ngx_http_agent_pg_fail(pc, "the socket cannot be watched");
+        return;
+    }
+
+    if (!PQconsumeInput(pc->conn)) {
+        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+        return;
+    }
+
+    while (!PQisBusy(pc->conn)) {
+        res = PQgetResult(pc->conn);
+
+        if (res == NULL) {
+
+            /* the statement's results are all in */
+
+            ngx_http_agent_pg_result(pc);
+
+            if (pc->conn == NULL || pc->current != NULL
+                || pc->state != NGX_HTTP_AGENT_PG_READY)
+            {
+                return;
+            }
+
+            ngx_http_agent_pg_next(pc);
+
+            if (pc->current == NULL) {
+                return;
+            }
+
+            continue;
+        }
+
+        if (pc->state == NGX_HTTP_AGENT_PG_SETUP) {
+            if (PQresultStatus(res) == PGRES_FATAL_ERROR) {
+                ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
+                              "agent: the PostgreSQL schema could not be "
+                              "set up: %s", PQresultErrorMessage(res));
+                PQclear(res);
+                ngx_http_agent_pg_fail(pc, "schema");
+                return;
+            }
+
+            PQclear(res);
+            continue;
+        }
+
+        if (pc->current == NULL || pc->current->res) {
+            /* nothing asked for it, or a second one: not ours to read */
+            PQclear(res);
+            continue;
+        }
+
+        pc->current->res = res;
+    }
+}
+
+
+/* a statement's end: prepared, answered, or the schema set up */
+
+static void
+ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
+{
+    PGresult                   *res;
+    ExecStatusType              st;
+    ngx_http_agent_pg_query_t  *q;
+
+    if (pc->timer.timer_set) {
+        ngx_del_timer(&pc->timer);
+    }
+
+    if (pc->state == NGX_HTTP_AGENT_PG_SETUP) {
+        pc->state = NGX_HTTP_AGENT_PG_READY;
+        return;
+    }
+
+    q = pc->current;
+
+    if (q == NULL) {
+        return;
+    }
+
+    res = q->res;
+    q->res = NULL;
+
+    st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+    if (!q->prepared) {
+
+        /* the statement is prepared on this connection: now run it */
+
+        PQclear(res);
+
+        if (st != PGRES_COMMAND_OK) {
+            pc->current = NULL;
+            ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
+                          "agent: PostgreSQL could not prepare statement "
+                          "%ui", q->stmt);
+            ngx_http_agent_pg_answer(q, NGX_ERROR, NULL);
+            return;
+        }
+
+        pc->prepared |= (uint64_t) 1 << q->stmt;
+        q->prepared = 1;
+
+        /* sent at once, and the statement's results come after these */
+        ngx_http_agent_pg_next(pc);
+        return;
+    }
+
+    pc->current = NULL;
+
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
+                      "agent: PostgreSQL statement %ui failed: %s", q->stmt,
+                      res ? PQresultErrorMessage(res) : "no result");
+        ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL, NULL,
+                                   1);
+        PQclear(res);
+        ngx_http_agent_pg_answer(q, NGX_ERROR, NULL);
+        return;
+    }
+
+    ngx_http_agent_pg_answer(q, NGX_OK, res);
+    PQclear(res);
+}
+
+
+/* the next statement of the connection, if it is idle and one waits */
+
+static void
+ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
+{
+    char                        name[16];
+    ngx_queue_t                *qq;
+    ngx_http_agent_pg_query_t  *q;
+
+    if (pc->state != NGX_HTTP_AGENT_PG_READY) {
+        return;
+    }
+
+    q = pc->current;
+
+    if (q == NULL) {
+        if (ngx_queue_empty(&pc->queries)) {
+            return;
+        }
+
+        qq = ngx_queue_head(&pc->queries);
+        ngx_queue_remove(qq);
+
+        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+        q->prepared = (pc->prepared >> q->stmt) & 1;
+        pc->current = q;
+    }
+
+    ngx_sprintf((u_char *) name, "agent%ui%Z", q->stmt);
+
+    if (!q->prepared) {
+        if (!PQsendPrepare(pc->conn, name, ngx_http_agent_pg_sql[q->stmt], 0,
+                           NULL))
+        {
+            ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+            return;
+        }
+
+    } else if (!PQsendQueryPrepared(pc->conn, name, q->nparams,
+                                    (const char * const *) q->values,
+                                    q->lengths, NULL, 0))
+    {
+        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+        return;
+    }
+
+    /* a server that no longer answers: past statement_timeout, a margin */
+    ngx_add_timer(&pc->timer, ngx_http_agent_pg_conf.timeout + 1000);
+
+    if (PQflush(pc->conn) == 1
+        && ngx_http_agent_pg_watch(pc, 1) != NGX_OK)
+    {
+        ngx_http_agent_pg_fail(pc, "the socket cannot be watched");
+    }
+}
+
+
+/* the answer to its caller, if it still waits; the query's end */
+
+static void
+ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
+    PGresult *res)
+{
+    ngx_http_agent_store_call_t  *sc;
+    ngx_http_agent_pg_answer_t   *a;
+
+    sc = q->sc;
+
+    if (sc == NULL) {
+        if (rc == NGX_OK && res && q->decode && q->data == (void *) q) {
+            /* a write that wanted no answer but has work for its result */
+            (void) q->decode(q, res, NULL);
+        }
+
+        ngx_destroy_pool(q->pool);
+        return;
+    }
+
+    a = (ngx_http_agent_pg_answer_t *) sc->answers->elts + q->slot;
+
+    if (rc == NGX_OK) {
+        rc = q->decode ? q->decode(q, res, a) : NGX_OK;
+
+        if (rc == NGX_AGAIN) {
+            /* a second statement follows (ngx_http_agent_pg_follow) */
+            ngx_destroy_pool(q->pool);
+            return;
+        }
+    }
+
+    a->rc = rc;
+    sc->rc = rc;
+    sc->waiting--;
+
+    ngx_destroy_pool(q->pool);
+
+    if (sc->wake) {
+        sc->wake(sc);
+    }
+}
+
+
+static void
+ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why)
+{
+    ngx_queue_t                *qq;
+    ngx_http_agent_pg_query_t  *q;
+
+    if (!pc->failed) {
+        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
+                      "agent: PostgreSQL connection %ui failed: %s",
+                      pc->index, why);
+    }
+
+    pc->failed = 1;
+
+    if (pc->timer.timer_set) {
+        ngx_del_timer(&pc->timer);
+    }
+
+    ngx_http_agent_pg_unwatch(pc);
+
+    if (pc->conn) {
+        PQfinish(pc->conn);
+        pc->conn = NULL;
+    }
+
+    pc->state = NGX_HTTP_AGENT_PG_DOWN;
+
+    /* what it held fails now, with an error its callers can give */
+
+    q = pc->current;
+    pc->current = NULL;
+
+    if (q) {
+        if (q->res) {
+            PQclear(q->res);
+            q->res = NULL;
+        }
+
+        ngx_http_agent_pg_answer(q, NGX_ERROR, NULL);
+    }
+
+    while (!ngx_queue_empty(&pc->queries)) {
+        qq = ngx_queue_head(&pc->queries);
+        ngx_queue_remove(qq);
+
+        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+        ngx_http_agent_pg_answer(q, NGX_ERROR, NULL);
+    }
+
+    if (ngx_exiting || ngx_terminate || ngx_quit) {
+        return;
+    }
+
+    pc->backoff = pc->backoff ? ngx_min(pc->backoff * 2,
+                                        NGX_HTTP_AGENT_PG_BACKOFF_MAX)
+                              : NGX_HTTP_AGENT_PG_BACKOFF_MIN;
+
+    if (!pc->retry.timer_set) {
+        ngx_add_timer(&pc->retry, pc->backoff);
+    }
+}
+
+
+static void
+ngx_http_agent_pg_retry(ngx_event_t *ev)
+{
+    ngx_http_agent_pg_conn_t *pc = ev->data;
+
+    if (pc->state == NGX_HTTP_AGENT_PG_DOWN) {
+        ngx_http_agent_pg_connect(pc);
+    }
+}
+
+
+static void
+ngx_http_agent_pg_timeout(ngx_event_t *ev)
+{
+    ngx_http_agent_pg_conn_t *pc = ev->data;
+
+    ngx_http_agent_pg_fail(pc, "the server did not answer in time");
+}
+
+
+/* the connection of a call: its session's, or the next */
+
+static ngx_http_agent_pg_conn_t *
+ngx_http_agent_pg_pick(ngx_http_agent_store_call_t *sc)
+{
+    ngx_uint_t  n;
+
+    if (sc->conn) {
+        return sc->conn;
+    }
+
+    n = ngx_http_agent_pg_conf.pool;
+
+    if (sc->key.len) {
+        sc->conn = &ngx_http_agent_pg_conns[ngx_hash_key(sc->key.data,
+                                                         sc->key.len)
+                                            % n];
+
+    } else {
+        sc->conn = &ngx_http_agent_pg_conns[ngx_http_agent_pg_next_conn++
+                                            % n];
+    }
+
+    return sc->conn;
+}
+
+
+/* an answer kept from an earlier pass: the next in order, or NULL */
+
+ngx_http_agent_pg_answer_t *
+ngx_http_agent_pg_answered(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    if (sc->answers == NULL || sc->n >= sc->answers->nelts) {
+        return NULL;
+    }
+
+    a = sc->answers->elts;
+
+    return &a[sc->n++];
+}
+
+
+ngx_http_agent_pg_query_t *
+ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
+    ngx_http_agent_pg_decode_pt decode)
+{
+    ngx_pool_t                 *pool;
+    ngx_http_agent_pg_query_t  *q;
+
+    pool = ngx_create_pool(1024, ngx_http_agent_pg_log);
+    if (pool == NULL) {
+        return NULL;
+    }
+
+    q = ngx_pcalloc(pool, sizeof(ngx_http_agent_pg_query_t));
+    if (q == NULL) {
+        ngx_destroy_pool(pool);
+        return NULL;
+    }
+
+    q->pool = pool;
+    q->sc = sc;
+    q->stmt = stmt;
+    q->decode = decode;
+
+    return q;
+}
+
+
+/* a parameter, copied: the caller's memory may be gone when it is sent */
+
+ngx_int_t
+ngx_http_agent_pg_param(ngx_http_agent_pg_query_t *q, ngx_str_t *v)
+{
+    char  *p;
+
+    if (q->nparams == NGX_HTTP_AGENT_PG_PARAMS) {
+        return NGX_ERROR;
+    }
+
+    if (v == NULL || v->data == NULL) {
+        q->values[q->nparams] = NULL;
+        q->lengths[q->nparams++] = 0;
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(q->pool, v->len + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    *ngx_cpymem(p, v->data, v->len) = '\0';
+
+    q->values[q->nparams] = p;
+    q->lengths[q->nparams++] = v->len;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q, int64_t n)
+{
+    u_char     buf[NGX_INT64_LEN + 2];
+    ngx_str_t  v;
+
+    v.data = buf;
+    v.len = ngx_sprintf(buf, "%L", n) - buf;
+
+    return ngx_http_agent_pg_param(q, &v);
+}
+
+
+/*
+ * NGX_AGAIN: the caller is woken with the answer; NGX_OK: a write that
+ * wants none is on its way; NGX_ERROR: no connection to send it on.
+ */
+
+ngx_int_t
+ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
+{
+    ngx_http_agent_store_call_t  *sc;
+    ngx_http_agent_pg_conn_t     *pc;
+    ngx_http_agent_pg_answer_t   *a;
+
+    sc = q->sc;
+    pc = ngx_http_agent_pg_pick(sc);
+    a = NULL;
+
+    if (forget || sc->wake == NULL) {
+        q->sc = NULL;
+
+        /* kept as answered: a pass that runs again does not send it twice */
+        if (sc->wake) {
+            if (sc->answers == NULL) {
+                sc->answers = ngx_array_create(sc->pool, 4,
+                                          sizeof(ngx_http_agent_pg_answer_t));
+                if (sc->answers == NULL) {
+                    ngx_destroy_pool(q->pool);
+                    return NGX_ERROR;
+                }
+            }
+
+            a = ngx_array_push(sc->answers);
+            if (a == NULL) {
+                ngx_destroy_pool(q->pool);
+                return NGX_ERROR;
+            }
+
+            a->rc = NGX_OK;
+            a->value = NULL;
+            sc->n++;
+        }
+
+    } else {
+        if (sc->answers == NULL) {
+            sc->answers = ngx_array_create(sc->pool, 4,
+                                          sizeof(ngx_http_agent_pg_answer_t));
+            if (sc->answers == NULL) {
+                ngx_destroy_pool(q->pool);
+                return NGX_ERROR;
+            }
+        }
+
+        a = ngx_array_push(sc->answers);
+        if (a == NULL) {
+            ngx_destroy_pool(q->pool);
+            return NGX_ERROR;
+        }
+
+        a->rc = NGX_AGAIN;
+        a->value = NULL;
+        q->slot = sc->answers->nelts - 1;
+        sc->n++;
+    }
+
+    if (pc->state == NGX_HTTP_AGENT_PG_DOWN) {
+
+        /* waiting for the server to come back: a clear error now */
+
+        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
+                      "agent: PostgreSQL is not reachable, statement %ui "
+                      "not sent", q->stmt);
+
+        if (q->sc && a) {
+            a->rc = NGX_ERROR;
+        }
+
+        ngx_destroy_pool(q->pool);
+
+        return NGX_ERROR;
+    }
+
+    if (q->sc) {
+        sc->waiting++;
+    }
+
+    ngx_queue_insert_tail(&pc->queries, &q->queue);
+
+    if (pc->current == NULL) {
+        ngx_http_agent_pg_next(pc);
+    }
+
+    return q->sc ? NGX_AGAIN : NGX_OK;
+}
+
+
+/* a second statement for the same answer (a lease taken over, say) */
+
+ngx_int_t
+ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
+    ngx_http_agent_pg_query_t *next)
+{
+    ngx_http_agent_pg_conn_t  *pc;
+
+    pc = q->sc->conn;
+
+    next->sc = q->sc;
+    next->slot = q->slot;
+
+    /* first in line: nothing of the session runs between the two */
+    ngx_queue_insert_head(&pc->queries, &next->queue);
+
+    return NGX_AGAIN;
+}
+
+
+/* the caller is gone: what it waits for is answered to no one */
+
+void
+ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
+{
+    ngx_queue_t                *qq;
+    ngx_http_agent_pg_conn_t   *pc;
+    ngx_http_agent_pg_query_t  *q;
+
+    pc = sc->conn;
+
+    if (pc == NULL || sc->waiting == 0) {
+        return;
+    }
+
+    if (pc->current && pc->current->sc == sc) {
+        pc->current->sc = NULL;
+    }
+
+    for (qq = ngx_queue_head(&pc->queries);
+         qq != ngx_queue_sentinel(&pc->queries);
+         qq = ngx_queue_next(qq))
+    {
+        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+
+        if (q->sc == sc) {
+            q->sc = NULL;
+        }
+    }
+
+    sc->waiting = 0;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row, int col,
+    ngx_str_t *out)
+{
+    size_t  len;
+
+    if (PQgetisnull(res, row, col)) {
+        ngx_str_null(out);
+        return NGX_OK;
+    }
+
+    len = PQgetlength(res, row, col);
+
+    out->data = ngx_pnalloc(pool, len + 1);
+    if (out->data == NULL) {
+        out->len = 0;
+        return NGX_ERROR;
+    }
+
+    *ngx_cpymem(out->data, PQgetvalue(res, row, col), len) = '\0';
+    out->len = len;
+
+    return NGX_OK;
+}
+
+
+int64_t
+ngx_http_agent_pg_int(PGresult *res, int row, int col)
+{
+    if (PQgetisnull(res, row, col)) {
+        return 0;
+    }
+
+    return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}

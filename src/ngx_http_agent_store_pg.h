@@ -1,0 +1,143 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_STORE_PG_H_INCLUDED_
+#define _NGX_HTTP_AGENT_STORE_PG_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include <libpq-fe.h>
+
+#include "ngx_http_agent_store.h"
+
+
+/* the statements (ngx_http_agent_store_pg_sql.c), prepared once each */
+enum {
+    NGX_HTTP_AGENT_PG_SESSION_INSERT = 0,
+    NGX_HTTP_AGENT_PG_SESSION_GET,
+    NGX_HTTP_AGENT_PG_SESSION_LIST,
+    NGX_HTTP_AGENT_PG_SESSION_DELETE,
+    NGX_HTTP_AGENT_PG_SESSION_SET_MODEL,
+    NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE,
+    NGX_HTTP_AGENT_PG_LOCK,
+    NGX_HTTP_AGENT_PG_LOCK_STEAL,
+    NGX_HTTP_AGENT_PG_UNLOCK,
+    NGX_HTTP_AGENT_PG_RENEW,
+    NGX_HTTP_AGENT_PG_MESSAGES,
+    NGX_HTTP_AGENT_PG_MESSAGES_PAGE,
+    NGX_HTTP_AGENT_PG_CHECKPOINT_GET,
+    NGX_HTTP_AGENT_PG_CHECKPOINT_LIST,
+    NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE,
+    NGX_HTTP_AGENT_PG_FORK_LATER,
+    NGX_HTTP_AGENT_PG_FORK_KEEP,
+    NGX_HTTP_AGENT_PG_FORK_CUT,
+    NGX_HTTP_AGENT_PG_RESOURCE_INSERT,
+    NGX_HTTP_AGENT_PG_RESOURCE_LIST,
+    NGX_HTTP_AGENT_PG_RUN_INSERT,
+    NGX_HTTP_AGENT_PG_RUN_STATUS,
+    NGX_HTTP_AGENT_PG_RUN_GET,
+    NGX_HTTP_AGENT_PG_RUN_LIST,
+    NGX_HTTP_AGENT_PG_RUN_CANCEL,
+    NGX_HTTP_AGENT_PG_RUN_CANCELLED,
+    NGX_HTTP_AGENT_PG_RUN_EVENT,
+    NGX_HTTP_AGENT_PG_RUN_EVENTS,
+    NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
+    NGX_HTTP_AGENT_PG_THREAD_BUSY,
+    NGX_HTTP_AGENT_PG_LAST
+};
+
+
+#define NGX_HTTP_AGENT_PG_PARAMS  18
+
+
+/* an answer kept in the call (ngx_http_agent_store.h): NGX_AGAIN, to come */
+typedef struct {
+    ngx_int_t                      rc;
+    void                          *value;
+} ngx_http_agent_pg_answer_t;
+
+
+typedef struct ngx_http_agent_pg_query_s  ngx_http_agent_pg_query_t;
+
+/* reads a result into the answer, in the call's pool; returns its rc */
+typedef ngx_int_t (*ngx_http_agent_pg_decode_pt)(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+
+struct ngx_http_agent_pg_query_s {
+    ngx_queue_t                    queue;
+    ngx_pool_t                    *pool;      /* its own, until its end */
+    ngx_http_agent_store_call_t   *sc;        /* NULL: no answer wanted */
+    ngx_uint_t                     slot;
+    ngx_uint_t                     stmt;
+    ngx_http_agent_pg_decode_pt    decode;
+    void                          *data;      /* the decoder's */
+    int                            nparams;
+    char                          *values[NGX_HTTP_AGENT_PG_PARAMS];
+    int                            lengths[NGX_HTTP_AGENT_PG_PARAMS];
+    PGresult                      *res;
+    unsigned                       prepared:1;
+};
+
+
+extern ngx_http_agent_store_actions_t  ngx_http_agent_store_pg;
+extern const char                     *ngx_http_agent_pg_schema;
+extern const char                     *ngx_http_agent_pg_sql[];
+extern ngx_str_t                       ngx_http_agent_store_host;
+
+
+char *ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url);
+ngx_int_t ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
+ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path);
+void ngx_http_agent_pg_close(ngx_cycle_t *cycle);
+void ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc);
+
+ngx_http_agent_pg_answer_t *ngx_http_agent_pg_answered(
+    ngx_http_agent_store_call_t *sc);
+ngx_http_agent_pg_query_t *ngx_http_agent_pg_query(
+    ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
+    ngx_http_agent_pg_decode_pt decode);
+ngx_int_t ngx_http_agent_pg_param(ngx_http_agent_pg_query_t *q,
+    ngx_str_t *v);
+ngx_int_t ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q,
+    int64_t n);
+ngx_int_t ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q,
+    ngx_uint_t forget);
+ngx_int_t ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
+    ngx_http_agent_pg_query_t *next);
+ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
+    int col, ngx_str_t *out);
+int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
+
+/* the runs (ngx_http_agent_store_pg_runs.c) */
+ngx_int_t ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_row_t *row, ngx_uint_t events);
+ngx_int_t ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, const char *status);
+ngx_int_t ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row);
+ngx_int_t ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *status, ngx_int_t limit,
+    ngx_int_t offset, ngx_array_t *rows);
+ngx_int_t ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action);
+ngx_int_t ngx_http_agent_pg_run_cancelled(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action);
+ngx_int_t ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t seq, ngx_str_t *event, ngx_str_t *json);
+ngx_int_t ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t after, ngx_uint_t limit,
+    ngx_http_agent_store_event_pt handler, void *data);
+ngx_int_t ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before);
+ngx_int_t ngx_http_agent_pg_thread_busy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id);
+
+
+
+#endif /* _NGX_HTTP_AGENT_STORE_PG_H_INCLUDED_ */

@@ -1,0 +1,1237 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * The PostgreSQL store's operations, as the SQLite store's: each sends one
+ * statement (ngx_http_agent_store_pg_sql.c) and answers NGX_AGAIN; the
+ * caller's next pass reads the answer kept in its call, in the same order,
+ * through the same function.  Values the store makes itself (ids, times)
+ * are made when the call is sent, and kept with the answer.
+ */
+
+
+#define NGX_HTTP_AGENT_PG_PAGE_BYTES   (1024 * 1024)
+#define NGX_HTTP_AGENT_PG_PAGE_IMAGES  (4 * 1024 * 1024)
+
+
+typedef struct {
+    ngx_array_t               *rows;
+    ngx_uint_t                 more;
+} ngx_http_agent_pg_rows_t;
+
+
+static ngx_int_t ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a,
+    ngx_array_t *to);
+static ngx_int_t ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
+    ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows);
+
+
+/* sessions */
+
+static void
+ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
+    ngx_http_agent_session_t *s)
+{
+    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
+
+    (void) ngx_http_agent_pg_str(pool, res, row, 0, &s->id);
+    (void) ngx_http_agent_pg_str(pool, res, row, 1, &s->title);
+    (void) ngx_http_agent_pg_str(pool, res, row, 2, &s->metadata);
+    (void) ngx_http_agent_pg_str(pool, res, row, 3, &s->created_at);
+    (void) ngx_http_agent_pg_str(pool, res, row, 4, &s->updated_at);
+    s->message_count = ngx_http_agent_pg_int(res, row, 5);
+    (void) ngx_http_agent_pg_str(pool, res, row, 6, &s->model);
+    (void) ngx_http_agent_pg_str(pool, res, row, 7, &s->database);
+    (void) ngx_http_agent_pg_str(pool, res, row, 8, &s->owner);
+    s->prompt_tokens = ngx_http_agent_pg_int(res, row, 9);
+    s->completion_tokens = ngx_http_agent_pg_int(res, row, 10);
+    s->cached_tokens = ngx_http_agent_pg_int(res, row, 11);
+    s->history_bytes = ngx_http_agent_pg_int(res, row, 12);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+    ngx_http_agent_session_t *s)
+{
+    u_char                      *p;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+    ngx_http_agent_session_t    *made;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->value) {
+            *s = *(ngx_http_agent_session_t *) a->value;
+        }
+
+        return a->rc;
+    }
+
+    made = ngx_pcalloc(sc->pool, sizeof(ngx_http_agent_session_t));
+    p = ngx_pnalloc(sc->pool, 36 + 24);
+    if (made == NULL || p == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (id && id->len) {
+        made->id = *id;
+
+    } else {
+        ngx_http_agent_store_new_id(p);
+        made->id.data = p;
+        made->id.len = 36;
+    }
+
+    made->created_at.data = p + 36;
+    made->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
+    made->updated_at = made->created_at;
+    made->title = *title;
+    made->metadata = *metadata;
+
+    if (owner) {
+        made->owner = *owner;
+    }
+
+    *s = *made;
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_INSERT,
+                                ngx_http_agent_pg_done);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, &made->id) != NGX_OK
+        || ngx_http_agent_pg_param(q, title) != NGX_OK
+        || ngx_http_agent_pg_param(q, metadata->len ? metadata : NULL)
+           != NGX_OK
+        || ngx_http_agent_pg_param(q, &made->created_at) != NGX_OK
+        || ngx_http_agent_pg_param(q, owner) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    q->data = made;
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_got(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    ngx_http_agent_session_t  *s;
+
+    if (PQntuples(res) == 0) {
+        return NGX_DECLINED;
+    }
+
+    s = ngx_palloc(q->sc->pool, sizeof(ngx_http_agent_session_t));
+    if (s == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_pg_session_row(q->sc->pool, res, 0, s);
+    a->value = s;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_http_agent_session_t *s)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc == NGX_OK) {
+            *s = *(ngx_http_agent_session_t *) a->value;
+        }
+
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_GET,
+                                ngx_http_agent_pg_session_got);
+    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int                        i;
+    ngx_array_t               *rows;
+    ngx_http_agent_session_t  *s;
+
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_session_t),
+                                   &rows)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        s = ngx_array_push(rows);
+        if (s == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_pg_session_row(q->sc->pool, res, i, s);
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
+    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
+    ngx_array_t *sessions)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, sessions) : a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
+                                ngx_http_agent_pg_session_listed);
+    if (q == NULL
+        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, offset) != NGX_OK
+        || ngx_http_agent_pg_param(q, owner) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* '' first when the session was there, then its files: gone with it */
+
+static ngx_int_t
+ngx_http_agent_pg_session_deleted(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int    i;
+    char  *path;
+
+    for (i = 1; i < PQntuples(res); i++) {
+        path = PQgetvalue(res, i, 0);
+
+        if (ngx_delete_file(path) == NGX_FILE_ERROR && ngx_errno != ENOENT) {
+            ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, ngx_errno,
+                          "agent: cannot delete \"%s\"", path);
+        }
+    }
+
+    return PQntuples(res) ? NGX_OK : NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_DELETE,
+                                ngx_http_agent_pg_session_deleted);
+    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* with no one to answer, the files still go */
+    q->data = q;
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_uint_t field, ngx_str_t *value)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, field == NGX_HTTP_AGENT_STORE_MODEL
+                                    ? NGX_HTTP_AGENT_PG_SESSION_SET_MODEL
+                                    : NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE,
+                                ngx_http_agent_pg_done);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, value) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/*
+ * The lease, as the SQLite store takes it: held by a process of this host
+ * that is gone, it is taken over at once; on another host only its expiry
+ * frees it.
+ */
+
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  run_id;
+    int64_t                    expires;
+} ngx_http_agent_pg_lock_t;
+
+
+static ngx_int_t
+ngx_http_agent_pg_locked(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    ngx_pid_t                   pid;
+    ngx_str_t                   owner;
+    ngx_http_agent_pg_lock_t   *lk;
+    ngx_http_agent_pg_query_t  *next;
+
+    lk = q->data;
+
+    if (PQntuples(res) != 1) {
+        return NGX_ERROR;
+    }
+
+    switch (ngx_http_agent_pg_int(res, 0, 0)) {
+
+    case 0:
+        return NGX_OK;
+
+    case 2:
+        return NGX_DECLINED;
+    }
+
+    if (PQgetisnull(res, 0, 3)
+        || (size_t) PQgetlength(res, 0, 3) != ngx_http_agent_store_host.len
+        || ngx_memcmp(PQgetvalue(res, 0, 3), ngx_http_agent_store_host.data,
+                      ngx_http_agent_store_host.len)
+           != 0)
+    {
+        return NGX_BUSY;
+    }
+
+    pid = (ngx_pid_t) ngx_http_agent_pg_int(res, 0, 2);
+
+    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
+        return NGX_BUSY;
+    }
+
+    ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                  "agent: session \"%V\" was held by process %P, "
+                  "which is gone; taking it over", &lk->id, pid);
+
+    (void) ngx_http_agent_pg_str(q->pool, res, 0, 1, &owner);
+
+    next = ngx_http_agent_pg_query(q->sc, NGX_HTTP_AGENT_PG_LOCK_STEAL,
+                                   ngx_http_agent_pg_changed);
+    if (next == NULL
+        || ngx_http_agent_pg_param(next, &lk->id) != NGX_OK
+        || ngx_http_agent_pg_param(next, &lk->run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(next, ngx_pid) != NGX_OK
+        || ngx_http_agent_pg_param(next, &owner) != NGX_OK
+        || ngx_http_agent_pg_param_int(next, lk->expires) != NGX_OK
+        || ngx_http_agent_pg_param(next, &ngx_http_agent_store_host)
+           != NGX_OK)
+    {
+        if (next) {
+            ngx_destroy_pool(next->pool);
+        }
+
+        return NGX_ERROR;
+    }
+
+    /* taken over: NGX_OK; someone was quicker: NGX_BUSY */
+    next->data = next;
+
+    return ngx_http_agent_pg_follow(q, next);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *run_id, ngx_msec_t lease)
+{
+    int64_t                      now;
+    ngx_http_agent_pg_lock_t    *lk;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    now = ngx_http_agent_store_ms();
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_LOCK,
+                                ngx_http_agent_pg_locked);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    lk = ngx_palloc(q->pool, sizeof(ngx_http_agent_pg_lock_t));
+    if (lk == NULL) {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    lk->expires = now + lease;
+    lk->id.len = id->len;
+    lk->id.data = ngx_pstrdup(q->pool, id);
+    lk->run_id.len = run_id->len;
+    lk->run_id.data = ngx_pstrdup(q->pool, run_id);
+    q->data = lk;
+
+    if (lk->id.data == NULL || lk->run_id.data == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ngx_pid) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, now + lease) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, now) != NGX_OK
+        || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK)
+    {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *run_id, ngx_msec_t lease)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RENEW,
+                                ngx_http_agent_pg_changed);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ngx_http_agent_store_ms() + lease)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* NGX_DECLINED: the lease is no longer this run's */
+    q->data = NULL;
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static void
+ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *run_id)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return;
+    }
+
+    /* a write that wants no answer: the lease is the last resort */
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK)
+    {
+        return;
+    }
+
+    (void) ngx_http_agent_pg_send(q, 1);
+}
+
+
+/* generic answers */
+
+static ngx_int_t
+ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    if (a && q->data && q->stmt == NGX_HTTP_AGENT_PG_SESSION_INSERT) {
+        a->value = q->data;
+    }
+
+    return NGX_OK;
+}
+
+
+/* NGX_OK: a row changed; NGX_DECLINED: none (NGX_BUSY for a take over) */
+
+static ngx_int_t
+ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    char  *n;
+
+    n = PQcmdTuples(res);
+
+    if (n[0] != '\0' && n[0] != '0') {
+        return NGX_OK;
+    }
+
+    return q->stmt == NGX_HTTP_AGENT_PG_LOCK_STEAL ? NGX_BUSY : NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
+    ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows)
+{
+    ngx_http_agent_pg_rows_t  *r;
+
+    r = ngx_pcalloc(q->sc->pool, sizeof(ngx_http_agent_pg_rows_t));
+    if (r == NULL) {
+        return NGX_ERROR;
+    }
+
+    r->rows = ngx_array_create(q->sc->pool, 8, size);
+    if (r->rows == NULL) {
+        return NGX_ERROR;
+    }
+
+    a->value = r;
+    *rows = r->rows;
+
+    return NGX_OK;
+}
+
+
+/* a kept list of rows into the caller's array */
+
+static ngx_int_t
+ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a, ngx_array_t *to)
+{
+    void                      *p;
+    ngx_http_agent_pg_rows_t  *r;
+
+    r = a->value;
+
+    if (r->rows->nelts == 0) {
+        return NGX_OK;
+    }
+
+    p = ngx_array_push_n(to, r->rows->nelts);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(p, r->rows->elts, r->rows->nelts * r->rows->size);
+
+    return NGX_OK;
+}
+
+
+/* the history */
+
+static void
+ngx_http_agent_pg_message_row(ngx_pool_t *pool, PGresult *res, int row,
+    ngx_http_agent_msg_t *m)
+{
+    ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
+
+    m->seq = ngx_http_agent_pg_int(res, row, 0);
+    (void) ngx_http_agent_pg_str(pool, res, row, 1, &m->role);
+    (void) ngx_http_agent_pg_str(pool, res, row, 2, &m->content);
+    (void) ngx_http_agent_pg_str(pool, res, row, 3, &m->tool_calls);
+    (void) ngx_http_agent_pg_str(pool, res, row, 4, &m->tool_call_id);
+    (void) ngx_http_agent_pg_str(pool, res, row, 5, &m->name);
+    (void) ngx_http_agent_pg_str(pool, res, row, 6, &m->images);
+    (void) ngx_http_agent_pg_str(pool, res, row, 7, &m->metadata);
+    (void) ngx_http_agent_pg_str(pool, res, row, 8, &m->created_at);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    int                    i;
+    ngx_array_t           *rows;
+    ngx_http_agent_msg_t  *m;
+
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_msg_t), &rows)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        m = ngx_array_push(rows);
+        if (m == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_pg_message_row(q->sc->pool, res, i, m);
+
+        if (m->content.data == NULL
+            && q->stmt == NGX_HTTP_AGENT_PG_MESSAGES)
+        {
+            ngx_str_set(&m->content, "");
+        }
+
+        /* the page's last column: whether older messages are left */
+        if (q->stmt == NGX_HTTP_AGENT_PG_MESSAGES_PAGE) {
+            ((ngx_http_agent_pg_rows_t *) a->value)->more =
+                                        ngx_http_agent_pg_int(res, i, 9) > 0;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    int64_t upto, ngx_int_t images_keep, ngx_array_t *messages)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, messages) : a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_MESSAGES,
+                                ngx_http_agent_pg_messages_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, upto < 0 ? INT64_MAX : upto)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(q, images_keep) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t before, ngx_uint_t limit, ngx_uint_t all,
+    ngx_uint_t images, ngx_uint_t *more,
+    ngx_http_agent_store_message_pt handler, void *data)
+{
+    ngx_int_t                    rc;
+    ngx_uint_t                   i;
+    ngx_http_agent_msg_t        *m;
+    ngx_http_agent_pg_rows_t    *r;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc != NGX_OK) {
+            return a->rc;
+        }
+
+        r = a->value;
+        m = r->rows->elts;
+        *more = r->more;
+
+        for (i = 0; i < r->rows->nelts; i++) {
+            rc = handler(data, &m[i]);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+        }
+
+        return NGX_OK;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_MESSAGES_PAGE,
+                                ngx_http_agent_pg_messages_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, before < 0 ? INT64_MAX : before)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, all ? 1 : 0) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, images ? 1 : 0) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, images
+                                          ? NGX_HTTP_AGENT_PG_PAGE_IMAGES
+                                          : NGX_HTTP_AGENT_PG_PAGE_BYTES)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static void
+ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    (void) ngx_http_agent_pg_str(pool, res, row, 0, &cp->id);
+    (void) ngx_http_agent_pg_str(pool, res, row, 1, &cp->parent_id);
+    cp->step = ngx_http_agent_pg_int(res, row, 2);
+    (void) ngx_http_agent_pg_str(pool, res, row, 3, &cp->node);
+    (void) ngx_http_agent_pg_str(pool, res, row, 4, &cp->next);
+    cp->msg_count = ngx_http_agent_pg_int(res, row, 5);
+    (void) ngx_http_agent_pg_str(pool, res, row, 6, &cp->channels);
+    (void) ngx_http_agent_pg_str(pool, res, row, 7, &cp->created_at);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_checkpoint_read(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int                           i;
+    ngx_array_t                  *rows;
+    ngx_http_agent_checkpoint_t  *cp;
+
+    if (q->stmt == NGX_HTTP_AGENT_PG_CHECKPOINT_GET && PQntuples(res) == 0) {
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_checkpoint_t),
+                                   &rows)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        cp = ngx_array_push(rows);
+        if (cp == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
+
+        if (q->stmt == NGX_HTTP_AGENT_PG_FORK_LATER) {
+            (void) ngx_http_agent_pg_str(q->sc->pool, res, i, 0, &cp->id);
+            cp->msg_count = ngx_http_agent_pg_int(res, i, 1);
+            (void) ngx_http_agent_pg_str(q->sc->pool, res, i, 2,
+                                         &cp->channels);
+            continue;
+        }
+
+        ngx_http_agent_pg_checkpoint_row(q->sc->pool, res, i, cp);
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
+{
+    ngx_http_agent_pg_rows_t    *r;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc == NGX_OK) {
+            r = a->value;
+            *cp = *(ngx_http_agent_checkpoint_t *) r->rows->elts;
+        }
+
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_GET,
+                                ngx_http_agent_pg_checkpoint_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, checkpoint_id) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_array_t *checkpoints)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, checkpoints)
+                               : a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_LIST,
+                                ngx_http_agent_pg_checkpoint_read);
+    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *from, ngx_array_t *later)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, later) : a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_FORK_LATER,
+                                ngx_http_agent_pg_checkpoint_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, from) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *checkpoint_id, ngx_str_t *channels)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_FORK_KEEP,
+                                ngx_http_agent_pg_done);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, checkpoint_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, channels) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    int64_t msg_count)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_FORK_CUT,
+                                ngx_http_agent_pg_done);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, msg_count) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* a step: false from the server, the lease is gone (NGX_DECLINED) */
+
+static ngx_int_t
+ngx_http_agent_pg_written(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    a->value = q->data;
+
+    if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't') {
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                  "agent: the session is no longer held by the run, its "
+                  "checkpoint is not written");
+
+    return NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
+    ngx_array_t *added)
+{
+    u_char                       *p;
+    int64_t                       seq, visible, bytes;
+    ngx_str_t                     msgs, *kept;
+    ngx_uint_t                    i, n;
+    ngx_http_agent_msg_t         *m;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_pg_query_t    *q;
+    ngx_http_agent_pg_answer_t   *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->value) {
+            kept = a->value;
+            cp->id = kept[0];
+            cp->created_at = kept[1];
+        }
+
+        return a->rc;
+    }
+
+    kept = ngx_palloc(sc->pool, 2 * sizeof(ngx_str_t));
+    p = ngx_pnalloc(sc->pool, 36 + 24);
+    j = ngx_http_agent_json_create(sc->pool);
+
+    if (kept == NULL || p == NULL || j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_store_new_id(p);
+    cp->id.data = p;
+    cp->id.len = 36;
+    cp->created_at.data = p + 36;
+    cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
+
+    kept[0] = cp->id;
+    kept[1] = cp->created_at;
+
+    /* the step's messages as one JSON array, read by agent_checkpoint() */
+
+    n = added ? added->nelts : 0;
+    m = added ? added->elts : NULL;
+    seq = cp->msg_count - n;
+    visible = 0;
+    bytes = 0;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < n; i++) {
+        m[i].created_at = cp->created_at;
+
+        bytes += m[i].content.len + m[i].tool_calls.len + m[i].images.len;
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "seq");
+        ngx_http_agent_json_int(j, seq + i);
+        ngx_http_agent_json_key(j, "role");
+        ngx_http_agent_json_str(j, &m[i].role);
+        ngx_http_agent_json_key(j, "content");
+
+        if (m[i].content.data) {
+            ngx_http_agent_json_str(j, &m[i].content);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        if (m[i].tool_calls.len) {
+            ngx_http_agent_json_key(j, "tool_calls");
+            ngx_http_agent_json_str(j, &m[i].tool_calls);
+        }
+
+        if (m[i].tool_call_id.len) {
+            ngx_http_agent_json_key(j, "tool_call_id");
+            ngx_http_agent_json_str(j, &m[i].tool_call_id);
+        }
+
+        if (m[i].name.len) {
+            ngx_http_agent_json_key(j, "name");
+            ngx_http_agent_json_str(j, &m[i].name);
+        }
+
+        if (m[i].images.len) {
+            ngx_http_agent_json_key(j, "images");
+            ngx_http_agent_json_str(j, &m[i].images);
+        }
+
+        if (m[i].metadata.len) {
+            ngx_http_agent_json_key(j, "metadata");
+            ngx_http_agent_json_str(j, &m[i].metadata);
+        }
+
+        ngx_http_agent_json_end(j);
+
+        if (m[i].role.data[0] == 'u'
+            || (m[i].role.data[0] == 'a'
+                && (m[i].content.len || m[i].tool_calls.len == 0)))
+        {
+            visible++;
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    if (ngx_http_agent_json_done(j, &msgs) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE,
+                                ngx_http_agent_pg_written);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, session_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &cp->run_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &cp->id) != NGX_OK
+        || ngx_http_agent_pg_param(q, cp->parent_id.len ? &cp->parent_id
+                                                        : NULL)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(q, cp->step) != NGX_OK
+        || ngx_http_agent_pg_param(q, &cp->node) != NGX_OK
+        || ngx_http_agent_pg_param(q, cp->next.len ? &cp->next : NULL)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(q, cp->msg_count) != NGX_OK
+        || ngx_http_agent_pg_param(q, &cp->channels) != NGX_OK
+        || ngx_http_agent_pg_param(q, &cp->created_at) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, visible) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ngx_http_agent_store_ms()
+                                          + cp->lease)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(q, cp->prompt_tokens) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, cp->completion_tokens) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, cp->cached_tokens) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, bytes) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, cp->release ? 1 : 0) != NGX_OK
+        || ngx_http_agent_pg_param(q, &msgs) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    q->data = kept;
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* CSV files */
+
+static ngx_int_t
+ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_resource_t *res)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_INSERT,
+                                ngx_http_agent_pg_changed);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, &res->id) != NGX_OK
+        || ngx_http_agent_pg_param(q, session_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->name) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->table) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->columns) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, res->row_count) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, res->size_bytes) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->path) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->created_at) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int                         i;
+    ngx_pool_t                 *pool;
+    ngx_array_t                *rows;
+    ngx_http_agent_resource_t  *r;
+
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_resource_t),
+                                   &rows)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    pool = q->sc->pool;
+
+    for (i = 0; i < PQntuples(res); i++) {
+        r = ngx_array_push(rows);
+        if (r == NULL) {
+            return NGX_ERROR;
+        }
+
+        (void) ngx_http_agent_pg_str(pool, res, i, 0, &r->id);
+        (void) ngx_http_agent_pg_str(pool, res, i, 1, &r->name);
+        (void) ngx_http_agent_pg_str(pool, res, i, 2, &r->table);
+        (void) ngx_http_agent_pg_str(pool, res, i, 3, &r->columns);
+        r->row_count = ngx_http_agent_pg_int(res, i, 4);
+        r->size_bytes = ngx_http_agent_pg_int(res, i, 5);
+        (void) ngx_http_agent_pg_str(pool, res, i, 6, &r->path);
+        (void) ngx_http_agent_pg_str(pool, res, i, 7, &r->created_at);
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_array_t *resources)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, resources) : a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_LIST,
+                                ngx_http_agent_pg_resources_read);
+    if (q == NULL || ngx_http_agent_pg_param(q, session_id) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* the unit of writes is each operation's own transaction here */
+
+static ngx_int_t
+ngx_http_agent_pg_begin(ngx_http_agent_store_call_t *sc)
+{
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_pg_rollback(ngx_http_agent_store_call_t *sc)
+{
+}
+
+
+ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
+    ngx_string("postgresql"),
+    ngx_http_agent_pg_init,
+    ngx_http_agent_pg_open,
+    ngx_http_agent_pg_close,
+    ngx_http_agent_pg_begin,
+    ngx_http_agent_pg_begin,
+    ngx_http_agent_pg_rollback,
+    ngx_http_agent_pg_cancel,
+    ngx_http_agent_pg_session_create,
+    ngx_http_agent_pg_session_get,
+    ngx_http_agent_pg_session_list,
+    ngx_http_agent_pg_session_delete,
+    ngx_http_agent_pg_session_set,
+    ngx_http_agent_pg_lock,
+    ngx_http_agent_pg_lock_renew,
+    ngx_http_agent_pg_unlock,
+    ngx_http_agent_pg_messages,
+    ngx_http_agent_pg_messages_page,
+    ngx_http_agent_pg_checkpoint_get,
+    ngx_http_agent_pg_checkpoint_list,
+    ngx_http_agent_pg_checkpoint_write,
+    ngx_http_agent_pg_fork_later,
+    ngx_http_agent_pg_fork_keep,
+    ngx_http_agent_pg_fork_cut,
+    ngx_http_agent_pg_resource_add,
+    ngx_http_agent_pg_resource_list,
+    ngx_http_agent_pg_run_insert,
+    ngx_http_agent_pg_run_status,
+    ngx_http_agent_pg_run_get,
+    ngx_http_agent_pg_run_list,
+    ngx_http_agent_pg_run_cancel,
+    ngx_http_agent_pg_run_cancelled,
+    ngx_http_agent_pg_run_event,
+    ngx_http_agent_pg_run_events,
+    ngx_http_agent_pg_run_rollback,
+    ngx_http_agent_pg_thread_busy
+};

@@ -1,0 +1,501 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_store_pg.h"
+
+
+/*
+ * The LangGraph API's runs on PostgreSQL (ngx_http_agent_store_run.c for
+ * SQLite): their rows, their kept events, cancels asked from anywhere.
+ */
+
+
+typedef struct {
+    int64_t                    seq;
+    ngx_str_t                  event;
+    ngx_str_t                  json;
+} ngx_http_agent_pg_event_t;
+
+
+static ngx_int_t ngx_http_agent_pg_ok(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_some(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+
+
+static ngx_int_t
+ngx_http_agent_pg_ok(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    return NGX_OK;
+}
+
+
+/* NGX_OK: a row changed, NGX_DECLINED: none did */
+
+static ngx_int_t
+ngx_http_agent_pg_some(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    char  *n;
+
+    n = PQcmdTuples(res);
+
+    return (n[0] != '\0' && n[0] != '0') ? NGX_OK : NGX_DECLINED;
+}
+
+
+/* a simple write: answered by its rc alone */
+
+static ngx_int_t
+ngx_http_agent_pg_write(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_pg_query_t *q)
+{
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_row_t *row, ngx_uint_t events)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
+                                ngx_http_agent_pg_ok);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, &row->run_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &row->thread_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &row->assistant_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &row->status) != NGX_OK
+        || ngx_http_agent_pg_param(q, row->metadata.len ? &row->metadata
+                                                        : NULL)
+           != NGX_OK
+        || ngx_http_agent_pg_param(q, row->kwargs.len ? &row->kwargs : NULL)
+           != NGX_OK
+        || ngx_http_agent_pg_param(q, &row->multitask_strategy) != NGX_OK
+        || ngx_http_agent_pg_param(q, &row->created_at) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, events ? 1 : 0) != NGX_OK
+        || ngx_http_agent_pg_param(q, row->checkpoint.len ? &row->checkpoint
+                                                          : NULL)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_write(sc, q);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, const char *status)
+{
+    u_char                       now[32];
+    ngx_str_t                    st, at;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    st.data = (u_char *) status;
+    st.len = ngx_strlen(status);
+    at.data = now;
+    at.len = ngx_http_agent_store_now(now) - now;
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_STATUS,
+                                ngx_http_agent_pg_ok);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &st) != NGX_OK
+        || ngx_http_agent_pg_param(q, &at) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_write(sc, q);
+}
+
+
+static void
+ngx_http_agent_pg_run_row(ngx_pool_t *pool, PGresult *res, int i,
+    ngx_http_agent_run_row_t *row)
+{
+    ngx_memzero(row, sizeof(ngx_http_agent_run_row_t));
+
+    (void) ngx_http_agent_pg_str(pool, res, i, 0, &row->run_id);
+    (void) ngx_http_agent_pg_str(pool, res, i, 1, &row->thread_id);
+    (void) ngx_http_agent_pg_str(pool, res, i, 2, &row->assistant_id);
+    (void) ngx_http_agent_pg_str(pool, res, i, 3, &row->status);
+    (void) ngx_http_agent_pg_str(pool, res, i, 4, &row->metadata);
+    (void) ngx_http_agent_pg_str(pool, res, i, 5, &row->kwargs);
+    (void) ngx_http_agent_pg_str(pool, res, i, 6, &row->multitask_strategy);
+    (void) ngx_http_agent_pg_str(pool, res, i, 7, &row->created_at);
+    (void) ngx_http_agent_pg_str(pool, res, i, 8, &row->updated_at);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_runs_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    int                        i;
+    ngx_array_t               *rows;
+    ngx_http_agent_run_row_t  *row;
+
+    if (q->stmt == NGX_HTTP_AGENT_PG_RUN_GET && PQntuples(res) == 0) {
+        return NGX_DECLINED;
+    }
+
+    rows = ngx_array_create(q->sc->pool, PQntuples(res) + 1,
+                            sizeof(ngx_http_agent_run_row_t));
+    if (rows == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        row = ngx_array_push(rows);
+        if (row == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_pg_run_row(q->sc->pool, res, i, row);
+    }
+
+    a->value = rows;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
+{
+    ngx_array_t                 *rows;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc == NGX_OK) {
+            rows = a->value;
+            *row = *(ngx_http_agent_run_row_t *) rows->elts;
+        }
+
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_GET,
+                                ngx_http_agent_pg_runs_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, thread_id) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *status, ngx_int_t limit,
+    ngx_int_t offset, ngx_array_t *rows)
+{
+    void                        *p;
+    ngx_array_t                 *kept;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc != NGX_OK) {
+            return a->rc;
+        }
+
+        kept = a->value;
+
+        if (kept->nelts) {
+            p = ngx_array_push_n(rows, kept->nelts);
+            if (p == NULL) {
+                return NGX_ERROR;
+            }
+
+            ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
+        }
+
+        return NGX_OK;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_LIST,
+                                ngx_http_agent_pg_runs_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, thread_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, offset) != NGX_OK
+        || ngx_http_agent_pg_param(q, status) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_CANCEL,
+                                ngx_http_agent_pg_some);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, action) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* a text column of one row, or NGX_DECLINED for none or NULL */
+
+static ngx_int_t
+ngx_http_agent_pg_text_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    ngx_str_t  *s;
+
+    if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+        return NGX_DECLINED;
+    }
+
+    s = ngx_palloc(q->sc->pool, sizeof(ngx_str_t));
+    if (s == NULL
+        || ngx_http_agent_pg_str(q->sc->pool, res, 0, 0, s) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    a->value = s;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_text(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
+    ngx_str_t *key, int64_t n, ngx_str_t *out)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc == NGX_OK) {
+            *out = *(ngx_str_t *) a->value;
+        }
+
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, stmt, ngx_http_agent_pg_text_read);
+    if (q == NULL || ngx_http_agent_pg_param(q, key) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (stmt == NGX_HTTP_AGENT_PG_THREAD_BUSY
+        && ngx_http_agent_pg_param_int(q, n) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_cancelled(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_str_t *action)
+{
+    return ngx_http_agent_pg_text(sc, NGX_HTTP_AGENT_PG_RUN_CANCELLED, run_id,
+                                  0, action);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_thread_busy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id)
+{
+    return ngx_http_agent_pg_text(sc, NGX_HTTP_AGENT_PG_THREAD_BUSY,
+                                  thread_id, ngx_http_agent_store_ms(),
+                                  run_id);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t seq, ngx_str_t *event, ngx_str_t *json)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_EVENT,
+                                ngx_http_agent_pg_ok);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, seq) != NGX_OK
+        || ngx_http_agent_pg_param(q, event) != NGX_OK
+        || ngx_http_agent_pg_param(q, json) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_write(sc, q);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_events_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    int                         i;
+    ngx_array_t                *rows;
+    ngx_http_agent_pg_event_t  *e;
+
+    rows = ngx_array_create(q->sc->pool, PQntuples(res) + 1,
+                            sizeof(ngx_http_agent_pg_event_t));
+    if (rows == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        e = ngx_array_push(rows);
+        if (e == NULL) {
+            return NGX_ERROR;
+        }
+
+        e->seq = ngx_http_agent_pg_int(res, i, 0);
+
+        if (ngx_http_agent_pg_str(q->sc->pool, res, i, 1, &e->event)
+            != NGX_OK
+            || ngx_http_agent_pg_str(q->sc->pool, res, i, 2, &e->json)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    a->value = rows;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, int64_t after, ngx_uint_t limit,
+    ngx_http_agent_store_event_pt handler, void *data)
+{
+    ngx_uint_t                   i;
+    ngx_array_t                 *rows;
+    ngx_http_agent_pg_event_t   *e;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc != NGX_OK) {
+            return a->rc;
+        }
+
+        rows = a->value;
+        e = rows->elts;
+
+        for (i = 0; i < rows->nelts; i++) {
+            if (handler(data, e[i].seq, &e[i].event, &e[i].json) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        return NGX_OK;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_EVENTS,
+                                ngx_http_agent_pg_events_read);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, after) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
+                                ngx_http_agent_pg_ok);
+    if (q == NULL
+        || ngx_http_agent_pg_param(q, thread_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, before->len ? before : NULL) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_write(sc, q);
+}

@@ -1,0 +1,347 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_store_pg.h"
+
+
+/*
+ * The PostgreSQL store's schema and statements.  The schema is the SQLite
+ * store's, table for table and column for column; what SQLite does in a
+ * transaction of several statements is a function here, so that each
+ * operation of the store is one statement and one round trip.
+ *
+ * The schema is set up by the first connection of each worker: one DO
+ * statement under an advisory lock, so that hosts and workers starting at
+ * once wait for each other, and that does nothing once the version is
+ * there.  A later version adds its steps after the last.
+ */
+
+
+#define NGX_HTTP_AGENT_PG_SESSION_COLS                                        \
+    "id, title, metadata, created_at, updated_at, message_count, model, "     \
+    "database, owner, prompt_tokens, completion_tokens, cached_tokens, "       \
+    "history_bytes"
+
+#define NGX_HTTP_AGENT_PG_CHECKPOINT_COLS                                     \
+    "id, parent_id, step, node, next, msg_count, channels, created_at"
+
+#define NGX_HTTP_AGENT_PG_RUN_COLS                                            \
+    "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
+    " multitask_strategy, created_at, updated_at"
+
+/* $4: every message; otherwise what a person reads, no tool traffic */
+#define NGX_HTTP_AGENT_PG_SHOWN                                               \
+    " AND ($4::int = 1 OR NOT (role = 'tool' OR (role = 'assistant'"          \
+    " AND tool_calls IS NOT NULL AND (content IS NULL OR content = ''))))"
+
+#define NGX_HTTP_AGENT_PG_BYTES(t)                                            \
+    "COALESCE(SUM(octet_length(" t "content) + COALESCE(octet_length("        \
+    t "tool_calls), 0) + COALESCE(octet_length(" t "images), 0)), 0)"
+
+
+const char  *ngx_http_agent_pg_schema =
+    "DO $agent$ BEGIN"
+    " PERFORM pg_advisory_xact_lock(72318931);"
+    " IF to_regclass('agent_schema') IS NOT NULL THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 1) THEN"
+    "   RETURN;"
+    "  END IF;"
+    " END IF;"
+
+    " CREATE TABLE IF NOT EXISTS agent_schema (version int PRIMARY KEY);"
+
+    " CREATE TABLE IF NOT EXISTS sessions ("
+    "  n bigserial, id text PRIMARY KEY, title text NOT NULL DEFAULT '',"
+    "  metadata text, created_at text NOT NULL, updated_at text NOT NULL,"
+    "  message_count bigint NOT NULL DEFAULT 0, model text, database text,"
+    "  run_id text, run_pid bigint, run_expires bigint, owner text,"
+    "  run_host text, history_bytes bigint NOT NULL DEFAULT 0,"
+    "  prompt_tokens bigint NOT NULL DEFAULT 0,"
+    "  completion_tokens bigint NOT NULL DEFAULT 0,"
+    "  cached_tokens bigint NOT NULL DEFAULT 0);"
+    " CREATE INDEX IF NOT EXISTS sessions_created"
+    "  ON sessions (created_at, n);"
+
+    " CREATE TABLE IF NOT EXISTS messages ("
+    "  id bigserial PRIMARY KEY, session_id text NOT NULL,"
+    "  seq bigint NOT NULL, role text NOT NULL, content text,"
+    "  tool_calls text, tool_call_id text, name text, images text,"
+    "  metadata text, created_at text NOT NULL);"
+    " CREATE UNIQUE INDEX IF NOT EXISTS messages_seq"
+    "  ON messages (session_id, seq);"
+
+    " CREATE TABLE IF NOT EXISTS checkpoints ("
+    "  n bigserial PRIMARY KEY, id text NOT NULL UNIQUE,"
+    "  session_id text NOT NULL, parent_id text, step bigint NOT NULL,"
+    "  node text NOT NULL, next text, msg_count bigint NOT NULL,"
+    "  channels text NOT NULL, created_at text NOT NULL);"
+    " CREATE INDEX IF NOT EXISTS checkpoints_session"
+    "  ON checkpoints (session_id, n);"
+
+    " CREATE TABLE IF NOT EXISTS resources ("
+    "  n bigserial, id text PRIMARY KEY, session_id text NOT NULL,"
+    "  name text NOT NULL, table_name text NOT NULL, columns text NOT NULL,"
+    "  row_count bigint NOT NULL, size_bytes bigint NOT NULL,"
+    "  path text NOT NULL, created_at text NOT NULL);"
+    " CREATE INDEX IF NOT EXISTS resources_session"
+    "  ON resources (session_id, created_at);"
+
+    " CREATE TABLE IF NOT EXISTS runs ("
+    "  n bigserial, run_id text PRIMARY KEY, thread_id text NOT NULL,"
+    "  assistant_id text NOT NULL, status text NOT NULL, metadata text,"
+    "  kwargs text, multitask_strategy text, created_at text NOT NULL,"
+    "  updated_at text NOT NULL, cancel text, events int NOT NULL,"
+    "  checkpoint text);"
+    " CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
+
+    " CREATE TABLE IF NOT EXISTS run_events ("
+    "  run_id text NOT NULL, seq bigint NOT NULL, event text NOT NULL,"
+    "  data text NOT NULL, PRIMARY KEY (run_id, seq));"
+
+    /* the counters of a session from its rows, after a cut */
+
+    " CREATE OR REPLACE FUNCTION agent_recount(s text) RETURNS void AS $f$"
+    "  UPDATE sessions SET message_count ="
+    "   (SELECT count(*) FROM messages WHERE session_id = s),"
+    "   history_bytes = (SELECT " NGX_HTTP_AGENT_PG_BYTES("")
+    "   FROM messages WHERE session_id = s) WHERE id = s"
+    " $f$ LANGUAGE sql;"
+
+    /* the lease: 0 taken, 1 held (and by whom), 2 no such session */
+
+    " CREATE OR REPLACE FUNCTION agent_lock(i text, r text, p bigint,"
+    "  e bigint, t bigint, h text, OUT status int, OUT o_run text,"
+    "  OUT o_pid bigint, OUT o_host text) AS $f$ BEGIN"
+    "  UPDATE sessions SET run_id = r, run_pid = p, run_expires = e,"
+    "   run_host = h WHERE id = i AND (run_id IS NULL OR run_expires < t);"
+    "  IF FOUND THEN status := 0; RETURN; END IF;"
+    "  SELECT run_id, run_pid, run_host INTO o_run, o_pid, o_host"
+    "   FROM sessions WHERE id = i;"
+    "  status := CASE WHEN FOUND THEN 1 ELSE 2 END;"
+    " END $f$ LANGUAGE plpgsql;"
+
+    /* a step: false when the lease is no longer the run's (nothing done) */
+
+    " CREATE OR REPLACE FUNCTION agent_checkpoint(s text, r text, c text,"
+    "  parent text, step bigint, node text, nxt text, cnt bigint,"
+    "  chans text, at text, visible bigint, e bigint, pt bigint, ct bigint,"
+    "  cached bigint, bytes bigint, release int, msgs json)"
+    "  RETURNS boolean AS $f$ BEGIN"
+    "  UPDATE sessions SET updated_at = at,"
+    "   message_count = message_count + visible, run_expires = e,"
+    "   prompt_tokens = prompt_tokens + pt,"
+    "   completion_tokens = completion_tokens + ct,"
+    "   cached_tokens = cached_tokens + cached,"
+    "   history_bytes = history_bytes + bytes"
+    "   WHERE id = s AND run_id = r;"
+    "  IF NOT FOUND THEN RETURN false; END IF;"
+    "  INSERT INTO messages (session_id, seq, role, content, tool_calls,"
+    "   tool_call_id, name, images, metadata, created_at)"
+    "   SELECT s, (m->>'seq')::bigint, m->>'role', m->>'content',"
+    "   m->>'tool_calls', m->>'tool_call_id', m->>'name', m->>'images',"
+    "   m->>'metadata', at FROM json_array_elements(msgs) m;"
+    "  INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
+    "   msg_count, channels, created_at)"
+    "   VALUES (c, s, parent, step, node, nxt, cnt, chans, at);"
+    "  IF release = 1 THEN"
+    "   UPDATE sessions SET run_id = NULL, run_pid = NULL,"
+    "    run_expires = NULL, run_host = NULL WHERE id = s AND run_id = r;"
+    "  END IF;"
+    "  RETURN true;"
+    " END $f$ LANGUAGE plpgsql;"
+
+    /* a session and all of its rows: '' first, then its files' paths */
+
+    " CREATE OR REPLACE FUNCTION agent_session_delete(i text)"
+    "  RETURNS SETOF text AS $f$ DECLARE p text[]; BEGIN"
+    "  SELECT array_agg(path) INTO p FROM resources WHERE session_id = i;"
+    "  DELETE FROM sessions WHERE id = i;"
+    "  IF NOT FOUND THEN RETURN; END IF;"
+    "  DELETE FROM messages WHERE session_id = i;"
+    "  DELETE FROM checkpoints WHERE session_id = i;"
+    "  DELETE FROM resources WHERE session_id = i;"
+    "  DELETE FROM run_events WHERE run_id IN"
+    "   (SELECT run_id FROM runs WHERE thread_id = i);"
+    "  DELETE FROM runs WHERE thread_id = i;"
+    "  RETURN NEXT '';"
+    "  RETURN QUERY SELECT unnest(COALESCE(p, '{}'));"
+    " END $f$ LANGUAGE plpgsql;"
+
+    /* a run undone: the thread as before it, the run forgotten */
+
+    " CREATE OR REPLACE FUNCTION agent_run_rollback(t text, r text, b text)"
+    "  RETURNS void AS $f$ BEGIN"
+    "  DELETE FROM messages WHERE session_id = t AND seq >= COALESCE("
+    "   (SELECT msg_count FROM checkpoints WHERE id = b), 0);"
+    "  DELETE FROM checkpoints WHERE session_id = t AND n > COALESCE("
+    "   (SELECT n FROM checkpoints WHERE id = b), 0);"
+    "  PERFORM agent_recount(t);"
+    "  DELETE FROM run_events WHERE run_id = r;"
+    "  DELETE FROM runs WHERE run_id = r;"
+    " END $f$ LANGUAGE plpgsql;"
+
+    " CREATE OR REPLACE FUNCTION agent_fork_cut(t text, c bigint)"
+    "  RETURNS void AS $f$ BEGIN"
+    "  DELETE FROM messages WHERE session_id = t AND seq >= c;"
+    "  PERFORM agent_recount(t);"
+    " END $f$ LANGUAGE plpgsql;"
+
+    " INSERT INTO agent_schema VALUES (1) ON CONFLICT DO NOTHING;"
+    " END $agent$";
+
+
+const char  *ngx_http_agent_pg_sql[] = {
+
+    /* NGX_HTTP_AGENT_PG_SESSION_INSERT */
+    "INSERT INTO sessions (id, title, metadata, created_at, updated_at,"
+    " owner) VALUES ($1, $2, $3, $4, $4, $5)",
+
+    /* NGX_HTTP_AGENT_PG_SESSION_GET */
+    "SELECT " NGX_HTTP_AGENT_PG_SESSION_COLS " FROM sessions WHERE id = $1",
+
+    /* NGX_HTTP_AGENT_PG_SESSION_LIST */
+    "SELECT " NGX_HTTP_AGENT_PG_SESSION_COLS " FROM sessions"
+    " WHERE $3::text IS NULL OR owner = $3"
+    " ORDER BY created_at DESC, n DESC LIMIT $1::bigint OFFSET $2::bigint",
+
+    /* NGX_HTTP_AGENT_PG_SESSION_DELETE */
+    "SELECT agent_session_delete($1)",
+
+    /* NGX_HTTP_AGENT_PG_SESSION_SET_MODEL */
+    "UPDATE sessions SET model = $2 WHERE id = $1",
+
+    /* NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE */
+    "UPDATE sessions SET database = $2 WHERE id = $1",
+
+    /* NGX_HTTP_AGENT_PG_LOCK */
+    "SELECT status, o_run, o_pid, o_host FROM agent_lock($1, $2,"
+    " $3::bigint, $4::bigint, $5::bigint, $6)",
+
+    /* NGX_HTTP_AGENT_PG_LOCK_STEAL */
+    "UPDATE sessions SET run_id = $2, run_pid = $3::bigint,"
+    " run_expires = $5::bigint, run_host = $6 WHERE id = $1 AND run_id = $4",
+
+    /* NGX_HTTP_AGENT_PG_UNLOCK */
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
+    " run_host = NULL WHERE id = $1 AND run_id = $2",
+
+    /* NGX_HTTP_AGENT_PG_RENEW */
+    "UPDATE sessions SET run_expires = $3::bigint"
+    " WHERE id = $1 AND run_id = $2",
+
+    /* NGX_HTTP_AGENT_PG_MESSAGES */
+    "WITH t(keep) AS (SELECT CASE WHEN $3::bigint < 0 THEN -1"
+    " WHEN $3::bigint = 0 THEN $2::bigint"
+    " ELSE COALESCE((SELECT seq FROM messages WHERE session_id = $1"
+    " AND role = 'user' AND seq < $2::bigint ORDER BY seq DESC LIMIT 1"
+    " OFFSET $3::bigint - 1), -1) END)"
+    " SELECT id, role,"
+    " CASE WHEN images IS NOT NULL AND seq < keep"
+    "  THEN COALESCE(content, '') || ' [' || json_array_length(images::json)"
+    "  || ' image(s) shown earlier in the conversation]' ELSE content END,"
+    " tool_calls, tool_call_id, name,"
+    " CASE WHEN seq < keep THEN NULL ELSE images END,"
+    " metadata, created_at FROM messages, t"
+    " WHERE session_id = $1 AND seq < $2::bigint ORDER BY seq",
+
+    /* NGX_HTTP_AGENT_PG_MESSAGES_PAGE: the oldest seq left out, the page */
+    "WITH f AS (SELECT seq FROM (SELECT seq, count(*) OVER w AS n,"
+    " sum(octet_length(content) + COALESCE(octet_length(tool_calls), 0)"
+    " + CASE WHEN $5::int = 1 THEN COALESCE(octet_length(images), 0)"
+    " ELSE 0 END) OVER w AS bytes"
+    " FROM messages WHERE session_id = $1 AND id < $2::bigint"
+    NGX_HTTP_AGENT_PG_SHOWN
+    " WINDOW w AS (ORDER BY seq DESC)) x"
+    " WHERE n > $3::bigint OR (n > 1 AND bytes > $6::bigint)"
+    " ORDER BY seq DESC LIMIT 1)"
+    " SELECT id, role, content, tool_calls, tool_call_id, name,"
+    " CASE WHEN $5::int = 1 OR images IS NULL THEN images ELSE"
+    "  (SELECT json_agg(json_build_object("
+    "   'mime_type', e->>'mime_type',"
+    "   'size', length(e->>'data') * 3 / 4))::text"
+    "   FROM json_array_elements(images::json) e) END,"
+    " metadata, created_at, (SELECT count(*) FROM f)"
+    " FROM messages WHERE session_id = $1 AND id < $2::bigint"
+    " AND seq > COALESCE((SELECT seq FROM f), -1)"
+    NGX_HTTP_AGENT_PG_SHOWN
+    " ORDER BY seq",
+
+    /* NGX_HTTP_AGENT_PG_CHECKPOINT_GET */
+    "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints"
+    " WHERE session_id = $1 AND ($2::text IS NULL OR id = $2)"
+    " ORDER BY n DESC LIMIT 1",
+
+    /* NGX_HTTP_AGENT_PG_CHECKPOINT_LIST */
+    "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints"
+    " WHERE session_id = $1 ORDER BY n DESC LIMIT 1000",
+
+    /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE */
+    "SELECT agent_checkpoint($1, $2, $3, $4, $5::bigint, $6, $7,"
+    " $8::bigint, $9, $10, $11::bigint, $12::bigint, $13::bigint,"
+    " $14::bigint, $15::bigint, $16::bigint, $17::int, $18::json)",
+
+    /* NGX_HTTP_AGENT_PG_FORK_LATER */
+    "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = $1"
+    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints WHERE id = $2)",
+
+    /* NGX_HTTP_AGENT_PG_FORK_KEEP */
+    "UPDATE checkpoints SET channels = $2, msg_count = 0 WHERE id = $1",
+
+    /* NGX_HTTP_AGENT_PG_FORK_CUT */
+    "SELECT agent_fork_cut($1, $2::bigint)",
+
+    /* NGX_HTTP_AGENT_PG_RESOURCE_INSERT */
+    "INSERT INTO resources (id, session_id, name, table_name, columns,"
+    " row_count, size_bytes, path, created_at)"
+    " SELECT $1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8, $9"
+    " WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $2)",
+
+    /* NGX_HTTP_AGENT_PG_RESOURCE_LIST */
+    "SELECT id, name, table_name, columns, row_count, size_bytes, path,"
+    " created_at FROM resources WHERE session_id = $1"
+    " ORDER BY created_at, n",
+
+    /* NGX_HTTP_AGENT_PG_RUN_INSERT */
+    "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
+    " kwargs, multitask_strategy, created_at, updated_at, events,"
+    " checkpoint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10)",
+
+    /* NGX_HTTP_AGENT_PG_RUN_STATUS */
+    "UPDATE runs SET status = $2, updated_at = $3 WHERE run_id = $1",
+
+    /* NGX_HTTP_AGENT_PG_RUN_GET */
+    "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs"
+    " WHERE run_id = $1 AND thread_id = $2",
+
+    /* NGX_HTTP_AGENT_PG_RUN_LIST */
+    "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs WHERE thread_id = $1"
+    " AND ($4::text IS NULL OR status = $4)"
+    " ORDER BY created_at DESC, n DESC LIMIT $2::bigint OFFSET $3::bigint",
+
+    /* NGX_HTTP_AGENT_PG_RUN_CANCEL */
+    "UPDATE runs SET cancel = $2"
+    " WHERE run_id = $1 AND status IN ('pending', 'running')",
+
+    /* NGX_HTTP_AGENT_PG_RUN_CANCELLED */
+    "SELECT cancel FROM runs WHERE run_id = $1",
+
+    /* NGX_HTTP_AGENT_PG_RUN_EVENT */
+    "INSERT INTO run_events (run_id, seq, event, data)"
+    " VALUES ($1, $2::bigint, $3, $4)",
+
+    /* NGX_HTTP_AGENT_PG_RUN_EVENTS */
+    "SELECT seq, event, data FROM run_events"
+    " WHERE run_id = $1 AND seq > $2::bigint ORDER BY seq LIMIT $3::bigint",
+
+    /* NGX_HTTP_AGENT_PG_RUN_ROLLBACK */
+    "SELECT agent_run_rollback($1, $2, $3)",
+
+    /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
+    "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint"
+};
