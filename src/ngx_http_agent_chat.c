@@ -316,6 +316,7 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
 
         /* the store's answers run the save again, not the whole request */
         ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        ngx_http_agent_store_call_reset(&ctx->store);
         ctx->store.wake = ngx_http_agent_connection_wake;
         ctx->store.data = cn;
 

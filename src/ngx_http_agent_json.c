@@ -17,7 +17,6 @@ static void ngx_http_agent_json_gen_cleanup(void *data);
 static void ngx_http_agent_json_tree_cleanup(void *data);
 static void ngx_http_agent_json_value(ngx_http_agent_json_t *j, yajl_val v,
     ngx_uint_t depth);
-static size_t ngx_http_agent_json_utf8_char(u_char *p, size_t len);
 
 
 ngx_http_agent_json_t *
@@ -438,7 +437,7 @@ ngx_http_agent_json_value(ngx_http_agent_json_t *j, yajl_val v,
 
 /* the length of one valid UTF-8 character at p, 0 when invalid */
 
-static size_t
+size_t
 ngx_http_agent_json_utf8_char(u_char *p, size_t len)
 {
     uint32_t  c;

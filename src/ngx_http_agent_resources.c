@@ -50,6 +50,7 @@ typedef struct {
     ngx_http_request_t             *request;
     ngx_str_t                       id;
     ngx_http_agent_resource_t       res;
+    ngx_uint_t                      n;         /* the call's answer */
 } ngx_http_agent_import_wait_t;
 
 
@@ -321,6 +322,9 @@ ngx_http_agent_import_wait(ngx_http_request_t *r, ngx_str_t *id,
     ctx->store.wake = ngx_http_agent_import_wake;
     ctx->store.data = w;
 
+    /* the row's call: the one made last, made again from there */
+    w->n = ctx->store.n - 1;
+
     if (ngx_http_agent_store_wait(r) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -358,7 +362,7 @@ ngx_http_agent_import_wake(ngx_http_agent_store_call_t *sc)
     r = w->request;
     c = r->connection;
 
-    sc->n = 0;
+    sc->n = w->n;
 
     rc = ngx_http_agent_import_finish(r, &w->id, &w->res, NGX_OK, NULL);
 
@@ -452,6 +456,10 @@ ngx_http_agent_import_done(ngx_event_t *ev)
     r = imp->request;
     c = r->connection;
     pool = imp->pool;
+
+    /* the request's pass is over: the row's call starts afresh */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    ngx_http_agent_store_call_reset(&ctx->store);
 
     rc = ngx_http_agent_import_finish(r, &imp->session_id, &imp->res,
                                       imp->rc, &imp->err);

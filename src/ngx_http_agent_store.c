@@ -231,8 +231,6 @@ static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 
 ngx_uint_t            ngx_http_agent_store_tx;
 ngx_log_t            *ngx_http_agent_store_log;
-ngx_str_t             ngx_http_agent_store_host;
-static u_char         ngx_http_agent_store_host_data[128];
 
 
 ngx_int_t
@@ -335,37 +333,6 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
 }
 
 
-/* agent_resources_dir, made and given to the workers' user */
-
-ngx_int_t
-ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
-    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
-{
-    /* a master that is not root keeps the files as its own */
-    if (geteuid() != 0) {
-        user = geteuid();
-        group = getegid();
-    }
-
-    if (resources_dir->len == 0) {
-        return NGX_OK;
-    }
-
-    if (ngx_create_full_path(resources_dir->data, 0700) != 0
-        || (ngx_create_dir(resources_dir->data, 0700) == NGX_FILE_ERROR
-            && ngx_errno != NGX_EEXIST))
-    {
-        ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
-                      "agent_resources_dir: cannot create \"%V\"",
-                      resources_dir);
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_files_give(cycle->log, resources_dir->data, user,
-                                     group, 1);
-}
-
-
 /* the database, its -wal and -shm: the workers' (ngx_http_agent_files.c) */
 
 static ngx_int_t
@@ -388,62 +355,6 @@ ngx_http_agent_store_give(ngx_cycle_t *cycle, ngx_str_t *path,
     }
 
     return NGX_OK;
-}
-
-
-/*
- * Where a turn's pid means something: the kernel's boot id and the pid
- * namespace.  Another host, or a container with its own pid namespace on
- * the same file, has another identity, and there a pid that looks gone
- * proves nothing: only the lease time frees its sessions.  Without /proc,
- * a random id of this master's start.
- */
-
-void
-ngx_http_agent_store_host_init(ngx_cycle_t *cycle)
-{
-    u_char     *p, *last, id[36];
-    ssize_t     n;
-    ngx_fd_t    fd;
-    ngx_uint_t  ok;
-
-    p = ngx_http_agent_store_host_data;
-    last = p + sizeof(ngx_http_agent_store_host_data);
-    ok = 0;
-
-    fd = ngx_open_file("/proc/sys/kernel/random/boot_id", NGX_FILE_RDONLY,
-                       NGX_FILE_OPEN, 0);
-
-    if (fd != NGX_INVALID_FILE) {
-        n = read(fd, p, 36);
-
-        if (n == 36) {
-            p += 36;
-            *p++ = ' ';
-
-            n = readlink("/proc/self/ns/pid", (char *) p, last - p);
-
-            if (n > 0 && n < last - p) {
-                p += n;
-                ok = 1;
-            }
-        }
-
-        (void) ngx_close_file(fd);
-    }
-
-    if (!ok) {
-        ngx_log_error(NGX_LOG_WARN, cycle->log, ngx_errno,
-                      "agent: no boot id or pid namespace in /proc, a turn "
-                      "lock of another nginx is freed by its lease only");
-
-        ngx_http_agent_store_new_id(id);
-        p = ngx_cpymem(ngx_http_agent_store_host_data, "random ", 7);
-        p = ngx_cpymem(p, id, 36);
-    }
-
-    ngx_http_agent_store_host.data = ngx_http_agent_store_host_data;
-    ngx_http_agent_store_host.len = p - ngx_http_agent_store_host_data;
 }
 
 

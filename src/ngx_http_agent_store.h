@@ -227,6 +227,7 @@ typedef struct {
 
 extern ngx_http_agent_store_actions_t  *ngx_http_agent_store;
 extern ngx_http_agent_store_actions_t   ngx_http_agent_store_sqlite;
+extern ngx_str_t                        ngx_http_agent_store_host;
 
 
 #define ngx_http_agent_store_init         ngx_http_agent_store->init

@@ -11,6 +11,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_files.h"
 
 
 /*
@@ -22,6 +23,9 @@
 
 ngx_http_agent_store_actions_t  *ngx_http_agent_store =
     &ngx_http_agent_store_sqlite;
+
+ngx_str_t                        ngx_http_agent_store_host;
+static u_char                    ngx_http_agent_store_host_data[128];
 
 
 static ngx_uint_t
@@ -148,4 +152,116 @@ ngx_http_agent_store_now(u_char *buf)
                        tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
                        tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
                        tp->msec);
+}
+
+
+/*
+ * Where a turn's pid means something: the kernel's boot id and the pid
+ * namespace.  Another host, or a container with its own pid namespace on
+ * the same file, has another identity, and there a pid that looks gone
+ * proves nothing: only the lease time frees its sessions.  Without /proc,
+ * a random id of this master's start.
+ */
+
+void
+ngx_http_agent_store_host_init(ngx_cycle_t *cycle)
+{
+    u_char     *p, *last, id[36];
+    ssize_t     n;
+    ngx_fd_t    fd;
+    ngx_uint_t  ok;
+
+    p = ngx_http_agent_store_host_data;
+    last = p + sizeof(ngx_http_agent_store_host_data);
+    ok = 0;
+
+    fd = ngx_open_file("/proc/sys/kernel/random/boot_id", NGX_FILE_RDONLY,
+                       NGX_FILE_OPEN, 0);
+
+    if (fd != NGX_INVALID_FILE) {
+        n = read(fd, p, 36);
+
+        if (n == 36) {
+            p += 36;
+            *p++ = ' ';
+
+            n = readlink("/proc/self/ns/pid", (char *) p, last - p);
+
+            if (n > 0 && n < last - p) {
+                p += n;
+                ok = 1;
+            }
+        }
+
+        (void) ngx_close_file(fd);
+    }
+
+    if (!ok) {
+        ngx_log_error(NGX_LOG_WARN, cycle->log, ngx_errno,
+                      "agent: no boot id or pid namespace in /proc, a turn "
+                      "lock of another nginx is freed by its lease only");
+
+        ngx_http_agent_store_new_id(id);
+        p = ngx_cpymem(ngx_http_agent_store_host_data, "random ", 7);
+        p = ngx_cpymem(p, id, 36);
+    }
+
+    ngx_http_agent_store_host.data = ngx_http_agent_store_host_data;
+    ngx_http_agent_store_host.len = p - ngx_http_agent_store_host_data;
+}
+
+
+/* agent_resources_dir, made and given to the workers' user */
+
+ngx_int_t
+ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
+{
+    u_char           *p, parent[NGX_MAX_PATH];
+    ngx_file_info_t   fi;
+
+    /* a master that is not root keeps the files as its own */
+    if (geteuid() != 0) {
+        user = geteuid();
+        group = getegid();
+    }
+
+    if (resources_dir->len == 0 || resources_dir->len >= NGX_MAX_PATH) {
+        return NGX_OK;
+    }
+
+    /* a folder made here for it is the workers' too (no database beside) */
+
+    p = resources_dir->data + resources_dir->len;
+    while (p > resources_dir->data && *--p != '/') { /* void */ }
+
+    if (p > resources_dir->data) {
+        ngx_cpystrn(parent, resources_dir->data, p - resources_dir->data + 1);
+
+        if (ngx_file_info(parent, &fi) == NGX_FILE_ERROR) {
+            if (ngx_create_full_path(resources_dir->data, 0700) != 0
+                || ngx_http_agent_files_give(cycle->log, parent, user, group,
+                                             1)
+                   != NGX_OK)
+            {
+                ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
+                              "agent_resources_dir: cannot create \"%s\"",
+                              parent);
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    if (ngx_create_full_path(resources_dir->data, 0700) != 0
+        || (ngx_create_dir(resources_dir->data, 0700) == NGX_FILE_ERROR
+            && ngx_errno != NGX_EEXIST))
+    {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
+                      "agent_resources_dir: cannot create \"%V\"",
+                      resources_dir);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_files_give(cycle->log, resources_dir->data, user,
+                                     group, 1);
 }

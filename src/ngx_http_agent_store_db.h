@@ -71,7 +71,6 @@ enum {
 extern sqlite3       *ngx_http_agent_store_db;
 extern ngx_uint_t     ngx_http_agent_store_tx;
 extern ngx_log_t     *ngx_http_agent_store_log;
-extern ngx_str_t      ngx_http_agent_store_host;
 
 
 sqlite3_stmt *ngx_http_agent_store_stmt(ngx_uint_t n);

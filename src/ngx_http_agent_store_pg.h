@@ -10,6 +10,7 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_event.h>
 
 #include <libpq-fe.h>
 
@@ -84,10 +85,42 @@ struct ngx_http_agent_pg_query_s {
 };
 
 
+#define NGX_HTTP_AGENT_PG_DOWN        0
+#define NGX_HTTP_AGENT_PG_CONNECTING  1
+#define NGX_HTTP_AGENT_PG_SETUP       2   /* the schema, once a worker */
+#define NGX_HTTP_AGENT_PG_READY       3
+
+
+
+typedef struct {
+    ngx_uint_t                 index;
+    ngx_uint_t                 state;
+    PGconn                    *conn;
+    ngx_connection_t          *c;
+    ngx_queue_t                queries;   /* waiting, oldest first */
+    ngx_http_agent_pg_query_t *current;
+    uint64_t                   prepared;  /* a bit per statement */
+    ngx_event_t                retry;
+    ngx_event_t                timer;     /* the current statement's */
+    ngx_msec_t                 backoff;
+    ngx_uint_t                 failed;    /* the last attempt failed */
+} ngx_http_agent_pg_conn_t;
+
+
+typedef struct {
+    ngx_str_t                  url;
+    ngx_str_t                  password;
+    ngx_uint_t                 pool;
+    ngx_msec_t                 timeout;
+} ngx_http_agent_pg_conf_t;
+
+
 extern ngx_http_agent_store_actions_t  ngx_http_agent_store_pg;
+extern ngx_http_agent_pg_conf_t        ngx_http_agent_pg_conf;
+extern ngx_http_agent_pg_conn_t       *ngx_http_agent_pg_conns;
+extern ngx_log_t                      *ngx_http_agent_pg_log;
 extern const char                     *ngx_http_agent_pg_schema;
 extern const char                     *ngx_http_agent_pg_sql[];
-extern ngx_str_t                       ngx_http_agent_store_host;
 
 
 char *ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url);
@@ -96,6 +129,9 @@ ngx_int_t ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
 ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path);
 void ngx_http_agent_pg_close(ngx_cycle_t *cycle);
 void ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc);
+void ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
+    PGresult *res);
 
 ngx_http_agent_pg_answer_t *ngx_http_agent_pg_answered(
     ngx_http_agent_store_call_t *sc);
@@ -113,6 +149,47 @@ ngx_int_t ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
+
+/* the rows of an answer, and whether more are left */
+typedef struct {
+    ngx_array_t               *rows;
+    ngx_uint_t                 more;
+} ngx_http_agent_pg_rows_t;
+
+
+ngx_int_t ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a);
+ngx_int_t ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+ngx_int_t ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a,
+    ngx_array_t *to);
+ngx_int_t ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
+    ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows);
+
+/* the history (ngx_http_agent_store_pg_history.c) */
+ngx_int_t ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t upto, ngx_int_t images_keep, ngx_array_t *messages);
+ngx_int_t ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t before, ngx_uint_t limit, ngx_uint_t all,
+    ngx_uint_t images, ngx_uint_t *more,
+    ngx_http_agent_store_message_pt handler, void *data);
+ngx_int_t ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_array_t *checkpoints);
+ngx_int_t ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *from, ngx_array_t *later);
+ngx_int_t ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *checkpoint_id, ngx_str_t *channels);
+ngx_int_t ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t msg_count);
+ngx_int_t ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
+    ngx_array_t *added);
+ngx_int_t ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_resource_t *res);
+ngx_int_t ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_array_t *resources);
 
 /* the runs (ngx_http_agent_store_pg_runs.c) */
 ngx_int_t ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,

@@ -15,6 +15,7 @@ use AgentTest;
 
 plan skip_all => 'needs root: the master hands files to the workers\' user'
     if $> != 0;
+plan skip_all => 'make test-pg: no SQLite file to hand over' if $ENV{AGENT_PG};
 my $wuser = 'www-data';
 my $wuid = getpwnam($wuser);
 plan skip_all => "no user $wuser" unless defined $wuid;

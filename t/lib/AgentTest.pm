@@ -573,6 +573,9 @@ sub pg_query {
     my $out = <$fh> // '';
     close $fh;
     $out =~ s/\n+\z//;
+    # booleans as SQLite writes them
+    $out = join "\n", map { join '|', map { $_ eq 't' ? 1 : $_ eq 'f' ? 0 : $_ }
+                                     split /\|/, $_, -1 } split /\n/, $out;
     return $out;
 }
 

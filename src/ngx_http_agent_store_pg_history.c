@@ -12,576 +12,13 @@
 
 
 /*
- * The PostgreSQL store's operations, as the SQLite store's: each sends one
- * statement (ngx_http_agent_store_pg_sql.c) and answers NGX_AGAIN; the
- * caller's next pass reads the answer kept in its call, in the same order,
- * through the same function.  Values the store makes itself (ids, times)
- * are made when the call is sent, and kept with the answer.
+ * A session's history on PostgreSQL: its messages, checkpoints and forks,
+ * its CSV files; each a statement of ngx_http_agent_store_pg_sql.c.
  */
 
 
 #define NGX_HTTP_AGENT_PG_PAGE_BYTES   (1024 * 1024)
 #define NGX_HTTP_AGENT_PG_PAGE_IMAGES  (4 * 1024 * 1024)
-
-
-typedef struct {
-    ngx_array_t               *rows;
-    ngx_uint_t                 more;
-} ngx_http_agent_pg_rows_t;
-
-
-static ngx_int_t ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a,
-    ngx_array_t *to);
-static ngx_int_t ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
-    ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows);
-
-
-/* sessions */
-
-static void
-ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
-    ngx_http_agent_session_t *s)
-{
-    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
-
-    (void) ngx_http_agent_pg_str(pool, res, row, 0, &s->id);
-    (void) ngx_http_agent_pg_str(pool, res, row, 1, &s->title);
-    (void) ngx_http_agent_pg_str(pool, res, row, 2, &s->metadata);
-    (void) ngx_http_agent_pg_str(pool, res, row, 3, &s->created_at);
-    (void) ngx_http_agent_pg_str(pool, res, row, 4, &s->updated_at);
-    s->message_count = ngx_http_agent_pg_int(res, row, 5);
-    (void) ngx_http_agent_pg_str(pool, res, row, 6, &s->model);
-    (void) ngx_http_agent_pg_str(pool, res, row, 7, &s->database);
-    (void) ngx_http_agent_pg_str(pool, res, row, 8, &s->owner);
-    s->prompt_tokens = ngx_http_agent_pg_int(res, row, 9);
-    s->completion_tokens = ngx_http_agent_pg_int(res, row, 10);
-    s->cached_tokens = ngx_http_agent_pg_int(res, row, 11);
-    s->history_bytes = ngx_http_agent_pg_int(res, row, 12);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
-    ngx_http_agent_session_t *s)
-{
-    u_char                      *p;
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-    ngx_http_agent_session_t    *made;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        if (a->value) {
-            *s = *(ngx_http_agent_session_t *) a->value;
-        }
-
-        return a->rc;
-    }
-
-    made = ngx_pcalloc(sc->pool, sizeof(ngx_http_agent_session_t));
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (made == NULL || p == NULL) {
-        return NGX_ERROR;
-    }
-
-    if (id && id->len) {
-        made->id = *id;
-
-    } else {
-        ngx_http_agent_store_new_id(p);
-        made->id.data = p;
-        made->id.len = 36;
-    }
-
-    made->created_at.data = p + 36;
-    made->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
-    made->updated_at = made->created_at;
-    made->title = *title;
-    made->metadata = *metadata;
-
-    if (owner) {
-        made->owner = *owner;
-    }
-
-    *s = *made;
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_INSERT,
-                                ngx_http_agent_pg_done);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, &made->id) != NGX_OK
-        || ngx_http_agent_pg_param(q, title) != NGX_OK
-        || ngx_http_agent_pg_param(q, metadata->len ? metadata : NULL)
-           != NGX_OK
-        || ngx_http_agent_pg_param(q, &made->created_at) != NGX_OK
-        || ngx_http_agent_pg_param(q, owner) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    q->data = made;
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_got(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    ngx_http_agent_session_t  *s;
-
-    if (PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    s = ngx_palloc(q->sc->pool, sizeof(ngx_http_agent_session_t));
-    if (s == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_pg_session_row(q->sc->pool, res, 0, s);
-    a->value = s;
-
-    return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
-    ngx_http_agent_session_t *s)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        if (a->rc == NGX_OK) {
-            *s = *(ngx_http_agent_session_t *) a->value;
-        }
-
-        return a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_GET,
-                                ngx_http_agent_pg_session_got);
-    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a)
-{
-    int                        i;
-    ngx_array_t               *rows;
-    ngx_http_agent_session_t  *s;
-
-    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_session_t),
-                                   &rows)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    for (i = 0; i < PQntuples(res); i++) {
-        s = ngx_array_push(rows);
-        if (s == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_pg_session_row(q->sc->pool, res, i, s);
-    }
-
-    return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
-    ngx_array_t *sessions)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, sessions) : a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
-                                ngx_http_agent_pg_session_listed);
-    if (q == NULL
-        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, offset) != NGX_OK
-        || ngx_http_agent_pg_param(q, owner) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-/* '' first when the session was there, then its files: gone with it */
-
-static ngx_int_t
-ngx_http_agent_pg_session_deleted(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a)
-{
-    int    i;
-    char  *path;
-
-    for (i = 1; i < PQntuples(res); i++) {
-        path = PQgetvalue(res, i, 0);
-
-        if (ngx_delete_file(path) == NGX_FILE_ERROR && ngx_errno != ENOENT) {
-            ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, ngx_errno,
-                          "agent: cannot delete \"%s\"", path);
-        }
-    }
-
-    return PQntuples(res) ? NGX_OK : NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_DELETE,
-                                ngx_http_agent_pg_session_deleted);
-    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    /* with no one to answer, the files still go */
-    q->data = q;
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
-    ngx_uint_t field, ngx_str_t *value)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, field == NGX_HTTP_AGENT_STORE_MODEL
-                                    ? NGX_HTTP_AGENT_PG_SESSION_SET_MODEL
-                                    : NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE,
-                                ngx_http_agent_pg_done);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, value) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-/*
- * The lease, as the SQLite store takes it: held by a process of this host
- * that is gone, it is taken over at once; on another host only its expiry
- * frees it.
- */
-
-typedef struct {
-    ngx_str_t                  id;
-    ngx_str_t                  run_id;
-    int64_t                    expires;
-} ngx_http_agent_pg_lock_t;
-
-
-static ngx_int_t
-ngx_http_agent_pg_locked(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    ngx_pid_t                   pid;
-    ngx_str_t                   owner;
-    ngx_http_agent_pg_lock_t   *lk;
-    ngx_http_agent_pg_query_t  *next;
-
-    lk = q->data;
-
-    if (PQntuples(res) != 1) {
-        return NGX_ERROR;
-    }
-
-    switch (ngx_http_agent_pg_int(res, 0, 0)) {
-
-    case 0:
-        return NGX_OK;
-
-    case 2:
-        return NGX_DECLINED;
-    }
-
-    if (PQgetisnull(res, 0, 3)
-        || (size_t) PQgetlength(res, 0, 3) != ngx_http_agent_store_host.len
-        || ngx_memcmp(PQgetvalue(res, 0, 3), ngx_http_agent_store_host.data,
-                      ngx_http_agent_store_host.len)
-           != 0)
-    {
-        return NGX_BUSY;
-    }
-
-    pid = (ngx_pid_t) ngx_http_agent_pg_int(res, 0, 2);
-
-    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
-        return NGX_BUSY;
-    }
-
-    ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
-                  "agent: session \"%V\" was held by process %P, "
-                  "which is gone; taking it over", &lk->id, pid);
-
-    (void) ngx_http_agent_pg_str(q->pool, res, 0, 1, &owner);
-
-    next = ngx_http_agent_pg_query(q->sc, NGX_HTTP_AGENT_PG_LOCK_STEAL,
-                                   ngx_http_agent_pg_changed);
-    if (next == NULL
-        || ngx_http_agent_pg_param(next, &lk->id) != NGX_OK
-        || ngx_http_agent_pg_param(next, &lk->run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(next, ngx_pid) != NGX_OK
-        || ngx_http_agent_pg_param(next, &owner) != NGX_OK
-        || ngx_http_agent_pg_param_int(next, lk->expires) != NGX_OK
-        || ngx_http_agent_pg_param(next, &ngx_http_agent_store_host)
-           != NGX_OK)
-    {
-        if (next) {
-            ngx_destroy_pool(next->pool);
-        }
-
-        return NGX_ERROR;
-    }
-
-    /* taken over: NGX_OK; someone was quicker: NGX_BUSY */
-    next->data = next;
-
-    return ngx_http_agent_pg_follow(q, next);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
-    ngx_str_t *run_id, ngx_msec_t lease)
-{
-    int64_t                      now;
-    ngx_http_agent_pg_lock_t    *lk;
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc;
-    }
-
-    now = ngx_http_agent_store_ms();
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_LOCK,
-                                ngx_http_agent_pg_locked);
-    if (q == NULL) {
-        return NGX_ERROR;
-    }
-
-    lk = ngx_palloc(q->pool, sizeof(ngx_http_agent_pg_lock_t));
-    if (lk == NULL) {
-        ngx_destroy_pool(q->pool);
-        return NGX_ERROR;
-    }
-
-    lk->expires = now + lease;
-    lk->id.len = id->len;
-    lk->id.data = ngx_pstrdup(q->pool, id);
-    lk->run_id.len = run_id->len;
-    lk->run_id.data = ngx_pstrdup(q->pool, run_id);
-    q->data = lk;
-
-    if (lk->id.data == NULL || lk->run_id.data == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, ngx_pid) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, now + lease) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, now) != NGX_OK
-        || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK)
-    {
-        ngx_destroy_pool(q->pool);
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
-    ngx_str_t *run_id, ngx_msec_t lease)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RENEW,
-                                ngx_http_agent_pg_changed);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, ngx_http_agent_store_ms() + lease)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    /* NGX_DECLINED: the lease is no longer this run's */
-    q->data = NULL;
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
-static void
-ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
-    ngx_str_t *run_id)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return;
-    }
-
-    /* a write that wants no answer: the lease is the last resort */
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK)
-    {
-        return;
-    }
-
-    (void) ngx_http_agent_pg_send(q, 1);
-}
-
-
-/* generic answers */
-
-static ngx_int_t
-ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    if (a && q->data && q->stmt == NGX_HTTP_AGENT_PG_SESSION_INSERT) {
-        a->value = q->data;
-    }
-
-    return NGX_OK;
-}
-
-
-/* NGX_OK: a row changed; NGX_DECLINED: none (NGX_BUSY for a take over) */
-
-static ngx_int_t
-ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    char  *n;
-
-    n = PQcmdTuples(res);
-
-    if (n[0] != '\0' && n[0] != '0') {
-        return NGX_OK;
-    }
-
-    return q->stmt == NGX_HTTP_AGENT_PG_LOCK_STEAL ? NGX_BUSY : NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
-    ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows)
-{
-    ngx_http_agent_pg_rows_t  *r;
-
-    r = ngx_pcalloc(q->sc->pool, sizeof(ngx_http_agent_pg_rows_t));
-    if (r == NULL) {
-        return NGX_ERROR;
-    }
-
-    r->rows = ngx_array_create(q->sc->pool, 8, size);
-    if (r->rows == NULL) {
-        return NGX_ERROR;
-    }
-
-    a->value = r;
-    *rows = r->rows;
-
-    return NGX_OK;
-}
-
-
-/* a kept list of rows into the caller's array */
-
-static ngx_int_t
-ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a, ngx_array_t *to)
-{
-    void                      *p;
-    ngx_http_agent_pg_rows_t  *r;
-
-    r = a->value;
-
-    if (r->rows->nelts == 0) {
-        return NGX_OK;
-    }
-
-    p = ngx_array_push_n(to, r->rows->nelts);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_memcpy(p, r->rows->elts, r->rows->nelts * r->rows->size);
-
-    return NGX_OK;
-}
 
 
 /* the history */
@@ -602,7 +39,6 @@ ngx_http_agent_pg_message_row(ngx_pool_t *pool, PGresult *res, int row,
     (void) ngx_http_agent_pg_str(pool, res, row, 7, &m->metadata);
     (void) ngx_http_agent_pg_str(pool, res, row, 8, &m->created_at);
 }
-
 
 static ngx_int_t
 ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
@@ -642,8 +78,7 @@ ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     return NGX_OK;
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     int64_t upto, ngx_int_t images_keep, ngx_array_t *messages)
 {
@@ -670,8 +105,7 @@ ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, int64_t before, ngx_uint_t limit, ngx_uint_t all,
     ngx_uint_t images, ngx_uint_t *more,
@@ -725,7 +159,6 @@ ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
 static void
 ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
     ngx_http_agent_checkpoint_t *cp)
@@ -739,7 +172,6 @@ ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
     (void) ngx_http_agent_pg_str(pool, res, row, 6, &cp->channels);
     (void) ngx_http_agent_pg_str(pool, res, row, 7, &cp->created_at);
 }
-
 
 static ngx_int_t
 ngx_http_agent_pg_checkpoint_read(ngx_http_agent_pg_query_t *q,
@@ -782,8 +214,7 @@ ngx_http_agent_pg_checkpoint_read(ngx_http_agent_pg_query_t *q,
     return NGX_OK;
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
 {
@@ -814,8 +245,7 @@ ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_array_t *checkpoints)
 {
@@ -838,8 +268,7 @@ ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *from, ngx_array_t *later)
 {
@@ -864,8 +293,7 @@ ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
@@ -890,8 +318,7 @@ ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     int64_t msg_count)
 {
@@ -916,7 +343,6 @@ ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
 /* a step: false from the server, the lease is gone (NGX_DECLINED) */
 
 static ngx_int_t
@@ -936,8 +362,7 @@ ngx_http_agent_pg_written(ngx_http_agent_pg_query_t *q, PGresult *res,
     return NGX_DECLINED;
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
     ngx_array_t *added)
@@ -1085,10 +510,9 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     return ngx_http_agent_pg_send(q, 0);
 }
 
-
 /* CSV files */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res)
 {
@@ -1119,7 +543,6 @@ ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
 
     return ngx_http_agent_pg_send(q, 0);
 }
-
 
 static ngx_int_t
 ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
@@ -1158,8 +581,7 @@ ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
     return NGX_OK;
 }
 
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_array_t *resources)
 {
@@ -1180,58 +602,3 @@ ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
 
     return ngx_http_agent_pg_send(q, 0);
 }
-
-
-/* the unit of writes is each operation's own transaction here */
-
-static ngx_int_t
-ngx_http_agent_pg_begin(ngx_http_agent_store_call_t *sc)
-{
-    return NGX_OK;
-}
-
-
-static void
-ngx_http_agent_pg_rollback(ngx_http_agent_store_call_t *sc)
-{
-}
-
-
-ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
-    ngx_string("postgresql"),
-    ngx_http_agent_pg_init,
-    ngx_http_agent_pg_open,
-    ngx_http_agent_pg_close,
-    ngx_http_agent_pg_begin,
-    ngx_http_agent_pg_begin,
-    ngx_http_agent_pg_rollback,
-    ngx_http_agent_pg_cancel,
-    ngx_http_agent_pg_session_create,
-    ngx_http_agent_pg_session_get,
-    ngx_http_agent_pg_session_list,
-    ngx_http_agent_pg_session_delete,
-    ngx_http_agent_pg_session_set,
-    ngx_http_agent_pg_lock,
-    ngx_http_agent_pg_lock_renew,
-    ngx_http_agent_pg_unlock,
-    ngx_http_agent_pg_messages,
-    ngx_http_agent_pg_messages_page,
-    ngx_http_agent_pg_checkpoint_get,
-    ngx_http_agent_pg_checkpoint_list,
-    ngx_http_agent_pg_checkpoint_write,
-    ngx_http_agent_pg_fork_later,
-    ngx_http_agent_pg_fork_keep,
-    ngx_http_agent_pg_fork_cut,
-    ngx_http_agent_pg_resource_add,
-    ngx_http_agent_pg_resource_list,
-    ngx_http_agent_pg_run_insert,
-    ngx_http_agent_pg_run_status,
-    ngx_http_agent_pg_run_get,
-    ngx_http_agent_pg_run_list,
-    ngx_http_agent_pg_run_cancel,
-    ngx_http_agent_pg_run_cancelled,
-    ngx_http_agent_pg_run_event,
-    ngx_http_agent_pg_run_events,
-    ngx_http_agent_pg_run_rollback,
-    ngx_http_agent_pg_thread_busy
-};

@@ -1,0 +1,410 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+
+#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * A statement of the PostgreSQL store: its parameters copied, its place in
+ * its connection's line, its answer kept in the caller's call (by slot) or
+ * dropped when the caller is gone or wants none.
+ */
+
+
+static ngx_int_t ngx_http_agent_pg_param_fixed(ngx_http_agent_pg_query_t *q,
+    ngx_str_t *v);
+
+
+static ngx_uint_t  ngx_http_agent_pg_next_conn;
+
+
+/* the answer to its caller, if it still waits; the query's end */
+
+void
+ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
+    PGresult *res)
+{
+    ngx_http_agent_store_call_t  *sc;
+    ngx_http_agent_pg_answer_t   *a;
+
+    sc = q->sc;
+
+    if (sc == NULL) {
+        if (rc == NGX_OK && res && q->decode && q->data == (void *) q) {
+            /* a write that wanted no answer but has work for its result */
+            (void) q->decode(q, res, NULL);
+        }
+
+        ngx_destroy_pool(q->pool);
+        return;
+    }
+
+    a = (ngx_http_agent_pg_answer_t *) sc->answers->elts + q->slot;
+
+    if (rc == NGX_OK) {
+        rc = q->decode ? q->decode(q, res, a) : NGX_OK;
+
+        if (rc == NGX_AGAIN) {
+            /* a second statement follows (ngx_http_agent_pg_follow) */
+            ngx_destroy_pool(q->pool);
+            return;
+        }
+    }
+
+    a->rc = rc;
+    sc->rc = rc;
+    sc->waiting--;
+
+    ngx_destroy_pool(q->pool);
+
+    if (sc->wake) {
+        sc->wake(sc);
+    }
+}
+
+/* the connection of a call: its session's, or the next */
+
+static ngx_http_agent_pg_conn_t *
+ngx_http_agent_pg_pick(ngx_http_agent_store_call_t *sc)
+{
+    ngx_uint_t  n;
+
+    if (sc->conn) {
+        return sc->conn;
+    }
+
+    n = ngx_http_agent_pg_conf.pool;
+
+    if (sc->key.len) {
+        sc->conn = &ngx_http_agent_pg_conns[ngx_hash_key(sc->key.data,
+                                                         sc->key.len)
+                                            % n];
+
+    } else {
+        sc->conn = &ngx_http_agent_pg_conns[ngx_http_agent_pg_next_conn++
+                                            % n];
+    }
+
+    return sc->conn;
+}
+
+/* an answer kept from an earlier pass: the next in order, or NULL */
+
+ngx_http_agent_pg_answer_t *
+ngx_http_agent_pg_answered(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    if (sc->answers == NULL || sc->n >= sc->answers->nelts) {
+        return NULL;
+    }
+
+    a = sc->answers->elts;
+
+    return &a[sc->n++];
+}
+
+ngx_http_agent_pg_query_t *
+ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
+    ngx_http_agent_pg_decode_pt decode)
+{
+    ngx_pool_t                 *pool;
+    ngx_http_agent_pg_query_t  *q;
+
+    pool = ngx_create_pool(1024, ngx_http_agent_pg_log);
+    if (pool == NULL) {
+        return NULL;
+    }
+
+    q = ngx_pcalloc(pool, sizeof(ngx_http_agent_pg_query_t));
+    if (q == NULL) {
+        ngx_destroy_pool(pool);
+        return NULL;
+    }
+
+    q->pool = pool;
+    q->sc = sc;
+    q->stmt = stmt;
+    q->decode = decode;
+
+    return q;
+}
+
+/* a parameter, copied: the caller's memory may be gone when it is sent */
+
+ngx_int_t
+ngx_http_agent_pg_param(ngx_http_agent_pg_query_t *q, ngx_str_t *v)
+{
+    char  *p;
+
+    if (q->nparams == NGX_HTTP_AGENT_PG_PARAMS) {
+        return NGX_ERROR;
+    }
+
+    if (v == NULL || v->data == NULL) {
+        q->values[q->nparams] = NULL;
+        q->lengths[q->nparams++] = 0;
+        return NGX_OK;
+    }
+
+    /*
+     * PostgreSQL's text is UTF-8 without NUL, where SQLite took any bytes:
+     * what is not (an uploaded name in Latin-1, say) is stored with
+     * U+FFFD in its place, as the JSON writer shows it anyway
+     */
+
+    if (ngx_http_agent_json_utf8_valid(v->data, v->len)
+        && ngx_strlchr(v->data, v->data + v->len, '\0') == NULL)
+    {
+        p = ngx_pnalloc(q->pool, v->len + 1);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        *ngx_cpymem(p, v->data, v->len) = '\0';
+
+        q->values[q->nparams] = p;
+        q->lengths[q->nparams++] = v->len;
+
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_pg_param_fixed(q, v);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_param_fixed(ngx_http_agent_pg_query_t *q, ngx_str_t *v)
+{
+    u_char  *s, *last, *p, *start;
+    size_t   n;
+
+    start = ngx_pnalloc(q->pool, v->len * 3 + 1);
+    if (start == NULL) {
+        return NGX_ERROR;
+    }
+
+    s = v->data;
+    last = v->data + v->len;
+    p = start;
+
+    while (s < last) {
+        n = (*s == '\0') ? 0 : ngx_http_agent_json_utf8_char(s, last - s);
+
+        if (n) {
+            p = ngx_cpymem(p, s, n);
+            s += n;
+            continue;
+        }
+
+        *p++ = 0xef; *p++ = 0xbf; *p++ = 0xbd;
+        s++;
+    }
+
+    *p = '\0';
+
+    q->values[q->nparams] = (char *) start;
+    q->lengths[q->nparams++] = p - start;
+
+    return NGX_OK;
+}
+
+ngx_int_t
+ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q, int64_t n)
+{
+    u_char     buf[NGX_INT64_LEN + 2];
+    ngx_str_t  v;
+
+    v.data = buf;
+    v.len = ngx_sprintf(buf, "%L", n) - buf;
+
+    return ngx_http_agent_pg_param(q, &v);
+}
+
+/*
+ * NGX_AGAIN: the caller is woken with the answer; NGX_OK: a write that
+ * wants none is on its way; NGX_ERROR: no connection to send it on.
+ */
+
+ngx_int_t
+ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
+{
+    ngx_http_agent_store_call_t  *sc;
+    ngx_http_agent_pg_conn_t     *pc;
+    ngx_http_agent_pg_answer_t   *a;
+
+    sc = q->sc;
+    pc = ngx_http_agent_pg_pick(sc);
+    a = NULL;
+
+    if (forget || sc->wake == NULL) {
+        q->sc = NULL;
+
+        /* kept as answered: a pass that runs again does not send it twice */
+        if (sc->wake) {
+            if (sc->answers == NULL) {
+                sc->answers = ngx_array_create(sc->pool, 4,
+                                          sizeof(ngx_http_agent_pg_answer_t));
+                if (sc->answers == NULL) {
+                    ngx_destroy_pool(q->pool);
+                    return NGX_ERROR;
+                }
+            }
+
+            a = ngx_array_push(sc->answers);
+            if (a == NULL) {
+                ngx_destroy_pool(q->pool);
+                return NGX_ERROR;
+            }
+
+            a->rc = NGX_OK;
+            a->value = NULL;
+            sc->n++;
+        }
+
+    } else {
+        if (sc->answers == NULL) {
+            sc->answers = ngx_array_create(sc->pool, 4,
+                                          sizeof(ngx_http_agent_pg_answer_t));
+            if (sc->answers == NULL) {
+                ngx_destroy_pool(q->pool);
+                return NGX_ERROR;
+            }
+        }
+
+        a = ngx_array_push(sc->answers);
+        if (a == NULL) {
+            ngx_destroy_pool(q->pool);
+            return NGX_ERROR;
+        }
+
+        a->rc = NGX_AGAIN;
+        a->value = NULL;
+        q->slot = sc->answers->nelts - 1;
+        sc->n++;
+    }
+
+    if (pc->state == NGX_HTTP_AGENT_PG_DOWN) {
+
+        /* waiting for the server to come back: a clear error now */
+
+        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
+                      "agent: PostgreSQL is not reachable, statement %ui "
+                      "not sent", q->stmt);
+
+        if (q->sc && a) {
+            a->rc = NGX_ERROR;
+        }
+
+        ngx_destroy_pool(q->pool);
+
+        return NGX_ERROR;
+    }
+
+    if (q->sc) {
+        sc->waiting++;
+    }
+
+    ngx_queue_insert_tail(&pc->queries, &q->queue);
+
+    if (pc->current == NULL) {
+        ngx_http_agent_pg_next(pc);
+    }
+
+    return q->sc ? NGX_AGAIN : NGX_OK;
+}
+
+/* a second statement for the same answer (a lease taken over, say) */
+
+ngx_int_t
+ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
+    ngx_http_agent_pg_query_t *next)
+{
+    ngx_http_agent_pg_conn_t  *pc;
+
+    pc = q->sc->conn;
+
+    next->sc = q->sc;
+    next->slot = q->slot;
+
+    /* first in line: nothing of the session runs between the two */
+    ngx_queue_insert_head(&pc->queries, &next->queue);
+
+    return NGX_AGAIN;
+}
+
+/* the caller is gone: what it waits for is answered to no one */
+
+void
+ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
+{
+    ngx_queue_t                *qq;
+    ngx_http_agent_pg_conn_t   *pc;
+    ngx_http_agent_pg_query_t  *q;
+
+    pc = sc->conn;
+
+    if (pc == NULL || sc->waiting == 0) {
+        return;
+    }
+
+    if (pc->current && pc->current->sc == sc) {
+        pc->current->sc = NULL;
+    }
+
+    for (qq = ngx_queue_head(&pc->queries);
+         qq != ngx_queue_sentinel(&pc->queries);
+         qq = ngx_queue_next(qq))
+    {
+        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+
+        if (q->sc == sc) {
+            q->sc = NULL;
+        }
+    }
+
+    sc->waiting = 0;
+}
+
+ngx_int_t
+ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row, int col,
+    ngx_str_t *out)
+{
+    size_t  len;
+
+    if (PQgetisnull(res, row, col)) {
+        ngx_str_null(out);
+        return NGX_OK;
+    }
+
+    len = PQgetlength(res, row, col);
+
+    out->data = ngx_pnalloc(pool, len + 1);
+    if (out->data == NULL) {
+        out->len = 0;
+        return NGX_ERROR;
+    }
+
+    *ngx_cpymem(out->data, PQgetvalue(res, row, col), len) = '\0';
+    out->len = len;
+
+    return NGX_OK;
+}
+
+int64_t
+ngx_http_agent_pg_int(PGresult *res, int row, int col)
+{
+    if (PQgetisnull(res, row, col)) {
+        return 0;
+    }
+
+    return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
