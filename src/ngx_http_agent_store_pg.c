@@ -349,6 +349,7 @@ ngx_http_agent_pg_watch(ngx_http_agent_pg_conn_t *pc, ngx_uint_t write)
 static void
 ngx_http_agent_pg_unwatch(ngx_http_agent_pg_conn_t *pc)
 {
+    ngx_uint_t         flags;
     ngx_connection_t  *c;
 
     c = pc->c;
@@ -357,12 +358,19 @@ ngx_http_agent_pg_unwatch(ngx_http_agent_pg_conn_t *pc)
         return;
     }
 
+    /*
+     * libpq closes a socket it drops (a failed connect, the server gone):
+     * the kernel has stopped watching it, and its number may be another's
+     */
+    flags = (pc->conn == NULL || PQsocket(pc->conn) != (int) c->fd)
+            ? NGX_CLOSE_EVENT : 0;
+
     if (c->read->active) {
-        ngx_del_event(c->read, NGX_READ_EVENT, 0);
+        ngx_del_event(c->read, NGX_READ_EVENT, flags);
     }
 
     if (c->write->active) {
-        ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+        ngx_del_event(c->write, NGX_WRITE_EVENT, flags);
     }
 
     if (c->read->posted) {

@@ -40,6 +40,10 @@ if (!$ENV{AGENT_NETNS}) {
          $^X, $0) or die "unshare: $!";
 }
 
+# make test-pg: the server's loopback is not this namespace's, its socket
+# file is
+$ENV{AGENT_PG} = $ENV{AGENT_PG_SOCKET} if $ENV{AGENT_PG_SOCKET};
+
 my $t = AgentTest->new;
 my $files = $t->dir . '/files';
 mkdir $files;

@@ -60,8 +60,10 @@ $t->run($conf);
 sub turn_as {
     my ($user, $path, $text, %o) = @_;
     my $sid = $t->session;
-    return $t->stream("$path$sid/message", encode_json({ message => $text }),
-                      headers => { 'X-User' => $user }, %o);
+    my $r = $t->stream("$path$sid/message", encode_json({ message => $text }),
+                       headers => { 'X-User' => $user }, %o);
+    $r->{sid} = $sid;
+    return $r;
 }
 
 # 1. turns per window: 3 an hour for alice; bob is not alice
@@ -149,7 +151,7 @@ $r = turn_as('erin', '/tokens/', 'loop on');
 is($err->{code}, 'turn_token_limit', 'agent_turn_max_tokens: an error event');
 my $spent = $t->sqlite("$dir/agent.db",
     "SELECT prompt_tokens + completion_tokens FROM sessions "
-    . "ORDER BY rowid DESC LIMIT 1");
+    . "WHERE id = '$r->{sid}'");
 ok($spent >= 40 && $spent < 40 + 40, "stopped after it crossed 40: $spent");
 
 $r = turn_as('erin', '/timed/', 'slow and timed');

@@ -149,6 +149,7 @@ sub start_nginx {
     my $port = free_port();
     my $dir = "$work/nginx";
     unlink glob("$dir/*.db*");
+    my $db = $x{db} // "$dir/agent.db";
     my $user = $> == 0 ? 'user root;' : '';
     open my $fh, '>', "$dir/nginx.conf" or die;
     print $fh <<"CONF";
@@ -167,7 +168,7 @@ http {
     fastcgi_temp_path $dir/fastcgi;
     uwsgi_temp_path $dir/uwsgi;
     scgi_temp_path $dir/scgi;
-    agent_checkpoint_db $dir/agent.db;
+    agent_checkpoint_db $db;
     agent_resources_dir $dir/resources;
     agent_database bench $work/bench.db;
     agent_model bench provider=openai url=http://127.0.0.1:$mock/v1/chat/completions;
@@ -395,6 +396,78 @@ for my $who (grep { want('lg') } @servers) {
     }
 }
 
+# --- the store on PostgreSQL (nginx) -----------------------------------------
+
+# a throwaway cluster of Debian's postgresql on a loopback port: fsync on,
+# synchronous_commit off (as SQLite's synchronous=NORMAL in WAL mode: a
+# crash of the server may lose the last commits, never corrupt)
+my ($pg_bin) = sort { $b cmp $a } glob('/usr/lib/postgresql/*/bin');
+my (@pg_as, $pg_data, $pg_url);
+
+sub pg_start {
+    my $dir = "$work/pg";
+    system('rm', '-rf', $dir);
+    mkdir $dir or die "$dir: $!";
+    if ($> == 0) {
+        system('chown', 'postgres:', $dir);
+        @pg_as = qw(runuser -u postgres --);
+    }
+    $pg_data = "$dir/data";
+    my $port = free_port();
+    system(@pg_as, "$pg_bin/initdb", '-D', $pg_data, '-U', 'postgres',
+           '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8') == 0
+        or die 'initdb failed';
+    system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-l', "$dir/server.log",
+           '-w', '-o', "-h 127.0.0.1 -p $port -k $dir -c max_connections=200"
+           . ' -c synchronous_commit=off -c shared_buffers=256MB', 'start')
+        == 0 or die 'pg_ctl start failed';
+    $pg_url = "postgresql://postgres\@127.0.0.1:$port";
+}
+
+sub pg_fresh {
+    my ($name) = @_;
+    system('psql', '-X', '-q', '-d', "$pg_url/postgres", '-c',
+           "DROP DATABASE IF EXISTS $name") == 0 or die 'psql failed';
+    system('psql', '-X', '-q', '-d', "$pg_url/postgres", '-c',
+           "CREATE DATABASE $name") == 0 or die 'psql failed';
+    return "$pg_url/$name";
+}
+
+if (want('pg') && $pg_bin) {
+    pg_start();
+    for my $q ([ big => $big ], [ small => $small ]) {
+        stop($mpid);
+        ($mpid, $mport) = start_mock(QUERY => $q->[1]);
+        $murl = "http://127.0.0.1:$mport/v1/chat/completions";
+        my ($pid, $port) = start_nginx($mport, db => pg_fresh("bench$q->[0]"));
+        my $base = "http://127.0.0.1:$port";
+        if ($q->[0] eq 'big') {
+            note("nginx on PostgreSQL: 200 sequential turns beside the floor");
+            my $ft = loadgen('floor', base => $base, mock => $murl,
+                n => $n_seq, db => "$work/bench.db", query => $big,
+                sqlite_module => "$work/peer/node_modules/better-sqlite3");
+            $row{pg}{turn} = { p50 => $ft->{turn_p50},
+                               p99 => $ft->{turn_p99},
+                               floor => $ft->{p50},
+                               errors => $ft->{errors} };
+        }
+        for my $c (16, 64) {
+            note("nginx on PostgreSQL: $q->[0] query, concurrency $c");
+            $row{pg}{"load_$q->[0]_$c"} = loadgen('load', base => $base,
+                                                  n => $n_load, c => $c);
+        }
+        stop($pid);
+    }
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small);
+    my ($pid, $port) = start_nginx($mport, db => pg_fresh('benchlong'));
+    note('nginx on PostgreSQL: 200 turns in one session');
+    $row{pg}{long} = loadgen('long', base => "http://127.0.0.1:$port",
+        n => 200, at => [ 50, 100, 200 ], files => []);
+    stop($pid);
+    system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-m', 'fast', 'stop');
+}
+
 # --- traces and metrics on and off (nginx) -----------------------------------
 
 # metrics are always counted; "on" adds agent_otlp to a collector on the
@@ -499,6 +572,27 @@ line('  RSS per open stream: KiB', $lo->{per_stream_kb},
      $lr->{per_stream_kb}, '%.1f', 'down');
 line('  errors', $lo->{errors}, $lr->{errors}, '%d');
 
+my $G = $row{pg};
+line('store on PostgreSQL: turn, 10k-row query: median ms', $G->{turn}{p50},
+     $N->{turn}{p50});
+line('  overhead (turn - floor): median ms',
+     defined $G->{turn}{p50} ? $G->{turn}{p50} - $G->{turn}{floor} : undef,
+     defined $N->{turn}{p50} ? $N->{turn}{p50} - $f->{p50} : undef);
+for my $q (qw(big small)) {
+    for my $c (16, 64) {
+        my ($a, $b) = ($G->{"load_${q}_$c"}, $N->{"load_${q}_$c"});
+        my $l = $q eq 'big' ? '10k-row query' : 'one-row query';
+        line("  throughput, $l, c=$c: turns/s (PostgreSQL, SQLite)",
+             $a->{tps}, $b->{tps}, '%.0f', 'up');
+        line("    p50 / p99 ms", $a->{p50}, $b->{p50}, '%.1f');
+        line("    ", $a->{p99}, $b->{p99}, '%.1f');
+        line("    errors", $a->{errors}, $b->{errors}, '%d');
+    }
+}
+line('  long conversation: median ms of turns 1-10', $G->{long}{first10},
+     $ln->{first10});
+line('    median ms of turns 191-200', $G->{long}{last10}, $ln->{last10});
+
 for my $k (qw(untraced traced)) {
     my $l = $k eq 'traced' ? 'traces (OTLP) and metrics on' : 'off';
     line("$l: turn median ms (one-row query)", $N->{"${k}_turns"}{turn_p50});
@@ -560,6 +654,18 @@ target($lin > 0.7 && $lin < 1.3,
                . 'growth 50-100): %.2f', $lin));
 target($iso->{p99} <= 20, sprintf('isolation p99 gap at most 20 ms: '
                                   . '%.1f ms', $iso->{p99}));
+if (want('pg') && $G) {
+    my $pr = $N->{load_big_64}{tps} ? $G->{load_big_64}{tps}
+                                      / $N->{load_big_64}{tps} : 0;
+    my $pr2 = $N->{load_small_64}{tps} ? $G->{load_small_64}{tps}
+                                         / $N->{load_small_64}{tps} : 0;
+    target($pr >= 0.7 && $pr2 >= 0.7,
+           sprintf('PostgreSQL c=64 at least 70%% of SQLite: %.0f%% '
+                   . '(10k-row), %.0f%% (one-row)', $pr * 100, $pr2 * 100));
+    my $po = $G->{turn}{p50} - $G->{turn}{floor};
+    target($po < 1.5, sprintf('PostgreSQL: overhead under 1.5 ms at the '
+                              . 'median: %.2f ms', $po));
+}
 printf "\nbench took %.0f s on %d cores (%s)\n", time - $t_start,
        `nproc` + 0, (`grep -m1 'model name' /proc/cpuinfo` =~ s/.*:\s*//r
                      =~ s/\n//r);

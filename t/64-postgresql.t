@@ -1,0 +1,239 @@
+#!/usr/bin/perl
+# Many hosts on one PostgreSQL, and PostgreSQL's faults.
+#
+# Three nginx instances with their own prefixes and ports, as three hosts
+# behind a balancer, share one database of Debian's PostgreSQL (a
+# throwaway cluster: t/pg/run, started here when make test did not):
+#
+# 1. a conversation whose turns go round the hosts, each seeing the whole
+#    history; a running turn is 409 on the others;
+# 2. a host killed mid-turn: another continues the conversation;
+# 3. a reload of one host while the others serve;
+# 4. faults: the server stopped mid-turn and started again, unreachable
+#    when nginx starts, slow (a lock held for seconds), a connection cut
+#    during a turn: clear errors, nothing half-written, and recovery
+#    without restarting nginx.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+BEGIN {
+    # make test: a cluster of its own for this file
+    unless ($ENV{AGENT_PG}) {
+        exec "$FindBin::Bin/pg/run", $^X, $0;
+        die "t/pg/run: $!";
+    }
+}
+
+use AgentTest;
+use Time::HiRes qw(time sleep);
+use POSIX qw(WNOHANG);
+
+my @as = split ' ', $ENV{AGENT_PG_AS} // '';
+
+sub pg_ctl {
+    my ($what) = @_;
+    return system(@as, "$ENV{AGENT_PG_BIN}/pg_ctl", '-D', $ENV{AGENT_PG_DATA},
+                  '-w', '-m', 'fast', '-l', $ENV{AGENT_PG_LOG},
+                  '-o', $ENV{AGENT_PG_START}, $what) == 0;
+}
+
+my $db = 'hosts';
+AgentTest::pg_query('postgres', "CREATE DATABASE $db");
+my $url = "$ENV{AGENT_PG}/$db";
+
+sub script {
+    my ($req) = @_;
+    my $q = AgentTest::last_user($req);
+    my $users = grep { $_->{role} eq 'user' } @{ $req->{messages} };
+    return { text => join(' ', map { "w$_" } 1 .. 8), delay => 0.5 }
+        if $q =~ /^slow/;
+    return { text => "turn $users: $q" };
+}
+
+# three hosts on the one database
+my @h;
+for my $i (0 .. 2) {
+    my $t = AgentTest->new;
+    $t->mock(\&script);
+    my $conf = $t->conf(location => 'agent_turn_lease 4s;');
+    $conf =~ s{agent_checkpoint_db \S+;}
+              {agent_checkpoint_db $url pool=2 timeout=2s;};
+    $t->run($conf);
+    push @h, $t;
+}
+
+# --- 1. a conversation round the hosts -------------------------------------
+
+my $sid = $h[0]->session;
+for my $n (1 .. 6) {
+    my $t = $h[$n % 3];
+    my $r = $t->turn($sid, "question $n");
+    is($r->{types}[-1], 'end', "turn $n on host " . ($n % 3));
+    is($r->{events}[-1]{full_response}, "turn $n: question $n",
+       "host " . ($n % 3) . " sees the $n questions so far");
+}
+
+my $m = $h[1]->http('GET', "/api/sessions/$sid/messages")->{json};
+is(scalar @{ $m->{messages} }, 12, 'the history is whole from any host');
+is($h[2]->http('GET', "/api/sessions/")->{json}{sessions}[0]{id}, $sid,
+   'the sessions listed from any host');
+
+# a running turn holds the session on every host
+my $pid = fork() // die;
+if ($pid == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    my $r = $h[0]->turn($sid, 'slow one');
+    POSIX::_exit(($r->{types}[-1] // '') eq 'end' ? 0 : 1);
+}
+sleep 1;
+my $r = $h[1]->http('POST', "/api/chat/$sid/message", { message => 'me' });
+is($r->{status}, 409, 'a turn running on host 0 is 409 on host 1');
+is($h[2]->http('DELETE', "/api/sessions/$sid")->{status}, 409,
+   'and its session cannot be deleted from host 2');
+waitpid($pid, 0);
+is($? >> 8, 0, 'the turn on host 0 ended with its end event');
+is($h[1]->turn($sid, 'after')->{types}[-1], 'end',
+   'host 1 continues after it');
+
+# --- 2. a host killed mid-turn ----------------------------------------------
+
+my $s2 = $h[0]->session;
+is($h[0]->turn($s2, 'first')->{types}[-1], 'end', 'a first turn on host 0');
+$pid = fork() // die;
+if ($pid == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    $h[0]->turn($s2, 'slow killed');
+    POSIX::_exit(0);
+}
+sleep 1;
+my @w = $h[0]->worker_pids;
+kill 'KILL', $h[0]->{nginx}, @w;
+waitpid(delete $h[0]->{nginx}, 0);
+waitpid($pid, 0);
+
+# its lease runs out (4 s; at once when its processes are reaped on this
+# machine, t/11); another machine's, the same (t/43-lease-hosts.t)
+ok(AgentTest::wait_for(sub {
+       ($h[1]->turn($s2, 'continued')->{types}[-1] // '') eq 'end' }, 15),
+   'host 1 continues the killed host\'s session');
+my @roles = map { $_->{role} }
+    @{ $h[1]->http('GET', "/api/sessions/$s2/messages")->{json}{messages} };
+is_deeply(\@roles, [qw(user assistant user user assistant)],
+          'the killed turn left its input and nothing half-written');
+$h[0]->run($h[0]->slurp('nginx.conf'));
+
+# --- 3. a reload on one host while the others serve -------------------------
+
+my $s3 = $h[2]->session;
+@w = $h[0]->worker_pids;
+kill 'HUP', $h[0]->{nginx};
+my $ok = 0;
+for my $n (1 .. 6) {
+    $ok++ if $h[1 + $n % 2]->turn($s3, "during $n")->{types}[-1] eq 'end';
+}
+is($ok, 6, 'hosts 1 and 2 serve while host 0 reloads');
+ok(AgentTest::wait_for(sub { !(grep { kill 0, $_ } @w) }, 10),
+   'host 0 has new workers');
+is($h[0]->turn($s3, 'after reload')->{types}[-1], 'end',
+   'and serves the same conversation');
+
+# --- 4. faults ----------------------------------------------------------------
+
+# the server stopped mid-turn, started again
+my $s4 = $h[0]->session;
+$pid = fork() // die;
+if ($pid == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    my $r = $h[0]->turn($s4, 'slow stopped');
+    open my $fh, '>', $h[0]->dir . '/stopped.json' or POSIX::_exit(1);
+    print $fh encode_json($r->{events}[-1] // {});
+    close $fh;
+    POSIX::_exit(0);
+}
+sleep 1;
+ok(pg_ctl('stop'), 'PostgreSQL stopped mid-turn');
+waitpid($pid, 0);
+my $last = decode_json($h[0]->slurp('stopped.json') || '{}');
+is($last->{type}, 'error', 'the turn ends with an error event');
+like($last->{error} // '', qr/could not be saved/, 'saying why');
+$r = $h[1]->http('GET', "/api/sessions/$s4");
+is($r->{status}, 500, 'a request while it is down: 500');
+like($r->{json}{error} // '', qr/store/, 'with a clear error');
+ok(pg_ctl('start'), 'PostgreSQL started again');
+ok(AgentTest::wait_for(sub {
+       $h[1]->http('GET', "/api/sessions/$s4")->{status} == 200 }, 15),
+   'the hosts reconnect by themselves');
+@roles = map { $_->{role} }
+    @{ $h[1]->http('GET', "/api/sessions/$s4/messages")->{json}{messages} };
+is_deeply(\@roles, ['user'], 'the stopped turn: its input, no half answer');
+# the unlock could not be written: the lease frees it (4 s)
+ok(AgentTest::wait_for(sub {
+       $h[0]->turn($s4, 'again')->{types}[-1] eq 'end' }, 15),
+   'the session goes on once its lease is over');
+
+# unreachable when nginx starts
+ok(pg_ctl('stop'), 'PostgreSQL stopped');
+my $d = AgentTest->new;
+$d->mock(\&script);
+my $dconf = $d->conf;
+$dconf =~ s{agent_checkpoint_db \S+;}{agent_checkpoint_db $url;};
+$d->run($dconf);
+$r = $d->http('POST', '/api/sessions/', { title => 'x' });
+ok($r->{status} >= 500, "nginx starts without it; a request: $r->{status}");
+ok(pg_ctl('start'), 'PostgreSQL started');
+ok(AgentTest::wait_for(sub {
+       $d->http('POST', '/api/sessions/', { title => 'x' })->{status}
+       == 201 }, 15),
+   'the new host serves once it is up');
+
+# slow: a lock held for seconds; timeout=2s
+my $lock = fork() // die;
+if ($lock == 0) {
+    exec 'psql', '-X', '-q', '-d', $url, '-c',
+         'BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; '
+         . 'SELECT pg_sleep(6); COMMIT;';
+    POSIX::_exit(1);
+}
+sleep 0.5;
+my $t0 = time;
+$r = $h[1]->http('GET', "/api/sessions/$s4");
+my $took = time - $t0;
+is($r->{status}, 500, 'a statement behind the lock fails');
+ok($took < 4.5, sprintf('after the timeout, not the lock (%.1f s)', $took));
+waitpid($lock, 0);
+is($h[1]->http('GET', "/api/sessions/$s4")->{status}, 200,
+   'and the next one, the lock gone, is answered');
+
+# a connection cut during a turn
+my $s5 = $h[2]->session;
+$pid = fork() // die;
+if ($pid == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    my $r = $h[2]->turn($s5, 'slow cut');
+    open my $fh, '>', $h[2]->dir . '/cut.json' or POSIX::_exit(1);
+    print $fh encode_json({ type => $r->{types}[-1] });
+    close $fh;
+    POSIX::_exit(0);
+}
+sleep 1;
+AgentTest::pg_query($db, "SELECT pg_terminate_backend(pid) FROM "
+    . "pg_stat_activity WHERE application_name = 'nginx-agent'");
+waitpid($pid, 0);
+$last = decode_json($h[2]->slurp('cut.json') || '{}');
+ok($last->{type} eq 'end' || $last->{type} eq 'error',
+   "the cut turn ends with an event ($last->{type})");
+ok(AgentTest::wait_for(sub {
+       $h[2]->turn($s5, 'after the cut')->{types}[-1] eq 'end' }, 10),
+   'the next turn is served on a new connection');
+my $n = AgentTest::pg_query($db, "SELECT COUNT(*) FROM messages m "
+    . "WHERE session_id = '$s5' AND NOT EXISTS (SELECT 1 FROM checkpoints c "
+    . "WHERE c.session_id = m.session_id AND c.msg_count > m.seq)");
+is($n, 0, 'no message without its checkpoint');
+
+$_->stop for @h, $d;
+$_->check_log for @h, $d;
+done_testing;
