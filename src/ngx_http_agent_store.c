@@ -514,6 +514,16 @@ ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc)
 }
 
 
+/* the files of SQLite's resources are this host's */
+
+ngx_int_t
+ngx_http_agent_sqlite_resource_fetch(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_resource_t *res)
+{
+    return NGX_OK;
+}
+
+
 /* an answer of SQLite's is there at once: nothing is ever left to drop */
 
 void
@@ -689,6 +699,7 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_fork_cut,
     ngx_http_agent_sqlite_resource_add,
     ngx_http_agent_sqlite_resource_list,
+    ngx_http_agent_sqlite_resource_fetch,
     ngx_http_agent_sqlite_run_insert,
     ngx_http_agent_sqlite_run_status,
     ngx_http_agent_sqlite_run_get,

@@ -60,6 +60,8 @@ typedef struct {
     ngx_str_t                  columns;      /* JSON array */
     ngx_str_t                  path;
     ngx_str_t                  created_at;
+    ngx_str_t                  blob;         /* its bytes in a shared
+                                                store: their SHA-1 */
     int64_t                    row_count;
     int64_t                    size_bytes;
 } ngx_http_agent_resource_t;
@@ -193,6 +195,10 @@ typedef struct {
                                 ngx_str_t *session_id,
                                 ngx_array_t *resources);
 
+    /* the file of a resource on this host: fetched from the store first */
+    ngx_int_t  (*resource_fetch)(ngx_http_agent_store_call_t *sc,
+                                 ngx_http_agent_resource_t *res);
+
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
@@ -264,6 +270,8 @@ extern ngx_str_t                        ngx_http_agent_store_host;
 #define ngx_http_agent_store_resource_add ngx_http_agent_store->resource_add
 #define ngx_http_agent_store_resource_list                                    \
     ngx_http_agent_store->resource_list
+#define ngx_http_agent_store_resource_fetch                                   \
+    ngx_http_agent_store->resource_fetch
 
 
 char *ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,

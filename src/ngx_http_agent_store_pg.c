@@ -45,6 +45,7 @@ static void ngx_http_agent_pg_timeout(ngx_event_t *ev);
 
 
 ngx_http_agent_pg_conf_t   ngx_http_agent_pg_conf;
+ngx_str_t                  ngx_http_agent_pg_resources_dir;
 ngx_http_agent_pg_conn_t  *ngx_http_agent_pg_conns;
 ngx_log_t                 *ngx_http_agent_pg_log;
 
@@ -161,6 +162,9 @@ ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
 {
     ngx_http_agent_store_host_init(cycle);
+
+    /* where this host keeps the files of the resources it reads */
+    ngx_http_agent_pg_resources_dir = *resources_dir;
 
     return ngx_http_agent_store_resources_dir(cycle, resources_dir, user,
                                               group);
@@ -643,7 +647,7 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
 
     } else if (!PQsendQueryPrepared(pc->conn, name, q->nparams,
                                     (const char * const *) q->values,
-                                    q->lengths, NULL, 0))
+                                    q->lengths, q->formats, q->binary))
     {
         ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
         return;

@@ -39,6 +39,7 @@ enum {
     NGX_HTTP_AGENT_PG_FORK_CUT,
     NGX_HTTP_AGENT_PG_RESOURCE_INSERT,
     NGX_HTTP_AGENT_PG_RESOURCE_LIST,
+    NGX_HTTP_AGENT_PG_BLOB_GET,
     NGX_HTTP_AGENT_PG_RUN_INSERT,
     NGX_HTTP_AGENT_PG_RUN_STATUS,
     NGX_HTTP_AGENT_PG_RUN_GET,
@@ -80,8 +81,10 @@ struct ngx_http_agent_pg_query_s {
     int                            nparams;
     char                          *values[NGX_HTTP_AGENT_PG_PARAMS];
     int                            lengths[NGX_HTTP_AGENT_PG_PARAMS];
+    int                            formats[NGX_HTTP_AGENT_PG_PARAMS];
     PGresult                      *res;
     unsigned                       prepared:1;
+    unsigned                       binary:1;  /* its results in binary */
 };
 
 
@@ -123,6 +126,9 @@ extern const char                     *ngx_http_agent_pg_schema;
 extern const char                     *ngx_http_agent_pg_sql[];
 
 
+extern ngx_str_t                       ngx_http_agent_pg_resources_dir;
+
+
 char *ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url);
 ngx_int_t ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
@@ -142,10 +148,14 @@ ngx_int_t ngx_http_agent_pg_param(ngx_http_agent_pg_query_t *q,
     ngx_str_t *v);
 ngx_int_t ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q,
     int64_t n);
+ngx_int_t ngx_http_agent_pg_param_bytes(ngx_http_agent_pg_query_t *q,
+    u_char *data, size_t len);
 ngx_int_t ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q,
     ngx_uint_t forget);
 ngx_int_t ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
     ngx_http_agent_pg_query_t *next);
+ngx_int_t ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc,
+    ngx_int_t rc);
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
@@ -188,6 +198,8 @@ ngx_int_t ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_array_t *added);
 ngx_int_t ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res);
+ngx_int_t ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_resource_t *res);
 ngx_int_t ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_array_t *resources);
 

@@ -13,7 +13,7 @@
 
 /*
  * A session's history on PostgreSQL: its messages, checkpoints and forks,
- * its CSV files; each a statement of ngx_http_agent_store_pg_sql.c.
+ * each a statement of ngx_http_agent_store_pg_sql.c.
  */
 
 
@@ -343,6 +343,7 @@ ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     return ngx_http_agent_pg_send(q, 0);
 }
 
+
 /* a step: false from the server, the lease is gone (NGX_DECLINED) */
 
 static ngx_int_t
@@ -506,99 +507,6 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     }
 
     q->data = kept;
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-/* CSV files */
-
-ngx_int_t
-ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *session_id, ngx_http_agent_resource_t *res)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_INSERT,
-                                ngx_http_agent_pg_changed);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, &res->id) != NGX_OK
-        || ngx_http_agent_pg_param(q, session_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, &res->name) != NGX_OK
-        || ngx_http_agent_pg_param(q, &res->table) != NGX_OK
-        || ngx_http_agent_pg_param(q, &res->columns) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, res->row_count) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, res->size_bytes) != NGX_OK
-        || ngx_http_agent_pg_param(q, &res->path) != NGX_OK
-        || ngx_http_agent_pg_param(q, &res->created_at) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-static ngx_int_t
-ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a)
-{
-    int                         i;
-    ngx_pool_t                 *pool;
-    ngx_array_t                *rows;
-    ngx_http_agent_resource_t  *r;
-
-    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_resource_t),
-                                   &rows)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    pool = q->sc->pool;
-
-    for (i = 0; i < PQntuples(res); i++) {
-        r = ngx_array_push(rows);
-        if (r == NULL) {
-            return NGX_ERROR;
-        }
-
-        (void) ngx_http_agent_pg_str(pool, res, i, 0, &r->id);
-        (void) ngx_http_agent_pg_str(pool, res, i, 1, &r->name);
-        (void) ngx_http_agent_pg_str(pool, res, i, 2, &r->table);
-        (void) ngx_http_agent_pg_str(pool, res, i, 3, &r->columns);
-        r->row_count = ngx_http_agent_pg_int(res, i, 4);
-        r->size_bytes = ngx_http_agent_pg_int(res, i, 5);
-        (void) ngx_http_agent_pg_str(pool, res, i, 6, &r->path);
-        (void) ngx_http_agent_pg_str(pool, res, i, 7, &r->created_at);
-    }
-
-    return NGX_OK;
-}
-
-ngx_int_t
-ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *session_id, ngx_array_t *resources)
-{
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
-
-    a = ngx_http_agent_pg_answered(sc);
-
-    if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, resources) : a->rc;
-    }
-
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_LIST,
-                                ngx_http_agent_pg_resources_read);
-    if (q == NULL || ngx_http_agent_pg_param(q, session_id) != NGX_OK) {
-        return NGX_ERROR;
-    }
 
     return ngx_http_agent_pg_send(q, 0);
 }

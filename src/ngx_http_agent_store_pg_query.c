@@ -217,6 +217,33 @@ ngx_http_agent_pg_param_fixed(ngx_http_agent_pg_query_t *q, ngx_str_t *v)
     return NGX_OK;
 }
 
+/* bytes as they are (bytea), not text */
+
+ngx_int_t
+ngx_http_agent_pg_param_bytes(ngx_http_agent_pg_query_t *q, u_char *data,
+    size_t len)
+{
+    u_char  *p;
+
+    if (q->nparams == NGX_HTTP_AGENT_PG_PARAMS) {
+        return NGX_ERROR;
+    }
+
+    p = ngx_pnalloc(q->pool, len + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(p, data, len);
+
+    q->values[q->nparams] = (char *) p;
+    q->lengths[q->nparams] = len;
+    q->formats[q->nparams++] = 1;
+
+    return NGX_OK;
+}
+
+
 ngx_int_t
 ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q, int64_t n)
 {
@@ -249,25 +276,9 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
         q->sc = NULL;
 
         /* kept as answered: a pass that runs again does not send it twice */
-        if (sc->wake) {
-            if (sc->answers == NULL) {
-                sc->answers = ngx_array_create(sc->pool, 4,
-                                          sizeof(ngx_http_agent_pg_answer_t));
-                if (sc->answers == NULL) {
-                    ngx_destroy_pool(q->pool);
-                    return NGX_ERROR;
-                }
-            }
-
-            a = ngx_array_push(sc->answers);
-            if (a == NULL) {
-                ngx_destroy_pool(q->pool);
-                return NGX_ERROR;
-            }
-
-            a->rc = NGX_OK;
-            a->value = NULL;
-            sc->n++;
+        if (ngx_http_agent_pg_keep(sc, NGX_OK) == NGX_ERROR) {
+            ngx_destroy_pool(q->pool);
+            return NGX_ERROR;
         }
 
     } else {
@@ -321,6 +332,38 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
 
     return q->sc ? NGX_AGAIN : NGX_OK;
 }
+
+/* an answer known without the server's, kept as the call's next */
+
+ngx_int_t
+ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc, ngx_int_t rc)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    if (sc->wake == NULL) {
+        return rc;
+    }
+
+    if (sc->answers == NULL) {
+        sc->answers = ngx_array_create(sc->pool, 4,
+                                       sizeof(ngx_http_agent_pg_answer_t));
+        if (sc->answers == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    a = ngx_array_push(sc->answers);
+    if (a == NULL) {
+        return NGX_ERROR;
+    }
+
+    a->rc = rc;
+    a->value = NULL;
+    sc->n++;
+
+    return rc;
+}
+
 
 /* a second statement for the same answer (a lease taken over, say) */
 

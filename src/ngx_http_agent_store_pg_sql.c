@@ -88,7 +88,9 @@ const char  *ngx_http_agent_pg_schema =
     "  n bigserial, id text PRIMARY KEY, session_id text NOT NULL,"
     "  name text NOT NULL, table_name text NOT NULL, columns text NOT NULL,"
     "  row_count bigint NOT NULL, size_bytes bigint NOT NULL,"
-    "  path text NOT NULL, created_at text NOT NULL);"
+    "  path text NOT NULL, created_at text NOT NULL, blob text);"
+    " CREATE TABLE IF NOT EXISTS blobs ("
+    "  hash text PRIMARY KEY, data bytea NOT NULL);"
     " CREATE INDEX IF NOT EXISTS resources_session"
     "  ON resources (session_id, created_at);"
 
@@ -165,6 +167,9 @@ const char  *ngx_http_agent_pg_schema =
     "  IF NOT FOUND THEN RETURN; END IF;"
     "  DELETE FROM messages WHERE session_id = i;"
     "  DELETE FROM checkpoints WHERE session_id = i;"
+    "  DELETE FROM blobs WHERE hash IN (SELECT blob FROM resources"
+    "   WHERE session_id = i) AND NOT EXISTS (SELECT 1 FROM resources r"
+    "   WHERE r.blob = blobs.hash AND r.session_id <> i);"
     "  DELETE FROM resources WHERE session_id = i;"
     "  DELETE FROM run_events WHERE run_id IN"
     "   (SELECT run_id FROM runs WHERE thread_id = i);"
@@ -296,16 +301,22 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_FORK_CUT */
     "SELECT agent_fork_cut($1, $2::bigint)",
 
-    /* NGX_HTTP_AGENT_PG_RESOURCE_INSERT */
-    "INSERT INTO resources (id, session_id, name, table_name, columns,"
-    " row_count, size_bytes, path, created_at)"
-    " SELECT $1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8, $9"
-    " WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $2)",
+    /* NGX_HTTP_AGENT_PG_RESOURCE_INSERT: the file's bytes once by hash */
+    "WITH s AS (SELECT 1 FROM sessions WHERE id = $2),"
+    " b AS (INSERT INTO blobs (hash, data) SELECT $10, $11::bytea FROM s"
+    " ON CONFLICT (hash) DO NOTHING)"
+    " INSERT INTO resources (id, session_id, name, table_name, columns,"
+    " row_count, size_bytes, path, created_at, blob)"
+    " SELECT $1, $2, $3, $4, $5, $6::bigint, $7::bigint, $8, $9, $10"
+    " FROM s",
 
     /* NGX_HTTP_AGENT_PG_RESOURCE_LIST */
     "SELECT id, name, table_name, columns, row_count, size_bytes, path,"
-    " created_at FROM resources WHERE session_id = $1"
+    " created_at, blob FROM resources WHERE session_id = $1"
     " ORDER BY created_at, n",
+
+    /* NGX_HTTP_AGENT_PG_BLOB_GET */
+    "SELECT data FROM blobs WHERE hash = $1",
 
     /* NGX_HTTP_AGENT_PG_RUN_INSERT */
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"

@@ -87,6 +87,12 @@ ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
+ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json, ngx_uint_t now);
+
+extern ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers;
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
 void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);

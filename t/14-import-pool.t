@@ -54,7 +54,9 @@ for my $mode ('default', 'off') {
     my $r = $t->turn($b, 'quick');
     is($r->{types}[-1], 'end', "$mode: the turn ended");
 
-    my $mid = pending($s, 0);
+    # make test-pg: the row's write answers after the import, and the turn
+    # may end before it does: its answer is read as it comes
+    my $mid = pending($s, ($mode eq 'off' && $ENV{AGENT_PG}) ? 10 : 0);
     if ($mode eq 'default') {
         unlike($mid, qr/HTTP\/1\.1 201/,
                'pool: the turn ended while the import ran');

@@ -47,7 +47,12 @@ my $url = "$ENV{AGENT_PG}/$db";
 
 sub script {
     my ($req) = @_;
+    my $last = $req->{messages}[-1];
+    return { text => "sum: $last->{content}" } if $last->{role} eq 'tool';
     my $q = AgentTest::last_user($req);
+    return { tools => [[ 'c1', 'execute_sql_query',
+                         '{"query":"SELECT SUM(n) FROM csv_data"}' ]] }
+        if $q =~ /^sum/;
     my $users = grep { $_->{role} eq 'user' } @{ $req->{messages} };
     return { text => join(' ', map { "w$_" } 1 .. 8), delay => 0.5 }
         if $q =~ /^slow/;
@@ -98,6 +103,26 @@ waitpid($pid, 0);
 is($? >> 8, 0, 'the turn on host 0 ended with its end event');
 is($h[1]->turn($sid, 'after')->{types}[-1], 'end',
    'host 1 continues after it');
+
+# an upload on one host, queried on the others
+my $su = $h[1]->session;
+$r = $h[1]->http('POST', "/api/sessions/$su/resources?name=n.csv",
+                 "n\n1\n2\n3\n", 'Content-Type' => 'text/csv');
+is($r->{status}, 201, 'a CSV uploaded to host 1');
+for my $i (2, 0) {
+    $r = $h[$i]->turn($su, 'sum it');
+    like($r->{events}[-1]{full_response} // '', qr/\[\[6\]\]/,
+         "host ${i}'s SQL tool reads it (fetched once into its own "
+         . 'folder)');
+}
+my @cached = glob($h[2]->dir . '/resources/*.sqlite');
+is(scalar @cached, 1, 'host 2 keeps one copy');
+is(AgentTest::pg_query($db, 'SELECT COUNT(*) FROM blobs'), 1,
+   'the store keeps its bytes once');
+is($h[2]->http('DELETE', "/api/sessions/$su")->{status}, 204,
+   'the session deleted from host 2');
+is(AgentTest::pg_query($db, 'SELECT COUNT(*) FROM blobs'), 0,
+   'its bytes with it');
 
 # --- 2. a host killed mid-turn ----------------------------------------------
 

@@ -1,0 +1,316 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_sha1.h>
+
+#include "ngx_http_agent_store_pg.h"
+
+
+/*
+ * A session's CSV files with PostgreSQL: an upload becomes an immutable
+ * SQLite file on the host that took it, as with SQLite, and its bytes go
+ * to the store once by their SHA-1 (two uploads of the same file share
+ * them).  Another host that runs a turn of the session fetches the bytes
+ * once into its own agent_resources_dir, under the resource's id, so that
+ * the SQL tools still read worker-local SQLite files everywhere.  A file
+ * is read and written whole: uploads are bounded by client_max_body_size.
+ */
+
+
+static ngx_int_t ngx_http_agent_pg_file_read(ngx_pool_t *pool,
+    ngx_str_t *path, ngx_str_t *data);
+static ngx_int_t ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_resources_read(
+    ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a);
+
+
+ngx_int_t
+ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_resource_t *res)
+{
+    u_char                       digest[20], hex[40];
+    ngx_str_t                    data, hash;
+    ngx_sha1_t                   sha1;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_INSERT,
+                                ngx_http_agent_pg_changed);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_pg_file_read(q->pool, &res->path, &data) != NGX_OK) {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    ngx_sha1_init(&sha1);
+    ngx_sha1_update(&sha1, data.data, data.len);
+    ngx_sha1_final(digest, &sha1);
+
+    hash.data = hex;
+    hash.len = ngx_hex_dump(hex, digest, sizeof(digest)) - hex;
+
+    if (ngx_http_agent_pg_param(q, &res->id) != NGX_OK
+        || ngx_http_agent_pg_param(q, session_id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->name) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->table) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->columns) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, res->row_count) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, res->size_bytes) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->path) != NGX_OK
+        || ngx_http_agent_pg_param(q, &res->created_at) != NGX_OK
+        || ngx_http_agent_pg_param(q, &hash) != NGX_OK
+        || ngx_http_agent_pg_param_bytes(q, data.data, data.len) != NGX_OK)
+    {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_file_read(ngx_pool_t *pool, ngx_str_t *path,
+    ngx_str_t *data)
+{
+    ssize_t          n;
+    ngx_fd_t         fd;
+    ngx_file_t       file;
+    ngx_file_info_t  fi;
+
+    fd = ngx_open_file(path->data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+
+    if (fd == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, ngx_errno,
+                      "agent: cannot open \"%V\"", path);
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(&file, sizeof(ngx_file_t));
+    file.fd = fd;
+    file.name = *path;
+    file.log = ngx_cycle->log;
+
+    n = NGX_ERROR;
+
+    if (ngx_fd_info(fd, &fi) != NGX_FILE_ERROR) {
+        data->len = ngx_file_size(&fi);
+        data->data = ngx_pnalloc(pool, data->len + 1);
+
+        if (data->data) {
+            n = ngx_read_file(&file, data->data, data->len, 0);
+        }
+    }
+
+    (void) ngx_close_file(fd);
+
+    if (n == NGX_ERROR || (size_t) n != data->len) {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                      "agent: cannot read \"%V\"", path);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/* the rows of the session's files; their paths this host's own */
+
+static ngx_int_t
+ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int                         i;
+    u_char                     *p;
+    ngx_str_t                  *dir;
+    ngx_pool_t                 *pool;
+    ngx_array_t                *rows;
+    ngx_http_agent_resource_t  *r;
+
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_resource_t),
+                                   &rows)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    pool = q->sc->pool;
+    dir = &ngx_http_agent_pg_resources_dir;
+
+    for (i = 0; i < PQntuples(res); i++) {
+        r = ngx_array_push(rows);
+        if (r == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(r, sizeof(ngx_http_agent_resource_t));
+
+        (void) ngx_http_agent_pg_str(pool, res, i, 0, &r->id);
+        (void) ngx_http_agent_pg_str(pool, res, i, 1, &r->name);
+        (void) ngx_http_agent_pg_str(pool, res, i, 2, &r->table);
+        (void) ngx_http_agent_pg_str(pool, res, i, 3, &r->columns);
+        r->row_count = ngx_http_agent_pg_int(res, i, 4);
+        r->size_bytes = ngx_http_agent_pg_int(res, i, 5);
+        (void) ngx_http_agent_pg_str(pool, res, i, 6, &r->path);
+        (void) ngx_http_agent_pg_str(pool, res, i, 7, &r->created_at);
+        (void) ngx_http_agent_pg_str(pool, res, i, 8, &r->blob);
+
+        if (r->blob.len == 0 || dir->len == 0) {
+            continue;
+        }
+
+        /* where this host keeps it, whichever host took the upload */
+
+        p = ngx_pnalloc(pool, dir->len + 1 + r->id.len + sizeof(".sqlite"));
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        r->path.data = p;
+        p = ngx_sprintf(p, "%V/%V.sqlite", dir, &r->id);
+        r->path.len = p - r->path.data;
+        *p = '\0';
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_array_t *resources)
+{
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, resources) : a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_LIST,
+                                ngx_http_agent_pg_resources_read);
+    if (q == NULL || ngx_http_agent_pg_param(q, session_id) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* a file another host took: its bytes from the store, once */
+
+ngx_int_t
+ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_resource_t *res)
+{
+    ngx_file_info_t              fi;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    if (res->blob.len == 0) {
+        return NGX_OK;
+    }
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    if (ngx_file_info(res->path.data, &fi) != NGX_FILE_ERROR) {
+        /* taken here, or fetched before: a call kept as answered */
+        return ngx_http_agent_pg_keep(sc, NGX_OK);
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_BLOB_GET,
+                                ngx_http_agent_pg_fetched);
+    if (q == NULL || ngx_http_agent_pg_param(q, &res->blob) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    q->binary = 1;
+    q->data = ngx_pnalloc(q->pool, res->path.len + 1);
+
+    if (q->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    *ngx_cpymem(q->data, res->path.data, res->path.len) = '\0';
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+/* written under another name and renamed: a reader sees all or nothing */
+
+static ngx_int_t
+ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    u_char      *path, tmp[NGX_MAX_PATH];
+    ssize_t      n;
+    ngx_fd_t     fd;
+    ngx_file_t   file;
+
+    path = q->data;
+
+    if (PQntuples(res) != 1) {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                      "agent: the store has no bytes for \"%s\"", path);
+        return NGX_ERROR;
+    }
+
+    if (ngx_strlen(path) + 16 >= NGX_MAX_PATH) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(tmp, "%s.%P.tmp%Z", path, ngx_pid);
+
+    fd = ngx_open_file(tmp, NGX_FILE_WRONLY, NGX_FILE_TRUNCATE, 0600);
+
+    if (fd == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, ngx_errno,
+                      "agent: cannot create \"%s\"", tmp);
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(&file, sizeof(ngx_file_t));
+    file.fd = fd;
+    file.name.data = tmp;
+    file.name.len = ngx_strlen(tmp);
+    file.log = ngx_cycle->log;
+
+    n = ngx_write_file(&file, (u_char *) PQgetvalue(res, 0, 0),
+                       PQgetlength(res, 0, 0), 0);
+
+    (void) ngx_close_file(fd);
+
+    if (n != PQgetlength(res, 0, 0)
+        || ngx_rename_file(tmp, path) == NGX_FILE_ERROR)
+    {
+        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, ngx_errno,
+                      "agent: cannot write \"%s\"", path);
+        (void) ngx_delete_file(tmp);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}

@@ -1,0 +1,514 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_models.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_images.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_exit.h"
+#include "ngx_http_agent_turn_json.h"
+#include "ngx_http_agent_variables.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_handler.h"
+
+
+/*
+ * A turn's start: the lock, the state and the input step written (again
+ * from the start of this pass on each answer of an asynchronous store),
+ * the session's files on this host, then the stream and the graph.
+ */
+
+
+static ngx_int_t ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn);
+static ngx_int_t ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
+    ngx_array_t *resources);
+static ngx_int_t ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
+static void ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc);
+static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
+    ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
+
+
+/*
+ * The turn's start: the store's part (the lock, the state, the input step
+ * and the hooks' rows) runs again from its start on each answer of an
+ * asynchronous store; then the stream starts and the graph runs.  NGX_DONE:
+ * the turn has the request.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *s)
+{
+    ngx_int_t                   rc;
+    ngx_http_request_t         *r;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    r = turn->request;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    /* agent_limit: refused now (429), or counted in until the turn ends */
+
+    rc = ngx_http_agent_limit_acquire(r, alcf->limits, &turn->env.limits);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn->session = *s;
+
+    /* each checkpoint renews the lease, the input step's too */
+    turn->lease_ms = alcf->turn_lease;
+
+    ngx_http_agent_store_call_init(&turn->sc, r->pool, r->connection->log,
+                                   ngx_http_agent_turn_wake, turn);
+    ngx_http_agent_store_call_init(&turn->lease_sc, r->pool,
+                                   r->connection->log,
+                                   ngx_http_agent_turn_lease_wake, turn);
+    ngx_http_agent_store_call_init(&turn->wsc, r->pool, r->connection->log,
+                                   NULL, turn);
+
+    turn->sc.key = turn->session_id;
+    turn->lease_sc.key = turn->session_id;
+    turn->wsc.key = turn->session_id;
+
+    rc = ngx_http_agent_turn_prepare(turn);
+
+    if (rc == NGX_AGAIN) {
+        /* the body's read holds the request until the turn finalizes it */
+        return NGX_DONE;
+    }
+
+    return ngx_http_agent_turn_started(turn, rc);
+}
+
+
+/*
+ * the lock, the state and the input step in one unit of writes: the fewer
+ * write transactions a turn has, the less workers wait on each other
+ */
+
+static ngx_int_t
+ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
+{
+    ngx_int_t            rc;
+    ngx_array_t         *resources;
+    ngx_http_request_t  *r;
+
+    r = turn->request;
+    turn->sc.n = 0;
+
+    if (ngx_http_agent_store_begin(&turn->sc) != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session store is not available");
+    }
+
+    rc = ngx_http_agent_turn_input(r, turn, &turn->session);
+
+    if (rc == NGX_OK && turn->hooks && turn->hooks->begin) {
+        rc = turn->hooks->begin(turn);
+    }
+
+    /* the session's CSV tables, for the SQL layer */
+
+    if (rc == NGX_OK) {
+        resources = ngx_array_create(r->pool, 4,
+                                     sizeof(ngx_http_agent_resource_t));
+        if (resources == NULL) {
+            rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+        } else {
+            rc = ngx_http_agent_store_resource_list(&turn->sc,
+                                                    &turn->session_id,
+                                                    resources);
+            if (rc == NGX_OK) {
+                rc = ngx_http_agent_turn_files(turn, resources);
+
+            } else if (rc != NGX_AGAIN) {
+                rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's CSV files could "
+                                          "not be listed");
+            }
+        }
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        ngx_http_agent_store_rollback(&turn->sc);
+
+        /* a store without transactions: the lock taken is let go */
+        if (turn->locked) {
+            ngx_http_agent_store_unlock(&turn->sc, &turn->session_id,
+                                        &turn->run_id);
+            turn->locked = 0;
+        }
+
+        return rc;
+    }
+
+    if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
+        turn->locked = 0;
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the message could not be saved");
+    }
+
+    return NGX_OK;
+}
+
+
+/* the session's files on this host: fetched once from a shared store */
+
+static ngx_int_t
+ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
+    ngx_array_t *resources)
+{
+    ngx_int_t                   rc;
+    ngx_uint_t                  i;
+    ngx_http_agent_resource_t  *res;
+
+    res = resources->elts;
+
+    for (i = 0; i < resources->nelts; i++) {
+        rc = ngx_http_agent_store_resource_fetch(&turn->sc, &res[i]);
+
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
+            return ngx_http_agent_error(turn->request,
+                                        NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the session's CSV file \"%V\" "
+                                        "could not be fetched",
+                                        &res[i].name);
+        }
+    }
+
+    turn->env.sql.resources = resources;
+
+    return NGX_OK;
+}
+
+
+/* the input saved: the stream starts and the graph runs (NGX_DONE) */
+
+static ngx_int_t
+ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
+{
+    ngx_http_request_t          *r;
+    ngx_http_agent_event_t       ev;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    r = turn->request;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    turn->started = 1;
+    ngx_http_agent_store_call_reset(&turn->sc);
+
+    /* the lease is renewed while the turn runs (and by each checkpoint) */
+    turn->lease.handler = ngx_http_agent_turn_lease_handler;
+    turn->lease.data = turn;
+    turn->lease.log = r->connection->log;
+    turn->lease.cancelable = 1;
+    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
+
+    ngx_http_agent_turn_exit_add(&turn->queue);
+
+    /* agent_otlp: the turn's span tree, if it is traced */
+    turn->env.trace = ngx_http_agent_trace_start(r, amcf->otlp,
+                                                 &turn->graph->name,
+                                                 &turn->session_id);
+
+    if (turn->hooks == NULL) {
+        turn->json = ngx_http_agent_turn_json_wanted(r);
+    }
+
+    if (!turn->json
+        && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_START;
+    ev.text = &turn->text;
+
+    if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* a client that goes away ends the turn: see the cleanup */
+    r->read_event_handler = ngx_http_test_reading;
+
+    if (alcf->turn_timeout) {
+        turn->timeout.handler = ngx_http_agent_turn_timeout;
+        turn->timeout.data = turn;
+        turn->timeout.log = r->connection->log;
+        ngx_add_timer(&turn->timeout, alcf->turn_timeout);
+    }
+
+    ngx_http_agent_graph_start(turn->run);
+
+    if (turn->hooks && turn->hooks->started) {
+        turn->hooks->started(turn);
+    }
+
+    return NGX_DONE;
+}
+
+
+/* an answer of the store: the start goes on, or a checkpoint is saved */
+
+static void
+ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_turn_t *turn = sc->data;
+
+    ngx_int_t              rc;
+    ngx_connection_t      *c;
+    ngx_http_request_t    *r;
+    ngx_http_agent_ctx_t  *ctx;
+
+    r = turn->request;
+    c = r->connection;
+
+    if (turn->started) {
+        rc = sc->rc;
+        ngx_http_agent_store_call_reset(sc);
+
+        ngx_http_agent_graph_saved(turn->run,
+                                   ngx_http_agent_turn_saved(turn, rc));
+        return;
+    }
+
+    rc = ngx_http_agent_turn_prepare(turn);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    rc = ngx_http_agent_turn_started(turn, rc);
+
+    if (rc != NGX_DONE) {
+        if (rc == NGX_HTTP_AGENT_SENT) {
+            ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+            rc = ctx->sent_rc;
+        }
+
+        ngx_http_finalize_request(r, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+/* inside the caller's transaction: the lock, the state, the input step */
+
+static ngx_int_t
+ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *session)
+{
+    ngx_int_t                     rc;
+    ngx_uint_t                    i;
+    ngx_str_t                     json, *id;
+    ngx_array_t                  *update;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_env_t         *env;
+    ngx_http_agent_stream_t      *stream;
+    ngx_http_agent_checkpoint_t   cp;
+    ngx_http_agent_loc_conf_t    *alcf;
+    ngx_http_agent_main_conf_t   *amcf;
+
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    id = &session->id;
+
+    rc = ngx_http_agent_store_lock(&turn->sc, id, &turn->run_id,
+                                   alcf->turn_lease);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "a turn is already running on this "
+                                    "session; wait for its end event");
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "there is no session \"%V\"", id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session could not be locked");
+    }
+
+    turn->locked = 1;
+
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                          turn->graph);
+    if (run == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    turn->run = run;
+    run->limit = alcf->recursion_limit;
+    run->handlers = &ngx_http_agent_turn_handlers;
+    run->ctx = turn;
+    run->data = &turn->env;
+
+    /* the images of the last agent_images_keep turns go to the model */
+    rc = turn->fork.len
+         ? ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->fork,
+                                     alcf->images_keep - 1)
+         : ngx_http_agent_state_load(&turn->sc, id, run, &cp,
+                                     alcf->images_keep - 1);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                    "session \"%V\" has no checkpoint \"%V\"",
+                                    id, &turn->fork);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the session's state could not be "
+                                    "read");
+    }
+
+    turn->checkpoint_id = cp.id;
+    turn->started_from = cp.id;
+    turn->step = cp.step;
+    run->messages_at_start =
+                       run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
+
+    env = &turn->env;
+    env->session_id = *id;
+    env->amcf = amcf;
+    env->alcf = alcf;
+    env->stream = &turn->stream;
+    env->sql.timeout = alcf->sql_timeout;
+    env->sql.max_rows = alcf->sql_max_rows;
+    env->sql.max_bytes = alcf->sql_max_bytes;
+    env->sql.thread_pool = alcf->thread_pool;
+    env->sql.database = session->database.len
+                        ? ngx_http_agent_database_find(amcf,
+                                                       &session->database)
+                        : NULL;
+
+    if (env->sql.database == NULL) {
+        env->sql.database = alcf->database;
+    }
+
+    stream = &turn->stream;
+    stream->format = turn->format;
+    stream->pool = r->pool;
+    stream->session_id = *id;
+    stream->run_id = turn->run_id;
+    stream->graph = turn->graph->name;
+
+    if (stream->sink == NULL) {
+        stream->sink = ngx_http_agent_turn_sink;
+        stream->sink_data = turn;
+    }
+
+    /* a run waits on a human: only an answer continues it */
+
+    rc = ngx_http_agent_turn_waits(r, turn, run);
+
+    if (rc == NGX_OK && turn->values) {
+
+        /* a LangGraph command's update: written with the answer */
+
+        update = ngx_http_agent_graph_update_create(r->pool);
+        if (update == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        rc = ngx_http_agent_turn_values(turn, run, update);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (ngx_http_agent_graph_apply(run, update) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    /* the input: the message, the text, the session, agent_input values */
+
+    update = ngx_http_agent_graph_update_create(r->pool);
+    if (update == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for (i = 0; i < turn->nmsgs; i++) {
+        if (ngx_http_agent_graph_write_message(run, update,
+                                               NGX_HTTP_AGENT_CH_MESSAGES,
+                                               &turn->msgs[i])
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_json_quote(r->pool, id, &json) != NGX_OK
+        || ngx_http_agent_graph_write_value(update,
+                                            NGX_HTTP_AGENT_CH_SESSION_ID,
+                                            &json) != NGX_OK
+        || ngx_http_agent_json_quote(r->pool, &turn->text, &json) != NGX_OK
+        || ngx_http_agent_graph_write_value(update, NGX_HTTP_AGENT_CH_INPUT,
+                                            &json) != NGX_OK
+        || ngx_http_agent_variables_inputs(r, run, update) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_turn_values(turn, run, update);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_graph_input(run, update);
+
+    if (rc != NGX_OK && rc != NGX_AGAIN) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the message could not be saved");
+    }
+
+    return rc;
+}
