@@ -119,6 +119,8 @@ struct ngx_http_agent_store_call_s {
     void                          *conn;     /* the store's own */
     ngx_uint_t                     waiting;  /* answers not yet there */
     ngx_int_t                      rc;       /* the last answer's */
+    ngx_int_t                      failed;   /* the first failed write of
+                                                those that want no answer */
 };
 
 

@@ -74,6 +74,7 @@ struct ngx_http_agent_pg_query_s {
     ngx_queue_t                    queue;
     ngx_pool_t                    *pool;      /* its own, until its end */
     ngx_http_agent_store_call_t   *sc;        /* NULL: no answer wanted */
+    ngx_http_agent_store_call_t   *report;    /* told if such a write fails */
     ngx_uint_t                     slot;
     ngx_uint_t                     stmt;
     ngx_http_agent_pg_decode_pt    decode;

@@ -350,7 +350,9 @@ static ngx_int_t
 ngx_http_agent_pg_written(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
-    a->value = q->data;
+    if (a) {
+        a->value = q->data;
+    }
 
     if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't') {
         return NGX_OK;

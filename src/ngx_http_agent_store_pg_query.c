@@ -38,9 +38,15 @@ ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
     sc = q->sc;
 
     if (sc == NULL) {
-        if (rc == NGX_OK && res && q->decode && q->data == (void *) q) {
-            /* a write that wanted no answer but has work for its result */
-            (void) q->decode(q, res, NULL);
+
+        /* a write that wanted no answer: its failure told to its caller */
+
+        if (rc == NGX_OK && res && q->decode) {
+            rc = q->decode(q, res, NULL);
+        }
+
+        if (rc != NGX_OK && q->report && q->report->failed == 0) {
+            q->report->failed = rc;
         }
 
         ngx_destroy_pool(q->pool);
@@ -274,6 +280,7 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
 
     if (forget || sc->wake == NULL) {
         q->sc = NULL;
+        q->report = sc;
 
         /* kept as answered: a pass that runs again does not send it twice */
         if (ngx_http_agent_pg_keep(sc, NGX_OK) == NGX_ERROR) {
@@ -395,12 +402,16 @@ ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
 
     pc = sc->conn;
 
-    if (pc == NULL || sc->waiting == 0) {
+    if (pc == NULL) {
         return;
     }
 
     if (pc->current && pc->current->sc == sc) {
         pc->current->sc = NULL;
+    }
+
+    if (pc->current && pc->current->report == sc) {
+        pc->current->report = NULL;
     }
 
     for (qq = ngx_queue_head(&pc->queries);
@@ -411,6 +422,10 @@ ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
 
         if (q->sc == sc) {
             q->sc = NULL;
+        }
+
+        if (q->report == sc) {
+            q->report = NULL;
         }
     }
 

@@ -113,6 +113,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     ngx_int_t                     rc;
     ngx_str_t                    *name, none;
+    ngx_uint_t                    behind;
     ngx_http_agent_node_t        *nodes;
     ngx_http_agent_checkpoint_t  *cp;
 
@@ -153,8 +154,24 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     /* the last step lets the session go in the same transaction */
     cp->release = (next == NGX_HTTP_AGENT_END && turn->locked);
 
-    rc = ngx_http_agent_state_save(&turn->sc, run, &turn->session_id, cp,
-                                   node, name);
+    /*
+     * A step the run goes on from is saved behind it: the next node starts
+     * while the store writes, in order on the session's connection, and a
+     * write that failed (the lease lost) stops the run at its next node.
+     * The last step, and one the run waits after, are waited for: the end
+     * event follows what is stored.
+     */
+
+    behind = (turn->started && turn->locked && !cp->release
+              && run->interrupt.len == 0);
+
+    rc = ngx_http_agent_turn_behind(turn);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_state_save(behind ? &turn->bsc : &turn->sc, run,
+                                   &turn->session_id, cp, node, name);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
@@ -164,9 +181,40 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 }
 
 
+/* a step saved behind that failed: the run stops here */
+
+ngx_int_t
+ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn)
+{
+    ngx_int_t  rc;
+
+    rc = turn->bsc.failed;
+
+    if (rc == NGX_OK || turn->run == NULL) {
+        return NGX_OK;
+    }
+
+    turn->bsc.failed = NGX_OK;
+
+    if (rc == NGX_DECLINED) {
+        turn->locked = 0;
+        return ngx_http_agent_turn_lost(turn->run);
+    }
+
+    (void) ngx_http_agent_graph_fail(turn->run, "checkpoint_failed",
+                                     "the state could not be saved");
+    return NGX_ERROR;
+}
+
+
 ngx_int_t
 ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 {
+    /* the steps saved behind came first on the connection */
+    if (rc == NGX_OK && ngx_http_agent_turn_behind(turn) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     if (rc == NGX_DECLINED) {
         turn->locked = 0;
         return ngx_http_agent_turn_lost(turn->run);
@@ -205,7 +253,10 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
     s = &turn->stream;
 
-    if (start && ngx_http_agent_turn_caps(turn, node) != NGX_OK) {
+    if (start
+        && (ngx_http_agent_turn_behind(turn) != NGX_OK
+            || ngx_http_agent_turn_caps(turn, node) != NGX_OK))
+    {
         return NGX_ERROR;
     }
 
@@ -457,6 +508,8 @@ ngx_http_agent_turn_cleanup(void *data)
     /* answers still to come are not the turn's any more; writes go on */
     ngx_http_agent_store_cancel(&turn->sc);
     ngx_http_agent_store_cancel(&turn->lease_sc);
+    ngx_http_agent_store_cancel(&turn->bsc);
+    ngx_http_agent_store_cancel(&turn->wsc);
 
     if (turn->locked) {
         ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,

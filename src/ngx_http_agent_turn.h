@@ -66,6 +66,7 @@ struct ngx_http_agent_turn_s {
     ngx_http_agent_store_call_t     sc;        /* the begin, checkpoints */
     ngx_http_agent_store_call_t     lease_sc;
     ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
+    ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
     ngx_event_t                     lease;
     ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_msec_t                      lease_ms;
@@ -89,6 +90,7 @@ ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
+ngx_int_t ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 

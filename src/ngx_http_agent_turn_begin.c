@@ -80,10 +80,13 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                    ngx_http_agent_turn_lease_wake, turn);
     ngx_http_agent_store_call_init(&turn->wsc, r->pool, r->connection->log,
                                    NULL, turn);
+    ngx_http_agent_store_call_init(&turn->bsc, r->pool, r->connection->log,
+                                   NULL, turn);
 
     turn->sc.key = turn->session_id;
     turn->lease_sc.key = turn->session_id;
     turn->wsc.key = turn->session_id;
+    turn->bsc.key = turn->session_id;
 
     rc = ngx_http_agent_turn_prepare(turn);
 
