@@ -58,6 +58,22 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
+    if (ngx_http_agent_state_read(sc->pool, run, cp) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_store_messages(sc, id, cp->msg_count,
+                       images_keep,
+                       run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages);
+}
+
+
+/* a checkpoint's channels into the run (its messages are read apart) */
+
+ngx_int_t
+ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
+    ngx_http_agent_checkpoint_t *cp)
+{
     size_t                     i;
     yajl_val                   v, c;
     ngx_int_t                  ch;
@@ -67,7 +83,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_json_t     *j;
     ngx_http_agent_channel_t  *channels;
 
-    v = ngx_http_agent_json_parse(sc->pool, cp->channels.data,
+    v = ngx_http_agent_json_parse(pool, cp->channels.data,
                                   cp->channels.len, NULL);
     if (v == NULL || !YAJL_IS_OBJECT(v)) {
         return NGX_ERROR;
@@ -88,7 +104,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
             msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
 
-            if (ngx_http_agent_state_messages(sc->pool,
+            if (ngx_http_agent_state_messages(pool,
                                               v->u.object.values[i], msgs)
                 != NGX_OK)
             {
@@ -117,7 +133,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
             break;
 
         case NGX_HTTP_AGENT_REDUCE_MESSAGES:
-            if (ngx_http_agent_state_messages(sc->pool, c,
+            if (ngx_http_agent_state_messages(pool, c,
                                               run->state[ch].messages)
                 != NGX_OK)
             {
@@ -132,7 +148,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                 break;
             }
 
-            if (ngx_http_agent_json_encode(sc->pool, c, &run->state[ch].json)
+            if (ngx_http_agent_json_encode(pool, c, &run->state[ch].json)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -143,7 +159,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     if (extra) {
         /* another graph's channels: kept for when it runs again */
 
-        j = ngx_http_agent_json_create(sc->pool);
+        j = ngx_http_agent_json_create(pool);
         if (j == NULL) {
             return NGX_ERROR;
         }
@@ -169,9 +185,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         }
     }
 
-    return ngx_http_agent_store_messages(sc, id, cp->msg_count,
-                       images_keep,
-                       run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages);
+    return NGX_OK;
 }
 
 

@@ -689,6 +689,7 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_lock,
     ngx_http_agent_sqlite_lock_renew,
     ngx_http_agent_sqlite_unlock,
+    ngx_http_agent_sqlite_session_open,
     ngx_http_agent_sqlite_messages,
     ngx_http_agent_sqlite_messages_page,
     ngx_http_agent_sqlite_checkpoint_get,

@@ -164,6 +164,18 @@ typedef struct {
     void       (*unlock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                          ngx_str_t *run_id);
 
+    /*
+     * a turn's start: the lease taken, then the latest checkpoint (cp
+     * untouched without one), its messages and the session's files;
+     * NGX_ABORT: taken over from a process that is gone, nothing read
+     */
+    ngx_int_t  (*session_open)(ngx_http_agent_store_call_t *sc,
+                               ngx_str_t *id, ngx_str_t *run_id,
+                               ngx_msec_t lease, ngx_int_t images_keep,
+                               ngx_http_agent_checkpoint_t *cp,
+                               ngx_array_t *messages,
+                               ngx_array_t *resources);
+
     ngx_int_t  (*messages)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                            int64_t upto, ngx_int_t images_keep,
                            ngx_array_t *messages);
@@ -255,6 +267,7 @@ extern ngx_str_t                        ngx_http_agent_store_host;
 #define ngx_http_agent_store_lock         ngx_http_agent_store->lock
 #define ngx_http_agent_store_lock_renew   ngx_http_agent_store->lock_renew
 #define ngx_http_agent_store_unlock       ngx_http_agent_store->unlock
+#define ngx_http_agent_store_session_open ngx_http_agent_store->session_open
 #define ngx_http_agent_store_messages     ngx_http_agent_store->messages
 #define ngx_http_agent_store_messages_page                                    \
     ngx_http_agent_store->messages_page

@@ -50,6 +50,7 @@ enum {
     NGX_HTTP_AGENT_PG_RUN_EVENTS,
     NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
     NGX_HTTP_AGENT_PG_THREAD_BUSY,
+    NGX_HTTP_AGENT_PG_OPEN,
     NGX_HTTP_AGENT_PG_LAST
 };
 
@@ -199,6 +200,10 @@ ngx_int_t ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_array_t *added);
 ngx_int_t ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res);
+ngx_int_t ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
+    ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
+    ngx_array_t *messages, ngx_array_t *resources);
 ngx_int_t ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_resource_t *res);
 ngx_int_t ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,

@@ -595,6 +595,7 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_lock,
     ngx_http_agent_pg_lock_renew,
     ngx_http_agent_pg_unlock,
+    ngx_http_agent_pg_session_open,
     ngx_http_agent_pg_messages,
     ngx_http_agent_pg_messages_page,
     ngx_http_agent_pg_checkpoint_get,

@@ -197,6 +197,47 @@ const char  *ngx_http_agent_pg_schema =
     "  PERFORM agent_recount(t);"
     " END $f$ LANGUAGE plpgsql;"
 
+    /*
+     * a turn's start in one round trip: the lease (k 0), the latest
+     * checkpoint (k 1), its messages (k 2), the session's files (k 3)
+     */
+
+    " CREATE OR REPLACE FUNCTION agent_open(i text, r text, p bigint,"
+    "  e bigint, t bigint, h text, keep bigint)"
+    "  RETURNS TABLE (k int, c1 text, c2 text, c3 text, c4 text, c5 text,"
+    "  c6 text, c7 text, c8 text, n1 bigint, n2 bigint) AS $f$"
+    "  DECLARE st int; orun text; opid bigint; ohost text; cp record;"
+    "  BEGIN"
+    "  SELECT l.status, l.o_run, l.o_pid, l.o_host INTO st, orun, opid,"
+    "   ohost FROM agent_lock(i, r, p, e, t, h) l;"
+    "  RETURN QUERY SELECT 0, orun, ohost, NULL::text, NULL::text,"
+    "   NULL::text, NULL::text, NULL::text, NULL::text, st::bigint, opid;"
+    "  IF st <> 0 THEN RETURN; END IF;"
+    "  SELECT x.id, x.parent_id, x.step, x.node, x.next, x.msg_count,"
+    "   x.channels, x.created_at INTO cp FROM checkpoints x"
+    "   WHERE x.session_id = i ORDER BY x.n DESC LIMIT 1;"
+    "  IF FOUND THEN"
+    "   RETURN QUERY SELECT 1, cp.id, cp.parent_id, cp.node, cp.next,"
+    "    cp.channels, cp.created_at, NULL::text, NULL::text, cp.step,"
+    "    cp.msg_count;"
+    "   RETURN QUERY WITH tk(ks) AS (SELECT CASE WHEN keep < 0 THEN -1"
+    "    WHEN keep = 0 THEN cp.msg_count ELSE COALESCE((SELECT y.seq"
+    "    FROM messages y WHERE y.session_id = i AND y.role = 'user'"
+    "    AND y.seq < cp.msg_count ORDER BY y.seq DESC LIMIT 1"
+    "    OFFSET keep - 1), -1) END)"
+    "    SELECT 2, m.role, CASE WHEN m.images IS NOT NULL AND m.seq < tk.ks"
+    "    THEN COALESCE(m.content, '') || ' [' ||"
+    "    json_array_length(m.images::json) || ' image(s) shown earlier in"
+    " the conversation]' ELSE m.content END, m.tool_calls, m.tool_call_id,"
+    "    m.name, CASE WHEN m.seq < tk.ks THEN NULL ELSE m.images END,"
+    "    m.metadata, m.created_at, m.id, NULL::bigint FROM messages m, tk"
+    "    WHERE m.session_id = i AND m.seq < cp.msg_count ORDER BY m.seq;"
+    "  END IF;"
+    "  RETURN QUERY SELECT 3, x.id, x.name, x.table_name, x.columns, x.path,"
+    "   x.created_at, x.blob, NULL::text, x.row_count, x.size_bytes"
+    "   FROM resources x WHERE x.session_id = i ORDER BY x.created_at, x.n;"
+    "  END $f$ LANGUAGE plpgsql;"
+
     " INSERT INTO agent_schema VALUES (1) ON CONFLICT DO NOTHING;"
     " END $agent$";
 
@@ -354,5 +395,9 @@ const char  *ngx_http_agent_pg_sql[] = {
     "SELECT agent_run_rollback($1, $2, $3)",
 
     /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
-    "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint"
+    "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
+
+    /* NGX_HTTP_AGENT_PG_OPEN */
+    "SELECT k, c1, c2, c3, c4, c5, c6, c7, c8, n1, n2 FROM agent_open($1, $2,"
+    " $3::bigint, $4::bigint, $5::bigint, $6, $7::bigint)"
 };

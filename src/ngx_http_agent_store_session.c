@@ -388,6 +388,36 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 }
 
 
+/* the SQLite store answers at once: the calls one after the other */
+
+ngx_int_t
+ngx_http_agent_sqlite_session_open(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
+    ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
+    ngx_array_t *messages, ngx_array_t *resources)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_sqlite_lock(sc, id, run_id, lease);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_sqlite_checkpoint_get(sc, id, NULL, cp);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_sqlite_messages(sc, id, cp->msg_count,
+                                            images_keep, messages);
+    }
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_sqlite_resource_list(sc, id, resources);
+}
+
+
 /* NGX_DECLINED: the lease is no longer this run's (it ran out, was taken) */
 
 ngx_int_t

@@ -67,6 +67,7 @@ struct ngx_http_agent_turn_s {
     ngx_http_agent_store_call_t     lease_sc;
     ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
     ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
+    ngx_array_t                    *files;     /* read with the lease */
     ngx_event_t                     lease;
     ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_msec_t                      lease_ms;

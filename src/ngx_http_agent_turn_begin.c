@@ -127,7 +127,10 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
 
     /* the session's CSV tables, for the SQL layer */
 
-    if (rc == NGX_OK) {
+    if (rc == NGX_OK && turn->files) {
+        rc = ngx_http_agent_turn_files(turn, turn->files);
+
+    } else if (rc == NGX_OK) {
         resources = ngx_array_create(r->pool, 4,
                                      sizeof(ngx_http_agent_resource_t));
         if (resources == NULL) {
@@ -349,8 +352,42 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     id = &session->id;
 
-    rc = ngx_http_agent_store_lock(&turn->sc, id, &turn->run_id,
-                                   alcf->turn_lease);
+    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+                                          turn->graph);
+    if (run == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    turn->run = run;
+    run->limit = alcf->recursion_limit;
+    run->handlers = &ngx_http_agent_turn_handlers;
+    run->ctx = turn;
+    run->data = &turn->env;
+
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+    cp.step = -1;
+
+    /*
+     * the lease, the state and the session's files at once; the images of
+     * the last agent_images_keep turns go to the model
+     */
+
+    if (turn->fork.len == 0) {
+        turn->files = ngx_array_create(r->pool, 2,
+                                       sizeof(ngx_http_agent_resource_t));
+        if (turn->files == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        rc = ngx_http_agent_store_session_open(&turn->sc, id, &turn->run_id,
+                            alcf->turn_lease, alcf->images_keep - 1, &cp,
+                            run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages,
+                            turn->files);
+
+    } else {
+        rc = ngx_http_agent_store_lock(&turn->sc, id, &turn->run_id,
+                                       alcf->turn_lease);
+    }
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
@@ -367,31 +404,27 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
                                     "there is no session \"%V\"", id);
     }
 
-    if (rc != NGX_OK) {
+    if (rc != NGX_OK && rc != NGX_ABORT) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session could not be locked");
     }
 
     turn->locked = 1;
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          turn->graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (turn->fork.len) {
+        rc = ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->fork,
+                                       alcf->images_keep - 1);
+
+    } else if (rc == NGX_ABORT) {
+        /* taken over from a process that is gone: the state read apart */
+        turn->files = NULL;
+        rc = ngx_http_agent_state_load(&turn->sc, id, run, &cp,
+                                       alcf->images_keep - 1);
+
+    } else {
+        rc = cp.id.len ? ngx_http_agent_state_read(r->pool, run, &cp)
+                       : NGX_OK;
     }
-
-    turn->run = run;
-    run->limit = alcf->recursion_limit;
-    run->handlers = &ngx_http_agent_turn_handlers;
-    run->ctx = turn;
-    run->data = &turn->env;
-
-    /* the images of the last agent_images_keep turns go to the model */
-    rc = turn->fork.len
-         ? ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->fork,
-                                     alcf->images_keep - 1)
-         : ngx_http_agent_state_load(&turn->sc, id, run, &cp,
-                                     alcf->images_keep - 1);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
