@@ -158,6 +158,9 @@ ngx_int_t ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
     ngx_http_agent_pg_query_t *next);
 ngx_int_t ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc,
     ngx_int_t rc);
+ngx_int_t ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc,
+    ngx_uint_t stmt, ngx_http_agent_pg_decode_pt decode, const char *fmt,
+    ...);
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);

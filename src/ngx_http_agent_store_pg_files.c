@@ -196,7 +196,6 @@ ngx_int_t
 ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_array_t *resources)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -205,13 +204,9 @@ ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, resources) : a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RESOURCE_LIST,
-                                ngx_http_agent_pg_resources_read);
-    if (q == NULL || ngx_http_agent_pg_param(q, session_id) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RESOURCE_LIST,
+                                 ngx_http_agent_pg_resources_read, "s",
+                                 session_id);
 }
 
 

@@ -40,6 +40,7 @@ ngx_http_agent_pg_message_row(ngx_pool_t *pool, PGresult *res, int row,
     (void) ngx_http_agent_pg_str(pool, res, row, 8, &m->created_at);
 }
 
+
 static ngx_int_t
 ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
@@ -78,11 +79,11 @@ ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     return NGX_OK;
 }
 
+
 ngx_int_t
 ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     int64_t upto, ngx_int_t images_keep, ngx_array_t *messages)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -91,19 +92,12 @@ ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, messages) : a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_MESSAGES,
-                                ngx_http_agent_pg_messages_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, upto < 0 ? INT64_MAX : upto)
-           != NGX_OK
-        || ngx_http_agent_pg_param_int(q, images_keep) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_MESSAGES,
+                                 ngx_http_agent_pg_messages_read, "sii", id,
+                                 (int64_t) (upto < 0 ? INT64_MAX : upto),
+                                 (int64_t) images_keep);
 }
+
 
 ngx_int_t
 ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
@@ -115,7 +109,6 @@ ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
     ngx_uint_t                   i;
     ngx_http_agent_msg_t        *m;
     ngx_http_agent_pg_rows_t    *r;
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -139,25 +132,16 @@ ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_MESSAGES_PAGE,
-                                ngx_http_agent_pg_messages_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, before < 0 ? INT64_MAX : before)
-           != NGX_OK
-        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, all ? 1 : 0) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, images ? 1 : 0) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, images
-                                          ? NGX_HTTP_AGENT_PG_PAGE_IMAGES
-                                          : NGX_HTTP_AGENT_PG_PAGE_BYTES)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_MESSAGES_PAGE,
+                                 ngx_http_agent_pg_messages_read, "siiiii", id,
+                                 (int64_t) (before < 0 ? INT64_MAX : before),
+                                 (int64_t) limit, (int64_t) (all ? 1 : 0),
+                                 (int64_t) (images ? 1 : 0),
+                                 (int64_t) (images
+                                            ? NGX_HTTP_AGENT_PG_PAGE_IMAGES
+                                            : NGX_HTTP_AGENT_PG_PAGE_BYTES));
 }
+
 
 static void
 ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
@@ -172,6 +156,7 @@ ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
     (void) ngx_http_agent_pg_str(pool, res, row, 6, &cp->channels);
     (void) ngx_http_agent_pg_str(pool, res, row, 7, &cp->created_at);
 }
+
 
 static ngx_int_t
 ngx_http_agent_pg_checkpoint_read(ngx_http_agent_pg_query_t *q,
@@ -214,12 +199,12 @@ ngx_http_agent_pg_checkpoint_read(ngx_http_agent_pg_query_t *q,
     return NGX_OK;
 }
 
+
 ngx_int_t
 ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
 {
     ngx_http_agent_pg_rows_t    *r;
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -233,23 +218,16 @@ ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_GET,
-                                ngx_http_agent_pg_checkpoint_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, checkpoint_id) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_GET,
+                                 ngx_http_agent_pg_checkpoint_read, "ss", id,
+                                 checkpoint_id);
 }
+
 
 ngx_int_t
 ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_array_t *checkpoints)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -259,20 +237,15 @@ ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
                                : a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_LIST,
-                                ngx_http_agent_pg_checkpoint_read);
-    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_LIST,
+                                 ngx_http_agent_pg_checkpoint_read, "s", id);
 }
+
 
 ngx_int_t
 ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *from, ngx_array_t *later)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -281,23 +254,16 @@ ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, later) : a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_FORK_LATER,
-                                ngx_http_agent_pg_checkpoint_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, from) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_FORK_LATER,
+                                 ngx_http_agent_pg_checkpoint_read, "ss", id,
+                                 from);
 }
+
 
 ngx_int_t
 ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -306,23 +272,16 @@ ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_FORK_KEEP,
-                                ngx_http_agent_pg_done);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, checkpoint_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, channels) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_FORK_KEEP,
+                                 ngx_http_agent_pg_done, "ss", checkpoint_id,
+                                 channels);
 }
+
 
 ngx_int_t
 ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     int64_t msg_count)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -331,16 +290,9 @@ ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_FORK_CUT,
-                                ngx_http_agent_pg_done);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, msg_count) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_FORK_CUT,
+                                 ngx_http_agent_pg_done, "si", id,
+                                 (int64_t) msg_count);
 }
 
 
@@ -364,6 +316,7 @@ ngx_http_agent_pg_written(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     return NGX_DECLINED;
 }
+
 
 ngx_int_t
 ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,

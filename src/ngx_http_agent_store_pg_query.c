@@ -76,6 +76,7 @@ ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
     }
 }
 
+
 /* the connection of a call: its session's, or the next */
 
 static ngx_http_agent_pg_conn_t *
@@ -102,6 +103,7 @@ ngx_http_agent_pg_pick(ngx_http_agent_store_call_t *sc)
     return sc->conn;
 }
 
+
 /* an answer kept from an earlier pass: the next in order, or NULL */
 
 ngx_http_agent_pg_answer_t *
@@ -117,6 +119,7 @@ ngx_http_agent_pg_answered(ngx_http_agent_store_call_t *sc)
 
     return &a[sc->n++];
 }
+
 
 ngx_http_agent_pg_query_t *
 ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
@@ -143,6 +146,7 @@ ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
 
     return q;
 }
+
 
 /* a parameter, copied: the caller's memory may be gone when it is sent */
 
@@ -223,6 +227,7 @@ ngx_http_agent_pg_param_fixed(ngx_http_agent_pg_query_t *q, ngx_str_t *v)
     return NGX_OK;
 }
 
+
 /* bytes as they are (bytea), not text */
 
 ngx_int_t
@@ -261,6 +266,7 @@ ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q, int64_t n)
 
     return ngx_http_agent_pg_param(q, &v);
 }
+
 
 /*
  * NGX_AGAIN: the caller is woken with the answer; NGX_OK: a write that
@@ -340,6 +346,49 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
     return q->sc ? NGX_AGAIN : NGX_OK;
 }
 
+
+/*
+ * A statement with its parameters: "s" an ngx_str_t * (NULL: SQL's NULL),
+ * "i" an int64_t; a first "!" for a write that wants no answer.
+ */
+
+ngx_int_t
+ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
+    ngx_http_agent_pg_decode_pt decode, const char *fmt, ...)
+{
+    va_list                     args;
+    ngx_int_t                   rc;
+    ngx_uint_t                  forget;
+    ngx_http_agent_pg_query_t  *q;
+
+    q = ngx_http_agent_pg_query(sc, stmt, decode);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    forget = (*fmt == '!');
+    fmt += forget;
+    rc = NGX_OK;
+
+    va_start(args, fmt);
+
+    for ( /* void */ ; *fmt && rc == NGX_OK; fmt++) {
+        rc = (*fmt == 'i')
+             ? ngx_http_agent_pg_param_int(q, va_arg(args, int64_t))
+             : ngx_http_agent_pg_param(q, va_arg(args, ngx_str_t *));
+    }
+
+    va_end(args);
+
+    if (rc != NGX_OK) {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, forget);
+}
+
+
 /* an answer known without the server's, kept as the call's next */
 
 ngx_int_t
@@ -391,6 +440,7 @@ ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
     return NGX_AGAIN;
 }
 
+
 /* the caller is gone: what it waits for is answered to no one */
 
 void
@@ -432,6 +482,7 @@ ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
     sc->waiting = 0;
 }
 
+
 ngx_int_t
 ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row, int col,
     ngx_str_t *out)
@@ -456,6 +507,7 @@ ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row, int col,
 
     return NGX_OK;
 }
+
 
 int64_t
 ngx_http_agent_pg_int(PGresult *res, int row, int col)

@@ -51,21 +51,10 @@ ngx_http_agent_pg_some(ngx_http_agent_pg_query_t *q, PGresult *res,
 }
 
 
-/* a simple write: answered by its rc alone */
-
-static ngx_int_t
-ngx_http_agent_pg_write(ngx_http_agent_store_call_t *sc,
-    ngx_http_agent_pg_query_t *q)
-{
-    return ngx_http_agent_pg_send(q, 0);
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_row_t *row, ngx_uint_t events)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -74,29 +63,15 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                ngx_http_agent_pg_ok);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, &row->run_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, &row->thread_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, &row->assistant_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, &row->status) != NGX_OK
-        || ngx_http_agent_pg_param(q, row->metadata.len ? &row->metadata
-                                                        : NULL)
-           != NGX_OK
-        || ngx_http_agent_pg_param(q, row->kwargs.len ? &row->kwargs : NULL)
-           != NGX_OK
-        || ngx_http_agent_pg_param(q, &row->multitask_strategy) != NGX_OK
-        || ngx_http_agent_pg_param(q, &row->created_at) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, events ? 1 : 0) != NGX_OK
-        || ngx_http_agent_pg_param(q, row->checkpoint.len ? &row->checkpoint
-                                                          : NULL)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_write(sc, q);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
+                                 ngx_http_agent_pg_ok, "ssssssssis",
+                                 &row->run_id, &row->thread_id,
+                                 &row->assistant_id, &row->status,
+                                 row->metadata.len ? &row->metadata : NULL,
+                                 row->kwargs.len ? &row->kwargs : NULL,
+                                 &row->multitask_strategy, &row->created_at,
+                                 (int64_t) (events ? 1 : 0),
+                                 row->checkpoint.len ? &row->checkpoint : NULL);
 }
 
 
@@ -106,7 +81,6 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
 {
     u_char                       now[32];
     ngx_str_t                    st, at;
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -120,17 +94,9 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
     at.data = now;
     at.len = ngx_http_agent_store_now(now) - now;
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_STATUS,
-                                ngx_http_agent_pg_ok);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, &st) != NGX_OK
-        || ngx_http_agent_pg_param(q, &at) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_write(sc, q);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_STATUS,
+                                 ngx_http_agent_pg_ok, "sss", run_id, &st,
+                                 &at);
 }
 
 
@@ -190,7 +156,6 @@ ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
 {
     ngx_array_t                 *rows;
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -204,16 +169,9 @@ ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_GET,
-                                ngx_http_agent_pg_runs_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, thread_id) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_GET,
+                                 ngx_http_agent_pg_runs_read, "ss", run_id,
+                                 thread_id);
 }
 
 
@@ -224,7 +182,6 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
 {
     void                        *p;
     ngx_array_t                 *kept;
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -248,18 +205,10 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_LIST,
-                                ngx_http_agent_pg_runs_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, thread_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, offset) != NGX_OK
-        || ngx_http_agent_pg_param(q, status) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_LIST,
+                                 ngx_http_agent_pg_runs_read, "siis",
+                                 thread_id, (int64_t) limit, (int64_t) offset,
+                                 status);
 }
 
 
@@ -267,7 +216,6 @@ ngx_int_t
 ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_str_t *action)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -276,16 +224,8 @@ ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_CANCEL,
-                                ngx_http_agent_pg_some);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, action) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_CANCEL,
+                                 ngx_http_agent_pg_some, "ss", run_id, action);
 }
 
 
@@ -369,7 +309,6 @@ ngx_int_t
 ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, int64_t seq, ngx_str_t *event, ngx_str_t *json)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -378,18 +317,9 @@ ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_EVENT,
-                                ngx_http_agent_pg_ok);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, seq) != NGX_OK
-        || ngx_http_agent_pg_param(q, event) != NGX_OK
-        || ngx_http_agent_pg_param(q, json) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_write(sc, q);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_EVENT,
+                                 ngx_http_agent_pg_ok, "siss", run_id,
+                                 (int64_t) seq, event, json);
 }
 
 
@@ -438,7 +368,6 @@ ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
     ngx_uint_t                   i;
     ngx_array_t                 *rows;
     ngx_http_agent_pg_event_t   *e;
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -460,17 +389,9 @@ ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_EVENTS,
-                                ngx_http_agent_pg_events_read);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, after) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_EVENTS,
+                                 ngx_http_agent_pg_events_read, "sii", run_id,
+                                 (int64_t) after, (int64_t) limit);
 }
 
 
@@ -478,7 +399,6 @@ ngx_int_t
 ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -487,15 +407,7 @@ ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
-                                ngx_http_agent_pg_ok);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, thread_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param(q, before->len ? before : NULL) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_write(sc, q);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
+                                 ngx_http_agent_pg_ok, "sss", thread_id,
+                                 run_id, before->len ? before : NULL);
 }

@@ -135,7 +135,6 @@ static ngx_int_t
 ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_session_t *s)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -148,13 +147,8 @@ ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_GET,
-                                ngx_http_agent_pg_session_got);
-    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_GET,
+                                 ngx_http_agent_pg_session_got, "s", id);
 }
 
 
@@ -191,7 +185,6 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
     ngx_array_t *sessions)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -200,17 +193,9 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, sessions) : a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
-                                ngx_http_agent_pg_session_listed);
-    if (q == NULL
-        || ngx_http_agent_pg_param_int(q, limit) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, offset) != NGX_OK
-        || ngx_http_agent_pg_param(q, owner) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
+                                 ngx_http_agent_pg_session_listed, "iis",
+                                 (int64_t) limit, (int64_t) offset, owner);
 }
 
 
@@ -240,7 +225,6 @@ static ngx_int_t
 ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -249,16 +233,9 @@ ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_SESSION_DELETE,
-                                ngx_http_agent_pg_session_deleted);
-    if (q == NULL || ngx_http_agent_pg_param(q, id) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    /* with no one to answer, the files still go */
-    q->data = q;
-
-    return ngx_http_agent_pg_send(q, 0);
+    /* with no one to answer too, the files go */
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_DELETE,
+                                 ngx_http_agent_pg_session_deleted, "s", id);
 }
 
 
@@ -266,7 +243,6 @@ static ngx_int_t
 ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_uint_t field, ngx_str_t *value)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -275,18 +251,10 @@ ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, field == NGX_HTTP_AGENT_STORE_MODEL
-                                    ? NGX_HTTP_AGENT_PG_SESSION_SET_MODEL
-                                    : NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE,
-                                ngx_http_agent_pg_done);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, value) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, field == NGX_HTTP_AGENT_STORE_MODEL
+                                     ? NGX_HTTP_AGENT_PG_SESSION_SET_MODEL
+                                     : NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE,
+                                 ngx_http_agent_pg_done, "ss", id, value);
 }
 
 
@@ -429,7 +397,6 @@ static ngx_int_t
 ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id, ngx_msec_t lease)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -438,21 +405,11 @@ ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_RENEW,
-                                ngx_http_agent_pg_changed);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, ngx_http_agent_store_ms() + lease)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
     /* NGX_DECLINED: the lease is no longer this run's */
-    q->data = NULL;
-
-    return ngx_http_agent_pg_send(q, 0);
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RENEW,
+                                 ngx_http_agent_pg_changed, "ssi", id, run_id,
+                                 (int64_t) (ngx_http_agent_store_ms()
+                                            + lease));
 }
 
 
@@ -460,7 +417,6 @@ static void
 ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id)
 {
-    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -471,15 +427,8 @@ ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
     /* a write that wants no answer: the lease is the last resort */
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL);
-    if (q == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK)
-    {
-        return;
-    }
-
-    (void) ngx_http_agent_pg_send(q, 1);
+    (void) ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "!ss", id,
+                                 run_id);
 }
 
 

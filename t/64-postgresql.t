@@ -218,10 +218,9 @@ ok(AgentTest::wait_for(sub {
 # slow: a lock held for seconds; timeout=2s
 my $lock = fork() // die;
 if ($lock == 0) {
-    exec 'psql', '-X', '-q', '-d', $url, '-c',
+    exec('psql', '-X', '-q', '-d', $url, '-c',
          'BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; '
-         . 'SELECT pg_sleep(6); COMMIT;';
-    POSIX::_exit(1);
+         . 'SELECT pg_sleep(6); COMMIT;') or POSIX::_exit(1);
 }
 sleep 0.5;
 my $t0 = time;
