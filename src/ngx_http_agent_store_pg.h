@@ -207,6 +207,8 @@ ngx_int_t ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
     ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
     ngx_array_t *messages, ngx_array_t *resources);
+ngx_int_t ngx_http_agent_pg_local_path(ngx_pool_t *pool,
+    ngx_http_agent_resource_t *r);
 ngx_int_t ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_resource_t *res);
 ngx_int_t ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,

@@ -137,8 +137,6 @@ ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a)
 {
     int                         i;
-    u_char                     *p;
-    ngx_str_t                  *dir;
     ngx_pool_t                 *pool;
     ngx_array_t                *rows;
     ngx_http_agent_resource_t  *r;
@@ -151,7 +149,6 @@ ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
     }
 
     pool = q->sc->pool;
-    dir = &ngx_http_agent_pg_resources_dir;
 
     for (i = 0; i < PQntuples(res); i++) {
         r = ngx_array_push(rows);
@@ -171,22 +168,38 @@ ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
         (void) ngx_http_agent_pg_str(pool, res, i, 7, &r->created_at);
         (void) ngx_http_agent_pg_str(pool, res, i, 8, &r->blob);
 
-        if (r->blob.len == 0 || dir->len == 0) {
-            continue;
-        }
-
-        /* where this host keeps it, whichever host took the upload */
-
-        p = ngx_pnalloc(pool, dir->len + 1 + r->id.len + sizeof(".sqlite"));
-        if (p == NULL) {
+        if (ngx_http_agent_pg_local_path(pool, r) != NGX_OK) {
             return NGX_ERROR;
         }
-
-        r->path.data = p;
-        p = ngx_sprintf(p, "%V/%V.sqlite", dir, &r->id);
-        r->path.len = p - r->path.data;
-        *p = '\0';
     }
+
+    return NGX_OK;
+}
+
+
+/* where this host keeps a file, whichever host took the upload */
+
+ngx_int_t
+ngx_http_agent_pg_local_path(ngx_pool_t *pool, ngx_http_agent_resource_t *r)
+{
+    u_char     *p;
+    ngx_str_t  *dir;
+
+    dir = &ngx_http_agent_pg_resources_dir;
+
+    if (r->blob.len == 0 || dir->len == 0) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(pool, dir->len + 1 + r->id.len + sizeof(".sqlite"));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    r->path.data = p;
+    p = ngx_sprintf(p, "%V/%V.sqlite", dir, &r->id);
+    r->path.len = p - r->path.data;
+    *p = '\0';
 
     return NGX_OK;
 }

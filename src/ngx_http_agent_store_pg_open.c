@@ -229,8 +229,6 @@ static ngx_int_t
 ngx_http_agent_pg_open_row(ngx_pool_t *pool, PGresult *res, int i,
     ngx_http_agent_pg_open_t *o)
 {
-    u_char                       *p;
-    ngx_str_t                    *dir;
     ngx_http_agent_msg_t         *m;
     ngx_http_agent_resource_t    *r;
     ngx_http_agent_checkpoint_t  *cp;
@@ -294,25 +292,7 @@ ngx_http_agent_pg_open_row(ngx_pool_t *pool, PGresult *res, int i,
         r->row_count = ngx_http_agent_pg_int(res, i, 9);
         r->size_bytes = ngx_http_agent_pg_int(res, i, 10);
 
-        dir = &ngx_http_agent_pg_resources_dir;
-
-        if (r->blob.len == 0 || dir->len == 0) {
-            return NGX_OK;
-        }
-
-        /* where this host keeps it (ngx_http_agent_store_pg_files.c) */
-
-        p = ngx_pnalloc(pool, dir->len + 1 + r->id.len + sizeof(".sqlite"));
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        r->path.data = p;
-        p = ngx_sprintf(p, "%V/%V.sqlite", dir, &r->id);
-        r->path.len = p - r->path.data;
-        *p = '\0';
-
-        return NGX_OK;
+        return ngx_http_agent_pg_local_path(pool, r);
     }
 
     return NGX_ERROR;
