@@ -76,6 +76,12 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE UNIQUE INDEX IF NOT EXISTS messages_seq"
     "  ON messages (session_id, seq);"
 
+    /* large values stored as they are: SQLite does not compress either,
+       and pglz on a tool's large result costs a turn milliseconds */
+    " ALTER TABLE messages ALTER COLUMN content SET STORAGE EXTERNAL,"
+    "  ALTER COLUMN tool_calls SET STORAGE EXTERNAL,"
+    "  ALTER COLUMN images SET STORAGE EXTERNAL;"
+
     " CREATE TABLE IF NOT EXISTS checkpoints ("
     "  n bigserial PRIMARY KEY, id text NOT NULL UNIQUE,"
     "  session_id text NOT NULL, parent_id text, step bigint NOT NULL,"
@@ -83,6 +89,7 @@ const char  *ngx_http_agent_pg_schema =
     "  channels text NOT NULL, created_at text NOT NULL);"
     " CREATE INDEX IF NOT EXISTS checkpoints_session"
     "  ON checkpoints (session_id, n);"
+    " ALTER TABLE checkpoints ALTER COLUMN channels SET STORAGE EXTERNAL;"
 
     " CREATE TABLE IF NOT EXISTS resources ("
     "  n bigserial, id text PRIMARY KEY, session_id text NOT NULL,"
@@ -133,7 +140,7 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE OR REPLACE FUNCTION agent_checkpoint(s text, r text, c text,"
     "  parent text, step bigint, node text, nxt text, cnt bigint,"
     "  chans text, at text, visible bigint, e bigint, pt bigint, ct bigint,"
-    "  cached bigint, bytes bigint, release int, msgs json)"
+    "  cached bigint, bytes bigint, release int, msgs jsonb)"
     "  RETURNS boolean AS $f$ BEGIN"
     "  UPDATE sessions SET updated_at = at,"
     "   message_count = message_count + visible, run_expires = e,"
@@ -147,7 +154,7 @@ const char  *ngx_http_agent_pg_schema =
     "   tool_call_id, name, images, metadata, created_at)"
     "   SELECT s, (m->>'seq')::bigint, m->>'role', m->>'content',"
     "   m->>'tool_calls', m->>'tool_call_id', m->>'name', m->>'images',"
-    "   m->>'metadata', at FROM json_array_elements(msgs) m;"
+    "   m->>'metadata', at FROM jsonb_array_elements(msgs) m;"
     "  INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
     "   msg_count, channels, created_at)"
     "   VALUES (c, s, parent, step, node, nxt, cnt, chans, at);"
@@ -330,7 +337,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE */
     "SELECT agent_checkpoint($1, $2, $3, $4, $5::bigint, $6, $7,"
     " $8::bigint, $9, $10, $11::bigint, $12::bigint, $13::bigint,"
-    " $14::bigint, $15::bigint, $16::bigint, $17::int, $18::json)",
+    " $14::bigint, $15::bigint, $16::bigint, $17::int, $18::jsonb)",
 
     /* NGX_HTTP_AGENT_PG_FORK_LATER */
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = $1"

@@ -119,6 +119,13 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     cp = &turn->cp;
 
+    if (!turn->started && turn->input_saved) {
+        /* the start's pass runs again: its input step is on its way */
+        turn->checkpoint_id = cp->id;
+        turn->step = cp->step;
+        return NGX_OK;
+    }
+
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
     cp->id = turn->checkpoint_id;
     cp->step = turn->step;
@@ -162,8 +169,11 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
      * event follows what is stored.
      */
 
-    behind = (turn->started && turn->locked && !cp->release
-              && run->interrupt.len == 0);
+    behind = (turn->locked && !cp->release && run->interrupt.len == 0
+              && (turn->started || turn->resume.len == 0));
+
+    /* the input step of a run that answers nothing: behind it too */
+    turn->input_saved = !turn->started && behind;
 
     rc = ngx_http_agent_turn_behind(turn);
     if (rc != NGX_OK) {

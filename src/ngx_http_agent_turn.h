@@ -76,6 +76,7 @@ struct ngx_http_agent_turn_s {
     unsigned                        json:1;    /* one answer, no stream */
     unsigned                        interrupted:1;
     unsigned                        started:1; /* the graph runs */
+    unsigned                        input_saved:1;
 };
 
 
