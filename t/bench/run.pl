@@ -419,7 +419,8 @@ sub pg_start {
         or die 'initdb failed';
     system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-l', "$dir/server.log",
            '-w', '-o', "-h 127.0.0.1 -p $port -k $dir -c max_connections=200"
-           . ' -c synchronous_commit=off -c shared_buffers=256MB', 'start')
+           . ' -c synchronous_commit=off -c shared_buffers=256MB '
+           . ($ENV{BENCH_PG_OPTIONS} // ''), 'start')
         == 0 or die 'pg_ctl start failed';
     $pg_url = "postgresql://postgres\@127.0.0.1:$port";
 }
