@@ -298,12 +298,10 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
 {
     ngx_http_agent_connect_t *cn = data;
 
-    ngx_connection_t      *c;
     ngx_http_request_t    *r;
     ngx_http_agent_ctx_t  *ctx;
 
     r = cn->request;
-    c = r->connection;
 
     if (rc != NGX_OK) {
         rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
@@ -332,14 +330,8 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
         }
     }
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-        rc = ctx->sent_rc;
-    }
-
     /* a thread's completion, not a request handler */
-    ngx_http_finalize_request(r, rc);
-    ngx_http_run_posted_requests(c);
+    ngx_http_agent_finish(r, rc);
 }
 
 
@@ -349,12 +341,9 @@ ngx_http_agent_connection_wake(ngx_http_agent_store_call_t *sc)
     ngx_http_agent_connect_t *cn = sc->data;
 
     ngx_int_t              rc;
-    ngx_connection_t      *c;
     ngx_http_request_t    *r;
-    ngx_http_agent_ctx_t  *ctx;
 
     r = cn->request;
-    c = r->connection;
 
     sc->n = 0;
 
@@ -364,13 +353,7 @@ ngx_http_agent_connection_wake(ngx_http_agent_store_call_t *sc)
         return;
     }
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-        rc = ctx->sent_rc;
-    }
-
-    ngx_http_finalize_request(r, rc);
-    ngx_http_run_posted_requests(c);
+    ngx_http_agent_finish(r, rc);
 }
 
 

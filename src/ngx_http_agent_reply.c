@@ -207,6 +207,27 @@ ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
 }
 
 
+/* a request's end from an event (a thread, a timer, the store): not from a
+ * request handler, so the posted requests are run here */
+
+void
+ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc)
+{
+    ngx_connection_t      *c;
+    ngx_http_agent_ctx_t  *ctx;
+
+    c = r->connection;
+
+    if (rc == NGX_HTTP_AGENT_SENT) {
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+        rc = ctx->sent_rc;
+    }
+
+    ngx_http_finalize_request(r, rc);
+    ngx_http_run_posted_requests(c);
+}
+
+
 /* the store's calls of the request's pass (ngx_http_agent_handler.c) */
 
 ngx_http_agent_store_call_t *

@@ -62,6 +62,7 @@ typedef struct {
 
 
 ngx_http_agent_store_call_t *ngx_http_agent_sc(ngx_http_request_t *r);
+void ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,

@@ -355,28 +355,17 @@ ngx_http_agent_import_wake(ngx_http_agent_store_call_t *sc)
     ngx_http_agent_import_wait_t *w = sc->data;
 
     ngx_int_t              rc;
-    ngx_connection_t      *c;
     ngx_http_request_t    *r;
-    ngx_http_agent_ctx_t  *ctx;
 
     r = w->request;
-    c = r->connection;
 
     sc->n = w->n;
 
     rc = ngx_http_agent_import_finish(r, &w->id, &w->res, NGX_OK, NULL);
 
-    if (rc == NGX_DONE) {
-        return;
+    if (rc != NGX_DONE) {
+        ngx_http_agent_finish(r, rc);
     }
-
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-        rc = ctx->sent_rc;
-    }
-
-    ngx_http_finalize_request(r, rc);
-    ngx_http_run_posted_requests(c);
 }
 
 
@@ -449,12 +438,10 @@ ngx_http_agent_import_done(ngx_event_t *ev)
 
     ngx_int_t              rc;
     ngx_pool_t            *pool;
-    ngx_connection_t      *c;
     ngx_http_request_t    *r;
     ngx_http_agent_ctx_t  *ctx;
 
     r = imp->request;
-    c = r->connection;
     pool = imp->pool;
 
     /* the request's pass is over: the row's call starts afresh */
@@ -464,15 +451,9 @@ ngx_http_agent_import_done(ngx_event_t *ev)
     rc = ngx_http_agent_import_finish(r, &imp->session_id, &imp->res,
                                       imp->rc, &imp->err);
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-        rc = ctx->sent_rc;
-    }
-
-    /* the request may be gone after this: only c and pool are used */
+    /* the request may be gone after this: only the pool is used */
     if (rc != NGX_DONE) {
-        ngx_http_finalize_request(r, rc);
-        ngx_http_run_posted_requests(c);
+        ngx_http_agent_finish(r, rc);
     }
 
     ngx_destroy_pool(pool);

@@ -673,7 +673,6 @@ ngx_http_agent_store_ms(void)
 
 
 ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
-    ngx_string("sqlite"),
     ngx_http_agent_sqlite_init,
     ngx_http_agent_sqlite_open,
     ngx_http_agent_sqlite_close,

@@ -125,8 +125,6 @@ struct ngx_http_agent_store_call_s {
 
 
 typedef struct {
-    ngx_str_t                  name;
-
     ngx_int_t  (*init)(ngx_cycle_t *cycle, ngx_str_t *path,
                        ngx_str_t *resources_dir, ngx_uid_t user,
                        ngx_gid_t group);
@@ -297,6 +295,8 @@ void ngx_http_agent_store_call_init(ngx_http_agent_store_call_t *sc,
     void *data);
 void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
+ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
+    size_t len, ngx_pid_t pid);
 ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 

@@ -156,6 +156,34 @@ ngx_http_agent_store_now(u_char *buf)
 
 
 /*
+ * A lease held by another turn is taken over at once only when its holder
+ * was a process of this host (and pid namespace) that is gone; a pid of
+ * another host proves nothing, and only the lease's expiry frees it.
+ */
+
+ngx_uint_t
+ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host, size_t len,
+    ngx_pid_t pid)
+{
+    if (host == NULL || len != ngx_http_agent_store_host.len
+        || ngx_memcmp(host, ngx_http_agent_store_host.data, len) != 0)
+    {
+        return 0;
+    }
+
+    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
+        return 0;
+    }
+
+    ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
+                  "agent: session \"%V\" was held by process %P, "
+                  "which is gone; taking it over", id, pid);
+
+    return 1;
+}
+
+
+/*
  * Where a turn's pid means something: the kernel's boot id and the pid
  * namespace.  Another host, or a container with its own pid namespace on
  * the same file, has another identity, and there a pid that looks gone

@@ -165,6 +165,14 @@ ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
 
+/* a lease asked for: the session, the run, until when */
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  run_id;
+    int64_t                    expires;
+} ngx_http_agent_pg_lock_t;
+
+
 /* the rows of an answer, and whether more are left */
 typedef struct {
     ngx_array_t               *rows;
@@ -176,6 +184,9 @@ ngx_int_t ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a);
 ngx_int_t ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
+ngx_int_t ngx_http_agent_pg_take_over(ngx_http_agent_pg_query_t *q,
+    PGresult *res, int owner_col, int host_col, int pid_col,
+    ngx_http_agent_pg_lock_t *lk, ngx_http_agent_pg_decode_pt decode);
 ngx_int_t ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a,
     ngx_array_t *to);
 ngx_int_t ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,

@@ -19,9 +19,7 @@
 
 
 typedef struct {
-    ngx_str_t                    id;
-    ngx_str_t                    run_id;
-    int64_t                      expires;
+    ngx_http_agent_pg_lock_t     lease;
     ngx_uint_t                   found;     /* a checkpoint */
     ngx_http_agent_checkpoint_t  cp;
     ngx_array_t                 *messages;
@@ -86,14 +84,14 @@ ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    o->expires = now + lease;
-    o->id.len = id->len;
-    o->id.data = ngx_pstrdup(q->pool, id);
-    o->run_id.len = run_id->len;
-    o->run_id.data = ngx_pstrdup(q->pool, run_id);
+    o->lease.expires = now + lease;
+    o->lease.id.len = id->len;
+    o->lease.id.data = ngx_pstrdup(q->pool, id);
+    o->lease.run_id.len = run_id->len;
+    o->lease.run_id.data = ngx_pstrdup(q->pool, run_id);
     q->data = o;
 
-    if (o->id.data == NULL || o->run_id.data == NULL
+    if (o->lease.id.data == NULL || o->lease.run_id.data == NULL
         || ngx_http_agent_pg_param(q, id) != NGX_OK
         || ngx_http_agent_pg_param(q, run_id) != NGX_OK
         || ngx_http_agent_pg_param_int(q, ngx_pid) != NGX_OK
@@ -115,11 +113,8 @@ ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
     int                        i;
-    ngx_pid_t                  pid;
-    ngx_str_t                  owner;
     ngx_pool_t                *pool;
     ngx_http_agent_pg_open_t  *o, *kept;
-    ngx_http_agent_pg_query_t *next;
 
     o = q->data;
     pool = q->sc->pool;
@@ -138,53 +133,9 @@ ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     default:
 
-        /* held: by a process of this host that is gone, taken over */
-
-        if (PQgetisnull(res, 0, 2)
-            || (size_t) PQgetlength(res, 0, 2)
-               != ngx_http_agent_store_host.len
-            || ngx_memcmp(PQgetvalue(res, 0, 2),
-                          ngx_http_agent_store_host.data,
-                          ngx_http_agent_store_host.len)
-               != 0)
-        {
-            return NGX_BUSY;
-        }
-
-        pid = (ngx_pid_t) ngx_http_agent_pg_int(res, 0, 10);
-
-        if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
-            return NGX_BUSY;
-        }
-
-        ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
-                      "agent: session \"%V\" was held by process %P, "
-                      "which is gone; taking it over", &o->id, pid);
-
-        (void) ngx_http_agent_pg_str(q->pool, res, 0, 1, &owner);
-
-        next = ngx_http_agent_pg_query(q->sc, NGX_HTTP_AGENT_PG_LOCK_STEAL,
-                                       ngx_http_agent_pg_changed);
-        if (next == NULL
-            || ngx_http_agent_pg_param(next, &o->id) != NGX_OK
-            || ngx_http_agent_pg_param(next, &o->run_id) != NGX_OK
-            || ngx_http_agent_pg_param_int(next, ngx_pid) != NGX_OK
-            || ngx_http_agent_pg_param(next, &owner) != NGX_OK
-            || ngx_http_agent_pg_param_int(next, o->expires) != NGX_OK
-            || ngx_http_agent_pg_param(next, &ngx_http_agent_store_host)
-               != NGX_OK)
-        {
-            if (next) {
-                ngx_destroy_pool(next->pool);
-            }
-
-            return NGX_ERROR;
-        }
-
         /* taken over: NGX_ABORT, the state read apart; or NGX_BUSY */
-        next->decode = ngx_http_agent_pg_stolen;
-
-        return ngx_http_agent_pg_follow(q, next);
+        return ngx_http_agent_pg_take_over(q, res, 1, 2, 10, &o->lease,
+                                           ngx_http_agent_pg_stolen);
     }
 
     kept = ngx_pcalloc(pool, sizeof(ngx_http_agent_pg_open_t));

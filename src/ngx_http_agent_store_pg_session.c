@@ -264,21 +264,14 @@ ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
  * frees it.
  */
 
-typedef struct {
-    ngx_str_t                  id;
-    ngx_str_t                  run_id;
-    int64_t                    expires;
-} ngx_http_agent_pg_lock_t;
+
 
 
 static ngx_int_t
 ngx_http_agent_pg_locked(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
-    ngx_pid_t                   pid;
-    ngx_str_t                   owner;
-    ngx_http_agent_pg_lock_t   *lk;
-    ngx_http_agent_pg_query_t  *next;
+    ngx_http_agent_pg_lock_t  *lk;
 
     lk = q->data;
 
@@ -295,29 +288,40 @@ ngx_http_agent_pg_locked(ngx_http_agent_pg_query_t *q, PGresult *res,
         return NGX_DECLINED;
     }
 
-    if (PQgetisnull(res, 0, 3)
-        || (size_t) PQgetlength(res, 0, 3) != ngx_http_agent_store_host.len
-        || ngx_memcmp(PQgetvalue(res, 0, 3), ngx_http_agent_store_host.data,
-                      ngx_http_agent_store_host.len)
-           != 0)
+    /* taken over: NGX_OK; someone was quicker: NGX_BUSY */
+    return ngx_http_agent_pg_take_over(q, res, 1, 3, 2, lk,
+                                       ngx_http_agent_pg_changed);
+}
+
+
+/*
+ * A lease held: taken over (a second statement for the same answer) when
+ * its holder was a process of this host that is gone; columns of the
+ * owner's run id, host and pid in the result's first row
+ */
+
+ngx_int_t
+ngx_http_agent_pg_take_over(ngx_http_agent_pg_query_t *q, PGresult *res,
+    int owner_col, int host_col, int pid_col, ngx_http_agent_pg_lock_t *lk,
+    ngx_http_agent_pg_decode_pt decode)
+{
+    ngx_str_t                   owner;
+    ngx_http_agent_pg_query_t  *next;
+
+    if (PQgetisnull(res, 0, host_col)
+        || !ngx_http_agent_store_holder_gone(&lk->id,
+                                 (u_char *) PQgetvalue(res, 0, host_col),
+                                 PQgetlength(res, 0, host_col),
+                                 (ngx_pid_t) ngx_http_agent_pg_int(res, 0,
+                                                                   pid_col)))
     {
         return NGX_BUSY;
     }
 
-    pid = (ngx_pid_t) ngx_http_agent_pg_int(res, 0, 2);
-
-    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
-        return NGX_BUSY;
-    }
-
-    ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
-                  "agent: session \"%V\" was held by process %P, "
-                  "which is gone; taking it over", &lk->id, pid);
-
-    (void) ngx_http_agent_pg_str(q->pool, res, 0, 1, &owner);
+    (void) ngx_http_agent_pg_str(q->pool, res, 0, owner_col, &owner);
 
     next = ngx_http_agent_pg_query(q->sc, NGX_HTTP_AGENT_PG_LOCK_STEAL,
-                                   ngx_http_agent_pg_changed);
+                                   decode);
     if (next == NULL
         || ngx_http_agent_pg_param(next, &lk->id) != NGX_OK
         || ngx_http_agent_pg_param(next, &lk->run_id) != NGX_OK
@@ -333,9 +337,6 @@ ngx_http_agent_pg_locked(ngx_http_agent_pg_query_t *q, PGresult *res,
 
         return NGX_ERROR;
     }
-
-    /* taken over: NGX_OK; someone was quicker: NGX_BUSY */
-    next->data = next;
 
     return ngx_http_agent_pg_follow(q, next);
 }
@@ -528,7 +529,6 @@ ngx_http_agent_pg_rollback(ngx_http_agent_store_call_t *sc)
 
 
 ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
-    ngx_string("postgresql"),
     ngx_http_agent_pg_init,
     ngx_http_agent_pg_open,
     ngx_http_agent_pg_close,

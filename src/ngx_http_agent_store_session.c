@@ -301,7 +301,6 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_pid_t      pid;
     ngx_str_t      owner;
     sqlite3_stmt  *stmt;
-    const u_char  *host;
     u_char         buf[64];
 
     now = ngx_http_agent_store_ms();
@@ -341,15 +340,12 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     }
 
     owner.len = sqlite3_column_bytes(stmt, 0);
-    host = sqlite3_column_text(stmt, 2);
+    pid = (ngx_pid_t) sqlite3_column_int64(stmt, 1);
 
     if (owner.len > sizeof(buf) || sqlite3_column_text(stmt, 0) == NULL
-        || host == NULL
-        || (size_t) sqlite3_column_bytes(stmt, 2)
-           != ngx_http_agent_store_host.len
-        || ngx_memcmp(host, ngx_http_agent_store_host.data,
-                      ngx_http_agent_store_host.len)
-           != 0)
+        || !ngx_http_agent_store_holder_gone(id,
+                                  (u_char *) sqlite3_column_text(stmt, 2),
+                                  sqlite3_column_bytes(stmt, 2), pid))
     {
         sqlite3_reset(stmt);
         return NGX_BUSY;
@@ -357,16 +353,7 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
     owner.data = buf;
     ngx_memcpy(buf, sqlite3_column_text(stmt, 0), owner.len);
-    pid = (ngx_pid_t) sqlite3_column_int64(stmt, 1);
     sqlite3_reset(stmt);
-
-    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
-        return NGX_BUSY;
-    }
-
-    ngx_log_error(NGX_LOG_WARN, ngx_http_agent_store_log, 0,
-                  "agent: session \"%V\" was held by process %P, "
-                  "which is gone; taking it over", id, pid);
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK_STEAL);
     if (stmt == NULL) {

@@ -295,7 +295,6 @@ ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc)
     ngx_int_t              rc;
     ngx_connection_t      *c;
     ngx_http_request_t    *r;
-    ngx_http_agent_ctx_t  *ctx;
 
     r = turn->request;
     c = r->connection;
@@ -318,12 +317,8 @@ ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc)
     rc = ngx_http_agent_turn_started(turn, rc);
 
     if (rc != NGX_DONE) {
-        if (rc == NGX_HTTP_AGENT_SENT) {
-            ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-            rc = ctx->sent_rc;
-        }
-
-        ngx_http_finalize_request(r, rc);
+        ngx_http_agent_finish(r, rc);
+        return;
     }
 
     ngx_http_run_posted_requests(c);
