@@ -211,11 +211,12 @@ ngx_http_agent_mcp_rpc_message(ngx_pool_t *pool, yajl_val m, int64_t id,
     if (error && YAJL_IS_OBJECT(error)) {
         msg = ngx_http_agent_json_get(error, "message");
 
-        if (msg && YAJL_IS_STRING(msg)) {
+        if (msg && YAJL_IS_STRING(msg) && YAJL_GET_STRING(msg)[0]) {
             a->error.data = (u_char *) YAJL_GET_STRING(msg);
             a->error.len = ngx_strlen(a->error.data);
 
         } else {
+            /* no message, or an empty one: still an error the model reads */
             ngx_str_set(&a->error, "the MCP server answered an error");
         }
 
