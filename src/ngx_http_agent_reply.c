@@ -298,11 +298,7 @@ ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     /* another owner's session is answered as an unknown one */
-    if (rc == NGX_OK && ctx->owner
-        && (s->owner.len != ctx->owner->len
-            || ngx_strncmp(s->owner.data, ctx->owner->data, s->owner.len)
-               != 0))
-    {
+    if (rc == NGX_OK && !ngx_http_agent_store_owns(ctx->owner, s)) {
         rc = NGX_DECLINED;
     }
 

@@ -163,13 +163,17 @@ typedef struct {
                          ngx_str_t *run_id);
 
     /*
-     * a turn's start: the lease taken, then the latest checkpoint (cp
-     * untouched without one), its messages and the session's files;
-     * NGX_ABORT: taken over from a process that is gone, nothing read
+     * a turn's start: with s, the session's row first (NGX_DECLINED: none,
+     * or another owner's when owner is given); the lease taken, then the
+     * latest checkpoint (cp untouched without one), its messages and the
+     * session's files; NGX_ABORT: taken over from a process that is gone,
+     * nothing more read
      */
     ngx_int_t  (*session_open)(ngx_http_agent_store_call_t *sc,
-                               ngx_str_t *id, ngx_str_t *run_id,
-                               ngx_msec_t lease, ngx_int_t images_keep,
+                               ngx_str_t *id, ngx_str_t *owner,
+                               ngx_http_agent_session_t *s,
+                               ngx_str_t *run_id, ngx_msec_t lease,
+                               ngx_int_t images_keep,
                                ngx_http_agent_checkpoint_t *cp,
                                ngx_array_t *messages,
                                ngx_array_t *resources);
@@ -297,6 +301,8 @@ void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
 ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
     size_t len, ngx_pid_t pid);
+ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
+    ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 

@@ -155,6 +155,17 @@ ngx_http_agent_store_now(u_char *buf)
 }
 
 
+/* agent_owner: a session is its owner's alone (no owner named: anyone's) */
+
+ngx_uint_t
+ngx_http_agent_store_owns(ngx_str_t *owner, ngx_http_agent_session_t *s)
+{
+    return owner == NULL
+           || (s->owner.len == owner->len
+               && ngx_strncmp(s->owner.data, owner->data, owner->len) == 0);
+}
+
+
 /*
  * A lease held by another turn is taken over at once only when its holder
  * was a process of this host (and pid namespace) that is gone; a pid of

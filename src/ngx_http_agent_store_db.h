@@ -89,9 +89,10 @@ ngx_int_t ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_sqlite_session_open(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
-    ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
-    ngx_array_t *messages, ngx_array_t *resources);
+    ngx_str_t *id, ngx_str_t *owner, ngx_http_agent_session_t *s,
+    ngx_str_t *run_id, ngx_msec_t lease, ngx_int_t images_keep,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *messages,
+    ngx_array_t *resources);
 ngx_int_t ngx_http_agent_sqlite_resource_fetch(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_resource_t *res);
 void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);

@@ -164,6 +164,8 @@ ngx_int_t ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
+void ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
+    int col, ngx_http_agent_session_t *s);
 
 /* a lease asked for: the session, the run, until when */
 typedef struct {
@@ -215,9 +217,10 @@ ngx_int_t ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res);
 ngx_int_t ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
-    ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
-    ngx_array_t *messages, ngx_array_t *resources);
+    ngx_str_t *id, ngx_str_t *owner, ngx_http_agent_session_t *s,
+    ngx_str_t *run_id, ngx_msec_t lease, ngx_int_t images_keep,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *messages,
+    ngx_array_t *resources);
 ngx_int_t ngx_http_agent_pg_local_path(ngx_pool_t *pool,
     ngx_http_agent_resource_t *r);
 ngx_int_t ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,

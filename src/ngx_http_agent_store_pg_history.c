@@ -361,7 +361,7 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     kept[0] = cp->id;
     kept[1] = cp->created_at;
 
-    /* the step's messages as one JSON array, read by agent_checkpoint() */
+    /* the step's messages as one JSON array, read by json_to_recordset() */
 
     n = added ? added->nelts : 0;
     m = added ? added->elts : NULL;

@@ -11,22 +11,34 @@
 
 
 /*
- * A turn's start on PostgreSQL in one round trip (agent_open() of
- * ngx_http_agent_store_pg_sql.c): the lease, the latest checkpoint, its
- * messages and the session's files, where the SQLite store makes four
- * calls in one transaction.
+ * A turn's start on PostgreSQL in one round trip (NGX_HTTP_AGENT_PG_OPEN
+ * of ngx_http_agent_store_pg_sql.c): the session, the lease, the latest
+ * checkpoint, its messages and the session's files, where the SQLite store
+ * makes five calls in one transaction.
  */
 
 
 typedef struct {
     ngx_http_agent_pg_lock_t     lease;
+    int64_t                      now;
+    ngx_int_t                    images_keep;
+    ngx_str_t                    owner;
+    ngx_uint_t                   session;   /* the session's row wanted */
+    ngx_uint_t                   asked;     /* times the statement ran */
+} ngx_http_agent_pg_open_ask_t;
+
+
+typedef struct {
     ngx_uint_t                   found;     /* a checkpoint */
+    ngx_http_agent_session_t     session;
     ngx_http_agent_checkpoint_t  cp;
     ngx_array_t                 *messages;
     ngx_array_t                 *resources;
 } ngx_http_agent_pg_open_t;
 
 
+static ngx_http_agent_pg_query_t *ngx_http_agent_pg_open_query(
+    ngx_http_agent_store_call_t *sc, ngx_http_agent_pg_open_ask_t *from);
 static ngx_int_t ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_stolen(ngx_http_agent_pg_query_t *q,
@@ -39,19 +51,24 @@ static ngx_int_t ngx_http_agent_pg_open_copy(ngx_array_t *to,
 
 ngx_int_t
 ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
-    ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
-    ngx_array_t *messages, ngx_array_t *resources)
+    ngx_str_t *id, ngx_str_t *owner, ngx_http_agent_session_t *s,
+    ngx_str_t *run_id, ngx_msec_t lease, ngx_int_t images_keep,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *messages,
+    ngx_array_t *resources)
 {
-    int64_t                      now;
-    ngx_http_agent_pg_open_t    *o;
-    ngx_http_agent_pg_query_t   *q;
-    ngx_http_agent_pg_answer_t  *a;
+    ngx_http_agent_pg_open_t      *o;
+    ngx_http_agent_pg_answer_t    *a;
+    ngx_http_agent_pg_query_t     *q;
+    ngx_http_agent_pg_open_ask_t   ask;
 
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
         o = a->value;
+
+        if (o && s) {
+            *s = o->session;
+        }
 
         if (a->rc != NGX_OK || o == NULL) {
             return a->rc;
@@ -70,37 +87,21 @@ ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    now = ngx_http_agent_store_ms();
+    ngx_memzero(&ask, sizeof(ngx_http_agent_pg_open_ask_t));
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_OPEN,
-                                ngx_http_agent_pg_opened);
+    ask.now = ngx_http_agent_store_ms();
+    ask.lease.id = *id;
+    ask.lease.run_id = *run_id;
+    ask.lease.expires = ask.now + lease;
+    ask.images_keep = images_keep;
+    ask.session = (s != NULL);
+
+    if (owner) {
+        ask.owner = *owner;
+    }
+
+    q = ngx_http_agent_pg_open_query(sc, &ask);
     if (q == NULL) {
-        return NGX_ERROR;
-    }
-
-    o = ngx_pcalloc(q->pool, sizeof(ngx_http_agent_pg_open_t));
-    if (o == NULL) {
-        ngx_destroy_pool(q->pool);
-        return NGX_ERROR;
-    }
-
-    o->lease.expires = now + lease;
-    o->lease.id.len = id->len;
-    o->lease.id.data = ngx_pstrdup(q->pool, id);
-    o->lease.run_id.len = run_id->len;
-    o->lease.run_id.data = ngx_pstrdup(q->pool, run_id);
-    q->data = o;
-
-    if (o->lease.id.data == NULL || o->lease.run_id.data == NULL
-        || ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, ngx_pid) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, now + lease) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, now) != NGX_OK
-        || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, images_keep) != NGX_OK)
-    {
-        ngx_destroy_pool(q->pool);
         return NGX_ERROR;
     }
 
@@ -108,39 +109,114 @@ ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
 }
 
 
+/* the statement and what its answer is read with, copied into its pool */
+
+static ngx_http_agent_pg_query_t *
+ngx_http_agent_pg_open_query(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_pg_open_ask_t *from)
+{
+    ngx_http_agent_pg_query_t     *q;
+    ngx_http_agent_pg_open_ask_t  *ask;
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_OPEN,
+                                ngx_http_agent_pg_opened);
+    if (q == NULL) {
+        return NULL;
+    }
+
+    ask = ngx_palloc(q->pool, sizeof(ngx_http_agent_pg_open_ask_t));
+    if (ask == NULL) {
+        goto failed;
+    }
+
+    *ask = *from;
+    ask->asked++;
+    ask->lease.id.data = ngx_pstrdup(q->pool, &from->lease.id);
+    ask->lease.run_id.data = ngx_pstrdup(q->pool, &from->lease.run_id);
+    ask->owner.data = from->owner.len ? ngx_pstrdup(q->pool, &from->owner)
+                                      : NULL;
+    q->data = ask;
+
+    if (ask->lease.id.data == NULL || ask->lease.run_id.data == NULL
+        || (from->owner.len && ask->owner.data == NULL)
+        || ngx_http_agent_pg_param(q, &ask->lease.id) != NGX_OK
+        || ngx_http_agent_pg_param(q, &ask->lease.run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ngx_pid) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ask->lease.expires) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ask->now) != NGX_OK
+        || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ask->images_keep) != NGX_OK
+        || ngx_http_agent_pg_param(q, ask->owner.len ? &ask->owner : NULL)
+           != NGX_OK)
+    {
+        goto failed;
+    }
+
+    return q;
+
+failed:
+
+    ngx_destroy_pool(q->pool);
+    return NULL;
+}
+
+
 static ngx_int_t
 ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
-    int                        i;
-    ngx_pool_t                *pool;
-    ngx_http_agent_pg_open_t  *o, *kept;
+    int                            i;
+    int64_t                        status;
+    ngx_pool_t                    *pool;
+    ngx_http_agent_pg_query_t     *next;
+    ngx_http_agent_pg_open_t      *kept;
+    ngx_http_agent_pg_open_ask_t  *ask;
 
-    o = q->data;
+    ask = q->data;
     pool = q->sc->pool;
 
     if (PQntuples(res) < 1 || ngx_http_agent_pg_int(res, 0, 0) != 0) {
         return NGX_ERROR;
     }
 
-    switch (ngx_http_agent_pg_int(res, 0, 9)) {
+    status = ngx_http_agent_pg_int(res, 0, 9);
 
-    case 0:
-        break;
-
-    case 2:
+    if (status == 2) {
         return NGX_DECLINED;
+    }
 
-    default:
+    if (status == 3 && ask->asked == 1) {
 
-        /* taken over: NGX_ABORT, the state read apart; or NGX_BUSY */
-        return ngx_http_agent_pg_take_over(q, res, 1, 2, 10, &o->lease,
-                                           ngx_http_agent_pg_stolen);
+        /* the row changed under the statement: once more, as it is now */
+
+        next = ngx_http_agent_pg_open_query(q->sc, ask);
+        if (next == NULL) {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_agent_pg_follow(q, next);
     }
 
     kept = ngx_pcalloc(pool, sizeof(ngx_http_agent_pg_open_t));
     if (kept == NULL) {
         return NGX_ERROR;
+    }
+
+    if (ask->session) {
+        ngx_http_agent_pg_session_row(pool, res, 0, 11, &kept->session);
+    }
+
+    a->value = kept;
+
+    if (status == 3) {
+        return NGX_BUSY;
+    }
+
+    if (status != 0) {
+
+        /* taken over: NGX_ABORT, the state read apart; or NGX_BUSY */
+        return ngx_http_agent_pg_take_over(q, res, 1, 2, 10, &ask->lease,
+                                           ngx_http_agent_pg_stolen);
     }
 
     kept->messages = ngx_array_create(pool, 16, sizeof(ngx_http_agent_msg_t));
@@ -155,8 +231,6 @@ ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
             return NGX_ERROR;
         }
     }
-
-    a->value = kept;
 
     return NGX_OK;
 }

@@ -19,27 +19,27 @@
  */
 
 
-/* sessions */
+/* sessions: a row from column col on, in the order of SESSION_COLS */
 
-static void
+void
 ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
-    ngx_http_agent_session_t *s)
+    int col, ngx_http_agent_session_t *s)
 {
     ngx_memzero(s, sizeof(ngx_http_agent_session_t));
 
-    (void) ngx_http_agent_pg_str(pool, res, row, 0, &s->id);
-    (void) ngx_http_agent_pg_str(pool, res, row, 1, &s->title);
-    (void) ngx_http_agent_pg_str(pool, res, row, 2, &s->metadata);
-    (void) ngx_http_agent_pg_str(pool, res, row, 3, &s->created_at);
-    (void) ngx_http_agent_pg_str(pool, res, row, 4, &s->updated_at);
-    s->message_count = ngx_http_agent_pg_int(res, row, 5);
-    (void) ngx_http_agent_pg_str(pool, res, row, 6, &s->model);
-    (void) ngx_http_agent_pg_str(pool, res, row, 7, &s->database);
-    (void) ngx_http_agent_pg_str(pool, res, row, 8, &s->owner);
-    s->prompt_tokens = ngx_http_agent_pg_int(res, row, 9);
-    s->completion_tokens = ngx_http_agent_pg_int(res, row, 10);
-    s->cached_tokens = ngx_http_agent_pg_int(res, row, 11);
-    s->history_bytes = ngx_http_agent_pg_int(res, row, 12);
+    (void) ngx_http_agent_pg_str(pool, res, row, col, &s->id);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 1, &s->title);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 2, &s->metadata);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 3, &s->created_at);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 4, &s->updated_at);
+    s->message_count = ngx_http_agent_pg_int(res, row, col + 5);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 6, &s->model);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 7, &s->database);
+    (void) ngx_http_agent_pg_str(pool, res, row, col + 8, &s->owner);
+    s->prompt_tokens = ngx_http_agent_pg_int(res, row, col + 9);
+    s->completion_tokens = ngx_http_agent_pg_int(res, row, col + 10);
+    s->cached_tokens = ngx_http_agent_pg_int(res, row, col + 11);
+    s->history_bytes = ngx_http_agent_pg_int(res, row, col + 12);
 }
 
 
@@ -124,7 +124,7 @@ ngx_http_agent_pg_session_got(ngx_http_agent_pg_query_t *q, PGresult *res,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_pg_session_row(q->sc->pool, res, 0, s);
+    ngx_http_agent_pg_session_row(q->sc->pool, res, 0, 0, s);
     a->value = s;
 
     return NGX_OK;
@@ -173,7 +173,7 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_pg_session_row(q->sc->pool, res, i, s);
+        ngx_http_agent_pg_session_row(q->sc->pool, res, i, 0, s);
     }
 
     return NGX_OK;

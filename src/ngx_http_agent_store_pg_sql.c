@@ -13,8 +13,9 @@
 /*
  * The PostgreSQL store's schema and statements.  The schema is the SQLite
  * store's, table for table and column for column; what SQLite does in a
- * transaction of several statements is a function here, so that each
- * operation of the store is one statement and one round trip.
+ * transaction of several statements is one statement here (WITH clauses
+ * that write) or a function, so that each operation of the store is one
+ * round trip.
  *
  * The schema is set up by the first connection of each worker: one DO
  * statement under an advisory lock, so that hosts and workers starting at
@@ -34,6 +35,11 @@
 #define NGX_HTTP_AGENT_PG_RUN_COLS                                            \
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
+
+/* the rows of a turn's start that are not the session's */
+#define NGX_HTTP_AGENT_PG_NO_SESSION                                          \
+    ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"     \
+    " NULL, NULL"
 
 /* $4: every message; otherwise what a person reads, no tool traffic */
 #define NGX_HTTP_AGENT_PG_SHOWN                                               \
@@ -135,36 +141,6 @@ const char  *ngx_http_agent_pg_schema =
     "  status := CASE WHEN FOUND THEN 1 ELSE 2 END;"
     " END $f$ LANGUAGE plpgsql;"
 
-    /* a step: false when the lease is no longer the run's (nothing done) */
-
-    " CREATE OR REPLACE FUNCTION agent_checkpoint(s text, r text, c text,"
-    "  parent text, step bigint, node text, nxt text, cnt bigint,"
-    "  chans text, at text, visible bigint, e bigint, pt bigint, ct bigint,"
-    "  cached bigint, bytes bigint, release int, msgs jsonb)"
-    "  RETURNS boolean AS $f$ BEGIN"
-    "  UPDATE sessions SET updated_at = at,"
-    "   message_count = message_count + visible, run_expires = e,"
-    "   prompt_tokens = prompt_tokens + pt,"
-    "   completion_tokens = completion_tokens + ct,"
-    "   cached_tokens = cached_tokens + cached,"
-    "   history_bytes = history_bytes + bytes"
-    "   WHERE id = s AND run_id = r;"
-    "  IF NOT FOUND THEN RETURN false; END IF;"
-    "  INSERT INTO messages (session_id, seq, role, content, tool_calls,"
-    "   tool_call_id, name, images, metadata, created_at)"
-    "   SELECT s, (m->>'seq')::bigint, m->>'role', m->>'content',"
-    "   m->>'tool_calls', m->>'tool_call_id', m->>'name', m->>'images',"
-    "   m->>'metadata', at FROM jsonb_array_elements(msgs) m;"
-    "  INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
-    "   msg_count, channels, created_at)"
-    "   VALUES (c, s, parent, step, node, nxt, cnt, chans, at);"
-    "  IF release = 1 THEN"
-    "   UPDATE sessions SET run_id = NULL, run_pid = NULL,"
-    "    run_expires = NULL, run_host = NULL WHERE id = s AND run_id = r;"
-    "  END IF;"
-    "  RETURN true;"
-    " END $f$ LANGUAGE plpgsql;"
-
     /* a session and all of its rows: '' first, then its files' paths */
 
     " CREATE OR REPLACE FUNCTION agent_session_delete(i text)"
@@ -203,47 +179,6 @@ const char  *ngx_http_agent_pg_schema =
     "  DELETE FROM messages WHERE session_id = t AND seq >= c;"
     "  PERFORM agent_recount(t);"
     " END $f$ LANGUAGE plpgsql;"
-
-    /*
-     * a turn's start in one round trip: the lease (k 0), the latest
-     * checkpoint (k 1), its messages (k 2), the session's files (k 3)
-     */
-
-    " CREATE OR REPLACE FUNCTION agent_open(i text, r text, p bigint,"
-    "  e bigint, t bigint, h text, keep bigint)"
-    "  RETURNS TABLE (k int, c1 text, c2 text, c3 text, c4 text, c5 text,"
-    "  c6 text, c7 text, c8 text, n1 bigint, n2 bigint) AS $f$"
-    "  DECLARE st int; orun text; opid bigint; ohost text; cp record;"
-    "  BEGIN"
-    "  SELECT l.status, l.o_run, l.o_pid, l.o_host INTO st, orun, opid,"
-    "   ohost FROM agent_lock(i, r, p, e, t, h) l;"
-    "  RETURN QUERY SELECT 0, orun, ohost, NULL::text, NULL::text,"
-    "   NULL::text, NULL::text, NULL::text, NULL::text, st::bigint, opid;"
-    "  IF st <> 0 THEN RETURN; END IF;"
-    "  SELECT x.id, x.parent_id, x.step, x.node, x.next, x.msg_count,"
-    "   x.channels, x.created_at INTO cp FROM checkpoints x"
-    "   WHERE x.session_id = i ORDER BY x.n DESC LIMIT 1;"
-    "  IF FOUND THEN"
-    "   RETURN QUERY SELECT 1, cp.id, cp.parent_id, cp.node, cp.next,"
-    "    cp.channels, cp.created_at, NULL::text, NULL::text, cp.step,"
-    "    cp.msg_count;"
-    "   RETURN QUERY WITH tk(ks) AS (SELECT CASE WHEN keep < 0 THEN -1"
-    "    WHEN keep = 0 THEN cp.msg_count ELSE COALESCE((SELECT y.seq"
-    "    FROM messages y WHERE y.session_id = i AND y.role = 'user'"
-    "    AND y.seq < cp.msg_count ORDER BY y.seq DESC LIMIT 1"
-    "    OFFSET keep - 1), -1) END)"
-    "    SELECT 2, m.role, CASE WHEN m.images IS NOT NULL AND m.seq < tk.ks"
-    "    THEN COALESCE(m.content, '') || ' [' ||"
-    "    json_array_length(m.images::json) || ' image(s) shown earlier in"
-    " the conversation]' ELSE m.content END, m.tool_calls, m.tool_call_id,"
-    "    m.name, CASE WHEN m.seq < tk.ks THEN NULL ELSE m.images END,"
-    "    m.metadata, m.created_at, m.id, NULL::bigint FROM messages m, tk"
-    "    WHERE m.session_id = i AND m.seq < cp.msg_count ORDER BY m.seq;"
-    "  END IF;"
-    "  RETURN QUERY SELECT 3, x.id, x.name, x.table_name, x.columns, x.path,"
-    "   x.created_at, x.blob, NULL::text, x.row_count, x.size_bytes"
-    "   FROM resources x WHERE x.session_id = i ORDER BY x.created_at, x.n;"
-    "  END $f$ LANGUAGE plpgsql;"
 
     " INSERT INTO agent_schema VALUES (1) ON CONFLICT DO NOTHING;"
     " END $agent$";
@@ -334,10 +269,33 @@ const char  *ngx_http_agent_pg_sql[] = {
     "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints"
     " WHERE session_id = $1 ORDER BY n DESC LIMIT 1000",
 
-    /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE */
-    "SELECT agent_checkpoint($1, $2, $3, $4, $5::bigint, $6, $7,"
-    " $8::bigint, $9, $10, $11::bigint, $12::bigint, $13::bigint,"
-    " $14::bigint, $15::bigint, $16::bigint, $17::int, $18::jsonb)",
+    /*
+     * NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE: a step, one statement rather than
+     * a function of four (a turn writes five): its rows only while the run
+     * holds the session, false otherwise; the last step lets the session go
+     */
+    "WITH u AS (UPDATE sessions SET updated_at = $10,"
+    " message_count = message_count + $11::bigint,"
+    " prompt_tokens = prompt_tokens + $13::bigint,"
+    " completion_tokens = completion_tokens + $14::bigint,"
+    " cached_tokens = cached_tokens + $15::bigint,"
+    " history_bytes = history_bytes + $16::bigint,"
+    " run_id = CASE WHEN $17::int = 1 THEN NULL ELSE run_id END,"
+    " run_pid = CASE WHEN $17::int = 1 THEN NULL ELSE run_pid END,"
+    " run_host = CASE WHEN $17::int = 1 THEN NULL ELSE run_host END,"
+    " run_expires = CASE WHEN $17::int = 1 THEN NULL ELSE $12::bigint END"
+    " WHERE id = $1 AND run_id = $2 RETURNING 1),"
+    " m AS (INSERT INTO messages (session_id, seq, role, content,"
+    " tool_calls, tool_call_id, name, images, metadata, created_at)"
+    " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"
+    " x.name, x.images, x.metadata, $10 FROM u,"
+    " json_to_recordset($18::json) AS x(seq bigint, role text,"
+    " content text, tool_calls text, tool_call_id text, name text,"
+    " images text, metadata text)),"
+    " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
+    " next, msg_count, channels, created_at) SELECT $3, $1, $4, $5::bigint,"
+    " $6, $7, $8::bigint, $9, $10 FROM u)"
+    " SELECT EXISTS (SELECT 1 FROM u)",
 
     /* NGX_HTTP_AGENT_PG_FORK_LATER */
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = $1"
@@ -404,7 +362,61 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
     "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
 
-    /* NGX_HTTP_AGENT_PG_OPEN */
-    "SELECT k, c1, c2, c3, c4, c5, c6, c7, c8, n1, n2 FROM agent_open($1, $2,"
-    " $3::bigint, $4::bigint, $5::bigint, $6, $7::bigint)"
+    /*
+     * NGX_HTTP_AGENT_PG_OPEN: a turn's start in one statement: the session
+     * ($8: its owner, or any), the lease (status 0 taken, 1 held, 2 no such
+     * session, 3 the row changed while the lease was asked for: ask again),
+     * the latest checkpoint (k 1), its messages (k 2), the files (k 3).
+     *
+     * The statement's reads see the session as it was when it started: the
+     * lease is taken only from that version of the row (its ctid), so that
+     * a step written meanwhile, say the last of a turn letting the session
+     * go, is never missed by the state read here.
+     */
+    "WITH o AS (SELECT ctid AS t, run_id, run_pid, run_host, run_expires, "
+    NGX_HTTP_AGENT_PG_SESSION_COLS " FROM sessions"
+    " WHERE id = $1 AND ($8::text IS NULL OR owner = $8)),"
+    " l AS (UPDATE sessions SET run_id = $2, run_pid = $3::bigint,"
+    " run_expires = $4::bigint, run_host = $6 WHERE id = $1"
+    " AND ctid = (SELECT t FROM o)"
+    " AND (run_id IS NULL OR run_expires < $5::bigint) RETURNING 1),"
+    " s AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM l) THEN 0"
+    " WHEN NOT EXISTS (SELECT 1 FROM o) THEN 2"
+    " WHEN EXISTS (SELECT 1 FROM o WHERE run_id IS NOT NULL"
+    " AND run_expires >= $5::bigint) THEN 1 ELSE 3 END AS st),"
+    " c AS (SELECT x.id, x.parent_id, x.step, x.node, x.next, x.msg_count,"
+    " x.channels, x.created_at FROM checkpoints x, s WHERE s.st = 0"
+    " AND x.session_id = $1 ORDER BY x.n DESC LIMIT 1),"
+
+    /* the images of the last $7 turns: earlier ones as a note */
+    " tk AS (SELECT c.msg_count AS mc, CASE WHEN $7::bigint < 0 THEN -1"
+    " WHEN $7::bigint = 0 THEN c.msg_count ELSE COALESCE((SELECT y.seq"
+    " FROM messages y WHERE y.session_id = $1 AND y.role = 'user'"
+    " AND y.seq < c.msg_count ORDER BY y.seq DESC LIMIT 1"
+    " OFFSET $7::bigint - 1), -1) END AS ks FROM c)"
+
+    " SELECT 0 AS k, CASE WHEN st <> 0 THEN run_id END AS c1,"
+    " CASE WHEN st <> 0 THEN run_host END AS c2, NULL::text AS c3,"
+    " NULL::text AS c4, NULL::text AS c5, NULL::text AS c6,"
+    " NULL::text AS c7, NULL::text AS c8, st::bigint AS n1,"
+    " CASE WHEN st <> 0 THEN run_pid END AS n2, "
+    NGX_HTTP_AGENT_PG_SESSION_COLS " FROM s LEFT JOIN o ON true"
+
+    " UNION ALL SELECT 1, c.id, c.parent_id, c.node, c.next, c.channels,"
+    " c.created_at, NULL, NULL, c.step, c.msg_count"
+    NGX_HTTP_AGENT_PG_NO_SESSION " FROM c"
+
+    " UNION ALL (SELECT 2, m.role, CASE WHEN m.images IS NOT NULL"
+    " AND m.seq < tk.ks THEN COALESCE(m.content, '') || ' [' ||"
+    " json_array_length(m.images::json) || ' image(s) shown earlier in"
+    " the conversation]' ELSE m.content END, m.tool_calls, m.tool_call_id,"
+    " m.name, CASE WHEN m.seq < tk.ks THEN NULL ELSE m.images END,"
+    " m.metadata, m.created_at, m.id, NULL" NGX_HTTP_AGENT_PG_NO_SESSION
+    " FROM messages m, tk WHERE m.session_id = $1 AND m.seq < tk.mc"
+    " ORDER BY m.seq)"
+
+    " UNION ALL (SELECT 3, x.id, x.name, x.table_name, x.columns, x.path,"
+    " x.created_at, x.blob, NULL, x.row_count, x.size_bytes"
+    NGX_HTTP_AGENT_PG_NO_SESSION " FROM resources x, s WHERE s.st = 0"
+    " AND x.session_id = $1 ORDER BY x.created_at, x.n)"
 };

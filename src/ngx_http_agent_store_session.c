@@ -379,11 +379,24 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
 ngx_int_t
 ngx_http_agent_sqlite_session_open(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease,
-    ngx_int_t images_keep, ngx_http_agent_checkpoint_t *cp,
-    ngx_array_t *messages, ngx_array_t *resources)
+    ngx_str_t *id, ngx_str_t *owner, ngx_http_agent_session_t *s,
+    ngx_str_t *run_id, ngx_msec_t lease, ngx_int_t images_keep,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *messages,
+    ngx_array_t *resources)
 {
     ngx_int_t  rc;
+
+    if (s) {
+        rc = ngx_http_agent_sqlite_session_get(sc, id, s);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        /* another owner's session is an unknown one: not even locked */
+        if (!ngx_http_agent_store_owns(owner, s)) {
+            return NGX_DECLINED;
+        }
+    }
 
     rc = ngx_http_agent_sqlite_lock(sc, id, run_id, lease);
     if (rc != NGX_OK) {

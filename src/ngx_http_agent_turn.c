@@ -78,8 +78,12 @@ ngx_http_agent_turn_create(ngx_http_request_t *r,
     turn->format = alcf->format;
     turn->env.model = model;
     turn->env.request = r;
-    turn->env.answered_by = model->name;
     turn->env.start = ngx_current_msec;
+
+    /* without one, the model is chosen after the session is read */
+    if (model) {
+        turn->env.answered_by = model->name;
+    }
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     ctx->env = &turn->env;

@@ -59,6 +59,13 @@ struct ngx_http_agent_turn_s {
     yajl_val                        values;    /* other input channels */
     ngx_http_agent_turn_hooks_t    *hooks;
     void                           *data;      /* the hooks' */
+
+    /*
+     * the session read with the lease, in the same round trip: then
+     * checked by this (the model chosen), after the lease, before the run
+     */
+    ngx_int_t                     (*check)(ngx_http_agent_turn_t *turn);
+    ngx_str_t                       model_name; /* asked for */
     int64_t                         step;
     ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
     ngx_http_agent_checkpoint_t     cp;        /* the one being saved */

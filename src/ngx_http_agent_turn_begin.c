@@ -331,13 +331,14 @@ static ngx_int_t
 ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *session)
 {
-    ngx_int_t                     rc;
+    ngx_int_t                     rc, checked;
     ngx_uint_t                    i;
     ngx_str_t                     json, *id;
     ngx_array_t                  *update;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_env_t         *env;
     ngx_http_agent_stream_t      *stream;
+    ngx_http_agent_ctx_t         *ctx;
     ngx_http_agent_checkpoint_t   cp;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_main_conf_t   *amcf;
@@ -345,7 +346,8 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    id = &session->id;
+    /* not the session's: with turn->check, the open reads the session */
+    id = &turn->session_id;
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
                                           turn->graph);
@@ -374,7 +376,11 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        rc = ngx_http_agent_store_session_open(&turn->sc, id, &turn->run_id,
+        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+        rc = ngx_http_agent_store_session_open(&turn->sc, id,
+                            turn->check ? ctx->owner : NULL,
+                            turn->check ? session : NULL, &turn->run_id,
                             alcf->turn_lease, alcf->images_keep - 1, &cp,
                             run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages,
                             turn->files);
@@ -405,6 +411,15 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     turn->locked = 1;
+
+    /* the session read with the lease: the caller's checks, now */
+
+    if (turn->check) {
+        checked = turn->check(turn);
+        if (checked != NGX_OK) {
+            return checked;
+        }
+    }
 
     if (turn->fork.len) {
         rc = ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->fork,

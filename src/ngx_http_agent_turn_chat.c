@@ -22,6 +22,9 @@
  */
 
 
+static ngx_int_t ngx_http_agent_turn_check(ngx_http_agent_turn_t *turn);
+
+
 /* a turn: POST /{session_id}/message */
 
 ngx_int_t
@@ -33,11 +36,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t                    text, name, resumed;
     ngx_http_agent_msg_t        *msg;
     ngx_http_agent_turn_t       *turn;
-    ngx_http_agent_model_t      *model;
     ngx_http_agent_session_t     s;
-    ngx_http_agent_loc_conf_t   *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_parse_object(r, body, &v, 0);
     if (rc != NGX_OK) {
@@ -97,40 +96,20 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
         ngx_str_null(&name);
     }
 
-    rc = ngx_http_agent_session_get(r, id, &s);
-    if (rc != NGX_OK) {
-        return rc;
-    }
+    /* the session is read with the lease: see ngx_http_agent_turn_check() */
 
-    /*
-     * the stored history is bounded: past agent_history_max_size a turn
-     * is refused, unless the graph summarizes what it sends to the model
-     */
+    ngx_memzero(&s, sizeof(ngx_http_agent_session_t));
+    s.id = *id;
 
-    if ((size_t) s.history_bytes + text.len + msg->images.len
-        > alcf->history_max_size
-        && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "this conversation has reached its "
-                                    "size limit (%L bytes stored, "
-                                    "agent_history_max_size is %uz); "
-                                    "start a new session",
-                                    s.history_bytes, alcf->history_max_size);
-    }
-
-    rc = ngx_http_agent_turn_model(r, &s, &name, &model);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    turn = ngx_http_agent_turn_create(r, &s, model);
+    turn = ngx_http_agent_turn_create(r, &s, NULL);
     if (turn == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     turn->resume = resumed;
     turn->text = text;
+    turn->check = ngx_http_agent_turn_check;
+    turn->model_name = name;
 
     if (!resume) {
         turn->msgs = msg;
@@ -138,6 +117,53 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     return ngx_http_agent_turn_begin(turn, &s);
+}
+
+
+/* the session read, the lease taken: its size, then its model */
+
+static ngx_int_t
+ngx_http_agent_turn_check(ngx_http_agent_turn_t *turn)
+{
+    size_t                      size;
+    ngx_int_t                   rc;
+    ngx_http_request_t         *r;
+    ngx_http_agent_model_t     *model;
+    ngx_http_agent_session_t   *s;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    r = turn->request;
+    s = &turn->session;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    /*
+     * the stored history is bounded: past agent_history_max_size a turn
+     * is refused, unless the graph summarizes what it sends to the model
+     */
+
+    size = (size_t) s->history_bytes + turn->text.len
+           + (turn->msgs ? turn->msgs->images.len : 0);
+
+    if (size > alcf->history_max_size
+        && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                    "this conversation has reached its "
+                                    "size limit (%L bytes stored, "
+                                    "agent_history_max_size is %uz); "
+                                    "start a new session",
+                                    s->history_bytes, alcf->history_max_size);
+    }
+
+    rc = ngx_http_agent_turn_model(r, s, &turn->model_name, &model);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn->env.model = model;
+    turn->env.answered_by = model->name;
+
+    return NGX_OK;
 }
 
 

@@ -258,6 +258,32 @@ my $n = AgentTest::pg_query($db, "SELECT COUNT(*) FROM messages m "
     . "WHERE c.session_id = m.session_id AND c.msg_count > m.seq)");
 is($n, 0, 'no message without its checkpoint');
 
+# the session's row changed while a turn asks for its lease (here a rename
+# held in a transaction, as a last step letting the session go would be):
+# the turn's start reads the session again, as it is now
+my $s6 = $h[0]->session;
+is($h[0]->turn($s6, 'before')->{types}[-1], 'end', 'a first turn');
+my $hold = fork() // die;
+if ($hold == 0) {
+    exec('psql', '-X', '-q', '-d', $url, '-c',
+         "BEGIN; UPDATE sessions SET title = 'renamed meanwhile' "
+         . "WHERE id = '$s6'; SELECT pg_sleep(1); COMMIT;")
+        or POSIX::_exit(1);
+}
+sleep 0.3;
+$t0 = time;
+$r = $h[1]->turn($s6, 'behind the row');
+$took = time - $t0;
+waitpid($hold, 0);
+is($r->{types}[-1], 'end', 'the turn behind the changed row is served');
+ok($took > 0.4, sprintf('after the change (%.1f s)', $took));
+$m = $h[2]->http('GET', "/api/sessions/$s6")->{json};
+is($m->{title}, 'renamed meanwhile', 'the change kept');
+is(AgentTest::pg_query($db, "SELECT COUNT(*) FROM messages "
+    . "WHERE session_id = '$s6'"), 4, 'both turns stored');
+is(AgentTest::pg_query($db, "SELECT COUNT(*) FROM sessions "
+    . "WHERE id = '$s6' AND run_id IS NULL"), 1, 'and the session let go');
+
 $_->stop for @h, $d;
 $_->check_log for @h, $d;
 done_testing;
