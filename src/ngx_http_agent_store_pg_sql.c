@@ -388,8 +388,12 @@ const char  *ngx_http_agent_pg_sql[] = {
     " x.channels, x.created_at FROM checkpoints x, s WHERE s.st = 0"
     " AND x.session_id = $1 ORDER BY x.n DESC LIMIT 1),"
 
-    /* the images of the last $7 turns: earlier ones as a note */
-    " tk AS (SELECT c.msg_count AS mc, CASE WHEN $7::bigint < 0 THEN -1"
+    /*
+     * the images of the last $7 turns, earlier ones as a note: worked out
+     * once (MATERIALIZED), not once a message
+     */
+    " tk AS MATERIALIZED (SELECT c.msg_count AS mc,"
+    " CASE WHEN $7::bigint < 0 THEN -1"
     " WHEN $7::bigint = 0 THEN c.msg_count ELSE COALESCE((SELECT y.seq"
     " FROM messages y WHERE y.session_id = $1 AND y.role = 'user'"
     " AND y.seq < c.msg_count ORDER BY y.seq DESC LIMIT 1"
