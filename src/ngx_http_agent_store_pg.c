@@ -40,6 +40,7 @@ static void ngx_http_agent_pg_io(ngx_http_agent_pg_conn_t *pc,
 static void ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc);
 static void ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc,
     const char *why);
+static void ngx_http_agent_pg_flush(ngx_event_t *ev);
 static void ngx_http_agent_pg_retry(ngx_event_t *ev);
 static void ngx_http_agent_pg_timeout(ngx_event_t *ev);
 
@@ -197,6 +198,10 @@ ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path)
         pc->retry.log = cycle->log;
         pc->retry.cancelable = 1;
 
+        pc->flush.handler = ngx_http_agent_pg_flush;
+        pc->flush.data = pc;
+        pc->flush.log = cycle->log;
+
         pc->timer.handler = ngx_http_agent_pg_timeout;
         pc->timer.data = pc;
         pc->timer.log = cycle->log;
@@ -229,6 +234,10 @@ ngx_http_agent_pg_close(ngx_cycle_t *cycle)
 
         if (pc->timer.timer_set) {
             ngx_del_timer(&pc->timer);
+        }
+
+        if (pc->flush.posted) {
+            ngx_delete_posted_event(&pc->flush);
         }
 
         ngx_http_agent_pg_unwatch(pc);
@@ -570,16 +579,18 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
 
         /* the statement is prepared on this connection: now run it */
 
-        PQclear(res);
-
         if (st != PGRES_COMMAND_OK) {
             pc->current = NULL;
             ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
                           "agent: PostgreSQL could not prepare statement "
-                          "%ui", q->stmt);
+                          "%ui: %s", q->stmt,
+                          res ? PQresultErrorMessage(res) : "no result");
+            PQclear(res);
             ngx_http_agent_pg_answer(q, NGX_ERROR, NULL);
             return;
         }
+
+        PQclear(res);
 
         pc->prepared |= (uint64_t) 1 << q->stmt;
         q->prepared = 1;
@@ -612,7 +623,11 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
 void
 ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
 {
+    int                         n;
+    int                         lengths[2 * NGX_HTTP_AGENT_PG_PARAMS];
+    int                         formats[2 * NGX_HTTP_AGENT_PG_PARAMS];
     char                        name[16];
+    char                       *values[2 * NGX_HTTP_AGENT_PG_PARAMS];
     ngx_queue_t                *qq;
     ngx_http_agent_pg_query_t  *q;
 
@@ -631,6 +646,7 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
         ngx_queue_remove(qq);
 
         q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+        ngx_http_agent_pg_pair(pc, q);
         q->prepared = (pc->prepared >> q->stmt) & 1;
         pc->current = q;
     }
@@ -645,13 +661,18 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
             return;
         }
 
-    } else if (!PQsendQueryPrepared(pc->conn, name, q->nparams,
-                                    (const char * const *) q->values,
-                                    q->lengths, q->formats, q->binary))
-    {
-        ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
-        return;
+    } else {
+        n = ngx_http_agent_pg_params(q, values, lengths, formats);
+
+        if (!PQsendQueryPrepared(pc->conn, name, n,
+                                 (const char * const *) values, lengths,
+                                 formats, q->binary))
+        {
+            ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
+            return;
+        }
     }
+
 
     /* a server that no longer answers: past statement_timeout, a margin */
     ngx_add_timer(&pc->timer, ngx_http_agent_pg_conf.timeout + 1000);
@@ -723,6 +744,23 @@ ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why)
 
     if (!pc->retry.timer_set) {
         ngx_add_timer(&pc->retry, pc->backoff);
+    }
+}
+
+
+/*
+ * The statements asked for while a pass of the event loop runs are sent at
+ * its end: what else the pass starts (a model's request) goes first, and
+ * the steps of one pass are written as one statement (ngx_http_agent_pg_next)
+ */
+
+static void
+ngx_http_agent_pg_flush(ngx_event_t *ev)
+{
+    ngx_http_agent_pg_conn_t *pc = ev->data;
+
+    if (pc->current == NULL) {
+        ngx_http_agent_pg_next(pc);
     }
 }
 

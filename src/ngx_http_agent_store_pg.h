@@ -51,6 +51,7 @@ enum {
     NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
     NGX_HTTP_AGENT_PG_THREAD_BUSY,
     NGX_HTTP_AGENT_PG_OPEN,
+    NGX_HTTP_AGENT_PG_CHECKPOINT_PAIR,
     NGX_HTTP_AGENT_PG_LAST
 };
 
@@ -85,6 +86,8 @@ struct ngx_http_agent_pg_query_s {
     int                            lengths[NGX_HTTP_AGENT_PG_PARAMS];
     int                            formats[NGX_HTTP_AGENT_PG_PARAMS];
     PGresult                      *res;
+    ngx_http_agent_pg_query_t     *also;      /* the next step, written
+                                                 in the same statement */
     unsigned                       prepared:1;
     unsigned                       binary:1;  /* its results in binary */
 };
@@ -107,6 +110,7 @@ typedef struct {
     uint64_t                   prepared;  /* a bit per statement */
     ngx_event_t                retry;
     ngx_event_t                timer;     /* the current statement's */
+    ngx_event_t                flush;     /* sends at the pass's end */
     ngx_msec_t                 backoff;
     ngx_uint_t                 failed;    /* the last attempt failed */
 } ngx_http_agent_pg_conn_t;
@@ -164,6 +168,10 @@ ngx_int_t ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
+void ngx_http_agent_pg_pair(ngx_http_agent_pg_conn_t *pc,
+    ngx_http_agent_pg_query_t *q);
+int ngx_http_agent_pg_params(ngx_http_agent_pg_query_t *q, char **values,
+    int *lengths, int *formats);
 void ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_http_agent_session_t *s);
 

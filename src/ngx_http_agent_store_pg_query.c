@@ -23,6 +23,10 @@ static ngx_int_t ngx_http_agent_pg_param_fixed(ngx_http_agent_pg_query_t *q,
     ngx_str_t *v);
 
 
+static void ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q,
+    ngx_int_t rc, PGresult *res);
+
+
 static ngx_uint_t  ngx_http_agent_pg_next_conn;
 
 
@@ -30,6 +34,23 @@ static ngx_uint_t  ngx_http_agent_pg_next_conn;
 
 void
 ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
+    PGresult *res)
+{
+    ngx_http_agent_pg_query_t  *also;
+
+    /* a step written with this one has the same answer, after it */
+    also = q->also;
+
+    ngx_http_agent_pg_answer_one(q, rc, res);
+
+    if (also) {
+        ngx_http_agent_pg_answer_one(also, rc, res);
+    }
+}
+
+
+static void
+ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
     PGresult *res)
 {
     ngx_http_agent_store_call_t  *sc;
@@ -339,8 +360,9 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
 
     ngx_queue_insert_tail(&pc->queries, &q->queue);
 
-    if (pc->current == NULL) {
-        ngx_http_agent_pg_next(pc);
+    /* sent at the end of this pass of the event loop: see pg_flush() */
+    if (pc->current == NULL && !pc->flush.posted) {
+        ngx_post_event(&pc->flush, &ngx_posted_events);
     }
 
     return q->sc ? NGX_AGAIN : NGX_OK;
@@ -421,6 +443,83 @@ ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc, ngx_int_t rc)
 }
 
 
+/*
+ * Two steps of one run next in line (the steps of one pass of the event
+ * loop, or those asked for while the connection was busy) are written in
+ * one statement: one transaction and one round trip instead of two.
+ */
+
+void
+ngx_http_agent_pg_pair(ngx_http_agent_pg_conn_t *pc,
+    ngx_http_agent_pg_query_t *q)
+{
+    ngx_uint_t                  i;
+    ngx_queue_t                *qq;
+    ngx_http_agent_pg_query_t  *next;
+
+    if (q->stmt != NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE
+        || ngx_queue_empty(&pc->queries))
+    {
+        return;
+    }
+
+    qq = ngx_queue_head(&pc->queries);
+    next = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+
+    if (next->stmt != NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE) {
+        return;
+    }
+
+    /* the same session and run: the first two parameters */
+
+    for (i = 0; i < 2; i++) {
+        if (q->values[i] == NULL || next->values[i] == NULL
+            || q->lengths[i] != next->lengths[i]
+            || ngx_memcmp(q->values[i], next->values[i], q->lengths[i]) != 0)
+        {
+            return;
+        }
+    }
+
+    ngx_queue_remove(qq);
+
+    q->also = next;
+    q->stmt = NGX_HTTP_AGENT_PG_CHECKPOINT_PAIR;
+}
+
+
+/* a statement's parameters, a pair's both (see CHECKPOINT_PAIR) */
+
+int
+ngx_http_agent_pg_params(ngx_http_agent_pg_query_t *q, char **values,
+    int *lengths, int *formats)
+{
+    int                         n;
+    ngx_http_agent_pg_query_t  *next;
+
+    n = q->nparams;
+
+    ngx_memcpy(values, q->values, n * sizeof(char *));
+    ngx_memcpy(lengths, q->lengths, n * sizeof(int));
+    ngx_memcpy(formats, q->formats, n * sizeof(int));
+
+    next = q->also;
+
+    if (next) {
+        ngx_memcpy(values + n, next->values + 2,
+                   (next->nparams - 2) * sizeof(char *));
+        ngx_memcpy(lengths + n, next->lengths + 2,
+                   (next->nparams - 2) * sizeof(int));
+        ngx_memcpy(formats + n, next->formats + 2,
+                   (next->nparams - 2) * sizeof(int));
+
+        n += next->nparams - 2;
+    }
+
+    return n;
+}
+
+
 /* a second statement for the same answer (a lease taken over, say) */
 
 ngx_int_t
@@ -462,6 +561,16 @@ ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
 
     if (pc->current && pc->current->report == sc) {
         pc->current->report = NULL;
+    }
+
+    if (pc->current && pc->current->also) {
+        if (pc->current->also->sc == sc) {
+            pc->current->also->sc = NULL;
+        }
+
+        if (pc->current->also->report == sc) {
+            pc->current->also->report = NULL;
+        }
     }
 
     for (qq = ngx_queue_head(&pc->queries);

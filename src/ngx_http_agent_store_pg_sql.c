@@ -36,6 +36,11 @@
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
 
+/* a step's messages as json_to_recordset() reads them */
+#define NGX_HTTP_AGENT_PG_MSG_COLS                                            \
+    "seq bigint, role text, content text, tool_calls text,"                   \
+    " tool_call_id text, name text, images text, metadata text"
+
 /* the rows of a turn's start that are not the session's */
 #define NGX_HTTP_AGENT_PG_NO_SESSION                                          \
     ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"     \
@@ -289,9 +294,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     " tool_calls, tool_call_id, name, images, metadata, created_at)"
     " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"
     " x.name, x.images, x.metadata, $10 FROM u,"
-    " json_to_recordset($18::json) AS x(seq bigint, role text,"
-    " content text, tool_calls text, tool_call_id text, name text,"
-    " images text, metadata text)),"
+    " json_to_recordset($18::json) AS x(" NGX_HTTP_AGENT_PG_MSG_COLS ")),"
     " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
     " next, msg_count, channels, created_at) SELECT $3, $1, $4, $5::bigint,"
     " $6, $7, $8::bigint, $9, $10 FROM u)"
@@ -422,5 +425,37 @@ const char  *ngx_http_agent_pg_sql[] = {
     " UNION ALL (SELECT 3, x.id, x.name, x.table_name, x.columns, x.path,"
     " x.created_at, x.blob, NULL, x.row_count, x.size_bytes"
     NGX_HTTP_AGENT_PG_NO_SESSION " FROM resources x, s WHERE s.st = 0"
-    " AND x.session_id = $1 ORDER BY x.created_at, x.n)"
+    " AND x.session_id = $1 ORDER BY x.created_at, x.n)",
+
+    /*
+     * NGX_HTTP_AGENT_PG_CHECKPOINT_PAIR: two steps of one run asked for in
+     * one pass of the event loop (ngx_http_agent_pg_next), in one statement:
+     * the first's parameters of CHECKPOINT_WRITE, then the second's from
+     * its third on ($19-$34); the rows in order, the counters summed (the
+     * first never lets the session go: the run goes on from it)
+     */
+    "WITH u AS (UPDATE sessions SET updated_at = $26,"
+    " message_count = message_count + $11::bigint + $27::bigint,"
+    " prompt_tokens = prompt_tokens + $13::bigint + $29::bigint,"
+    " completion_tokens = completion_tokens + $14::bigint + $30::bigint,"
+    " cached_tokens = cached_tokens + $15::bigint + $31::bigint,"
+    " history_bytes = history_bytes + $16::bigint + $32::bigint,"
+    " run_id = CASE WHEN $33::int = 1 THEN NULL ELSE run_id END,"
+    " run_pid = CASE WHEN $33::int = 1 THEN NULL ELSE run_pid END,"
+    " run_host = CASE WHEN $33::int = 1 THEN NULL ELSE run_host END,"
+    " run_expires = CASE WHEN $33::int = 1 THEN NULL"
+    " ELSE GREATEST($12::bigint, $28::bigint) END"
+    " WHERE id = $1 AND run_id = $2 AND $17::int = 0 RETURNING 1),"
+    " m AS (INSERT INTO messages (session_id, seq, role, content,"
+    " tool_calls, tool_call_id, name, images, metadata, created_at)"
+    " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"
+    " x.name, x.images, x.metadata, x.at FROM u, (SELECT y.*, $10 AS at"
+    " FROM json_to_recordset($18::json) AS y(" NGX_HTTP_AGENT_PG_MSG_COLS ")"
+    " UNION ALL SELECT z.*, $26 FROM json_to_recordset($34::json) AS z("
+    NGX_HTTP_AGENT_PG_MSG_COLS ")) x),"
+    " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
+    " next, msg_count, channels, created_at) SELECT $3, $1, $4, $5::bigint,"
+    " $6, $7, $8::bigint, $9, $10 FROM u UNION ALL SELECT $19, $1, $20,"
+    " $21::bigint, $22, $23, $24::bigint, $25, $26 FROM u)"
+    " SELECT EXISTS (SELECT 1 FROM u)"
 };

@@ -84,6 +84,25 @@ for my $n (1 .. 6) {
 
 my $m = $h[1]->http('GET', "/api/sessions/$sid/messages")->{json};
 is(scalar @{ $m->{messages} }, 12, 'the history is whole from any host');
+
+# the steps of one pass are written in one statement (the input step and
+# the first node's, here): still one row each, in order, each the next's
+# parent, the counters summed
+my @cp = split /\n/, AgentTest::pg_query($db, "SELECT id, COALESCE(parent_id, "
+    . "''), step, msg_count FROM checkpoints WHERE session_id = '$sid' "
+    . "ORDER BY n");
+my ($chain, $steps) = (1, 1);
+for my $i (1 .. $#cp) {
+    my @a = split /\|/, $cp[$i - 1];
+    my @b = split /\|/, $cp[$i];
+    $chain = 0 if $b[1] ne $a[0];
+    $steps = 0 if $b[2] != $a[2] + 1 && $b[2] != -1;
+}
+ok(@cp >= 12 && $chain, scalar(@cp) . ' checkpoints, each the next one\'s '
+   . 'parent');
+ok($steps, 'their steps in order');
+is(AgentTest::pg_query($db, "SELECT message_count FROM sessions "
+    . "WHERE id = '$sid'"), 12, 'the session counts its 12 messages');
 is($h[2]->http('GET', "/api/sessions/")->{json}{sessions}[0]{id}, $sid,
    'the sessions listed from any host');
 
