@@ -673,7 +673,6 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
         }
     }
 
-
     /* a server that no longer answers: past statement_timeout, a margin */
     ngx_add_timer(&pc->timer, ngx_http_agent_pg_conf.timeout + 1000);
 
