@@ -303,6 +303,33 @@ is(AgentTest::pg_query($db, "SELECT COUNT(*) FROM messages "
 is(AgentTest::pg_query($db, "SELECT COUNT(*) FROM sessions "
     . "WHERE id = '$s6' AND run_id IS NULL"), 1, 'and the session let go');
 
+# an unlock that could not be sent while the server was down is sent again
+# once it is back: the session is free long before its lease (60 s here)
+$d->stop;
+$dconf = $d->conf(location => 'agent_turn_lease 60s;');
+$dconf =~ s{agent_checkpoint_db \S+;}{agent_checkpoint_db $url;};
+$d->run($dconf);
+my $s7 = $d->session;
+$pid = fork() // die;
+if ($pid == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    $d->turn($s7, 'slow unlocked later');
+    POSIX::_exit(0);
+}
+sleep 1;
+ok(pg_ctl('stop'), 'PostgreSQL stopped mid-turn, a long lease');
+waitpid($pid, 0);
+ok(pg_ctl('start'), 'and started again');
+$t0 = time;
+ok(AgentTest::wait_for(sub {
+       ($d->turn($s7, 'after the unlock')->{types}[-1] // '') eq 'end' }, 20),
+   'the session is let go once the server is back');
+$took = time - $t0;
+ok($took < 30, sprintf('long before its lease: %.1f s', $took));
+like($d->slurp('error.log'),
+     qr/session "\Q$s7\E" could not be unlocked, trying again/,
+     'the failed unlock logged');
+
 $_->stop for @h, $d;
 $_->check_log for @h, $d;
 done_testing;
