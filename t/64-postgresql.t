@@ -284,18 +284,25 @@ my $s6 = $h[0]->session;
 is($h[0]->turn($s6, 'before')->{types}[-1], 'end', 'a first turn');
 my $hold = fork() // die;
 if ($hold == 0) {
+    open STDOUT, '>', '/dev/null';
     exec('psql', '-X', '-q', '-d', $url, '-c',
          "BEGIN; UPDATE sessions SET title = 'renamed meanwhile' "
-         . "WHERE id = '$s6'; SELECT pg_sleep(1); COMMIT;")
+         . "WHERE id = '$s6'; SELECT pg_sleep(2); COMMIT;")
         or POSIX::_exit(1);
 }
-sleep 0.3;
+# the row held: its transaction has written (it has an id)
+ok(AgentTest::wait_for(sub {
+       AgentTest::pg_query($db, "SELECT COUNT(*) FROM pg_locks l JOIN "
+           . "pg_stat_activity a USING (pid) WHERE l.locktype = "
+           . "'transactionid' AND a.query LIKE '%renamed meanwhile%' "
+           . "AND a.pid <> pg_backend_pid()") > 0 }, 10),
+   'a transaction holds the session\'s row');
 $t0 = time;
 $r = $h[1]->turn($s6, 'behind the row');
 $took = time - $t0;
 waitpid($hold, 0);
 is($r->{types}[-1], 'end', 'the turn behind the changed row is served');
-ok($took > 0.4, sprintf('after the change (%.1f s)', $took));
+ok($took > 0.5, sprintf('after the change (%.1f s)', $took));
 $m = $h[2]->http('GET', "/api/sessions/$s6")->{json};
 is($m->{title}, 'renamed meanwhile', 'the change kept');
 is(AgentTest::pg_query($db, "SELECT COUNT(*) FROM messages "
