@@ -303,6 +303,13 @@ ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
     size_t len, ngx_pid_t pid);
 ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
     ngx_http_agent_session_t *s);
+
+/* an unlock sent again until it goes through (NGX_OK) */
+typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
+    ngx_str_t *run_id);
+
+void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
 ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 

@@ -6,6 +6,7 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_event.h>
 
 #include <sys/random.h>
 
@@ -21,8 +22,27 @@
  */
 
 
+#define NGX_HTTP_AGENT_STORE_UNLOCKS  64
+
+
+typedef struct {
+    ngx_str_t                        id;
+    ngx_str_t                        run_id;
+    ngx_http_agent_store_unlock_pt   send;
+    u_char                           id_data[64];
+    u_char                           run_data[64];
+} ngx_http_agent_store_unlock_t;
+
+
+static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
+
+
 ngx_http_agent_store_actions_t  *ngx_http_agent_store =
     &ngx_http_agent_store_sqlite;
+
+static ngx_event_t               ngx_http_agent_store_unlock_timer;
+static ngx_http_agent_store_unlock_t
+    ngx_http_agent_store_unlocks[NGX_HTTP_AGENT_STORE_UNLOCKS];
 
 ngx_str_t                        ngx_http_agent_store_host;
 static u_char                    ngx_http_agent_store_host_data[128];
@@ -152,6 +172,91 @@ ngx_http_agent_store_now(u_char *buf)
                        tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
                        tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
                        tp->msec);
+}
+
+
+/*
+ * An unlock that failed (SQLite: the file busy past the busy time, a full
+ * disk; PostgreSQL: the server down) is tried again by send from a timer
+ * of the worker's each second, so that the session is free once the store
+ * is back rather than when its lease runs out; the lease is the last
+ * resort (more than NGX_HTTP_AGENT_STORE_UNLOCKS of them, the worker gone).
+ * The turn and its request may be gone by then: the ids are copied here.
+ */
+
+void
+ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_http_agent_store_unlock_pt send, ngx_log_t *log)
+{
+    ngx_uint_t                      i;
+    ngx_http_agent_store_unlock_t  *u;
+
+    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
+        u = &ngx_http_agent_store_unlocks[i];
+
+        if (u->id.len == 0 && id->len <= sizeof(u->id_data)
+            && run_id->len <= sizeof(u->run_data))
+        {
+            u->id.data = u->id_data;
+            u->id.len = ngx_cpymem(u->id_data, id->data, id->len)
+                        - u->id_data;
+            u->run_id.data = u->run_data;
+            u->run_id.len = ngx_cpymem(u->run_data, run_id->data,
+                                       run_id->len)
+                            - u->run_data;
+            u->send = send;
+            break;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_ERR, log, 0,
+                  "agent: session \"%V\" could not be unlocked, %s", id,
+                  i < NGX_HTTP_AGENT_STORE_UNLOCKS
+                  ? "trying again each second"
+                  : "its lease will free it");
+
+    if (i < NGX_HTTP_AGENT_STORE_UNLOCKS
+        && !ngx_http_agent_store_unlock_timer.timer_set
+        && !ngx_exiting && !ngx_terminate)
+    {
+        ngx_http_agent_store_unlock_timer.handler =
+                                            ngx_http_agent_store_unlock_retry;
+        ngx_http_agent_store_unlock_timer.log = log;
+        ngx_http_agent_store_unlock_timer.cancelable = 1;
+        ngx_add_timer(&ngx_http_agent_store_unlock_timer, 1000);
+    }
+}
+
+
+static void
+ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
+{
+    ngx_uint_t                      i, left;
+    ngx_http_agent_store_unlock_t  *u;
+
+    left = 0;
+
+    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
+        u = &ngx_http_agent_store_unlocks[i];
+
+        if (u->id.len == 0) {
+            continue;
+        }
+
+        if (u->send(&u->id, &u->run_id) == NGX_OK) {
+            ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
+                          "agent: session \"%V\" unlocked on a later try",
+                          &u->id);
+            u->id.len = 0;
+            continue;
+        }
+
+        left++;
+    }
+
+    if (left && !ngx_exiting && !ngx_terminate) {
+        ngx_add_timer(ev, 1000);
+    }
 }
 
 

@@ -19,24 +19,10 @@
  */
 
 
-#define NGX_HTTP_AGENT_PG_UNLOCKS  64
+static ngx_int_t ngx_http_agent_pg_unlock_send(ngx_str_t *id,
+    ngx_str_t *run_id);
 
 
-typedef struct {
-    ngx_str_t                  id;
-    ngx_str_t                  run_id;
-    u_char                     id_data[64];
-    u_char                     run_data[64];
-} ngx_http_agent_pg_unlock_t;
-
-
-static void ngx_http_agent_pg_unlock_later(ngx_str_t *id, ngx_str_t *run_id);
-static void ngx_http_agent_pg_unlock_retry(ngx_event_t *ev);
-
-
-static ngx_http_agent_pg_unlock_t   ngx_http_agent_pg_unlocks[
-                                        NGX_HTTP_AGENT_PG_UNLOCKS];
-static ngx_event_t                  ngx_http_agent_pg_unlock_timer;
 static ngx_http_agent_store_call_t  ngx_http_agent_pg_unlock_call;
 
 
@@ -447,104 +433,35 @@ ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return;
     }
 
-    /* a write that wants no answer */
+    /* a write that wants no answer; not sent (the server down), sent again */
 
     if (ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "!ss", id,
                               run_id)
         != NGX_OK)
     {
-        ngx_http_agent_pg_unlock_later(id, run_id);
+        ngx_http_agent_store_unlock_later(id, run_id,
+                                          ngx_http_agent_pg_unlock_send,
+                                          ngx_http_agent_pg_log);
     }
 }
 
 
-/*
- * An unlock that could not be sent (the server down) is sent again from a
- * timer of the worker's each second, so that the session is free once the
- * server is back rather than when its lease runs out; the lease is the last
- * resort (more than NGX_HTTP_AGENT_PG_UNLOCKS of them, the worker gone).
- * The turn and its request may be gone by then: the ids are copied here.
- */
+/* an unlock sent again, on a call of the worker's: NGX_OK, it is on its way */
 
-static void
-ngx_http_agent_pg_unlock_later(ngx_str_t *id, ngx_str_t *run_id)
+static ngx_int_t
+ngx_http_agent_pg_unlock_send(ngx_str_t *id, ngx_str_t *run_id)
 {
-    ngx_uint_t                   i;
-    ngx_http_agent_pg_unlock_t  *u;
-
-    for (i = 0; i < NGX_HTTP_AGENT_PG_UNLOCKS; i++) {
-        u = &ngx_http_agent_pg_unlocks[i];
-
-        if (u->id.len == 0 && id->len <= sizeof(u->id_data)
-            && run_id->len <= sizeof(u->run_data))
-        {
-            u->id.data = u->id_data;
-            u->id.len = ngx_cpymem(u->id_data, id->data, id->len)
-                        - u->id_data;
-            u->run_id.data = u->run_data;
-            u->run_id.len = ngx_cpymem(u->run_data, run_id->data,
-                                       run_id->len)
-                            - u->run_data;
-            break;
-        }
-    }
-
-    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
-                  "agent: session \"%V\" could not be unlocked, %s", id,
-                  i < NGX_HTTP_AGENT_PG_UNLOCKS ? "trying again each second"
-                                                : "its lease will free it");
-
-    if (i < NGX_HTTP_AGENT_PG_UNLOCKS
-        && !ngx_http_agent_pg_unlock_timer.timer_set
-        && !ngx_exiting && !ngx_terminate)
-    {
-        ngx_http_agent_pg_unlock_timer.handler = ngx_http_agent_pg_unlock_retry;
-        ngx_http_agent_pg_unlock_timer.log = ngx_http_agent_pg_log;
-        ngx_http_agent_pg_unlock_timer.cancelable = 1;
-        ngx_add_timer(&ngx_http_agent_pg_unlock_timer, 1000);
-    }
-}
-
-
-static void
-ngx_http_agent_pg_unlock_retry(ngx_event_t *ev)
-{
-    ngx_uint_t                    i, left;
-    ngx_http_agent_pg_unlock_t   *u;
     ngx_http_agent_store_call_t  *sc;
 
-    left = 0;
     sc = &ngx_http_agent_pg_unlock_call;
 
-    for (i = 0; i < NGX_HTTP_AGENT_PG_UNLOCKS; i++) {
-        u = &ngx_http_agent_pg_unlocks[i];
+    /* the session's connection */
+    ngx_http_agent_store_call_init(sc, ngx_cycle->pool, ngx_cycle->log, NULL,
+                                   NULL);
+    sc->key = *id;
 
-        if (u->id.len == 0) {
-            continue;
-        }
-
-        /* a call of the worker's, on the session's connection */
-        ngx_http_agent_store_call_init(sc, ngx_cycle->pool, ev->log, NULL,
-                                       NULL);
-        sc->key = u->id;
-
-        if (ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "!ss",
-                                  &u->id, &u->run_id)
-            == NGX_OK)
-        {
-            ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
-                          "agent: session \"%V\" unlock sent again",
-                          &u->id);
-            u->id.len = 0;
-            continue;
-        }
-
-        left++;
-    }
-
-    if (left && !ngx_exiting && !ngx_terminate) {
-        ngx_add_timer(ev, 1000);
-    }
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "!ss",
+                                 id, run_id);
 }
 
 

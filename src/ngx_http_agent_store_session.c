@@ -21,28 +21,10 @@
  */
 
 
-#define NGX_HTTP_AGENT_STORE_UNLOCKS  64
-
-
-typedef struct {
-    ngx_str_t                  id;
-    ngx_str_t                  run_id;
-    u_char                     id_data[64];
-    u_char                     run_data[64];
-} ngx_http_agent_store_unlock_t;
-
-
 static void ngx_http_agent_store_session_row(ngx_pool_t *pool,
     sqlite3_stmt *stmt, ngx_http_agent_session_t *s);
 static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
     ngx_str_t *run_id);
-static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
-
-
-static ngx_event_t    ngx_http_agent_store_retry;
-
-static ngx_http_agent_store_unlock_t
-    ngx_http_agent_store_unlocks[NGX_HTTP_AGENT_STORE_UNLOCKS];
 
 
 ngx_int_t
@@ -444,54 +426,16 @@ ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
 }
 
 
-/*
- * An unlock that fails (the file busy past the busy time, a full disk)
- * is tried again from a timer of the worker's; the lease is the last
- * resort.  The turn and its request may be gone by then: the ids are
- * copied here.
- */
+/* an unlock that fails is tried again: ngx_http_agent_store_unlock_later() */
 
 void
 ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id)
 {
-    ngx_uint_t                     i;
-    ngx_http_agent_store_unlock_t  *u;
-
-    if (ngx_http_agent_store_unlock_now(id, run_id) == NGX_OK) {
-        return;
-    }
-
-    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
-        u = &ngx_http_agent_store_unlocks[i];
-
-        if (u->id.len == 0 && id->len <= sizeof(u->id_data)
-            && run_id->len <= sizeof(u->run_data))
-        {
-            u->id.data = u->id_data;
-            u->id.len = ngx_cpymem(u->id_data, id->data, id->len)
-                        - u->id_data;
-            u->run_id.data = u->run_data;
-            u->run_id.len = ngx_cpymem(u->run_data, run_id->data,
-                                       run_id->len)
-                            - u->run_data;
-            break;
-        }
-    }
-
-    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
-                  "agent: session \"%V\" could not be unlocked, %s", id,
-                  i < NGX_HTTP_AGENT_STORE_UNLOCKS
-                  ? "trying again each second"
-                  : "its lease will free it");
-
-    if (i < NGX_HTTP_AGENT_STORE_UNLOCKS
-        && !ngx_http_agent_store_retry.timer_set)
-    {
-        ngx_http_agent_store_retry.handler = ngx_http_agent_store_unlock_retry;
-        ngx_http_agent_store_retry.log = ngx_http_agent_store_log;
-        ngx_http_agent_store_retry.cancelable = 1;
-        ngx_add_timer(&ngx_http_agent_store_retry, 1000);
+    if (ngx_http_agent_store_unlock_now(id, run_id) != NGX_OK) {
+        ngx_http_agent_store_unlock_later(id, run_id,
+                                          ngx_http_agent_store_unlock_now,
+                                          ngx_http_agent_store_log);
     }
 }
 
@@ -510,40 +454,6 @@ ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id)
     ngx_http_agent_store_bind(stmt, 2, run_id);
 
     return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
-}
-
-
-static void
-ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
-{
-    ngx_uint_t                     i, left;
-    ngx_http_agent_store_unlock_t  *u;
-
-    left = 0;
-
-    for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
-        u = &ngx_http_agent_store_unlocks[i];
-
-        if (u->id.len == 0) {
-            continue;
-        }
-
-        if (ngx_http_agent_store_db
-            && ngx_http_agent_store_unlock_now(&u->id, &u->run_id)
-               == NGX_OK)
-        {
-            ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
-                          "agent: session \"%V\" unlocked", &u->id);
-            u->id.len = 0;
-            continue;
-        }
-
-        left++;
-    }
-
-    if (left && !ngx_exiting && !ngx_terminate) {
-        ngx_add_timer(ev, 1000);
-    }
 }
 
 
