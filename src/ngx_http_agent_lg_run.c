@@ -33,13 +33,8 @@
 static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
 static ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
-static void ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev);
-static ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev);
 static ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
-static ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 static void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
 static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
 static void ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc);
@@ -424,119 +419,6 @@ ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 }
 
 
-/* the run's end: its status, its kept events, a stateless thread gone */
-
-static void
-ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev)
-{
-    ngx_http_agent_lg_run_t *lr = turn->data;
-
-    const char  *status;
-
-    if (lr->poll.timer_set) {
-        ngx_del_timer(&lr->poll);
-    }
-
-    if (lr->cancelled) {
-        status = "interrupted";
-
-    } else if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
-        status = "error";
-
-    } else if (turn->interrupted) {
-        status = "interrupted";
-
-    } else {
-        status = "success";
-    }
-
-    lr->finished = 1;
-
-    if (ngx_http_agent_lg_run_flush(lr) != NGX_OK
-        || ngx_http_agent_store_run_status(&turn->wsc, &turn->run_id, status)
-           != NGX_OK)
-    {
-        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
-                      "agent: the end of run \"%V\" could not be saved",
-                      &turn->run_id);
-    }
-
-    if (lr->rollback
-        && ngx_http_agent_store_run_rollback(&turn->wsc, &turn->session_id,
-                                             &turn->run_id,
-                                             &turn->started_from)
-           != NGX_OK)
-    {
-        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
-                      "agent: run \"%V\" could not be rolled back",
-                      &turn->run_id);
-    }
-
-    if (lr->stateless && !lr->wait) {
-        (void) ngx_http_agent_store_session_delete(&turn->wsc,
-                                                   &turn->session_id);
-    }
-}
-
-
-/* runs/wait: the thread's values at the end (an error: its JSON) */
-
-static ngx_int_t
-ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev)
-{
-    ngx_http_agent_lg_run_t *lr = turn->data;
-
-    ngx_int_t               rc;
-    ngx_http_request_t     *r;
-    ngx_http_agent_json_t  *j;
-
-    r = turn->request;
-
-    if (lr->background) {
-        /* answered when it began */
-        return NGX_OK;
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "__error__");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "error");
-        ngx_http_agent_json_str(j, ev->code);
-        ngx_http_agent_json_key(j, "message");
-        ngx_http_agent_json_str(j, ev->text);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_end(j);
-
-    } else if (turn->interrupted) {
-        /* the last values event of the stream: the interrupt alone */
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "__interrupt__");
-        ngx_http_agent_lg_interrupts(j, &turn->run->interrupt);
-        ngx_http_agent_json_end(j);
-
-    } else {
-        ngx_http_agent_lg_values(j, turn->run, &turn->session_id);
-    }
-
-    rc = ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
-
-    if (lr->stateless) {
-        (void) ngx_http_agent_store_session_delete(&turn->wsc,
-                                                   &turn->session_id);
-    }
-
-    return rc;
-}
-
-
 /* the poll: a cancel asked on another worker; the kept events saved */
 
 static void
@@ -612,35 +494,7 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
 }
 
 
-/* stop the run now: its model call and tools too; no tokens after this */
-
-void
-ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
-{
-    ngx_http_agent_lg_run_t  *lr;
-
-    lr = turn->data;
-
-    if (turn->run == NULL || turn->run->finished || lr == NULL) {
-        return;
-    }
-
-    ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
-                  "agent: run \"%V\" on thread \"%V\" cancelled",
-                  &turn->run_id, &turn->session_id);
-
-    lr->cancelled = 1;
-    lr->rollback = rollback;
-
-    ngx_http_agent_graph_cancel(turn->run);
-    (void) ngx_http_agent_graph_fail(turn->run, "cancelled", "the run was "
-                                     "cancelled; the steps it completed "
-                                     "are saved");
-    ngx_http_agent_turn_done(turn->run, NGX_ERROR);
-}
-
-
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr)
 {
     ngx_uint_t                    i;
@@ -688,6 +542,16 @@ ngx_http_agent_lg_run_cleanup(void *data)
 
     if (lr->poll.timer_set) {
         ngx_del_timer(&lr->poll);
+    }
+
+    /* answers still to come are not this request's any more */
+
+    if (lr->poll_sc.pool) {
+        ngx_http_agent_store_cancel(&lr->poll_sc);
+    }
+
+    if (lr->end_sc.pool) {
+        ngx_http_agent_store_cancel(&lr->end_sc);
     }
 
     if (!lr->finished && lr->turn && lr->turn->run_id.len) {

@@ -42,6 +42,8 @@ typedef struct {
     ngx_pool_t                *kept_pool;
     ngx_event_t                poll;
     ngx_http_agent_store_call_t  poll_sc;
+    ngx_http_agent_store_call_t  end_sc;    /* the run's end stored */
+    const char                *status;      /* the run's, at its end */
     unsigned                   wait:1;      /* runs/wait */
     unsigned                   stateless:1;
     unsigned                   resumable:1;
@@ -65,6 +67,11 @@ ngx_int_t ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body, yajl_val v);
 void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
     ngx_uint_t rollback);
+ngx_int_t ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 
 
 #endif /* _NGX_HTTP_AGENT_LG_RUN_H_INCLUDED_ */

@@ -347,13 +347,9 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
-    ngx_str_t                text, code;
-    ngx_connection_t        *c;
-    ngx_http_request_t      *r;
-    ngx_http_agent_event_t   ev;
+    ngx_http_agent_event_t  *ev, iev;
 
-    r = turn->request;
-    c = r->connection;
+    ev = &turn->end;
 
     ngx_http_agent_turn_exit_remove(&turn->queue);
     ngx_http_agent_limit_release(turn->env.limits);
@@ -369,66 +365,66 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     }
 
     if (rc == NGX_HTTP_AGENT_INTERRUPT) {
-        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
                       "agent: turn on session \"%V\" waits for an answer "
                       "after %ui steps", &turn->session_id, run->step);
 
         /* the interrupt, then the turn's end as for any other */
 
-        ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
-        ev.type = NGX_HTTP_AGENT_EV_INTERRUPT;
-        ev.json = &run->interrupt;
-        ev.checkpoint_id = &turn->checkpoint_id;
+        ngx_memzero(&iev, sizeof(ngx_http_agent_event_t));
+        iev.type = NGX_HTTP_AGENT_EV_INTERRUPT;
+        iev.json = &run->interrupt;
+        iev.checkpoint_id = &turn->checkpoint_id;
 
         if (!turn->sse.failed
-            && ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK)
+            && ngx_http_agent_stream_emit(&turn->stream, &iev) != NGX_OK)
         {
-            goto failed;
+            turn->sse.failed = 1;
         }
 
         turn->interrupted = 1;
         rc = NGX_OK;
 
     } else if (rc != NGX_OK) {
-        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
                       "agent: turn on session \"%V\" failed after %ui "
                       "steps: %V", &turn->session_id, run->step,
                       &run->error);
 
     } else {
-        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+        ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
                       "agent: turn on session \"%V\" ended after %ui steps",
                       &turn->session_id, run->step);
     }
 
-    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ngx_memzero(ev, sizeof(ngx_http_agent_event_t));
 
     if (rc == NGX_OK) {
-        ngx_http_agent_turn_answer(turn, &text);
+        ngx_http_agent_turn_answer(turn, &turn->end_text);
 
-        ev.type = NGX_HTTP_AGENT_EV_END;
-        ev.text = &text;
-        ev.checkpoint_id = &turn->checkpoint_id;
-        ev.prompt_tokens = turn->env.prompt_tokens;
-        ev.completion_tokens = turn->env.completion_tokens;
-        ev.cached_tokens = turn->env.cached_tokens;
-        ev.cache_write_tokens = turn->env.cache_write_tokens;
+        ev->type = NGX_HTTP_AGENT_EV_END;
+        ev->text = &turn->end_text;
+        ev->checkpoint_id = &turn->checkpoint_id;
+        ev->prompt_tokens = turn->env.prompt_tokens;
+        ev->completion_tokens = turn->env.completion_tokens;
+        ev->cached_tokens = turn->env.cached_tokens;
+        ev->cache_write_tokens = turn->env.cache_write_tokens;
 
     } else {
-        code = run->code;
+        turn->end_code = run->code;
 
-        if (code.len == 0) {
-            ngx_str_set(&code, "internal");
+        if (turn->end_code.len == 0) {
+            ngx_str_set(&turn->end_code, "internal");
         }
 
-        ev.type = NGX_HTTP_AGENT_EV_ERROR;
-        ev.text = &run->error;
-        ev.code = &code;
+        ev->type = NGX_HTTP_AGENT_EV_ERROR;
+        ev->text = &run->error;
+        ev->code = &turn->end_code;
     }
 
     ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS, &turn->graph->name,
                                 turn->interrupted ? "interrupted"
-                                : ev.type == NGX_HTTP_AGENT_EV_END ? "ok"
+                                : ev->type == NGX_HTTP_AGENT_EV_END ? "ok"
                                 : (run->code.len == 9
                                    && ngx_strncmp(run->code.data,
                                                   "cancelled", 9) == 0)
@@ -436,16 +432,36 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TURN_SECONDS,
                                    &turn->graph->name,
                                    ngx_current_msec - turn->env.start);
-    ngx_http_agent_trace_end(turn->env.trace, ev.code,
-                             ev.type == NGX_HTTP_AGENT_EV_ERROR ? ev.text
-                                                                : NULL,
+    ngx_http_agent_trace_end(turn->env.trace, ev->code,
+                             ev->type == NGX_HTTP_AGENT_EV_ERROR ? ev->text
+                                                                 : NULL,
                              &turn->text,
-                             ev.type == NGX_HTTP_AGENT_EV_END ? ev.text
-                                                              : NULL);
+                             ev->type == NGX_HTTP_AGENT_EV_END ? ev->text
+                                                               : NULL);
 
-    if (turn->hooks && turn->hooks->done) {
-        turn->hooks->done(turn, &ev);
+    if (turn->hooks && turn->hooks->done
+        && turn->hooks->done(turn, ev) == NGX_AGAIN)
+    {
+        /* the hook finishes the turn when its end is stored */
+        return;
     }
+
+    ngx_http_agent_turn_finish(turn);
+}
+
+
+/* the last event and the request's end */
+
+void
+ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
+{
+    ngx_connection_t        *c;
+    ngx_http_request_t      *r;
+    ngx_http_agent_event_t  *ev;
+
+    r = turn->request;
+    c = r->connection;
+    ev = &turn->end;
 
     if (turn->sse.failed) {
         goto failed;
@@ -454,15 +470,15 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     if (turn->json) {
         ngx_http_finalize_request(r,
                              (turn->hooks && turn->hooks->answer)
-                             ? turn->hooks->answer(turn, &ev)
-                             : ngx_http_agent_turn_json_send(r, run, &ev,
+                             ? turn->hooks->answer(turn, ev)
+                             : ngx_http_agent_turn_json_send(r, turn->run, ev,
                                                       &turn->session_id,
                                                       &turn->run_id));
         ngx_http_run_posted_requests(c);
         return;
     }
 
-    if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK
+    if (ngx_http_agent_stream_emit(&turn->stream, ev) != NGX_OK
         || ngx_http_agent_sse_finish(&turn->sse) != NGX_OK)
     {
         goto failed;

@@ -24,11 +24,15 @@
 typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
 
 
-/* what an API over the turn adds: a run's record, its end */
+/*
+ * what an API over the turn adds: a run's record, its end (done: NGX_AGAIN
+ * when the end is still being stored, then ngx_http_agent_turn_finish()
+ * once it is)
+ */
 typedef struct {
     ngx_int_t                     (*begin)(ngx_http_agent_turn_t *turn);
     void                          (*started)(ngx_http_agent_turn_t *turn);
-    void                          (*done)(ngx_http_agent_turn_t *turn,
+    ngx_int_t                     (*done)(ngx_http_agent_turn_t *turn,
                                           ngx_http_agent_event_t *ev);
     ngx_int_t                     (*answer)(ngx_http_agent_turn_t *turn,
                                             ngx_http_agent_event_t *ev);
@@ -79,6 +83,9 @@ struct ngx_http_agent_turn_s {
     ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
+    ngx_http_agent_event_t          end;       /* the last event */
+    ngx_str_t                       end_text;
+    ngx_str_t                       end_code;
     unsigned                        locked:1;
     unsigned                        json:1;    /* one answer, no stream */
     unsigned                        interrupted:1;
@@ -97,6 +104,7 @@ ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+void ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
 ngx_int_t ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn);

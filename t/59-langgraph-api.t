@@ -168,13 +168,57 @@ my ($stream_ev) = grep { $_->{event} eq 'events'
 ok($stream_ev, 'events: on_chat_model_stream');
 is(scalar @{ $o->{stateless}{messages} }, 2, 'a stateless run (wait)');
 is_deeply(events($o->{stateless_stream}), [qw(metadata updates)],
-          'a stateless run (stream)');
+          'a stateless run (stream)')
+    or diag explain $o->{stateless_stream};
 ok(!(grep { @{ $_->{values}{messages} // [] } == 2
             && $_->{values}{messages}[0]{content} =~ /^[xy]$/ }
      @{ $o->{threads} }), 'its thread is gone after it');
 is($o->{unknown}{error}{status}, 404, 'an unknown thread: 404');
 is($o->{bad_assistant}{error}{status}, 404, 'an unknown assistant: 404');
 is($o->{deleted}{error}{status}, 404, 'threads.delete');
+
+# the run's end is stored before its answer ends: the run asked for at
+# once on a new connection (as the SDK does, to know whether to join it
+# again) has ended, and a stateless run's thread is gone.  On PostgreSQL
+# the run's end is made slow (a trigger that sleeps) so that an answer
+# ending before it is seen each time.
+{
+    my $db = $t->dir . '/agent.db';
+    $t->sqlite($db, q{CREATE FUNCTION slow_end() RETURNS trigger
+        LANGUAGE plpgsql AS $$ BEGIN IF NEW.status <> 'running' THEN
+        PERFORM pg_sleep(0.1); END IF; RETURN NEW; END $$;
+        CREATE TRIGGER slow_end BEFORE UPDATE ON runs FOR EACH ROW
+        EXECUTE FUNCTION slow_end()}) if $ENV{AGENT_PG};
+    my $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+    my ($ended, $gone, $waited) = (0, 0, 0);
+    for my $i (1 .. 10) {
+        my $in = { messages => [ { role => 'user', content => "n$i" } ] };
+        my $r = $t->http('POST', "/lg/threads/$th/runs/stream",
+                         { assistant_id => 'chat', input => $in });
+        my $run = $t->http('GET', '/lg' . $r->{headers}{'content-location'});
+        $ended++ if $run->{status} == 200
+                    && $run->{json}{status} eq 'success';
+
+        $r = $t->http('POST', '/lg/runs/stream',
+                      { assistant_id => 'chat', input => $in });
+        my ($tid) = ($r->{headers}{'content-location'} // '')
+                    =~ m{^/threads/([^/]+)/runs/};
+        $gone++ if $tid
+                   && $t->http('GET', "/lg/threads/$tid")->{status} == 404;
+
+        $r = $t->http('POST', '/lg/runs/wait',
+                      { assistant_id => 'chat', input => $in });
+        my @left = grep { ($_->{values}{messages}[0]{content} // '') eq "n$i"
+                          && $_->{thread_id} ne $th }
+                   @{ $t->http('POST', '/lg/threads/search',
+                               { limit => 1000 })->{json} // [] };
+        $waited++ if $r->{status} == 200 && !@left;
+    }
+    is($ended, 10, 'a run asked for as its stream ends has ended');
+    is($gone, 10, "a stateless run's thread is gone as its stream ends");
+    is($waited, 10, '... and as its runs/wait answers');
+    $t->sqlite($db, 'DROP TRIGGER slow_end ON runs') if $ENV{AGENT_PG};
+}
 
 # 2. interrupts: answered yes, then no; interrupt_before in the request
 $o = $t->lg_sdk($url, 'approval');
