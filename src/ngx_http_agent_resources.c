@@ -428,6 +428,15 @@ ngx_http_agent_import_run(void *data, ngx_log_t *log)
     imp->rc = ngx_http_agent_csv_import(imp->pool, log, imp->data.data,
                                         imp->data.len, imp->first,
                                         &imp->res, &imp->err);
+
+    /* what the store keeps of the file (its bytes, their SHA-1): here too */
+
+    if (imp->rc == NGX_OK && ngx_http_agent_store->resource_prepare
+        && ngx_http_agent_store->resource_prepare(imp->pool, log, &imp->res)
+           != NGX_OK)
+    {
+        imp->rc = NGX_ERROR;
+    }
 }
 
 

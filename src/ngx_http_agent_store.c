@@ -698,6 +698,7 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_fork_keep,
     ngx_http_agent_sqlite_fork_cut,
     ngx_http_agent_sqlite_resource_add,
+    NULL,
     ngx_http_agent_sqlite_resource_list,
     ngx_http_agent_sqlite_resource_fetch,
     ngx_http_agent_sqlite_run_insert,

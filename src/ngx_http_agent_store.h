@@ -62,6 +62,8 @@ typedef struct {
     ngx_str_t                  created_at;
     ngx_str_t                  blob;         /* its bytes in a shared
                                                 store: their SHA-1 */
+    ngx_str_t                  bytes;        /* read for such a store
+                                                by resource_prepare */
     int64_t                    row_count;
     int64_t                    size_bytes;
 } ngx_http_agent_resource_t;
@@ -207,6 +209,14 @@ typedef struct {
     ngx_int_t  (*resource_add)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *session_id,
                                ngx_http_agent_resource_t *res);
+
+    /*
+     * an upload's file, on nginx's thread pool before resource_add: what
+     * a store that keeps files reads of it (NULL: nothing); any thread,
+     * the pool given only
+     */
+    ngx_int_t  (*resource_prepare)(ngx_pool_t *pool, ngx_log_t *log,
+                                   ngx_http_agent_resource_t *res);
     ngx_int_t  (*resource_list)(ngx_http_agent_store_call_t *sc,
                                 ngx_str_t *session_id,
                                 ngx_array_t *resources);

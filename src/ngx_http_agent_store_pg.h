@@ -224,6 +224,8 @@ ngx_int_t ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_array_t *added);
 ngx_int_t ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res);
+ngx_int_t ngx_http_agent_pg_resource_prepare(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_resource_t *res);
 ngx_int_t ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *owner, ngx_http_agent_session_t *s,
     ngx_str_t *run_id, ngx_msec_t lease, ngx_int_t images_keep,

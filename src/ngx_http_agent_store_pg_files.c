@@ -19,11 +19,13 @@
  * once into its own agent_resources_dir, under the resource's id, so that
  * the SQL tools still read worker-local SQLite files everywhere.  A file
  * is read and written whole: uploads are bounded by client_max_body_size.
+ * Its reading and its SHA-1 are done on the thread pool with the import
+ * (resource_prepare), where the location has one.
  */
 
 
 static ngx_int_t ngx_http_agent_pg_file_read(ngx_pool_t *pool,
-    ngx_str_t *path, ngx_str_t *data);
+    ngx_log_t *log, ngx_str_t *path, ngx_str_t *data);
 static ngx_int_t ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_resources_read(
@@ -35,9 +37,7 @@ ngx_int_t
 ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res)
 {
-    u_char                       digest[20], hex[40];
-    ngx_str_t                    data, hash;
-    ngx_sha1_t                   sha1;
+    ngx_http_agent_resource_t    file;
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
@@ -53,17 +53,15 @@ ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_pg_file_read(q->pool, &res->path, &data) != NGX_OK) {
+    file = *res;
+
+    if (file.bytes.data == NULL
+        && ngx_http_agent_pg_resource_prepare(q->pool, ngx_cycle->log, &file)
+           != NGX_OK)
+    {
         ngx_destroy_pool(q->pool);
         return NGX_ERROR;
     }
-
-    ngx_sha1_init(&sha1);
-    ngx_sha1_update(&sha1, data.data, data.len);
-    ngx_sha1_final(digest, &sha1);
-
-    hash.data = hex;
-    hash.len = ngx_hex_dump(hex, digest, sizeof(digest)) - hex;
 
     if (ngx_http_agent_pg_param(q, &res->id) != NGX_OK
         || ngx_http_agent_pg_param(q, session_id) != NGX_OK
@@ -74,8 +72,9 @@ ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_pg_param_int(q, res->size_bytes) != NGX_OK
         || ngx_http_agent_pg_param(q, &res->path) != NGX_OK
         || ngx_http_agent_pg_param(q, &res->created_at) != NGX_OK
-        || ngx_http_agent_pg_param(q, &hash) != NGX_OK
-        || ngx_http_agent_pg_param_bytes(q, data.data, data.len) != NGX_OK)
+        || ngx_http_agent_pg_param(q, &file.blob) != NGX_OK
+        || ngx_http_agent_pg_param_bytes(q, file.bytes.data, file.bytes.len)
+           != NGX_OK)
     {
         ngx_destroy_pool(q->pool);
         return NGX_ERROR;
@@ -85,9 +84,40 @@ ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
 }
 
 
+/* the file's bytes and their SHA-1: on the thread pool, or just above */
+
+ngx_int_t
+ngx_http_agent_pg_resource_prepare(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_resource_t *res)
+{
+    u_char      digest[20], *hex;
+    ngx_sha1_t  sha1;
+
+    if (ngx_http_agent_pg_file_read(pool, log, &res->path, &res->bytes)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    hex = ngx_pnalloc(pool, 2 * sizeof(digest));
+    if (hex == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sha1_init(&sha1);
+    ngx_sha1_update(&sha1, res->bytes.data, res->bytes.len);
+    ngx_sha1_final(digest, &sha1);
+
+    res->blob.data = hex;
+    res->blob.len = ngx_hex_dump(hex, digest, sizeof(digest)) - hex;
+
+    return NGX_OK;
+}
+
+
 static ngx_int_t
-ngx_http_agent_pg_file_read(ngx_pool_t *pool, ngx_str_t *path,
-    ngx_str_t *data)
+ngx_http_agent_pg_file_read(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_str_t *path, ngx_str_t *data)
 {
     ssize_t          n;
     ngx_fd_t         fd;
@@ -97,7 +127,7 @@ ngx_http_agent_pg_file_read(ngx_pool_t *pool, ngx_str_t *path,
     fd = ngx_open_file(path->data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
 
     if (fd == NGX_INVALID_FILE) {
-        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, ngx_errno,
+        ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
                       "agent: cannot open \"%V\"", path);
         return NGX_ERROR;
     }
@@ -105,7 +135,7 @@ ngx_http_agent_pg_file_read(ngx_pool_t *pool, ngx_str_t *path,
     ngx_memzero(&file, sizeof(ngx_file_t));
     file.fd = fd;
     file.name = *path;
-    file.log = ngx_cycle->log;
+    file.log = log;
 
     n = NGX_ERROR;
 
@@ -121,7 +151,7 @@ ngx_http_agent_pg_file_read(ngx_pool_t *pool, ngx_str_t *path,
     (void) ngx_close_file(fd);
 
     if (n == NGX_ERROR || (size_t) n != data->len) {
-        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+        ngx_log_error(NGX_LOG_ERR, log, 0,
                       "agent: cannot read \"%V\"", path);
         return NGX_ERROR;
     }

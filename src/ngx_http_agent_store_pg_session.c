@@ -586,6 +586,7 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_fork_keep,
     ngx_http_agent_pg_fork_cut,
     ngx_http_agent_pg_resource_add,
+    ngx_http_agent_pg_resource_prepare,
     ngx_http_agent_pg_resource_list,
     ngx_http_agent_pg_resource_fetch,
     ngx_http_agent_pg_run_insert,

@@ -30,6 +30,13 @@ BEGIN {
 
 use AgentTest;
 use Time::HiRes qw(time sleep);
+use Digest::SHA qw(sha1_hex);
+
+sub file_bytes {
+    open my $fh, '<:raw', $_[0] or return '';
+    local $/;
+    return <$fh> // '';
+}
 use POSIX qw(WNOHANG);
 
 my @as = split ' ', $ENV{AGENT_PG_AS} // '';
@@ -64,7 +71,9 @@ my @h;
 for my $i (0 .. 2) {
     my $t = AgentTest->new;
     $t->mock(\&script);
-    my $conf = $t->conf(location => 'agent_turn_lease 4s;');
+    # host 2 imports uploads on its event loop, the others on a thread pool
+    my $conf = $t->conf(location => 'agent_turn_lease 4s;'
+                        . ($i == 2 ? ' agent_sql_thread_pool off;' : ''));
     $conf =~ s{agent_checkpoint_db \S+;}
               {agent_checkpoint_db $url pool=2 timeout=2s;};
     $t->run($conf);
@@ -138,6 +147,26 @@ my @cached = glob($h[2]->dir . '/resources/*.sqlite');
 is(scalar @cached, 1, 'host 2 keeps one copy');
 is(AgentTest::pg_query($db, 'SELECT COUNT(*) FROM blobs'), 1,
    'the store keeps its bytes once');
+my ($taken) = glob($h[1]->dir . '/resources/*.sqlite');
+is(AgentTest::pg_query($db, 'SELECT hash FROM blobs'),
+   sha1_hex(file_bytes($taken)),
+   'by their SHA-1 (worked out with the import, on the thread pool)');
+is(sha1_hex(file_bytes($cached[0])), sha1_hex(file_bytes($taken)),
+   "host 2's copy has the same bytes");
+
+# the same on a host that imports on its event loop
+my $s3 = $h[2]->session;
+$r = $h[2]->http('POST', "/api/sessions/$s3/resources?name=m.csv",
+                 "n\n4\n5\n", 'Content-Type' => 'text/csv');
+is($r->{status}, 201, 'a CSV uploaded to host 2 (no thread pool)');
+like($h[0]->turn($s3, 'sum it')->{events}[-1]{full_response} // '',
+     qr/\[\[9\]\]/, "host 0's SQL tool reads it");
+($taken) = glob($h[2]->dir . "/resources/$r->{json}{id}.sqlite");
+is(AgentTest::pg_query($db, "SELECT blob FROM resources WHERE id = "
+                            . "'$r->{json}{id}'"),
+   sha1_hex(file_bytes($taken)), 'its bytes by their SHA-1 too');
+is($h[2]->http('DELETE', "/api/sessions/$s3")->{status}, 204,
+   'that session deleted');
 is($h[2]->http('DELETE', "/api/sessions/$su")->{status}, 204,
    'the session deleted from host 2');
 is(AgentTest::pg_query($db, 'SELECT COUNT(*) FROM blobs'), 0,
@@ -279,7 +308,8 @@ is($n, 0, 'no message without its checkpoint');
 
 # the session's row changed while a turn asks for its lease (here a rename
 # held in a transaction, as a last step letting the session go would be):
-# the turn's start reads the session again, as it is now
+# the turn's start reads the session again, as it is now.  The row is held
+# for 1 s, well within the hosts' statement timeout (2 s).
 my $s6 = $h[0]->session;
 is($h[0]->turn($s6, 'before')->{types}[-1], 'end', 'a first turn');
 my $hold = fork() // die;
@@ -287,7 +317,7 @@ if ($hold == 0) {
     open STDOUT, '>', '/dev/null';
     exec('psql', '-X', '-q', '-d', $url, '-c',
          "BEGIN; UPDATE sessions SET title = 'renamed meanwhile' "
-         . "WHERE id = '$s6'; SELECT pg_sleep(2); COMMIT;")
+         . "WHERE id = '$s6'; SELECT pg_sleep(1); COMMIT;")
         or POSIX::_exit(1);
 }
 # the row held: its transaction has written (it has an id)
@@ -301,7 +331,8 @@ $t0 = time;
 $r = $h[1]->turn($s6, 'behind the row');
 $took = time - $t0;
 waitpid($hold, 0);
-is($r->{types}[-1], 'end', 'the turn behind the changed row is served');
+is($r->{types}[-1], 'end', 'the turn behind the changed row is served')
+    or diag explain $r;
 ok($took > 0.5, sprintf('after the change (%.1f s)', $took));
 $m = $h[2]->http('GET', "/api/sessions/$s6")->{json};
 is($m->{title}, 'renamed meanwhile', 'the change kept');
