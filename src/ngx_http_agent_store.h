@@ -123,6 +123,8 @@ struct ngx_http_agent_store_call_s {
     ngx_int_t                      rc;       /* the last answer's */
     ngx_int_t                      failed;   /* the first failed write of
                                                 those that want no answer */
+    void                          *thread_pool; /* file work off the event
+                                                   loop, where there is one */
 };
 
 

@@ -613,8 +613,9 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
         return;
     }
 
-    ngx_http_agent_pg_answer(q, NGX_OK, res);
-    PQclear(res);
+    if (ngx_http_agent_pg_answer(q, NGX_OK, res) != NGX_DONE) {
+        PQclear(res);
+    }
 }
 
 

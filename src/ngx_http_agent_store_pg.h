@@ -68,7 +68,11 @@ typedef struct {
 
 typedef struct ngx_http_agent_pg_query_s  ngx_http_agent_pg_query_t;
 
-/* reads a result into the answer, in the call's pool; returns its rc */
+/*
+ * reads a result into the answer, in the call's pool; returns its rc, or
+ * NGX_DONE: the query and the result are the decoder's, which answers
+ * later (ngx_http_agent_pg_answer_later)
+ */
 typedef ngx_int_t (*ngx_http_agent_pg_decode_pt)(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 
@@ -142,8 +146,11 @@ ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path);
 void ngx_http_agent_pg_close(ngx_cycle_t *cycle);
 void ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc);
-void ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
-    PGresult *res);
+ngx_int_t ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q,
+    ngx_int_t rc, PGresult *res);
+void ngx_http_agent_pg_hold(ngx_http_agent_pg_query_t *q);
+void ngx_http_agent_pg_answer_later(ngx_http_agent_pg_query_t *q,
+    ngx_int_t rc);
 
 ngx_http_agent_pg_answer_t *ngx_http_agent_pg_answered(
     ngx_http_agent_store_call_t *sc);

@@ -7,6 +7,9 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_sha1.h>
+#if (NGX_THREADS)
+#include <ngx_thread_pool.h>
+#endif
 
 #include "ngx_http_agent_store_pg.h"
 
@@ -28,6 +31,22 @@ static ngx_int_t ngx_http_agent_pg_file_read(ngx_pool_t *pool,
     ngx_log_t *log, ngx_str_t *path, ngx_str_t *data);
 static ngx_int_t ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_file_write(ngx_log_t *log, u_char *path,
+    u_char *data, size_t len);
+
+#if (NGX_THREADS)
+
+/* a fetched file written on the thread pool */
+typedef struct {
+    ngx_http_agent_pg_query_t  *query;
+    PGresult                   *res;
+    ngx_int_t                   rc;
+} ngx_http_agent_pg_write_t;
+
+static void ngx_http_agent_pg_write_run(void *data, ngx_log_t *log);
+static void ngx_http_agent_pg_write_done(ngx_event_t *ev);
+
+#endif
 static ngx_int_t ngx_http_agent_pg_resources_read(
     ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a);
@@ -297,24 +316,104 @@ ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,
 }
 
 
-/* written under another name and renamed: a reader sees all or nothing */
+/*
+ * The bytes from the store: written on the thread pool when the call has
+ * one (the query and the result are kept until then), here otherwise.
+ */
 
 static ngx_int_t
 ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
-    u_char      *path, tmp[NGX_MAX_PATH];
-    ssize_t      n;
-    ngx_fd_t     fd;
-    ngx_file_t   file;
-
-    path = q->data;
+#if (NGX_THREADS)
+    ngx_thread_task_t          *task;
+    ngx_http_agent_pg_write_t  *w;
+#endif
 
     if (PQntuples(res) != 1) {
         ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
-                      "agent: the store has no bytes for \"%s\"", path);
+                      "agent: the store has no bytes for \"%s\"", q->data);
         return NGX_ERROR;
     }
+
+#if (NGX_THREADS)
+
+    if (q->sc && q->sc->thread_pool) {
+        task = ngx_thread_task_alloc(q->pool,
+                                     sizeof(ngx_http_agent_pg_write_t));
+        if (task == NULL) {
+            return NGX_ERROR;
+        }
+
+        w = task->ctx;
+        w->query = q;
+        w->res = res;
+        w->rc = NGX_ERROR;
+
+        task->handler = ngx_http_agent_pg_write_run;
+        task->event.handler = ngx_http_agent_pg_write_done;
+        task->event.data = w;
+        task->event.log = ngx_cycle->log;
+
+        if (ngx_thread_task_post(q->sc->thread_pool, task) == NGX_OK) {
+            ngx_http_agent_pg_hold(q);
+            return NGX_DONE;
+        }
+    }
+
+#endif
+
+    ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
+                  "agent: \"%s\" fetched from the store, written on the "
+                  "event loop", q->data);
+
+    return ngx_http_agent_pg_file_write(ngx_cycle->log, q->data,
+                                        (u_char *) PQgetvalue(res, 0, 0),
+                                        PQgetlength(res, 0, 0));
+}
+
+
+#if (NGX_THREADS)
+
+static void
+ngx_http_agent_pg_write_run(void *data, ngx_log_t *log)
+{
+    ngx_http_agent_pg_write_t *w = data;
+
+    w->rc = ngx_http_agent_pg_file_write(log, w->query->data,
+                                         (u_char *) PQgetvalue(w->res, 0, 0),
+                                         PQgetlength(w->res, 0, 0));
+}
+
+
+static void
+ngx_http_agent_pg_write_done(ngx_event_t *ev)
+{
+    ngx_http_agent_pg_write_t *w = ev->data;
+
+    PQclear(w->res);
+
+    ngx_log_error(NGX_LOG_INFO, ev->log, 0,
+                  "agent: \"%s\" fetched from the store, written on the "
+                  "thread pool", w->query->data);
+
+    /* the query's pool holds the task: told last */
+    ngx_http_agent_pg_answer_later(w->query, w->rc);
+}
+
+#endif
+
+
+/* written under another name and renamed: a reader sees all or nothing */
+
+static ngx_int_t
+ngx_http_agent_pg_file_write(ngx_log_t *log, u_char *path, u_char *data,
+    size_t len)
+{
+    u_char      tmp[NGX_MAX_PATH];
+    ssize_t     n;
+    ngx_fd_t    fd;
+    ngx_file_t  file;
 
     if (ngx_strlen(path) + 16 >= NGX_MAX_PATH) {
         return NGX_ERROR;
@@ -325,7 +424,7 @@ ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q, PGresult *res,
     fd = ngx_open_file(tmp, NGX_FILE_WRONLY, NGX_FILE_TRUNCATE, 0600);
 
     if (fd == NGX_INVALID_FILE) {
-        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, ngx_errno,
+        ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
                       "agent: cannot create \"%s\"", tmp);
         return NGX_ERROR;
     }
@@ -334,17 +433,14 @@ ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q, PGresult *res,
     file.fd = fd;
     file.name.data = tmp;
     file.name.len = ngx_strlen(tmp);
-    file.log = ngx_cycle->log;
+    file.log = log;
 
-    n = ngx_write_file(&file, (u_char *) PQgetvalue(res, 0, 0),
-                       PQgetlength(res, 0, 0), 0);
+    n = ngx_write_file(&file, data, len, 0);
 
     (void) ngx_close_file(fd);
 
-    if (n != PQgetlength(res, 0, 0)
-        || ngx_rename_file(tmp, path) == NGX_FILE_ERROR)
-    {
-        ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, ngx_errno,
+    if (n != (ssize_t) len || ngx_rename_file(tmp, path) == NGX_FILE_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
                       "agent: cannot write \"%s\"", path);
         (void) ngx_delete_file(tmp);
         return NGX_ERROR;

@@ -23,38 +23,46 @@ static ngx_int_t ngx_http_agent_pg_param_fixed(ngx_http_agent_pg_query_t *q,
     ngx_str_t *v);
 
 
-static void ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q,
+static ngx_int_t ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q,
     ngx_int_t rc, PGresult *res);
+static void ngx_http_agent_pg_tell(ngx_http_agent_pg_query_t *q,
+    ngx_int_t rc);
 
 
-static ngx_uint_t  ngx_http_agent_pg_next_conn;
+static ngx_uint_t   ngx_http_agent_pg_next_conn;
+static ngx_queue_t  ngx_http_agent_pg_held;    /* answered later */
 
 
-/* the answer to its caller, if it still waits; the query's end */
+/*
+ * the answer to its caller, if it still waits; the query's end.  NGX_DONE:
+ * the decoder keeps the query and the result, and answers later.
+ */
 
-void
+ngx_int_t
 ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
     PGresult *res)
 {
+    ngx_int_t                   first;
     ngx_http_agent_pg_query_t  *also;
 
     /* a step written with this one has the same answer, after it */
     also = q->also;
 
-    ngx_http_agent_pg_answer_one(q, rc, res);
+    first = ngx_http_agent_pg_answer_one(q, rc, res);
 
     if (also) {
-        ngx_http_agent_pg_answer_one(also, rc, res);
+        (void) ngx_http_agent_pg_answer_one(also, rc, res);
     }
+
+    return first;
 }
 
 
-static void
+static ngx_int_t
 ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
     PGresult *res)
 {
     ngx_http_agent_store_call_t  *sc;
-    ngx_http_agent_pg_answer_t   *a;
 
     sc = q->sc;
 
@@ -71,30 +79,84 @@ ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
         }
 
         ngx_destroy_pool(q->pool);
-        return;
+        return rc;
     }
 
-    a = (ngx_http_agent_pg_answer_t *) sc->answers->elts + q->slot;
-
-    if (rc == NGX_OK) {
-        rc = q->decode ? q->decode(q, res, a) : NGX_OK;
+    if (rc == NGX_OK && q->decode) {
+        rc = q->decode(q, res,
+                       (ngx_http_agent_pg_answer_t *) sc->answers->elts
+                       + q->slot);
 
         if (rc == NGX_AGAIN) {
             /* a second statement follows (ngx_http_agent_pg_follow) */
             ngx_destroy_pool(q->pool);
-            return;
+            return rc;
+        }
+
+        if (rc == NGX_DONE) {
+            return rc;
         }
     }
+
+    ngx_http_agent_pg_tell(q, rc);
+
+    return rc;
+}
+
+
+/* the answer told, the query's end */
+
+static void
+ngx_http_agent_pg_tell(ngx_http_agent_pg_query_t *q, ngx_int_t rc)
+{
+    ngx_uint_t                    slot;
+    ngx_http_agent_store_call_t  *sc;
+    ngx_http_agent_pg_answer_t   *a;
+
+    sc = q->sc;
+    slot = q->slot;
+
+    /* the query lives in its pool */
+    ngx_destroy_pool(q->pool);
+
+    if (sc == NULL) {
+        return;
+    }
+
+    a = (ngx_http_agent_pg_answer_t *) sc->answers->elts + slot;
 
     a->rc = rc;
     sc->rc = rc;
     sc->waiting--;
 
-    ngx_destroy_pool(q->pool);
-
     if (sc->wake) {
         sc->wake(sc);
     }
+}
+
+
+/*
+ * A query its decoder answers later (a file written on the thread pool):
+ * off its connection, where a cancel still finds it.
+ */
+
+void
+ngx_http_agent_pg_hold(ngx_http_agent_pg_query_t *q)
+{
+    if (ngx_http_agent_pg_held.next == NULL) {
+        ngx_queue_init(&ngx_http_agent_pg_held);
+    }
+
+    ngx_queue_insert_tail(&ngx_http_agent_pg_held, &q->queue);
+}
+
+
+void
+ngx_http_agent_pg_answer_later(ngx_http_agent_pg_query_t *q, ngx_int_t rc)
+{
+    ngx_queue_remove(&q->queue);
+
+    ngx_http_agent_pg_tell(q, rc);
 }
 
 
@@ -585,6 +647,19 @@ ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
 
         if (q->report == sc) {
             q->report = NULL;
+        }
+    }
+
+    if (ngx_http_agent_pg_held.next) {
+        for (qq = ngx_queue_head(&ngx_http_agent_pg_held);
+             qq != ngx_queue_sentinel(&ngx_http_agent_pg_held);
+             qq = ngx_queue_next(qq))
+        {
+            q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+
+            if (q->sc == sc) {
+                q->sc = NULL;
+            }
         }
     }
 

@@ -84,6 +84,9 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                    NULL, turn);
 
     turn->sc.key = turn->session_id;
+#if (NGX_THREADS)
+    turn->sc.thread_pool = alcf->thread_pool;   /* files fetched */
+#endif
     turn->lease_sc.key = turn->session_id;
     turn->wsc.key = turn->session_id;
     turn->bsc.key = turn->session_id;

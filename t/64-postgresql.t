@@ -143,6 +143,12 @@ for my $i (2, 0) {
          "host ${i}'s SQL tool reads it (fetched once into its own "
          . 'folder)');
 }
+like($h[0]->slurp('error.log'),
+     qr/fetched from the store, written on the thread pool/,
+     'host 0 writes its copy on its thread pool');
+like($h[2]->slurp('error.log'),
+     qr/fetched from the store, written on the event loop/,
+     'host 2 (no thread pool) on its event loop');
 my @cached = glob($h[2]->dir . '/resources/*.sqlite');
 is(scalar @cached, 1, 'host 2 keeps one copy');
 is(AgentTest::pg_query($db, 'SELECT COUNT(*) FROM blobs'), 1,
