@@ -34,6 +34,9 @@ static ngx_int_t ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q,
 static ngx_int_t ngx_http_agent_pg_file_write(ngx_log_t *log, u_char *path,
     u_char *data, size_t len);
 
+
+static ngx_atomic_t  ngx_http_agent_pg_writes;
+
 #if (NGX_THREADS)
 
 /* a fetched file written on the thread pool */
@@ -415,11 +418,13 @@ ngx_http_agent_pg_file_write(ngx_log_t *log, u_char *path, u_char *data,
     ngx_fd_t    fd;
     ngx_file_t  file;
 
-    if (ngx_strlen(path) + 16 >= NGX_MAX_PATH) {
+    if (ngx_strlen(path) + 48 >= NGX_MAX_PATH) {
         return NGX_ERROR;
     }
 
-    ngx_sprintf(tmp, "%s.%P.tmp%Z", path, ngx_pid);
+    /* a name of its own: two writes of one file may run at once */
+    ngx_sprintf(tmp, "%s.%P.%uA.tmp%Z", path, ngx_pid,
+                ngx_atomic_fetch_add(&ngx_http_agent_pg_writes, 1));
 
     fd = ngx_open_file(tmp, NGX_FILE_WRONLY, NGX_FILE_TRUNCATE, 0600);
 

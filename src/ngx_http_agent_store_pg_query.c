@@ -45,7 +45,10 @@ ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
     ngx_int_t                   first;
     ngx_http_agent_pg_query_t  *also;
 
-    /* a step written with this one has the same answer, after it */
+    /*
+     * a step written with this one has the same answer, after it (steps
+     * only: their decoder never keeps the result, see NGX_DONE)
+     */
     also = q->also;
 
     first = ngx_http_agent_pg_answer_one(q, rc, res);
