@@ -77,12 +77,21 @@ ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
 
     file = *res;
 
-    if (file.bytes.data == NULL
-        && ngx_http_agent_pg_resource_prepare(q->pool, ngx_cycle->log, &file)
-           != NGX_OK)
-    {
-        ngx_destroy_pool(q->pool);
-        return NGX_ERROR;
+    if (file.bytes.data == NULL) {
+
+        /* no thread pool did it */
+
+        ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
+                      "agent: \"%V\" read and hashed on the event loop",
+                      &res->path);
+
+        if (ngx_http_agent_pg_resource_prepare(q->pool, ngx_cycle->log,
+                                               &file)
+            != NGX_OK)
+        {
+            ngx_destroy_pool(q->pool);
+            return NGX_ERROR;
+        }
     }
 
     if (ngx_http_agent_pg_param(q, &res->id) != NGX_OK
@@ -366,13 +375,19 @@ ngx_http_agent_pg_fetched(ngx_http_agent_pg_query_t *q, PGresult *res,
 
 #endif
 
+    if (ngx_http_agent_pg_file_write(ngx_cycle->log, q->data,
+                                     (u_char *) PQgetvalue(res, 0, 0),
+                                     PQgetlength(res, 0, 0))
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
                   "agent: \"%s\" fetched from the store, written on the "
                   "event loop", q->data);
 
-    return ngx_http_agent_pg_file_write(ngx_cycle->log, q->data,
-                                        (u_char *) PQgetvalue(res, 0, 0),
-                                        PQgetlength(res, 0, 0));
+    return NGX_OK;
 }
 
 
@@ -396,9 +411,11 @@ ngx_http_agent_pg_write_done(ngx_event_t *ev)
 
     PQclear(w->res);
 
-    ngx_log_error(NGX_LOG_INFO, ev->log, 0,
-                  "agent: \"%s\" fetched from the store, written on the "
-                  "thread pool", w->query->data);
+    if (w->rc == NGX_OK) {
+        ngx_log_error(NGX_LOG_INFO, ev->log, 0,
+                      "agent: \"%s\" fetched from the store, written on the "
+                      "thread pool", w->query->data);
+    }
 
     /* the query's pool holds the task: told last */
     ngx_http_agent_pg_answer_later(w->query, w->rc);

@@ -72,8 +72,8 @@ for my $i (0 .. 2) {
     my $t = AgentTest->new;
     $t->mock(\&script);
     # host 2 imports uploads on its event loop, the others on a thread pool
-    my $conf = $t->conf(location => 'agent_turn_lease 4s;'
-                        . ($i == 2 ? ' agent_sql_thread_pool off;' : ''));
+    my $conf = $t->conf(location => 'agent_turn_lease 4s;',
+                        http => $i == 2 ? 'agent_sql_thread_pool off;' : '');
     $conf =~ s{agent_checkpoint_db \S+;}
               {agent_checkpoint_db $url pool=2 timeout=2s;};
     $t->run($conf);
@@ -154,6 +154,8 @@ is(scalar @cached, 1, 'host 2 keeps one copy');
 is(AgentTest::pg_query($db, 'SELECT COUNT(*) FROM blobs'), 1,
    'the store keeps its bytes once');
 my ($taken) = glob($h[1]->dir . '/resources/*.sqlite');
+unlike($h[1]->slurp('error.log'), qr/read and hashed on the event loop/,
+       'host 1 reads and hashes the upload on its thread pool');
 is(AgentTest::pg_query($db, 'SELECT hash FROM blobs'),
    sha1_hex(file_bytes($taken)),
    'by their SHA-1 (worked out with the import, on the thread pool)');
@@ -165,6 +167,8 @@ my $s3 = $h[2]->session;
 $r = $h[2]->http('POST', "/api/sessions/$s3/resources?name=m.csv",
                  "n\n4\n5\n", 'Content-Type' => 'text/csv');
 is($r->{status}, 201, 'a CSV uploaded to host 2 (no thread pool)');
+like($h[2]->slurp('error.log'), qr/read and hashed on the event loop/,
+     'host 2 reads and hashes it on its event loop');
 like($h[0]->turn($s3, 'sum it')->{events}[-1]{full_response} // '',
      qr/\[\[9\]\]/, "host 0's SQL tool reads it");
 ($taken) = glob($h[2]->dir . "/resources/$r->{json}{id}.sqlite");
