@@ -163,19 +163,19 @@ is(sha1_hex(file_bytes($cached[0])), sha1_hex(file_bytes($taken)),
    "host 2's copy has the same bytes");
 
 # the same on a host that imports on its event loop
-my $s3 = $h[2]->session;
-$r = $h[2]->http('POST', "/api/sessions/$s3/resources?name=m.csv",
+my $su2 = $h[2]->session;
+$r = $h[2]->http('POST', "/api/sessions/$su2/resources?name=m.csv",
                  "n\n4\n5\n", 'Content-Type' => 'text/csv');
 is($r->{status}, 201, 'a CSV uploaded to host 2 (no thread pool)');
 like($h[2]->slurp('error.log'), qr/read and hashed on the event loop/,
      'host 2 reads and hashes it on its event loop');
-like($h[0]->turn($s3, 'sum it')->{events}[-1]{full_response} // '',
+like($h[0]->turn($su2, 'sum it')->{events}[-1]{full_response} // '',
      qr/\[\[9\]\]/, "host 0's SQL tool reads it");
 ($taken) = glob($h[2]->dir . "/resources/$r->{json}{id}.sqlite");
 is(AgentTest::pg_query($db, "SELECT blob FROM resources WHERE id = "
                             . "'$r->{json}{id}'"),
    sha1_hex(file_bytes($taken)), 'its bytes by their SHA-1 too');
-is($h[2]->http('DELETE', "/api/sessions/$s3")->{status}, 204,
+is($h[2]->http('DELETE', "/api/sessions/$su2")->{status}, 204,
    'that session deleted');
 is($h[2]->http('DELETE', "/api/sessions/$su")->{status}, 204,
    'the session deleted from host 2');
