@@ -424,8 +424,12 @@ done:
         return NGX_AGAIN;
     }
 
-    if (rc != NGX_OK || cp.release == 0) {
-        ngx_http_agent_store_unlock(sc, id, &run_id);
+    /* the answer follows the lease let go (a store that answers later) */
+
+    if ((rc != NGX_OK || cp.release == 0)
+        && ngx_http_agent_store_unlock(sc, id, &run_id) == NGX_AGAIN)
+    {
+        return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {

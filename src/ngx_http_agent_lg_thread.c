@@ -674,6 +674,9 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
         return rc;
     }
 
+    /* the answer follows the lease let go */
+    ngx_http_agent_hold(r);
+
     rc = ngx_http_agent_state_load(ngx_http_agent_sc(r), &req->thread_id,
                                    run, &cp, -1);
     if (rc != NGX_OK) {
@@ -771,14 +774,17 @@ done:
         return NGX_AGAIN;
     }
 
-    if (!cp.release) {
-        ngx_http_agent_store_unlock(ngx_http_agent_sc(r), &req->thread_id,
-                                    &run_id);
+    if (!cp.release
+        && ngx_http_agent_store_unlock(ngx_http_agent_sc(r), &req->thread_id,
+                                       &run_id)
+           == NGX_AGAIN)
+    {
+        return NGX_AGAIN;
     }
 
     if (rc == NGX_HTTP_INTERNAL_SERVER_ERROR) {
-        return ngx_http_agent_error(r, rc, "the state could not be updated");
+        rc = ngx_http_agent_error(r, rc, "the state could not be updated");
     }
 
-    return rc;
+    return ngx_http_agent_release(r, rc);
 }

@@ -56,9 +56,20 @@ ngx_int_t
 ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     ngx_chain_t *out, off_t size)
 {
-    ngx_int_t     rc;
-    ngx_buf_t    *b;
-    ngx_chain_t  *cl, **ll;
+    ngx_int_t              rc;
+    ngx_buf_t             *b;
+    ngx_chain_t           *cl, **ll;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx && ctx->hold) {
+        /* the last answer of the pass is the one sent on release */
+        ctx->held = out;
+        ctx->held_size = size;
+        ctx->held_status = status;
+        return NGX_OK;
+    }
 
     r->headers_out.status = status;
     r->headers_out.content_type = ngx_http_agent_json_type;
@@ -94,6 +105,51 @@ ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     *ll = cl;
 
     return ngx_http_output_filter(r, out);
+}
+
+
+/*
+ * An answer held: what a pass sends from here is kept until
+ * ngx_http_agent_release().  A pass that took a session's lease and then
+ * refuses (a 400, a 413) lets the lease go first: the client's next
+ * request, on any worker or host, finds the session free.
+ */
+
+void
+ngx_http_agent_hold(ngx_http_request_t *r)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ctx->hold = 1;
+    ctx->held_status = 0;
+}
+
+
+/* the held answer sent, if there is one: NGX_HTTP_AGENT_SENT then */
+
+ngx_int_t
+ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc)
+{
+    ngx_uint_t             status;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ctx->hold = 0;
+
+    if (ctx->held_status == 0) {
+        return rc;
+    }
+
+    status = ctx->held_status;
+    ctx->held_status = 0;
+
+    ctx->sent_rc = ngx_http_agent_send_chain(r, status, ctx->held,
+                                             ctx->held_size);
+
+    return NGX_HTTP_AGENT_SENT;
 }
 
 

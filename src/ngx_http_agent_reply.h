@@ -56,8 +56,15 @@ typedef struct {
     ngx_http_agent_store_call_t     store;
     ngx_str_t                       body;
     ngx_str_t                       lock_id;
+
+    /* an answer held until the lease it was given under is let go */
+    ngx_chain_t                    *held;
+    off_t                           held_size;
+    ngx_uint_t                      held_status;
+
     unsigned                        has_body:1;
     unsigned                        waited:1;
+    unsigned                        hold:1;
 } ngx_http_agent_ctx_t;
 
 
@@ -67,6 +74,8 @@ ngx_int_t ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     ngx_chain_t *out, off_t size);
+void ngx_http_agent_hold(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_agent_not_allowed(ngx_http_request_t *r,
     ngx_uint_t allowed);
 ngx_int_t ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,

@@ -163,7 +163,12 @@ typedef struct {
     ngx_int_t  (*lock_renew)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *id, ngx_str_t *run_id,
                              ngx_msec_t lease);
-    void       (*unlock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    /*
+     * the lease let go: NGX_AGAIN, a call with a wake handler is answered
+     * when it is (a store that answers later); otherwise NGX_OK, done or
+     * on its way (sent again until it goes through)
+     */
+    ngx_int_t  (*unlock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                          ngx_str_t *run_id);
 
     /*

@@ -111,7 +111,7 @@ ngx_int_t ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
 ngx_int_t ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
-void ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc,
+ngx_int_t ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id);
 ngx_int_t ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_array_t *resources);

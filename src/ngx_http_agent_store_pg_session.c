@@ -421,28 +421,44 @@ ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 }
 
 
-static void
+static ngx_int_t
 ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id)
 {
+    ngx_int_t                    rc;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        return;
+        rc = a->rc;
+        goto done;
     }
 
-    /* a write that wants no answer; not sent (the server down), sent again */
+    /*
+     * a caller with a wake handler hears when the lease is let go (its
+     * answer, a 400 say, follows it); for one without, a write that wants
+     * no answer
+     */
 
-    if (ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "!ss", id,
-                              run_id)
-        != NGX_OK)
-    {
+    rc = ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "ss", id,
+                               run_id);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+done:
+
+    /* not sent (the server down) or failed: sent again */
+
+    if (rc == NGX_ERROR) {
         ngx_http_agent_store_unlock_later(id, run_id,
                                           ngx_http_agent_pg_unlock_send,
                                           ngx_http_agent_pg_log);
     }
+
+    return NGX_OK;
 }
 
 

@@ -428,7 +428,7 @@ ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
 
 /* an unlock that fails is tried again: ngx_http_agent_store_unlock_later() */
 
-void
+ngx_int_t
 ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id)
 {
@@ -437,6 +437,8 @@ ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                                           ngx_http_agent_store_unlock_now,
                                           ngx_http_agent_store_log);
     }
+
+    return NGX_OK;
 }
 
 

@@ -122,6 +122,9 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
                                     "the session store is not available");
     }
 
+    /* a refusal (a 400, a 413) is sent once the lease taken is let go */
+    ngx_http_agent_hold(r);
+
     rc = ngx_http_agent_turn_input(r, turn, &turn->session);
 
     if (rc == NGX_OK && turn->hooks && turn->hooks->begin) {
@@ -161,15 +164,26 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
     if (rc != NGX_OK) {
         ngx_http_agent_store_rollback(&turn->sc);
 
-        /* a store without transactions: the lock taken is let go */
-        if (turn->locked) {
-            ngx_http_agent_store_unlock(&turn->sc, &turn->session_id,
-                                        &turn->run_id);
-            turn->locked = 0;
+        /*
+         * a store without transactions: the lock taken is let go, and
+         * waited for, so that the client's next request finds the session
+         * free on any worker or host
+         */
+
+        if (turn->locked
+            && ngx_http_agent_store_unlock(&turn->sc, &turn->session_id,
+                                           &turn->run_id)
+               == NGX_AGAIN)
+        {
+            return NGX_AGAIN;
         }
 
-        return rc;
+        turn->locked = 0;
+
+        return ngx_http_agent_release(r, rc);
     }
+
+    (void) ngx_http_agent_release(r, NGX_OK);
 
     if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
         turn->locked = 0;

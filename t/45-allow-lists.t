@@ -83,6 +83,34 @@ is($t->stream("/both/$sid/message",
               encode_json({ message => 'hi' }))->{types}[-1], 'end',
    'a message with the session\'s allowed model');
 
+# a message refused after its session's lease was taken (the model is
+# checked against the session's) is answered once the lease is let go:
+# the next message, at once and on any worker, finds the session free.
+# On PostgreSQL the unlock is made slow (a trigger that sleeps), so that
+# an answer sent before it is seen each time.
+{
+    my $db = $t->dir . '/agent.db';
+    $t->sqlite($db, q{CREATE FUNCTION slow_unlock() RETURNS trigger
+        LANGUAGE plpgsql AS $$ BEGIN IF OLD.run_id IS NOT NULL
+        AND NEW.run_id IS NULL THEN PERFORM pg_sleep(0.2); END IF;
+        RETURN NEW; END $$;
+        CREATE TRIGGER slow_unlock BEFORE UPDATE ON sessions FOR EACH ROW
+        EXECUTE FUNCTION slow_unlock()}) if $ENV{AGENT_PG};
+    my @got;
+    for (1 .. 4) {
+        my $r = $t->stream("/both/$sid/message",
+                           encode_json({ message => 'hi', model => 'mock' }));
+        push @got, $r->{status};
+        $r = $t->stream("/both/$sid/message",
+                        encode_json({ message => 'hi' }));
+        push @got, $r->{types}[-1] // $r->{status};
+    }
+    is("@got", '400 end 400 end 400 end 400 end',
+       'a refused message lets the lease go before it is answered');
+    $t->sqlite($db, 'DROP TRIGGER slow_unlock ON sessions')
+        if $ENV{AGENT_PG};
+}
+
 # the session's model set elsewhere is not used where it is not allowed
 is($t->http('POST', "/api/chat/$sid/model", { name => 'mock' })->{status},
    200, 'the model set through a location that allows every model');
