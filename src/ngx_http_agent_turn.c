@@ -526,7 +526,11 @@ ngx_http_agent_turn_cleanup(void *data)
 {
     ngx_http_agent_turn_t *turn = data;
 
-    if (turn->run && !turn->run->finished) {
+    /* not a turn refused before it started: its answer was sent */
+
+    if (turn->run && !turn->run->finished
+        && (turn->started || !turn->request->header_sent))
+    {
         ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
                       "agent: client gone, turn on session \"%V\" cancelled",
                       &turn->session_id);

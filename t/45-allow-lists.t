@@ -125,6 +125,8 @@ is(($t->{mock}->requests)[$before]{body}{model}, 'other-1',
 is_deeply([ sort keys %{ $t->http('GET', "/api/chat/$sid/model")
                             ->{json}{models} } ],
           [qw(mock other third)], 'without agent_models: every model');
+unlike($t->slurp('error.log'), qr/client gone/,
+       'a refused message is not logged as a client gone');
 
 $t->stop;
 
