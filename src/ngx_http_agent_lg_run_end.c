@@ -187,12 +187,7 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "__error__");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "error");
-        ngx_http_agent_json_str(j, ev->code);
-        ngx_http_agent_json_key(j, "message");
-        ngx_http_agent_json_str(j, ev->text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_lg_error(j, ev->code, ev->text);
         ngx_http_agent_json_end(j);
 
     } else if (turn->interrupted) {

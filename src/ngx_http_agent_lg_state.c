@@ -166,6 +166,21 @@ ngx_http_agent_lg_value(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
 }
 
 
+/* a run's error as LangGraph's clients read it: {"error", "message"} */
+
+void
+ngx_http_agent_lg_error(ngx_http_agent_json_t *j, ngx_str_t *code,
+    ngx_str_t *message)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "error");
+    ngx_http_agent_json_str(j, code);
+    ngx_http_agent_json_key(j, "message");
+    ngx_http_agent_json_str(j, message);
+    ngx_http_agent_json_end(j);
+}
+
+
 /* our {"node", "value"} as LangGraph's [{"value", "id"}]; none: [] */
 
 void

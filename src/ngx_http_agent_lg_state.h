@@ -26,6 +26,8 @@ void ngx_http_agent_lg_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_str_t *thread_id);
 void ngx_http_agent_lg_update(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_str_t *thread_id);
+void ngx_http_agent_lg_error(ngx_http_agent_json_t *j, ngx_str_t *code,
+    ngx_str_t *message);
 void ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json);
 ngx_int_t ngx_http_agent_lg_interrupt_of(ngx_http_agent_run_t *run,
     ngx_str_t *json);

@@ -209,12 +209,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_ERROR:
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "error");
-        ngx_http_agent_json_str(j, ev->code);
-        ngx_http_agent_json_key(j, "message");
-        ngx_http_agent_json_str(j, ev->text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_lg_error(j, ev->code, ev->text);
 
         if (ngx_http_agent_lg_send(s, j, "error", 1) != NGX_OK) {
             return NGX_ERROR;
