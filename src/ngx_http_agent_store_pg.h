@@ -76,6 +76,9 @@ typedef struct ngx_http_agent_pg_query_s  ngx_http_agent_pg_query_t;
 typedef ngx_int_t (*ngx_http_agent_pg_decode_pt)(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 
+/* a write that wanted no answer failed: what to do about it */
+typedef void (*ngx_http_agent_pg_failed_pt)(ngx_http_agent_pg_query_t *q);
+
 struct ngx_http_agent_pg_query_s {
     ngx_queue_t                    queue;
     ngx_pool_t                    *pool;      /* its own, until its end */
@@ -84,6 +87,7 @@ struct ngx_http_agent_pg_query_s {
     ngx_uint_t                     slot;
     ngx_uint_t                     stmt;
     ngx_http_agent_pg_decode_pt    decode;
+    ngx_http_agent_pg_failed_pt    failed;
     void                          *data;      /* the decoder's */
     int                            nparams;
     char                          *values[NGX_HTTP_AGENT_PG_PARAMS];

@@ -81,6 +81,10 @@ ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q, ngx_int_t rc,
             q->report->failed = rc;
         }
 
+        if (rc != NGX_OK && q->failed) {
+            q->failed(q);
+        }
+
         ngx_destroy_pool(q->pool);
         return rc;
     }

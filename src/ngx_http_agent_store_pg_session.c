@@ -19,6 +19,9 @@
  */
 
 
+static ngx_int_t ngx_http_agent_pg_unlock_ask(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id);
+static void ngx_http_agent_pg_unlock_failed(ngx_http_agent_pg_query_t *q);
 static ngx_int_t ngx_http_agent_pg_unlock_send(ngx_str_t *id,
     ngx_str_t *run_id);
 
@@ -441,8 +444,7 @@ ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
      * no answer
      */
 
-    rc = ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "ss", id,
-                               run_id);
+    rc = ngx_http_agent_pg_unlock_ask(sc, id, run_id);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
@@ -462,6 +464,49 @@ done:
 }
 
 
+static ngx_int_t
+ngx_http_agent_pg_unlock_ask(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_str_t *run_id)
+{
+    ngx_http_agent_pg_query_t  *q;
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_pg_param(q, id) != NGX_OK
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK)
+    {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    /* one that wants no answer, lost with its connection: sent again */
+    q->failed = ngx_http_agent_pg_unlock_failed;
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static void
+ngx_http_agent_pg_unlock_failed(ngx_http_agent_pg_query_t *q)
+{
+    ngx_str_t  id, run_id;
+
+    /* the parameters, as sent */
+
+    id.data = (u_char *) q->values[0];
+    id.len = q->lengths[0];
+    run_id.data = (u_char *) q->values[1];
+    run_id.len = q->lengths[1];
+
+    ngx_http_agent_store_unlock_later(&id, &run_id,
+                                      ngx_http_agent_pg_unlock_send,
+                                      ngx_http_agent_pg_log);
+}
+
+
 /* an unlock sent again, on a call of the worker's: NGX_OK, it is on its way */
 
 static ngx_int_t
@@ -476,8 +521,7 @@ ngx_http_agent_pg_unlock_send(ngx_str_t *id, ngx_str_t *run_id)
                                    NULL);
     sc->key = *id;
 
-    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_UNLOCK, NULL, "!ss",
-                                 id, run_id);
+    return ngx_http_agent_pg_unlock_ask(sc, id, run_id);
 }
 
 

@@ -378,6 +378,44 @@ like($d->slurp('error.log'),
      qr/session "\Q$s7\E" could not be unlocked, trying again/,
      'the failed unlock logged');
 
+# an unlock lost with its connection (a client gone mid-turn, the server's
+# backend cut while the unlock runs: a trigger makes it sleep) is sent
+# again on a new one: the session is free long before its lease
+AgentTest::pg_query($db, q{CREATE FUNCTION slow_unlock() RETURNS trigger
+    LANGUAGE plpgsql AS $$ BEGIN IF OLD.run_id IS NOT NULL
+    AND NEW.run_id IS NULL THEN PERFORM pg_sleep(1); END IF;
+    RETURN NEW; END $$;
+    CREATE TRIGGER slow_unlock BEFORE UPDATE ON sessions FOR EACH ROW
+    EXECUTE FUNCTION slow_unlock()});
+my $s8 = $d->session;
+$pid = fork() // die;
+if ($pid == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    $d->turn($s8, 'slow and left');
+    POSIX::_exit(0);
+}
+sleep 1;
+kill 'TERM', $pid;
+waitpid($pid, 0);
+my $unlock = "state = 'active' AND query LIKE 'UPDATE sessions SET run_id "
+             . "= NULL%'";
+ok(AgentTest::wait_for(sub {
+       AgentTest::pg_query($db, "SELECT COUNT(*) FROM pg_stat_activity "
+                                . "WHERE $unlock") > 0 }, 10),
+   'the client gone, its unlock runs');
+AgentTest::pg_query($db, "SELECT pg_terminate_backend(pid) FROM "
+                         . "pg_stat_activity WHERE $unlock");
+$t0 = time;
+ok(AgentTest::wait_for(sub {
+       ($d->turn($s8, 'after the lost unlock')->{types}[-1] // '') eq 'end' },
+       20), 'the session is let go on a new connection');
+$took = time - $t0;
+ok($took < 30, sprintf('long before its lease: %.1f s', $took));
+like($d->slurp('error.log'),
+     qr/session "\Q$s8\E" could not be unlocked, trying again/,
+     'the lost unlock logged');
+AgentTest::pg_query($db, 'DROP TRIGGER slow_unlock ON sessions');
+
 $_->stop for @h, $d;
 $_->check_log for @h, $d;
 done_testing;
