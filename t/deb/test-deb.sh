@@ -36,6 +36,8 @@ grep -q "load_module modules/ngx_http_agent_module.so;" "$enabled" \
     || fail "$enabled does not load the module"
 [ -f /usr/share/nginx-agent/examples/agent-site.conf ] || fail "no example site"
 [ -f /usr/share/nginx-agent/prompts/react_system.md ] || fail "no prompts"
+[ -x /usr/share/nginx-agent/agent-sqlite-to-pg ] \
+    || fail "no agent-sqlite-to-pg"
 echo "test-deb: installed, enabled by $enabled"
 
 # the scripted model, and the example site pointed at it and at a temp dir

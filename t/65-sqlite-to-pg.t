@@ -1,0 +1,144 @@
+#!/usr/bin/perl
+# conf/agent-sqlite-to-pg: a store on SQLite moved to PostgreSQL.  nginx
+# serves conversations (a title with quotes and a line break, empty and
+# NULL values, tool calls, an upload, a LangGraph run) from its SQLite
+# file; the script copies them into a PostgreSQL database that nginx made
+# the schema of; nginx on PostgreSQL then answers the same sessions,
+# messages, state, history and runs, continues a conversation (the SQL
+# tool reads the upload, also when this host has to fetch it from the
+# store), and new rows come after the copied ones.  A second copy into the
+# same database is refused, and so is a database without the schema.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+BEGIN {
+    # make test: a cluster of its own for this file
+    unless ($ENV{AGENT_PG}) {
+        exec "$FindBin::Bin/pg/run", $^X, $0;
+        die "t/pg/run: $!";
+    }
+}
+
+use AgentTest;
+
+my $script = AgentTest->root . '/conf/agent-sqlite-to-pg';
+
+sub script {
+    my ($req) = @_;
+    my $last = $req->{messages}[-1];
+    return { text => "sum: $last->{content}" } if $last->{role} eq 'tool';
+    my $q = AgentTest::last_user($req);
+    return { tools => [[ 'c1', 'execute_sql_query',
+                         '{"query":"SELECT SUM(n) FROM csv_data"}' ]] }
+        if $q =~ /^sum/;
+    my $users = grep { $_->{role} eq 'user' } @{ $req->{messages} };
+    return { text => "turn $users: $q" };
+}
+
+my $t = AgentTest->new;
+$t->mock(\&script);
+my $conf = $t->conf;
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+        $1};
+
+# --- on SQLite ---------------------------------------------------------------
+
+{
+    local $ENV{AGENT_PG};
+    $t->run($conf);
+}
+
+my $title = qq{It's "quoted"\nand on two lines};
+my $sa = $t->session(title => $title, metadata => { k => 'v', e => '' });
+my $sb = $t->session(title => '');
+is($t->http('POST', "/api/sessions/$sa/resources?name=n.csv",
+            "n\n1\n2\n3\n", 'Content-Type' => 'text/csv')->{status}, 201,
+   'a CSV uploaded');
+is($t->turn($sa, 'hello')->{types}[-1], 'end', 'a first turn');
+like($t->turn($sa, 'sum it')->{events}[-1]{full_response}, qr/\[\[6\]\]/,
+     'a turn with a tool call on the upload');
+
+my $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+my $run = $t->http('POST', "/lg/threads/$th/runs/wait",
+                   { assistant_id => 'react', input => { messages => [
+                       { role => 'user', content => 'from the API' } ] } });
+is($run->{status}, 200, 'a LangGraph run') or diag $run->{content};
+
+sub snapshot {
+    my %s;
+    $s{list} = $t->http('GET', '/api/sessions/')->{json};
+    for my $id ($sa, $sb, $th) {
+        $s{$id}{messages} = $t->http('GET', "/api/sessions/$id/messages"
+                                            . '?include_tools=1')->{json};
+        $s{$id}{state} = $t->http('GET', "/api/sessions/$id/state")->{json};
+        $s{$id}{history} = $t->http('GET', "/api/sessions/$id/history")->{json};
+        $s{$id}{session} = $t->http('GET', "/api/sessions/$id")->{json};
+    }
+    $s{runs} = $t->http('GET', "/lg/threads/$th/runs")->{json};
+    return \%s;
+}
+
+my $before = snapshot();
+is(scalar @{ $before->{$sa}{messages}{messages} }, 6,
+   'six messages stored (two with tool traffic)');
+$t->stop;
+
+# --- the copy ----------------------------------------------------------------
+
+my $db = $t->dir . '/agent.db';
+my $name = 'moved' . $$;
+AgentTest::pg_query('postgres', "CREATE DATABASE $name");
+my $url = "$ENV{AGENT_PG}/$name";
+
+my $out = `$script $db $url 2>&1`;
+isnt($? >> 8, 0, 'a database without the schema: refused');
+like($out, qr/start nginx once with this URL/, 'saying what to do');
+
+(my $pgconf = $conf) =~ s{agent_checkpoint_db \S+;}
+                         {agent_checkpoint_db $url;};
+$t->run($pgconf);
+$t->stop;
+
+$out = `$script $db $url 2>&1`;
+is($? >> 8, 0, 'copied') or diag $out;
+like($out, qr/copied 3 sessions, \d+ messages, \d+ checkpoints, 1 files, 1 runs/,
+     'and says what');
+is(AgentTest::pg_query($name, 'SELECT count(*) FROM blobs'), 1,
+   'the upload\'s file stored once');
+
+$out = `$script $db $url 2>&1`;
+isnt($? >> 8, 0, 'a second copy into it: refused');
+like($out, qr/has 3 sessions already/, 'saying why');
+
+# --- on PostgreSQL -----------------------------------------------------------
+
+$t->run($pgconf);
+my $after = snapshot();
+is_deeply($after, $before,
+          'sessions, messages, state, history and runs as they were');
+is($after->{$sa}{session}{title}, $title, 'the title whole');
+
+# the host's own copy of the upload is gone: fetched from the store
+unlink glob($t->dir . '/resources/*');
+my $r = $t->turn($sa, 'sum again');
+like($r->{events}[-1]{full_response}, qr/\[\[6\]\]/,
+     'the SQL tool reads the upload, fetched from the store');
+like($t->slurp('error.log'), qr/fetched from the store/,
+     'the fetch logged');
+is($t->turn($sa, 'and on')->{events}[-1]{full_response}, 'turn 4: and on',
+   'the conversation goes on with its history');
+my $sc = $t->session(title => 'after the move');
+is($t->http('GET', '/api/sessions/')->{json}{sessions}[0]{id}, $sc,
+   'a new session is listed first');
+is(AgentTest::pg_query($name, "SELECT count(*) FROM messages WHERE "
+       . "session_id = '$sa' AND id > (SELECT max(id) FROM messages "
+       . "WHERE session_id = '$th')"), 6,
+   'new messages come after the copied ones');
+
+$t->stop;
+$t->check_log;
+done_testing;
