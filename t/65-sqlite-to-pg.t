@@ -140,5 +140,24 @@ is(AgentTest::pg_query($name, "SELECT count(*) FROM messages WHERE "
    'new messages come after the copied ones');
 
 $t->stop;
+
+# a row PostgreSQL does not take (text that is not UTF-8): nothing copied
+my $bad = $t->dir . '/bad.db';
+system('cp', $db, $bad) == 0 or die;
+system('sqlite3', $bad, "UPDATE messages SET content = CAST(X'ff' AS TEXT) "
+                        . "WHERE id = (SELECT max(id) FROM messages)") == 0
+    or die;
+my $name2 = 'moved' . $$ . 'b';
+AgentTest::pg_query('postgres', "CREATE DATABASE $name2");
+(my $conf2 = $conf) =~ s{agent_checkpoint_db \S+;}
+                        {agent_checkpoint_db $ENV{AGENT_PG}/$name2;};
+$t->run($conf2);
+$t->stop;
+$out = `$script $bad $ENV{AGENT_PG}/$name2 2>&1`;
+isnt($? >> 8, 0, 'a row that is not UTF-8: refused');
+like($out, qr/nothing copied/, 'saying nothing was copied');
+is(AgentTest::pg_query($name2, 'SELECT count(*) FROM sessions'), 0,
+   'and nothing was');
+
 $t->check_log;
 done_testing;
