@@ -539,17 +539,19 @@ ngx_http_agent_turn_cleanup(void *data)
                                     &turn->graph->name, "cancelled", 1);
     }
 
+    /* before the calls are cancelled: its failure is then told to no one */
+
+    if (turn->locked) {
+        (void) ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
+                                           &turn->run_id);
+        turn->locked = 0;
+    }
+
     /* answers still to come are not the turn's any more; writes go on */
     ngx_http_agent_store_cancel(&turn->sc);
     ngx_http_agent_store_cancel(&turn->lease_sc);
     ngx_http_agent_store_cancel(&turn->bsc);
     ngx_http_agent_store_cancel(&turn->wsc);
-
-    if (turn->locked) {
-        ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
-                                    &turn->run_id);
-        turn->locked = 0;
-    }
 
     if (turn->lease.timer_set) {
         ngx_del_timer(&turn->lease);
