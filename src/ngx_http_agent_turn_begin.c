@@ -110,7 +110,7 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 static ngx_int_t
 ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
 {
-    ngx_int_t            rc;
+    ngx_int_t            rc, rc2;
     ngx_array_t         *resources;
     ngx_http_request_t  *r;
 
@@ -170,15 +170,17 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
          * free on any worker or host
          */
 
-        if (turn->locked
-            && ngx_http_agent_store_unlock(&turn->sc, &turn->session_id,
-                                           &turn->run_id)
-               == NGX_AGAIN)
-        {
+        rc2 = turn->locked
+              ? ngx_http_agent_store_unlock(&turn->sc, &turn->session_id,
+                                            &turn->run_id)
+              : NGX_OK;
+
+        /* on its way: not sent again by the cleanup of a client gone */
+        turn->locked = 0;
+
+        if (rc2 == NGX_AGAIN) {
             return NGX_AGAIN;
         }
-
-        turn->locked = 0;
 
         return ngx_http_agent_release(r, rc);
     }

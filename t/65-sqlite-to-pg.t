@@ -6,8 +6,10 @@
 # the schema of; nginx on PostgreSQL then answers the same sessions,
 # messages, state, history and runs, continues a conversation (the SQL
 # tool reads the upload, also when this host has to fetch it from the
-# store), and new rows come after the copied ones.  A second copy into the
-# same database is refused, and so is a database without the schema.
+# store), and new rows come after the copied ones.  Text with a NUL and a
+# byte that is not UTF-8 is copied with U+FFFD.  A second copy into the
+# same database is refused, and so is a database without the schema; a
+# row the database refuses copies nothing.
 
 use strict;
 use warnings;
@@ -141,23 +143,40 @@ is(AgentTest::pg_query($name, "SELECT count(*) FROM messages WHERE "
 
 $t->stop;
 
-# a row PostgreSQL does not take (text that is not UTF-8): nothing copied
+# text PostgreSQL does not take (bytes that are not UTF-8, a NUL) copied
+# with U+FFFD in their place, as the PostgreSQL store writes it; a row
+# refused (a constraint added here) copies nothing at all
 my $bad = $t->dir . '/bad.db';
 system('cp', $db, $bad) == 0 or die;
-system('sqlite3', $bad, "UPDATE messages SET content = CAST(X'ff' AS TEXT) "
-                        . "WHERE id = (SELECT max(id) FROM messages)") == 0
-    or die;
-my $name2 = 'moved' . $$ . 'b';
-AgentTest::pg_query('postgres', "CREATE DATABASE $name2");
-(my $conf2 = $conf) =~ s{agent_checkpoint_db \S+;}
-                        {agent_checkpoint_db $ENV{AGENT_PG}/$name2;};
-$t->run($conf2);
-$t->stop;
-$out = `$script $bad $ENV{AGENT_PG}/$name2 2>&1`;
-isnt($? >> 8, 0, 'a row that is not UTF-8: refused');
-like($out, qr/nothing copied/, 'saying nothing was copied');
-is(AgentTest::pg_query($name2, 'SELECT count(*) FROM sessions'), 0,
-   'and nothing was');
+system('sqlite3', $bad, "UPDATE messages SET content = 'A' || char(0) "
+       . "|| 'B' || CAST(X'ff' AS TEXT) || 'C' WHERE id = (SELECT max(id) "
+       . "FROM messages WHERE session_id = '$sa')") == 0 or die;
+for my $n (qw(b c)) {
+    my $name2 = "moved" . $$ . $n;
+    AgentTest::pg_query('postgres', "CREATE DATABASE $name2");
+    (my $conf2 = $conf) =~ s{agent_checkpoint_db \S+;}
+                            {agent_checkpoint_db $ENV{AGENT_PG}/$name2;};
+    $t->run($conf2);
+    $t->stop;
+    if ($n eq 'b') {
+        $out = `$script $bad $ENV{AGENT_PG}/$name2 2>&1`;
+        is($? >> 8, 0, 'text that is not UTF-8, with a NUL: copied')
+            or diag $out;
+        is(AgentTest::pg_query($name2, "SELECT content FROM messages WHERE "
+               . "session_id = '$sa' ORDER BY seq DESC LIMIT 1"),
+           "A\x{FFFD}B\x{FFFD}C" =~ s/(.)/$1/gr
+               =~ s/\x{FFFD}/\xef\xbf\xbd/gr,
+           'with U+FFFD in place of the NUL and the bad byte');
+        next;
+    }
+    AgentTest::pg_query($name2, "ALTER TABLE runs ADD CHECK "
+                                . "(status <> 'success')");
+    $out = `$script $db $ENV{AGENT_PG}/$name2 2>&1`;
+    isnt($? >> 8, 0, 'a row refused by the database: an error');
+    like($out, qr/nothing copied/, 'saying nothing was copied');
+    is(AgentTest::pg_query($name2, 'SELECT count(*) FROM sessions'), 0,
+       'and nothing was');
+}
 
 $t->check_log;
 done_testing;
