@@ -89,13 +89,7 @@ is($t->stream("/both/$sid/message",
 # On PostgreSQL the unlock is made slow (a trigger that sleeps), so that
 # an answer sent before it is seen each time.
 {
-    my $db = $t->dir . '/agent.db';
-    $t->sqlite($db, q{CREATE FUNCTION slow_unlock() RETURNS trigger
-        LANGUAGE plpgsql AS $$ BEGIN IF OLD.run_id IS NOT NULL
-        AND NEW.run_id IS NULL THEN PERFORM pg_sleep(0.2); END IF;
-        RETURN NEW; END $$;
-        CREATE TRIGGER slow_unlock BEFORE UPDATE ON sessions FOR EACH ROW
-        EXECUTE FUNCTION slow_unlock()}) if $ENV{AGENT_PG};
+    $t->slow_unlock(0.2);
     my @got;
     for (1 .. 4) {
         my $r = $t->stream("/both/$sid/message",
@@ -107,8 +101,7 @@ is($t->stream("/both/$sid/message",
     }
     is("@got", '400 end 400 end 400 end 400 end',
        'a refused message lets the lease go before it is answered');
-    $t->sqlite($db, 'DROP TRIGGER slow_unlock ON sessions')
-        if $ENV{AGENT_PG};
+    $t->slow_unlock(0);
 }
 
 # the session's model set elsewhere is not used where it is not allowed

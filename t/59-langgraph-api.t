@@ -345,13 +345,7 @@ is($o->{bad_update}{error}{status}, 422, 'an unknown channel: 422');
 # let go: a run at once, on any worker, is not refused with 409 (on
 # PostgreSQL the unlock is made slow by a trigger that sleeps)
 {
-    my $db = $t->dir . '/agent.db';
-    $t->sqlite($db, q{CREATE FUNCTION slow_unlock() RETURNS trigger
-        LANGUAGE plpgsql AS $$ BEGIN IF OLD.run_id IS NOT NULL
-        AND NEW.run_id IS NULL THEN PERFORM pg_sleep(0.2); END IF;
-        RETURN NEW; END $$;
-        CREATE TRIGGER slow_unlock BEFORE UPDATE ON sessions FOR EACH ROW
-        EXECUTE FUNCTION slow_unlock()}) if $ENV{AGENT_PG};
+    $t->slow_unlock(0.2);
     my $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
     my $in = { messages => [ { role => 'user', content => 'hi' } ] };
     my @got = ($t->http('POST', "/lg/threads/$th/runs/wait",
@@ -365,8 +359,7 @@ is($o->{bad_update}{error}{status}, 422, 'an unknown channel: 422');
     }
     is("@got", '200 422 200 422 200 422 200 422 200',
        'a refused update lets the lease go before it is answered');
-    $t->sqlite($db, 'DROP TRIGGER slow_unlock ON sessions')
-        if $ENV{AGENT_PG};
+    $t->slow_unlock(0);
 }
 
 # 6. a resumable run outlives its client and is joined from the other

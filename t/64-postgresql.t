@@ -381,12 +381,7 @@ like($d->slurp('error.log'),
 # an unlock lost with its connection (a client gone mid-turn, the server's
 # backend cut while the unlock runs: a trigger makes it sleep) is sent
 # again on a new one: the session is free long before its lease
-AgentTest::pg_query($db, q{CREATE FUNCTION slow_unlock() RETURNS trigger
-    LANGUAGE plpgsql AS $$ BEGIN IF OLD.run_id IS NOT NULL
-    AND NEW.run_id IS NULL THEN PERFORM pg_sleep(1); END IF;
-    RETURN NEW; END $$;
-    CREATE TRIGGER slow_unlock BEFORE UPDATE ON sessions FOR EACH ROW
-    EXECUTE FUNCTION slow_unlock()});
+$d->slow_unlock(1, $db);
 my $s8 = $d->session;
 $pid = fork() // die;
 if ($pid == 0) {
@@ -414,7 +409,7 @@ ok($took < 30, sprintf('long before its lease: %.1f s', $took));
 like($d->slurp('error.log'),
      qr/session "\Q$s8\E" could not be unlocked, trying again/,
      'the lost unlock logged');
-AgentTest::pg_query($db, 'DROP TRIGGER slow_unlock ON sessions');
+$d->slow_unlock(0, $db);
 
 $_->stop for @h, $d;
 $_->check_log for @h, $d;

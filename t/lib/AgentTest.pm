@@ -565,6 +565,22 @@ sub pg_url {
     return "$ENV{AGENT_PG}/$name";
 }
 
+# make test-pg: the store's unlock made slow (a trigger that sleeps when a
+# session's lease is let go), so that an answer sent before it is seen;
+# 0 takes the trigger away.  $db: a database's name, else this test's store
+sub slow_unlock {
+    my ($self, $secs, $db) = @_;
+    return unless $ENV{AGENT_PG};
+    $db //= pg_name($self->{dir} . '/agent.db');
+    return pg_query($db, 'DROP TRIGGER slow_unlock ON sessions') unless $secs;
+    return pg_query($db, qq{CREATE OR REPLACE FUNCTION slow_unlock()
+        RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN
+        IF OLD.run_id IS NOT NULL AND NEW.run_id IS NULL THEN
+        PERFORM pg_sleep($secs); END IF; RETURN NEW; END \$\$;
+        CREATE TRIGGER slow_unlock BEFORE UPDATE ON sessions FOR EACH ROW
+        EXECUTE FUNCTION slow_unlock()});
+}
+
 sub pg_query {
     my ($name, $sql) = @_;
     open my $fh, '-|', 'psql', '-X', '-q', '-At', '-d', "$ENV{AGENT_PG}/$name",
