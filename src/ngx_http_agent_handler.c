@@ -457,6 +457,16 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                                             &ctx->id);
             }
 
+            /* not deleted: the session is let go, then the answer */
+
+            if (rc != NGX_OK
+                && ngx_http_agent_store_unlock(&ctx->store, &ctx->id,
+                                               &run_id)
+                   == NGX_AGAIN)
+            {
+                return NGX_AGAIN;
+            }
+
             if (rc != NGX_OK) {
                 return ngx_http_agent_error(r,
                                             NGX_HTTP_INTERNAL_SERVER_ERROR,

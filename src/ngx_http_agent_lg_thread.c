@@ -188,6 +188,14 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                 return NGX_AGAIN;
             }
 
+            if (rc != NGX_OK
+                && ngx_http_agent_store_unlock(ngx_http_agent_sc(r),
+                                               &req->thread_id, &run_id)
+                   == NGX_AGAIN)
+            {
+                return NGX_AGAIN;
+            }
+
             if (rc != NGX_OK) {
                 return ngx_http_agent_error(r,
                                             NGX_HTTP_INTERNAL_SERVER_ERROR,

@@ -411,6 +411,19 @@ like($d->slurp('error.log'),
      'the lost unlock logged');
 $d->slow_unlock(0, $db);
 
+# a DELETE that fails lets its session go before it answers 500: a turn
+# at once is served, not refused for a lease nobody holds (60 s here)
+my $s9 = $d->session;
+AgentTest::pg_query($db, q{CREATE FUNCTION no_delete() RETURNS trigger
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'not now'; END $$;
+    CREATE TRIGGER no_delete BEFORE DELETE ON sessions FOR EACH ROW
+    EXECUTE FUNCTION no_delete()});
+is($d->http('DELETE', "/api/sessions/$s9")->{status}, 500,
+   'a DELETE that fails: 500');
+AgentTest::pg_query($db, 'DROP TRIGGER no_delete ON sessions');
+is($d->turn($s9, 'after the failed delete')->{types}[-1], 'end',
+   'its session let go: a turn at once is served');
+
 $_->stop for @h, $d;
 $_->check_log for @h, $d;
 done_testing;
