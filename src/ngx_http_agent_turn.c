@@ -42,6 +42,8 @@ static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_uint_t start);
 static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
     ngx_str_t *text);
+static void ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
 static void ngx_http_agent_turn_cleanup(void *data);
 
 
@@ -347,10 +349,6 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
-    ngx_http_agent_event_t  *ev, iev;
-
-    ev = &turn->end;
-
     ngx_http_agent_turn_exit_remove(&turn->queue);
     ngx_http_agent_limit_release(turn->env.limits);
 
@@ -358,11 +356,46 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ngx_del_timer(&turn->timeout);
     }
 
+    /*
+     * a turn that did not let the session go with its last step (an
+     * error, an interrupt): the end event follows the unlock, so that a
+     * next message, on any worker or host, finds the session free
+     */
+
     if (turn->locked) {
-        ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
-                                    &turn->run_id);
         turn->locked = 0;
+        turn->done_rc = rc;
+
+        if (ngx_http_agent_store_unlock(&turn->usc, &turn->session_id,
+                                        &turn->run_id)
+            == NGX_AGAIN)
+        {
+            return;
+        }
     }
+
+    ngx_http_agent_turn_ended(turn, rc);
+}
+
+
+void
+ngx_http_agent_turn_unlocked(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_turn_t *turn = sc->data;
+
+    ngx_http_agent_store_call_reset(sc);
+    ngx_http_agent_turn_ended(turn, turn->done_rc);
+}
+
+
+static void
+ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
+{
+    ngx_http_agent_run_t    *run;
+    ngx_http_agent_event_t  *ev, iev;
+
+    run = turn->run;
+    ev = &turn->end;
 
     if (rc == NGX_HTTP_AGENT_INTERRUPT) {
         ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
@@ -552,6 +585,7 @@ ngx_http_agent_turn_cleanup(void *data)
     ngx_http_agent_store_cancel(&turn->lease_sc);
     ngx_http_agent_store_cancel(&turn->bsc);
     ngx_http_agent_store_cancel(&turn->wsc);
+    ngx_http_agent_store_cancel(&turn->usc);
 
     if (turn->lease.timer_set) {
         ngx_del_timer(&turn->lease);

@@ -78,6 +78,7 @@ struct ngx_http_agent_turn_s {
     ngx_http_agent_store_call_t     lease_sc;
     ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
     ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
+    ngx_http_agent_store_call_t     usc;       /* the unlock at the end */
     ngx_array_t                    *files;     /* read with the lease */
     ngx_event_t                     lease;
     ngx_event_t                     timeout;   /* agent_turn_timeout */
@@ -86,6 +87,7 @@ struct ngx_http_agent_turn_s {
     ngx_http_agent_event_t          end;       /* the last event */
     ngx_str_t                       end_text;
     ngx_str_t                       end_code;
+    ngx_int_t                       done_rc;   /* kept while it unlocks */
     unsigned                        locked:1;
     unsigned                        json:1;    /* one answer, no stream */
     unsigned                        interrupted:1;
@@ -115,6 +117,7 @@ extern ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers;
 void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
 void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_turn_unlocked(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);
 ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,

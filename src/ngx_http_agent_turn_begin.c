@@ -82,6 +82,8 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                    NULL, turn);
     ngx_http_agent_store_call_init(&turn->bsc, r->pool, r->connection->log,
                                    NULL, turn);
+    ngx_http_agent_store_call_init(&turn->usc, r->pool, r->connection->log,
+                                   ngx_http_agent_turn_unlocked, turn);
 
     turn->sc.key = turn->session_id;
 #if (NGX_THREADS)
@@ -90,6 +92,7 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     turn->lease_sc.key = turn->session_id;
     turn->wsc.key = turn->session_id;
     turn->bsc.key = turn->session_id;
+    turn->usc.key = turn->session_id;
 
     rc = ngx_http_agent_turn_prepare(turn);
 
