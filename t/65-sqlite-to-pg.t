@@ -148,7 +148,8 @@ $t->stop;
 # with U+FFFD in their place, as the PostgreSQL store writes it; a row
 # refused (a constraint added here) copies nothing at all
 my $bad = $t->dir . '/bad.db';
-system('cp', $db, $bad) == 0 or die;
+# a copy with what the WAL holds too
+system('sqlite3', $db, ".backup '$bad'") == 0 or die;
 system('sqlite3', $bad, "UPDATE messages SET content = 'A' || char(0) "
        . "|| 'B' || CAST(X'ff' AS TEXT) || 'C' WHERE id = (SELECT max(id) "
        . "FROM messages WHERE session_id = '$sa')") == 0 or die;
