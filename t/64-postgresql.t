@@ -52,25 +52,12 @@ my $db = 'hosts';
 AgentTest::pg_query('postgres', "CREATE DATABASE $db");
 my $url = "$ENV{AGENT_PG}/$db";
 
-sub script {
-    my ($req) = @_;
-    my $last = $req->{messages}[-1];
-    return { text => "sum: $last->{content}" } if $last->{role} eq 'tool';
-    my $q = AgentTest::last_user($req);
-    return { tools => [[ 'c1', 'execute_sql_query',
-                         '{"query":"SELECT SUM(n) FROM csv_data"}' ]] }
-        if $q =~ /^sum/;
-    my $users = grep { $_->{role} eq 'user' } @{ $req->{messages} };
-    return { text => join(' ', map { "w$_" } 1 .. 8), delay => 0.5 }
-        if $q =~ /^slow/;
-    return { text => "turn $users: $q" };
-}
 
 # three hosts on the one database
 my @h;
 for my $i (0 .. 2) {
     my $t = AgentTest->new;
-    $t->mock(\&script);
+    $t->mock(\&AgentTest::sum_script);
     # host 2 imports uploads on its event loop, the others on a thread pool
     my $conf = $t->conf(location => 'agent_turn_lease 4s;',
                         http => $i == 2 ? 'agent_sql_thread_pool off;' : '');
@@ -261,7 +248,7 @@ ok(AgentTest::wait_for(sub {
 # unreachable when nginx starts
 ok(pg_ctl('stop'), 'PostgreSQL stopped');
 my $d = AgentTest->new;
-$d->mock(\&script);
+$d->mock(\&AgentTest::sum_script);
 my $dconf = $d->conf;
 $dconf =~ s{agent_checkpoint_db \S+;}{agent_checkpoint_db $url;};
 $d->run($dconf);
@@ -368,15 +355,19 @@ sleep 1;
 ok(pg_ctl('stop'), 'PostgreSQL stopped mid-turn, a long lease');
 waitpid($pid, 0);
 ok(pg_ctl('start'), 'and started again');
-$t0 = time;
-ok(AgentTest::wait_for(sub {
-       ($d->turn($s7, 'after the unlock')->{types}[-1] // '') eq 'end' }, 20),
-   'the session is let go once the server is back');
-$took = time - $t0;
-ok($took < 30, sprintf('long before its lease: %.1f s', $took));
-like($d->slurp('error.log'),
-     qr/session "\Q$s7\E" could not be unlocked, trying again/,
-     'the failed unlock logged');
+# the session let go long before its lease, the unlock's retry logged
+sub let_go {
+    my ($sid, $what) = @_;
+    my $t0 = time;
+    ok(AgentTest::wait_for(sub {
+           ($d->turn($sid, 'after it')->{types}[-1] // '') eq 'end' }, 20),
+       "the session is let go $what");
+    ok(time - $t0 < 30, sprintf('long before its lease: %.1f s', time - $t0));
+    like($d->slurp('error.log'),
+         qr/session "\Q$sid\E" could not be unlocked, trying again/,
+         'the unlock\'s retry logged');
+}
+let_go($s7, 'once the server is back');
 
 # an unlock lost with its connection (a client gone mid-turn, the server's
 # backend cut while the unlock runs: a trigger makes it sleep) is sent
@@ -400,15 +391,7 @@ ok(AgentTest::wait_for(sub {
    'the client gone, its unlock runs');
 AgentTest::pg_query($db, "SELECT pg_terminate_backend(pid) FROM "
                          . "pg_stat_activity WHERE $unlock");
-$t0 = time;
-ok(AgentTest::wait_for(sub {
-       ($d->turn($s8, 'after the lost unlock')->{types}[-1] // '') eq 'end' },
-       20), 'the session is let go on a new connection');
-$took = time - $t0;
-ok($took < 30, sprintf('long before its lease: %.1f s', $took));
-like($d->slurp('error.log'),
-     qr/session "\Q$s8\E" could not be unlocked, trying again/,
-     'the lost unlock logged');
+let_go($s8, 'on a new connection');
 $d->slow_unlock(0, $db);
 
 # a DELETE that fails lets its session go before it answers 500: a turn

@@ -29,20 +29,9 @@ use AgentTest;
 
 my $script = AgentTest->root . '/conf/agent-sqlite-to-pg';
 
-sub script {
-    my ($req) = @_;
-    my $last = $req->{messages}[-1];
-    return { text => "sum: $last->{content}" } if $last->{role} eq 'tool';
-    my $q = AgentTest::last_user($req);
-    return { tools => [[ 'c1', 'execute_sql_query',
-                         '{"query":"SELECT SUM(n) FROM csv_data"}' ]] }
-        if $q =~ /^sum/;
-    my $users = grep { $_->{role} eq 'user' } @{ $req->{messages} };
-    return { text => "turn $users: $q" };
-}
 
 my $t = AgentTest->new;
-$t->mock(\&script);
+$t->mock(\&AgentTest::sum_script);
 my $conf = $t->conf;
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
         $1};

@@ -120,6 +120,22 @@ sub last_user {
     return $c;
 }
 
+# t/64 and t/65's mock: "sum" asks the SQL tool for an upload's sum,
+# "slow" streams eight words half a second apart, others say the turn
+sub sum_script {
+    my ($req) = @_;
+    my $last = $req->{messages}[-1];
+    return { text => "sum: $last->{content}" } if $last->{role} eq 'tool';
+    my $q = last_user($req);
+    return { tools => [[ 'c1', 'execute_sql_query',
+                         '{"query":"SELECT SUM(n) FROM csv_data"}' ]] }
+        if $q =~ /^sum/;
+    my $users = grep { $_->{role} eq 'user' } @{ $req->{messages} };
+    return { text => join(' ', map { "w$_" } 1 .. 8), delay => 0.5 }
+        if $q =~ /^slow/;
+    return { text => "turn $users: $q" };
+}
+
 # the usual http block: the module, the mock as the default model
 sub conf {
     my ($self, %o) = @_;
