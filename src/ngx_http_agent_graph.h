@@ -126,6 +126,9 @@ struct ngx_http_agent_kind_s {
     /* runs the tool calls of the last message: calls left for a node
        of any other kind are closed as not run */
     ngx_uint_t                 calls;
+    /* the tools= a node offers its model (the nodes that run the calls
+       run only those), or NULL */
+    ngx_str_t               *(*offers)(void *conf);
 };
 
 

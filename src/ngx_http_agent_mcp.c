@@ -12,6 +12,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_mcp_tool.h"
+#include "ngx_http_agent_toolset.h"
 
 
 /*
@@ -33,6 +34,7 @@
 #define NGX_HTTP_AGENT_MCP_READY     2
 
 #define NGX_HTTP_AGENT_MCP_PAGES     64
+#define NGX_HTTP_AGENT_MCP_TOOLS     128
 
 
 static void ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp,
@@ -51,6 +53,7 @@ static void ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc,
     ngx_int_t rc, long status, ngx_http_agent_mcp_answer_t *a);
 static ngx_int_t ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp,
     yajl_val t, ngx_log_t *log);
+static ngx_uint_t ngx_http_agent_mcp_kept(ngx_array_t *a, ngx_str_t *name);
 static void ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp,
     ngx_log_t *log, const char *what, ngx_str_t *why);
 static void ngx_http_agent_mcp_wake(ngx_http_agent_mcp_t *mcp, ngx_int_t rc);
@@ -71,6 +74,7 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_agent_main_conf_t *amcf = conf;
 
     u_char                *p, *q, *last;
+    ngx_int_t              n;
     ngx_str_t             *value, key, val, *h;
     ngx_uint_t              i;
     ngx_http_agent_mcp_t   *mcp, **slot;
@@ -97,6 +101,10 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return "needs a NAME that no other agent_mcp has";
     }
 
+    if (!ngx_http_agent_tool_name_valid(&value[1])) {
+        return "needs a NAME of A-Z a-z 0-9 _ -: it may prefix tool names";
+    }
+
     /* each its own: nodes and tools keep pointers to it */
 
     slot = ngx_array_push(amcf->mcps);
@@ -110,6 +118,7 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mcp->timeout = 30000;
     mcp->ttl = 300000;
     mcp->max = 1024 * 1024;
+    mcp->max_tools = NGX_HTTP_AGENT_MCP_TOOLS;
 
     mcp->headers = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
     if (mcp->headers == NULL) {
@@ -153,6 +162,15 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             if (mcp->max == (size_t) NGX_ERROR || mcp->max < 1024) {
                 return "has a max_size= that is not a size of 1k or more";
             }
+
+        } else if (key.len == 9 && ngx_strncmp(key.data, "max_tools", 9) == 0)
+        {
+            n = ngx_atoi(val.data, val.len);
+            if (n == NGX_ERROR || n == 0) {
+                return "has a max_tools= that is not a number of 1 or more";
+            }
+
+            mcp->max_tools = n;
 
         } else if (key.len == 7 && ngx_strncmp(key.data, "headers", 7) == 0) {
 
@@ -215,6 +233,40 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     return NGX_CONF_OK;
+}
+
+
+/*
+ * A step binds SERVER.tool (or SERVER.*, tool empty): the worker keeps
+ * only the tools some step binds, so a long list costs no model call
+ */
+
+ngx_int_t
+ngx_http_agent_mcp_keep(ngx_conf_t *cf, ngx_http_agent_mcp_t *mcp,
+    ngx_str_t *tool)
+{
+    ngx_str_t  *name;
+
+    if (tool->len == 0) {
+        mcp->keep_all = 1;
+        return NGX_OK;
+    }
+
+    if (mcp->keep == NULL) {
+        mcp->keep = ngx_array_create(cf->pool, 4, sizeof(ngx_str_t));
+        if (mcp->keep == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    name = ngx_array_push(mcp->keep);
+    if (name == NULL) {
+        return NGX_ERROR;
+    }
+
+    *name = *tool;
+
+    return NGX_OK;
 }
 
 
@@ -596,6 +648,7 @@ ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
         }
 
         peer->pool = pool;
+        peer->size = 0;
         peer->tools = ngx_array_create(pool, 8,
                                        sizeof(ngx_http_agent_tool_t));
         if (peer->tools == NULL) {
@@ -661,9 +714,17 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
     peer = mcp->peer;
 
     if (!YAJL_IS_OBJECT(t)
-        || ngx_http_agent_json_get_str(t, "name", &name) != NGX_OK
-        || name.len == 0 || name.len > 64)
+        || ngx_http_agent_json_get_str(t, "name", &name) != NGX_OK)
     {
+        return NGX_OK;
+    }
+
+    /* providers refuse other names: one would fail every model call */
+
+    if (!ngx_http_agent_tool_name_valid(&name)) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "agent: MCP server \"%V\": a "
+                      "tool name that is not 1 to 64 of A-Z a-z 0-9 _ - "
+                      "is left out", &mcp->name);
         return NGX_OK;
     }
 
@@ -672,10 +733,25 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
         return NGX_OK;
     }
 
-    if (ngx_http_agent_tool_find(NULL, &name)) {
+    if (!mcp->keep_all
+        && (mcp->keep == NULL
+            || !ngx_http_agent_mcp_kept(mcp->keep, &name)))
+    {
+        /* no step binds it */
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_mcp_kept(peer->tools, &name)) {
         ngx_log_error(NGX_LOG_WARN, log, 0, "agent: MCP server \"%V\": the "
-                      "tool \"%V\" has the name of a built-in tool, left "
-                      "out", &mcp->name, &name);
+                      "tool \"%V\" is listed twice, the first kept",
+                      &mcp->name, &name);
+        return NGX_OK;
+    }
+
+    if (peer->tools->nelts >= mcp->max_tools) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "agent: MCP server \"%V\": more "
+                      "than %ui tools (max_tools=), \"%V\" left out",
+                      &mcp->name, mcp->max_tools, &name);
         return NGX_OK;
     }
 
@@ -721,6 +797,16 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
         return NGX_ERROR;
     }
 
+    if (peer->size + tool->definition.len > mcp->max) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "agent: MCP server \"%V\": its "
+                      "tools' definitions pass max_size=%uz, \"%V\" left "
+                      "out", &mcp->name, mcp->max, &name);
+        peer->tools->nelts--;
+        return NGX_OK;
+    }
+
+    peer->size += tool->definition.len;
+
     tool->name.data = ngx_pstrdup(peer->pool, &name);
     if (tool->name.data == NULL) {
         return NGX_ERROR;
@@ -731,6 +817,28 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
     tool->data = mcp;
 
     return NGX_OK;
+}
+
+
+/* a name among the names, or the tools (each begins with its name) */
+
+static ngx_uint_t
+ngx_http_agent_mcp_kept(ngx_array_t *a, ngx_str_t *name)
+{
+    ngx_str_t   *s;
+    ngx_uint_t   i;
+
+    for (i = 0; i < a->nelts; i++) {
+        s = (ngx_str_t *) ((u_char *) a->elts + i * a->size);
+
+        if (s->len == name->len
+            && ngx_strncmp(s->data, name->data, name->len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

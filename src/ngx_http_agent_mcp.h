@@ -49,6 +49,7 @@ typedef struct {
     ngx_queue_t                    waiters;
     int64_t                        id;
     ngx_uint_t                     pages;
+    size_t                         size;       /* of the definitions */
     ngx_str_t                      error;
     ngx_msec_t                     ttl;        /* the server's ttlMs, or 0 */
     unsigned                       stale:1;
@@ -63,13 +64,17 @@ struct ngx_http_agent_mcp_s {
     ngx_array_t                   *headers;    /* "Name: value", NUL-ended */
     ngx_str_t                      key_env;
     ngx_str_t                      filter;     /* tools=a,b; empty: all */
+    ngx_array_t                   *keep;       /* ngx_str_t: the tools
+                                                  steps bind */
     ngx_msec_t                     timeout;
     ngx_msec_t                     ttl;
-    size_t                         max;
+    size_t                         max;        /* an answer, the list */
+    ngx_uint_t                     max_tools;
     ngx_http_agent_mcp_peer_t     *peer;       /* the worker's */
     void                          *tool;       /* ngx_http_agent_tool_t:
                                                   what a call points to,
                                                   whatever list is current */
+    unsigned                       keep_all:1; /* a step binds NAME.* */
 };
 
 
@@ -90,6 +95,8 @@ char *ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 ngx_http_agent_mcp_t *ngx_http_agent_mcp_find(ngx_array_t *mcps,
     ngx_str_t *name);
+ngx_int_t ngx_http_agent_mcp_keep(ngx_conf_t *cf, ngx_http_agent_mcp_t *mcp,
+    ngx_str_t *tool);
 ngx_int_t ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
     ngx_http_agent_mcp_waiter_t *w, ngx_log_t *log);
 void ngx_http_agent_mcp_unwait(ngx_http_agent_mcp_waiter_t *w);

@@ -17,12 +17,14 @@
 
 /*
  * What nodes do with MCP servers: an llm node binds a server's tools with
- * tools=NAME.* or NAME.tool (the model sees their plain names), waits for
- * the server's list before its first call, and offers the tools; a tools
- * node runs a call as tools/call.  The result the model gets is the
- * server's structuredContent when there is one, else its text content
- * (JSON when it parses), images named; isError and a JSON-RPC error are
- * error results; a session the server forgot is started again once.
+ * tools=NAME.* or NAME.tool (the model sees their plain names, or
+ * NAME__tool where another tool has the name: toolset.c), waits for the
+ * server's list before its first call, and offers the tools; a tools node
+ * runs a call as tools/call, to the server that was bound.  The result
+ * the model gets is the server's structuredContent when there is one, else
+ * its text content (JSON when it parses), images named; isError and a
+ * JSON-RPC error are error results; a session the server forgot is started
+ * again once.
  */
 
 
@@ -44,182 +46,6 @@ static ngx_int_t ngx_http_agent_mcp_tool_result(ngx_pool_t *pool,
 static void ngx_http_agent_mcp_tool_finish(ngx_http_agent_mcp_tool_ctx_t *ctx,
     const char *fmt, ngx_str_t *why);
 static void ngx_http_agent_mcp_tool_cancel(ngx_http_agent_tool_call_t *call);
-
-
-/* tools=: the NAME.* and NAME.tool entries, bound to their servers */
-
-ngx_int_t
-ngx_http_agent_mcp_bind(ngx_conf_t *cf, ngx_array_t *mcps, ngx_str_t *list,
-    ngx_array_t **bound)
-{
-    u_char                      *p, *q, *dot, *last;
-    ngx_str_t                    name;
-    ngx_http_agent_mcp_bound_t  *b;
-
-    *bound = NULL;
-    p = list->data;
-    last = list->data + list->len;
-
-    while (p < last) {
-        q = ngx_strlchr(p, last, ',');
-        if (q == NULL) {
-            q = last;
-        }
-
-        dot = ngx_strlchr(p, q, '.');
-
-        if (dot) {
-            name.data = p;
-            name.len = dot - p;
-
-            if (*bound == NULL) {
-                *bound = ngx_array_create(cf->pool, 2,
-                                          sizeof(ngx_http_agent_mcp_bound_t));
-                if (*bound == NULL) {
-                    return NGX_ERROR;
-                }
-            }
-
-            b = ngx_array_push(*bound);
-            if (b == NULL) {
-                return NGX_ERROR;
-            }
-
-            b->mcp = ngx_http_agent_mcp_find(mcps, &name);
-
-            if (b->mcp == NULL) {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: there "
-                                   "is no agent_mcp \"%V\" before this "
-                                   "graph", list, &name);
-                return NGX_ERROR;
-            }
-
-            b->tool.data = dot + 1;
-            b->tool.len = q - dot - 1;
-
-            if (b->tool.len == 1 && b->tool.data[0] == '*') {
-                ngx_str_null(&b->tool);
-            }
-        }
-
-        p = q + 1;
-    }
-
-    return NGX_OK;
-}
-
-
-/* an MCP tool of a ready server, by the plain name the model called */
-
-ngx_http_agent_tool_t *
-ngx_http_agent_mcp_tool_find(ngx_array_t *mcps, ngx_str_t *name)
-{
-    ngx_uint_t                  i, k;
-    ngx_http_agent_tool_t      *t;
-    ngx_http_agent_mcp_t      **mcp;
-    ngx_http_agent_mcp_peer_t  *peer;
-
-    if (mcps == NULL) {
-        return NULL;
-    }
-
-    mcp = mcps->elts;
-
-    for (i = 0; i < mcps->nelts; i++) {
-        peer = mcp[i]->peer;
-
-        if (peer == NULL || peer->tools == NULL) {
-            continue;
-        }
-
-        t = peer->tools->elts;
-
-        for (k = 0; k < peer->tools->nelts; k++) {
-            if (t[k].name.len == name->len
-                && ngx_strncmp(t[k].name.data, name->data, name->len) == 0)
-            {
-                return mcp[i]->tool;
-            }
-        }
-    }
-
-    return NULL;
-}
-
-
-/*
- * The tools a node offers: its built-in ones (a JSON array, from the
- * configuration) and those of its servers, as one array in pool
- */
-
-ngx_int_t
-ngx_http_agent_mcp_tools(ngx_pool_t *pool, ngx_str_t *fixed,
-    ngx_array_t *bound, ngx_str_t *out)
-{
-    u_char                      *p;
-    size_t                       size;
-    ngx_uint_t                   i, k, n;
-    ngx_http_agent_tool_t       *t;
-    ngx_http_agent_mcp_bound_t  *b;
-
-    b = bound->elts;
-    size = fixed->len + 2;
-
-    for (i = 0; i < bound->nelts; i++) {
-        if (b[i].mcp->peer == NULL || b[i].mcp->peer->tools == NULL) {
-            continue;
-        }
-
-        t = b[i].mcp->peer->tools->elts;
-
-        for (k = 0; k < b[i].mcp->peer->tools->nelts; k++) {
-            size += t[k].definition.len + 1;
-        }
-    }
-
-    p = ngx_pnalloc(pool, size);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    out->data = p;
-    *p++ = '[';
-
-    if (fixed->len > 2) {
-        p = ngx_cpymem(p, fixed->data + 1, fixed->len - 2);
-    }
-
-    n = (fixed->len > 2);
-
-    for (i = 0; i < bound->nelts; i++) {
-        if (b[i].mcp->peer == NULL || b[i].mcp->peer->tools == NULL) {
-            continue;
-        }
-
-        t = b[i].mcp->peer->tools->elts;
-
-        for (k = 0; k < b[i].mcp->peer->tools->nelts; k++) {
-            if (b[i].tool.len
-                && (b[i].tool.len != t[k].name.len
-                    || ngx_strncmp(b[i].tool.data, t[k].name.data,
-                                   t[k].name.len) != 0))
-            {
-                continue;
-            }
-
-            if (n++) {
-                *p++ = ',';
-            }
-
-            p = ngx_cpymem(p, t[k].definition.data, t[k].definition.len);
-        }
-    }
-
-    *p++ = ']';
-    out->len = p - out->data;
-
-    return NGX_OK;
-}
 
 
 ngx_int_t
@@ -261,7 +87,7 @@ ngx_http_agent_mcp_tool_send(ngx_http_agent_mcp_tool_ctx_t *ctx)
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "name");
-    ngx_http_agent_json_str(j, &call->name);
+    ngx_http_agent_json_str(j, &call->tool_name);
     ngx_http_agent_json_key(j, "arguments");
 
     if (call->args && YAJL_IS_OBJECT(call->args)) {
@@ -330,7 +156,7 @@ ngx_http_agent_mcp_tool_answer(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
     if (rc != NGX_OK) {
         ngx_log_error(NGX_LOG_ERR, call->run->log, 0, "agent: MCP server "
                       "\"%V\": tools/call \"%V\" failed (%l): %V", &mcp->name,
-                      &call->name, status, &a->error);
+                      &call->tool_name, status, &a->error);
 
         why = a->error;
         ngx_http_agent_mcp_tool_finish(ctx, status >= 300

@@ -55,7 +55,8 @@ ngx_http_agent_kind_t  ngx_http_agent_format_kind = {
     ngx_http_agent_node_format_param,
     ngx_http_agent_node_format_check,
     ngx_http_agent_node_format_run,
-    0
+    0,
+    NULL
 };
 
 

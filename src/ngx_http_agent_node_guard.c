@@ -48,7 +48,8 @@ ngx_http_agent_kind_t  ngx_http_agent_guard_kind = {
     ngx_http_agent_node_guard_param,
     ngx_http_agent_node_guard_check,
     ngx_http_agent_node_guard_run,
-    0
+    0,
+    NULL
 };
 
 

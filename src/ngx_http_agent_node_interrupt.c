@@ -47,7 +47,8 @@ ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind = {
     ngx_http_agent_node_interrupt_param,
     ngx_http_agent_node_interrupt_check,
     ngx_http_agent_node_interrupt_run,
-    0
+    0,
+    NULL
 };
 
 

@@ -14,7 +14,7 @@
 #include "ngx_http_agent_ask.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_mcp_tool.h"
+#include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_graph_conf.h"
@@ -72,6 +72,7 @@ static ngx_int_t ngx_http_agent_node_llm_mcp(
     ngx_http_agent_node_llm_ctx_t *ctx);
 static void ngx_http_agent_node_llm_mcp_ready(void *data, ngx_int_t rc);
 static void ngx_http_agent_node_llm_mcp_cancel(ngx_http_agent_run_t *run);
+static ngx_str_t *ngx_http_agent_node_llm_offers(void *conf);
 
 
 ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
@@ -80,8 +81,18 @@ ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
     ngx_http_agent_node_llm_param,
     ngx_http_agent_node_llm_check,
     ngx_http_agent_node_llm_run,
-    0
+    0,
+    ngx_http_agent_node_llm_offers
 };
+
+
+static ngx_str_t *
+ngx_http_agent_node_llm_offers(void *conf)
+{
+    ngx_http_agent_node_llm_conf_t *lc = conf;
+
+    return &lc->tools_list;
+}
 
 
 static ngx_int_t
@@ -110,7 +121,7 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
     ctx->model = lc->model ? lc->model : env->model;
 
     /* the last call a turn may make of a node gets no tools: it answers */
-    ctx->tools_bound = (lc->tools.len
+    ctx->tools_bound = (!ngx_http_agent_toolset_empty(&lc->toolset)
                         && run->visits[node->index]
                            < env->alcf->max_tool_rounds);
 
@@ -169,7 +180,7 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
         }
     }
 
-    if (lc->mcp && lc->tools.len) {
+    if (ngx_http_agent_toolset_waits(&lc->toolset)) {
         rc = ngx_http_agent_node_llm_mcp(ctx);
 
         if (rc != NGX_OK) {
@@ -195,16 +206,23 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
 static ngx_int_t
 ngx_http_agent_node_llm_mcp(ngx_http_agent_node_llm_ctx_t *ctx)
 {
-    ngx_int_t                    rc;
-    ngx_http_agent_mcp_bound_t  *b;
+    ngx_int_t                        rc;
+    ngx_array_t                     *bound;
+    ngx_http_agent_toolset_entry_t  *e;
 
-    b = ctx->conf->mcp->elts;
+    bound = ctx->conf->toolset.entries;
+    e = bound->elts;
 
-    while (ctx->mcp_next < ctx->conf->mcp->nelts) {
+    while (ctx->mcp_next < bound->nelts) {
+        if (e[ctx->mcp_next].mcp == NULL) {
+            ctx->mcp_next++;
+            continue;
+        }
+
         ctx->waiter.handler = ngx_http_agent_node_llm_mcp_ready;
         ctx->waiter.data = ctx;
 
-        rc = ngx_http_agent_mcp_ready(b[ctx->mcp_next].mcp, &ctx->waiter,
+        rc = ngx_http_agent_mcp_ready(e[ctx->mcp_next].mcp, &ctx->waiter,
                                       ctx->run->log);
         if (rc == NGX_AGAIN) {
             ctx->run->cancel = ngx_http_agent_node_llm_mcp_cancel;
@@ -214,8 +232,8 @@ ngx_http_agent_node_llm_mcp(ngx_http_agent_node_llm_ctx_t *ctx)
         ctx->mcp_next++;
     }
 
-    return ngx_http_agent_mcp_tools(ctx->run->pool, &ctx->conf->tools,
-                                    ctx->conf->mcp, &ctx->tools);
+    return ngx_http_agent_toolset_json(ctx->run->pool, ctx->run->log,
+                                       &ctx->conf->toolset, &ctx->tools);
 }
 
 

@@ -13,6 +13,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_toolset.h"
 
 
 /* an llm node's parameters, read by node_llm_conf.c, used by node_llm.c */
@@ -20,8 +21,10 @@ typedef struct {
     ngx_str_t                   prompt_file;
     ngx_str_t                   prompt;
     ngx_str_t                   tools_list;    /* as written */
-    ngx_str_t                   tools;         /* JSON array, or empty */
-    ngx_array_t                *mcp;           /* tools=NAME.*: bound */
+    ngx_str_t                   tools;         /* JSON array, or empty:
+                                                  none, or a server's */
+    ngx_http_agent_toolset_t    toolset;       /* what the model is
+                                                  offered */
     ngx_str_t                   output_name;
     ngx_int_t                   output;
     ngx_str_t                   model_name;

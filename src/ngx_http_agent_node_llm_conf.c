@@ -11,7 +11,6 @@
 #include "ngx_http_agent_node_llm.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
 
@@ -200,14 +199,19 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_tools_conf(cf, amcf->tools, &lc->tools_list,
-                                  &lc->tools) != NGX_OK)
+    if (ngx_http_agent_toolset_add(cf, &lc->toolset, amcf->tools,
+                                   amcf->mcps, &lc->tools_list)
+        != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_mcp_bind(cf, amcf->mcps, &lc->tools_list, &lc->mcp)
-        != NGX_OK)
+    /* without a server the definitions are the configuration's: made once */
+
+    if (!ngx_http_agent_toolset_waits(&lc->toolset)
+        && ngx_http_agent_toolset_json(cf->pool, cf->log, &lc->toolset,
+                                       &lc->tools)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -43,7 +43,8 @@ ngx_http_agent_kind_t  ngx_http_agent_resources_kind = {
     ngx_http_agent_node_resources_param,
     ngx_http_agent_node_resources_check,
     ngx_http_agent_node_resources_run,
-    0
+    0,
+    NULL
 };
 
 

@@ -77,7 +77,8 @@ ngx_http_agent_kind_t  ngx_http_agent_sql_kind = {
     ngx_http_agent_node_sql_param,
     ngx_http_agent_node_sql_check,
     ngx_http_agent_node_sql_run,
-    0
+    0,
+    NULL
 };
 
 

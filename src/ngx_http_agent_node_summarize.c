@@ -71,7 +71,8 @@ ngx_http_agent_kind_t  ngx_http_agent_summarize_kind = {
     ngx_http_agent_node_summarize_param,
     ngx_http_agent_node_summarize_check,
     ngx_http_agent_node_summarize_run,
-    0
+    0,
+    NULL
 };
 
 

@@ -40,7 +40,8 @@ ngx_http_agent_kind_t  ngx_http_agent_template_kind = {
     ngx_http_agent_node_template_param,
     ngx_http_agent_node_template_check,
     ngx_http_agent_node_template_run,
-    0
+    0,
+    NULL
 };
 
 

@@ -16,7 +16,6 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_redact.h"
-#include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_node_tools.h"
 #include "ngx_http_agent_tools_approve.h"
 
@@ -63,6 +62,8 @@ static ngx_int_t ngx_http_agent_node_tools_next(
     ngx_http_agent_node_tools_ctx_t *ctx);
 static ngx_uint_t ngx_http_agent_node_tools_sql(
     ngx_http_agent_tool_call_t *call);
+static ngx_int_t ngx_http_agent_node_tools_resolve(
+    ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_result(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_finish(
@@ -76,7 +77,8 @@ ngx_http_agent_kind_t  ngx_http_agent_tools_kind = {
     ngx_http_agent_node_tools_param,
     ngx_http_agent_node_tools_check,
     ngx_http_agent_node_tools_run,
-    1
+    1,
+    NULL
 };
 
 
@@ -175,6 +177,12 @@ calls:
         c->owner = ctx;
         c->timeout = ctx->conf->timeout;
         c->done = ngx_http_agent_node_tools_done;
+
+        /* only what this step's model was offered, as it was offered */
+
+        if (ngx_http_agent_node_tools_resolve(ctx, c) == NGX_ERROR) {
+            return NGX_ERROR;
+        }
 
         /*
          * the event carries the arguments as parsed and written anew by
@@ -318,21 +326,12 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
 
     env = ctx->run->data;
 
-    call->tool = ngx_http_agent_tool_find(env->amcf->tools, &call->name);
-
-    if (call->tool == NULL) {
-        call->tool = ngx_http_agent_mcp_tool_find(env->amcf->mcps,
-                                                  &call->name);
-    }
-
     if (call->attempt++ == 0) {
         call->started = ngx_current_msec;
     }
 
-    if (call->tool == NULL
-        || !ngx_http_agent_tools_allowed(&ctx->conf->tools, &call->name))
-    {
-        ngx_str_set(&err, "there is no such tool here");
+    if (call->tool == NULL) {
+        ngx_str_set(&err, "not a tool of this step");
 
         if (ngx_http_agent_tool_error(ctx->run->pool, &err, &call->result)
             != NGX_OK)
@@ -485,17 +484,38 @@ ngx_http_agent_node_tools_next(ngx_http_agent_node_tools_ctx_t *ctx)
 static ngx_uint_t
 ngx_http_agent_node_tools_sql(ngx_http_agent_tool_call_t *call)
 {
-    ngx_http_agent_env_t   *env;
-    ngx_http_agent_tool_t  *tool;
+    return call->tool ? call->tool->sql : 0;
+}
 
-    env = call->run->data;
-    tool = ngx_http_agent_tool_find(env->amcf->tools, &call->name);
 
-    if (tool == NULL) {
-        tool = ngx_http_agent_mcp_tool_find(env->amcf->mcps, &call->name);
+/*
+ * A call's tool, by the name the model called, among the tools offered
+ * (and tools= of this node, when it names some): NGX_DECLINED if none
+ */
+
+static ngx_int_t
+ngx_http_agent_node_tools_resolve(ngx_http_agent_node_tools_ctx_t *ctx,
+    ngx_http_agent_tool_call_t *call)
+{
+    ngx_int_t                      rc;
+    ngx_http_agent_toolset_hit_t   hit;
+
+    rc = ngx_http_agent_toolset_find(ctx->run->pool, &ctx->conf->offered,
+                                     &call->name, &hit);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
-    return tool ? tool->sql : 0;
+    if (!ngx_http_agent_toolset_empty(&ctx->conf->own)
+        && !ngx_http_agent_toolset_holds(&ctx->conf->own, &hit))
+    {
+        return NGX_DECLINED;
+    }
+
+    call->tool = hit.tool;
+    call->tool_name = hit.name;
+
+    return NGX_OK;
 }
 
 
@@ -508,7 +528,11 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
     ngx_uint_t              error;
     ngx_http_agent_event_t  ev;
 
-    if (call->tool && call->attempt <= ctx->conf->retries
+    static ngx_str_t  other = ngx_string("other");
+
+    /* only a call that ran is tried again: not one a human rejected */
+
+    if (call->tool && call->attempt && call->attempt <= ctx->conf->retries
         && call->result.len > 9
         && ngx_strncmp(call->result.data, "{\"error\":", 9) == 0)
     {
@@ -540,7 +564,10 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
         error = (call->result.len > 9
                  && ngx_strncmp(call->result.data, "{\"error\":", 9) == 0);
 
-        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOOL_CALLS, &call->name,
+        /* a series per bound tool: a name the model made up is "other" */
+
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOOL_CALLS,
+                                    call->tool ? &call->name : &other,
                                     error ? "error" : "ok", 1);
         ngx_http_agent_trace_tool(((ngx_http_agent_env_t *)
                                    ctx->run->data)->trace,

@@ -12,10 +12,14 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_toolset.h"
 
 
 typedef struct {
-    ngx_str_t                     tools;        /* all, or A,B */
+    ngx_str_t                     tools;        /* empty: what the llm
+                                                   nodes before it offer */
+    ngx_http_agent_toolset_t      offered;      /* theirs, or call= */
+    ngx_http_agent_toolset_t      own;          /* tools=, or empty */
     ngx_msec_t                    timeout;
     ngx_uint_t                    retries;
     ngx_array_t                  *redact;       /* ngx_regex_t * */

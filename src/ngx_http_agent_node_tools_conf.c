@@ -19,6 +19,8 @@
 
 static ngx_int_t ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
     ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 
 
 void *
@@ -30,8 +32,6 @@ ngx_http_agent_node_tools_create(ngx_conf_t *cf)
     if (tc == NULL) {
         return NULL;
     }
-
-    ngx_str_set(&tc->tools, "all");
 
     return tc;
 }
@@ -147,7 +147,6 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    ngx_str_t                    json;
     ngx_uint_t                   i;
     ngx_http_agent_tool_arg_t   *a;
     ngx_http_agent_main_conf_t  *amcf;
@@ -165,22 +164,33 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         }
     }
 
-    /* the names are checked as the llm's are */
-    if (ngx_http_agent_tools_conf(cf, amcf->tools, &tc->tools, &json)
+    /* tools=: of those offered, only these run ("all": every one) */
+    if (!(tc->tools.len == 3 && ngx_strncmp(tc->tools.data, "all", 3) == 0)
+        && ngx_http_agent_toolset_add(cf, &tc->own, amcf->tools, amcf->mcps,
+                                   &tc->tools)
         != NGX_OK)
     {
         return NGX_ERROR;
     }
 
     if (tc->call.len == 0) {
-        return NGX_OK;
+        return ngx_http_agent_node_tools_offered(cf, graph, node);
     }
 
     if (tc->query_name.len == 0) {
         ngx_str_set(&tc->query_name, "input");
     }
 
-    if (ngx_http_agent_tools_conf(cf, amcf->tools, &tc->call, &json) != NGX_OK
+    if (ngx_strlchr(tc->call.data, tc->call.data + tc->call.len, ',')) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
+                           "names more than one tool", &tc->call,
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_toolset_add(cf, &tc->offered, amcf->tools, amcf->mcps,
+                                   &tc->call)
+        != NGX_OK
         || ngx_http_agent_tools_prompts(cf, &tc->call, &amcf->prompts_dir,
                                         &amcf->tool_prompts)
            != NGX_OK
@@ -201,6 +211,86 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     return ngx_http_agent_channel_conf(cf, graph, node, "output",
                                        &tc->output_name, &tc->output, 0);
+}
+
+
+/*
+ * What the model was offered: the tools= of the nodes that offer tools
+ * (llm nodes) before this one, found back along the edges through nodes
+ * that offer none (a router, a guard).  A call of any other name is
+ * answered "not a tool of this step", whatever the model or a client that
+ * wrote the messages asks
+ */
+
+static ngx_int_t
+ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_tools_conf_t *tc = node->conf;
+
+    u_char                      *seen;
+    ngx_int_t                   *queue;
+    ngx_str_t                   *list;
+    ngx_uint_t                   i, k, head, tail, n;
+    ngx_http_agent_edge_t       *edge;
+    ngx_http_agent_node_t       *nodes;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    n = graph->nodes.nelts;
+    nodes = graph->nodes.elts;
+
+    seen = ngx_pcalloc(cf->temp_pool, n);
+    queue = ngx_palloc(cf->temp_pool, n * sizeof(ngx_int_t));
+    if (seen == NULL || queue == NULL) {
+        return NGX_ERROR;
+    }
+
+    head = 0;
+    tail = 0;
+    queue[tail++] = node->index;
+    seen[node->index] = 1;
+
+    while (head < tail) {
+        for (i = 0; i < n; i++) {
+            edge = nodes[i].edges.elts;
+
+            for (k = 0; k < nodes[i].edges.nelts; k++) {
+                if (edge[k].to != queue[head]) {
+                    continue;
+                }
+
+                if (nodes[i].kind->offers) {
+                    list = nodes[i].kind->offers(nodes[i].conf);
+
+                    if (ngx_http_agent_toolset_add(cf, &tc->offered,
+                                                   amcf->tools, amcf->mcps,
+                                                   list)
+                        != NGX_OK)
+                    {
+                        return NGX_ERROR;
+                    }
+
+                } else if (!seen[i]) {
+                    seen[i] = 1;
+                    queue[tail++] = i;
+                }
+
+                break;
+            }
+        }
+
+        head++;
+    }
+
+    if (ngx_http_agent_toolset_empty(&tc->offered)) {
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0, "the tools node \"%V\" "
+                           "follows no node that offers tools: it runs none",
+                           &node->name);
+    }
+
+    return NGX_OK;
 }
 
 

@@ -31,8 +31,8 @@ static ngx_http_agent_tool_t  *ngx_http_agent_tools[] = {
 
 /* the built-in tools, then the agent_tool locations: *i starts at 0 */
 
-static ngx_http_agent_tool_t *
-ngx_http_agent_tool_next(ngx_array_t *extra, ngx_uint_t *i)
+ngx_http_agent_tool_t *
+ngx_http_agent_tools_next(ngx_array_t *extra, ngx_uint_t *i)
 {
     ngx_uint_t               n;
     ngx_http_agent_tool_t  **x;
@@ -61,7 +61,7 @@ ngx_http_agent_tool_find(ngx_array_t *extra, ngx_str_t *name)
 
     i = 0;
 
-    while ((t = ngx_http_agent_tool_next(extra, &i))) {
+    while ((t = ngx_http_agent_tools_next(extra, &i))) {
         if (t->name.len == name->len
             && ngx_strncmp(t->name.data, name->data, name->len) == 0)
         {
@@ -105,83 +105,6 @@ ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name)
     }
 
     return 0;
-}
-
-
-/* tools=all|A,B: the definitions the model is sent, checked by nginx -t */
-
-ngx_int_t
-ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_array_t *extra, ngx_str_t *list,
-    ngx_str_t *json)
-{
-    u_char                 *p, *q, *last, *d;
-    size_t                  size;
-    ngx_str_t               name;
-    ngx_uint_t              i, all;
-    ngx_http_agent_tool_t  *t;
-
-    all = (list->len == 3 && ngx_strncmp(list->data, "all", 3) == 0);
-
-    p = list->data;
-    last = list->data + list->len;
-
-    while (!all && p < last) {
-        q = ngx_strlchr(p, last, ',');
-        if (q == NULL) {
-            q = last;
-        }
-
-        name.data = p;
-        name.len = q - p;
-
-        if (ngx_strlchr(p, q, '.')) {
-            /* NAME.* or NAME.tool: an agent_mcp's, bound by the node */
-            p = q + 1;
-            continue;
-        }
-
-        if (ngx_http_agent_tool_find(extra, &name) == NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: there is no "
-                               "tool \"%V\" (an agent_tool is declared "
-                               "before the graphs that use it)", list, &name);
-            return NGX_ERROR;
-        }
-
-        p = q + 1;
-    }
-
-    size = 2;
-    i = 0;
-
-    while ((t = ngx_http_agent_tool_next(extra, &i))) {
-        size += t->definition.len + 1;
-    }
-
-    d = ngx_pnalloc(cf->pool, size);
-    if (d == NULL) {
-        return NGX_ERROR;
-    }
-
-    json->data = d;
-    *d++ = '[';
-    i = 0;
-
-    while ((t = ngx_http_agent_tool_next(extra, &i))) {
-        if (!all && !ngx_http_agent_tools_allowed(list, &t->name)) {
-            continue;
-        }
-
-        if (d - json->data > 1) {
-            *d++ = ',';
-        }
-
-        d = ngx_cpymem(d, t->definition.data, t->definition.len);
-    }
-
-    *d++ = ']';
-    json->len = d - json->data;
-
-    return NGX_OK;
 }
 
 

@@ -25,7 +25,9 @@ struct ngx_http_agent_tool_call_s {
     ngx_http_agent_run_t           *run;
     ngx_http_agent_tool_t          *tool;
     ngx_str_t                       id;
-    ngx_str_t                       name;
+    ngx_str_t                       name;        /* as the model called */
+    ngx_str_t                       tool_name;   /* as its owner knows it:
+                                                    an MCP server's */
     ngx_str_t                       arguments;   /* as the model wrote */
     yajl_val                        args;        /* parsed, or NULL */
     ngx_msec_t                      timeout;     /* 0: the location's */
@@ -65,8 +67,8 @@ struct ngx_http_agent_tool_s {
 /* extra: the agent_tool locations (ngx_http_agent_tool_t *), or NULL */
 ngx_http_agent_tool_t *ngx_http_agent_tool_find(ngx_array_t *extra,
     ngx_str_t *name);
-ngx_int_t ngx_http_agent_tools_conf(ngx_conf_t *cf, ngx_array_t *extra,
-    ngx_str_t *list, ngx_str_t *json);
+ngx_http_agent_tool_t *ngx_http_agent_tools_next(ngx_array_t *extra,
+    ngx_uint_t *i);
 ngx_int_t ngx_http_agent_tools_prompts(ngx_conf_t *cf, ngx_str_t *list,
     ngx_str_t *dir, ngx_array_t **prompts);
 ngx_str_t *ngx_http_agent_tools_prompt(ngx_array_t *prompts,
