@@ -73,6 +73,12 @@ my $inject = "x,AGENT_HEX_6b1f0e:"
                       . "\n999999,$sb,99,user,") . ',q';
 my $tricky = qq{$null\n","AGENT_HEX_6b1f0e:41",\n"x""y",$null,\r\n'};
 my $sd = $t->session(title => $tricky, metadata => { t => $tricky });
+# a title alone (in no other table) that made a session of its own
+my $forge = "t,AGENT_HEX_6b1f0e:"
+    . uc(unpack 'H*', join(',', '', $null, ('2026-01-01 00:00:00') x 2, 0,
+                           ($null) x 3, (0) x 4)
+                      . "\n999999,forged-session,") . ',q';
+my $se = $t->session(title => $forge);
 for my $m ($null, $inject, $tricky, "AGENT_HEX_6b1f0e:00") {
     is($t->turn($sd, $m)->{types}[-1], 'end', 'a turn with marker text');
 }
@@ -86,7 +92,7 @@ is($run->{status}, 200, 'a LangGraph run') or diag $run->{content};
 sub snapshot {
     my %s;
     $s{list} = $t->http('GET', '/api/sessions/')->{json};
-    for my $id ($sa, $sb, $sd, $th) {
+    for my $id ($sa, $sb, $sd, $se, $th) {
         $s{$id}{messages} = $t->http('GET', "/api/sessions/$id/messages"
                                             . '?include_tools=1')->{json};
         $s{$id}{state} = $t->http('GET', "/api/sessions/$id/state")->{json};
@@ -154,7 +160,7 @@ $t->stop;
 
 $out = `$script $db $url 2>&1`;
 is($? >> 8, 0, 'copied') or diag $out;
-my $said = 'copied 4 sessions, \d+ messages, \d+ checkpoints, 1 files, '
+my $said = 'copied 5 sessions, \d+ messages, \d+ checkpoints, 1 files, '
            . '1 runs';
 like($out, qr/$said/, 'and says what');
 is(AgentTest::pg_query($name, 'SELECT count(*) FROM blobs'), 1,
@@ -165,7 +171,7 @@ is(AgentTest::pg_query($name, "SELECT count(*) FROM messages WHERE "
 
 $out = `$script $db $url 2>&1`;
 isnt($? >> 8, 0, 'a second copy into it: refused');
-like($out, qr/has 4 sessions already/, 'saying why');
+like($out, qr/has 5 sessions already/, 'saying why');
 
 # --- on PostgreSQL -----------------------------------------------------------
 
@@ -175,6 +181,9 @@ is_deeply($after, $before,
           'sessions, messages, state, history and runs as they were');
 is($after->{$sa}{session}{title}, $title, 'the title whole');
 is($after->{$sd}{session}{title}, $tricky, 'the title with markers whole');
+is($after->{$se}{session}{title}, $forge, 'the title made to add a row whole');
+is(AgentTest::pg_query($name, "SELECT count(*) FROM sessions WHERE id"
+                       . " = 'forged-session'"), 0, 'and no row added');
 
 # the host's own copy of the upload is gone: fetched from the store
 unlink glob($t->dir . '/resources/*');
