@@ -216,12 +216,15 @@ system('sqlite3', $bad, "UPDATE messages SET content = 'A' || char(0) "
 
 # upload rows that name a file the module did not write there: the SQLite
 # file itself, a symlink to it in the uploads folder under the row's own
-# name, a copy of it outside the folder; their bytes must not be read
+# name, a copy of it outside the folder, a hard link to that copy in the
+# folder; their bytes must not be read
 my $res = $t->dir . '/resources';
 symlink($bad, "$res/forged2.sqlite") or die "symlink: $!";
 system('cp', $bad, $t->dir . '/forged3.sqlite') == 0 or die;
+link($t->dir . '/forged3.sqlite', "$res/forged4.sqlite") or die "link: $!";
 my %forged = (forged1 => $bad, forged2 => "$res/forged2.sqlite",
-              forged3 => $t->dir . '/forged3.sqlite');
+              forged3 => $t->dir . '/forged3.sqlite',
+              forged4 => "$res/forged4.sqlite");
 for my $id (sort keys %forged) {
     system('sqlite3', $bad, "INSERT INTO resources (id, session_id, name,"
            . " table_name, columns, row_count, size_bytes, path, created_at)"
@@ -240,7 +243,8 @@ for my $n (qw(b c d)) {
     schema_made($name2);
     $t->stop;
     if ($n eq 'b') {
-        $out = `$script $bad $ENV{AGENT_PG}/$name2 2>&1`;
+        # the uploads folder named (the first copy found it by default)
+        $out = `$script $bad $ENV{AGENT_PG}/$name2 $res 2>&1`;
         is($? >> 8, 0, 'text that is not UTF-8, with a NUL: copied')
             or diag $out;
         is(AgentTest::pg_query($name2, "SELECT content FROM messages WHERE "
@@ -263,6 +267,7 @@ for my $n (qw(b c d)) {
         ok(!(grep { $store{$_} } @hashes),
            'no byte of the SQLite file in the file store');
         counts_equal($bad, $name2, 'with forged upload rows');
+        unlink "$res/forged2.sqlite", "$res/forged4.sqlite";
         next;
     }
     if ($n eq 'd') {
