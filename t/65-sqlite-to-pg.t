@@ -17,9 +17,9 @@
 # made to close its CSV field and add a row to another user's session,
 # are copied as they were and add no row anywhere; every table has as
 # many rows on both sides, and a row lost on the way (a trigger) copies
-# nothing.  An upload row that names the SQLite file itself, a symlink in
-# the uploads folder or a file outside it is copied without its file: no
-# byte of those reaches PostgreSQL's file store.
+# nothing.  An upload row that names the SQLite file itself, a symlink or
+# a hard link in the uploads folder or a file outside it is copied without
+# its file: no byte of those reaches PostgreSQL's file store.
 
 use strict;
 use warnings;
