@@ -6,7 +6,7 @@ NGX_BUILD := $(BUILD)/nginx
 MODULE    := $(NGX_BUILD)/objs/ngx_http_agent_module.so
 PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl \
-             libpq-dev
+             libpq-dev libdbd-sqlite3-perl libdbd-pg-perl
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
 .PHONY: all deps test test-pg demo demo-stop bench bench-foundation clean deb \
