@@ -27,14 +27,8 @@
  */
 
 
-/*
- * How long a worker yields to another's write transaction on the event
- * loop: the transactions take a fraction of a millisecond
- */
-#define NGX_HTTP_AGENT_STORE_BUSY_MS  100
 
-
-static int ngx_http_agent_store_busy(void *data, int count);
+static int ngx_http_agent_store_busy_handler(void *data, int count);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 static ngx_int_t ngx_http_agent_store_give(ngx_cycle_t *cycle,
@@ -283,7 +277,7 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
         return NGX_ERROR;
     }
 
-    sqlite3_busy_timeout(db, NGX_HTTP_AGENT_STORE_BUSY_MS);
+    sqlite3_busy_timeout(db, 100);
 
     if (sqlite3_exec(db, ngx_http_agent_store_schema, NULL, NULL, &err)
         != SQLITE_OK)
@@ -432,8 +426,8 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
         return NGX_ERROR;
     }
 
-    sqlite3_busy_handler(ngx_http_agent_store_db, ngx_http_agent_store_busy,
-                         NULL);
+    sqlite3_busy_handler(ngx_http_agent_store_db,
+                         ngx_http_agent_store_busy_handler, NULL);
 
     /* WAL makes a commit one sequential write; NORMAL syncs at checkpoint */
     sqlite3_exec(ngx_http_agent_store_db,
@@ -447,11 +441,12 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
 /*
  * Another worker holds the write lock for the tenth of a millisecond its
  * transaction takes: yield to it instead of SQLite's default sleeps of a
- * millisecond and more, and give up after the busy time.
+ * millisecond and more, and give up after the spin time: a write that can
+ * wait then waits on a timer (store_retry.c), not on the event loop.
  */
 
 static int
-ngx_http_agent_store_busy(void *data, int count)
+ngx_http_agent_store_busy_handler(void *data, int count)
 {
     static struct timespec  start;
     struct timespec         now;
@@ -464,7 +459,7 @@ ngx_http_agent_store_busy(void *data, int count)
 
     if ((now.tv_sec - start.tv_sec) * 1000
         + (now.tv_nsec - start.tv_nsec) / 1000000
-        > NGX_HTTP_AGENT_STORE_BUSY_MS)
+        > (time_t) ngx_http_agent_store_spin)
     {
         return 0;
     }
@@ -480,8 +475,20 @@ ngx_http_agent_store_busy(void *data, int count)
 ngx_int_t
 ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc)
 {
-    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
-        return NGX_ERROR;
+    ngx_int_t  rc;
+
+    /* the first of its pass: a busy file, and the caller makes it again */
+
+    if (ngx_http_agent_sqlite_can_wait(sc, 1)) {
+        rc = ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN);
+        rc = ngx_http_agent_sqlite_busy(sc, rc, NULL, NULL, 0);
+
+    } else {
+        rc = ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN);
+    }
+
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     ngx_http_agent_store_tx = 1;
@@ -521,14 +528,6 @@ ngx_http_agent_sqlite_resource_fetch(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_resource_t *res)
 {
     return NGX_OK;
-}
-
-
-/* an answer of SQLite's is there at once: nothing is ever left to drop */
-
-void
-ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc)
-{
 }
 
 
@@ -637,6 +636,15 @@ ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc)
         return NGX_OK;
     }
 
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        ngx_http_agent_store_busy = 1;
+
+        if (ngx_http_agent_store_spin < 100) {
+            /* the write waits on a timer: not an error yet */
+            return NGX_ERROR;
+        }
+    }
+
     ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL, NULL, 1);
 
     ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
@@ -710,5 +718,6 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_run_event,
     ngx_http_agent_sqlite_run_events,
     ngx_http_agent_sqlite_run_rollback,
-    ngx_http_agent_sqlite_thread_busy
+    ngx_http_agent_sqlite_thread_busy,
+    0
 };

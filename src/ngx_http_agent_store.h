@@ -125,6 +125,8 @@ struct ngx_http_agent_store_call_s {
                                                 those that want no answer */
     void                          *thread_pool; /* file work off the event
                                                    loop, where there is one */
+    unsigned                       once:1;   /* its wake reads the answer
+                                                in rc, makes no pass again */
 };
 
 
@@ -135,7 +137,11 @@ typedef struct {
     ngx_int_t  (*open)(ngx_cycle_t *cycle, ngx_str_t *path);
     void       (*close)(ngx_cycle_t *cycle);
 
-    /* a unit of writes of one pass, where the store has one */
+    /*
+     * a unit of writes of one pass, where the store has one; begin is the
+     * first call of its pass: NGX_AGAIN, the caller is woken to make the
+     * pass again (a SQLite file another process writes)
+     */
     ngx_int_t  (*begin)(ngx_http_agent_store_call_t *sc);
     ngx_int_t  (*commit)(ngx_http_agent_store_call_t *sc);
     void       (*rollback)(ngx_http_agent_store_call_t *sc);
@@ -261,6 +267,12 @@ typedef struct {
                                ngx_str_t *before);
     ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *thread_id, ngx_str_t *run_id);
+    /*
+     * writes answer later (over a connection): a run may go on while its
+     * step is written behind it.  A store that answers at once gains
+     * nothing by it, and waits out a busy file only for a caller that waits
+     */
+    ngx_uint_t   behind;
 } ngx_http_agent_store_actions_t;
 
 

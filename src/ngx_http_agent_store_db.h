@@ -71,6 +71,18 @@ enum {
 extern sqlite3       *ngx_http_agent_store_db;
 extern ngx_uint_t     ngx_http_agent_store_tx;
 extern ngx_log_t     *ngx_http_agent_store_log;
+extern ngx_uint_t     ngx_http_agent_store_busy;
+extern ngx_msec_t     ngx_http_agent_store_spin;
+
+
+/* an operation tried again on a busy file: store_retry.c */
+typedef ngx_int_t (*ngx_http_agent_sqlite_try_pt)(
+    ngx_http_agent_store_call_t *sc, void *args);
+
+ngx_uint_t ngx_http_agent_sqlite_can_wait(ngx_http_agent_store_call_t *sc,
+    ngx_uint_t replay);
+ngx_int_t ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc,
+    ngx_int_t rc, ngx_http_agent_sqlite_try_pt try, void *args, size_t size);
 
 
 sqlite3_stmt *ngx_http_agent_store_stmt(ngx_uint_t n);

@@ -25,10 +25,22 @@
 #define NGX_HTTP_AGENT_STORE_PAGE_IMAGES  (4 * 1024 * 1024)
 
 
+typedef struct {
+    ngx_str_t                     *session_id;
+    ngx_http_agent_checkpoint_t   *cp;
+    ngx_array_t                   *added;
+} ngx_http_agent_sqlite_cp_args_t;
+
+
 static void ngx_http_agent_store_text(sqlite3_stmt *stmt, int col,
     ngx_str_t *out);
 static void ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool,
     sqlite3_stmt *stmt, ngx_http_agent_checkpoint_t *cp);
+static ngx_int_t ngx_http_agent_sqlite_checkpoint_try(
+    ngx_http_agent_store_call_t *sc, void *data);
+static ngx_int_t ngx_http_agent_sqlite_checkpoint_now(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *session_id,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *added);
 
 
 ngx_int_t
@@ -259,6 +271,44 @@ ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_sqlite_checkpoint_write(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp, ngx_array_t *added)
+{
+    ngx_http_agent_sqlite_cp_args_t  a;
+
+    a.session_id = session_id;
+    a.cp = cp;
+    a.added = added;
+
+    return ngx_http_agent_sqlite_checkpoint_try(sc, &a);
+}
+
+
+/* a caller that waits for its answer waits out a busy file too */
+
+static ngx_int_t
+ngx_http_agent_sqlite_checkpoint_try(ngx_http_agent_store_call_t *sc,
+    void *data)
+{
+    ngx_http_agent_sqlite_cp_args_t *a = data;
+
+    ngx_int_t  rc;
+
+    if (ngx_http_agent_store_tx || !ngx_http_agent_sqlite_can_wait(sc, 0)) {
+        return ngx_http_agent_sqlite_checkpoint_now(sc, a->session_id, a->cp,
+                                                    a->added);
+    }
+
+    rc = ngx_http_agent_sqlite_checkpoint_now(sc, a->session_id, a->cp,
+                                              a->added);
+
+    return ngx_http_agent_sqlite_busy(sc, rc,
+                                      ngx_http_agent_sqlite_checkpoint_try,
+                                      a, sizeof(*a));
+}
+
+
+static ngx_int_t
+ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp, ngx_array_t *added)
 {
     u_char                *p;

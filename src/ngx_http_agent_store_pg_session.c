@@ -658,5 +658,6 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_run_event,
     ngx_http_agent_pg_run_events,
     ngx_http_agent_pg_run_rollback,
-    ngx_http_agent_pg_thread_busy
+    ngx_http_agent_pg_thread_busy,
+    1
 };

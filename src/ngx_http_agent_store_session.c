@@ -21,10 +21,21 @@
  */
 
 
+typedef struct {
+    ngx_str_t                     *id;
+    ngx_str_t                     *run_id;
+    ngx_msec_t                     lease;
+} ngx_http_agent_sqlite_lock_args_t;
+
+
 static void ngx_http_agent_store_session_row(ngx_pool_t *pool,
     sqlite3_stmt *stmt, ngx_http_agent_session_t *s);
 static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
     ngx_str_t *run_id);
+static ngx_int_t ngx_http_agent_sqlite_renew_try(
+    ngx_http_agent_store_call_t *sc, void *data);
+static ngx_int_t ngx_http_agent_sqlite_unlock_try(
+    ngx_http_agent_store_call_t *sc, void *data);
 
 
 ngx_int_t
@@ -406,6 +417,23 @@ ngx_int_t
 ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease)
 {
+    ngx_http_agent_sqlite_lock_args_t  a;
+
+    a.id = id;
+    a.run_id = run_id;
+    a.lease = lease;
+
+    return ngx_http_agent_sqlite_renew_try(sc, &a);
+}
+
+
+static ngx_int_t
+ngx_http_agent_sqlite_renew_try(ngx_http_agent_store_call_t *sc, void *data)
+{
+    ngx_http_agent_sqlite_lock_args_t *a = data;
+
+    ngx_int_t      rc;
+    ngx_uint_t     wait;
     sqlite3_stmt  *stmt;
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RENEW);
@@ -413,31 +441,70 @@ ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, run_id);
-    sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + lease);
+    ngx_http_agent_store_bind(stmt, 1, a->id);
+    ngx_http_agent_store_bind(stmt, 2, a->run_id);
+    sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + a->lease);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-        return NGX_ERROR;
+    wait = ngx_http_agent_sqlite_can_wait(sc, 0);
+
+    rc = ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+
+    if (rc == NGX_OK) {
+        rc = sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
+                                                           : NGX_DECLINED;
     }
 
-    return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
-                                                         : NGX_DECLINED;
+    if (!wait) {
+        return rc;
+    }
+
+    return ngx_http_agent_sqlite_busy(sc, rc, ngx_http_agent_sqlite_renew_try,
+                                      a, sizeof(*a));
 }
 
 
-/* an unlock that fails is tried again: ngx_http_agent_store_unlock_later() */
+/*
+ * An unlock that fails is tried again: a caller that waits for it from a
+ * timer soon, one that does not each second (unlock_later())
+ */
 
 ngx_int_t
 ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id)
 {
-    if (ngx_http_agent_store_unlock_now(id, run_id) != NGX_OK) {
-        ngx_http_agent_store_unlock_later(id, run_id,
-                                          ngx_http_agent_store_unlock_now,
-                                          ngx_http_agent_store_log);
+    ngx_http_agent_sqlite_lock_args_t  a;
+
+    a.id = id;
+    a.run_id = run_id;
+    a.lease = 0;
+
+    return ngx_http_agent_sqlite_unlock_try(sc, &a);
+}
+
+
+static ngx_int_t
+ngx_http_agent_sqlite_unlock_try(ngx_http_agent_store_call_t *sc, void *data)
+{
+    ngx_http_agent_sqlite_lock_args_t *a = data;
+
+    ngx_int_t  rc;
+
+    if (ngx_http_agent_sqlite_can_wait(sc, 0)) {
+        rc = ngx_http_agent_store_unlock_now(a->id, a->run_id);
+        rc = ngx_http_agent_sqlite_busy(sc, rc,
+                                        ngx_http_agent_sqlite_unlock_try,
+                                        a, sizeof(*a));
+        if (rc != NGX_ERROR) {
+            return rc;
+        }
+
+    } else if (ngx_http_agent_store_unlock_now(a->id, a->run_id) == NGX_OK) {
+        return NGX_OK;
     }
 
+    ngx_http_agent_store_unlock_later(a->id, a->run_id,
+                                      ngx_http_agent_store_unlock_now,
+                                      ngx_http_agent_store_log);
     return NGX_OK;
 }
 

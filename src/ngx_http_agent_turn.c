@@ -175,7 +175,8 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
      * event follows what is stored.
      */
 
-    behind = (turn->locked && !cp->release && run->interrupt.len == 0
+    behind = (ngx_http_agent_store->behind
+              && turn->locked && !cp->release && run->interrupt.len == 0
               && (turn->started || turn->resume.len == 0));
 
     /* the input step of a run that answers nothing: behind it too */

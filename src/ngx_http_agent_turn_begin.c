@@ -85,6 +85,10 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_store_call_init(&turn->usc, r->pool, r->connection->log,
                                    ngx_http_agent_turn_unlocked, turn);
 
+    /* their wakes read the answer: a busy SQLite file is waited out */
+    turn->lease_sc.once = 1;
+    turn->usc.once = 1;
+
     turn->sc.key = turn->session_id;
 #if (NGX_THREADS)
     turn->sc.thread_pool = alcf->thread_pool;   /* files fetched */
@@ -120,7 +124,14 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
     r = turn->request;
     turn->sc.n = 0;
 
-    if (ngx_http_agent_store_begin(&turn->sc) != NGX_OK) {
+    rc = ngx_http_agent_store_begin(&turn->sc);
+
+    if (rc == NGX_AGAIN) {
+        /* a busy file: woken to make this pass again */
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the session store is not available");
     }
@@ -253,6 +264,7 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
 
     turn->started = 1;
+    turn->sc.once = 1;
     ngx_http_agent_store_call_reset(&turn->sc);
 
     /* the lease is renewed while the turn runs (and by each checkpoint) */
