@@ -9,7 +9,7 @@ PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libpq-dev libdbd-sqlite3-perl libdbd-pg-perl
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
-.PHONY: all deps test test-pg demo demo-stop bench bench-foundation clean deb \
+.PHONY: all deps test test-pg test-stress demo demo-stop bench bench-foundation clean deb \
         test-deb
 
 all: deps $(MODULE)
@@ -37,6 +37,10 @@ $(MODULE): $(NGX_BUILD)/objs/Makefile $(wildcard src/*.c src/*.h)
 
 test: deps all
 	prove -r t/
+
+# the suite on a busy host: one busy loop per core while it runs
+test-stress: deps all
+	t/stress/run prove -r t/
 
 # the same suite with the store on PostgreSQL: a throwaway cluster
 test-pg: deps all

@@ -29,6 +29,8 @@
  */
 
 
+static void ngx_http_agent_pg_conninfo(const char **keys,
+    const char **values, char *timeout, const char *connect);
 static void ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc);
 static ngx_int_t ngx_http_agent_pg_watch(ngx_http_agent_pg_conn_t *pc,
     ngx_uint_t write);
@@ -153,16 +155,50 @@ ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url)
 
 
 /*
- * The master has nothing to create: a server that is not up yet is not
- * an error at start (the workers connect, and connect again, by
- * themselves).  The schema is set up by the workers' first connections.
+ * The master sets the schema up before the workers start, so that the
+ * tables exist when nginx's start returns (a client, or agent-sqlite-to-pg,
+ * may come at once).  It waits for that at most connect_timeout and the
+ * statement timeout, at start and reload, never in a worker.  A server
+ * that is not up yet is not an error at start: the workers connect, and
+ * connect again, by themselves, and set the schema up as they do.
  */
 
 ngx_int_t
 ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
 {
+    char         timeout[64];
+    PGconn      *conn;
+    PGresult    *res;
+    const char  *keys[6], *values[6];
+
     ngx_http_agent_store_host_init(cycle);
+
+    ngx_http_agent_pg_conninfo(keys, values, timeout, "2");
+
+    conn = PQconnectdbParams(keys, values, 1);
+
+    if (conn && PQstatus(conn) == CONNECTION_OK) {
+        res = PQexec(conn, ngx_http_agent_pg_schema);
+
+        if (PQresultStatus(res) != PGRES_COMMAND_OK
+            && PQresultStatus(res) != PGRES_TUPLES_OK)
+        {
+            ngx_log_error(NGX_LOG_WARN, cycle->log, 0, "agent: the "
+                          "PostgreSQL schema could not be set up at start, "
+                          "the workers try again: %s",
+                          PQresultErrorMessage(res));
+        }
+
+        PQclear(res);
+
+    } else {
+        ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0, "agent: PostgreSQL is "
+                      "not reachable at start, the workers connect when it "
+                      "is");
+    }
+
+    PQfinish(conn);
 
     /* where this host keeps the files of the resources it reads */
     ngx_http_agent_pg_resources_dir = *resources_dir;
@@ -252,6 +288,30 @@ ngx_http_agent_pg_close(ngx_cycle_t *cycle)
 }
 
 
+/* the connection's parameters: ours first, what the URL says wins */
+
+static void
+ngx_http_agent_pg_conninfo(const char **keys, const char **values,
+    char *timeout, const char *connect)
+{
+    ngx_sprintf((u_char *) timeout, "-c statement_timeout=%M%Z",
+                ngx_http_agent_pg_conf.timeout);
+
+    keys[0] = "options";
+    values[0] = timeout;
+    keys[1] = "application_name";
+    values[1] = "nginx-agent";
+    keys[2] = "connect_timeout";
+    values[2] = connect;
+    keys[3] = "dbname";
+    values[3] = (char *) ngx_http_agent_pg_conf.url.data;
+    keys[4] = ngx_http_agent_pg_conf.password.len ? "password" : NULL;
+    values[4] = (char *) ngx_http_agent_pg_conf.password.data;
+    keys[5] = NULL;
+    values[5] = NULL;
+}
+
+
 static void
 ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
 {
@@ -262,23 +322,7 @@ ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
         return;
     }
 
-    /* ours first: what the URL says wins over them */
-
-    ngx_sprintf((u_char *) timeout, "-c statement_timeout=%M%Z",
-                ngx_http_agent_pg_conf.timeout);
-
-    keys[0] = "options";
-    values[0] = timeout;
-    keys[1] = "application_name";
-    values[1] = "nginx-agent";
-    keys[2] = "connect_timeout";
-    values[2] = "5";
-    keys[3] = "dbname";
-    values[3] = (char *) ngx_http_agent_pg_conf.url.data;
-    keys[4] = ngx_http_agent_pg_conf.password.len ? "password" : NULL;
-    values[4] = (char *) ngx_http_agent_pg_conf.password.data;
-    keys[5] = NULL;
-    values[5] = NULL;
+    ngx_http_agent_pg_conninfo(keys, values, timeout, "5");
 
     pc->conn = PQconnectStartParams(keys, values, 1);
 

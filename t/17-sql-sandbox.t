@@ -17,9 +17,14 @@ use Time::HiRes qw(time sleep);
 use POSIX qw(WNOHANG);
 
 my $CAP = 0.3;             # agent_sql_timeout below
-my $MARGIN = 1.2;          # a loaded 2-core machine, the mock's two calls
+# A statement the cap did not stop would run for minutes: the margin tells
+# that apart from a host whose every core is busy (make test-stress saw
+# 2.3 s for a 0.3 s cap), where a statement's thread and its timer wait
+# for a CPU like everything else.  The cap's own work is shown by the
+# error each capped statement answers.
+my $MARGIN = 8;
 # make test-asan: everything runs two to three times slower
-$MARGIN = 2.4 if $ENV{AGENT_SANITIZER_LOGS};
+$MARGIN = 16 if $ENV{AGENT_SANITIZER_LOGS};
 
 my $t = AgentTest->new;
 my $dir = $t->dir;
