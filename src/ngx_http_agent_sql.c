@@ -137,8 +137,10 @@ static ngx_int_t
 ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
     ngx_array_t *resources, ngx_uint_t *n)
 {
-    u_char                     *sql;
-    ngx_uint_t                  i;
+    int                         rc;
+    u_char                     *sql, *uri, c, stmt_text[32];
+    ngx_uint_t                  i, k;
+    sqlite3_stmt               *stmt;
     ngx_http_agent_resource_t  *res;
 
     *n = 0;
@@ -155,16 +157,46 @@ ngx_http_agent_sql_attach(sqlite3 *db, ngx_pool_t *pool,
     for (i = 0; i < resources->nelts && i < NGX_HTTP_AGENT_SQL_MAX_ATTACHED;
          i++)
     {
-        sql = ngx_pnalloc(pool, res[i].path.len * 2 + 64);
+        /*
+         * the file's name is a bound value, never SQL text; and only a
+         * name that is a plain path: a URI's '?', '#' and '%' would be
+         * read as its parameters (the turn checked it is one of ours)
+         */
+
+        for (k = 0; k < res[i].path.len; k++) {
+            c = res[i].path.data[k];
+
+            if (c < 0x20 || c == '?' || c == '#' || c == '%' || c == 0x7f) {
+                break;
+            }
+        }
+
+        sql = ngx_pnalloc(pool, res[i].path.len + 32);
         if (sql == NULL) {
             break;
         }
 
-        /* the path is ours (resources dir + uuid), no quote can be in it */
-        ngx_sprintf(sql, "ATTACH 'file:%V?mode=ro' AS r%ui%Z",
-                    &res[i].path, i);
+        if (k < res[i].path.len || res[i].path.data[0] != '/') {
+            ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0, "agent: a file "
+                          "name that is not a plain path is not attached");
+            break;
+        }
 
-        if (sqlite3_exec(db, (char *) sql, NULL, NULL, NULL) != SQLITE_OK) {
+        uri = ngx_sprintf(sql, "file:%V?mode=ro", &res[i].path);
+
+        ngx_sprintf(stmt_text, "ATTACH ?1 AS r%ui%Z", i);
+
+        if (sqlite3_prepare_v2(db, (char *) stmt_text, -1, &stmt, NULL)
+            != SQLITE_OK)
+        {
+            break;
+        }
+
+        sqlite3_bind_text(stmt, 1, (char *) sql, uri - sql, SQLITE_STATIC);
+        rc = sqlite3_step(stmt);
+        sqlite3_finalize(stmt);
+
+        if (rc != SQLITE_DONE) {
             ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
                           "agent: cannot attach \"%V\": %s", &res[i].path,
                           sqlite3_errmsg(db));
