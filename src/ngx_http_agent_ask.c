@@ -98,6 +98,10 @@ ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ask->llm->on_done = ngx_http_agent_ask_done;
     ask->llm->data = ask;
 
+    if (ngx_http_agent_env_reserve(run, ask->llm, ask->model) != NGX_OK) {
+        return NULL;
+    }
+
     if (ngx_http_agent_llm_call(ask->llm, ask->model, &ask->req) != NGX_OK) {
         (void) ngx_http_agent_graph_fail(run, "llm_error", "%V",
                                          &ask->llm->error);

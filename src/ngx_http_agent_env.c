@@ -25,6 +25,32 @@ ngx_http_agent_emit(ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev)
 }
 
 
+/*
+ * A model call is about to start: its max_tokens reserved in the budgets
+ * of agent_limit, so that turns at once cannot all spend the last of one
+ */
+
+ngx_int_t
+ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
+    ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model)
+{
+    ngx_http_agent_env_t *env = run->data;
+
+    llm->reserved = model->max_tokens;
+
+    if (ngx_http_agent_limit_reserve(env->limits, &llm->reserved) == NGX_OK) {
+        return NGX_OK;
+    }
+
+    llm->reserved = 0;
+
+    return ngx_http_agent_graph_fail(run, "budget_exceeded", "the token "
+                                     "budget of agent_limit is spent, or "
+                                     "held by the model calls running now; "
+                                     "the steps done are saved");
+}
+
+
 /* a model call has ended: its tokens and times count for the turn */
 
 void
@@ -36,7 +62,9 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 
     /* the budgets of agent_limit, with what the call really spent */
     ngx_http_agent_limit_charge(env->limits,
-                                llm->prompt_tokens + llm->completion_tokens);
+                                llm->prompt_tokens + llm->completion_tokens,
+                                llm->reserved);
+    llm->reserved = 0;
 
     env->prompt_tokens += llm->prompt_tokens;
     env->completion_tokens += llm->completion_tokens;

@@ -51,6 +51,8 @@ typedef struct {
 
 ngx_int_t ngx_http_agent_emit(ngx_http_agent_run_t *run,
     ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
+    ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model);
 void ngx_http_agent_env_usage(ngx_http_agent_env_t *env,
     ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);

@@ -7,6 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
@@ -18,10 +19,20 @@
  * agent_limit_zone, a red-black tree of keys (an owner, say) as
  * limit_req keeps, each with the tokens and turns of its current window
  * and the turns it runs now.  A turn is checked before it starts (429 and
- * Retry-After), charged as each model call ends, and released at its end;
- * the zone's mutex is held for a lookup and a few additions, as
- * limit_req's.  Windows are fixed: the period's multiples of the clock.
+ * Retry-After) and released at its end; each model call reserves its
+ * max_tokens (or NGX_HTTP_AGENT_LIMIT_ESTIMATE) before it starts, and is
+ * refused while the spent and reserved tokens cover the budget, then
+ * settles what it spent: turns at once overspend a budget by at most one
+ * call's tokens.  The zone's mutex is held for a lookup and a few
+ * additions, as limit_req's.  Windows are fixed: the period's multiples
+ * of the clock.  A key longer than NGX_HTTP_AGENT_LIMIT_KEY is kept as
+ * its MD5; a full zone evicts the least recently used keys that run
+ * nothing.
  */
+
+
+#define NGX_HTTP_AGENT_LIMIT_ESTIMATE  1024
+#define NGX_HTTP_AGENT_LIMIT_KEY       64
 
 
 typedef struct {
@@ -32,6 +43,7 @@ typedef struct {
     time_t                       tokens_window;
     time_t                       turns_window;
     int64_t                      tokens;
+    int64_t                      reserved;   /* by model calls running */
     ngx_uint_t                   turns;
     ngx_uint_t                   concurrent;
     u_char                       data[1];
@@ -54,6 +66,7 @@ typedef struct {
 typedef struct {
     ngx_http_agent_limit_t        *limit;
     ngx_http_agent_limit_node_t   *node;
+    int64_t                        reserved;  /* this turn's, not settled */
 } ngx_http_agent_limit_held_t;
 
 
@@ -63,6 +76,10 @@ static ngx_http_agent_limit_node_t *ngx_http_agent_limit_lookup(
     ngx_http_agent_limit_ctx_t *ctx, ngx_str_t *key, uint32_t hash);
 static void ngx_http_agent_limit_windows(ngx_http_agent_limit_t *limit,
     ngx_http_agent_limit_node_t *node);
+static void ngx_http_agent_limit_unreserve(ngx_http_agent_limit_held_t *e,
+    int64_t n);
+static ngx_int_t ngx_http_agent_limit_digest(ngx_pool_t *pool,
+    ngx_str_t *key);
 static void ngx_http_agent_limit_rbtree_insert_value(ngx_rbtree_node_t *temp,
     ngx_rbtree_node_t *node, ngx_rbtree_node_t *sentinel);
 
@@ -410,9 +427,15 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
             goto failed;
         }
 
-        if (key.len == 0 || key.len > 65535) {
+        if (key.len == 0) {
             /* no key, no limit: as limit_req */
             continue;
+        }
+
+        if (key.len > NGX_HTTP_AGENT_LIMIT_KEY
+            && ngx_http_agent_limit_digest(r->pool, &key) != NGX_OK)
+        {
+            goto failed;
         }
 
         ctx = limit[i].zone->shm_zone->data;
@@ -446,7 +469,7 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
             retry = (node->turns_window + 1) * limit[i].turns_period - now;
 
         } else if (limit[i].tokens_period
-                   && node->tokens >= limit[i].tokens)
+                   && node->tokens + node->reserved >= limit[i].tokens)
         {
             what = "tokens";
             retry = (node->tokens_window + 1) * limit[i].tokens_period - now;
@@ -493,6 +516,7 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
 
         e->limit = &limit[i];
         e->node = node;
+        e->reserved = 0;
     }
 
     *held = hl;
@@ -507,11 +531,76 @@ failed:
 }
 
 
-/* a model call's tokens, as it ends: over marks a budget spent */
+/*
+ * Before a model call: want tokens reserved in every budget; NGX_DECLINED
+ * when a budget is spent, or reserved whole by the calls running now
+ */
+
+ngx_int_t
+ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *hl, int64_t *want)
+{
+    ngx_uint_t                    i, k;
+    ngx_http_agent_limit_ctx_t   *ctx;
+    ngx_http_agent_limit_held_t  *e;
+
+    if (hl == NULL || hl->released) {
+        *want = 0;
+        return NGX_OK;
+    }
+
+    if (*want <= 0) {
+        *want = NGX_HTTP_AGENT_LIMIT_ESTIMATE;
+    }
+
+    e = hl->held.elts;
+
+    for (i = 0; i < hl->held.nelts; i++) {
+        if (e[i].limit->tokens_period == 0) {
+            continue;
+        }
+
+        ctx = e[i].limit->zone->shm_zone->data;
+
+        ngx_shmtx_lock(&ctx->shpool->mutex);
+
+        ngx_http_agent_limit_windows(e[i].limit, e[i].node);
+
+        if (e[i].node->tokens + e[i].node->reserved >= e[i].limit->tokens) {
+            ngx_shmtx_unlock(&ctx->shpool->mutex);
+
+            /* the reservations made above are given back */
+
+            for (k = 0; k < i; k++) {
+                if (e[k].limit->tokens_period) {
+                    ngx_http_agent_limit_unreserve(&e[k], *want);
+                }
+            }
+
+            hl->over = 1;
+
+            return NGX_DECLINED;
+        }
+
+        e[i].node->reserved += *want;
+        e[i].reserved += *want;
+
+        ngx_shmtx_unlock(&ctx->shpool->mutex);
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * A model call's tokens, as it ends, for what it reserved: over marks a
+ * budget spent
+ */
 
 void
-ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens)
+ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens,
+    int64_t reserved)
 {
+    int64_t                       n;
     ngx_uint_t                    i;
     ngx_http_agent_limit_ctx_t   *ctx;
     ngx_http_agent_limit_held_t  *e;
@@ -525,7 +614,14 @@ ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens)
     for (i = 0; i < hl->held.nelts; i++) {
         ctx = e[i].limit->zone->shm_zone->data;
 
+        /* settled at once: no other call sees the tokens neither way */
+
+        n = ngx_min(reserved, e[i].reserved);
+        e[i].reserved -= n;
+
         ngx_shmtx_lock(&ctx->shpool->mutex);
+
+        e[i].node->reserved = ngx_max(e[i].node->reserved - n, 0);
 
         ngx_http_agent_limit_windows(e[i].limit, e[i].node);
         e[i].node->tokens += tokens;
@@ -538,6 +634,48 @@ ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens)
 
         ngx_shmtx_unlock(&ctx->shpool->mutex);
     }
+}
+
+
+static void
+ngx_http_agent_limit_unreserve(ngx_http_agent_limit_held_t *e, int64_t n)
+{
+    ngx_http_agent_limit_ctx_t  *ctx;
+
+    n = ngx_min(n, e->reserved);
+    e->reserved -= n;
+
+    ctx = e->limit->zone->shm_zone->data;
+
+    ngx_shmtx_lock(&ctx->shpool->mutex);
+    e->node->reserved = ngx_max(e->node->reserved - n, 0);
+    ngx_shmtx_unlock(&ctx->shpool->mutex);
+}
+
+
+/* a key too long to keep: its MD5, in hex */
+
+static ngx_int_t
+ngx_http_agent_limit_digest(ngx_pool_t *pool, ngx_str_t *key)
+{
+    u_char     *p, digest[16];
+    ngx_md5_t   md5;
+
+    ngx_md5_init(&md5);
+    ngx_md5_update(&md5, key->data, key->len);
+    ngx_md5_final(digest, &md5);
+
+    p = ngx_pnalloc(pool, 1 + 32);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    key->data = p;
+    *p++ = '#';
+    p = ngx_hex_dump(p, digest, 16);
+    key->len = p - key->data;
+
+    return NGX_OK;
 }
 
 
@@ -558,6 +696,13 @@ ngx_http_agent_limit_release(ngx_http_agent_limits_t *hl)
     e = hl->held.elts;
 
     for (i = 0; i < hl->held.nelts; i++) {
+
+        /* a call cut (the client gone, the turn's timeout) settles here */
+
+        if (e[i].reserved) {
+            ngx_http_agent_limit_unreserve(&e[i], e[i].reserved);
+        }
+
         ctx = e[i].limit->zone->shm_zone->data;
 
         ngx_shmtx_lock(&ctx->shpool->mutex);
@@ -610,7 +755,7 @@ ngx_http_agent_limit_lookup(ngx_http_agent_limit_ctx_t *ctx, ngx_str_t *key,
     size_t                        size;
     ngx_int_t                     rc;
     ngx_uint_t                    n;
-    ngx_queue_t                  *q;
+    ngx_queue_t                  *q, *prev;
     ngx_rbtree_node_t            *node, *sentinel;
     ngx_http_agent_limit_node_t  *ln;
 
@@ -642,22 +787,29 @@ ngx_http_agent_limit_lookup(ngx_http_agent_limit_ctx_t *ctx, ngx_str_t *key,
 
     node = ngx_slab_alloc_locked(ctx->shpool, size);
 
-    for (n = 0; node == NULL && n < 16; n++) {
+    q = ngx_queue_last(&ctx->sh->queue);
 
-        /* full: the least recently used key that runs nothing goes */
+    for (n = 0; node == NULL && n < 64; n++) {
 
-        if (ngx_queue_empty(&ctx->sh->queue)) {
+        /*
+         * full: the least recently used keys that run nothing go; a key
+         * that runs a turn is passed over, not a wall for every new key
+         */
+
+        if (q == ngx_queue_sentinel(&ctx->sh->queue)) {
             break;
         }
 
-        q = ngx_queue_last(&ctx->sh->queue);
         ln = ngx_queue_data(q, ngx_http_agent_limit_node_t, queue);
+        prev = ngx_queue_prev(q);
 
-        if (ln->concurrent) {
-            break;
+        if (ln->concurrent || ln->reserved) {
+            q = prev;
+            continue;
         }
 
         ngx_queue_remove(q);
+        q = prev;
         node = (ngx_rbtree_node_t *)
                    ((u_char *) ln - offsetof(ngx_rbtree_node_t, color));
         ngx_rbtree_delete(&ctx->sh->rbtree, node);

@@ -118,6 +118,8 @@ struct ngx_http_agent_llm_s {
     int64_t                        completion_tokens;
     int64_t                        cached_tokens;
     int64_t                        cache_write_tokens;
+    int64_t                        reserved;    /* in agent_limit's
+                                                   budgets, until settled */
     long                           status;
     long                           retry_after; /* seconds, or -1 */
 

@@ -444,6 +444,11 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
         env->stream->provider = ctx->model->provider->name;
     }
 
+    /* agent_limit: the call's tokens reserved, or the turn stops here */
+    if (ngx_http_agent_env_reserve(run, ctx->llm, ctx->model) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
     ev.type = NGX_HTTP_AGENT_EV_MODEL_START;
     ev.name = &ctx->model->name;

@@ -45,7 +45,7 @@ sub server {
                                   @names ] })
             if $m eq 'tools/list';
         return $ok->({ content => [ { type => 'text',
-                       text => "$name ran $b->{params}{name}" } ] });
+                       text => "$name ran " . ($b->{params}{name} // "") } ] });
     });
 }
 
