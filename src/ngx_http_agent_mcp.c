@@ -306,8 +306,9 @@ ngx_http_agent_mcp_find(ngx_array_t *mcps, ngx_str_t *name)
 
 /*
  * NGX_OK: the server's tools are known (a stale list serves while it is
- * listed again); NGX_AGAIN: w's handler is called when they are, or when
- * the server could not be reached (rc NGX_ERROR)
+ * listed again); NGX_AGAIN: w's handler is called when they are, or with
+ * rc NGX_ERROR when the server could not be reached or gave no list within
+ * its timeout=; NGX_DECLINED: it failed a moment ago and backs off
  */
 
 ngx_int_t
