@@ -151,12 +151,49 @@ HTTP
     });
     $t->mock(caller_script(16));
 
+    # an MCP server whose calls take 0.5 s, recorded the same way
+    my $mtimes = $t->dir . '/mcp-times';
+    my $mcp = MockLLM->new(dir => $t->dir, name => 'work', script => sub {
+        my ($b) = @_;
+        my $m = $b->{method} // '';
+        my $ok = sub { { status => 200, body => $json->encode({
+                         jsonrpc => '2.0', id => $b->{id},
+                         result => $_[0] }) } };
+        return $ok->({ protocolVersion => '2025-06-18', capabilities => {},
+                       serverInfo => { name => 'w', version => '1' } })
+            if $m eq 'initialize';
+        return { status => 202, body => '' }
+            if $m eq 'notifications/initialized';
+        return $ok->({ tools => [ { name => 'work', inputSchema => {
+                                    type => 'object' } } ] })
+            if $m eq 'tools/list';
+        return { status => 400, body => 'unknown method' }
+            if $m ne 'tools/call';
+        open my $fh, '>>', $mtimes or die;
+        flock($fh, LOCK_EX);
+        printf $fh "%.3f\n", time;
+        close $fh;
+        return { %{ $ok->({ content => [ { type => 'text',
+                                           text => 'worked' } ] }) },
+                 delay => 0.5 };
+    });
+
     my $sp = $svc->port;
+    my $mp = $mcp->port;
     my $conf = $t->conf(location => 'agent_use_graph located;',
                         http => <<"HTTP");
 agent_prompts $root/prompts;
 agent_tool_concurrency 4;
 agent_tool slow location=/internal/slow timeout=300ms;
+agent_mcp work url=http://127.0.0.1:$mp/mcp;
+agent_graph mcpcap {
+    node agent llm prompt=react_system.md tools=work.*;
+    node tools tools;
+    edge START agent;
+    edge agent tools if=tool_calls;
+    edge agent END;
+    edge tools agent;
+}
 agent_graph located {
     node agent llm prompt=react_system.md tools=slow;
     node tools tools;
@@ -168,6 +205,7 @@ agent_graph located {
 HTTP
     $conf =~ s{(location /api/sessions/)}
               {location /internal/slow { internal; proxy_pass http://127.0.0.1:$sp/slow; }
+        location /mcpcap/ { agent_chat; agent_use_graph mcpcap; }
         $1};
     $t->run($conf);
 
@@ -184,15 +222,36 @@ HTTP
     open my $fh, '<', $times or die;
     my @starts = sort { $a <=> $b } map { chomp; $_ } <$fh>;
     close $fh;
-    my $max = 0;
-    for my $s (@starts) {
-        my $at = grep { $_ <= $s + 0.01 && $_ + 1 > $s + 0.01 } @starts;
-        $max = $at if $at > $max;
-    }
     is(scalar @starts, 16, 'every call reached the service in the end');
+    my $max = most_at_once(1, @starts);
     ok($max <= 4, "at most agent_tool_concurrency=4 upstream requests at "
        . "once, timed-out ones counted till they end ($max)");
+
+    # the same cap on the calls of an MCP server's tool
+    $r = $t->stream("/mcpcap/$sid/message",
+                    encode_json({ message => 'sixteen MCP calls' }),
+                    timeout => 30);
+    is($r->{types}[-1], 'end', 'sixteen MCP calls: the turn ends');
+    is(scalar(grep { $_->{type} eq 'tool_result'
+                     && ($_->{content} // '') eq 'worked' }
+              @{ $r->{events} }), 16, 'each answered');
+    open $fh, '<', $mtimes or die;
+    my @calls = map { chomp; $_ } <$fh>;
+    close $fh;
+    $max = most_at_once(0.5, @calls);
+    ok($max <= 4, "at most 4 MCP calls at once ($max)");
     $t->check_log;
+}
+
+# the most intervals [start, start + len) that hold one instant
+sub most_at_once {
+    my ($len, @starts) = @_;
+    my $max = 0;
+    for my $s (@starts) {
+        my $at = grep { $_ <= $s + 0.01 && $_ + $len > $s + 0.01 } @starts;
+        $max = $at if $at > $max;
+    }
+    return $max;
 }
 
 # ---- 3. timeout=500ms on ask_database, whose model is slow
