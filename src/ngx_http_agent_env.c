@@ -111,3 +111,24 @@ ngx_http_agent_env_sql(ngx_http_agent_run_t *run)
 
     return NGX_OK;
 }
+
+
+/*
+ * A location subrequest that outlived its call has ended (data: the env):
+ * its place is free.  The env is the turn's, in the request's pool, which
+ * the subrequest keeps alive until then.
+ */
+
+void
+ngx_http_agent_env_peer_end(void *data)
+{
+    ngx_http_agent_env_t *env = data;
+
+    if (env->peer_calls) {
+        env->peer_calls--;
+    }
+
+    if (env->peer_freed) {
+        env->peer_freed(env->peer_data);
+    }
+}

@@ -46,6 +46,15 @@ typedef struct {
     ngx_msec_t                      ttft;        /* start to first token */
     ngx_http_agent_limits_t        *limits;      /* the budgets it spends */
     ngx_http_agent_trace_t         *trace;       /* its spans, or NULL */
+
+    /*
+     * location and MCP calls under way, and location subrequests that
+     * outlived their call (agent_tool_concurrency); peer_freed, while a
+     * tools node waits for a place, is called as one ends
+     */
+    ngx_uint_t                      peer_calls;
+    void                          (*peer_freed)(void *data);
+    void                           *peer_data;
 } ngx_http_agent_env_t;
 
 
@@ -56,6 +65,7 @@ ngx_int_t ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
 void ngx_http_agent_env_usage(ngx_http_agent_env_t *env,
     ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);
+void ngx_http_agent_env_peer_end(void *data);
 
 
 #endif /* _NGX_HTTP_AGENT_ENV_H_INCLUDED_ */

@@ -66,7 +66,25 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     ngx_http_agent_store_call_init(&ctx->store, r->pool, r->connection->log,
                                    ngx_http_agent_store_wake, r);
 
-    rc = ngx_http_agent_route(r, alcf, ctx);
+    /*
+     * a subrequest of an agent request is a location tool or an http node
+     * of a turn: pointed at an agent location, each turn would start
+     * another, without end
+     */
+
+    if (r != r->main
+        && ngx_http_get_module_ctx(r->main, ngx_http_agent_module))
+    {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "agent: a tool or "
+                      "node of a turn called the agent location \"%V\": "
+                      "refused, a turn starts no turn", &r->uri);
+
+        rc = ngx_http_agent_error(r, NGX_HTTP_FORBIDDEN, "an agent location "
+                                  "is not a tool: a turn starts no turn");
+
+    } else {
+        rc = ngx_http_agent_route(r, alcf, ctx);
+    }
 
     if (rc == NGX_OK && alcf->owner) {
         /* sessions belong to whoever agent_owner names for this request */

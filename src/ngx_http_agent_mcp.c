@@ -24,7 +24,11 @@
  * model's parameters.  The list is kept until its TTL passes or the server
  * says it changed, then listed again while the old one serves; a session
  * the server forgot (404) is started again once.  Nodes wait for a server's
- * first list before their first model call (ngx_http_agent_mcp_ready).
+ * first list before their first model call (ngx_http_agent_mcp_ready), at
+ * most the server's timeout=.  A start or a list that fails is logged and
+ * the next start waits, 1 s after the first failure, doubling to 60 s: a
+ * server that always fails costs a worker a few requests a minute, and
+ * the turns meanwhile go on without its tools at once.
  * tools/call is mcp_tool.c.
  */
 
@@ -36,7 +40,12 @@
 #define NGX_HTTP_AGENT_MCP_PAGES     64
 #define NGX_HTTP_AGENT_MCP_TOOLS     128
 
+#define NGX_HTTP_AGENT_MCP_BACKOFF      1000
+#define NGX_HTTP_AGENT_MCP_BACKOFF_MAX  60000
 
+
+static ngx_uint_t ngx_http_agent_mcp_resting(ngx_http_agent_mcp_peer_t *peer);
+static void ngx_http_agent_mcp_waited(ngx_event_t *ev);
 static void ngx_http_agent_mcp_start(ngx_http_agent_mcp_t *mcp,
     ngx_log_t *log);
 static void ngx_http_agent_mcp_discovered(ngx_http_agent_mcp_call_t *rpc,
@@ -223,6 +232,7 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     tool->name = mcp->name;
     tool->run = ngx_http_agent_mcp_tool_run;
     tool->data = mcp;
+    tool->peer = 1;
     mcp->tool = tool;
 
     if (mcp->url.len < 8
@@ -296,8 +306,9 @@ ngx_http_agent_mcp_find(ngx_array_t *mcps, ngx_str_t *name)
 
 /*
  * NGX_OK: the server's tools are known (a stale list serves while it is
- * listed again); NGX_AGAIN: w's handler is called when they are, or when
- * the server could not be reached (rc NGX_ERROR)
+ * listed again); NGX_AGAIN: w's handler is called when they are, or with
+ * rc NGX_ERROR when the server could not be reached or gave no list within
+ * its timeout=; NGX_DECLINED: it failed a moment ago and backs off
  */
 
 ngx_int_t
@@ -321,7 +332,8 @@ ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
         if ((peer->stale
              || ngx_current_msec - peer->listed
                 > (peer->ttl ? peer->ttl : mcp->ttl))
-            && peer->pages == 0)
+            && peer->pages == 0
+            && !ngx_http_agent_mcp_resting(peer))
         {
             peer->stale = 0;
             peer->pages = 1;
@@ -332,6 +344,14 @@ ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
     }
 
     if (peer->state == NGX_HTTP_AGENT_MCP_IDLE) {
+        if (ngx_http_agent_mcp_resting(peer)) {
+            /* it failed a moment ago: left out, as a server that is down */
+            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, log, 0, "agent: MCP server "
+                           "\"%V\" backs off, its tools left out",
+                           &mcp->name);
+            return NGX_DECLINED;
+        }
+
         ngx_http_agent_mcp_start(mcp, log);
 
         if (peer->state == NGX_HTTP_AGENT_MCP_IDLE) {
@@ -342,6 +362,15 @@ ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
 
     ngx_queue_insert_tail(&peer->waiters, &w->queue);
     w->waiting = 1;
+    w->name = &mcp->name;
+
+    /* a server slow to list holds a turn no longer than its timeout= */
+
+    ngx_memzero(&w->timer, sizeof(ngx_event_t));
+    w->timer.handler = ngx_http_agent_mcp_waited;
+    w->timer.data = w;
+    w->timer.log = log;
+    ngx_add_timer(&w->timer, mcp->timeout);
 
     return NGX_AGAIN;
 }
@@ -354,6 +383,40 @@ ngx_http_agent_mcp_unwait(ngx_http_agent_mcp_waiter_t *w)
         ngx_queue_remove(&w->queue);
         w->waiting = 0;
     }
+
+    if (w->timer.timer_set) {
+        ngx_del_timer(&w->timer);
+    }
+}
+
+
+/* after a failure no new start until the back-off has passed */
+
+static ngx_uint_t
+ngx_http_agent_mcp_resting(ngx_http_agent_mcp_peer_t *peer)
+{
+    return peer->failures
+           && (ngx_msec_int_t) (peer->retry - ngx_current_msec) > 0;
+}
+
+
+/* the list did not come within timeout=: the waiter goes on without it */
+
+static void
+ngx_http_agent_mcp_waited(ngx_event_t *ev)
+{
+    ngx_http_agent_mcp_waiter_t *w = ev->data;
+
+    ngx_log_error(NGX_LOG_WARN, ev->log, 0, "agent: MCP server \"%V\" "
+                  "gave no tools list within its timeout=, its tools left "
+                  "out", w->name);
+
+    if (w->waiting) {
+        ngx_queue_remove(&w->queue);
+        w->waiting = 0;
+    }
+
+    w->handler(w->data, NGX_ERROR);
 }
 
 
@@ -608,7 +671,7 @@ ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
 {
     size_t                      i;
     yajl_val                    tools, ttl;
-    ngx_str_t                   cursor;
+    ngx_str_t                   cursor, why;
     ngx_pool_t                 *pool;
     ngx_http_agent_mcp_t       *mcp;
     ngx_http_agent_mcp_peer_t  *peer;
@@ -616,11 +679,28 @@ ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
     mcp = rpc->mcp;
     peer = mcp->peer;
 
-    if (status == NGX_HTTP_NOT_FOUND && peer->session.len) {
-        /* the session expired: a new one, once */
+    if (status == NGX_HTTP_NOT_FOUND && peer->session.len
+        && !peer->restarted)
+    {
+        /*
+         * the session expired: a new one, once for this list; a server
+         * that answers a new session's list with 404 too fails below
+         */
+
+        ngx_log_error(NGX_LOG_INFO, rpc->curl->log, 0, "agent: MCP server "
+                      "\"%V\": tools/list answered 404, the session is "
+                      "started again", &mcp->name);
+
         ngx_http_agent_mcp_expired(mcp);
         peer->pages = 0;
+        peer->restarted = 1;
         ngx_http_agent_mcp_start(mcp, rpc->curl->log);
+        return;
+    }
+
+    if (status == NGX_HTTP_NOT_FOUND && peer->session.len) {
+        ngx_str_set(&why, "it answered 404 to a new session too");
+        ngx_http_agent_mcp_failed(mcp, rpc->curl->log, "tools/list", &why);
         return;
     }
 
@@ -689,6 +769,8 @@ ngx_http_agent_mcp_listed(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
     peer->pages = 0;
     peer->listed = ngx_current_msec;
     peer->state = NGX_HTTP_AGENT_MCP_READY;
+    peer->failures = 0;
+    peer->restarted = 0;
 
     ngx_log_error(NGX_LOG_INFO, rpc->curl->log, 0, "agent: MCP server "
                   "\"%V\": %ui tools, protocol %V%s", &mcp->name,
@@ -815,6 +897,7 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
     tool->name.len = name.len;
     tool->run = ngx_http_agent_mcp_tool_run;
     tool->data = mcp;
+    tool->peer = 1;
 
     return NGX_OK;
 }
@@ -846,13 +929,24 @@ static void
 ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp, ngx_log_t *log,
     const char *what, ngx_str_t *why)
 {
+    ngx_msec_t                  backoff;
     ngx_http_agent_mcp_peer_t  *peer;
 
     peer = mcp->peer;
 
+    /* 1 s after the first failure, doubled after each, at most 60 s */
+
+    backoff = NGX_HTTP_AGENT_MCP_BACKOFF << ngx_min(peer->failures, 6);
+    backoff = ngx_min(backoff, NGX_HTTP_AGENT_MCP_BACKOFF_MAX);
+
+    peer->failures++;
+    peer->retry = ngx_current_msec + backoff;
+    peer->restarted = 0;
+
     ngx_log_error(NGX_LOG_ERR, log, 0, "agent: MCP server \"%V\" at \"%V\": "
-                  "%s failed%s%V", &mcp->name, &mcp->url, what,
-                  why && why->len ? ": " : "", why ? why : &peer->error);
+                  "%s failed%s%V, next try in %M ms (failure %ui)",
+                  &mcp->name, &mcp->url, what, why && why->len ? ": " : "",
+                  why ? why : &peer->error, backoff, peer->failures);
 
     peer->pages = 0;
 
@@ -878,6 +972,11 @@ ngx_http_agent_mcp_wake(ngx_http_agent_mcp_t *mcp, ngx_int_t rc)
 
         ngx_queue_remove(q);
         w->waiting = 0;
+
+        if (w->timer.timer_set) {
+            ngx_del_timer(&w->timer);
+        }
+
         w->handler(w->data, rc);
     }
 }

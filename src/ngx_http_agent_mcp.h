@@ -34,6 +34,8 @@ typedef struct {
     ngx_queue_t                    queue;
     ngx_http_agent_mcp_ready_pt    handler;
     void                          *data;
+    ngx_str_t                     *name;       /* the server's */
+    ngx_event_t                    timer;      /* its timeout= */
     unsigned                       waiting:1;
 } ngx_http_agent_mcp_waiter_t;
 
@@ -52,6 +54,10 @@ typedef struct {
     size_t                         size;       /* of the definitions */
     ngx_str_t                      error;
     ngx_msec_t                     ttl;        /* the server's ttlMs, or 0 */
+    ngx_uint_t                     failures;   /* starts or lists, in a
+                                                  row */
+    ngx_msec_t                     retry;      /* none before, then */
+    unsigned                       restarted:1; /* this list's, on a 404 */
     unsigned                       stale:1;
     unsigned                       modern:1;   /* 2026-07-28: stateless */
 } ngx_http_agent_mcp_peer_t;

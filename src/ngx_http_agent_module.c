@@ -50,6 +50,12 @@ static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
 static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
 
 
+/* a turn's location and MCP calls at once: none would never end */
+static ngx_conf_num_bounds_t  ngx_http_agent_tool_concurrency_bounds = {
+    ngx_conf_check_num_bounds, 1, 1024
+};
+
+
 static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_checkpoint_db"),
@@ -262,6 +268,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       offsetof(ngx_http_agent_loc_conf_t, models),
       NULL },
 
+    { ngx_string("agent_tool_concurrency"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, tool_concurrency),
+      &ngx_http_agent_tool_concurrency_bounds },
+
     { ngx_string("agent_sql_concurrency"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_num_slot,
@@ -460,6 +473,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->databases = NGX_CONF_UNSET_PTR;
     alcf->models = NGX_CONF_UNSET_PTR;
     alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
+    alcf->tool_concurrency = NGX_CONF_UNSET_UINT;
     alcf->owner = NGX_CONF_UNSET_PTR;
     alcf->inputs = NGX_CONF_UNSET_PTR;
 
@@ -505,6 +519,8 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
     ngx_conf_merge_uint_value(conf->sql_concurrency, prev->sql_concurrency,
                               4);
+    ngx_conf_merge_uint_value(conf->tool_concurrency,
+                              prev->tool_concurrency, 8);
     ngx_conf_merge_ptr_value(conf->owner, prev->owner, NULL);
     ngx_conf_merge_ptr_value(conf->inputs, prev->inputs, NULL);
     ngx_conf_merge_str_value(conf->format_name, prev->format_name, "typed");

@@ -83,6 +83,7 @@ typedef struct {
     ngx_array_t               *databases;   /* agent_databases: ngx_str_t */
     ngx_array_t               *models;      /* agent_models: ngx_str_t */
     ngx_uint_t                 sql_concurrency;
+    ngx_uint_t                 tool_concurrency;
     ngx_http_complex_value_t  *owner;
     ngx_str_t                  graph_name;
     ngx_str_t                  graph_file;

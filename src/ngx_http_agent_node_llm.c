@@ -198,9 +198,10 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
 
 
 /*
- * tools=NAME.*: the first call of a worker waits for each server's tools;
- * a server that cannot be reached leaves its tools out (it is logged) and
- * the model answers with the others
+ * tools=NAME.*: the first call of a worker waits for each server's tools,
+ * at most the server's timeout= (mcp.c arms it on the waiter); a server
+ * that cannot be reached, is too slow or backs off after failures leaves
+ * its tools out (it is logged) and the model answers with the others
  */
 
 static ngx_int_t

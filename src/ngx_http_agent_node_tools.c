@@ -46,6 +46,7 @@ typedef struct {
     ngx_uint_t                    pending;
     ngx_uint_t                    sql;          /* SQL calls running */
     ngx_uint_t                    sql_max;      /* agent_sql_concurrency */
+    ngx_uint_t                    peer_max;     /* agent_tool_concurrency */
     unsigned                      started:1;
 } ngx_http_agent_node_tools_ctx_t;
 
@@ -60,8 +61,13 @@ static void ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call);
 static void ngx_http_agent_node_tools_expire(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_node_tools_next(
     ngx_http_agent_node_tools_ctx_t *ctx);
-static ngx_uint_t ngx_http_agent_node_tools_sql(
-    ngx_http_agent_tool_call_t *call);
+static ngx_uint_t ngx_http_agent_node_tools_room(
+    ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
+static ngx_uint_t ngx_http_agent_node_tools_queued(
+    ngx_http_agent_node_tools_ctx_t *ctx);
+static void ngx_http_agent_node_tools_freed(void *data);
+static void ngx_http_agent_node_tools_release(
+    ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_resolve(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_result(
@@ -96,6 +102,7 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
     ngx_http_agent_call_t             *call;
     ngx_http_agent_msg_t              *last;
     ngx_http_agent_event_t             ev;
+    ngx_http_agent_env_t              *env;
     ngx_http_agent_tool_call_t        *c;
     ngx_http_agent_node_tools_ctx_t   *ctx;
 
@@ -248,26 +255,32 @@ calls:
         return ngx_http_agent_node_tools_finish(ctx);
     }
 
+    env = run->data;
     run->cancel = ngx_http_agent_node_tools_cancel;
-    ctx->sql_max = ((ngx_http_agent_env_t *) run->data)->alcf->sql_concurrency;
+    ctx->sql_max = env->alcf->sql_concurrency;
+    ctx->peer_max = env->alcf->tool_concurrency;
 
     /*
      * every call at once, but at most agent_sql_concurrency statements of
-     * SQL: the others start in order as those end (each with its own
-     * timeout from its start), so a model that asks for 32 queries at once
-     * cannot hold 32 threads and their temp files
+     * SQL and agent_tool_concurrency calls of locations and MCP servers in
+     * the turn: the others start in order as those end (each with its own
+     * timeout from its start), so a model that asks for 32 queries or 32
+     * calls of a slow service at once cannot hold 32 threads or 32
+     * upstream connections
      */
 
+    env->peer_freed = ngx_http_agent_node_tools_freed;
+    env->peer_data = ctx;
+
     for (i = 0; i < ctx->ncalls; i++) {
-        if (ngx_http_agent_node_tools_sql(&ctx->calls[i])
-            && ctx->sql >= ctx->sql_max)
-        {
+        if (!ngx_http_agent_node_tools_room(ctx, &ctx->calls[i])) {
             continue;
         }
 
         rc = ngx_http_agent_node_tools_start(ctx, &ctx->calls[i]);
 
         if (rc == NGX_ERROR) {
+            env->peer_freed = NULL;
             return NGX_ERROR;
         }
     }
@@ -277,14 +290,16 @@ calls:
     /* places freed by calls that ended before the loop was over */
 
     if (ngx_http_agent_node_tools_next(ctx) == NGX_ERROR) {
+        env->peer_freed = NULL;
         return NGX_ERROR;
     }
 
-    if (ctx->pending) {
+    if (ctx->pending || ngx_http_agent_node_tools_queued(ctx)) {
         return NGX_AGAIN;
     }
 
     run->cancel = NULL;
+    env->peer_freed = NULL;
 
     return ngx_http_agent_node_tools_finish(ctx);
 }
@@ -343,6 +358,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     }
 
     env->tool_calls++;
+    call->orphan = 0;
 
     rc = call->tool->run(call);
 
@@ -350,10 +366,17 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
         ctx->pending++;
         ctx->sql += call->tool->sql;
 
+        if (call->tool->peer) {
+            env->peer_calls++;
+            call->counted = 1;
+        }
+
         /*
          * timeout= holds for every tool, whatever it waits on (a model, a
-         * service, SQL); SQL ends itself at the same time with a better
-         * error, so its deadline here is only the backstop
+         * service, SQL); a statement of SQL ends itself at the same time
+         * with a better error, so its deadline here is only the backstop
+         * (grace); a tool that waits on a model first (ask_database) has
+         * none and ends on time
          */
 
         if (ctx->conf->timeout) {
@@ -361,8 +384,8 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
             call->deadline.data = call;
             call->deadline.log = ctx->run->log;
 
-            ngx_add_timer(&call->deadline, ctx->conf->timeout
-                                           + (call->tool->sql ? 1000 : 0));
+            ngx_add_timer(&call->deadline,
+                          ctx->conf->timeout + call->tool->grace);
         }
 
         return NGX_AGAIN;
@@ -393,6 +416,7 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
     run = ctx->run;
     ctx->pending--;
     ctx->sql -= call->tool->sql;
+    ngx_http_agent_node_tools_release(ctx, call);
 
     if (call->deadline.timer_set) {
         ngx_del_timer(&call->deadline);
@@ -412,12 +436,15 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
         return;
     }
 
-    if (rc == NGX_AGAIN || ctx->pending || !ctx->started) {
-        /* tried again, or others still run */
+    if (rc == NGX_AGAIN || ctx->pending || !ctx->started
+        || ngx_http_agent_node_tools_queued(ctx))
+    {
+        /* tried again, others still run, or wait for a place */
         return;
     }
 
     run->cancel = NULL;
+    ((ngx_http_agent_env_t *) run->data)->peer_freed = NULL;
 
     ngx_http_agent_graph_node_done(run,
                                    ngx_http_agent_node_tools_finish(ctx));
@@ -459,7 +486,7 @@ ngx_http_agent_node_tools_expire(ngx_event_t *ev)
 }
 
 
-/* the next SQL calls that waited for a place (never started: attempt 0) */
+/* the next calls that waited for a place (never started: attempt 0) */
 
 static ngx_int_t
 ngx_http_agent_node_tools_next(ngx_http_agent_node_tools_ctx_t *ctx)
@@ -467,10 +494,10 @@ ngx_http_agent_node_tools_next(ngx_http_agent_node_tools_ctx_t *ctx)
     ngx_uint_t                   i;
     ngx_http_agent_tool_call_t  *c;
 
-    for (i = 0; i < ctx->ncalls && ctx->sql < ctx->sql_max; i++) {
+    for (i = 0; i < ctx->ncalls; i++) {
         c = &ctx->calls[i];
 
-        if (c->attempt == 0 && ngx_http_agent_node_tools_sql(c)) {
+        if (c->attempt == 0 && ngx_http_agent_node_tools_room(ctx, c)) {
             if (ngx_http_agent_node_tools_start(ctx, c) == NGX_ERROR) {
                 return NGX_ERROR;
             }
@@ -481,10 +508,105 @@ ngx_http_agent_node_tools_next(ngx_http_agent_node_tools_ctx_t *ctx)
 }
 
 
+/* whether a call may start now, under the SQL and the peers' caps */
+
 static ngx_uint_t
-ngx_http_agent_node_tools_sql(ngx_http_agent_tool_call_t *call)
+ngx_http_agent_node_tools_room(ngx_http_agent_node_tools_ctx_t *ctx,
+    ngx_http_agent_tool_call_t *call)
 {
-    return call->tool ? call->tool->sql : 0;
+    ngx_http_agent_env_t  *env;
+
+    if (call->tool == NULL) {
+        return 1;
+    }
+
+    env = ctx->run->data;
+
+    if (call->tool->sql && ctx->sql >= ctx->sql_max) {
+        return 0;
+    }
+
+    if (call->tool->peer && env->peer_calls >= ctx->peer_max) {
+        return 0;
+    }
+
+    return 1;
+}
+
+
+static ngx_uint_t
+ngx_http_agent_node_tools_queued(ngx_http_agent_node_tools_ctx_t *ctx)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < ctx->ncalls; i++) {
+        if (ctx->calls[i].attempt == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * A place of agent_tool_concurrency is free: a location subrequest that
+ * outlived its call has ended.  The calls that wait for it start; when
+ * none waits and none runs, the step is over.
+ */
+
+static void
+ngx_http_agent_node_tools_freed(void *data)
+{
+    ngx_http_agent_node_tools_ctx_t *ctx = data;
+
+    ngx_http_agent_run_t  *run;
+
+    run = ctx->run;
+
+    if (!ctx->started) {
+        /* the first loop starts them */
+        return;
+    }
+
+    if (ngx_http_agent_node_tools_next(ctx) == NGX_ERROR) {
+        ngx_http_agent_node_tools_cancel(run);
+        ngx_http_agent_graph_node_done(run, NGX_ERROR);
+        return;
+    }
+
+    if (ctx->pending || ngx_http_agent_node_tools_queued(ctx)) {
+        return;
+    }
+
+    run->cancel = NULL;
+    ((ngx_http_agent_env_t *) run->data)->peer_freed = NULL;
+
+    ngx_http_agent_graph_node_done(run,
+                                   ngx_http_agent_node_tools_finish(ctx));
+}
+
+
+/* a call of a location or an MCP server gives its place back */
+
+static void
+ngx_http_agent_node_tools_release(ngx_http_agent_node_tools_ctx_t *ctx,
+    ngx_http_agent_tool_call_t *call)
+{
+    ngx_http_agent_env_t  *env;
+
+    if (!call->counted) {
+        return;
+    }
+
+    env = ctx->run->data;
+    call->counted = 0;
+
+    /* an orphan's subrequest gives it back as it ends (tool_location.c) */
+
+    if (!call->orphan && env->peer_calls) {
+        env->peer_calls--;
+    }
 }
 
 
@@ -666,6 +788,8 @@ ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run)
         return;
     }
 
+    ((ngx_http_agent_env_t *) run->data)->peer_freed = NULL;
+
     for (i = 0; i < ctx->ncalls; i++) {
         c = &ctx->calls[i];
 
@@ -677,5 +801,7 @@ ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run)
             c->cancel(c);
             c->cancel = NULL;
         }
+
+        ngx_http_agent_node_tools_release(ctx, c);
     }
 }

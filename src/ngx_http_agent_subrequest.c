@@ -126,7 +126,10 @@ ngx_http_agent_subrequest_start(ngx_http_request_t *r, ngx_str_t *uri,
 }
 
 
-/* nothing more is reported; a subrequest under way runs to its end */
+/*
+ * nothing more is reported; a subrequest under way runs to its end (nginx
+ * has no way to stop one from outside): s->ended says when it has
+ */
 
 void
 ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s)
@@ -164,6 +167,10 @@ ngx_http_agent_subrequest_done(ngx_http_request_t *sr, void *data,
     }
 
     s->done = 1;
+
+    if (s->ended) {
+        s->ended(s->ended_data);
+    }
 
     if (s->kick.posted) {
         ngx_delete_posted_event(&s->kick);

@@ -27,6 +27,9 @@ typedef struct {
     size_t                          max;
     ngx_event_t                     kick;
     ngx_event_t                     timer;
+    /* called when the subrequest has ended, also after a cancel */
+    void                          (*ended)(void *data);
+    void                           *ended_data;
     unsigned                        truncated:1;
     unsigned                        cancelled:1;
     unsigned                        done:1;

@@ -66,7 +66,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database = {
     1,
     ngx_string("ask_database.md"),
     ngx_null_string,
-    NULL
+    NULL,
+    0,
+    0
 };
 
 
@@ -82,7 +84,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_analyst = {
     0,
     ngx_string("ask_analyst.md"),
     ngx_string("json_fixer.md"),
-    NULL
+    NULL,
+    0,
+    0
 };
 
 

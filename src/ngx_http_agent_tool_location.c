@@ -50,6 +50,8 @@ static void ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
     ngx_str_t *body, ngx_uint_t truncated);
 static void ngx_http_agent_tool_location_cancel(
     ngx_http_agent_tool_call_t *call);
+static void ngx_http_agent_tool_location_orphan(
+    ngx_http_agent_tool_call_t *call);
 
 
 char *
@@ -197,6 +199,7 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     tool->name = value[1];
     tool->run = ngx_http_agent_tool_location_run;
     tool->data = loc;
+    tool->peer = 1;
 
     if (amcf->tools == NULL) {
         amcf->tools = ngx_array_create(cf->pool, 4,
@@ -322,6 +325,9 @@ ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
     loc = call->tool->data;
     call->cancel = NULL;
 
+    /* timeout=: the subrequest runs on and keeps its place till it ends */
+    ngx_http_agent_tool_location_orphan(call);
+
     v = NULL;
 
     if (status < NGX_HTTP_BAD_REQUEST && !truncated && body->len) {
@@ -388,5 +394,30 @@ ngx_http_agent_tool_location_cancel(ngx_http_agent_tool_call_t *call)
 {
     if (call->data) {
         ngx_http_agent_subrequest_cancel(call->data);
+        ngx_http_agent_tool_location_orphan(call);
     }
+}
+
+
+/*
+ * The call ends before its subrequest (the node's timeout=, the tool's,
+ * a cancelled turn): the subrequest is counted against the turn's
+ * agent_tool_concurrency until it ends, so a model that keeps calling a
+ * slow location cannot pile up connections to its upstream.
+ */
+
+static void
+ngx_http_agent_tool_location_orphan(ngx_http_agent_tool_call_t *call)
+{
+    ngx_http_agent_subrequest_t  *sub;
+
+    sub = call->data;
+
+    if (sub == NULL || sub->done || sub->ended || !call->counted) {
+        return;
+    }
+
+    call->orphan = 1;
+    sub->ended = ngx_http_agent_env_peer_end;
+    sub->ended_data = call->run->data;
 }

@@ -34,7 +34,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_load_csv_data = {
     1,
     ngx_null_string,
     ngx_null_string,
-    NULL
+    NULL,
+    1000,
+    0
 };
 
 
@@ -51,7 +53,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query = {
     1,
     ngx_null_string,
     ngx_null_string,
-    NULL
+    NULL,
+    1000,
+    0
 };
 
 

@@ -44,6 +44,10 @@ struct ngx_http_agent_tool_call_s {
     void                           *owner;       /* the node's */
     ngx_event_t                     deadline;    /* the node's timeout= */
     unsigned                        finished:1;
+    unsigned                        counted:1;   /* in env->peer_calls */
+    /* its work runs on after its end (a location's subrequest): the tool
+       gives its place back when that ends */
+    unsigned                        orphan:1;
 };
 
 
@@ -61,6 +65,11 @@ struct ngx_http_agent_tool_s {
     ngx_str_t                       prompt;
     ngx_str_t                       fixer;
     void                           *data;        /* an agent_tool's */
+    /* a tool that ends itself at timeout= (SQL, with a better error than
+       ours) is stopped by the node only this much later */
+    ngx_msec_t                      grace;
+    /* a location or an MCP server: agent_tool_concurrency */
+    unsigned                        peer:1;
 };
 
 

@@ -30,7 +30,8 @@ my $mock = $t->mock(sub {
 
     # ask_database's own model call
     if ($m[0]{content} =~ /^You write one SQLite SELECT/) {
-        return { first_delay => 1.5, text => 'SELECT count(*) FROM sales' }
+        # within timeout=1s: it fires on time, with no second of grace
+        return { first_delay => 0.6, text => 'SELECT count(*) FROM sales' }
             if $q =~ /^pause/;
         return { first_delay => 5, text => 'SELECT 1' } if $q eq 'stuck';
 
@@ -95,7 +96,7 @@ sub asks {
                      =~ /^You write one SQLite SELECT/ } @r[$since .. $#r];
 }
 
-# 1. two calls that each take 1.5 s: both asked before either answers
+# 1. two calls that each take 0.6 s: both asked before either answers
 my $since = scalar $mock->log_lines;
 my $t0 = time;
 my $r = $t->turn($sid, 'two at once');
@@ -115,7 +116,7 @@ my ($second_done) = grep { $kinds[$_] eq 'done' && $_ > $asked[0] } 0 .. $#kinds
 ok($asked[1] < $second_done,
    'concurrency: the second call started before the first answered')
     or diag explain \@kinds;
-note sprintf 'two 1.5 s calls took %.1f s in all', $took;
+note sprintf 'two 0.6 s calls took %.1f s in all', $took;
 
 # 2. a tool that waits on a model past timeout=1s, twice (retries=1)
 $since = scalar $mock->log_lines;
