@@ -251,7 +251,7 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_THREADS_SEARCH:
         return req->route == NGX_HTTP_AGENT_LG_THREADS
                ? ngx_http_agent_lg_thread(r, req, body)
-               : ngx_http_agent_lg_threads(r, body);
+               : ngx_http_agent_lg_threads(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREAD:
         return ngx_http_agent_lg_thread(r, req, body);
