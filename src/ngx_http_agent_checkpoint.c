@@ -616,6 +616,33 @@ ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run, ngx_str_t *node)
 }
 
 
+/* the graph whose step raised the interrupt: kept since issue 28 */
+
+ngx_int_t
+ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
+    ngx_str_t *graph)
+{
+    yajl_val  extra, v;
+
+    if (run->extra.len == 0) {
+        return NGX_DECLINED;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    v = extra ? ngx_http_agent_json_get(extra, "__interrupt__") : NULL;
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_get_str(v, "graph", graph) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
 void
 ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
     ngx_http_agent_msg_t *m, ngx_uint_t full)

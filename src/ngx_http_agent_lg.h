@@ -18,6 +18,10 @@
 #include "ngx_http_agent_store_run.h"
 
 
+/* the longest id in a path, a thread's given by a client too */
+#define NGX_HTTP_AGENT_LG_ID_MAX  64
+
+
 /*
  * The most an answer of whole states (history, threads/search) holds:
  * past it the answer stops early, with at least one entry
@@ -72,6 +76,7 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
     ngx_str_t *id);
 void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
+ngx_int_t ngx_http_agent_lg_id_valid(ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_t *j);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,

@@ -59,6 +59,15 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                         "must be strings");
         }
 
+        /* an id as the URLs take them: one that cannot be named in a
+         * URL is a thread that cannot be read or deleted */
+
+        if (id.len && ngx_http_agent_lg_id_valid(&id) != NGX_OK) {
+            return ngx_http_agent_error(r, 422, "\"thread_id\" takes 1 to "
+                                        "%d letters, digits, \"-\" or "
+                                        "\"_\"", NGX_HTTP_AGENT_LG_ID_MAX);
+        }
+
         rc = id.len ? ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
                                                        &id, &s)
                     : NGX_DECLINED;

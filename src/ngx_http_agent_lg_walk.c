@@ -219,6 +219,18 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         offset = YAJL_GET_INTEGER(n);
     }
 
+    /* filters this search cannot apply are refused, never dropped: a
+     * client would take all threads for those that match */
+
+    n = v ? ngx_http_agent_json_get(v, "metadata") : NULL;
+
+    if (n && !YAJL_IS_NULL(n)
+        && !(YAJL_IS_OBJECT(n) && n->u.object.len == 0))
+    {
+        return ngx_http_agent_error(r, 422, "\"metadata\" filters are "
+                                    "not supported by this server");
+    }
+
     if (ngx_array_init(&sessions, r->pool, 8,
                        sizeof(ngx_http_agent_session_t))
         != NGX_OK)
