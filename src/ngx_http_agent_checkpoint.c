@@ -409,8 +409,8 @@ static void
 ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_uint_t all)
 {
-    size_t                     i;
-    yajl_val                   extra;
+    size_t                     i, k;
+    yajl_val                   extra, v;
     ngx_uint_t                 n;
     ngx_array_t               *msgs;
     ngx_http_agent_msg_t      *m;
@@ -461,7 +461,27 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
          i++)
     {
         ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
-        ngx_http_agent_json_val(j, extra->u.object.values[i]);
+        v = extra->u.object.values[i];
+
+        if (!YAJL_IS_OBJECT(v)
+            || ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0)
+        {
+            ngx_http_agent_json_val(j, v);
+            continue;
+        }
+
+        /* the interrupt as it was streamed: its graph is ours to check */
+
+        ngx_http_agent_json_obj(j);
+
+        for (k = 0; k < v->u.object.len; k++) {
+            if (ngx_strcmp(v->u.object.keys[k], "graph") != 0) {
+                ngx_http_agent_json_cstr(j, v->u.object.keys[k]);
+                ngx_http_agent_json_val(j, v->u.object.values[k]);
+            }
+        }
+
+        ngx_http_agent_json_end(j);
     }
 }
 

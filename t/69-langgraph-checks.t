@@ -23,12 +23,48 @@ $t->mock(sub {
     return { text => "Hello from the mock" };
 });
 
-my $conf = $t->conf(workers => 1);
-$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+my $conf = $t->conf(workers => 1, http => <<'HTTP');
+agent_graph chat {
+    channel note value;
+    node model llm;
+    edge START model;
+    edge model END;
+}
+agent_graph approval {
+    channel note value;
+    channel approval value;
+    node approve interrupt "value=note" resume=approval;
+    node act     template "text=Done: {{approval}}";
+    edge START approve;
+    edge approve act;
+    edge act END;
+}
+agent_graph approval2 {
+    channel approval value;
+    node approve interrupt resume=approval;
+    node act     template "text=Ran: {{approval}}";
+    edge START approve;
+    edge approve act;
+    edge act END;
+}
+agent_graph other {
+    node model llm;
+    edge START model;
+    edge model END;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+            agent_use_graph chat; agent_assistants approval;
+            agent_input note "from-server"; }
+        location /lgall/ { agent_langgraph_api; }
+        location /lg2/ { agent_langgraph_api; agent_use_graph approval2; }
+        location /lgsmall/ { agent_langgraph_api;
+            agent_history_max_size 100k; }
         $1};
 $t->run($conf);
 
-my ($worker) = $t->worker_pids;
+my $worker;
+AgentTest::wait_for(sub { ($worker) = $t->worker_pids; $worker }, 5);
 
 # the peak memory of the worker so far, in KB
 sub peak {
@@ -41,7 +77,7 @@ sub peak {
 
 sub lg {
     my ($method, $path, $body) = @_;
-    return $t->http($method, "/lg$path", $body);
+    return $t->http($method, "/lgall$path", $body);
 }
 
 # 1. a thread of 40 turns of 20 KB: 120 checkpoints, each state up to
@@ -98,6 +134,72 @@ $r = lg('POST', '/threads/search', { limit => 100,
 ok(@{ $r->{json} } >= 1, 'the rest with offset: ' . scalar @{ $r->{json} });
 $grown = peak() - $base;
 ok($grown < 40 * 1024, "the search grew the worker by $grown KB (< 40 MB)");
+
+# 3. an assistant_id names only the location's graphs
+my $in = { messages => [ { role => 'user', content => 'hi' } ] };
+$r = $t->http('POST', '/lg/threads', { thread_id => 'c-1' });
+$r = $t->http('POST', '/lg/threads/c-1/runs/wait',
+              { assistant_id => 'other', input => $in });
+is($r->{status}, 404, 'a graph of another location: 404');
+like($r->{content}, qr/No assistant found for/, 'as LangGraph words it');
+$r = $t->http('POST', '/lg/assistants/search', { graph_id => 'other' });
+is_deeply($r->{json}, [], 'nor found by a search');
+$r = $t->http('POST', '/lg/assistants/search', {});
+is_deeply([ sort map { $_->{graph_id} } @{ $r->{json} } ],
+          [ 'approval', 'chat' ], 'the search lists the location\'s graphs');
+
+# 4. agent_input wins over the run's input
+$r = $t->http('POST', '/lg/threads/c-1/runs/wait',
+              { assistant_id => 'chat',
+                input => { %$in, note => 'from-client' } });
+is($r->{status}, 200, 'a run with its own "note"');
+is($r->{json}{note}, 'from-server', 'agent_input wins over the input');
+$r = $t->http('POST', '/lg/threads/c-1/runs/wait',
+              { assistant_id => 'chat', input => $in,
+                command => { update => { note => 'from-command' } } });
+is($t->http('GET', '/lg/threads/c-1/state')->{json}{values}{note},
+   'from-server', 'and over a command\'s update');
+
+# 5. agent_history_max_size holds: long-1 stores about 800 KB
+$r = $t->http('POST', '/lgsmall/threads/long-1/runs/wait',
+              { assistant_id => 'react', input => $in });
+is($r->{status}, 413, 'a thread past agent_history_max_size: 413');
+$r = $t->http('POST', '/lgsmall/threads/long-1/runs/stream',
+              { assistant_id => 'react', input => $in });
+is($r->{status}, 413, 'also for a streamed run');
+
+# 6. thread ids as the URLs take them
+for my $id ("a\r\nb", 'x' x 5000, 'a/b', 'a b') {
+    $r = $t->http('POST', '/lg/threads', { thread_id => $id });
+    is($r->{status}, 422, 'thread_id ' . substr(encode_json([$id]), 0, 20)
+                          . ': 422');
+}
+$r = $t->http('POST', '/lg/threads', { thread_id => 'ok_id-2' });
+is($r->{status}, 200, 'an id of letters, digits, - and _');
+
+# 7. metadata filters are applied or refused, never dropped
+$r = $t->http('POST', '/lg/threads/search', { metadata => { user => 'u' } });
+is($r->{status}, 422, 'a metadata filter: 422');
+$r = $t->http('POST', '/lg/threads/search', { metadata => {} });
+is($r->{status}, 200, 'an empty one is no filter');
+
+# 8. an interrupt is answered through its own graph only
+$t->http('POST', '/lg/threads', { thread_id => 'i-1' });
+$r = $t->http('POST', '/lg/threads/i-1/runs/wait',
+              { assistant_id => 'approval', input => $in });
+ok($r->{json}{__interrupt__}, 'the approval graph waits');
+$r = $t->http('POST', '/lg2/threads/i-1/runs/wait',
+              { assistant_id => 'approval2',
+                command => { resume => 'yes' } });
+is($r->{status}, 409, 'an answer through another graph\'s same step: 409');
+my $msgs = $t->http('GET', '/lg/threads/i-1/state')->{json}{values}{messages};
+ok(!grep({ ($_->{content} // '') =~ /^Ran:/ } @$msgs),
+   'its step did not run');
+$r = $t->http('POST', '/lg/threads/i-1/runs/wait',
+              { assistant_id => 'approval',
+                command => { resume => 'yes' } });
+is($r->{status}, 200, 'answered through its own graph');
+like($r->{json}{messages}[-1]{content}, qr/^Done: yes/, 'it goes on');
 
 $t->stop;
 $t->check_log;
