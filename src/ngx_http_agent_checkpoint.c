@@ -463,14 +463,14 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
         ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
         v = extra->u.object.values[i];
 
-        if (!YAJL_IS_OBJECT(v)
+        if (!all || !YAJL_IS_OBJECT(v)
             || ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0)
         {
             ngx_http_agent_json_val(j, v);
             continue;
         }
 
-        /* the interrupt as it was streamed: its graph is ours to check */
+        /* shown as it was streamed: its graph is ours to check, kept */
 
         ngx_http_agent_json_obj(j);
 

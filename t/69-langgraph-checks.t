@@ -192,6 +192,7 @@ $r = $t->http('POST', '/lg2/threads/i-1/runs/wait',
               { assistant_id => 'approval2',
                 command => { resume => 'yes' } });
 is($r->{status}, 409, 'an answer through another graph\'s same step: 409');
+like($r->{content}, qr/of the graph \\"approval\\"/, 'naming the graph');
 my $msgs = $t->http('GET', '/lg/threads/i-1/state')->{json}{values}{messages};
 ok(!grep({ ($_->{content} // '') =~ /^Ran:/ } @$msgs),
    'its step did not run');
