@@ -409,8 +409,8 @@ static void
 ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_uint_t all)
 {
-    size_t                     i;
-    yajl_val                   extra;
+    size_t                     i, k;
+    yajl_val                   extra, v;
     ngx_uint_t                 n;
     ngx_array_t               *msgs;
     ngx_http_agent_msg_t      *m;
@@ -461,7 +461,27 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
          i++)
     {
         ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
-        ngx_http_agent_json_val(j, extra->u.object.values[i]);
+        v = extra->u.object.values[i];
+
+        if (!all || !YAJL_IS_OBJECT(v)
+            || ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0)
+        {
+            ngx_http_agent_json_val(j, v);
+            continue;
+        }
+
+        /* shown as it was streamed: its graph is ours to check, kept */
+
+        ngx_http_agent_json_obj(j);
+
+        for (k = 0; k < v->u.object.len; k++) {
+            if (ngx_strcmp(v->u.object.keys[k], "graph") != 0) {
+                ngx_http_agent_json_cstr(j, v->u.object.keys[k]);
+                ngx_http_agent_json_val(j, v->u.object.values[k]);
+            }
+        }
+
+        ngx_http_agent_json_end(j);
     }
 }
 
@@ -608,6 +628,33 @@ ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run, ngx_str_t *node)
 
     if (v == NULL || !YAJL_IS_OBJECT(v)
         || ngx_http_agent_json_get_str(v, "node", node) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+/* the graph whose step raised the interrupt: kept since issue 28 */
+
+ngx_int_t
+ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
+    ngx_str_t *graph)
+{
+    yajl_val  extra, v;
+
+    if (run->extra.len == 0) {
+        return NGX_DECLINED;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    v = extra ? ngx_http_agent_json_get(extra, "__interrupt__") : NULL;
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_get_str(v, "graph", graph) != NGX_OK)
     {
         return NGX_DECLINED;
     }

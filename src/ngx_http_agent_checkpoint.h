@@ -39,6 +39,8 @@ void ngx_http_agent_state_update(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run,
     ngx_str_t *node);
+ngx_int_t ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
+    ngx_str_t *graph);
 void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 void ngx_http_agent_state_json(ngx_http_agent_json_t *j,

@@ -21,13 +21,19 @@
  */
 
 
+static char *ngx_http_agent_merge_assistants(ngx_conf_t *cf,
+    ngx_http_agent_loc_conf_t *conf, ngx_http_agent_main_conf_t *amcf);
+
+
 /* the location's graph, stream format and inputs, checked against it */
 
 char *
 ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
 {
+    ngx_int_t                    ch;
     ngx_str_t                    name;
-    ngx_uint_t                   i;
+    ngx_uint_t                   i, k, n;
+    ngx_http_agent_graph_t     **g;
     ngx_http_agent_input_t      *in;
     ngx_http_agent_main_conf_t  *amcf;
 
@@ -51,24 +57,101 @@ ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     /* checked by the directive */
     conf->format = ngx_http_agent_format_find(&conf->format_name);
 
+    if (conf->kind == NGX_HTTP_AGENT_LANGGRAPH
+        && ngx_http_agent_merge_assistants(cf, conf, amcf) != NGX_CONF_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
     /* the inputs of turns: checked where turns run */
-    if (conf->inputs == NULL || conf->kind != NGX_HTTP_AGENT_CHAT) {
+    if (conf->inputs == NULL
+        || (conf->kind != NGX_HTTP_AGENT_CHAT
+            && conf->kind != NGX_HTTP_AGENT_LANGGRAPH))
+    {
         return NGX_CONF_OK;
     }
 
+    g = conf->kind == NGX_HTTP_AGENT_LANGGRAPH
+        ? conf->assistant_graphs->elts : &conf->graph;
+    n = conf->kind == NGX_HTTP_AGENT_LANGGRAPH
+        ? conf->assistant_graphs->nelts : 1;
+
     in = conf->inputs->elts;
 
-    for (i = 0; i < conf->inputs->nelts; i++) {
-        in[i].channel = ngx_http_agent_graph_channel(conf->graph,
-                                                     &in[i].name);
+    for (k = 0; k < n; k++) {
+        for (i = 0; i < conf->inputs->nelts; i++) {
+            ch = ngx_http_agent_graph_channel(g[k], &in[i].name);
 
-        if (in[i].channel == NGX_ERROR
-            || in[i].channel == NGX_HTTP_AGENT_CH_MESSAGES)
+            if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
+                ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_input: the "
+                              "graph \"%V\" has no channel \"%V\" in %V:%ui",
+                              &g[k]->name, &in[i].name, &in[i].file,
+                              in[i].line);
+                return NGX_CONF_ERROR;
+            }
+
+            if (k == 0) {
+                in[i].channel = ch;
+            }
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * The graphs a LangGraph API location runs: its own (agent_use_graph)
+ * first, then those agent_assistants names; no other, whatever a client
+ * names in assistant_id.
+ */
+
+static char *
+ngx_http_agent_merge_assistants(ngx_conf_t *cf,
+    ngx_http_agent_loc_conf_t *conf, ngx_http_agent_main_conf_t *amcf)
+{
+    ngx_str_t                *name;
+    ngx_uint_t                i;
+    ngx_http_agent_graph_t  **g;
+
+    conf->assistant_graphs = ngx_array_create(cf->pool, 2,
+                                              sizeof(ngx_http_agent_graph_t *));
+    if (conf->assistant_graphs == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    g = ngx_array_push(conf->assistant_graphs);
+    if (g == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *g = conf->graph;
+
+    if (conf->assistants == NULL) {
+        return NGX_CONF_OK;
+    }
+
+    name = conf->assistants->elts;
+
+    for (i = 0; i < conf->assistants->nelts; i++) {
+        if (name[i].len == conf->graph->name.len
+            && ngx_strncmp(name[i].data, conf->graph->name.data,
+                           name[i].len) == 0)
         {
-            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_input: the "
-                          "graph \"%V\" has no channel \"%V\" in %V:%ui",
-                          &conf->graph->name, &in[i].name, &in[i].file,
-                          in[i].line);
+            continue;
+        }
+
+        g = ngx_array_push(conf->assistant_graphs);
+        if (g == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        *g = ngx_http_agent_graph_find(&amcf->graphs, &name[i]);
+
+        if (*g == NULL) {
+            ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_assistants: "
+                          "unknown graph \"%V\", declare it with "
+                          "agent_graph", &name[i]);
             return NGX_CONF_ERROR;
         }
     }

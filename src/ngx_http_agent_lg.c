@@ -22,9 +22,6 @@
  */
 
 
-#define NGX_HTTP_AGENT_LG_ID_MAX  64
-
-
 typedef struct {
     const char                *path;        /* "*": an id */
     ngx_uint_t                 methods;
@@ -126,17 +123,13 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         s = p;
 
         while (p < last && *p != '/') {
-            if (!(isalnum(*p) || *p == '-' || *p == '_')) {
-                goto not_found;
-            }
-
             p++;
         }
 
         seg[n].data = s;
         seg[n].len = p - s;
 
-        if (seg[n].len > NGX_HTTP_AGENT_LG_ID_MAX) {
+        if (ngx_http_agent_lg_id_valid(&seg[n]) != NGX_OK) {
             goto not_found;
         }
 
@@ -251,7 +244,7 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_THREADS_SEARCH:
         return req->route == NGX_HTTP_AGENT_LG_THREADS
                ? ngx_http_agent_lg_thread(r, req, body)
-               : ngx_http_agent_lg_threads(r, body);
+               : ngx_http_agent_lg_threads(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREAD:
         return ngx_http_agent_lg_thread(r, req, body);
@@ -287,6 +280,29 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     default:
         return ngx_http_agent_lg_run(r, req, body);
     }
+}
+
+
+/* an id in a path, and one a client gives to name a thread */
+
+ngx_int_t
+ngx_http_agent_lg_id_valid(ngx_str_t *id)
+{
+    size_t  i;
+
+    if (id->len == 0 || id->len > NGX_HTTP_AGENT_LG_ID_MAX) {
+        return NGX_DECLINED;
+    }
+
+    for (i = 0; i < id->len; i++) {
+        if (!(isalnum(id->data[i]) || id->data[i] == '-'
+              || id->data[i] == '_'))
+        {
+            return NGX_DECLINED;
+        }
+    }
+
+    return NGX_OK;
 }
 
 
@@ -367,21 +383,28 @@ ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf)
 }
 
 
-/* the declared graph an assistant id names: by name or by its uuid5 */
+/*
+ * The graph an assistant id names, by name or by its uuid5: one of the
+ * location's (its own, agent_assistants), never another declared graph
+ */
 
 ngx_http_agent_graph_t *
 ngx_http_agent_lg_assistant(ngx_http_request_t *r, ngx_str_t *id)
 {
-    u_char                       buf[36];
-    ngx_uint_t                   i;
-    ngx_http_agent_graph_t     **g;
-    ngx_http_agent_main_conf_t  *amcf;
+    u_char                      buf[36];
+    ngx_uint_t                  i;
+    ngx_http_agent_graph_t    **g;
+    ngx_http_agent_loc_conf_t  *alcf;
 
-    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    g = amcf->graphs.elts;
+    if (alcf->assistant_graphs == NULL) {
+        return NULL;
+    }
 
-    for (i = 0; i < amcf->graphs.nelts; i++) {
+    g = alcf->assistant_graphs->elts;
+
+    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
         if (g[i]->name.len == id->len
             && ngx_strncmp(g[i]->name.data, id->data, id->len) == 0)
         {
@@ -411,9 +434,9 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
     ngx_uint_t                   i;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_graph_t     **g, *one;
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_loc_conf_t   *alcf;
 
-    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
@@ -425,7 +448,7 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
 
         if (one == NULL) {
             return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                        "there is no assistant \"%V\"",
+                                        "No assistant found for \"%V\"",
                                         &req->id);
         }
 
@@ -464,12 +487,13 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
         offset = YAJL_GET_INTEGER(ngx_http_agent_json_get(v, "offset"));
     }
 
-    g = amcf->graphs.elts;
+    /* the location's graphs only */
+    g = alcf->assistant_graphs->elts;
     n = 0;
 
     ngx_http_agent_json_arr(j);
 
-    for (i = 0; i < amcf->graphs.nelts; i++) {
+    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
         if (graph_id.len
             && (g[i]->name.len != graph_id.len
                 || ngx_strncmp(g[i]->name.data, graph_id.data, graph_id.len)

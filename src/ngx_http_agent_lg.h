@@ -18,6 +18,17 @@
 #include "ngx_http_agent_store_run.h"
 
 
+/* the longest id in a path, a thread's given by a client too */
+#define NGX_HTTP_AGENT_LG_ID_MAX  64
+
+
+/*
+ * The most an answer of whole states (history, threads/search) holds:
+ * past it the answer stops early, with at least one entry
+ */
+#define NGX_HTTP_AGENT_LG_ANSWER_MAX  (8 * 1024 * 1024)
+
+
 typedef enum {
     NGX_HTTP_AGENT_LG_OK = 0,
     NGX_HTTP_AGENT_LG_INFO,
@@ -52,6 +63,7 @@ typedef struct {
     ngx_msec_t                 deadline;
     ngx_str_t                  body;
     ngx_str_t                  before;      /* the run it waits for */
+    void                      *walk;        /* history, search (walk.c) */
     unsigned                   queued:1;
     unsigned                   rollback:1;
 } ngx_http_agent_lg_req_t;
@@ -64,23 +76,29 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
     ngx_str_t *id);
 void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
+ngx_int_t ngx_http_agent_lg_id_valid(ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_t *j);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
 
 /* lg_thread.c */
-ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_thread_json(ngx_http_request_t *r,
+    ngx_http_agent_json_t *j, ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_lg_thread(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_state(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req);
-ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,
-    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_http_agent_graph_t *ngx_http_agent_lg_thread_graph(ngx_http_request_t *r,
     ngx_str_t *thread_id);
+
+/* lg_walk.c */
+ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg_run.c */
 ngx_int_t ngx_http_agent_lg_run(ngx_http_request_t *r,

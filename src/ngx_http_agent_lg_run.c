@@ -67,6 +67,9 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_http_agent_model_t   *m;
     ngx_http_agent_lg_run_t  *lr;
     ngx_http_agent_session_t  s;
+    ngx_http_agent_loc_conf_t *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_parse_object(r, body, &v, 0);
     if (rc != NGX_OK) {
@@ -87,7 +90,7 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     if (graph == NULL) {
         return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "there is no assistant \"%V\"",
+                                    "No assistant found for \"%V\"",
                                     &assistant);
     }
 
@@ -187,6 +190,22 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     turn->stream.modes = lr->modes;
+
+    /*
+     * agent_history_max_size holds here as for a chat turn (turn_chat.c),
+     * checked before a streamed answer's headers go
+     */
+
+    if ((size_t) s.history_bytes + turn->text.len > alcf->history_max_size
+        && !ngx_http_agent_graph_has_kind(graph, "summarize"))
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                    "this thread has reached its size "
+                                    "limit (%L bytes stored, "
+                                    "agent_history_max_size is %uz); "
+                                    "start a new thread",
+                                    s.history_bytes, alcf->history_max_size);
+    }
 
     if (!lr->wait || lr->background) {
         rc = ngx_http_agent_lg_run_headers(r, lr);

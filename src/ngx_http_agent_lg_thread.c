@@ -23,86 +23,9 @@
  */
 
 
-static ngx_int_t ngx_http_agent_lg_thread_json(ngx_http_request_t *r,
-    ngx_http_agent_json_t *j, ngx_http_agent_session_t *s);
 static ngx_int_t ngx_http_agent_lg_load(ngx_http_request_t *r,
     ngx_str_t *thread_id, ngx_http_agent_checkpoint_t *cp,
     ngx_http_agent_run_t **runp);
-
-
-/* POST /threads/search: the owner's threads, newest first */
-
-ngx_int_t
-ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_str_t *body)
-{
-    yajl_val                   v, n;
-    ngx_int_t                  rc, limit, offset;
-    ngx_uint_t                 i;
-    ngx_array_t                sessions;
-    ngx_http_agent_ctx_t      *ctx;
-    ngx_http_agent_json_t     *j;
-    ngx_http_agent_session_t  *s;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-
-    rc = ngx_http_agent_parse_object(r, body, &v, 1);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    limit = 10;
-    offset = 0;
-
-    n = v ? ngx_http_agent_json_get(v, "limit") : NULL;
-
-    if (n && YAJL_IS_INTEGER(n)) {
-        limit = ngx_max(1, ngx_min(YAJL_GET_INTEGER(n), 1000));
-    }
-
-    n = v ? ngx_http_agent_json_get(v, "offset") : NULL;
-
-    if (n && YAJL_IS_INTEGER(n) && YAJL_GET_INTEGER(n) >= 0) {
-        offset = YAJL_GET_INTEGER(n);
-    }
-
-    if (ngx_array_init(&sessions, r->pool, 8,
-                       sizeof(ngx_http_agent_session_t))
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    rc = ngx_http_agent_store_session_list(ngx_http_agent_sc(r), limit,
-                                           offset, ctx->owner, &sessions);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the threads could not be read");
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    s = sessions.elts;
-
-    ngx_http_agent_json_arr(j);
-
-    for (i = 0; i < sessions.nelts; i++) {
-        rc = ngx_http_agent_lg_thread_json(r, j, &s[i]);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-    }
-
-    ngx_http_agent_json_arr_end(j);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
-}
 
 
 /* POST /threads, GET and DELETE /threads/{id} */
@@ -134,6 +57,15 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
                                         "\"thread_id\" and \"if_exists\" "
                                         "must be strings");
+        }
+
+        /* an id as the URLs take them: one that cannot be named in a
+         * URL is a thread that cannot be read or deleted */
+
+        if (id.len && ngx_http_agent_lg_id_valid(&id) != NGX_OK) {
+            return ngx_http_agent_error(r, 422, "\"thread_id\" takes 1 to "
+                                        "%d letters, digits, \"-\" or "
+                                        "\"_\"", NGX_HTTP_AGENT_LG_ID_MAX);
         }
 
         rc = id.len ? ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
@@ -235,7 +167,7 @@ ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
 
 /* a Thread: its status is busy (a run holds it), interrupted or idle */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
     ngx_http_agent_session_t *s)
 {
@@ -337,7 +269,7 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
         return NGX_AGAIN;
     }
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
+    run = ngx_http_agent_graph_run_create(sc->pool, r->connection->log,
                                           graph);
     if (run == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -352,7 +284,7 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
 
         /* a checkpoint by id: among the thread's */
 
-        if (ngx_array_init(&list, r->pool, 16,
+        if (ngx_array_init(&list, sc->pool, 16,
                            sizeof(ngx_http_agent_checkpoint_t))
             != NGX_OK)
         {
@@ -441,156 +373,30 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
 }
 
 
-/* POST or GET /threads/{id}/history: newest first, limit, before */
-
-ngx_int_t
-ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
-    ngx_str_t *body)
-{
-    yajl_val                      v, n, b;
-    ngx_int_t                     rc, limit;
-    ngx_str_t                     before, arg;
-    ngx_uint_t                    i, sent, skipping;
-    ngx_array_t                   list;
-    ngx_http_agent_run_t         *run;
-    ngx_http_agent_json_t        *j;
-    ngx_http_agent_session_t      s;
-    ngx_http_agent_graph_t       *graph;
-    ngx_http_agent_checkpoint_t  *c;
-
-    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    rc = ngx_http_agent_parse_object(r, body, &v, 1);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
-    if (graph == NULL) {
-        return NGX_AGAIN;
-    }
-
-    limit = 10;
-    ngx_str_null(&before);
-
-    n = v ? ngx_http_agent_json_get(v, "limit") : NULL;
-
-    if (n && YAJL_IS_INTEGER(n)) {
-        limit = YAJL_GET_INTEGER(n);
-
-    } else if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
-        limit = ngx_atoi(arg.data, arg.len);
-    }
-
-    if (limit < 1 || limit > 1000) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"limit\" must be from 1 to 1000");
-    }
-
-    /* before: a checkpoint id, or a config {"configurable": {...}} */
-
-    b = v ? ngx_http_agent_json_get(v, "before") : NULL;
-
-    if (b && YAJL_IS_OBJECT(b)) {
-        b = ngx_http_agent_json_get(b, "configurable");
-        b = b ? ngx_http_agent_json_get(b, "checkpoint_id") : NULL;
-    }
-
-    if (b && YAJL_IS_STRING(b)) {
-        before.data = (u_char *) YAJL_GET_STRING(b);
-        before.len = ngx_strlen(before.data);
-    }
-
-    if (ngx_array_init(&list, r->pool, 16,
-                       sizeof(ngx_http_agent_checkpoint_t))
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_sc(r),
-                                              &req->thread_id, &list);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the thread's history could not be "
-                                    "read");
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    c = list.elts;
-    sent = 0;
-    skipping = (before.len != 0);
-
-    ngx_http_agent_json_arr(j);
-
-    for (i = 0; i < list.nelts && sent < (ngx_uint_t) limit; i++) {
-        if (skipping) {
-            skipping = !(c[i].id.len == before.len
-                         && ngx_strncmp(c[i].id.data, before.data,
-                                        before.len) == 0);
-            continue;
-        }
-
-        run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                              graph);
-        if (run == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        rc = ngx_http_agent_state_apply(ngx_http_agent_sc(r),
-                                        &req->thread_id, run, &c[i], -1);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc != NGX_OK) {
-            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                        "the thread's history could not "
-                                        "be read");
-        }
-
-        ngx_http_agent_lg_state_json(j, run, &c[i], &req->thread_id);
-        sent++;
-    }
-
-    ngx_http_agent_json_arr_end(j);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
-}
-
-
 /* the graph of the thread's last run; before any, the location's */
 
 ngx_http_agent_graph_t *
 ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
 {
-    ngx_int_t                   rc;
-    ngx_array_t                 rows;
-    ngx_http_agent_graph_t     *g;
-    ngx_http_agent_run_row_t   *row;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_int_t                     rc;
+    ngx_array_t                   rows;
+    ngx_http_agent_graph_t       *g;
+    ngx_http_agent_run_row_t     *row;
+    ngx_http_agent_loc_conf_t    *alcf;
+    ngx_http_agent_store_call_t  *sc;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (ngx_array_init(&rows, r->pool, 1, sizeof(ngx_http_agent_run_row_t))
+    /* the pool of the store's answers: an entry's own in a walk */
+    sc = ngx_http_agent_sc(r);
+
+    if (ngx_array_init(&rows, sc->pool, 1, sizeof(ngx_http_agent_run_row_t))
         != NGX_OK)
     {
         return alcf->graph;
     }
 
-    rc = ngx_http_agent_store_run_list(ngx_http_agent_sc(r), thread_id, NULL,
-                                       1, 0, &rows);
+    rc = ngx_http_agent_store_run_list(sc, thread_id, NULL, 1, 0, &rows);
     if (rc == NGX_AGAIN) {
         /* NULL: the caller waits for the store's answer */
         return NULL;

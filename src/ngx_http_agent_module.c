@@ -296,6 +296,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       NULL },
 
+    { ngx_string("agent_assistants"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_names_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, assistants),
+      NULL },
+
     { ngx_string("agent_input"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE2,
       ngx_http_agent_variables_input,
@@ -472,6 +479,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->images_keep = NGX_CONF_UNSET;
     alcf->databases = NGX_CONF_UNSET_PTR;
     alcf->models = NGX_CONF_UNSET_PTR;
+    alcf->assistants = NGX_CONF_UNSET_PTR;
     alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
     alcf->tool_concurrency = NGX_CONF_UNSET_UINT;
     alcf->owner = NGX_CONF_UNSET_PTR;
@@ -517,6 +525,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->images_keep, prev->images_keep, 3);
     ngx_conf_merge_ptr_value(conf->databases, prev->databases, NULL);
     ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
+    ngx_conf_merge_ptr_value(conf->assistants, prev->assistants, NULL);
     ngx_conf_merge_uint_value(conf->sql_concurrency, prev->sql_concurrency,
                               4);
     ngx_conf_merge_uint_value(conf->tool_concurrency,

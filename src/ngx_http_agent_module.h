@@ -92,6 +92,10 @@ typedef struct {
     ngx_str_t                  format_name;
     void                      *format;      /* ngx_http_agent_format_t */
     ngx_array_t               *inputs;      /* ngx_http_agent_input_t */
+
+    /* agent_assistants: ngx_str_t names; the LangGraph API's graphs */
+    ngx_array_t               *assistants;
+    ngx_array_t               *assistant_graphs;
 } ngx_http_agent_loc_conf_t;
 
 

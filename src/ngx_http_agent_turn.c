@@ -36,6 +36,8 @@
 
 
 
+static ngx_int_t ngx_http_agent_turn_interrupt_keep(
+    ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
@@ -111,6 +113,43 @@ ngx_http_agent_turn_create(ngx_http_request_t *r,
 }
 
 
+/*
+ * The interrupt kept with the graph that raised it: an answer through a
+ * location of another graph (a same-named step there) is refused
+ * (ngx_http_agent_turn_waits); graph names are [A-Za-z0-9_-]
+ */
+
+static ngx_int_t
+ngx_http_agent_turn_interrupt_keep(ngx_http_agent_run_t *run)
+{
+    u_char     *p;
+    ngx_str_t   json;
+
+    if (run->interrupt.data[0] != '{') {
+        return ngx_http_agent_state_set(run, "__interrupt__",
+                                        &run->interrupt);
+    }
+
+    p = ngx_pnalloc(run->pool, run->interrupt.len + run->graph->name.len
+                               + sizeof("{\"graph\":\"\",") - 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    json.data = p;
+    p = ngx_sprintf(p, "{\"graph\":\"%V\"", &run->graph->name);
+
+    if (run->interrupt.len > 2) {
+        *p++ = ',';
+    }
+
+    p = ngx_cpymem(p, run->interrupt.data + 1, run->interrupt.len - 1);
+    json.len = p - json.data;
+
+    return ngx_http_agent_state_set(run, "__interrupt__", &json);
+}
+
+
 static ngx_int_t
 ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     ngx_int_t next)
@@ -150,7 +189,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     /* the interrupt the run waits on is kept with the state; answered, gone */
 
     if (run->interrupt.len) {
-        rc = ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt);
+        rc = ngx_http_agent_turn_interrupt_keep(run);
 
     } else if (turn->resume.len) {
         ngx_str_set(&none, "null");

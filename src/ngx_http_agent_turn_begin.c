@@ -603,6 +603,14 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
             return rc;
         }
 
+        /* a command's update cannot undo agent_input either */
+
+        if (turn->values
+            && ngx_http_agent_variables_inputs(r, run, update) != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
         if (ngx_http_agent_graph_apply(run, update) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
@@ -635,15 +643,20 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
                                             &json) != NGX_OK
         || ngx_http_agent_json_quote(r->pool, &turn->text, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(update, NGX_HTTP_AGENT_CH_INPUT,
-                                            &json) != NGX_OK
-        || ngx_http_agent_variables_inputs(r, run, update) != NGX_OK)
+                                            &json) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    /* agent_input last: what the server sets wins over the client's */
+
     rc = ngx_http_agent_turn_values(turn, run, update);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    if (ngx_http_agent_variables_inputs(r, run, update) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     rc = ngx_http_agent_graph_input(run, update);

@@ -93,7 +93,7 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     ngx_http_agent_run_t *run)
 {
     ngx_int_t   n;
-    ngx_str_t   node;
+    ngx_str_t   node, graph;
     ngx_uint_t  waits;
 
     waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
@@ -113,6 +113,17 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
                                     "the session waits for no answer: send "
                                     "a message");
+    }
+
+    if (ngx_http_agent_state_interrupt_graph(run, &graph) == NGX_OK
+        && (graph.len != run->graph->name.len
+            || ngx_strncmp(graph.data, run->graph->name.data, graph.len)
+               != 0))
+    {
+        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
+                                    "the session waits at \"%V\" of the "
+                                    "graph \"%V\": answer it where that "
+                                    "graph runs", &node, &graph);
     }
 
     n = ngx_http_agent_graph_node(run->graph, &node);

@@ -212,6 +212,7 @@ ngx_int_t
 ngx_http_agent_variables_inputs(ngx_http_request_t *r,
     ngx_http_agent_run_t *run, ngx_array_t *update)
 {
+    ngx_int_t                   ch;
     ngx_str_t                   value, json;
     ngx_uint_t                  i;
     ngx_http_agent_input_t     *in;
@@ -219,18 +220,32 @@ ngx_http_agent_variables_inputs(ngx_http_request_t *r,
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (alcf->inputs == NULL || run->graph != alcf->graph) {
-        /* checked against the location's graph, for its turns only */
+    /*
+     * checked against the location's graphs (agent_use_graph, and for the
+     * LangGraph API agent_assistants) when the configuration was read
+     */
+
+    if (alcf->inputs == NULL
+        || (run->graph != alcf->graph
+            && alcf->kind != NGX_HTTP_AGENT_LANGGRAPH))
+    {
         return NGX_OK;
     }
 
     in = alcf->inputs->elts;
 
     for (i = 0; i < alcf->inputs->nelts; i++) {
+        ch = (run->graph == alcf->graph)
+             ? in[i].channel
+             : ngx_http_agent_graph_channel(run->graph, &in[i].name);
+
+        if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
+            return NGX_ERROR;
+        }
+
         if (ngx_http_complex_value(r, in[i].value, &value) != NGX_OK
             || ngx_http_agent_json_quote(r->pool, &value, &json) != NGX_OK
-            || ngx_http_agent_graph_write_value(update, in[i].channel, &json)
-               != NGX_OK)
+            || ngx_http_agent_graph_write_value(update, ch, &json) != NGX_OK)
         {
             return NGX_ERROR;
         }

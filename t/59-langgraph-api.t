@@ -68,6 +68,7 @@ agent_graph guarded {
 }
 HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+            agent_assistants approval chat guarded;
             add_header X-Worker \$pid; }
         $1};
 # each new connection may go to either worker

@@ -41,7 +41,7 @@ agent_graph chat {
     edge model END;
 }
 HTTP
-$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; agent_assistants approval chat; }
         $1};
 $t->run($conf);
 

@@ -1,0 +1,454 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_lg.h"
+#include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_store.h"
+
+
+/*
+ * The answers of the LangGraph API that hold a whole state per entry:
+ * a thread's history (a state per checkpoint) and a search of threads
+ * (each with its values).  A thread of long turns makes each entry
+ * megabytes, so the entries are read one at a time, each into a pool of
+ * its own that goes once its JSON is in the answer: the worker holds the
+ * answer, never the states of all its entries.  The answer stops before
+ * the entry that would take it past NGX_HTTP_AGENT_LG_ANSWER_MAX, with at
+ * least one entry: clients page on (history with "before", search with
+ * "offset").
+ *
+ * An entry's store calls answer in the slots that follow the walk's
+ * setup (n0): once an entry is in the answer its slots are given back, and
+ * a pass woken by a store's answer resumes the walk at the entry it waits
+ * for, not from the start.
+ */
+
+
+typedef struct ngx_http_agent_lg_walk_s  ngx_http_agent_lg_walk_t;
+
+typedef ngx_int_t (*ngx_http_agent_lg_entry_pt)(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
+
+struct ngx_http_agent_lg_walk_s {
+    ngx_array_t                   list;     /* checkpoints or sessions */
+    ngx_http_agent_lg_entry_pt    entry;
+    ngx_http_agent_graph_t       *graph;
+    ngx_str_t                     thread_id;
+    ngx_http_agent_json_t        *out;      /* the answer, chained */
+    ngx_pool_t                   *pool;     /* the entry being read */
+    ngx_uint_t                    next;
+    ngx_uint_t                    sent;
+    ngx_uint_t                    limit;
+    ngx_uint_t                    n0;
+    size_t                        size;
+};
+
+
+static ngx_http_agent_lg_walk_t *ngx_http_agent_lg_walk_create(
+    ngx_http_request_t *r, ngx_array_t *list, ngx_uint_t limit,
+    ngx_http_agent_lg_entry_pt entry);
+static ngx_int_t ngx_http_agent_lg_walk(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w);
+static void ngx_http_agent_lg_walk_cleanup(void *data);
+static ngx_int_t ngx_http_agent_lg_walk_send(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w);
+static ngx_int_t ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
+static ngx_int_t ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
+
+
+/* POST or GET /threads/{id}/history: newest first, limit, before */
+
+ngx_int_t
+ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
+{
+    yajl_val                      v, n, b;
+    ngx_int_t                     rc, limit;
+    ngx_str_t                     before, arg;
+    ngx_uint_t                    i;
+    ngx_array_t                   list;
+    ngx_http_agent_graph_t       *graph;
+    ngx_http_agent_session_t      s;
+    ngx_http_agent_lg_walk_t     *w;
+    ngx_http_agent_checkpoint_t  *c;
+
+    if (req->walk) {
+        return ngx_http_agent_lg_walk_send(r, req->walk);
+    }
+
+    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
+    if (graph == NULL) {
+        return NGX_AGAIN;
+    }
+
+    limit = 10;
+    ngx_str_null(&before);
+
+    n = v ? ngx_http_agent_json_get(v, "limit") : NULL;
+
+    if (n && YAJL_IS_INTEGER(n)) {
+        limit = YAJL_GET_INTEGER(n);
+
+    } else if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
+        limit = ngx_atoi(arg.data, arg.len);
+    }
+
+    if (limit < 1 || limit > 1000) {
+        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
+                                    "\"limit\" must be from 1 to 1000");
+    }
+
+    /* before: a checkpoint id, or a config {"configurable": {...}} */
+
+    b = v ? ngx_http_agent_json_get(v, "before") : NULL;
+
+    if (b && YAJL_IS_OBJECT(b)) {
+        b = ngx_http_agent_json_get(b, "configurable");
+        b = b ? ngx_http_agent_json_get(b, "checkpoint_id") : NULL;
+    }
+
+    if (b && YAJL_IS_STRING(b)) {
+        before.data = (u_char *) YAJL_GET_STRING(b);
+        before.len = ngx_strlen(before.data);
+    }
+
+    if (ngx_array_init(&list, r->pool, 16,
+                       sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_sc(r),
+                                              &req->thread_id, &list);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the thread's history could not be "
+                                    "read");
+    }
+
+    w = ngx_http_agent_lg_walk_create(r, &list, limit,
+                                      ngx_http_agent_lg_history_entry);
+    if (w == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    w->graph = graph;
+    w->thread_id = req->thread_id;
+
+    /* the entries after "before"; none if the thread has no such one */
+
+    c = list.elts;
+
+    for (i = 0; before.len && i < list.nelts; i++) {
+        if (c[i].id.len == before.len
+            && ngx_strncmp(c[i].id.data, before.data, before.len) == 0)
+        {
+            break;
+        }
+    }
+
+    w->next = before.len ? i + 1 : 0;
+
+    req->walk = w;
+
+    return ngx_http_agent_lg_walk_send(r, w);
+}
+
+
+/* POST /threads/search: the owner's threads, newest first */
+
+ngx_int_t
+ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
+{
+    yajl_val                   v, n;
+    ngx_int_t                  rc, limit, offset;
+    ngx_array_t                sessions;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_agent_lg_walk_t  *w;
+
+    if (req->walk) {
+        return ngx_http_agent_lg_walk_send(r, req->walk);
+    }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    limit = 10;
+    offset = 0;
+
+    n = v ? ngx_http_agent_json_get(v, "limit") : NULL;
+
+    if (n && YAJL_IS_INTEGER(n)) {
+        limit = ngx_max(1, ngx_min(YAJL_GET_INTEGER(n), 1000));
+    }
+
+    n = v ? ngx_http_agent_json_get(v, "offset") : NULL;
+
+    if (n && YAJL_IS_INTEGER(n) && YAJL_GET_INTEGER(n) >= 0) {
+        offset = YAJL_GET_INTEGER(n);
+    }
+
+    /* filters this search cannot apply are refused, never dropped: a
+     * client would take all threads for those that match */
+
+    n = v ? ngx_http_agent_json_get(v, "metadata") : NULL;
+
+    if (n && !YAJL_IS_NULL(n)
+        && !(YAJL_IS_OBJECT(n) && n->u.object.len == 0))
+    {
+        return ngx_http_agent_error(r, 422, "\"metadata\" filters are "
+                                    "not supported by this server");
+    }
+
+    if (ngx_array_init(&sessions, r->pool, 8,
+                       sizeof(ngx_http_agent_session_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_sc(r), limit,
+                                           offset, ctx->owner, &sessions);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the threads could not be read");
+    }
+
+    w = ngx_http_agent_lg_walk_create(r, &sessions, limit,
+                                      ngx_http_agent_lg_threads_entry);
+    if (w == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    req->walk = w;
+
+    return ngx_http_agent_lg_walk_send(r, w);
+}
+
+
+static ngx_http_agent_lg_walk_t *
+ngx_http_agent_lg_walk_create(ngx_http_request_t *r, ngx_array_t *list,
+    ngx_uint_t limit, ngx_http_agent_lg_entry_pt entry)
+{
+    ngx_pool_cleanup_t        *cln;
+    ngx_http_agent_lg_walk_t  *w;
+
+    w = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_walk_t));
+    if (w == NULL) {
+        return NULL;
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_lg_walk_cleanup;
+    cln->data = w;
+
+    w->out = ngx_http_agent_json_chain(r->pool);
+    if (w->out == NULL) {
+        return NULL;
+    }
+
+    w->list = *list;
+    w->entry = entry;
+    w->limit = limit;
+    w->n0 = ngx_http_agent_sc(r)->n;
+
+    ngx_http_agent_json_arr(w->out);
+
+    return w;
+}
+
+
+/* the entries into the answer, one at a time, each read into its pool */
+
+static ngx_int_t
+ngx_http_agent_lg_walk(ngx_http_request_t *r, ngx_http_agent_lg_walk_t *w)
+{
+    ngx_int_t                     rc;
+    ngx_str_t                     text;
+    ngx_http_agent_json_t        *j;
+    ngx_http_agent_store_call_t  *sc;
+
+    sc = ngx_http_agent_sc(r);
+
+    while (w->next < w->list.nelts && w->sent < w->limit) {
+
+        if (w->pool == NULL) {
+            w->pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE,
+                                      r->connection->log);
+            if (w->pool == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+
+        sc->n = w->n0;
+        sc->pool = w->pool;
+
+        j = ngx_http_agent_json_create(w->pool);
+
+        rc = j ? w->entry(r, w, j) : NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+        if (rc == NGX_AGAIN && sc->waiting) {
+            /* the store's answer is read into the entry's pool */
+            return NGX_AGAIN;
+        }
+
+        sc->pool = r->pool;
+
+        if (rc == NGX_OK && ngx_http_agent_json_done(j, &text) != NGX_OK) {
+            rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (w->sent && w->size + text.len > NGX_HTTP_AGENT_LG_ANSWER_MAX) {
+            ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                           "agent: langgraph answer full at %ui entries, "
+                           "%uz bytes", w->sent, w->size);
+            break;
+        }
+
+        ngx_http_agent_json_raw(w->out, &text);
+
+        w->size += text.len;
+        w->sent++;
+        w->next++;
+
+        ngx_destroy_pool(w->pool);
+        w->pool = NULL;
+
+        if (sc->answers && sc->answers->nelts > w->n0) {
+            sc->answers->nelts = w->n0;
+        }
+    }
+
+    if (w->pool) {
+        ngx_destroy_pool(w->pool);
+        w->pool = NULL;
+    }
+
+    sc->n = w->n0;
+
+    return w->out->failed ? NGX_HTTP_INTERNAL_SERVER_ERROR : NGX_OK;
+}
+
+
+static void
+ngx_http_agent_lg_walk_cleanup(void *data)
+{
+    ngx_http_agent_lg_walk_t *w = data;
+
+    if (w->pool) {
+        ngx_destroy_pool(w->pool);
+        w->pool = NULL;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_walk_send(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w)
+{
+    off_t         size;
+    ngx_int_t     rc;
+    ngx_chain_t  *out;
+
+    rc = ngx_http_agent_lg_walk(r, w);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_http_agent_json_arr_end(w->out);
+
+    if (ngx_http_agent_json_chain_done(w->out, &out, &size) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_send_chain(r, NGX_HTTP_OK, out, size);
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j)
+{
+    ngx_int_t                     rc;
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_checkpoint_t  *c;
+
+    c = (ngx_http_agent_checkpoint_t *) w->list.elts + w->next;
+
+    run = ngx_http_agent_graph_run_create(w->pool, r->connection->log,
+                                          w->graph);
+    if (run == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_state_apply(ngx_http_agent_sc(r), &w->thread_id,
+                                    run, c, -1);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                    "the thread's history could not be "
+                                    "read");
+    }
+
+    ngx_http_agent_lg_state_json(j, run, c, &w->thread_id);
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j)
+{
+    ngx_http_agent_session_t  *s;
+
+    s = (ngx_http_agent_session_t *) w->list.elts + w->next;
+
+    return ngx_http_agent_lg_thread_json(r, j, s);
+}
