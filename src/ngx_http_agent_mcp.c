@@ -846,13 +846,31 @@ static void
 ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp, ngx_log_t *log,
     const char *what, ngx_str_t *why)
 {
+    ngx_str_t                  *text, none;
+    ngx_pool_t                 *pool;
     ngx_http_agent_mcp_peer_t  *peer;
 
     peer = mcp->peer;
+    text = why ? why : &peer->error;
+
+    /* the server's words, for one line of the log (a pool of its own) */
+
+    pool = ngx_create_pool(NGX_MIN_POOL_SIZE + text->len * 4, log);
+    if (pool) {
+        text = ngx_http_agent_json_log_str(pool, text);
+
+    } else {
+        ngx_str_null(&none);
+        text = &none;
+    }
 
     ngx_log_error(NGX_LOG_ERR, log, 0, "agent: MCP server \"%V\" at \"%V\": "
                   "%s failed%s%V", &mcp->name, &mcp->url, what,
-                  why && why->len ? ": " : "", why ? why : &peer->error);
+                  text->len ? ": " : "", text);
+
+    if (pool) {
+        ngx_destroy_pool(pool);
+    }
 
     peer->pages = 0;
 
