@@ -91,6 +91,7 @@ typedef struct {
     ngx_str_t                  format_name;
     void                      *format;      /* ngx_http_agent_format_t */
     ngx_array_t               *inputs;      /* ngx_http_agent_input_t */
+    void                      *cors;        /* ngx_http_agent_cors_t */
 } ngx_http_agent_loc_conf_t;
 
 
