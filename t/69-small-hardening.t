@@ -1,8 +1,9 @@
 #!/usr/bin/perl
-# Hardening, round 3, items 9 and 10 (what is ours in the metrics; a web
-# client on another origin).  A metric label longer than a series holds
-# is cut between two characters, never inside one: a scrape refuses the
-# whole page for one label that is not UTF-8.  agent_cors answers a
+# Hardening, round 3, items 9 and 10 (what is ours in the metrics and the
+# log; a web client on another origin).  A metric label longer than a
+# series holds is cut between two characters, never inside one: a scrape
+# refuses the whole page for one label that is not UTF-8.  A provider's
+# error text reaches the log with its newlines escaped.  agent_cors answers a
 # browser's preflight and names the allowed origin on answers and event
 # streams; Chromium on another origin streams a turn, and an origin not
 # allowed is blocked.
@@ -21,7 +22,13 @@ my $t = AgentTest->new;
 
 # --- A: a label cut on a character boundary ----------------------------
 
-$t->mock(sub { { text => 'fine' } });
+$t->mock(sub {
+    my ($req) = @_;
+    return { status => 400, message => "bad\n2026/01/01 00:00:00 [emerg] "
+                                       . "forged by the provider" }
+        if ($req->{messages}[-1]{content} // '') eq 'forge';
+    return { text => 'fine' };
+});
 
 # 1 + 2 * 30 bytes: the 48 bytes a series keeps end inside an "é"
 my $model = 'x' . ('é' x 30);
@@ -38,6 +45,15 @@ my $text = eval { decode('UTF-8', $page, Encode::FB_CROAK) };
 ok(defined $text, 'the page is UTF-8') or diag $@;
 my ($label) = ($text // '') =~ /^agent_model_calls_total\{model="([^"]*)"/m;
 is($label, 'x' . ('é' x 23), 'the label: 47 bytes, the character it would cut left out');
+
+# a provider's error text is one line of the log too
+is($t->turn($t->session, 'forge')->{types}[-1], 'error',
+   'a turn whose provider answers an error with a newline in it');
+my $log = $t->slurp('error.log');
+like($log, qr/answered 400: bad.{1,4}2026\/01\/01 00:00:00 \[emerg\] forged by the provider/,
+     'logged on one line');
+unlike($log, qr/^2026\/01\/01 00:00:00 \[emerg\] forged/m,
+       'forging no line of the log');
 
 $t->stop;
 
