@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_conf_graph.h"
 #include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_stream.h"
 
 
@@ -51,6 +52,18 @@ ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
         ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_use_graph: unknown "
                       "graph \"%V\", declare it with agent_graph in %V:%ui",
                       &name, &conf->graph_file, conf->graph_line);
+        return NGX_CONF_ERROR;
+    }
+
+    if (conf->graph->prompt_missing
+        && (conf->kind == NGX_HTTP_AGENT_CHAT
+            || conf->kind == NGX_HTTP_AGENT_LANGGRAPH))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, NGX_ENOENT, "agent_prompts: "
+                           "cannot open the prompt template \"%V/%s\" of "
+                           "the built-in react graph, which an agent "
+                           "location runs (agent_use_graph names another)",
+                           &amcf->prompts_dir, NGX_HTTP_AGENT_PROMPT_SYSTEM);
         return NGX_CONF_ERROR;
     }
 

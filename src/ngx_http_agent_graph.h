@@ -102,6 +102,9 @@ typedef struct {
     ngx_int_t                  entry;
     ngx_str_t                  file;
     ngx_uint_t                 line;
+    unsigned                   builtin:1;
+    unsigned                   prompt_missing:1; /* agent_prompts has no
+                                                    react_system.md */
 } ngx_http_agent_graph_t;
 
 

@@ -61,6 +61,7 @@ ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs)
     }
 
     graph->name = name;
+    graph->builtin = 1;
     ngx_str_set(&graph->file, "the built-in react graph");
 
     /*

@@ -27,6 +27,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_cors.h"
 
 
 #define NGX_HTTP_AGENT_ID_MAX  64
@@ -55,6 +56,15 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     ngx_http_agent_loc_conf_t  *alcf;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (alcf->cors) {
+        /* a preflight is answered before any endpoint sees OPTIONS */
+        rc = ngx_http_agent_cors_handler(r, alcf->cors);
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+    }
 
     ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_ctx_t));
     if (ctx == NULL) {

@@ -435,6 +435,62 @@ ngx_http_agent_json_value(ngx_http_agent_json_t *j, yajl_val v,
 }
 
 
+/*
+ * A peer's text (an MCP server's error, a provider's answer) for the error
+ * log: a CR or LF in it would start a line of its own that reads like one
+ * of nginx's, so every control byte becomes \xNN.  The text itself when
+ * it has none; a pool copy otherwise.
+ */
+
+ngx_str_t *
+ngx_http_agent_json_log_str(ngx_pool_t *pool, ngx_str_t *s)
+{
+    u_char           *p, *q, *last;
+    ngx_str_t        *out;
+    ngx_uint_t        n;
+    static ngx_str_t  failed = ngx_string("(a text that could not be "
+                                          "copied for the log)");
+
+    n = 0;
+    last = s->data + s->len;
+
+    for (p = s->data; p < last; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            n++;
+        }
+    }
+
+    if (n == 0) {
+        return s;
+    }
+
+    out = ngx_palloc(pool, sizeof(ngx_str_t));
+    if (out == NULL) {
+        return &failed;
+    }
+
+    out->data = ngx_pnalloc(pool, s->len + 3 * n);
+    if (out->data == NULL) {
+        return &failed;
+    }
+
+    q = out->data;
+
+    for (p = s->data; p < last; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            q = ngx_sprintf(q, "\\x%02xd", *p);
+
+        } else {
+            *q++ = *p;
+        }
+    }
+
+    out->len = q - out->data;
+
+    return out;
+}
+
+
 /* the length of one valid UTF-8 character at p, 0 when invalid */
 
 size_t

@@ -89,6 +89,7 @@ ngx_int_t ngx_http_agent_json_encode(ngx_pool_t *pool, yajl_val v,
     ngx_str_t *out);
 ngx_int_t ngx_http_agent_json_quote(ngx_pool_t *pool, ngx_str_t *s,
     ngx_str_t *out);
+ngx_str_t *ngx_http_agent_json_log_str(ngx_pool_t *pool, ngx_str_t *s);
 
 
 #endif /* _NGX_HTTP_AGENT_JSON_H_INCLUDED_ */

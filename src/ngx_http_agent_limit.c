@@ -191,12 +191,15 @@ ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* N/PERIOD: a count and a window (s, m, h, d) */
+/*
+ * N/PERIOD: a count and a window (s, m, h, d, w as nginx's times); a
+ * bare unit is one of it, limit_req's habit: 2/m is 2/1m
+ */
 
 static ngx_int_t
 ngx_http_agent_limit_rate(ngx_str_t *s, int64_t *n, time_t *period)
 {
-    u_char     *slash;
+    u_char     *slash, one[8];
     ngx_str_t   p;
 
     slash = ngx_strlchr(s->data, s->data + s->len, '/');
@@ -208,6 +211,14 @@ ngx_http_agent_limit_rate(ngx_str_t *s, int64_t *n, time_t *period)
 
     p.data = slash + 1;
     p.len = s->data + s->len - p.data;
+
+    if (p.len && p.len < sizeof(one) && (p.data[0] < '0' || p.data[0] > '9'))
+    {
+        one[0] = '1';
+        ngx_memcpy(one + 1, p.data, p.len);
+        p.data = one;
+        p.len++;
+    }
 
     *period = ngx_parse_time(&p, 1);
 

@@ -108,7 +108,8 @@ ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
     llm->hops = 0;
 
     if (ngx_http_agent_llm_use(llm, model) != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
+        ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V",
+                      ngx_http_agent_json_log_str(llm->pool, &llm->error));
         return NGX_ERROR;
     }
 
@@ -430,7 +431,9 @@ ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm)
 
         ngx_log_error(NGX_LOG_WARN, llm->log, 0,
                       "agent: model \"%V\": %V; try %ui of %ui in %M ms",
-                      &m->name, &llm->error, llm->attempt + 1,
+                      &m->name,
+                      ngx_http_agent_json_log_str(llm->pool, &llm->error),
+                      llm->attempt + 1,
                       m->retries + 1, delay);
 
         ngx_add_timer(&llm->retry, delay);
@@ -452,7 +455,9 @@ fallback:
 
     ngx_log_error(NGX_LOG_WARN, llm->log, 0,
                   "agent: model \"%V\": %V; falling back to \"%V\"",
-                  &m->name, &llm->error, &next->name);
+                  &m->name,
+                  ngx_http_agent_json_log_str(llm->pool, &llm->error),
+                  &next->name);
 
     if (ngx_http_agent_llm_use(llm, next) != NGX_OK) {
         ngx_http_agent_llm_failed(llm);
@@ -467,7 +472,8 @@ ngx_http_agent_llm_failed(ngx_http_agent_llm_t *llm)
 {
     ngx_http_agent_llm_hide_key(llm, &llm->error);
 
-    ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V", &llm->error);
+    ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V",
+                  ngx_http_agent_json_log_str(llm->pool, &llm->error));
 
     if (llm->model) {
         ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_MODEL_CALLS,

@@ -929,10 +929,24 @@ static void
 ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp, ngx_log_t *log,
     const char *what, ngx_str_t *why)
 {
+    ngx_str_t                  *text, none;
     ngx_msec_t                  backoff;
+    ngx_pool_t                 *pool;
     ngx_http_agent_mcp_peer_t  *peer;
 
     peer = mcp->peer;
+    text = why ? why : &peer->error;
+
+    /* the server's words, for one line of the log (a pool of its own) */
+
+    pool = ngx_create_pool(NGX_MIN_POOL_SIZE + text->len * 4, log);
+    if (pool) {
+        text = ngx_http_agent_json_log_str(pool, text);
+
+    } else {
+        ngx_str_null(&none);
+        text = &none;
+    }
 
     /* 1 s after the first failure, doubled after each, at most 60 s */
 
@@ -945,8 +959,12 @@ ngx_http_agent_mcp_failed(ngx_http_agent_mcp_t *mcp, ngx_log_t *log,
 
     ngx_log_error(NGX_LOG_ERR, log, 0, "agent: MCP server \"%V\" at \"%V\": "
                   "%s failed%s%V, next try in %M ms (failure %ui)",
-                  &mcp->name, &mcp->url, what, why && why->len ? ": " : "",
-                  why ? why : &peer->error, backoff, peer->failures);
+                  &mcp->name, &mcp->url, what, text->len ? ": " : "", text,
+                  backoff, peer->failures);
+
+    if (pool) {
+        ngx_destroy_pool(pool);
+    }
 
     peer->pages = 0;
 

@@ -156,7 +156,9 @@ ngx_http_agent_mcp_tool_answer(ngx_http_agent_mcp_call_t *rpc, ngx_int_t rc,
     if (rc != NGX_OK) {
         ngx_log_error(NGX_LOG_ERR, call->run->log, 0, "agent: MCP server "
                       "\"%V\": tools/call \"%V\" failed (%l): %V", &mcp->name,
-                      &call->tool_name, status, &a->error);
+                      &call->tool_name, status,
+                      ngx_http_agent_json_log_str(call->run->pool,
+                                                  &a->error));
 
         why = a->error;
         ngx_http_agent_mcp_tool_finish(ctx, status >= 300

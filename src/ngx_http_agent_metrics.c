@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_json.h"
 #include "ngx_http_agent_metrics.h"
 
 
@@ -65,6 +66,7 @@ static ngx_int_t ngx_http_agent_metrics_init_zone(ngx_shm_zone_t *zone,
     void *data);
 static ngx_http_agent_series_t *ngx_http_agent_metrics_find(
     ngx_uint_t metric, ngx_str_t *a, ngx_str_t *b);
+static size_t ngx_http_agent_metrics_cut(ngx_str_t *v);
 static u_char *ngx_http_agent_metrics_labels(u_char *p, u_char *last,
     ngx_http_agent_metric_def_t *def, ngx_http_agent_series_t *s,
     ngx_int_t le);
@@ -197,8 +199,8 @@ ngx_http_agent_metrics_find(ngx_uint_t metric, ngx_str_t *a, ngx_str_t *b)
 
     m = ngx_http_agent_metrics_zone->data;
 
-    la = a ? ngx_min(a->len, NGX_HTTP_AGENT_METRICS_LABEL) : 0;
-    lb = b ? ngx_min(b->len, NGX_HTTP_AGENT_METRICS_LABEL) : 0;
+    la = a ? ngx_http_agent_metrics_cut(a) : 0;
+    lb = b ? ngx_http_agent_metrics_cut(b) : 0;
 
     ngx_crc32_init(hash);
     ngx_crc32_update(&hash, (u_char *) &metric, sizeof(ngx_uint_t));
@@ -451,6 +453,33 @@ ngx_http_agent_metrics_handler(ngx_http_request_t *r)
     out.next = NULL;
 
     return ngx_http_output_filter(r, &out);
+}
+
+
+/*
+ * A label value as much of it as fits, cut between two characters: a
+ * Prometheus scrape refuses the whole page for one value that is not
+ * UTF-8, so a cut sequence or a byte that is no character ends it there.
+ */
+
+static size_t
+ngx_http_agent_metrics_cut(ngx_str_t *v)
+{
+    size_t  len, n;
+
+    len = 0;
+
+    while (len < v->len) {
+        n = ngx_http_agent_json_utf8_char(v->data + len, v->len - len);
+
+        if (n == 0 || len + n > NGX_HTTP_AGENT_METRICS_LABEL) {
+            break;
+        }
+
+        len += n;
+    }
+
+    return len;
 }
 
 

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_conf_graph.h"
+#include "ngx_http_agent_cors.h"
 #include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_trace.h"
 #include "ngx_http_agent_models.h"
@@ -289,6 +290,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       NULL },
 
+    { ngx_string("agent_cors"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_cors,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("agent_use_graph"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_agent_use_graph,
@@ -480,6 +488,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->databases = NGX_CONF_UNSET_PTR;
     alcf->models = NGX_CONF_UNSET_PTR;
     alcf->assistants = NGX_CONF_UNSET_PTR;
+    alcf->cors = NGX_CONF_UNSET_PTR;
     alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
     alcf->tool_concurrency = NGX_CONF_UNSET_UINT;
     alcf->owner = NGX_CONF_UNSET_PTR;
@@ -526,6 +535,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_ptr_value(conf->databases, prev->databases, NULL);
     ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
     ngx_conf_merge_ptr_value(conf->assistants, prev->assistants, NULL);
+    ngx_conf_merge_ptr_value(conf->cors, prev->cors, NULL);
     ngx_conf_merge_uint_value(conf->sql_concurrency, prev->sql_concurrency,
                               4);
     ngx_conf_merge_uint_value(conf->tool_concurrency,

@@ -96,6 +96,7 @@ typedef struct {
     /* agent_assistants: ngx_str_t names; the LangGraph API's graphs */
     ngx_array_t               *assistants;
     ngx_array_t               *assistant_graphs;
+    void                      *cors;        /* ngx_http_agent_cors_t */
 } ngx_http_agent_loc_conf_t;
 
 

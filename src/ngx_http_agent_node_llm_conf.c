@@ -131,14 +131,29 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_llm_conf_t *lc = node->conf;
 
+    ngx_int_t                    rc;
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
 
-    if (lc->prompt_file.len
-        && ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
-                                      &lc->prompt_file, &lc->prompt)
-           != NGX_OK)
+    if (lc->prompt_file.len && graph->builtin) {
+
+        /* missing: an error only for a location that runs this graph */
+
+        rc = ngx_http_agent_prompt_builtin(cf, &amcf->prompts_dir,
+                                           &lc->prompt_file, &lc->prompt);
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        if (rc == NGX_DECLINED) {
+            graph->prompt_missing = 1;
+        }
+
+    } else if (lc->prompt_file.len
+               && ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
+                                             &lc->prompt_file, &lc->prompt)
+                  != NGX_OK)
     {
         return NGX_ERROR;
     }

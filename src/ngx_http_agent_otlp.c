@@ -105,6 +105,17 @@ ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             continue;
         }
 
+        if (s.len == 15 && ngx_strncmp(s.data, "trust_parent=on", 15) == 0) {
+            o->trust_parent = 1;
+            continue;
+        }
+
+        if (s.len == 16 && ngx_strncmp(s.data, "trust_parent=off", 16) == 0)
+        {
+            o->trust_parent = 0;
+            continue;
+        }
+
         if (ngx_strncmp(s.data, "sample=", 7) == 0) {
             s.data += 7;
             s.len -= 7;

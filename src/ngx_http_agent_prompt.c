@@ -114,6 +114,46 @@ ngx_http_agent_prompt_load(ngx_conf_t *cf, ngx_str_t *dir, ngx_str_t *fname,
 }
 
 
+/*
+ * The built-in react graph's prompt: from agent_prompts when the folder
+ * has it, else the compiled-in text and NGX_DECLINED.  A folder of one's
+ * own is for one's own graphs: whether a location runs the react graph
+ * (and so needs the file) is known only when locations are merged.
+ */
+
+ngx_int_t
+ngx_http_agent_prompt_builtin(ngx_conf_t *cf, ngx_str_t *dir,
+    ngx_str_t *file, ngx_str_t *out)
+{
+    u_char           *name;
+    ngx_file_info_t   fi;
+
+    if (dir->len == 0
+        || file->len != sizeof(NGX_HTTP_AGENT_PROMPT_SYSTEM) - 1
+        || ngx_strncmp(file->data, NGX_HTTP_AGENT_PROMPT_SYSTEM, file->len)
+           != 0)
+    {
+        return ngx_http_agent_prompt_load(cf, dir, file, out);
+    }
+
+    name = ngx_pnalloc(cf->pool, dir->len + file->len + 2);
+    if (name == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_sprintf(name, "%V/%V%Z", dir, file);
+
+    if (ngx_file_info(name, &fi) == NGX_FILE_ERROR
+        && (ngx_errno == NGX_ENOENT || ngx_errno == NGX_ENOTDIR))
+    {
+        *out = ngx_http_agent_prompt_default;
+        return NGX_DECLINED;
+    }
+
+    return ngx_http_agent_prompt_load(cf, dir, file, out);
+}
+
+
 ngx_int_t
 ngx_http_agent_prompt_render(ngx_pool_t *pool, ngx_str_t *tpl,
     ngx_http_agent_prompt_var_t *vars, ngx_uint_t n, ngx_str_t *out)

@@ -31,6 +31,8 @@
 
 static void ngx_http_agent_pg_conninfo(const char **keys,
     const char **values, char *timeout, const char *connect);
+static ngx_int_t ngx_http_agent_pg_mask(ngx_pool_t *pool, ngx_str_t *url,
+    ngx_str_t *masked);
 static void ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc);
 static ngx_int_t ngx_http_agent_pg_watch(ngx_http_agent_pg_conn_t *pc,
     ngx_uint_t write);
@@ -134,15 +136,48 @@ ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url)
 
     {
     char              *err;
+    ngx_str_t          masked, why;
     PQconninfoOption  *opts;
 
     opts = PQconninfoParse((char *) ngx_http_agent_pg_conf.url.data, &err);
 
     if (opts == NULL) {
+        PQfreemem(err);
+
+        /*
+         * libpq's reason may quote the URL or a piece of it, the password
+         * too: the reason given is the one for the URL with its password
+         * masked, which alone is ever printed
+         */
+
+        if (ngx_http_agent_pg_mask(cf->pool, url, &masked) != NGX_OK) {
+            return NGX_CONF_ERROR;
+        }
+
+        opts = PQconninfoParse((char *) masked.data, &err);
+
+        if (opts) {
+            ngx_str_set(&why, "its password cannot be read (are its "
+                        "reserved characters percent-encoded?)");
+
+        } else if (err) {
+            why.data = (u_char *) err;
+            why.len = ngx_strlen(err);
+
+            /* libpq's reasons end with a newline */
+            while (why.len && why.data[why.len - 1] == '\n') {
+                why.len--;
+            }
+
+        } else {
+            ngx_str_set(&why, "out of memory");
+        }
+
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "agent_checkpoint_db: \"%V\" is not a "
-                           "PostgreSQL URL: %s", url,
-                           err ? err : "out of memory");
+                           "PostgreSQL URL: %V", &masked, &why);
+
+        PQconninfoFree(opts);
         PQfreemem(err);
         return NGX_CONF_ERROR;
     }
@@ -151,6 +186,53 @@ ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url)
     }
 
     return NGX_CONF_OK;
+}
+
+
+/*
+ * The URL as it may be printed: user:***@ for any password.  The user
+ * part runs to the last "@" before the query, not libpq's first "@" or
+ * "/": a password with an unencoded "/" or "@" is masked whole all the
+ * same.
+ */
+
+static ngx_int_t
+ngx_http_agent_pg_mask(ngx_pool_t *pool, ngx_str_t *url, ngx_str_t *masked)
+{
+    u_char  *p, *start, *at, *colon, *last;
+
+    masked->data = ngx_pnalloc(pool, url->len + sizeof("***"));
+    if (masked->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    last = url->data + url->len;
+    start = ngx_strlcasestrn(url->data, last, (u_char *) "://", 3 - 1);
+    start = start ? start + 3 : url->data;
+
+    at = NULL;
+
+    for (p = start; p < last && *p != '?'; p++) {
+        if (*p == '@') {
+            at = p;
+        }
+    }
+
+    colon = at ? ngx_strlchr(start, at, ':') : NULL;
+
+    if (colon == NULL) {
+        p = ngx_cpymem(masked->data, url->data, url->len);
+
+    } else {
+        p = ngx_cpymem(masked->data, url->data, colon + 1 - url->data);
+        p = ngx_cpymem(p, "***", 3);
+        p = ngx_cpymem(p, at, last - at);
+    }
+
+    *p = '\0';
+    masked->len = p - masked->data;
+
+    return NGX_OK;
 }
 
 

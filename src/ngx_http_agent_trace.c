@@ -27,6 +27,10 @@
 static void ngx_http_agent_trace_random(u_char *p, size_t n);
 static ngx_int_t ngx_http_agent_trace_hex(u_char *dst, u_char *src,
     size_t n);
+static ngx_int_t ngx_http_agent_trace_parent(ngx_http_agent_trace_t *t,
+    ngx_str_t *tp);
+static ngx_int_t ngx_http_agent_trace_lower_hex(u_char *p, size_t n);
+static ngx_uint_t ngx_http_agent_trace_zero(u_char *id, size_t n);
 static uint64_t ngx_http_agent_trace_now(void);
 static void ngx_http_agent_trace_messages(ngx_http_agent_trace_t *t,
     ngx_http_agent_json_t *j, const char *key, const char *role,
@@ -52,7 +56,7 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
     ngx_str_t *graph, ngx_str_t *session)
 {
     ngx_str_t                tp;
-    ngx_uint_t               i, sampled;
+    ngx_uint_t               i, n, sampled;
     ngx_list_part_t         *part;
     ngx_table_elt_t         *h;
     ngx_http_agent_span_t   *root;
@@ -77,6 +81,7 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
 
     /* traceparent: 00-<32 hex trace id>-<16 hex parent>-<2 hex flags> */
 
+    n = 0;
     ngx_str_null(&tp);
     part = &r->headers_in.headers.part;
     h = part->elts;
@@ -97,18 +102,24 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
                == 0)
         {
             tp = h[i].value;
+            n++;
         }
     }
 
     sampled = ((ngx_uint_t) ngx_random() % 10000 < otlp->sample);
 
-    if (tp.len == 55 && tp.data[2] == '-' && tp.data[35] == '-'
-        && tp.data[52] == '-'
-        && ngx_http_agent_trace_hex(t->trace_id, tp.data + 3, 16) == NGX_OK
-        && ngx_http_agent_trace_hex(t->parent, tp.data + 36, 8) == NGX_OK)
-    {
-        /* the caller's trace, and its sampling decision */
-        sampled = (ngx_hextoi(tp.data + 53, 2) & 1);
+    /* two traceparents contradict each other: neither is believed */
+
+    if (n == 1 && ngx_http_agent_trace_parent(t, &tp) == NGX_OK) {
+
+        /*
+         * the caller's trace goes on; whether it is recorded is ours to
+         * say (sample=), a caller's flag decides only where trusted
+         */
+
+        if (otlp->trust_parent) {
+            sampled = (ngx_hextoi(tp.data + 53, 2) & 1);
+        }
 
     } else {
         ngx_http_agent_trace_random(t->trace_id, 16);
@@ -609,6 +620,72 @@ ngx_http_agent_trace_hex(u_char *dst, u_char *src, size_t n)
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * A traceparent as W3C Trace Context reads it: version 00 is exactly
+ * "00-" 32 hex "-" 16 hex "-" 2 hex, all lowercase, neither id all zeros;
+ * a later version (not ff) is read by its first 55 characters, and what
+ * follows them must start with "-".  Anything else is no parent at all.
+ */
+
+static ngx_int_t
+ngx_http_agent_trace_parent(ngx_http_agent_trace_t *t, ngx_str_t *tp)
+{
+    u_char  *p;
+
+    p = tp->data;
+
+    if (tp->len < 55
+        || ngx_http_agent_trace_lower_hex(p, 2) != NGX_OK
+        || (p[0] == 'f' && p[1] == 'f')
+        || (p[0] == '0' && p[1] == '0' && tp->len != 55)
+        || (tp->len > 55 && p[55] != '-')
+        || p[2] != '-' || p[35] != '-' || p[52] != '-'
+        || ngx_http_agent_trace_lower_hex(p + 3, 32) != NGX_OK
+        || ngx_http_agent_trace_lower_hex(p + 36, 16) != NGX_OK
+        || ngx_http_agent_trace_lower_hex(p + 53, 2) != NGX_OK
+        || ngx_http_agent_trace_hex(t->trace_id, p + 3, 16) != NGX_OK
+        || ngx_http_agent_trace_hex(t->parent, p + 36, 8) != NGX_OK
+        || ngx_http_agent_trace_zero(t->trace_id, 16)
+        || ngx_http_agent_trace_zero(t->parent, 8))
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_trace_lower_hex(u_char *p, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+        {
+            return NGX_DECLINED;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_uint_t
+ngx_http_agent_trace_zero(u_char *id, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (id[i]) {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 

@@ -15,13 +15,16 @@
 #include "ngx_http_agent_json.h"
 
 
-/* agent_otlp url=URL [header=NAME:VALUE]... [sample=RATE] */
+/* agent_otlp url=URL [headers=...] [sample=RATE] [trust_parent=on] */
 typedef struct {
     ngx_str_t                  url;
     ngx_array_t               *headers;     /* ngx_str_t "Name: value" */
     ngx_uint_t                 sample;      /* of 10000 */
     ngx_flag_t                 content;     /* content=on: the turn's
                                                input and answer too */
+    ngx_flag_t                 trust_parent; /* trust_parent=on: a
+                                               caller's sampled flag
+                                               decides, not sample= */
 } ngx_http_agent_otlp_t;
 
 

@@ -462,7 +462,8 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
                       "agent: turn on session \"%V\" failed after %ui "
                       "steps: %V", &turn->session_id, run->step,
-                      &run->error);
+                      ngx_http_agent_json_log_str(turn->request->pool,
+                                                  &run->error));
 
     } else {
         ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,

@@ -50,6 +50,67 @@ bad('chat without a model', sub { s/agent_model [^\n]*\n// },
 bad('duplicate model', sub {
         s/(agent_model [^\n]*\n)/$1$1/ }, qr/duplicate model name/);
 
+# a PostgreSQL URL that does not parse: the message never shows its password
+# (libpq's own reasons quote the whole URL, or the token it could not read)
+for my $url ('postgresql://ann:s3cr3t-pw@[db.example/agent',
+             'postgresql://ann:s3cr3t-pw@[::1]x/agent',
+             'postgresql://ann:s3cr3t%zz-pw@db.example/agent') {
+    my $c = $conf;
+    $c =~ s{agent_checkpoint_db \S+;}{agent_checkpoint_db "$url";};
+    $t->write_conf($c);
+    my ($ok, $out) = $t->test_conf;
+    ok(!$ok, "a bad PostgreSQL URL fails nginx -t: $url");
+    unlike($out, qr/s3cr3t/, 'and its password is not in the message')
+        or diag $out;
+    like($out, qr{postgresql://ann:\*\*\*\@\S*db\.example|"postgresql://ann:\*\*\*\@\[::1\]x/agent"},
+         'but masked')
+        or diag $out;
+}
+
+# agent_limit takes limit_req's bare unit: 2/m is 2/1m
+for my $rate (qw(2/m 5/s 100/h 1000/d 3/1m)) {
+    my $c = $conf;
+    $c =~ s{(agent_chat;)}{$1 agent_limit zone=u turns=$rate tokens=$rate;};
+    $c =~ s{(agent_resources_dir)}{agent_limit_zone u key=\$remote_addr size=1m;\n    $1};
+    $t->write_conf($c);
+    my ($ok, $out) = $t->test_conf;
+    ok($ok, "agent_limit turns=$rate passes nginx -t") or diag $out;
+}
+bad('a rate of an unknown unit', sub {
+        s{(agent_chat;)}{$1 agent_limit zone=u turns=2/x;};
+        s{(agent_resources_dir)}{agent_limit_zone u key=\$remote_addr size=1m;\n    $1} },
+    qr/invalid turns=N\/PERIOD/);
+
+# a prompts folder of one's own need not hold the built-in graph's prompt
+# while no location runs that graph
+mkdir $t->dir . '/own';
+{
+    open my $fh, '>', $t->dir . '/own/mine.md' or die;
+    print $fh "My own prompt.\n";
+    close $fh;
+}
+my $own = $t->conf(http => <<'HTTP', location => 'agent_use_graph mine;');
+agent_prompts own;
+agent_graph mine {
+    node agent llm prompt=mine.md;
+    edge START agent;
+    edge agent END;
+}
+HTTP
+$t->write_conf($own);
+($ok, $out) = $t->test_conf;
+ok($ok, 'agent_prompts without react_system.md: nginx -t passes while no '
+        . 'location runs the react graph') or diag $out;
+{
+    my $c = $own;
+    $c =~ s{agent_use_graph mine;}{};
+    $t->write_conf($c);
+    my ($ok, $out) = $t->test_conf;
+    ok(!$ok, 'a location that runs the react graph: nginx -t fails');
+    like($out, qr/agent_prompts: cannot open the prompt template .*own\/react_system\.md/,
+         'naming the file it needs') or diag $out;
+}
+
 # a prompt folder with the template is used
 mkdir $t->dir . '/prompts';
 open my $fh, '>', $t->dir . '/prompts/react_system.md' or die;

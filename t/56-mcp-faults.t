@@ -79,12 +79,27 @@ my $modern = MockLLM->new(dir => $t->dir, name => 'modern', script => sub {
     return { status => 400, body => 'not in this revision' };
 });
 
+# a server whose error text would forge a line of nginx's log
+my $forger = MockLLM->new(dir => $t->dir, name => 'forger', script => sub {
+    my ($b) = @_;
+    return { status => 200, body => $json->encode({ jsonrpc => '2.0',
+             id => $b->{id}, error => { code => -32000, message =>
+             "no\n2026/01/01 00:00:00 [emerg] forged\r\x7fend" } }) };
+});
+
 my $port = $mcp->port;
+my $fport = $forger->port;
 my $mport = $modern->port;
 my $conf = $t->conf(http => <<"HTTP", location => 'agent_use_graph raw;');
 agent_prompts $root/prompts;
 agent_mcp raw url=http://127.0.0.1:$port/mcp timeout=1s;
 agent_mcp modern url=http://127.0.0.1:$mport/mcp;
+agent_mcp forger url=http://127.0.0.1:$fport/mcp;
+agent_graph forged {
+    node agent llm prompt=react_system.md tools=forger.*;
+    edge START agent;
+    edge agent END;
+}
 agent_graph modern {
     node agent llm prompt=react_system.md tools=modern.*;
     node tools tools;
@@ -104,6 +119,7 @@ agent_graph raw {
 HTTP
 $conf =~ s{(location /api/sessions/)}
           {location /modern/ { agent_chat; agent_use_graph modern; }
+        location /forged/ { agent_chat; agent_use_graph forged; }
         $1};
 $t->run($conf);
 
@@ -152,6 +168,16 @@ is($call->{body}{params}{_meta}{'io.modelcontextprotocol/protocolVersion'},
 is($call->{body}{params}{name}, 'now_tool', '2026-07-28: and its params');
 like($t->slurp('error.log'), qr/MCP server "modern": 1 tools, protocol 2026-07-28, no session/,
      '2026-07-28: logged');
+
+# a server's error text is one line of the log, its control bytes escaped
+$t->stream("/forged/$sid/message", encode_json({ message => 'forge' }));
+ok(AgentTest::wait_for(sub { $t->slurp('error.log') =~ /forged/ }, 10),
+   'the forging server\'s error is logged');
+$log = $t->slurp('error.log');
+unlike($log, qr/^2026\/01\/01 00:00:00 \[emerg\] forged/m,
+       'but forges no line of the log');
+like($log, qr/MCP server "forger" at "[^"]+": initialize failed: no\\x0a2026\/01\/01 00:00:00 \[emerg\] forged\\x0d\\x7fend/,
+     'its control bytes written as \\xNN');
 
 $t->check_log;
 done_testing;

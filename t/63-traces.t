@@ -176,23 +176,73 @@ ok(AgentTest::wait_for(sub { @spans = spans_of($tp_trace); @spans >= 3 },
 ($root) = grep { $_->{name} =~ /^invoke_agent/ } @spans;
 is($root->{parentSpanId}, '00f067aa0ba902b7', 'the root under the caller\'s');
 
+# the caller's "not sampled" does not hide a turn (sample=1 decides, not
+# the flag, unless trust_parent=on)
 my $off = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 $r = $t->turn($t->session, 'hello', headers => {
     traceparent => "00-$off-00f067aa0ba902b7-00" });
-is($r->{types}[-1], 'end', 'a turn not sampled');
-sleep 1.5;
-is(scalar(spans_of($off)), 0, 'sends nothing');
+is($r->{headers}{'x-trace-id'}, $off, 'flags 00: the caller\'s trace goes on');
+ok(AgentTest::wait_for(sub { spans_of($off) >= 3 }, 10),
+   'and sample= decides: its spans sent');
 
-# content=on: the turn's input and answer on the root, after a reload
+# W3C Trace Context: what is not a valid traceparent starts a new trace
+my $zero = '0' x 32;
+my %bad = (
+    'a trace id of zeros' => "00-$zero-00f067aa0ba902b7-01",
+    'a parent id of zeros' => "00-$tp_trace-0000000000000000-01",
+    'uppercase hex' => '00-' . uc($tp_trace) . '-00f067aa0ba902b7-01',
+    'version ff' => "ff-$tp_trace-00f067aa0ba902b7-01",
+    'version 00 with more after it' => "00-$tp_trace-00f067aa0ba902b7-01-x",
+    'a flags field of one digit' => "00-$tp_trace-00f067aa0ba902b7-1",
+);
+for my $what (sort keys %bad) {
+    $r = $t->turn($t->session, 'hello', headers => {
+        traceparent => $bad{$what} });
+    my $id = $r->{headers}{'x-trace-id'} // '';
+    ok($id =~ /^[0-9a-f]{32}$/ && $id ne $zero && lc($id) ne $tp_trace,
+       "$what: ignored, a new trace ($id)");
+}
+# a later version is read by its first 55 characters
+my $v1 = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+$r = $t->turn($t->session, 'hello', headers => {
+    traceparent => "01-$v1-00f067aa0ba902b7-01-what-comes-later" });
+is($r->{headers}{'x-trace-id'}, $v1,
+   'version 01: its first 55 characters read');
+
+sub reload {
+    my ($c, $what) = @_;
+    $t->write_conf($c);
+    my @old = $t->worker_pids;
+    kill 'HUP', $t->{nginx};
+    ok(AgentTest::wait_for(sub {
+        my %o = map { $_ => 1 } @old;
+        my @new = $t->worker_pids;
+        @new && !grep { $o{$_} } @new }, 10), "reloaded with $what");
+}
+
+# sample=0: a caller's "sampled" does not override it
+my $c1 = $conf;
+$c1 =~ s{headers=X-Token=secret,X-Tenant=t1;}{sample=0;};
+reload($c1, 'sample=0');
+my $on = 'cccccccccccccccccccccccccccccccc';
+$r = $t->turn($t->session, 'hello', headers => {
+    traceparent => "00-$on-00f067aa0ba902b7-01" });
+is($r->{types}[-1], 'end', 'sample=0, flags 01: the turn');
+sleep 1.5;
+is(scalar(spans_of($on)), 0, 'sends nothing: the caller cannot make it '
+                             . 'sampled');
+
+# content=on: the turn's input and answer on the root, after a reload;
+# trust_parent=on: the caller's flag decides
 my $c2 = $conf;
-$c2 =~ s{headers=X-Token=secret,X-Tenant=t1;}{content=on;};
-$t->write_conf($c2);
-my @old = $t->worker_pids;
-kill 'HUP', $t->{nginx};
-ok(AgentTest::wait_for(sub {
-    my %o = map { $_ => 1 } @old;
-    my @new = $t->worker_pids;
-    @new && !grep { $o{$_} } @new }, 10), 'reloaded with content=on');
+$c2 =~ s{headers=X-Token=secret,X-Tenant=t1;}{content=on trust_parent=on;};
+reload($c2, 'content=on trust_parent=on');
+my $off2 = 'dddddddddddddddddddddddddddddddd';
+$r = $t->turn($t->session, 'hello', headers => {
+    traceparent => "00-$off2-00f067aa0ba902b7-00" });
+is($r->{types}[-1], 'end', 'trust_parent=on: a turn not sampled');
+sleep 1.5;
+is(scalar(spans_of($off2)), 0, 'sends nothing');
 $r = $t->turn($t->session, 'say hello');
 $trace = $r->{headers}{'x-trace-id'};
 ok(AgentTest::wait_for(sub { @spans = spans_of($trace); @spans >= 3 }, 10),
