@@ -337,9 +337,10 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
 {
     ngx_http_agent_lg_run_t *lr = turn->data;
 
-    u_char                    *p;
-    ngx_int_t                  n, rc;
-    ngx_http_agent_run_row_t   row;
+    u_char                     *p;
+    ngx_int_t                   n, rc;
+    ngx_http_agent_run_row_t    row;
+    ngx_http_agent_loc_conf_t  *alcf;
 
     turn->stream.state = turn->run;
     turn->run->waits = lr->waits;
@@ -384,6 +385,19 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     row.created_at.len = 24;
 
     lr->row = row;
+
+    /* the kept events of runs ended before the join window go now */
+
+    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
+
+    row.expire.data = ngx_pnalloc(turn->request->pool, 32);
+    if (row.expire.data == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    row.expire.len = ngx_http_agent_store_ago(row.expire.data,
+                                              alcf->run_events_keep)
+                     - row.expire.data;
 
     rc = ngx_http_agent_store_run_insert(&turn->sc, &row, lr->resumable);
     if (rc == NGX_AGAIN) {
@@ -593,7 +607,8 @@ ngx_int_t
 ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
     ngx_str_t *json)
 {
-    ngx_http_agent_lg_kept_t  *k;
+    ngx_http_agent_lg_kept_t   *k;
+    ngx_http_agent_loc_conf_t  *alcf;
 
     if (lr->kept_pool == NULL) {
         lr->kept_pool = ngx_create_pool(4096, ngx_cycle->log);
@@ -610,6 +625,30 @@ ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
             return NGX_ERROR;
         }
     }
+
+    /*
+     * agent_run_events_max_size: past it the run's events are streamed but
+     * no longer kept; a join sees those kept, then the run's end
+     */
+
+    alcf = ngx_http_get_module_loc_conf(lr->turn->request,
+                                        ngx_http_agent_module);
+
+    if (lr->kept_full
+        || lr->kept_bytes + name->len + json->len > alcf->run_events_max)
+    {
+        if (!lr->kept_full) {
+            ngx_log_error(NGX_LOG_WARN, lr->turn->request->connection->log,
+                          0, "agent: run \"%V\" kept %uz bytes of events "
+                          "(agent_run_events_max_size), the rest is not "
+                          "kept", &lr->turn->run_id, lr->kept_bytes);
+            lr->kept_full = 1;
+        }
+
+        return NGX_OK;
+    }
+
+    lr->kept_bytes += name->len + json->len;
 
     k = ngx_array_push(lr->kept);
     if (k == NULL) {

@@ -40,6 +40,7 @@ typedef struct {
     int64_t                    seq;         /* the last event's id */
     ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
     ngx_pool_t                *kept_pool;
+    size_t                     kept_bytes;  /* of all its kept events */
     ngx_event_t                poll;
     ngx_http_agent_store_call_t  poll_sc;
     ngx_http_agent_store_call_t  end_sc;    /* the run's end stored */
@@ -47,6 +48,7 @@ typedef struct {
     unsigned                   wait:1;      /* runs/wait */
     unsigned                   stateless:1;
     unsigned                   resumable:1;
+    unsigned                   kept_full:1; /* agent_run_events_max_size */
     unsigned                   keep:1;      /* on_disconnect continue */
     unsigned                   gone:1;      /* its client is */
     unsigned                   answers:1;   /* a command, no input */

@@ -241,6 +241,20 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       offsetof(ngx_http_agent_loc_conf_t, turn_lease),
       NULL },
 
+    { ngx_string("agent_run_events_max_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, run_events_max),
+      NULL },
+
+    { ngx_string("agent_run_events_keep"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, run_events_keep),
+      NULL },
+
     { ngx_string("agent_history_max_size"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_size_slot,
@@ -479,6 +493,8 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_rows = NGX_CONF_UNSET_UINT;
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
+    alcf->run_events_max = NGX_CONF_UNSET_SIZE;
+    alcf->run_events_keep = NGX_CONF_UNSET_MSEC;
     alcf->turn_max_tokens = NGX_CONF_UNSET;
     alcf->turn_max_tool_calls = NGX_CONF_UNSET;
     alcf->turn_timeout = NGX_CONF_UNSET_MSEC;
@@ -524,6 +540,10 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->thread_pool_name, prev->thread_pool_name,
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
+    ngx_conf_merge_size_value(conf->run_events_max, prev->run_events_max,
+                              8 * 1024 * 1024);
+    ngx_conf_merge_msec_value(conf->run_events_keep, prev->run_events_keep,
+                              600000);
     ngx_conf_merge_value(conf->turn_max_tokens, prev->turn_max_tokens, 0);
     ngx_conf_merge_value(conf->turn_max_tool_calls, prev->turn_max_tool_calls,
                          0);

@@ -74,6 +74,9 @@ typedef struct {
     ngx_str_t                  thread_pool_name;
     void                      *thread_pool;
     ngx_msec_t                 turn_lease;
+    size_t                     run_events_max;  /* a resumable run's kept
+                                                   events, in bytes */
+    ngx_msec_t                 run_events_keep; /* after the run's end */
     ngx_int_t                  turn_max_tokens;
     ngx_int_t                  turn_max_tool_calls;
     ngx_msec_t                 turn_timeout;

@@ -214,6 +214,12 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND msg_count > 0 AND n > (SELECT n FROM checkpoints WHERE id = ?2)",
     "UPDATE checkpoints SET channels = ?2, msg_count = 0 WHERE id = ?1",
     "DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2",
+    "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs"
+    " WHERE events = 1 AND status NOT IN ('pending', 'running')"
+    " AND updated_at < ?1 LIMIT 64)",
+    "UPDATE runs SET events = 0 WHERE run_id IN (SELECT run_id FROM runs"
+    " WHERE events = 1 AND status NOT IN ('pending', 'running')"
+    " AND updated_at < ?1 LIMIT 64)",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"

@@ -81,6 +81,9 @@ typedef struct {
     ngx_str_t                  created_at;
     ngx_str_t                  updated_at;
     ngx_str_t                  checkpoint;   /* the one it started from */
+    ngx_str_t                  expire;       /* run_insert: the kept events
+                                                of runs that ended before
+                                                this time are let go */
 } ngx_http_agent_run_row_t;
 
 
@@ -345,6 +348,7 @@ ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
 void ngx_http_agent_store_new_id(u_char *buf);
 int64_t ngx_http_agent_store_ms(void);
 u_char *ngx_http_agent_store_now(u_char *buf);
+u_char *ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago);
 
 #define NGX_HTTP_AGENT_STORE_MODEL     0
 #define NGX_HTTP_AGENT_STORE_DATABASE  1

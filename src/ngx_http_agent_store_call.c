@@ -162,16 +162,30 @@ ngx_http_agent_store_new_id(u_char *buf)
 u_char *
 ngx_http_agent_store_now(u_char *buf)
 {
+    return ngx_http_agent_store_ago(buf, 0);
+}
+
+
+/* the same, ago ms before now */
+
+u_char *
+ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago)
+{
+    time_t       sec;
     ngx_tm_t     tm;
+    ngx_msec_t   msec;
     ngx_time_t  *tp;
 
     tp = ngx_timeofday();
-    ngx_gmtime(tp->sec, &tm);
+    msec = (ngx_msec_t) tp->sec * 1000 + tp->msec - ago;
+    sec = (time_t) (msec / 1000);
+
+    ngx_gmtime(sec, &tm);
 
     return ngx_sprintf(buf, "%4d-%02d-%02dT%02d:%02d:%02d.%03MZ",
                        tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
                        tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
-                       tp->msec);
+                       msec % 1000);
 }
 
 

@@ -64,14 +64,15 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                 ngx_http_agent_pg_ok, "ssssssssis",
+                                 ngx_http_agent_pg_ok, "ssssssssiss",
                                  &row->run_id, &row->thread_id,
                                  &row->assistant_id, &row->status,
                                  row->metadata.len ? &row->metadata : NULL,
                                  row->kwargs.len ? &row->kwargs : NULL,
                                  &row->multitask_strategy, &row->created_at,
                                  (int64_t) (events ? 1 : 0),
-                                 row->checkpoint.len ? &row->checkpoint : NULL);
+                                 row->checkpoint.len ? &row->checkpoint : NULL,
+                                 row->expire.len ? &row->expire : NULL);
 }
 
 

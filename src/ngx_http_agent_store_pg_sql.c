@@ -327,8 +327,17 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_BLOB_GET */
     "SELECT data FROM blobs WHERE hash = $1",
 
-    /* NGX_HTTP_AGENT_PG_RUN_INSERT */
-    "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_INSERT: and the kept events of runs that ended
+     * before $11, 64 at a time (a host that takes them skips them)
+     */
+    "WITH o AS (SELECT run_id FROM runs WHERE $11::text IS NOT NULL"
+    " AND events = 1 AND status NOT IN ('pending', 'running')"
+    " AND updated_at < $11 LIMIT 64 FOR UPDATE SKIP LOCKED),"
+    " d AS (DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM o)),"
+    " u AS (UPDATE runs SET events = 0 WHERE run_id IN"
+    " (SELECT run_id FROM o))"
+    " INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
     " checkpoint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10)",
 

@@ -30,6 +30,7 @@ ngx_int_t
 ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_row_t *row, ngx_uint_t events)
 {
+    ngx_uint_t     i;
     sqlite3_stmt  *stmt;
 
     stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_INSERT);
@@ -50,7 +51,35 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_store_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
                                                             : NULL);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (row->expire.len == 0) {
+        return NGX_OK;
+    }
+
+    /*
+     * the kept events of runs long ended go as runs start, 64 at a time:
+     * no timer of their own, and bounded work per run
+     */
+
+    for (i = 0; i < 2; i++) {
+        stmt = ngx_http_agent_store_stmt(i == 0
+                                         ? NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRE
+                                      : NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRED);
+        if (stmt == NULL) {
+            break;
+        }
+
+        ngx_http_agent_store_bind(stmt, 1, &row->expire);
+
+        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            break;
+        }
+    }
+
+    return NGX_OK;
 }
 
 

@@ -60,6 +60,8 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
         location /lg2/ { agent_langgraph_api; agent_use_graph approval2; }
         location /lgsmall/ { agent_langgraph_api;
             agent_history_max_size 100k; }
+        location /lgev/ { agent_langgraph_api; agent_use_graph chat;
+            agent_run_events_max_size 4k; agent_run_events_keep 1s; }
         $1};
 $t->run($conf);
 
@@ -201,6 +203,35 @@ $r = $t->http('POST', '/lg/threads/i-1/runs/wait',
                 command => { resume => 'yes' } });
 is($r->{status}, 200, 'answered through its own graph');
 like($r->{json}{messages}[-1]{content}, qr/^Done: yes/, 'it goes on');
+
+# stored events of resumable runs: capped per run, and let go once the
+# run has ended and the join window passed
+sub kept {
+    my ($run) = @_;
+    return $t->sqlite($t->dir . '/agent.db', "SELECT COUNT(*) || ' ' ||"
+                      . " COALESCE(SUM(length(data)), 0) FROM run_events"
+                      . " WHERE run_id = '$run'");
+}
+$r = $t->http('POST', '/lgev/threads', { thread_id => 'ev-1' });
+$r = $t->stream('/lgev/threads/ev-1/runs/stream', encode_json({
+    assistant_id => 'chat', stream_resumable => \1,
+    stream_mode => ['messages-tuple'],
+    input => { messages => [ { role => 'user', content => 'big 20' } ] } }));
+my ($ev_run) = map { ref $_->{_json} eq 'HASH' && $_->{_json}{run_id} // () }
+               @{ $r->{events} };
+ok($ev_run, 'a resumable run of a 20 KB answer');
+my ($n, $bytes) = split / /, kept($ev_run);
+ok($n > 0 && $bytes <= 4096,
+   "its kept events stop at agent_run_events_max_size: $n, $bytes bytes");
+my $j = $t->stream("/lgev/threads/ev-1/runs/$ev_run/stream", '',
+                   method => 'GET', headers => { 'Last-Event-ID' => -1 });
+ok($j->{last_chunk}, 'a join still ends with the run');
+like($t->slurp('error.log'), qr/kept \d+ bytes of events/, 'logged once');
+sleep 1.5;
+$t->http('POST', '/lgev/threads/ev-1/runs/wait', { assistant_id => 'chat',
+         input => { messages => [ { role => 'user', content => 'hi' } ] } });
+is(kept($ev_run), '0 0', 'past agent_run_events_keep, the next run lets '
+   . 'them go');
 
 $t->stop;
 $t->check_log;
