@@ -40,6 +40,36 @@ typedef struct {
 } ngx_http_agent_limits_t;
 
 
+/* the zone's shared memory: made by limit_conf.c, counted in by limit.c */
+
+typedef struct {
+    u_char                       color;
+    u_char                       dummy;
+    u_short                      len;
+    ngx_queue_t                  queue;
+    time_t                       tokens_window;
+    time_t                       turns_window;
+    int64_t                      tokens;
+    int64_t                      reserved;   /* by model calls running */
+    ngx_uint_t                   turns;
+    ngx_uint_t                   concurrent;
+    u_char                       data[1];
+} ngx_http_agent_limit_node_t;
+
+
+typedef struct {
+    ngx_rbtree_t                 rbtree;
+    ngx_rbtree_node_t            sentinel;
+    ngx_queue_t                  queue;      /* least recently used last */
+} ngx_http_agent_limit_shctx_t;
+
+
+typedef struct {
+    ngx_http_agent_limit_shctx_t  *sh;
+    ngx_slab_pool_t               *shpool;
+} ngx_http_agent_limit_ctx_t;
+
+
 char *ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 char *ngx_http_agent_limit(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);

@@ -134,6 +134,10 @@ typedef struct {
 
 extern ngx_http_agent_store_actions_t  ngx_http_agent_store_pg;
 extern ngx_http_agent_pg_conf_t        ngx_http_agent_pg_conf;
+
+/* store_pg_conf.c: a connection's parameters (connect_timeout in s) */
+void ngx_http_agent_pg_conninfo(const char **keys, const char **values,
+    char *timeout, const char *connect);
 extern ngx_http_agent_pg_conn_t       *ngx_http_agent_pg_conns;
 extern ngx_log_t                      *ngx_http_agent_pg_log;
 extern const char                     *ngx_http_agent_pg_schema;
