@@ -117,7 +117,12 @@ is($r->{json}[0]{checkpoint}{checkpoint_id},
    'it goes on with the parent of the last entry');
 
 my $grown = peak() - $base;
-ok($grown < 40 * 1024, "the worker grew by $grown KB (< 40 MB)");
+SKIP: {
+    # make test-asan: freed memory waits in ASan's quarantine (256 MB)
+    skip "the allocator is ASan's: $grown KB", 1
+        if $ENV{AGENT_SANITIZER_LOGS};
+    ok($grown < 40 * 1024, "the worker grew by $grown KB (< 40 MB)");
+}
 
 # 2. threads/search: 10 threads of 1 MB values answer within the budget
 for my $i (1 .. 10) {
