@@ -140,7 +140,12 @@ $r = lg('POST', '/threads/search', { limit => 100,
                                      offset => scalar @{ $r->{json} } });
 ok(@{ $r->{json} } >= 1, 'the rest with offset: ' . scalar @{ $r->{json} });
 $grown = peak() - $base;
-ok($grown < 40 * 1024, "the search grew the worker by $grown KB (< 40 MB)");
+SKIP: {
+    skip "the allocator is ASan's: $grown KB", 1
+        if $ENV{AGENT_SANITIZER_LOGS};
+    ok($grown < 40 * 1024,
+       "the search grew the worker by $grown KB (< 40 MB)");
+}
 
 # 3. an assistant_id names only the location's graphs
 my $in = { messages => [ { role => 'user', content => 'hi' } ] };
