@@ -9,8 +9,8 @@ PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libpq-dev libdbd-sqlite3-perl libdbd-pg-perl
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 
-.PHONY: all deps test test-pg test-stress demo demo-stop bench bench-foundation clean deb \
-        test-deb
+.PHONY: all deps test test-pg test-stress demo demo-stop bench \
+        bench-foundation clean deb test-deb
 
 all: deps $(MODULE)
 
