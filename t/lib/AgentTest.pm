@@ -80,7 +80,8 @@ sub write_conf {
     $conf =~ s/%%(\w+)%%/$v{$1} \/\/ die "no value for $1"/ge;
 
     # make test-pg: the same store on PostgreSQL, a database per file
-    $conf =~ s{agent_checkpoint_db\s+([^\s;]+)}
+    # a path becomes the test server's database; a URL a test wrote stays
+    $conf =~ s{agent_checkpoint_db\s+(?!"?postgres)([^\s;]+)}
               {'agent_checkpoint_db ' . pg_url($1)}ge if $ENV{AGENT_PG};
 
     for my $d (qw(body proxy fastcgi uwsgi scgi)) {
