@@ -224,7 +224,12 @@ if ($pid == 0) {
     close $fh;
     POSIX::_exit(0);
 }
-sleep 1;
+# mid-turn: once its input is stored (a loaded host may take a while to
+# get there; a fixed sleep stopped the server before the turn began)
+AgentTest::wait_for(sub {
+    my $m = $h[1]->http('GET', "/api/sessions/$s4/messages")->{json};
+    @{ $m->{messages} // [] } == 1 }, 15);
+sleep 0.3;
 ok(pg_ctl('stop'), 'PostgreSQL stopped mid-turn');
 waitpid($pid, 0);
 my $last = decode_json($h[0]->slurp('stopped.json') || '{}');
