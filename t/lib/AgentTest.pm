@@ -203,6 +203,9 @@ sub run {
                                       PeerPort => $self->{port});
         if ($s) {
             close $s;
+            # the master listens before its workers start (it may set a
+            # PostgreSQL schema up first): a test may look for them at once
+            wait_for(sub { $self->worker_pids }, 10);
             return $self;
         }
         if (waitpid($pid, WNOHANG) == $pid) {
