@@ -18,19 +18,23 @@ FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
                 -I $(NGX_SRC)/src/http -I $(NGX_SRC)/src/http/modules \
                 -I $(NGX_BUILD)/objs -I src -I t/fuzz
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
-FUZZ_SRCS_json   := src/ngx_http_agent_json.c
-FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_llm_stream.c \
+FUZZ_SRCS_json   := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c
+FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
+                    src/ngx_http_agent_llm_stream.c \
                     src/ngx_http_agent_provider.c \
                     src/ngx_http_agent_provider_openai.c \
                     src/ngx_http_agent_provider_azure.c \
                     src/ngx_http_agent_provider_anthropic.c \
                     src/ngx_http_agent_provider_gemini.c \
                     src/ngx_http_agent_message.c
-FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_csv.c \
+FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
+                    src/ngx_http_agent_csv.c \
                     src/ngx_http_agent_files.c
 FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
-FUZZ_SRCS_mcp    := src/ngx_http_agent_json.c src/ngx_http_agent_mcp_rpc.c
-FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_graph.c \
+FUZZ_SRCS_mcp    := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
+                    src/ngx_http_agent_mcp_rpc.c
+FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
+                    src/ngx_http_agent_graph.c \
                     src/ngx_http_agent_graph_state.c \
                     src/ngx_http_agent_message.c \
                     src/ngx_http_agent_expr.c src/ngx_http_agent_expr_eval.c

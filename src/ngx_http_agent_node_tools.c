@@ -72,7 +72,7 @@ static ngx_int_t ngx_http_agent_node_tools_resolve(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static ngx_int_t ngx_http_agent_node_tools_result(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
-static ngx_int_t ngx_http_agent_node_tools_finish(
+static ngx_int_t ngx_http_agent_node_tools_end(
     ngx_http_agent_node_tools_ctx_t *ctx);
 static void ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run);
 
@@ -252,7 +252,8 @@ calls:
             }
         }
 
-        return ngx_http_agent_node_tools_finish(ctx);
+        return ngx_http_agent_node_tools_write(run, ctx->conf, ctx->calls,
+                                               ctx->ncalls);
     }
 
     env = run->data;
@@ -298,10 +299,20 @@ calls:
         return NGX_AGAIN;
     }
 
-    run->cancel = NULL;
-    env->peer_freed = NULL;
+    return ngx_http_agent_node_tools_end(ctx);
+}
 
-    return ngx_http_agent_node_tools_finish(ctx);
+
+/* every call answered: nothing to cancel, no place to wait for */
+
+static ngx_int_t
+ngx_http_agent_node_tools_end(ngx_http_agent_node_tools_ctx_t *ctx)
+{
+    ctx->run->cancel = NULL;
+    ((ngx_http_agent_env_t *) ctx->run->data)->peer_freed = NULL;
+
+    return ngx_http_agent_node_tools_write(ctx->run, ctx->conf, ctx->calls,
+                                           ctx->ncalls);
 }
 
 
@@ -443,11 +454,7 @@ ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call)
         return;
     }
 
-    run->cancel = NULL;
-    ((ngx_http_agent_env_t *) run->data)->peer_freed = NULL;
-
-    ngx_http_agent_graph_node_done(run,
-                                   ngx_http_agent_node_tools_finish(ctx));
+    ngx_http_agent_graph_node_done(run, ngx_http_agent_node_tools_end(ctx));
 }
 
 
@@ -579,11 +586,7 @@ ngx_http_agent_node_tools_freed(void *data)
         return;
     }
 
-    run->cancel = NULL;
-    ((ngx_http_agent_env_t *) run->data)->peer_freed = NULL;
-
-    ngx_http_agent_graph_node_done(run,
-                                   ngx_http_agent_node_tools_finish(ctx));
+    ngx_http_agent_graph_node_done(run, ngx_http_agent_node_tools_end(ctx));
 }
 
 
@@ -705,70 +708,6 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
         if (ngx_http_agent_emit(ctx->run, &ev) != NGX_OK) {
             return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "
                                              "client went away");
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_agent_node_tools_finish(ngx_http_agent_node_tools_ctx_t *ctx)
-{
-    ngx_uint_t                   i, k;
-    ngx_http_agent_msg_t         msg;
-    ngx_http_agent_run_t        *run;
-    ngx_http_agent_write_t      *w, *dst;
-    ngx_http_agent_tool_call_t  *c;
-
-    run = ctx->run;
-
-    for (i = 0; i < ctx->ncalls; i++) {
-        c = &ctx->calls[i];
-
-        if (ctx->conf->call.len) {
-            if (ngx_http_agent_graph_write_value(run->update,
-                                                 ctx->conf->output,
-                                                 &c->result)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
-
-            goto writes;
-        }
-
-        ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
-        ngx_str_set(&msg.role, "tool");
-        msg.content = c->result;
-        msg.tool_call_id = c->id;
-        msg.name = c->name;
-
-        if (ngx_http_agent_graph_write_message(run, run->update,
-                                               NGX_HTTP_AGENT_CH_MESSAGES,
-                                               &msg)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-    writes:
-
-        /* tools may update channels too */
-
-        if (c->writes == NULL) {
-            continue;
-        }
-
-        w = c->writes->elts;
-
-        for (k = 0; k < c->writes->nelts; k++) {
-            dst = ngx_array_push(run->update);
-            if (dst == NULL) {
-                return NGX_ERROR;
-            }
-
-            *dst = w[k];
         }
     }
 

@@ -163,3 +163,72 @@ ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
 
     return call->args ? NGX_OK : NGX_ERROR;
 }
+
+
+/*
+ * The results of a step's calls written in the order of the calls: a tool
+ * message each, or with call= the output channel; and the channels the
+ * tools write
+ */
+
+ngx_int_t
+ngx_http_agent_node_tools_write(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *calls,
+    ngx_uint_t n)
+{
+    ngx_uint_t                   i, k;
+    ngx_http_agent_msg_t         msg;
+    ngx_http_agent_write_t      *w, *dst;
+    ngx_http_agent_tool_call_t  *c;
+
+    for (i = 0; i < n; i++) {
+        c = &calls[i];
+
+        if (tc->call.len) {
+            if (ngx_http_agent_graph_write_value(run->update,
+                                                 tc->output,
+                                                 &c->result)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            goto writes;
+        }
+
+        ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&msg.role, "tool");
+        msg.content = c->result;
+        msg.tool_call_id = c->id;
+        msg.name = c->name;
+
+        if (ngx_http_agent_graph_write_message(run, run->update,
+                                               NGX_HTTP_AGENT_CH_MESSAGES,
+                                               &msg)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+    writes:
+
+        /* tools may update channels too */
+
+        if (c->writes == NULL) {
+            continue;
+        }
+
+        w = c->writes->elts;
+
+        for (k = 0; k < c->writes->nelts; k++) {
+            dst = ngx_array_push(run->update);
+            if (dst == NULL) {
+                return NGX_ERROR;
+            }
+
+            *dst = w[k];
+        }
+    }
+
+    return NGX_OK;
+}

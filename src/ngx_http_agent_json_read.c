@@ -1,0 +1,206 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_json.h"
+
+
+/*
+ * JSON read: text parsed into yajl's tree (freed with its pool), nesting
+ * checked before yajl sees it, values looked up.  json.c writes.
+ */
+
+
+static void ngx_http_agent_json_tree_cleanup(void *data);
+
+
+/*
+ * NGX_OK when no array or object nests deeper than the limit.  One pass
+ * over the text, outside strings; yajl's comments count too, which only
+ * makes the check stricter.
+ */
+
+ngx_int_t
+ngx_http_agent_json_depth(u_char *p, size_t len)
+{
+    return ngx_http_agent_json_scan(p, p + len, 0) == NULL ? NGX_DECLINED
+                                                            : NGX_OK;
+}
+
+
+/*
+ * Brackets counted outside strings.  whole: to the end of the text, NULL
+ * when it nests deeper than the limit; else the end of the array or object
+ * at p, NULL when it does not end there.
+ */
+
+u_char *
+ngx_http_agent_json_scan(u_char *p, u_char *last, ngx_uint_t value)
+{
+    ngx_uint_t  depth, in_string;
+
+    depth = 0;
+    in_string = 0;
+
+    for ( /* void */ ; p < last; p++) {
+
+        if (in_string) {
+            if (*p == '\\') {
+                p++;
+
+            } else if (*p == '"') {
+                in_string = 0;
+            }
+
+            continue;
+        }
+
+        switch (*p) {
+
+        case '"':
+            in_string = 1;
+            break;
+
+        case '[':
+        case '{':
+            if (++depth > NGX_HTTP_AGENT_JSON_MAX_DEPTH) {
+                return NULL;
+            }
+            break;
+
+        case ']':
+        case '}':
+            if (depth) {
+                depth--;
+            }
+
+            if (value && depth == 0) {
+                return p + 1;
+            }
+
+            break;
+        }
+    }
+
+    return value ? NULL : last;
+}
+
+
+yajl_val
+ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
+    ngx_str_t *err)
+{
+    char                *errbuf;
+    u_char              *text;
+    yajl_val             v;
+    ngx_pool_cleanup_t  *cln;
+
+    text = ngx_pnalloc(pool, len + 1);
+    if (text == NULL) {
+        return NULL;
+    }
+
+    ngx_memcpy(text, data, len);
+    text[len] = '\0';
+
+    if (ngx_strlen(text) != len) {
+        if (err) {
+            ngx_str_set(err, "a NUL byte in JSON text");
+        }
+        return NULL;
+    }
+
+    if (ngx_http_agent_json_depth(text, len) != NGX_OK) {
+        if (err) {
+            ngx_str_set(err, "JSON nested deeper than 64 levels");
+        }
+        return NULL;
+    }
+
+    cln = ngx_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    /* in the pool, not static: SQL tools parse in nginx's threads too */
+    errbuf = ngx_pcalloc(pool, 256);
+    if (errbuf == NULL) {
+        return NULL;
+    }
+
+    v = yajl_tree_parse((char *) text, errbuf, 256);
+
+    if (v == NULL) {
+        if (err) {
+            /* yajl's message spans lines; keep the first */
+            err->data = (u_char *) errbuf;
+            err->len = ngx_strlen(errbuf);
+            text = (u_char *) ngx_strlchr(err->data, err->data + err->len,
+                                          '\n');
+            if (text) {
+                err->len = text - err->data;
+            }
+        }
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_json_tree_cleanup;
+    cln->data = v;
+
+    return v;
+}
+
+
+static void
+ngx_http_agent_json_tree_cleanup(void *data)
+{
+    yajl_tree_free(data);
+}
+
+
+yajl_val
+ngx_http_agent_json_get(yajl_val obj, const char *key)
+{
+    size_t  i;
+
+    if (obj == NULL || !YAJL_IS_OBJECT(obj)) {
+        return NULL;
+    }
+
+    for (i = 0; i < obj->u.object.len; i++) {
+        if (ngx_strcmp(obj->u.object.keys[i], key) == 0) {
+            return obj->u.object.values[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* NGX_OK, NGX_DECLINED when absent or null, NGX_ERROR when not a string */
+
+ngx_int_t
+ngx_http_agent_json_get_str(yajl_val obj, const char *key, ngx_str_t *out)
+{
+    yajl_val  v;
+
+    v = ngx_http_agent_json_get(obj, key);
+
+    if (v == NULL || YAJL_IS_NULL(v)) {
+        return NGX_DECLINED;
+    }
+
+    if (!YAJL_IS_STRING(v)) {
+        return NGX_ERROR;
+    }
+
+    out->data = (u_char *) v->u.string;
+    out->len = ngx_strlen(v->u.string);
+
+    return NGX_OK;
+}
