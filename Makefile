@@ -8,11 +8,24 @@ PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl \
              libpq-dev libdbd-sqlite3-perl libdbd-pg-perl
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
+# the module's sources, one folder per layer (config lists them the same way)
+AGENT_DIRS  := $(sort $(dir $(wildcard src/*/*.c src/*/*/*.c)))
+AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
+AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
         bench-foundation clean deb test-deb
 
 all: deps $(MODULE)
+
+# config lists the sources by folder: a file added or removed configures
+# nginx again (the list is rewritten only when it changes)
+$(BUILD)/sources: FORCE
+	@mkdir -p $(BUILD)
+	@echo $(sort $(wildcard src/*/*.c src/*/*/*.c)) > $@.new
+	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+
+FORCE:
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -24,7 +37,7 @@ deps:
 	        apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(NGX_BUILD)/objs/Makefile: config | deps
+$(NGX_BUILD)/objs/Makefile: config $(BUILD)/sources | deps
 	rm -rf $(NGX_BUILD)
 	mkdir -p $(BUILD)
 	cp -r $(NGX_SRC) $(NGX_BUILD)
@@ -32,7 +45,7 @@ $(NGX_BUILD)/objs/Makefile: config | deps
 	    "$${NGX_CONF_FLAGS[@]}" --with-cc-opt="$(CFLAGS_X)" \
 	    --add-dynamic-module=$(CURDIR)' > configure.log
 
-$(MODULE): $(NGX_BUILD)/objs/Makefile $(wildcard src/*.c src/*.h)
+$(MODULE): $(NGX_BUILD)/objs/Makefile $(AGENT_FILES)
 	$(MAKE) -s -f objs/Makefile -C $(NGX_BUILD) modules
 
 test: deps all

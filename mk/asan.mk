@@ -12,7 +12,7 @@ ASAN_LIBS    = $(shell gcc -print-file-name=libasan.so) \
 
 .PHONY: test-asan
 
-$(ASAN_BUILD)/objs/Makefile: config | deps
+$(ASAN_BUILD)/objs/Makefile: config $(BUILD)/sources | deps
 	rm -rf $(ASAN_BUILD)
 	mkdir -p $(BUILD)
 	cp -r $(NGX_SRC) $(ASAN_BUILD)
@@ -22,7 +22,7 @@ $(ASAN_BUILD)/objs/Makefile: config | deps
 	    --with-ld-opt="-fsanitize=address,undefined" \
 	    --add-dynamic-module=$(CURDIR)' > configure.log
 
-$(ASAN_MODULE): $(ASAN_BUILD)/objs/Makefile $(wildcard src/*.c src/*.h)
+$(ASAN_MODULE): $(ASAN_BUILD)/objs/Makefile $(AGENT_FILES)
 	$(MAKE) -s -f objs/Makefile -C $(ASAN_BUILD) modules
 
 test-asan: deps $(ASAN_MODULE)

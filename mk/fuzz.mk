@@ -16,28 +16,28 @@ FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
 FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
                 -I $(NGX_SRC)/src/event/modules -I $(NGX_SRC)/src/os/unix \
                 -I $(NGX_SRC)/src/http -I $(NGX_SRC)/src/http/modules \
-                -I $(NGX_BUILD)/objs -I src -I t/fuzz
+                -I $(NGX_BUILD)/objs $(AGENT_INCS) -I t/fuzz
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
-FUZZ_SRCS_json   := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c
-FUZZ_SRCS_llm    := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
-                    src/ngx_http_agent_llm_stream.c \
-                    src/ngx_http_agent_provider.c \
-                    src/ngx_http_agent_provider_openai.c \
-                    src/ngx_http_agent_provider_azure.c \
-                    src/ngx_http_agent_provider_anthropic.c \
-                    src/ngx_http_agent_provider_gemini.c \
-                    src/ngx_http_agent_message.c
-FUZZ_SRCS_csv    := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
-                    src/ngx_http_agent_csv.c \
-                    src/ngx_http_agent_files.c
-FUZZ_SRCS_prompt := src/ngx_http_agent_prompt.c
-FUZZ_SRCS_mcp    := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
-                    src/ngx_http_agent_mcp_rpc.c
-FUZZ_SRCS_expr   := src/ngx_http_agent_json.c src/ngx_http_agent_json_read.c \
-                    src/ngx_http_agent_graph.c \
-                    src/ngx_http_agent_graph_state.c \
-                    src/ngx_http_agent_message.c \
-                    src/ngx_http_agent_expr.c src/ngx_http_agent_expr_eval.c
+FUZZ_SRCS_json   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c
+FUZZ_SRCS_llm    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
+                    src/llm/ngx_http_agent_llm_stream.c \
+                    src/llm/ngx_http_agent_provider.c \
+                    src/llm/ngx_http_agent_provider_openai.c \
+                    src/llm/ngx_http_agent_provider_azure.c \
+                    src/llm/ngx_http_agent_provider_anthropic.c \
+                    src/llm/ngx_http_agent_provider_gemini.c \
+                    src/engine/ngx_http_agent_message.c
+FUZZ_SRCS_csv    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
+                    src/sql/ngx_http_agent_csv.c \
+                    src/util/ngx_http_agent_files.c
+FUZZ_SRCS_prompt := src/engine/ngx_http_agent_prompt.c
+FUZZ_SRCS_mcp    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
+                    src/mcp/ngx_http_agent_mcp_rpc.c
+FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
+                    src/engine/ngx_http_agent_graph.c \
+                    src/engine/ngx_http_agent_graph_state.c \
+                    src/engine/ngx_http_agent_message.c \
+                    src/engine/ngx_http_agent_expr.c src/engine/ngx_http_agent_expr_eval.c
 
 .PHONY: fuzz fuzz-build fuzz-deps
 
@@ -48,7 +48,7 @@ fuzz-deps:
 	     apt-get install -y -qq clang libclang-rt-14-dev >/dev/null)
 
 $(FUZZ_DIR)/fuzz_%: t/fuzz/fuzz_%.c t/fuzz/ngx_fuzz_core.c \
-                    t/fuzz/fuzz_common.h $(wildcard src/*.c src/*.h) \
+                    t/fuzz/fuzz_common.h $(AGENT_FILES) \
                     $(NGX_BUILD)/objs/Makefile
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_INCS) -o $@ t/fuzz/fuzz_$*.c \

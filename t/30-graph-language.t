@@ -220,7 +220,7 @@ ok($ok, 'agent_input checked against the chat location\'s graph only')
 ok($ok, 'conf/graphs/react.conf passes nginx -t') or diag $out;
 
 # the built-in react graph is the one shipped as conf/graphs/react.conf
-open my $src, '<', "$root/src/ngx_http_agent_graph_react.c" or die;
+open my $src, '<', "$root/src/engine/ngx_http_agent_graph_react.c" or die;
 my $c = do { local $/; <$src> };
 close $src;
 my ($text) = $c =~ /ngx_http_agent_react_text = ngx_string\(\n(.*?)\);/s;
