@@ -14,6 +14,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_kinds.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_conf_graph.h"
 #include "ngx_http_agent_cors.h"
@@ -435,6 +436,9 @@ ngx_http_agent_create_main_conf(ngx_conf_t *cf)
 static ngx_int_t
 ngx_http_agent_preconfiguration(ngx_conf_t *cf)
 {
+    /* the node kinds, for the graph language of the agent_graph blocks */
+    ngx_http_agent_graph_kinds = ngx_http_agent_kinds;
+
     return ngx_http_agent_variables_add(cf);
 }
 

@@ -11,6 +11,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include "ngx_http_agent_msg.h"
+
 
 #define NGX_HTTP_AGENT_END       -2
 
@@ -35,20 +37,6 @@ typedef enum {
     NGX_HTTP_AGENT_REDUCE_VALUE,          /* the last write wins */
     NGX_HTTP_AGENT_REDUCE_MERGE           /* object keys merged */
 } ngx_http_agent_reducer_e;
-
-
-/* one chat message, provider-neutral: the providers translate it */
-typedef struct {
-    int64_t                    seq;
-    ngx_str_t                  role;          /* user assistant tool */
-    ngx_str_t                  content;
-    ngx_str_t                  tool_calls;    /* JSON array, or empty */
-    ngx_str_t                  tool_call_id;
-    ngx_str_t                  name;
-    ngx_str_t                  images;        /* JSON array, or empty */
-    ngx_str_t                  created_at;
-    ngx_str_t                  metadata;      /* JSON object, or empty */
-} ngx_http_agent_msg_t;
 
 
 typedef struct {

@@ -57,6 +57,9 @@ static void ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file,
     ngx_uint_t line, const char *fmt, ...);
 
 
+ngx_http_agent_kind_t  **ngx_http_agent_graph_kinds;
+
+
 static ngx_str_t  ngx_http_agent_reducers[] = {
     ngx_string("messages"),
     ngx_string("append"),
@@ -763,4 +766,26 @@ ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file, ngx_uint_t line,
 
     ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "%*s in %V:%ui",
                   (size_t) (p - buf), buf, file, line);
+}
+
+
+ngx_http_agent_kind_t *
+ngx_http_agent_kind_find(ngx_str_t *name)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_kind_t  *k;
+
+    for (i = 0; ngx_http_agent_graph_kinds && ngx_http_agent_graph_kinds[i];
+         i++)
+    {
+        k = ngx_http_agent_graph_kinds[i];
+
+        if (k->name.len == name->len
+            && ngx_strncmp(k->name.data, name->data, name->len) == 0)
+        {
+            return k;
+        }
+    }
+
+    return NULL;
 }

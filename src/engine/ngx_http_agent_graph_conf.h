@@ -27,4 +27,8 @@ void ngx_http_agent_graph_conf_error(ngx_conf_t *cf,
 ngx_http_agent_kind_t *ngx_http_agent_kind_find(ngx_str_t *name);
 
 
+/* the node kinds the graph language knows: set by the glue */
+extern ngx_http_agent_kind_t  **ngx_http_agent_graph_kinds;
+
+
 #endif /* _NGX_HTTP_AGENT_GRAPH_CONF_H_INCLUDED_ */

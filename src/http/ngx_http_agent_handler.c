@@ -41,7 +41,6 @@ static void ngx_http_agent_body_done(ngx_http_request_t *r,
 static ngx_int_t ngx_http_agent_pass(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
 static void ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc);
-static void ngx_http_agent_store_cleanup(void *data);
 static ngx_int_t ngx_http_agent_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
@@ -372,35 +371,6 @@ ngx_http_agent_pass(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 }
 
 
-/* a request that waits on the store: if it goes first, the answer is not
- * given to it */
-
-ngx_int_t
-ngx_http_agent_store_wait(ngx_http_request_t *r)
-{
-    ngx_http_cleanup_t    *cln;
-    ngx_http_agent_ctx_t  *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-
-    if (ctx->waited) {
-        return NGX_OK;
-    }
-
-    cln = ngx_http_cleanup_add(r, 0);
-    if (cln == NULL) {
-        ngx_http_agent_store_cancel(&ctx->store);
-        return NGX_ERROR;
-    }
-
-    cln->handler = ngx_http_agent_store_cleanup;
-    cln->data = ctx;
-    ctx->waited = 1;
-
-    return NGX_OK;
-}
-
-
 static void
 ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc)
 {
@@ -433,15 +403,6 @@ ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc)
     }
 
     ngx_http_run_posted_requests(c);
-}
-
-
-static void
-ngx_http_agent_store_cleanup(void *data)
-{
-    ngx_http_agent_ctx_t *ctx = data;
-
-    ngx_http_agent_store_cancel(&ctx->store);
 }
 
 

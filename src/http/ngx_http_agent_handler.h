@@ -16,7 +16,6 @@
 
 
 ngx_int_t ngx_http_agent_handler(ngx_http_request_t *r);
-ngx_int_t ngx_http_agent_store_wait(ngx_http_request_t *r);
 
 
 #endif /* _NGX_HTTP_AGENT_HANDLER_H_INCLUDED_ */

@@ -10,6 +10,7 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_provider.h"
 
 
 ngx_int_t
@@ -56,9 +57,23 @@ ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
 void
 ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 {
+    ngx_http_agent_trace_call_t  call;
+
     env->model_calls++;
 
-    ngx_http_agent_trace_model(env->trace, llm, llm->error.len == 0);
+    if (env->trace && llm->model) {
+        call.provider = &llm->model->provider->name;
+        call.model = llm->model->model.len ? &llm->model->model
+                                           : &llm->model->name;
+        call.start = llm->start;
+        call.ttft = llm->ttft;
+        call.input_tokens = llm->prompt_tokens;
+        call.output_tokens = llm->completion_tokens;
+        call.cached_tokens = llm->cached_tokens;
+        call.error = llm->error;
+
+        ngx_http_agent_trace_model(env->trace, &call);
+    }
 
     /* the budgets of agent_limit, with what the call really spent */
     ngx_http_agent_limit_charge(env->limits,

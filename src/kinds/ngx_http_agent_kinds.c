@@ -7,10 +7,13 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_kinds.h"
 
 
-/* the node kinds: a new kind is its own file and one line here */
+/*
+ * The node kinds: a new kind is its own file and one line here.  The glue
+ * hands this list to the graph language (ngx_http_agent_graph_kinds).
+ */
 
 extern ngx_http_agent_kind_t  ngx_http_agent_llm_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_tools_kind;
@@ -24,7 +27,7 @@ extern ngx_http_agent_kind_t  ngx_http_agent_http_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind;
 
 
-static ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
+ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
     &ngx_http_agent_llm_kind,
     &ngx_http_agent_tools_kind,
     &ngx_http_agent_sql_kind,
@@ -37,23 +40,3 @@ static ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
     &ngx_http_agent_interrupt_kind,
     NULL
 };
-
-
-ngx_http_agent_kind_t *
-ngx_http_agent_kind_find(ngx_str_t *name)
-{
-    ngx_uint_t              i;
-    ngx_http_agent_kind_t  *k;
-
-    for (i = 0; ngx_http_agent_kinds[i]; i++) {
-        k = ngx_http_agent_kinds[i];
-
-        if (k->name.len == name->len
-            && ngx_strncmp(k->name.data, name->data, name->len) == 0)
-        {
-            return k;
-        }
-    }
-
-    return NULL;
-}

@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_state.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_subrequest.h"
 

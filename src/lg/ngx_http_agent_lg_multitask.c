@@ -12,7 +12,7 @@
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_run.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_reply.h"
 
 
 static void ngx_http_agent_lg_run_dequeue(ngx_event_t *ev);

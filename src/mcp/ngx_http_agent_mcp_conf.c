@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_mcp_tool.h"
-#include "ngx_http_agent_toolset.h"
+#include "ngx_http_agent_tools.h"
 
 
 /*

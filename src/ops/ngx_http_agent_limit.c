@@ -10,7 +10,6 @@
 #include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_limit.h"
 
 
@@ -48,6 +47,8 @@ static void ngx_http_agent_limit_windows(ngx_http_agent_limit_t *limit,
     ngx_http_agent_limit_node_t *node);
 static void ngx_http_agent_limit_unreserve(ngx_http_agent_limit_held_t *e,
     int64_t n);
+static ngx_int_t ngx_http_agent_limit_refuse(ngx_http_request_t *r,
+    ngx_str_t *why, ngx_int_t status, const char *fmt, ...);
 static ngx_int_t ngx_http_agent_limit_digest(ngx_pool_t *pool,
     ngx_str_t *key);
 
@@ -59,7 +60,7 @@ static ngx_int_t ngx_http_agent_limit_digest(ngx_pool_t *pool,
 
 ngx_int_t
 ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
-    ngx_http_agent_limits_t **held)
+    ngx_http_agent_limits_t **held, ngx_str_t *why)
 {
     time_t                        now, retry;
     uint32_t                      hash;
@@ -118,7 +119,8 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
             ngx_shmtx_unlock(&ctx->shpool->mutex);
             ngx_http_agent_limit_release(hl);
 
-            return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+            return ngx_http_agent_limit_refuse(r, why,
+                                        NGX_HTTP_SERVICE_UNAVAILABLE,
                                         "the limit zone \"%V\" is full",
                                         &limit[i].zone->name);
         }
@@ -170,7 +172,8 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
                                        ngx_max(retry, 1))
                            - h->value.data;
 
-            return ngx_http_agent_error(r, NGX_HTTP_TOO_MANY_REQUESTS,
+            return ngx_http_agent_limit_refuse(r, why,
+                                        NGX_HTTP_TOO_MANY_REQUESTS,
                                         "the limit of %s of \"%V\" is "
                                         "reached (agent_limit zone=%V); "
                                         "try again in %T s", what, &key,
@@ -503,4 +506,28 @@ ngx_http_agent_limit_lookup(ngx_http_agent_limit_ctx_t *ctx, ngx_str_t *key,
     ngx_queue_insert_head(&ctx->sh->queue, &ln->queue);
 
     return ln;
+}
+
+
+/* a refusal: the caller answers with its status and this sentence */
+
+static ngx_int_t
+ngx_http_agent_limit_refuse(ngx_http_request_t *r, ngx_str_t *why,
+    ngx_int_t status, const char *fmt, ...)
+{
+    u_char   *p;
+    va_list   args;
+
+    why->data = ngx_pnalloc(r->pool, NGX_MAX_ERROR_STR);
+    if (why->data == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(why->data, why->data + NGX_MAX_ERROR_STR, fmt, args);
+    va_end(args);
+
+    why->len = p - why->data;
+
+    return status;
 }

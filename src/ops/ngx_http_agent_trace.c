@@ -10,8 +10,6 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_metrics.h"
 
 
@@ -193,13 +191,12 @@ ngx_http_agent_trace_node(ngx_http_agent_trace_t *t, ngx_str_t *name,
 /* a model call, when it has ended: "chat {model}" */
 
 void
-ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *data,
-    ngx_uint_t ok)
+ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
+    ngx_http_agent_trace_call_t *llm)
 {
-    ngx_http_agent_llm_t *llm = data;
-
     double                   ttft;
     ngx_str_t                op, *model;
+    ngx_uint_t               ok;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_span_t   *s;
 
@@ -207,11 +204,8 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *data,
         return;
     }
 
-    model = &llm->model->model;
-
-    if (model->len == 0) {
-        model = &llm->model->name;
-    }
+    model = llm->model;
+    ok = (llm->error.len == 0);
 
     s = ngx_http_agent_trace_span(t, "chat", model, 3);
     if (s == NULL) {
@@ -231,7 +225,7 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *data,
     ngx_http_agent_json_arr(j);
     ngx_http_agent_trace_attr_str(j, "gen_ai.operation.name", &op);
     ngx_http_agent_trace_attr_str(j, "gen_ai.provider.name",
-                                  &llm->model->provider->name);
+                                  llm->provider);
     ngx_http_agent_trace_attr_str(j, "gen_ai.request.model", model);
 
     if (ok) {
@@ -239,9 +233,9 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *data,
     }
 
     ngx_http_agent_trace_attr_int(j, "gen_ai.usage.input_tokens",
-                                  llm->prompt_tokens);
+                                  llm->input_tokens);
     ngx_http_agent_trace_attr_int(j, "gen_ai.usage.output_tokens",
-                                  llm->completion_tokens);
+                                  llm->output_tokens);
     ngx_http_agent_trace_attr_int(j, "gen_ai.usage.cache_read.input_tokens",
                                   llm->cached_tokens);
 

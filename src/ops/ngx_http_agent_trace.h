@@ -53,13 +53,26 @@ typedef struct {
 } ngx_http_agent_trace_t;
 
 
+/* a model call as its span records it */
+typedef struct {
+    ngx_str_t                      *provider;
+    ngx_str_t                      *model;     /* NULL: no model */
+    ngx_msec_t                      start;
+    ngx_msec_t                      ttft;
+    int64_t                         input_tokens;
+    int64_t                         output_tokens;
+    int64_t                         cached_tokens;
+    ngx_str_t                       error;     /* empty: it answered */
+} ngx_http_agent_trace_call_t;
+
+
 char *ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 ngx_http_agent_trace_t *ngx_http_agent_trace_start(ngx_http_request_t *r,
     ngx_http_agent_otlp_t *otlp, ngx_str_t *graph, ngx_str_t *session);
 void ngx_http_agent_trace_node(ngx_http_agent_trace_t *t, ngx_str_t *name,
     ngx_uint_t step, ngx_uint_t start);
-void ngx_http_agent_trace_model(ngx_http_agent_trace_t *t, void *llm,
-    ngx_uint_t ok);
+void ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
+    ngx_http_agent_trace_call_t *call);
 void ngx_http_agent_trace_tool(ngx_http_agent_trace_t *t, ngx_str_t *name,
     ngx_str_t *id, ngx_msec_t started, ngx_uint_t error);
 void ngx_http_agent_trace_end(ngx_http_agent_trace_t *t, ngx_str_t *code,

@@ -16,6 +16,10 @@
 #include "ngx_http_agent_json.h"
 
 
+/* what a provider takes as a function's name: [A-Za-z0-9_-]{1,64} */
+#define NGX_HTTP_AGENT_TOOL_NAME_MAX  64
+
+
 typedef struct ngx_http_agent_tool_s       ngx_http_agent_tool_t;
 typedef struct ngx_http_agent_tool_call_s  ngx_http_agent_tool_call_t;
 
@@ -83,6 +87,7 @@ ngx_int_t ngx_http_agent_tools_prompts(ngx_conf_t *cf, ngx_str_t *list,
 ngx_str_t *ngx_http_agent_tools_prompt(ngx_array_t *prompts,
     ngx_str_t *file);
 ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
+ngx_uint_t ngx_http_agent_tool_name_valid(ngx_str_t *name);
 ngx_int_t ngx_http_agent_tool_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);
 

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
-#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_state.h"
 #include "ngx_http_agent_tools_approve.h"
 
 

@@ -23,7 +23,7 @@
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_reply.h"
 
 
 /*
@@ -57,17 +57,20 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s)
 {
     ngx_int_t                   rc;
+    ngx_str_t                   why;
     ngx_http_request_t         *r;
     ngx_http_agent_loc_conf_t  *alcf;
 
+    ngx_str_null(&why);
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     /* agent_limit: refused now (429), or counted in until the turn ends */
 
-    rc = ngx_http_agent_limit_acquire(r, alcf->limits, &turn->env.limits);
+    rc = ngx_http_agent_limit_acquire(r, alcf->limits, &turn->env.limits,
+                                      &why);
     if (rc != NGX_OK) {
-        return rc;
+        return why.len ? ngx_http_agent_error(r, rc, "%V", &why) : rc;
     }
 
     turn->session = *s;

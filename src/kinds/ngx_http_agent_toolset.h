@@ -16,7 +16,6 @@
 
 
 /* the longest tool name providers take, and MCP's */
-#define NGX_HTTP_AGENT_TOOL_NAME_MAX  64
 
 
 /* one entry of a node's tools=: a tool of the registry, or an MCP
@@ -55,7 +54,6 @@ ngx_int_t ngx_http_agent_toolset_find(ngx_pool_t *pool,
     ngx_http_agent_toolset_hit_t *hit);
 ngx_uint_t ngx_http_agent_toolset_holds(ngx_http_agent_toolset_t *set,
     ngx_http_agent_toolset_hit_t *hit);
-ngx_uint_t ngx_http_agent_tool_name_valid(ngx_str_t *name);
 
 
 #endif /* _NGX_HTTP_AGENT_TOOLSET_H_INCLUDED_ */

@@ -20,6 +20,9 @@
  */
 
 
+static void ngx_http_agent_store_cleanup(void *data);
+
+
 static ngx_str_t  ngx_http_agent_json_type = ngx_string("application/json");
 
 
@@ -442,4 +445,42 @@ ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
 
     return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                 "the session could not be created");
+}
+
+
+/* a request that waits on the store: if it goes first, the answer is not
+ * given to it */
+
+ngx_int_t
+ngx_http_agent_store_wait(ngx_http_request_t *r)
+{
+    ngx_http_cleanup_t    *cln;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->waited) {
+        return NGX_OK;
+    }
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        ngx_http_agent_store_cancel(&ctx->store);
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_agent_store_cleanup;
+    cln->data = ctx;
+    ctx->waited = 1;
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_store_cleanup(void *data)
+{
+    ngx_http_agent_ctx_t *ctx = data;
+
+    ngx_http_agent_store_cancel(&ctx->store);
 }

@@ -1,0 +1,366 @@
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_state.h"
+
+
+/*
+ * A run's state as JSON, and writes into its channels by name: what the
+ * stores, the kinds and the protocols share.  Nothing here reads or
+ * writes the store (the turn's checkpoint.c does).
+ */
+
+
+static void ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
+
+
+/* every channel but messages (all: messages too), then the kept ones */
+
+void
+ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t all)
+{
+    size_t                     i, k;
+    yajl_val                   extra, v;
+    ngx_uint_t                 n;
+    ngx_array_t               *msgs;
+    ngx_http_agent_msg_t      *m;
+    ngx_http_agent_channel_t  *ch;
+
+    ch = run->graph->channels.elts;
+
+    for (i = 0; i < run->graph->channels.nelts; i++) {
+
+        if (i == NGX_HTTP_AGENT_CH_MESSAGES && !all) {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &ch[i].name);
+
+        switch (ch[i].reducer) {
+
+        case NGX_HTTP_AGENT_REDUCE_MESSAGES:
+            msgs = run->state[i].messages;
+            m = msgs->elts;
+
+            ngx_http_agent_json_arr(j);
+
+            for (n = 0; n < msgs->nelts; n++) {
+                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+            break;
+
+        case NGX_HTTP_AGENT_REDUCE_SUM:
+            ngx_http_agent_json_num(j, run->state[i].number);
+            break;
+
+        default:
+            ngx_http_agent_json_raw(j, &run->state[i].json);
+        }
+    }
+
+    if (run->extra.len == 0) {
+        return;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
+         i++)
+    {
+        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+        v = extra->u.object.values[i];
+
+        if (!all || !YAJL_IS_OBJECT(v)
+            || ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0)
+        {
+            ngx_http_agent_json_val(j, v);
+            continue;
+        }
+
+        /* shown as it was streamed: its graph is ours to check, kept */
+
+        ngx_http_agent_json_obj(j);
+
+        for (k = 0; k < v->u.object.len; k++) {
+            if (ngx_strcmp(v->u.object.keys[k], "graph") != 0) {
+                ngx_http_agent_json_cstr(j, v->u.object.keys[k]);
+                ngx_http_agent_json_val(j, v->u.object.values[k]);
+            }
+        }
+
+        ngx_http_agent_json_end(j);
+    }
+}
+
+
+/* GET /state: every channel of the graph and the kept ones, as an object */
+
+void
+ngx_http_agent_state_json(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_state_channels(j, run, 1);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* what a step wrote, channel by channel: {"channel": value, ...} */
+
+void
+ngx_http_agent_state_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run)
+{
+    ngx_uint_t                 i, n;
+    ngx_http_agent_msg_t      *m;
+    ngx_http_agent_write_t    *w;
+    ngx_http_agent_channel_t  *ch;
+
+    ch = run->graph->channels.elts;
+    w = run->update ? run->update->elts : NULL;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; w && i < run->update->nelts; i++) {
+        ngx_http_agent_json_str(j, &ch[w[i].channel].name);
+
+        if (w[i].value.messages) {
+            m = w[i].value.messages->elts;
+
+            ngx_http_agent_json_arr(j);
+
+            for (n = 0; n < w[i].value.messages->nelts; n++) {
+                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+
+        } else if (ch[w[i].channel].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            ngx_http_agent_json_num(j, w[i].value.number);
+
+        } else if (w[i].value.json.len) {
+            ngx_http_agent_json_raw(j, &w[i].value.json);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+/* every channel but messages, as an object: a one-shot answer's state */
+
+void
+ngx_http_agent_state_values(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_state_channels(j, run, 0);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a value from outside a turn (POST /connection): declared or kept */
+
+ngx_int_t
+ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
+    ngx_str_t *json)
+{
+    size_t                  i;
+    yajl_val                extra;
+    ngx_int_t               ch;
+    ngx_str_t               n;
+    ngx_http_agent_json_t  *j;
+
+    n.data = (u_char *) name;
+    n.len = ngx_strlen(name);
+
+    ch = ngx_http_agent_graph_channel(run->graph, &n);
+
+    if (ch != NGX_ERROR && ch != NGX_HTTP_AGENT_CH_MESSAGES) {
+        run->state[ch].json = *json;
+        return NGX_OK;
+    }
+
+    extra = run->extra.len
+            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                        run->extra.len, NULL)
+            : NULL;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
+         i++)
+    {
+        if (ngx_strcmp(extra->u.object.keys[i], name) == 0) {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+        ngx_http_agent_json_val(j, extra->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_str(j, &n);
+    ngx_http_agent_json_raw(j, json);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, &run->extra);
+}
+
+
+/*
+ * The interrupt the state waits on (a kept "__interrupt__" of {"node",
+ * "value"}): NGX_OK with the node's name, NGX_DECLINED when there is none
+ */
+
+ngx_int_t
+ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run, ngx_str_t *node)
+{
+    yajl_val  extra, v;
+
+    if (run->extra.len == 0) {
+        return NGX_DECLINED;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    v = extra ? ngx_http_agent_json_get(extra, "__interrupt__") : NULL;
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_get_str(v, "node", node) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+/* the graph whose step raised the interrupt: kept since issue 28 */
+
+ngx_int_t
+ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
+    ngx_str_t *graph)
+{
+    yajl_val  extra, v;
+
+    if (run->extra.len == 0) {
+        return NGX_DECLINED;
+    }
+
+    extra = ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                      run->extra.len, NULL);
+
+    v = extra ? ngx_http_agent_json_get(extra, "__interrupt__") : NULL;
+
+    if (v == NULL || !YAJL_IS_OBJECT(v)
+        || ngx_http_agent_json_get_str(v, "graph", graph) != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
+    ngx_http_agent_msg_t *m, ngx_uint_t full)
+{
+    ngx_http_agent_json_obj(j);
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_int(j, m->seq);
+        ngx_http_agent_json_key(j, "session_id");
+        ngx_http_agent_json_str(j, session_id);
+        /* seed 000's names too: its clients read them */
+        ngx_http_agent_json_key(j, "sessionId");
+        ngx_http_agent_json_str(j, session_id);
+    }
+
+    ngx_http_agent_json_key(j, "role");
+    ngx_http_agent_json_str(j, &m->role);
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, &m->content);
+
+    if (full && m->tool_calls.len) {
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_raw(j, &m->tool_calls);
+    }
+
+    if (full && m->tool_call_id.len) {
+        ngx_http_agent_json_key(j, "tool_call_id");
+        ngx_http_agent_json_str(j, &m->tool_call_id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "created_at");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "createdAt");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "metadata");
+
+        if (m->images.len) {
+            ngx_http_agent_message_metadata(j, m);
+
+        } else if (m->metadata.len) {
+            ngx_http_agent_json_raw(j, &m->metadata);
+
+        } else {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+/* the stored metadata with the message's images: [{"mime_type", "data"}] */
+
+static void
+ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m)
+{
+    size_t    i;
+    yajl_val  v;
+
+    v = m->metadata.len ? ngx_http_agent_json_parse(j->pool, m->metadata.data,
+                                                    m->metadata.len, NULL)
+                        : NULL;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
+        if (ngx_strcmp(v->u.object.keys[i], "images") == 0) {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
+        ngx_http_agent_json_val(j, v->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_key(j, "images");
+    ngx_http_agent_json_raw(j, &m->images);
+    ngx_http_agent_json_end(j);
+}

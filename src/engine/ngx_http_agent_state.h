@@ -1,0 +1,35 @@
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_STATE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_STATE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph.h"
+
+
+void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t all);
+ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
+    const char *name, ngx_str_t *json);
+void ngx_http_agent_state_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run,
+    ngx_str_t *node);
+ngx_int_t ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
+    ngx_str_t *graph);
+void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+void ngx_http_agent_state_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
+    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
+
+
+#endif /* _NGX_HTTP_AGENT_STATE_H_INCLUDED_ */
