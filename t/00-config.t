@@ -28,7 +28,7 @@ sub bad {
 }
 
 bad('unknown provider', sub { s/provider=openai/provider=acme/ },
-    qr/unknown or missing provider "acme"/);
+    qr/invalid value "acme" in "provider=acme" of agent_model "[^"]+": unknown provider/);
 bad('url missing', sub { s{url=\S+}{} }, qr/agent_model.*url=/);
 bad('rounds not a number', sub {
         s/(agent_chat;)/$1 agent_max_tool_rounds lots;/ },
@@ -79,7 +79,7 @@ for my $rate (qw(2/m 5/s 100/h 1000/d 3/1m)) {
 bad('a rate of an unknown unit', sub {
         s{(agent_chat;)}{$1 agent_limit zone=u turns=2/x;};
         s{(agent_resources_dir)}{agent_limit_zone u key=\$remote_addr size=1m;\n    $1} },
-    qr/invalid turns=N\/PERIOD/);
+    qr/invalid value "2\/x" in "turns=2\/x" of agent_limit: N\/PERIOD/);
 
 # a prompts folder of one's own need not hold the built-in graph's prompt
 # while no location runs that graph

@@ -69,7 +69,7 @@ rejected('unknown node parameter',
 
 rejected('unknown channel parameter',
          graph("    channel c value colour=red;\n$ok_graph"),
-         'channel c value colour', qr/unknown parameter "colour=red"/);
+         'channel c value colour', qr/unknown parameter "colour" of channel "c"/);
 
 rejected('edge to an undeclared node',
          graph("$ok_graph    edge one nowhere;\n"),
@@ -177,7 +177,7 @@ rejected('format=json without a channel',
 rejected('a custom event named as a turn\'s own',
          graph("    channel r value;\n    node f format shape=s.json "
                . "output=r event=end;\n    edge START f;\n    edge f END;\n"),
-         'event=end', qr/event=end: letters, digits/);
+         'event=end', qr/invalid value "end" in "event=end" of node "f": letters, digits/);
 
 rejected('an unknown directive in the block',
          graph("    nodes x template;\n$ok_graph"),

@@ -12,6 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_msg.h"
+#include "ngx_http_agent_params.h"
 
 
 #define NGX_HTTP_AGENT_END       -2
@@ -78,8 +79,8 @@ typedef struct {
     ngx_uint_t                 index;
     ngx_str_t                  file;
     ngx_uint_t                 line;
-    unsigned                   interrupt_before:1;
-    unsigned                   interrupt_after:1;
+    ngx_flag_t                 interrupt_before;
+    ngx_flag_t                 interrupt_after;
 } ngx_http_agent_node_t;
 
 
@@ -105,9 +106,8 @@ typedef struct {
 struct ngx_http_agent_kind_s {
     ngx_str_t                  name;
     void                    *(*create)(ngx_conf_t *cf);
-    /* NGX_OK, NGX_DECLINED: not a parameter of this kind, NGX_ERROR */
-    ngx_int_t                (*param)(ngx_conf_t *cf, void *conf,
-                                      ngx_str_t *key, ngx_str_t *value);
+    /* its KEY=VALUE parameters, set in what create() made */
+    ngx_http_agent_param_t    *params;
     /* after the graph is read: channels resolved, files loaded */
     ngx_int_t                (*check)(ngx_conf_t *cf,
                                       ngx_http_agent_graph_t *graph,

@@ -47,6 +47,8 @@ static char *ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
 static char *ngx_http_agent_graph_node_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
+static char *ngx_http_agent_graph_default(ngx_conf_t *cf, void *post,
+    void *data);
 static char *ngx_http_agent_graph_edge_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_graph_link(ngx_conf_t *cf,
@@ -67,6 +69,40 @@ static ngx_str_t  ngx_http_agent_reducers[] = {
     ngx_string("value"),
     ngx_string("merge"),
     ngx_null_string
+};
+
+
+static ngx_conf_enum_t  ngx_http_agent_graph_scopes[] = {
+    { ngx_string("session"), 0 },
+    { ngx_string("turn"), 1 },
+    { ngx_null_string, 0 }
+};
+
+
+static ngx_conf_post_t  ngx_http_agent_graph_default_post = {
+    ngx_http_agent_graph_default
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_graph_channel_params[] = {
+    { ngx_string("scope"), ngx_http_agent_params_set_enum,
+      offsetof(ngx_http_agent_channel_t, turn), ngx_http_agent_graph_scopes },
+    { ngx_string("default"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_channel_t, dflt),
+      &ngx_http_agent_graph_default_post },
+    ngx_http_agent_null_param
+};
+
+
+/* any node's; then its kind's */
+static ngx_http_agent_param_t  ngx_http_agent_graph_node_params[] = {
+    { ngx_string("count"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_t, count_name), NULL },
+    { ngx_string("interrupt_before"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_node_t, interrupt_before), NULL },
+    { ngx_string("interrupt_after"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_node_t, interrupt_after), NULL },
+    ngx_http_agent_null_param
 };
 
 
@@ -217,12 +253,10 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
         return NGX_CONF_ERROR;
     }
 
-    for (i = 0; i < value[1].len; i++) {
-        if (!(isalnum(value[1].data[i]) || value[1].data[i] == '_')) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel name \"%V\": "
-                               "letters, digits and _ only", &value[1]);
-            return NGX_CONF_ERROR;
-        }
+    if (ngx_http_agent_params_name(&value[1]) != NGX_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel name \"%V\": "
+                           "letters, digits and _ only", &value[1]);
+        return NGX_CONF_ERROR;
     }
 
     ch = ngx_array_push(&graph->channels);
@@ -251,31 +285,11 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
 
     ch->reducer = i;
 
-    for (i = 3; i < cf->args->nelts; i++) {
-
-        if (value[i].len == 10
-            && ngx_strncmp(value[i].data, "scope=turn", 10) == 0)
-        {
-            ch->turn = 1;
-            continue;
-        }
-
-        if (value[i].len == 13
-            && ngx_strncmp(value[i].data, "scope=session", 13) == 0)
-        {
-            continue;
-        }
-
-        if (value[i].len > 8
-            && ngx_strncmp(value[i].data, "default=", 8) == 0)
-        {
-            ch->dflt.data = value[i].data + 8;
-            ch->dflt.len = value[i].len - 8;
-            continue;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown parameter \"%V\" "
-                           "of channel \"%V\"", &value[i], &value[1]);
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_graph_channel_params,
+                                    &value[3], cf->args->nelts - 3, ch,
+                                    "channel", &value[1])
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
@@ -310,9 +324,8 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
 static char *
 ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
 {
-    u_char                 *eq;
     ngx_int_t               rc;
-    ngx_str_t              *value, key, val;
+    ngx_str_t              *value;
     ngx_uint_t              i;
     ngx_http_agent_node_t  *node;
 
@@ -372,57 +385,20 @@ ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
         return NGX_CONF_ERROR;
     }
 
+    /* count=, interrupt_before=, interrupt_after=: any node's */
+
     for (i = 3; i < cf->args->nelts; i++) {
-        eq = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
-
-        if (eq == NULL || eq == value[i].data) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "node \"%V\": "
-                               "\"%V\" is not PARAM=VALUE", &value[1],
-                               &value[i]);
-            return NGX_CONF_ERROR;
-        }
-
-        key.data = value[i].data;
-        key.len = eq - value[i].data;
-        val.data = eq + 1;
-        val.len = value[i].data + value[i].len - val.data;
-
-        if (key.len == 5 && ngx_strncmp(key.data, "count", 5) == 0) {
-            node->count_name = val;
-            continue;
-        }
-
-        /* interrupt_before=on, interrupt_after=on: any node, a human's go */
-
-        if ((key.len == 16
-             && ngx_strncmp(key.data, "interrupt_before", 16) == 0)
-            || (key.len == 15
-                && ngx_strncmp(key.data, "interrupt_after", 15) == 0))
-        {
-            if (!(val.len == 2 && ngx_strncmp(val.data, "on", 2) == 0)
-                && !(val.len == 3 && ngx_strncmp(val.data, "off", 3) == 0))
-            {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "node \"%V\": "
-                                   "%V= takes on or off", &value[1], &key);
-                return NGX_CONF_ERROR;
-            }
-
-            if (key.len == 16) {
-                node->interrupt_before = (val.len == 2);
-
-            } else {
-                node->interrupt_after = (val.len == 2);
-            }
-
-            continue;
-        }
-
-        rc = node->kind->param(cf, node->conf, &key, &val);
+        rc = ngx_http_agent_params_word(cf, ngx_http_agent_graph_node_params,
+                                        &value[i], node, "node", &value[1]);
 
         if (rc == NGX_DECLINED) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown parameter "
-                               "\"%V\" of node \"%V\" (kind %V)", &key,
-                               &value[1], &node->kind->name);
+            rc = ngx_http_agent_params_word(cf, node->kind->params,
+                                            &value[i], node->conf, "node",
+                                            &value[1]);
+        }
+
+        if (rc == NGX_DECLINED) {
+            ngx_http_agent_params_unknown(cf, &value[i], "node", &value[1]);
             return NGX_CONF_ERROR;
         }
 
@@ -432,6 +408,15 @@ ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
     }
 
     return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_graph_default(ngx_conf_t *cf, void *post, void *data)
+{
+    ngx_str_t  *dflt = data;
+
+    return dflt->len ? NGX_CONF_OK : "a JSON value";
 }
 
 

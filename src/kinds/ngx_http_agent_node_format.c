@@ -38,8 +38,6 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_format_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_format_param(ngx_conf_t *cf,
-    void *conf, ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_format_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
@@ -49,10 +47,22 @@ static void ngx_http_agent_node_format_value(ngx_http_agent_json_t *j,
 static ngx_uint_t ngx_http_agent_node_format_same(yajl_val a, yajl_val b);
 
 
+static ngx_http_agent_param_t  ngx_http_agent_node_format_params[] = {
+    { ngx_string("shape"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_format_conf_t, shape_file), NULL },
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_format_conf_t, output_name), NULL },
+    { ngx_string("event"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_format_conf_t, event),
+      &ngx_http_agent_stream_event_post },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_format_kind = {
     ngx_string("format"),
     ngx_http_agent_node_format_create,
-    ngx_http_agent_node_format_param,
+    ngx_http_agent_node_format_params,
     ngx_http_agent_node_format_check,
     ngx_http_agent_node_format_run,
     0,
@@ -74,40 +84,6 @@ ngx_http_agent_node_format_create(ngx_conf_t *cf)
 
     return fc;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_format_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_format_conf_t *fc = conf;
-
-    if (key->len == 5 && ngx_strncmp(key->data, "shape", 5) == 0) {
-        fc->shape_file = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        fc->output_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 5 && ngx_strncmp(key->data, "event", 5) == 0) {
-        fc->event = *value;
-
-        if (ngx_http_agent_stream_reserved(value)) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event=%V: letters, "
-                               "digits, _ and -, and not the name of an "
-                               "event of the turn's own", value);
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_format_check(ngx_conf_t *cf,

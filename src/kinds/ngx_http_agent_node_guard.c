@@ -34,18 +34,40 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_guard_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_guard_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_guard_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_guard_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
 
+static ngx_int_t  ngx_http_agent_node_guard_caseless = NGX_REGEX_CASELESS;
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_guard_length = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_node_guard_params[] = {
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_guard_conf_t, output_name), NULL },
+    { ngx_string("reason"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_guard_conf_t, reason_name), NULL },
+    { ngx_string("max_length"), ngx_http_agent_params_set_size,
+      offsetof(ngx_http_agent_node_guard_conf_t, max_length),
+      &ngx_http_agent_node_guard_length },
+    { ngx_string("require"), ngx_http_agent_params_set_channels,
+      offsetof(ngx_http_agent_node_guard_conf_t, require), NULL },
+    { ngx_string("deny"), ngx_http_agent_params_set_regex,
+      offsetof(ngx_http_agent_node_guard_conf_t, deny),
+      &ngx_http_agent_node_guard_caseless },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_guard_kind = {
     ngx_string("guard"),
     ngx_http_agent_node_guard_create,
-    ngx_http_agent_node_guard_param,
+    ngx_http_agent_node_guard_params,
     ngx_http_agent_node_guard_check,
     ngx_http_agent_node_guard_run,
     0,
@@ -68,93 +90,6 @@ ngx_http_agent_node_guard_create(ngx_conf_t *cf)
 
     return gc;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_guard_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_guard_conf_t *gc = conf;
-
-    u_char                errstr[NGX_MAX_CONF_ERRSTR];
-    ssize_t               n;
-    ngx_str_t            *name;
-    ngx_regex_t         **re;
-    ngx_regex_compile_t   rc;
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        gc->output_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "reason", 6) == 0) {
-        gc->reason_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 10 && ngx_strncmp(key->data, "max_length", 10) == 0) {
-        n = ngx_parse_size(value);
-
-        if (n <= 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "max_length=%V: a size "
-                               "in bytes", value);
-            return NGX_ERROR;
-        }
-
-        gc->max_length = n;
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "require", 7) == 0) {
-        if (gc->require == NULL) {
-            gc->require = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-            if (gc->require == NULL) {
-                return NGX_ERROR;
-            }
-        }
-
-        name = ngx_array_push(gc->require);
-        if (name == NULL) {
-            return NGX_ERROR;
-        }
-
-        *name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 4 && ngx_strncmp(key->data, "deny", 4) == 0) {
-        if (gc->deny == NULL) {
-            gc->deny = ngx_array_create(cf->pool, 2, sizeof(ngx_regex_t *));
-            if (gc->deny == NULL) {
-                return NGX_ERROR;
-            }
-        }
-
-        ngx_memzero(&rc, sizeof(ngx_regex_compile_t));
-        rc.pattern = *value;
-        rc.pool = cf->pool;
-        rc.options = NGX_REGEX_CASELESS;
-        rc.err.len = NGX_MAX_CONF_ERRSTR;
-        rc.err.data = errstr;
-
-        if (ngx_regex_compile(&rc) != NGX_OK) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "deny=%V: %V", value,
-                               &rc.err);
-            return NGX_ERROR;
-        }
-
-        re = ngx_array_push(gc->deny);
-        if (re == NULL) {
-            return NGX_ERROR;
-        }
-
-        *re = rc.regex;
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_guard_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,

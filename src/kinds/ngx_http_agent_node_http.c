@@ -52,8 +52,6 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_http_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_http_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_http_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_http_list(ngx_conf_t *cf,
@@ -69,10 +67,36 @@ static ngx_int_t ngx_http_agent_node_http_answer(
 static void ngx_http_agent_node_http_cancel(ngx_http_agent_run_t *run);
 
 
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_http_timeout = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_http_max = {
+    64, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_node_http_params[] = {
+    { ngx_string("location"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_http_conf_t, uri), NULL },
+    { ngx_string("input"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_http_conf_t, input_list), NULL },
+    { ngx_string("output"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_http_conf_t, output_list), NULL },
+    { ngx_string("timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_node_http_conf_t, timeout),
+      &ngx_http_agent_node_http_timeout },
+    { ngx_string("max_size"), ngx_http_agent_params_set_size,
+      offsetof(ngx_http_agent_node_http_conf_t, max),
+      &ngx_http_agent_node_http_max },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_http_kind = {
     ngx_string("http"),
     ngx_http_agent_node_http_create,
-    ngx_http_agent_node_http_param,
+    ngx_http_agent_node_http_params,
     ngx_http_agent_node_http_check,
     ngx_http_agent_node_http_run,
     0,
@@ -95,56 +119,6 @@ ngx_http_agent_node_http_create(ngx_conf_t *cf)
 
     return hc;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_http_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_http_conf_t *hc = conf;
-
-    if (key->len == 8 && ngx_strncmp(key->data, "location", 8) == 0) {
-        hc->uri = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 5 && ngx_strncmp(key->data, "input", 5) == 0) {
-        hc->input_list = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        hc->output_list = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "timeout", 7) == 0) {
-        hc->timeout = ngx_parse_time(value, 0);
-
-        if (hc->timeout == (ngx_msec_t) NGX_ERROR || hc->timeout == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "timeout=%V: a time "
-                               "such as 500ms or 5s", value);
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    if (key->len == 8 && ngx_strncmp(key->data, "max_size", 8) == 0) {
-        hc->max = ngx_parse_size(value);
-
-        if (hc->max == (size_t) NGX_ERROR || hc->max < 64) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "max_size=%V: a size "
-                               "of 64 bytes or more", value);
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,

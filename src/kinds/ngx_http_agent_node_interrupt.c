@@ -33,18 +33,25 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_interrupt_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_interrupt_param(ngx_conf_t *cf,
-    void *conf, ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_interrupt_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
 
+static ngx_http_agent_param_t  ngx_http_agent_node_interrupt_params[] = {
+    { ngx_string("value"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_interrupt_conf_t, value_name), NULL },
+    { ngx_string("resume"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_interrupt_conf_t, resume_name), NULL },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind = {
     ngx_string("interrupt"),
     ngx_http_agent_node_interrupt_create,
-    ngx_http_agent_node_interrupt_param,
+    ngx_http_agent_node_interrupt_params,
     ngx_http_agent_node_interrupt_check,
     ngx_http_agent_node_interrupt_run,
     0,
@@ -67,27 +74,6 @@ ngx_http_agent_node_interrupt_create(ngx_conf_t *cf)
 
     return ic;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_interrupt_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value)
-{
-    ngx_http_agent_node_interrupt_conf_t *ic = conf;
-
-    if (key->len == 5 && ngx_strncmp(key->data, "value", 5) == 0) {
-        ic->value_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "resume", 6) == 0) {
-        ic->resume_name = *value;
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_interrupt_check(ngx_conf_t *cf,

@@ -78,7 +78,7 @@ static ngx_str_t *ngx_http_agent_node_llm_offers(void *conf);
 ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
     ngx_string("llm"),
     ngx_http_agent_node_llm_create_conf,
-    ngx_http_agent_node_llm_param,
+    ngx_http_agent_node_llm_params,
     ngx_http_agent_node_llm_check,
     ngx_http_agent_node_llm_run,
     0,

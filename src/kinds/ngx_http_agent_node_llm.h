@@ -33,14 +33,15 @@ typedef struct {
     ngx_str_t                   summary_name;
     ngx_int_t                   summary;       /* -1: none */
     ngx_int_t                   stream;        /* -1: by output */
-    unsigned                    history:1;
-    unsigned                    json:1;
+    ngx_flag_t                  history;
+    ngx_uint_t                  json;          /* format=json */
 } ngx_http_agent_node_llm_conf_t;
 
 
+extern ngx_http_agent_param_t  ngx_http_agent_node_llm_params[];
+
+
 void *ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf);
-ngx_int_t ngx_http_agent_node_llm_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value);
 ngx_int_t ngx_http_agent_node_llm_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 

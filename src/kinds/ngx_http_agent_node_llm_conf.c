@@ -18,6 +18,38 @@
 /* the parameters of "node NAME llm", read and checked by nginx -t */
 
 
+static ngx_conf_enum_t  ngx_http_agent_node_llm_formats[] = {
+    { ngx_string("text"), 0 },
+    { ngx_string("json"), 1 },
+    { ngx_null_string, 0 }
+};
+
+
+ngx_http_agent_param_t  ngx_http_agent_node_llm_params[] = {
+    { ngx_string("prompt"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_llm_conf_t, prompt_file), NULL },
+    { ngx_string("tools"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_llm_conf_t, tools_list), NULL },
+    { ngx_string("model"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_llm_conf_t, model_name), NULL },
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_llm_conf_t, output_name), NULL },
+    { ngx_string("event"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_llm_conf_t, event),
+      &ngx_http_agent_stream_event_post },
+    { ngx_string("summary"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_llm_conf_t, summary_name), NULL },
+    { ngx_string("history"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_node_llm_conf_t, history), NULL },
+    { ngx_string("stream"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_node_llm_conf_t, stream), NULL },
+    { ngx_string("format"), ngx_http_agent_params_set_enum,
+      offsetof(ngx_http_agent_node_llm_conf_t, json),
+      ngx_http_agent_node_llm_formats },
+    ngx_http_agent_null_param
+};
+
+
 void *
 ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
 {
@@ -40,89 +72,6 @@ ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
 #define ngx_http_agent_is(s, lit)                                             \
     ((s)->len == sizeof(lit) - 1                                              \
      && ngx_strncmp((s)->data, lit, sizeof(lit) - 1) == 0)
-
-
-ngx_int_t
-ngx_http_agent_node_llm_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_llm_conf_t *lc = conf;
-
-    if (ngx_http_agent_is(key, "prompt")) {
-        lc->prompt_file = *value;
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "tools")) {
-        lc->tools_list = *value;
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "model")) {
-        lc->model_name = *value;
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "output")) {
-        lc->output_name = *value;
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "event")) {
-        lc->event = *value;
-
-        if (ngx_http_agent_stream_reserved(value)) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event=%V: letters, "
-                               "digits, _ and -, and not the name of an "
-                               "event of the turn's own", value);
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "summary")) {
-        lc->summary_name = *value;
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "history") || ngx_http_agent_is(key, "stream"))
-    {
-        if (!ngx_http_agent_is(value, "on")
-            && !ngx_http_agent_is(value, "off"))
-        {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V=%V: use on or off",
-                               key, value);
-            return NGX_ERROR;
-        }
-
-        if (key->data[0] == 'h') {
-            lc->history = (value->len == 2);
-
-        } else {
-            lc->stream = (value->len == 2);
-        }
-
-        return NGX_OK;
-    }
-
-    if (ngx_http_agent_is(key, "format")) {
-        if (ngx_http_agent_is(value, "json")) {
-            lc->json = 1;
-            return NGX_OK;
-        }
-
-        if (ngx_http_agent_is(value, "text")) {
-            return NGX_OK;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "format=%V: use text or "
-                           "json", value);
-        return NGX_ERROR;
-    }
-
-    return NGX_DECLINED;
-}
 
 
 ngx_int_t

@@ -56,8 +56,6 @@ static const char  *ngx_http_agent_node_sql_params[] = {
 
 
 static void *ngx_http_agent_node_sql_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_sql_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_sql_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
@@ -71,10 +69,29 @@ static ngx_int_t ngx_http_agent_node_sql_attempt(
 static void ngx_http_agent_node_sql_cancel(ngx_http_agent_run_t *run);
 
 
+/* in the order of ngx_http_agent_node_sql_params */
+static ngx_http_agent_param_t  ngx_http_agent_node_sql_params_table[] = {
+    { ngx_string("query"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_sql_conf_t, names[0]), NULL },
+    { ngx_string("result"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_sql_conf_t, names[1]), NULL },
+    { ngx_string("error"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_sql_conf_t, names[2]), NULL },
+    { ngx_string("ok"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_sql_conf_t, names[3]), NULL },
+    { ngx_string("failed"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_sql_conf_t, names[4]), NULL },
+    { ngx_string("event"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_sql_conf_t, event),
+      &ngx_http_agent_stream_event_post },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_sql_kind = {
     ngx_string("sql"),
     ngx_http_agent_node_sql_create,
-    ngx_http_agent_node_sql_param,
+    ngx_http_agent_node_sql_params_table,
     ngx_http_agent_node_sql_check,
     ngx_http_agent_node_sql_run,
     0,
@@ -99,40 +116,6 @@ ngx_http_agent_node_sql_create(ngx_conf_t *cf)
 
     return sc;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_sql_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_sql_conf_t *sc = conf;
-
-    ngx_uint_t  i;
-
-    if (key->len == 5 && ngx_strncmp(key->data, "event", 5) == 0) {
-        if (ngx_http_agent_stream_reserved(value)) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event=%V: the name of "
-                               "one of the turn's own events", value);
-            return NGX_ERROR;
-        }
-
-        sc->event = *value;
-        return NGX_OK;
-    }
-
-    for (i = 0; i < NGX_HTTP_AGENT_SQL_PARAMS; i++) {
-        if (key->len == ngx_strlen(ngx_http_agent_node_sql_params[i])
-            && ngx_strncmp(key->data, ngx_http_agent_node_sql_params[i],
-                           key->len) == 0)
-        {
-            sc->names[i] = *value;
-            return NGX_OK;
-        }
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_sql_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,

@@ -47,8 +47,6 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_summarize_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_summarize_param(ngx_conf_t *cf,
-    void *conf, ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_summarize_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_summarize_run(ngx_http_agent_run_t *run,
@@ -65,10 +63,30 @@ static ngx_str_t  ngx_http_agent_summary_prompt = ngx_string(
     "words of plain text.");
 
 
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_summarize_one = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_node_summarize_params[] = {
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_summarize_conf_t, output_name), NULL },
+    { ngx_string("prompt"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_summarize_conf_t, prompt_file), NULL },
+    { ngx_string("keep"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_node_summarize_conf_t, keep),
+      &ngx_http_agent_node_summarize_one },
+    { ngx_string("max_tokens"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_node_summarize_conf_t, max_tokens),
+      &ngx_http_agent_node_summarize_one },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_summarize_kind = {
     ngx_string("summarize"),
     ngx_http_agent_node_summarize_create,
-    ngx_http_agent_node_summarize_param,
+    ngx_http_agent_node_summarize_params,
     ngx_http_agent_node_summarize_check,
     ngx_http_agent_node_summarize_run,
     0,
@@ -91,50 +109,6 @@ ngx_http_agent_node_summarize_create(ngx_conf_t *cf)
 
     return sc;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_summarize_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value)
-{
-    ngx_http_agent_node_summarize_conf_t *sc = conf;
-
-    ngx_int_t  n;
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        sc->output_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "prompt", 6) == 0) {
-        sc->prompt_file = *value;
-        return NGX_OK;
-    }
-
-    if ((key->len == 4 && ngx_strncmp(key->data, "keep", 4) == 0)
-        || (key->len == 10 && ngx_strncmp(key->data, "max_tokens", 10) == 0))
-    {
-        n = ngx_atoi(value->data, value->len);
-
-        if (n == NGX_ERROR || n < 1) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V=%V: a number of at "
-                               "least 1", key, value);
-            return NGX_ERROR;
-        }
-
-        if (key->data[0] == 'k') {
-            sc->keep = n;
-
-        } else {
-            sc->max_tokens = n;
-        }
-
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_summarize_check(ngx_conf_t *cf,

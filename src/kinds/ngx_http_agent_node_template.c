@@ -26,18 +26,25 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_template_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_template_param(ngx_conf_t *cf,
-    void *conf, ngx_str_t *key, ngx_str_t *value);
 static ngx_int_t ngx_http_agent_node_template_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
 
+static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
+    { ngx_string("text"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_template_conf_t, text), NULL },
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_template_conf_t, output_name), NULL },
+    ngx_http_agent_null_param
+};
+
+
 ngx_http_agent_kind_t  ngx_http_agent_template_kind = {
     ngx_string("template"),
     ngx_http_agent_node_template_create,
-    ngx_http_agent_node_template_param,
+    ngx_http_agent_node_template_params,
     ngx_http_agent_node_template_check,
     ngx_http_agent_node_template_run,
     0,
@@ -59,27 +66,6 @@ ngx_http_agent_node_template_create(ngx_conf_t *cf)
 
     return tc;
 }
-
-
-static ngx_int_t
-ngx_http_agent_node_template_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value)
-{
-    ngx_http_agent_node_template_conf_t *tc = conf;
-
-    if (key->len == 4 && ngx_strncmp(key->data, "text", 4) == 0) {
-        tc->text = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        tc->output_name = *value;
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
 
 static ngx_int_t
 ngx_http_agent_node_template_check(ngx_conf_t *cf,

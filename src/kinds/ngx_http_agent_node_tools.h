@@ -42,9 +42,10 @@ typedef struct {
 } ngx_http_agent_tool_arg_t;
 
 
+extern ngx_http_agent_param_t  ngx_http_agent_node_tools_params[];
+
+
 void *ngx_http_agent_node_tools_create(ngx_conf_t *cf);
-ngx_int_t ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf,
-    ngx_str_t *key, ngx_str_t *value);
 ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 

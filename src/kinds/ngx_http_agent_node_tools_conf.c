@@ -17,10 +17,44 @@
 /* the parameters of a tools node, read and checked at configuration */
 
 
-static ngx_int_t ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
-    ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *value);
+static char *ngx_http_agent_node_tools_approve(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+static char *ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_tools_timeout = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_tools_retries = {
+    0, 5
+};
+
+
+ngx_http_agent_param_t  ngx_http_agent_node_tools_params[] = {
+    { ngx_string("tools"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_tools_conf_t, tools), NULL },
+    { ngx_string("timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_node_tools_conf_t, timeout),
+      &ngx_http_agent_node_tools_timeout },
+    { ngx_string("retries"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_node_tools_conf_t, retries),
+      &ngx_http_agent_node_tools_retries },
+    { ngx_string("call"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_tools_conf_t, call), NULL },
+    { ngx_string("query"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_tools_conf_t, query_name), NULL },
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_tools_conf_t, output_name), NULL },
+    { ngx_string("approve"), ngx_http_agent_node_tools_approve, 0, NULL },
+    { ngx_string("args"), ngx_http_agent_node_tools_args_conf, 0, NULL },
+    { ngx_string("redact"), ngx_http_agent_params_set_regex,
+      offsetof(ngx_http_agent_node_tools_conf_t, redact), NULL },
+    ngx_http_agent_null_param
+};
 
 
 void *
@@ -34,110 +68,6 @@ ngx_http_agent_node_tools_create(ngx_conf_t *cf)
     }
 
     return tc;
-}
-
-
-ngx_int_t
-ngx_http_agent_node_tools_param(ngx_conf_t *cf, void *conf, ngx_str_t *key,
-    ngx_str_t *value)
-{
-    ngx_http_agent_node_tools_conf_t *tc = conf;
-
-    u_char                errstr[NGX_MAX_CONF_ERRSTR];
-    ngx_int_t             n;
-    ngx_regex_t         **re;
-    ngx_regex_compile_t   rc;
-
-    if (key->len == 5 && ngx_strncmp(key->data, "tools", 5) == 0) {
-        tc->tools = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "timeout", 7) == 0) {
-        tc->timeout = ngx_parse_time(value, 0);
-
-        if (tc->timeout == (ngx_msec_t) NGX_ERROR || tc->timeout == 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "timeout=%V: a time "
-                               "such as 500ms or 5s", value);
-            return NGX_ERROR;
-        }
-
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "retries", 7) == 0) {
-        n = ngx_atoi(value->data, value->len);
-
-        if (n == NGX_ERROR || n > 5) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "retries=%V: a number "
-                               "from 0 to 5", value);
-            return NGX_ERROR;
-        }
-
-        tc->retries = n;
-        return NGX_OK;
-    }
-
-    if (key->len == 4 && ngx_strncmp(key->data, "call", 4) == 0) {
-        tc->call = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 5 && ngx_strncmp(key->data, "query", 5) == 0) {
-        tc->query_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "output", 6) == 0) {
-        tc->output_name = *value;
-        return NGX_OK;
-    }
-
-    if (key->len == 7 && ngx_strncmp(key->data, "approve", 7) == 0) {
-        if (value->len == 3 && ngx_strncmp(value->data, "off", 3) == 0) {
-            ngx_str_null(&tc->approve);
-
-        } else {
-            tc->approve = *value;
-        }
-
-        return NGX_OK;
-    }
-
-    if (key->len == 4 && ngx_strncmp(key->data, "args", 4) == 0) {
-        return ngx_http_agent_node_tools_args_conf(cf, tc, value);
-    }
-
-    if (key->len == 6 && ngx_strncmp(key->data, "redact", 6) == 0) {
-        if (tc->redact == NULL) {
-            tc->redact = ngx_array_create(cf->pool, 2, sizeof(ngx_regex_t *));
-            if (tc->redact == NULL) {
-                return NGX_ERROR;
-            }
-        }
-
-        ngx_memzero(&rc, sizeof(ngx_regex_compile_t));
-        rc.pattern = *value;
-        rc.pool = cf->pool;
-        rc.err.len = NGX_MAX_CONF_ERRSTR;
-        rc.err.data = errstr;
-
-        if (ngx_regex_compile(&rc) != NGX_OK) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "redact=%V: %V", value,
-                               &rc.err);
-            return NGX_ERROR;
-        }
-
-        re = ngx_array_push(tc->redact);
-        if (re == NULL) {
-            return NGX_ERROR;
-        }
-
-        *re = rc.regex;
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
 }
 
 
@@ -296,10 +226,31 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
 
 /* args=TOOL.ARG:CHANNEL,... */
 
-static ngx_int_t
-ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
-    ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *value)
+/* approve=off: none; approve=on or approve=A,B */
+
+static char *
+ngx_http_agent_node_tools_approve(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
 {
+    ngx_http_agent_node_tools_conf_t *tc = conf;
+
+    if (value->len == 3 && ngx_strncmp(value->data, "off", 3) == 0) {
+        ngx_str_null(&tc->approve);
+
+    } else {
+        tc->approve = *value;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
+    ngx_http_agent_param_t *param, ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_node_tools_conf_t *tc = conf;
+
     u_char                     *p, *q, *dot, *colon, *last;
     ngx_http_agent_tool_arg_t  *a;
 
@@ -307,7 +258,7 @@ ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
         tc->args = ngx_array_create(cf->pool, 2,
                                     sizeof(ngx_http_agent_tool_arg_t));
         if (tc->args == NULL) {
-            return NGX_ERROR;
+            return NGX_CONF_ERROR;
         }
     }
 
@@ -326,14 +277,12 @@ ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
         if (dot == NULL || colon == NULL || dot == p || colon == dot + 1
             || colon + 1 == q)
         {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "args=%V: TOOL.ARG:"
-                               "CHANNEL, ...", value);
-            return NGX_ERROR;
+            return "TOOL.ARG:CHANNEL, ...";
         }
 
         a = ngx_array_push(tc->args);
         if (a == NULL) {
-            return NGX_ERROR;
+            return NGX_CONF_ERROR;
         }
 
         a->tool.data = p;
@@ -347,5 +296,5 @@ ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
         p = q + 1;
     }
 
-    return NGX_OK;
+    return NGX_CONF_OK;
 }

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_provider.h"
+#include "ngx_http_agent_params.h"
 
 
 /*
@@ -19,11 +20,56 @@
  */
 
 
-static ngx_uint_t ngx_http_agent_model_param(ngx_str_t *arg,
-    const char *name, ngx_str_t *v);
-static ngx_int_t ngx_http_agent_model_list(ngx_conf_t *cf, ngx_str_t *v,
-    ngx_array_t **list);
+static char *ngx_http_agent_model_provider(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+static char *ngx_http_agent_model_headers_conf(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_model_headers(ngx_array_t *headers);
+
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_model_retries = {
+    0, 10
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_model_tokens = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_model_params[] = {
+    { ngx_string("provider"), ngx_http_agent_model_provider, 0, NULL },
+    { ngx_string("url"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_model_t, url), NULL },
+    { ngx_string("model"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_model_t, model), NULL },
+    { ngx_string("key_env"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_model_t, key_env), NULL },
+    { ngx_string("fallback"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_model_t, fallback_name), NULL },
+    { ngx_string("alias"), ngx_http_agent_params_set_list,
+      offsetof(ngx_http_agent_model_t, aliases), NULL },
+    { ngx_string("headers"), ngx_http_agent_model_headers_conf,
+      offsetof(ngx_http_agent_model_t, headers), NULL },
+    { ngx_string("retries"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_model_t, retries),
+      &ngx_http_agent_model_retries },
+    { ngx_string("max_tokens"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_model_t, max_tokens),
+      &ngx_http_agent_model_tokens },
+    { ngx_string("cache"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_model_t, cache), NULL },
+    { ngx_string("backoff"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_model_t, backoff), NULL },
+    { ngx_string("connect_timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_model_t, connect_timeout), NULL },
+    { ngx_string("first_token_timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_model_t, first_token_timeout), NULL },
+    { ngx_string("idle_timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_model_t, idle_timeout), NULL },
+    { ngx_string("timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_model_t, timeout), NULL },
+    ngx_http_agent_null_param
+};
 
 
 char *
@@ -31,10 +77,7 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
-    ngx_int_t                n;
-    ngx_str_t               *value, provider, v;
-    ngx_uint_t               i;
-    ngx_msec_t              *timer;
+    ngx_str_t               *value;
     ngx_http_agent_model_t  *m;
 
     value = cf->args->elts;
@@ -58,125 +101,21 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     m->cache = 1;
     m->file = cf->conf_file->file.name;
     m->line = cf->conf_file->line;
-    ngx_str_null(&provider);
 
-    for (i = 2; i < cf->args->nelts; i++) {
-
-        if (ngx_http_agent_model_param(&value[i], "provider=", &provider)) {
-            continue;
-        }
-
-        if (ngx_http_agent_model_param(&value[i], "url=", &m->url)
-            || ngx_http_agent_model_param(&value[i], "model=", &m->model)
-            || ngx_http_agent_model_param(&value[i], "key_env=",
-                                          &m->key_env)
-            || ngx_http_agent_model_param(&value[i], "fallback=",
-                                          &m->fallback_name))
-        {
-            continue;
-        }
-
-        if (ngx_http_agent_model_param(&value[i], "alias=", &v)) {
-            if (ngx_http_agent_model_list(cf, &v, &m->aliases) != NGX_OK) {
-                return NGX_CONF_ERROR;
-            }
-
-            continue;
-        }
-
-        if (ngx_http_agent_model_param(&value[i], "headers=", &v)) {
-            if (ngx_http_agent_model_list(cf, &v, &m->headers) != NGX_OK) {
-                return NGX_CONF_ERROR;
-            }
-
-            if (ngx_http_agent_model_headers(m->headers) != NGX_OK) {
-                goto invalid;
-            }
-
-            continue;
-        }
-
-        if (ngx_http_agent_model_param(&value[i], "retries=", &v)) {
-            n = ngx_atoi(v.data, v.len);
-            if (n == NGX_ERROR || n > 10) {
-                goto invalid;
-            }
-
-            m->retries = n;
-            continue;
-        }
-
-        if (ngx_http_agent_model_param(&value[i], "max_tokens=", &v)) {
-            n = ngx_atoi(v.data, v.len);
-            if (n == NGX_ERROR || n == 0) {
-                goto invalid;
-            }
-
-            m->max_tokens = n;
-            continue;
-        }
-
-        if (ngx_http_agent_model_param(&value[i], "cache=", &v)) {
-            if (v.len == 2 && ngx_strncmp(v.data, "on", 2) == 0) {
-                m->cache = 1;
-
-            } else if (v.len == 3 && ngx_strncmp(v.data, "off", 3) == 0) {
-                m->cache = 0;
-
-            } else {
-                goto invalid;
-            }
-
-            continue;
-        }
-
-        timer = NULL;
-
-        if (ngx_http_agent_model_param(&value[i], "backoff=", &v)) {
-            timer = &m->backoff;
-
-        } else if (ngx_http_agent_model_param(&value[i], "connect_timeout=",
-                                              &v))
-        {
-            timer = &m->connect_timeout;
-
-        } else if (ngx_http_agent_model_param(&value[i],
-                                              "first_token_timeout=", &v))
-        {
-            timer = &m->first_token_timeout;
-
-        } else if (ngx_http_agent_model_param(&value[i], "idle_timeout=",
-                                              &v))
-        {
-            timer = &m->idle_timeout;
-
-        } else if (ngx_http_agent_model_param(&value[i], "timeout=", &v)) {
-            timer = &m->timeout;
-        }
-
-        if (timer) {
-            *timer = ngx_parse_time(&v, 0);
-            if (*timer == (ngx_msec_t) NGX_ERROR) {
-                goto invalid;
-            }
-
-            continue;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "agent_model: invalid parameter \"%V\"",
-                           &value[i]);
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_model_params,
+                                    &value[2], cf->args->nelts - 2, m,
+                                    "agent_model", &m->name)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
-    m->provider = ngx_http_agent_provider_find(&provider);
-
     if (m->provider == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "agent_model: unknown or missing provider "
-                           "\"%V\", one of \"provider=openai\", "
-                           "\"provider=azure\", \"provider=anthropic\" "
-                           "or \"provider=gemini\"", &provider);
+                           "agent_model \"%V\": missing provider, one of "
+                           "\"provider=openai\", \"provider=azure\", "
+                           "\"provider=anthropic\" or \"provider=gemini\"",
+                           &m->name);
         return NGX_CONF_ERROR;
     }
 
@@ -201,12 +140,6 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     return NGX_CONF_OK;
-
-invalid:
-
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "agent_model: invalid value \"%V\"", &value[i]);
-    return NGX_CONF_ERROR;
 }
 
 
@@ -258,21 +191,34 @@ ngx_http_agent_models_check(ngx_conf_t *cf, ngx_http_agent_main_conf_t *amcf)
 }
 
 
-static ngx_uint_t
-ngx_http_agent_model_param(ngx_str_t *arg, const char *name, ngx_str_t *v)
+static char *
+ngx_http_agent_model_provider(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
 {
-    size_t  len;
+    ngx_http_agent_model_t *m = conf;
 
-    len = ngx_strlen(name);
+    m->provider = ngx_http_agent_provider_find(value);
 
-    if (arg->len < len || ngx_strncmp(arg->data, name, len) != 0) {
-        return 0;
+    return m->provider ? NGX_CONF_OK
+                       : "unknown provider: openai, azure, anthropic or gemini";
+}
+
+
+static char *
+ngx_http_agent_model_headers_conf(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_model_t *m = conf;
+
+    if (ngx_http_agent_params_set_list(cf, p, value, conf) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
     }
 
-    v->data = arg->data + len;
-    v->len = arg->len - len;
+    if (ngx_http_agent_model_headers(m->headers) != NGX_OK) {
+        return "Name:value, ... without control bytes";
+    }
 
-    return 1;
+    return NGX_CONF_OK;
 }
 
 
@@ -301,47 +247,6 @@ ngx_http_agent_model_headers(ngx_array_t *headers)
                 return NGX_ERROR;
             }
         }
-    }
-
-    return NGX_OK;
-}
-
-
-/* a comma-separated list, added to those of earlier parameters */
-
-static ngx_int_t
-ngx_http_agent_model_list(ngx_conf_t *cf, ngx_str_t *v, ngx_array_t **list)
-{
-    u_char     *p, *q, *last;
-    ngx_str_t  *item;
-
-    if (*list == NULL) {
-        *list = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-        if (*list == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    p = v->data;
-    last = v->data + v->len;
-
-    while (p < last) {
-        q = ngx_strlchr(p, last, ',');
-        if (q == NULL) {
-            q = last;
-        }
-
-        if (q > p) {
-            item = ngx_array_push(*list);
-            if (item == NULL) {
-                return NGX_ERROR;
-            }
-
-            item->data = p;
-            item->len = q - p;
-        }
-
-        p = q + 1;
     }
 
     return NGX_OK;

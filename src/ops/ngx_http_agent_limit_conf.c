@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_limit.h"
+#include "ngx_http_agent_params.h"
 
 
 /*
@@ -18,12 +19,48 @@
  */
 
 
-static ngx_int_t ngx_http_agent_limit_rate(ngx_str_t *s, int64_t *n,
-    time_t *period);
+typedef struct {
+    ngx_http_agent_limit_zone_t  *zone;
+    size_t                        size;
+} ngx_http_agent_limit_zone_args_t;
+
+
+static char *ngx_http_agent_limit_rate(ngx_conf_t *cf,
+    ngx_http_agent_param_t *param, ngx_str_t *value, void *conf);
+static char *ngx_http_agent_limit_zone_name(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+static char *ngx_http_agent_limit_key(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_limit_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
 static void ngx_http_agent_limit_rbtree_insert_value(ngx_rbtree_node_t *temp,
     ngx_rbtree_node_t *node, ngx_rbtree_node_t *sentinel);
+
+
+static ngx_http_agent_param_t  ngx_http_agent_limit_zone_params[] = {
+    { ngx_string("key"), ngx_http_agent_limit_key, 0, NULL },
+    { ngx_string("size"), ngx_http_agent_params_set_size,
+      offsetof(ngx_http_agent_limit_zone_args_t, size), NULL },
+    ngx_http_agent_null_param
+};
+
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_limit_one = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_limit_params[] = {
+    { ngx_string("zone"), ngx_http_agent_limit_zone_name, 0, NULL },
+    { ngx_string("tokens"), ngx_http_agent_limit_rate,
+      offsetof(ngx_http_agent_limit_t, tokens), NULL },
+    { ngx_string("turns"), ngx_http_agent_limit_rate,
+      offsetof(ngx_http_agent_limit_t, turns), NULL },
+    { ngx_string("concurrent"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_limit_t, concurrent),
+      &ngx_http_agent_limit_one },
+    ngx_http_agent_null_param
+};
 
 
 char *
@@ -36,7 +73,7 @@ ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_uint_t                         i;
     ngx_http_agent_limit_ctx_t        *ctx;
     ngx_http_agent_limit_zone_t       *z, **zp;
-    ngx_http_compile_complex_value_t   ccv;
+    ngx_http_agent_limit_zone_args_t   args;
 
     value = cf->args->elts;
 
@@ -47,42 +84,22 @@ ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     z->name = value[1];
-    size = 0;
 
-    for (i = 2; i < cf->args->nelts; i++) {
+    args.zone = z;
+    args.size = 0;
 
-        if (ngx_strncmp(value[i].data, "key=", 4) == 0) {
-            s.data = value[i].data + 4;
-            s.len = value[i].len - 4;
-
-            ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
-            ccv.cf = cf;
-            ccv.value = &s;
-            ccv.complex_value = &z->key;
-
-            if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
-                return NGX_CONF_ERROR;
-            }
-
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "size=", 5) == 0) {
-            s.data = value[i].data + 5;
-            s.len = value[i].len - 5;
-
-            size = ngx_parse_size(&s);
-
-            if (size == NGX_ERROR || size < (ssize_t) (8 * ngx_pagesize)) {
-                return "has a size below 8 pages";
-            }
-
-            continue;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "invalid parameter \"%V\"",
-                           &value[i]);
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_limit_zone_params,
+                                    &value[2], cf->args->nelts - 2, &args,
+                                    "agent_limit_zone", &z->name)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
+    }
+
+    size = args.size;
+
+    if (size && size < (ssize_t) (8 * ngx_pagesize)) {
+        return "has a size below 8 pages";
     }
 
     if (z->key.value.len == 0 || size == 0) {
@@ -138,21 +155,28 @@ ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
  * bare unit is one of it, limit_req's habit: 2/m is 2/1m
  */
 
-static ngx_int_t
-ngx_http_agent_limit_rate(ngx_str_t *s, int64_t *n, time_t *period)
+/* tokens=N/PERIOD, turns=N/PERIOD: a PERIOD without a number is one */
+
+static char *
+ngx_http_agent_limit_rate(ngx_conf_t *cf, ngx_http_agent_param_t *param,
+    ngx_str_t *value, void *conf)
 {
+    ngx_http_agent_limit_t *limit = conf;
+
     u_char     *slash, one[8];
+    time_t      period;
+    int64_t     n;
     ngx_str_t   p;
 
-    slash = ngx_strlchr(s->data, s->data + s->len, '/');
+    slash = ngx_strlchr(value->data, value->data + value->len, '/');
     if (slash == NULL) {
-        return NGX_ERROR;
+        return "N/PERIOD";
     }
 
-    *n = ngx_atoof(s->data, slash - s->data);
+    n = ngx_atoof(value->data, slash - value->data);
 
     p.data = slash + 1;
-    p.len = s->data + s->len - p.data;
+    p.len = value->data + value->len - p.data;
 
     if (p.len && p.len < sizeof(one) && (p.data[0] < '0' || p.data[0] > '9'))
     {
@@ -162,10 +186,69 @@ ngx_http_agent_limit_rate(ngx_str_t *s, int64_t *n, time_t *period)
         p.len++;
     }
 
-    *period = ngx_parse_time(&p, 1);
+    period = ngx_parse_time(&p, 1);
 
-    return (*n < 0 || *period == (time_t) NGX_ERROR || *period == 0)
-           ? NGX_ERROR : NGX_OK;
+    if (n < 0 || period == (time_t) NGX_ERROR || period == 0) {
+        return "N/PERIOD";
+    }
+
+    if (param->offset == offsetof(ngx_http_agent_limit_t, tokens)) {
+        limit->tokens = n;
+        limit->tokens_period = period;
+
+    } else {
+        limit->turns = (ngx_uint_t) n;
+        limit->turns_period = period;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_limit_zone_name(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_limit_t *limit = conf;
+
+    ngx_uint_t                     n;
+    ngx_http_agent_main_conf_t    *amcf;
+    ngx_http_agent_limit_zone_t  **zp;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    zp = amcf->limit_zones ? amcf->limit_zones->elts : NULL;
+
+    for (n = 0; zp && n < amcf->limit_zones->nelts; n++) {
+        if (zp[n]->name.len == value->len
+            && ngx_strncmp(zp[n]->name.data, value->data, value->len) == 0)
+        {
+            limit->zone = zp[n];
+            return NGX_CONF_OK;
+        }
+    }
+
+    return "unknown zone: declare it with agent_limit_zone first";
+}
+
+
+static char *
+ngx_http_agent_limit_key(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_limit_zone_args_t *args = conf;
+
+    ngx_http_compile_complex_value_t  ccv;
+
+    ngx_memzero(&ccv, sizeof(ngx_http_compile_complex_value_t));
+    ccv.cf = cf;
+    ccv.value = value;
+    ccv.complex_value = &args->zone->key;
+
+    if (ngx_http_compile_complex_value(&ccv) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
 }
 
 
@@ -174,14 +257,9 @@ ngx_http_agent_limit(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_loc_conf_t *alcf = conf;
 
-    int64_t                        n;
-    ngx_str_t                     *value, s;
-    ngx_uint_t                     i;
-    ngx_http_agent_limit_t        *limit;
-    ngx_http_agent_limit_zone_t  **zp;
-    ngx_http_agent_main_conf_t    *amcf;
+    ngx_str_t               *value;
+    ngx_http_agent_limit_t  *limit;
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
     value = cf->args->elts;
 
     if (alcf->limits == NGX_CONF_UNSET_PTR) {
@@ -199,74 +277,11 @@ ngx_http_agent_limit(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     ngx_memzero(limit, sizeof(ngx_http_agent_limit_t));
 
-    for (i = 1; i < cf->args->nelts; i++) {
-        s = value[i];
-
-        if (ngx_strncmp(s.data, "zone=", 5) == 0) {
-            s.data += 5;
-            s.len -= 5;
-
-            zp = amcf->limit_zones ? amcf->limit_zones->elts : NULL;
-
-            for (n = 0; zp && n < (int64_t) amcf->limit_zones->nelts; n++) {
-                if (zp[n]->name.len == s.len
-                    && ngx_strncmp(zp[n]->name.data, s.data, s.len) == 0)
-                {
-                    limit->zone = zp[n];
-                }
-            }
-
-            if (limit->zone == NULL) {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown zone "
-                                   "\"%V\": declare it with "
-                                   "agent_limit_zone first", &s);
-                return NGX_CONF_ERROR;
-            }
-
-            continue;
-        }
-
-        if (ngx_strncmp(s.data, "tokens=", 7) == 0) {
-            s.data += 7;
-            s.len -= 7;
-
-            if (ngx_http_agent_limit_rate(&s, &limit->tokens,
-                                          &limit->tokens_period)
-                != NGX_OK)
-            {
-                return "has an invalid tokens=N/PERIOD";
-            }
-
-            continue;
-        }
-
-        if (ngx_strncmp(s.data, "turns=", 6) == 0) {
-            s.data += 6;
-            s.len -= 6;
-
-            if (ngx_http_agent_limit_rate(&s, &n, &limit->turns_period)
-                != NGX_OK)
-            {
-                return "has an invalid turns=N/PERIOD";
-            }
-
-            limit->turns = (ngx_uint_t) n;
-            continue;
-        }
-
-        if (ngx_strncmp(s.data, "concurrent=", 11) == 0) {
-            n = ngx_atoi(s.data + 11, s.len - 11);
-
-            if (n <= 0) {
-                return "has an invalid concurrent=N";
-            }
-
-            limit->concurrent = (ngx_uint_t) n;
-            continue;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "invalid parameter \"%V\"",
-                           &value[i]);
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_limit_params,
+                                    &value[1], cf->args->nelts - 1, limit,
+                                    "agent_limit", NULL)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 

@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_trace.h"
+#include "ngx_http_agent_params.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_curl.h"
 
@@ -38,6 +39,12 @@ typedef struct {
 } ngx_http_agent_otlp_queue_t;
 
 
+static char *ngx_http_agent_otlp_url(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+static char *ngx_http_agent_otlp_headers_conf(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+static char *ngx_http_agent_otlp_sample(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_otlp_headers(ngx_conf_t *cf,
     ngx_http_agent_otlp_t *o, u_char *p, u_char *last);
 static void ngx_http_agent_otlp_flush(ngx_event_t *ev);
@@ -50,14 +57,30 @@ static ngx_int_t ngx_http_agent_otlp_data(void *data, u_char *p,
 static ngx_http_agent_otlp_queue_t  ngx_http_agent_otlp_queue;
 
 
+static ngx_conf_enum_t  ngx_http_agent_otlp_on[] = {
+    { ngx_string("on"), 1 },
+    { ngx_null_string, 0 }
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_otlp_params[] = {
+    { ngx_string("url"), ngx_http_agent_otlp_url, 0, NULL },
+    { ngx_string("headers"), ngx_http_agent_otlp_headers_conf, 0, NULL },
+    { ngx_string("content"), ngx_http_agent_params_set_enum,
+      offsetof(ngx_http_agent_otlp_t, content), ngx_http_agent_otlp_on },
+    { ngx_string("trust_parent"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_otlp_t, trust_parent), NULL },
+    { ngx_string("sample"), ngx_http_agent_otlp_sample, 0, NULL },
+    ngx_http_agent_null_param
+};
+
+
 char *
 ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
-    u_char                 *colon;
-    ngx_str_t              *value, s;
-    ngx_uint_t              i;
+    ngx_str_t              *value;
     ngx_http_agent_otlp_t  *o;
 
     if (amcf->otlp) {
@@ -72,83 +95,11 @@ ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     o->sample = 10000;
     value = cf->args->elts;
 
-    for (i = 1; i < cf->args->nelts; i++) {
-        s = value[i];
-
-        if (ngx_strncmp(s.data, "url=", 4) == 0) {
-            o->url.len = s.len - 4;
-            o->url.data = ngx_pnalloc(cf->pool, o->url.len + 1);
-            if (o->url.data == NULL) {
-                return NGX_CONF_ERROR;
-            }
-
-            ngx_cpystrn(o->url.data, s.data + 4, o->url.len + 1);
-            continue;
-        }
-
-        if (ngx_strncmp(s.data, "headers=", 8) == 0) {
-
-            /* as OTEL_EXPORTER_OTLP_HEADERS: name=value,name=value */
-
-            if (ngx_http_agent_otlp_headers(cf, o, s.data + 8,
-                                            s.data + s.len)
-                != NGX_OK)
-            {
-                return "has headers= that are not NAME=VALUE,...";
-            }
-
-            continue;
-        }
-
-        if (s.len == 10 && ngx_strncmp(s.data, "content=on", 10) == 0) {
-            o->content = 1;
-            continue;
-        }
-
-        if (s.len == 15 && ngx_strncmp(s.data, "trust_parent=on", 15) == 0) {
-            o->trust_parent = 1;
-            continue;
-        }
-
-        if (s.len == 16 && ngx_strncmp(s.data, "trust_parent=off", 16) == 0)
-        {
-            o->trust_parent = 0;
-            continue;
-        }
-
-        if (ngx_strncmp(s.data, "sample=", 7) == 0) {
-            s.data += 7;
-            s.len -= 7;
-
-            /* a rate from 0 to 1, to four places */
-            if (s.len == 1 && s.data[0] == '1') {
-                o->sample = 10000;
-
-            } else if (s.len >= 2 && s.len <= 6 && s.data[0] == '0'
-                       && s.data[1] == '.')
-            {
-                o->sample = ngx_atoi(s.data + 2, s.len - 2);
-
-                if (o->sample == (ngx_uint_t) NGX_ERROR) {
-                    return "has an invalid sample=";
-                }
-
-                for (colon = s.data + s.len; colon < s.data + 6; colon++) {
-                    o->sample *= 10;
-                }
-
-            } else if (s.len == 1 && s.data[0] == '0') {
-                o->sample = 0;
-
-            } else {
-                return "has an invalid sample=: a rate from 0 to 1";
-            }
-
-            continue;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "invalid parameter \"%V\"",
-                           &value[i]);
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_otlp_params,
+                                    &value[1], cf->args->nelts - 1, o,
+                                    "agent_otlp", NULL)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
@@ -157,6 +108,79 @@ ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     amcf->otlp = o;
+
+    return NGX_CONF_OK;
+}
+
+
+/* kept NUL-terminated: curl reads it */
+
+static char *
+ngx_http_agent_otlp_url(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_otlp_t *o = conf;
+
+    o->url.len = value->len;
+    o->url.data = ngx_pnalloc(cf->pool, value->len + 1);
+    if (o->url.data == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_cpystrn(o->url.data, value->data, value->len + 1);
+
+    return NGX_CONF_OK;
+}
+
+
+/* as OTEL_EXPORTER_OTLP_HEADERS: name=value,name=value */
+
+static char *
+ngx_http_agent_otlp_headers_conf(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    if (ngx_http_agent_otlp_headers(cf, conf, value->data,
+                                    value->data + value->len)
+        != NGX_OK)
+    {
+        return "NAME=VALUE,...";
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_agent_otlp_sample(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_otlp_t *o = conf;
+
+    u_char  *d;
+
+    /* a rate from 0 to 1, to four places */
+    if (value->len == 1 && value->data[0] == '1') {
+        o->sample = 10000;
+
+    } else if (value->len >= 2 && value->len <= 6 && value->data[0] == '0'
+               && value->data[1] == '.')
+    {
+        o->sample = ngx_atoi(value->data + 2, value->len - 2);
+
+        if (o->sample == (ngx_uint_t) NGX_ERROR) {
+            return "a rate from 0 to 1";
+        }
+
+        for (d = value->data + value->len; d < value->data + 6; d++) {
+            o->sample *= 10;
+        }
+
+    } else if (value->len == 1 && value->data[0] == '0') {
+        o->sample = 0;
+
+    } else {
+        return "a rate from 0 to 1";
+    }
 
     return NGX_CONF_OK;
 }

@@ -20,6 +20,11 @@ extern ngx_http_agent_format_t  ngx_http_agent_typed_format;
 extern ngx_http_agent_format_t  ngx_http_agent_events_format;
 
 
+ngx_conf_post_t  ngx_http_agent_stream_event_post = {
+    ngx_http_agent_stream_event_conf
+};
+
+
 static ngx_http_agent_format_t  *ngx_http_agent_formats[] = {
     &ngx_http_agent_typed_format,
     &ngx_http_agent_events_format,
@@ -156,6 +161,20 @@ ngx_http_agent_stream_reserved(ngx_str_t *name)
     }
 
     return name->len == 0 || name->len > 32;
+}
+
+
+/* event=NAME of a node: ngx_http_agent_stream_event_post's handler */
+
+char *
+ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post, void *data)
+{
+    if (ngx_http_agent_stream_reserved(data)) {
+        return "letters, digits, _ and -, and not the name of an event of "
+               "the turn's own";
+    }
+
+    return NGX_CONF_OK;
 }
 
 

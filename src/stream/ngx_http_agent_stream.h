@@ -113,6 +113,10 @@ ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev);
 ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
+char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,
+    void *data);
+
+extern ngx_conf_post_t  ngx_http_agent_stream_event_post;
 void ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,

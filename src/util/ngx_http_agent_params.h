@@ -1,0 +1,77 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_PARAMS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_PARAMS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+
+/*
+ * KEY=VALUE parameters, read against a table the way nginx reads
+ * directives against its ngx_command_t: a node line's and those of the
+ * directives that take KEY=VALUE words.  A setter returns NGX_CONF_OK,
+ * NGX_CONF_ERROR (it has logged) or a short reason; the parser writes
+ * every message, so all say the same thing the same way.
+ */
+
+typedef struct ngx_http_agent_param_s  ngx_http_agent_param_t;
+
+typedef char *(*ngx_http_agent_param_set_pt)(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+
+struct ngx_http_agent_param_s {
+    ngx_str_t                      name;
+    ngx_http_agent_param_set_pt    set;
+    ngx_uint_t                     offset;
+    void                          *post;   /* bounds, enum, post handler */
+};
+
+#define ngx_http_agent_null_param  { ngx_null_string, NULL, 0, NULL }
+
+
+/* numbers, times and sizes: from min to max, inclusive */
+typedef struct {
+    ngx_int_t                      min;
+    ngx_int_t                      max;
+} ngx_http_agent_param_bounds_t;
+
+
+ngx_int_t ngx_http_agent_params_parse(ngx_conf_t *cf,
+    ngx_http_agent_param_t *table, ngx_str_t *words, ngx_uint_t n,
+    void *conf, const char *what, ngx_str_t *name);
+ngx_int_t ngx_http_agent_params_word(ngx_conf_t *cf,
+    ngx_http_agent_param_t *table, ngx_str_t *word, void *conf,
+    const char *what, ngx_str_t *name);
+void ngx_http_agent_params_unknown(ngx_conf_t *cf, ngx_str_t *word,
+    const char *what, ngx_str_t *name);
+ngx_int_t ngx_http_agent_params_name(ngx_str_t *name);
+
+char *ngx_http_agent_params_set_str(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_channel(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_channels(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_list(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_num(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_msec(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_size(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_flag(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_enum(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_regex(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+
+
+#endif /* _NGX_HTTP_AGENT_PARAMS_H_INCLUDED_ */
