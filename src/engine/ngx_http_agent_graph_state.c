@@ -383,3 +383,56 @@ ngx_http_agent_graph_value(ngx_http_agent_run_t *run, ngx_uint_t channel,
         return NGX_OK;
     }
 }
+
+
+/* a value from outside a turn (POST /connection): declared or kept */
+
+ngx_int_t
+ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
+    ngx_str_t *json)
+{
+    size_t                  i;
+    yajl_val                extra;
+    ngx_int_t               ch;
+    ngx_str_t               n;
+    ngx_http_agent_json_t  *j;
+
+    n.data = (u_char *) name;
+    n.len = ngx_strlen(name);
+
+    ch = ngx_http_agent_graph_channel(run->graph, &n);
+
+    if (ch != NGX_ERROR && ch != NGX_HTTP_AGENT_CH_MESSAGES) {
+        run->state[ch].json = *json;
+        return NGX_OK;
+    }
+
+    extra = run->extra.len
+            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                        run->extra.len, NULL)
+            : NULL;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
+         i++)
+    {
+        if (ngx_strcmp(extra->u.object.keys[i], name) == 0) {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
+        ngx_http_agent_json_val(j, extra->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_str(j, &n);
+    ngx_http_agent_json_raw(j, json);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, &run->extra);
+}

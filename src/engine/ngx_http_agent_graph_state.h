@@ -33,6 +33,8 @@ ngx_http_agent_msg_t *ngx_http_agent_graph_last_message(
     ngx_http_agent_run_t *run, ngx_uint_t channel);
 ngx_int_t ngx_http_agent_graph_value(ngx_http_agent_run_t *run,
     ngx_uint_t channel, ngx_str_t *json);
+ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
+    const char *name, ngx_str_t *json);
 
 
 #endif /* _NGX_HTTP_AGENT_GRAPH_STATE_H_INCLUDED_ */

@@ -19,8 +19,6 @@
  */
 
 
-static void ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
-    ngx_http_agent_msg_t *m);
 static ngx_int_t ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
     ngx_array_t *messages);
 static void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
@@ -554,59 +552,6 @@ ngx_http_agent_state_values(ngx_http_agent_json_t *j,
 }
 
 
-/* a value from outside a turn (POST /connection): declared or kept */
-
-ngx_int_t
-ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
-    ngx_str_t *json)
-{
-    size_t                  i;
-    yajl_val                extra;
-    ngx_int_t               ch;
-    ngx_str_t               n;
-    ngx_http_agent_json_t  *j;
-
-    n.data = (u_char *) name;
-    n.len = ngx_strlen(name);
-
-    ch = ngx_http_agent_graph_channel(run->graph, &n);
-
-    if (ch != NGX_ERROR && ch != NGX_HTTP_AGENT_CH_MESSAGES) {
-        run->state[ch].json = *json;
-        return NGX_OK;
-    }
-
-    extra = run->extra.len
-            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
-                                        run->extra.len, NULL)
-            : NULL;
-
-    j = ngx_http_agent_json_create(run->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
-         i++)
-    {
-        if (ngx_strcmp(extra->u.object.keys[i], name) == 0) {
-            continue;
-        }
-
-        ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
-        ngx_http_agent_json_val(j, extra->u.object.values[i]);
-    }
-
-    ngx_http_agent_json_str(j, &n);
-    ngx_http_agent_json_raw(j, json);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_json_done(j, &run->extra);
-}
-
-
 /*
  * The interrupt the state waits on (a kept "__interrupt__" of {"node",
  * "value"}): NGX_OK with the node's name, NGX_DECLINED when there is none
@@ -660,90 +605,4 @@ ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
     }
 
     return NGX_OK;
-}
-
-
-void
-ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
-    ngx_http_agent_msg_t *m, ngx_uint_t full)
-{
-    ngx_http_agent_json_obj(j);
-
-    if (session_id) {
-        ngx_http_agent_json_key(j, "id");
-        ngx_http_agent_json_int(j, m->seq);
-        ngx_http_agent_json_key(j, "session_id");
-        ngx_http_agent_json_str(j, session_id);
-        /* seed 000's names too: its clients read them */
-        ngx_http_agent_json_key(j, "sessionId");
-        ngx_http_agent_json_str(j, session_id);
-    }
-
-    ngx_http_agent_json_key(j, "role");
-    ngx_http_agent_json_str(j, &m->role);
-    ngx_http_agent_json_key(j, "content");
-    ngx_http_agent_json_str(j, &m->content);
-
-    if (full && m->tool_calls.len) {
-        ngx_http_agent_json_key(j, "tool_calls");
-        ngx_http_agent_json_raw(j, &m->tool_calls);
-    }
-
-    if (full && m->tool_call_id.len) {
-        ngx_http_agent_json_key(j, "tool_call_id");
-        ngx_http_agent_json_str(j, &m->tool_call_id);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &m->name);
-    }
-
-    if (session_id) {
-        ngx_http_agent_json_key(j, "created_at");
-        ngx_http_agent_json_str(j, &m->created_at);
-        ngx_http_agent_json_key(j, "createdAt");
-        ngx_http_agent_json_str(j, &m->created_at);
-        ngx_http_agent_json_key(j, "metadata");
-
-        if (m->images.len) {
-            ngx_http_agent_message_metadata(j, m);
-
-        } else if (m->metadata.len) {
-            ngx_http_agent_json_raw(j, &m->metadata);
-
-        } else {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-        }
-    }
-
-    ngx_http_agent_json_end(j);
-}
-
-
-/* the stored metadata with the message's images: [{"mime_type", "data"}] */
-
-static void
-ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
-    ngx_http_agent_msg_t *m)
-{
-    size_t    i;
-    yajl_val  v;
-
-    v = m->metadata.len ? ngx_http_agent_json_parse(j->pool, m->metadata.data,
-                                                    m->metadata.len, NULL)
-                        : NULL;
-
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
-        if (ngx_strcmp(v->u.object.keys[i], "images") == 0) {
-            continue;
-        }
-
-        ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
-        ngx_http_agent_json_val(j, v->u.object.values[i]);
-    }
-
-    ngx_http_agent_json_key(j, "images");
-    ngx_http_agent_json_raw(j, &m->images);
-    ngx_http_agent_json_end(j);
 }

@@ -14,6 +14,8 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_graph_state.h"
+#include "ngx_http_agent_message.h"
 
 
 ngx_int_t ngx_http_agent_state_load(ngx_http_agent_store_call_t *sc,
@@ -33,8 +35,6 @@ ngx_int_t ngx_http_agent_state_fork(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_state_save(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *node, ngx_str_t *next);
-ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
-    const char *name, ngx_str_t *json);
 void ngx_http_agent_state_update(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run,
@@ -45,8 +45,6 @@ void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 void ngx_http_agent_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
-void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
-    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
 
 
 #endif /* _NGX_HTTP_AGENT_CHECKPOINT_H_INCLUDED_ */
