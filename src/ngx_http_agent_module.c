@@ -32,6 +32,7 @@
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
 #include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_env.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -787,4 +788,35 @@ ngx_http_agent_exit_process(ngx_cycle_t *cycle)
     ngx_http_agent_sql_exit_process(cycle);
     ngx_http_agent_store_close(cycle);
     ngx_http_agent_curl_exit_process(cycle);
+}
+
+
+/*
+ * The node kinds read the main configuration through these while it is
+ * read: the prompts' folder, the tools and servers they may bind, the
+ * models they may name.  They include no http header for it.
+ */
+
+void
+ngx_http_agent_env_conf(ngx_conf_t *cf, ngx_http_agent_env_conf_t *ec)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    ec->prompts_dir = &amcf->prompts_dir;
+    ec->tool_prompts = &amcf->tool_prompts;
+    ec->tools = amcf->tools;
+    ec->mcps = amcf->mcps;
+}
+
+
+ngx_http_agent_model_t *
+ngx_http_agent_env_conf_model(ngx_conf_t *cf, ngx_str_t *name)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    return ngx_http_agent_model_find(amcf, name);
 }

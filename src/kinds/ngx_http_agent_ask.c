@@ -27,16 +27,14 @@ ngx_http_agent_ask_t *
 ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ngx_str_t *user, ngx_http_agent_ask_done_pt done, void *data)
 {
-    ngx_str_t                   key;
-    ngx_array_t                *messages;
-    ngx_pool_cleanup_t         *cln;
-    ngx_http_agent_msg_t       *m;
-    ngx_http_agent_env_t       *env;
-    ngx_http_agent_ask_t       *ask;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_str_t               key;
+    ngx_array_t            *messages;
+    ngx_pool_cleanup_t     *cln;
+    ngx_http_agent_msg_t   *m;
+    ngx_http_agent_env_t   *env;
+    ngx_http_agent_ask_t   *ask;
 
     env = run->data;
-    alcf = env->alcf;
 
     ask = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_ask_t));
     if (ask == NULL) {
@@ -85,9 +83,9 @@ ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
 
     ask->req.system = system;
     ask->req.messages = messages;
-    ask->req.connect_timeout = alcf->llm_connect_timeout;
-    ask->req.idle_timeout = alcf->llm_idle_timeout;
-    ask->req.timeout = alcf->llm_timeout;
+    ask->req.connect_timeout = env->services.llm_connect_timeout;
+    ask->req.idle_timeout = env->services.llm_idle_timeout;
+    ask->req.timeout = env->services.llm_timeout;
 
     ask->llm = ngx_http_agent_llm_create(ask->pool, run->log);
     if (ask->llm == NULL) {

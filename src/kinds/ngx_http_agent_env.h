@@ -13,22 +13,64 @@
 
 #include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_module.h"
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_sql.h"
 
 
+/* status: the location's (502: it failed, 504: timeout); body: as caught */
+typedef void (*ngx_http_agent_fetch_pt)(void *data, ngx_uint_t status,
+    ngx_str_t *body, ngx_uint_t truncated);
+
+
+/*
+ * What the turn lends the node kinds of the protocol beneath it: they
+ * see neither the request nor the module's configuration.  fetch() POSTs
+ * JSON to an nginx location (node http, an agent_tool location) and
+ * returns the call under way, or NULL; done() follows unless it is
+ * cancelled.  The location's settings that steps obey are copied here.
+ */
+typedef struct {
+    void                         *(*fetch)(void *data, ngx_str_t *uri,
+                                       ngx_str_t *json, size_t max,
+                                       ngx_msec_t timeout,
+                                       ngx_http_agent_fetch_pt done,
+                                       void *done_data);
+    void                          (*fetch_cancel)(void *call);
+    void                           *data;      /* the turn's, for fetch */
+
+    /* the location's agent_llm_*_timeout */
+    ngx_msec_t                      llm_connect_timeout;
+    ngx_msec_t                      llm_idle_timeout;
+    ngx_msec_t                      llm_timeout;
+    ngx_uint_t                      max_tool_rounds;
+    ngx_uint_t                      sql_concurrency;
+    ngx_uint_t                      tool_concurrency;
+    ngx_array_t                    *tool_prompts;  /* agent_tool_prompt */
+} ngx_http_agent_services_t;
+
+
+/*
+ * What the kinds read of the module's configuration while it is read
+ * (the node's conf and check): the glue fills it in
+ */
+typedef struct {
+    ngx_str_t                      *prompts_dir;
+    ngx_array_t                   **tool_prompts;  /* made when first set */
+    ngx_array_t                    *tools;         /* agent_tool */
+    ngx_array_t                    *mcps;          /* agent_mcp */
+} ngx_http_agent_env_conf_t;
+
+
 /*
  * What a turn gives the node kinds of its run (run->data): the session,
- * the model, the limits of the location, the SQL context and the stream.
+ * the model, the services of the turn, the SQL context and the stream.
  * Nothing here names a graph, a node or a channel of one.
  */
 typedef struct {
     ngx_str_t                       session_id;
-    ngx_http_request_t             *request;   /* for subrequests */
-    ngx_http_agent_main_conf_t     *amcf;
-    ngx_http_agent_loc_conf_t      *alcf;
+    ngx_http_agent_services_t       services;
     ngx_http_agent_model_t         *model;     /* the session's */
     ngx_http_agent_sql_ctx_t        sql;
     ngx_http_agent_stream_t        *stream;
@@ -66,6 +108,11 @@ void ngx_http_agent_env_usage(ngx_http_agent_env_t *env,
     ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);
 void ngx_http_agent_env_peer_end(void *data);
+
+/* the glue's: what the kinds look up of the configuration */
+void ngx_http_agent_env_conf(ngx_conf_t *cf, ngx_http_agent_env_conf_t *ec);
+ngx_http_agent_model_t *ngx_http_agent_env_conf_model(ngx_conf_t *cf,
+    ngx_str_t *name);
 
 
 #endif /* _NGX_HTTP_AGENT_ENV_H_INCLUDED_ */

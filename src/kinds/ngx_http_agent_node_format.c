@@ -6,7 +6,6 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_ask.h"
@@ -92,9 +91,9 @@ ngx_http_agent_node_format_check(ngx_conf_t *cf,
     ngx_http_agent_node_format_conf_t *fc = node->conf;
 
     ngx_str_t                    err;
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_env_conf_t    ec;
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_http_agent_env_conf(cf, &ec);
 
     if (fc->shape_file.len == 0 || fc->output_name.len == 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the format node \"%V\" "
@@ -106,7 +105,7 @@ ngx_http_agent_node_format_check(ngx_conf_t *cf,
     if (ngx_http_agent_channel_conf(cf, graph, node, "output",
                                     &fc->output_name, &fc->output, 0)
         != NGX_OK
-        || ngx_http_agent_prompt_load(cf, &amcf->prompts_dir, &fc->shape_file,
+        || ngx_http_agent_prompt_load(cf, ec.prompts_dir, &fc->shape_file,
                                       &fc->shape_text)
            != NGX_OK)
     {

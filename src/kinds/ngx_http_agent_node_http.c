@@ -6,13 +6,11 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_state.h"
 #include "ngx_http_agent_template.h"
-#include "ngx_http_agent_subrequest.h"
 
 
 /*
@@ -47,7 +45,7 @@ typedef struct {
 typedef struct {
     ngx_http_agent_run_t             *run;
     ngx_http_agent_node_t            *node;
-    ngx_http_agent_subrequest_t      *sub;
+    void                             *sub;       /* the fetch under way */
 } ngx_http_agent_node_http_ctx_t;
 
 
@@ -259,10 +257,9 @@ ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
     ctx->node = node;
     run->node_data = ctx;
 
-    ctx->sub = ngx_http_agent_subrequest_start(env->request, &hc->uri, &body,
-                                               hc->max, hc->timeout,
-                                               ngx_http_agent_node_http_done,
-                                               ctx);
+    ctx->sub = env->services.fetch(env->services.data, &hc->uri, &body,
+                                   hc->max, hc->timeout,
+                                   ngx_http_agent_node_http_done, ctx);
     if (ctx->sub == NULL) {
         return ngx_http_agent_graph_fail(run, "node_failed", "the node "
                                          "\"%V\" could not call %V",
@@ -400,8 +397,12 @@ ngx_http_agent_node_http_cancel(ngx_http_agent_run_t *run)
 {
     ngx_http_agent_node_http_ctx_t *ctx = run->node_data;
 
+    ngx_http_agent_env_t  *env;
+
+    env = run->data;
+
     if (ctx && ctx->sub) {
-        ngx_http_agent_subrequest_cancel(ctx->sub);
+        env->services.fetch_cancel(ctx->sub);
         ctx->sub = NULL;
     }
 }

@@ -6,7 +6,6 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_llm.h"
@@ -123,7 +122,7 @@ ngx_http_agent_node_llm_run(ngx_http_agent_run_t *run,
     /* the last call a turn may make of a node gets no tools: it answers */
     ctx->tools_bound = (!ngx_http_agent_toolset_empty(&lc->toolset)
                         && run->visits[node->index]
-                           < env->alcf->max_tool_rounds);
+                           < env->services.max_tool_rounds);
 
     run->node_data = ctx;
 
@@ -371,15 +370,13 @@ ngx_http_agent_node_llm_system(ngx_http_agent_node_llm_ctx_t *ctx)
 static ngx_int_t
 ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
 {
-    ngx_pool_cleanup_t         *cln;
-    ngx_http_agent_env_t       *env;
-    ngx_http_agent_run_t       *run;
-    ngx_http_agent_event_t      ev;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_pool_cleanup_t      *cln;
+    ngx_http_agent_env_t    *env;
+    ngx_http_agent_run_t    *run;
+    ngx_http_agent_event_t   ev;
 
     run = ctx->run;
     env = run->data;
-    alcf = env->alcf;
 
     /*
      * the request, the transfer and the parser's buffers live in a pool of
@@ -418,9 +415,9 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ctx->req.history = (ctx->messages
                         == run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages)
                        ? run->messages_at_start : 0;
-    ctx->req.connect_timeout = alcf->llm_connect_timeout;
-    ctx->req.idle_timeout = alcf->llm_idle_timeout;
-    ctx->req.timeout = alcf->llm_timeout;
+    ctx->req.connect_timeout = env->services.llm_connect_timeout;
+    ctx->req.idle_timeout = env->services.llm_idle_timeout;
+    ctx->req.timeout = env->services.llm_timeout;
 
     ctx->llm = ngx_http_agent_llm_create(ctx->pool, run->log);
     if (ctx->llm == NULL) {

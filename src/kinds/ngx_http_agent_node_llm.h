@@ -11,8 +11,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_module.h"
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_toolset.h"
 
 

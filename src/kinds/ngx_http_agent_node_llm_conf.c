@@ -6,8 +6,8 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
+#include "ngx_http_agent_env.h"
 #include "ngx_http_agent_node_llm.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_tools.h"
@@ -81,15 +81,15 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_http_agent_node_llm_conf_t *lc = node->conf;
 
     ngx_int_t                    rc;
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_env_conf_t    ec;
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_http_agent_env_conf(cf, &ec);
 
     if (lc->prompt_file.len && graph->builtin) {
 
         /* missing: an error only for a location that runs this graph */
 
-        rc = ngx_http_agent_prompt_builtin(cf, &amcf->prompts_dir,
+        rc = ngx_http_agent_prompt_builtin(cf, ec.prompts_dir,
                                            &lc->prompt_file, &lc->prompt);
         if (rc == NGX_ERROR) {
             return NGX_ERROR;
@@ -100,7 +100,7 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         }
 
     } else if (lc->prompt_file.len
-               && ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
+               && ngx_http_agent_prompt_load(cf, ec.prompts_dir,
                                              &lc->prompt_file, &lc->prompt)
                   != NGX_OK)
     {
@@ -108,7 +108,7 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     }
 
     if (lc->model_name.len) {
-        lc->model = ngx_http_agent_model_find(amcf, &lc->model_name);
+        lc->model = ngx_http_agent_env_conf_model(cf, &lc->model_name);
 
         if (lc->model == NULL) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "model=%V of the node "
@@ -163,8 +163,8 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_toolset_add(cf, &lc->toolset, amcf->tools,
-                                   amcf->mcps, &lc->tools_list)
+    if (ngx_http_agent_toolset_add(cf, &lc->toolset, ec.tools,
+                                   ec.mcps, &lc->tools_list)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -181,6 +181,6 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     }
 
     return ngx_http_agent_tools_prompts(cf, &lc->tools_list,
-                                        &amcf->prompts_dir,
-                                        &amcf->tool_prompts);
+                                        ec.prompts_dir,
+                                        ec.tool_prompts);
 }

@@ -6,7 +6,6 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_ask.h"
@@ -116,9 +115,9 @@ ngx_http_agent_node_summarize_check(ngx_conf_t *cf,
 {
     ngx_http_agent_node_summarize_conf_t *sc = node->conf;
 
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_env_conf_t    ec;
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_http_agent_env_conf(cf, &ec);
 
     if (sc->output_name.len == 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the summarize node \"%V\" "
@@ -138,7 +137,7 @@ ngx_http_agent_node_summarize_check(ngx_conf_t *cf,
         return NGX_OK;
     }
 
-    return ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
+    return ngx_http_agent_prompt_load(cf, ec.prompts_dir,
                                       &sc->prompt_file, &sc->prompt);
 }
 

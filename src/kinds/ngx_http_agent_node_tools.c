@@ -6,7 +6,6 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_env.h"
@@ -258,8 +257,8 @@ calls:
 
     env = run->data;
     run->cancel = ngx_http_agent_node_tools_cancel;
-    ctx->sql_max = env->alcf->sql_concurrency;
-    ctx->peer_max = env->alcf->tool_concurrency;
+    ctx->sql_max = env->services.sql_concurrency;
+    ctx->peer_max = env->services.tool_concurrency;
 
     /*
      * every call at once, but at most agent_sql_concurrency statements of

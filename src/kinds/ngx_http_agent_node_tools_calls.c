@@ -6,7 +6,6 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"

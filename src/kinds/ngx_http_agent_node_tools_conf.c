@@ -6,9 +6,8 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-#include <ngx_http.h>
 
-#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_env.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_node_tools.h"
@@ -79,9 +78,9 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     ngx_uint_t                   i;
     ngx_http_agent_tool_arg_t   *a;
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_env_conf_t    ec;
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_http_agent_env_conf(cf, &ec);
 
     for (i = 0; tc->args && i < tc->args->nelts; i++) {
         a = (ngx_http_agent_tool_arg_t *) tc->args->elts + i;
@@ -96,7 +95,7 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     /* tools=: of those offered, only these run ("all": every one) */
     if (!(tc->tools.len == 3 && ngx_strncmp(tc->tools.data, "all", 3) == 0)
-        && ngx_http_agent_toolset_add(cf, &tc->own, amcf->tools, amcf->mcps,
+        && ngx_http_agent_toolset_add(cf, &tc->own, ec.tools, ec.mcps,
                                    &tc->tools)
         != NGX_OK)
     {
@@ -118,11 +117,11 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_toolset_add(cf, &tc->offered, amcf->tools, amcf->mcps,
+    if (ngx_http_agent_toolset_add(cf, &tc->offered, ec.tools, ec.mcps,
                                    &tc->call)
         != NGX_OK
-        || ngx_http_agent_tools_prompts(cf, &tc->call, &amcf->prompts_dir,
-                                        &amcf->tool_prompts)
+        || ngx_http_agent_tools_prompts(cf, &tc->call, ec.prompts_dir,
+                                        ec.tool_prompts)
            != NGX_OK
         || ngx_http_agent_channel_conf(cf, graph, node, "query",
                                        &tc->query_name, &tc->query, 0)
@@ -164,9 +163,9 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
     ngx_uint_t                   i, k, head, tail, n;
     ngx_http_agent_edge_t       *edge;
     ngx_http_agent_node_t       *nodes;
-    ngx_http_agent_main_conf_t  *amcf;
+    ngx_http_agent_env_conf_t    ec;
 
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_http_agent_env_conf(cf, &ec);
 
     n = graph->nodes.nelts;
     nodes = graph->nodes.elts;
@@ -195,7 +194,7 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
                     list = nodes[i].kind->offers(nodes[i].conf);
 
                     if (ngx_http_agent_toolset_add(cf, &tc->offered,
-                                                   amcf->tools, amcf->mcps,
+                                                   ec.tools, ec.mcps,
                                                    list)
                         != NGX_OK)
                     {

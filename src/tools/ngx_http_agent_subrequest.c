@@ -142,6 +142,28 @@ ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s)
 }
 
 
+/*
+ * The same for a caller that must not see nginx's HTTP (the node kinds,
+ * through the turn's services): data is the turn's request
+ */
+
+void *
+ngx_http_agent_subrequest_fetch(void *data, ngx_str_t *uri, ngx_str_t *json,
+    size_t max, ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler,
+    void *handler_data)
+{
+    return ngx_http_agent_subrequest_start(data, uri, json, max, timeout,
+                                           handler, handler_data);
+}
+
+
+void
+ngx_http_agent_subrequest_drop(void *s)
+{
+    ngx_http_agent_subrequest_cancel(s);
+}
+
+
 ngx_int_t
 ngx_http_agent_subrequest_init(ngx_conf_t *cf)
 {

@@ -40,6 +40,10 @@ ngx_http_agent_subrequest_t *ngx_http_agent_subrequest_start(
     ngx_http_request_t *r, ngx_str_t *uri, ngx_str_t *json, size_t max,
     ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler, void *data);
 void ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s);
+void *ngx_http_agent_subrequest_fetch(void *data, ngx_str_t *uri,
+    ngx_str_t *json, size_t max, ngx_msec_t timeout,
+    ngx_http_agent_subrequest_pt handler, void *handler_data);
+void ngx_http_agent_subrequest_drop(void *s);
 ngx_int_t ngx_http_agent_subrequest_init(ngx_conf_t *cf);
 
 

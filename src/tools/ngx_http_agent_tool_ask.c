@@ -121,7 +121,7 @@ ngx_http_agent_tool_ask_run(ngx_http_agent_tool_call_t *call)
     /* the tool's prompt file, rendered over the run's channels */
 
     env = run->data;
-    prompt = ngx_http_agent_tools_prompt(env->amcf->tool_prompts,
+    prompt = ngx_http_agent_tools_prompt(env->services.tool_prompts,
                                          &call->tool->prompt);
 
     if (prompt == NULL) {
@@ -284,7 +284,7 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
     /* json_fixer.md in the place of the tool's prompt, when it is there */
 
     env = run->data;
-    fixer = ngx_http_agent_tools_prompt(env->amcf->tool_prompts,
+    fixer = ngx_http_agent_tools_prompt(env->services.tool_prompts,
                                         &ta->call->tool->fixer);
 
     ta->ask = ngx_http_agent_ask(run, fixer ? fixer : &ta->system, &user,

@@ -291,7 +291,7 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
         return NGX_ERROR;
     }
 
-    sub = ngx_http_agent_subrequest_start(env->request, &loc->uri, &body,
+    sub = ngx_http_agent_subrequest_start(env->services.data, &loc->uri, &body,
                                           loc->max, loc->timeout,
                                           ngx_http_agent_tool_location_done,
                                           call);

@@ -81,7 +81,7 @@ ngx_http_agent_turn_create(ngx_http_request_t *r,
     turn->graph = alcf->graph;
     turn->format = alcf->format;
     turn->env.model = model;
-    turn->env.request = r;
+    ngx_http_agent_turn_services(r, &turn->env.services);
     turn->env.start = ngx_current_msec;
 
     /* without one, the model is chosen after the session is read */

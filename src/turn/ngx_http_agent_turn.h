@@ -127,6 +127,8 @@ ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
     ngx_http_agent_node_t *node);
 void ngx_http_agent_turn_timeout(ngx_event_t *ev);
+void ngx_http_agent_turn_services(ngx_http_request_t *r,
+    ngx_http_agent_services_t *services);
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */

@@ -560,8 +560,6 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     env = &turn->env;
     env->session_id = *id;
-    env->amcf = amcf;
-    env->alcf = alcf;
     env->stream = &turn->stream;
     env->sql.timeout = alcf->sql_timeout;
     env->sql.max_rows = alcf->sql_max_rows;

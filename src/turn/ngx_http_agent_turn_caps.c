@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_subrequest.h"
 
 
 /*
@@ -26,7 +27,7 @@ ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
     ngx_http_agent_loc_conf_t  *alcf;
 
     env = &turn->env;
-    alcf = env->alcf;
+    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
 
     if (env->limits && env->limits->over) {
         return ngx_http_agent_graph_fail(turn->run, "budget_exceeded",
@@ -86,3 +87,31 @@ ngx_http_agent_turn_timeout(ngx_event_t *ev)
     ngx_http_agent_turn_done(run, NGX_ERROR);
 }
 
+
+/*
+ * What the node kinds get of the request: its subrequests through the
+ * tools layer, and the location's settings, copied
+ */
+
+void
+ngx_http_agent_turn_services(ngx_http_request_t *r,
+    ngx_http_agent_services_t *services)
+{
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
+
+    services->fetch = ngx_http_agent_subrequest_fetch;
+    services->fetch_cancel = ngx_http_agent_subrequest_drop;
+    services->data = r;
+
+    services->llm_connect_timeout = alcf->llm_connect_timeout;
+    services->llm_idle_timeout = alcf->llm_idle_timeout;
+    services->llm_timeout = alcf->llm_timeout;
+    services->max_tool_rounds = alcf->max_tool_rounds;
+    services->sql_concurrency = alcf->sql_concurrency;
+    services->tool_concurrency = alcf->tool_concurrency;
+    services->tool_prompts = amcf->tool_prompts;
+}
