@@ -98,7 +98,9 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
 
             turn = ngx_http_agent_turn_find(&run_id);
 
-            if (turn && turn->hooks && turn->run && !turn->run->finished) {
+            if (turn && ngx_http_agent_turn_in(turn)->hooks
+                && ngx_http_agent_turn_running(turn))
+            {
                 ngx_http_agent_lg_run_cancel(turn, req->rollback);
                 return ngx_http_agent_lg_run_queue(r, req, body, v);
             }

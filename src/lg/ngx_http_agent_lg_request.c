@@ -22,7 +22,7 @@
 
 
 static ngx_int_t ngx_http_agent_lg_run_input(ngx_http_request_t *r,
-    yajl_val input, ngx_http_agent_turn_t *turn);
+    yajl_val input, ngx_http_agent_turn_in_t *in);
 static ngx_int_t ngx_http_agent_lg_run_modes(ngx_http_request_t *r,
     yajl_val v, ngx_uint_t *modes);
 
@@ -31,7 +31,7 @@ static ngx_int_t ngx_http_agent_lg_run_modes(ngx_http_request_t *r,
 
 ngx_int_t
 ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
-    yajl_val v, ngx_http_agent_turn_t *turn)
+    yajl_val v, ngx_http_agent_turn_in_t *in)
 {
     yajl_val   input, command, x, meta;
     ngx_int_t  rc;
@@ -48,7 +48,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
         x = ngx_http_agent_json_get(command, "resume");
 
-        if (x && ngx_http_agent_json_encode(r->pool, x, &turn->resume)
+        if (x && ngx_http_agent_json_encode(r->pool, x, &in->resume)
                  != NGX_OK)
         {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -63,7 +63,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
             }
 
             /* written with the answer, as the input's channels are */
-            turn->values = x;
+            in->values = x;
         }
 
         x = ngx_http_agent_json_get(command, "goto");
@@ -84,27 +84,27 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
             }
         }
 
-        if (turn->resume.len == 0 && lr->go.len == 0 && turn->values == NULL)
+        if (in->resume.len == 0 && lr->go.len == 0 && in->values == NULL)
         {
             return ngx_http_agent_error(r, 422, "\"command\" needs "
                                         "\"resume\", \"update\" or "
                                         "\"goto\"");
         }
 
-        if (turn->resume.len == 0) {
+        if (in->resume.len == 0) {
             /* an update or a goto alone answers a wait with null */
-            ngx_str_set(&turn->resume, "null");
+            ngx_str_set(&in->resume, "null");
             lr->answers = 1;
         }
 
     } else if (input == NULL || YAJL_IS_NULL(input)) {
 
         /* no input: continue a run that waits, as LangGraph does */
-        ngx_str_set(&turn->resume, "null");
+        ngx_str_set(&in->resume, "null");
         lr->answers = 1;
 
     } else {
-        rc = ngx_http_agent_lg_run_input(r, input, turn);
+        rc = ngx_http_agent_lg_run_input(r, input, in);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -154,8 +154,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
                                                            "checkpoint_id");
 
     if (x && YAJL_IS_STRING(x) && x->u.string[0]) {
-        turn->fork.data = (u_char *) x->u.string;
-        turn->fork.len = ngx_strlen(x->u.string);
+        in->fork.data = (u_char *) x->u.string;
+        in->fork.len = ngx_strlen(x->u.string);
 
     } else if (x && !YAJL_IS_NULL(x)) {
         return ngx_http_agent_error(r, 422, "\"checkpoint_id\" must be a "
@@ -183,7 +183,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
 static ngx_int_t
 ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
-    ngx_http_agent_turn_t *turn)
+    ngx_http_agent_turn_in_t *in)
 {
     size_t                 i, k;
     yajl_val               msgs, m, c, part;
@@ -195,7 +195,7 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
                                     "channels, or null");
     }
 
-    turn->values = input;
+    in->values = input;
 
     msgs = ngx_http_agent_json_get(input, "messages");
 
@@ -216,21 +216,21 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
         m = NULL;
     }
 
-    turn->nmsgs = msgs ? msgs->u.array.len : 1;
+    in->nmsgs = msgs ? msgs->u.array.len : 1;
 
-    if (turn->nmsgs > 64) {
+    if (in->nmsgs > 64) {
         return ngx_http_agent_error(r, 422, "\"input.messages\" has more "
                                     "than 64 messages");
     }
 
-    turn->msgs = ngx_pcalloc(r->pool,
-                             turn->nmsgs * sizeof(ngx_http_agent_msg_t));
-    if (turn->msgs == NULL) {
+    in->msgs = ngx_pcalloc(r->pool,
+                             in->nmsgs * sizeof(ngx_http_agent_msg_t));
+    if (in->msgs == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    for (i = 0; i < turn->nmsgs; i++) {
-        msg = &turn->msgs[i];
+    for (i = 0; i < in->nmsgs; i++) {
+        msg = &in->msgs[i];
         m = msgs ? msgs->u.array.values[i] : m;
 
         ngx_str_set(&role, "human");
@@ -298,7 +298,7 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
         msg->content = text;
 
         if (msg->role.data[0] == 'u') {
-            turn->text = text;
+            in->text = text;
         }
     }
 

@@ -32,6 +32,7 @@
 
 static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
+static ngx_int_t ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn);
 static ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
 static ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
@@ -44,6 +45,7 @@ static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
 
 
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
+    ngx_http_agent_lg_run_ready,
     ngx_http_agent_lg_run_begin,
     ngx_http_agent_lg_run_started,
     ngx_http_agent_lg_run_done,
@@ -61,15 +63,12 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     yajl_val                  v, a, cfg, model;
     ngx_int_t                 rc;
     ngx_str_t                 assistant, name, none;
-    ngx_http_cleanup_t       *cln;
     ngx_http_agent_graph_t   *graph;
     ngx_http_agent_turn_t    *turn;
     ngx_http_agent_model_t   *m;
     ngx_http_agent_lg_run_t  *lr;
+    ngx_http_agent_turn_in_t *in;
     ngx_http_agent_session_t  s;
-    ngx_http_agent_loc_conf_t *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_parse_object(r, body, &v, 0);
     if (rc != NGX_OK) {
@@ -99,6 +98,7 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    lr->request = r;
     lr->background = (req->route == NGX_HTTP_AGENT_LG_RUNS);
     lr->wait = (req->route == NGX_HTTP_AGENT_LG_RUNS_WAIT
                 || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT
@@ -165,56 +165,60 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     lr->turn = turn;
     lr->graph = graph;
+    ngx_http_agent_turn_info(turn, &lr->info);
 
-    turn->graph = graph;
-    turn->format = &ngx_http_agent_lg_format;
-    turn->hooks = &ngx_http_agent_lg_run_hooks;
-    turn->data = lr;
-    turn->json = lr->wait;
-    turn->stream.sink = ngx_http_agent_lg_run_sink;
-    turn->stream.sink_data = lr;
+    in = ngx_http_agent_turn_in(turn);
+
+    in->graph = graph;
+    in->format = &ngx_http_agent_lg_format;
+    in->hooks = &ngx_http_agent_lg_run_hooks;
+    in->data = lr;
+    in->json = lr->wait;
+    in->sink = ngx_http_agent_lg_run_sink;
+    in->state = 1;
 
     ngx_http_agent_lg_assistant_id(&graph->name, buf);
 
-    turn->stream.assistant.data = ngx_pnalloc(r->pool, 36);
-    if (turn->stream.assistant.data == NULL) {
+    in->assistant.data = ngx_pnalloc(r->pool, 36);
+    if (in->assistant.data == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_memcpy(turn->stream.assistant.data, buf, 36);
-    turn->stream.assistant.len = 36;
+    ngx_memcpy(in->assistant.data, buf, 36);
+    in->assistant.len = 36;
 
-    rc = ngx_http_agent_lg_run_parse(r, lr, v, turn);
+    rc = ngx_http_agent_lg_run_parse(r, lr, v, in);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    turn->stream.modes = lr->modes;
+    in->modes = lr->modes;
+    in->waits = lr->waits;
+    in->go = lr->go;
+    in->answers = lr->answers;
 
-    /*
-     * agent_history_max_size holds here as for a chat turn (turn_chat.c),
-     * checked before a streamed answer's headers go
-     */
+    return ngx_http_agent_turn_begin(turn, &s);
+}
 
-    if ((size_t) s.history_bytes + turn->text.len > alcf->history_max_size
-        && !ngx_http_agent_graph_has_kind(graph, "summarize"))
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "this thread has reached its size "
-                                    "limit (%L bytes stored, "
-                                    "agent_history_max_size is %uz); "
-                                    "start a new thread",
-                                    s.history_bytes, alcf->history_max_size);
-    }
+
+/* the input checked by the turn: a streamed answer's headers go now */
+
+static ngx_int_t
+ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
+
+    ngx_int_t            rc;
+    ngx_http_cleanup_t  *cln;
 
     if (!lr->wait || lr->background) {
-        rc = ngx_http_agent_lg_run_headers(r, lr);
+        rc = ngx_http_agent_lg_run_headers(lr->request, lr);
         if (rc != NGX_OK) {
             return rc;
         }
     }
 
-    cln = ngx_http_cleanup_add(r, 0);
+    cln = ngx_http_cleanup_add(lr->request, 0);
     if (cln == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -222,7 +226,7 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     cln->handler = ngx_http_agent_lg_run_cleanup;
     cln->data = lr;
 
-    return ngx_http_agent_turn_begin(turn, &s);
+    return NGX_OK;
 }
 
 
@@ -231,16 +235,16 @@ ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 static void
 ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
 {
-    ngx_http_agent_lg_run_t *lr = turn->data;
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
     ngx_int_t            rc;
     ngx_http_request_t  *r;
 
-    r = turn->request;
+    r = lr->request;
 
     if (lr->keep) {
         /* on_disconnect "continue": the run outlives its client */
-        turn->sse.keep = 1;
+        ngx_http_agent_turn_keep(turn);
         r->read_event_handler = ngx_http_block_reading;
     }
 
@@ -285,15 +289,12 @@ static ngx_int_t
 ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr)
 {
-    u_char                 *p;
-    size_t                  len;
-    ngx_table_elt_t        *h;
-    ngx_http_agent_turn_t  *turn;
+    u_char           *p;
+    size_t            len;
+    ngx_table_elt_t  *h;
 
-    turn = lr->turn;
-
-    len = sizeof("/threads//runs//stream") - 1 + turn->session_id.len
-          + turn->run_id.len;
+    len = sizeof("/threads//runs//stream") - 1 + lr->info.session_id->len
+          + lr->info.run_id->len;
 
     p = ngx_pnalloc(r->pool, len);
     if (p == NULL) {
@@ -301,8 +302,8 @@ ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     }
 
     lr->location.data = p;
-    p = ngx_sprintf(p, "/threads/%V/runs/%V", &turn->session_id,
-                    &turn->run_id);
+    p = ngx_sprintf(p, "/threads/%V/runs/%V", lr->info.session_id,
+                    lr->info.run_id);
     lr->location.len = p - lr->location.data;
 
     h = ngx_list_push(&r->headers_out.headers);
@@ -335,36 +336,18 @@ ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
 static ngx_int_t
 ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
 {
-    ngx_http_agent_lg_run_t *lr = turn->data;
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
     u_char                     *p;
-    ngx_int_t                   n, rc;
+    ngx_int_t                   rc;
     ngx_http_agent_run_row_t    row;
     ngx_http_agent_loc_conf_t  *alcf;
-
-    turn->stream.state = turn->run;
-    turn->run->waits = lr->waits;
-
-    if (lr->go.len) {
-        n = ngx_http_agent_graph_node(turn->graph, &lr->go);
-
-        if (turn->run->resuming) {
-            /* goto: the run continues at that node instead */
-            turn->run->current = n;
-        }
-    }
-
-    if (lr->answers && !turn->run->resuming) {
-        return ngx_http_agent_error(turn->request, NGX_HTTP_CONFLICT,
-                                    "thread \"%V\" waits for nothing: "
-                                    "send an input", &turn->session_id);
-    }
 
     p = lr->row.created_at.data;
 
     if (p == NULL) {
         /* the same time in each pass of the turn's start */
-        p = ngx_pnalloc(turn->request->pool, 32);
+        p = ngx_pnalloc(lr->request->pool, 32);
         if (p == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
@@ -373,14 +356,14 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     }
 
     ngx_memzero(&row, sizeof(ngx_http_agent_run_row_t));
-    row.run_id = turn->run_id;
-    row.thread_id = turn->session_id;
-    row.assistant_id = turn->stream.assistant;
+    row.run_id = *lr->info.run_id;
+    row.thread_id = *lr->info.session_id;
+    row.assistant_id = ngx_http_agent_turn_in(turn)->assistant;
     ngx_str_set(&row.status, "running");
     row.metadata = lr->metadata;
     row.kwargs = lr->kwargs;
     row.multitask_strategy = lr->strategy;
-    row.checkpoint = turn->started_from;
+    row.checkpoint = *lr->info.started_from;
     row.created_at.data = p;
     row.created_at.len = 24;
 
@@ -388,9 +371,9 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
 
     /* the kept events of runs ended before the join window go now */
 
-    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(lr->request, ngx_http_agent_module);
 
-    row.expire.data = ngx_pnalloc(turn->request->pool, 32);
+    row.expire.data = ngx_pnalloc(lr->request->pool, 32);
     if (row.expire.data == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -399,13 +382,13 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
                                               alcf->run_events_keep)
                      - row.expire.data;
 
-    rc = ngx_http_agent_store_run_insert(&turn->sc, &row, lr->resumable);
+    rc = ngx_http_agent_store_run_insert(lr->info.sc, &row, lr->resumable);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(turn->request,
+        return ngx_http_agent_error(lr->request,
                                     NGX_HTTP_INTERNAL_SERVER_ERROR,
                                     "the run could not be saved");
     }
@@ -420,10 +403,8 @@ ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 {
     ngx_http_agent_lg_run_t *lr = data;
 
-    ngx_int_t               rc;
-    ngx_http_agent_turn_t  *turn;
+    ngx_int_t  rc;
 
-    turn = lr->turn;
     lr->seq++;
 
     if (lr->resumable
@@ -432,18 +413,16 @@ ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
         return NGX_ERROR;
     }
 
-    if (turn->json || lr->gone) {
+    if (lr->gone) {
         return NGX_OK;
     }
 
-    turn->sse.id = lr->seq - 1;
-
-    rc = ngx_http_agent_sse_named(&turn->sse, name, json, now);
+    rc = ngx_http_agent_turn_send(lr->turn, lr->seq - 1, name, json, now);
 
     if (rc != NGX_OK && lr->keep) {
-        ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
+        ngx_log_error(NGX_LOG_INFO, lr->request->connection->log, 0,
                       "agent: client of run \"%V\" gone, the run goes on",
-                      &turn->run_id);
+                      lr->info.run_id);
         lr->gone = 1;
         return NGX_OK;
     }
@@ -459,11 +438,7 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
 {
     ngx_http_agent_lg_run_t *lr = ev->data;
 
-    ngx_http_agent_turn_t  *turn;
-
-    turn = lr->turn;
-
-    if (lr->finished || turn->run == NULL || turn->run->finished) {
+    if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
         return;
     }
 
@@ -475,10 +450,10 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
     }
 
     if (lr->poll_sc.pool == NULL) {
-        ngx_http_agent_store_call_init(&lr->poll_sc, turn->request->pool,
+        ngx_http_agent_store_call_init(&lr->poll_sc, lr->request->pool,
                                        ev->log, ngx_http_agent_lg_run_polled,
                                        lr);
-        lr->poll_sc.key = turn->session_id;
+        lr->poll_sc.key = *lr->info.session_id;
     }
 
     ngx_http_agent_lg_run_polled(&lr->poll_sc);
@@ -492,15 +467,13 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
 {
     ngx_http_agent_lg_run_t *lr = sc->data;
 
-    ngx_int_t               rc;
-    ngx_str_t               action;
-    ngx_connection_t       *c;
-    ngx_http_agent_turn_t  *turn;
+    ngx_int_t          rc;
+    ngx_str_t          action;
+    ngx_connection_t  *c;
 
-    turn = lr->turn;
     sc->n = 0;
 
-    rc = ngx_http_agent_store_run_cancelled(sc, &turn->run_id, &action);
+    rc = ngx_http_agent_store_run_cancelled(sc, lr->info.run_id, &action);
 
     if (rc == NGX_AGAIN) {
         return;
@@ -508,13 +481,13 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
 
     ngx_http_agent_store_call_reset(sc);
 
-    if (lr->finished || turn->run == NULL || turn->run->finished) {
+    if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
         return;
     }
 
     if (rc == NGX_OK) {
-        c = turn->request->connection;
-        ngx_http_agent_lg_run_cancel(turn, action.len == 8
+        c = lr->request->connection;
+        ngx_http_agent_lg_run_cancel(lr->turn, action.len == 8
                                  && ngx_strncmp(action.data, "rollback", 8)
                                     == 0);
         ngx_http_run_posted_requests(c);
@@ -538,7 +511,7 @@ ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr)
         return NGX_OK;
     }
 
-    sc = &lr->turn->wsc;
+    sc = lr->info.wsc;
 
     if (ngx_http_agent_store_begin(sc) != NGX_OK) {
         return NGX_ERROR;
@@ -547,7 +520,7 @@ ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr)
     k = lr->kept->elts;
 
     for (i = 0; i < lr->kept->nelts; i++) {
-        if (ngx_http_agent_store_run_event(sc, &lr->turn->run_id, k[i].seq,
+        if (ngx_http_agent_store_run_event(sc, lr->info.run_id, k[i].seq,
                                            &k[i].name, &k[i].json)
             != NGX_OK)
         {
@@ -587,10 +560,9 @@ ngx_http_agent_lg_run_cleanup(void *data)
         ngx_http_agent_store_cancel(&lr->end_sc);
     }
 
-    if (!lr->finished && lr->turn && lr->turn->run_id.len) {
+    if (!lr->finished && lr->turn && lr->info.run_id->len) {
         /* the client went away and the run with it */
-        (void) ngx_http_agent_store_run_status(&lr->turn->wsc,
-                                               &lr->turn->run_id,
+        (void) ngx_http_agent_store_run_status(lr->info.wsc, lr->info.run_id,
                                                "interrupted");
     }
 
@@ -631,17 +603,16 @@ ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
      * no longer kept; a join sees those kept, then the run's end
      */
 
-    alcf = ngx_http_get_module_loc_conf(lr->turn->request,
-                                        ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(lr->request, ngx_http_agent_module);
 
     if (lr->kept_full
         || lr->kept_bytes + name->len + json->len > alcf->run_events_max)
     {
         if (!lr->kept_full) {
-            ngx_log_error(NGX_LOG_WARN, lr->turn->request->connection->log,
+            ngx_log_error(NGX_LOG_WARN, lr->request->connection->log,
                           0, "agent: run \"%V\" kept %uz bytes of events "
                           "(agent_run_events_max_size), the rest is not "
-                          "kept", &lr->turn->run_id, lr->kept_bytes);
+                          "kept", lr->info.run_id, lr->kept_bytes);
             lr->kept_full = 1;
         }
 

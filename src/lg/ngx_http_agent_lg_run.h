@@ -28,6 +28,8 @@ typedef struct {
 /* a run of the LangGraph API over a turn (lg_run.c) */
 typedef struct {
     ngx_http_agent_turn_t     *turn;
+    ngx_http_agent_turn_info_t info;        /* its ids, its store calls */
+    ngx_http_request_t        *request;
     ngx_http_agent_graph_t    *graph;
     ngx_uint_t                 modes;
     ngx_str_t                  strategy;
@@ -60,7 +62,7 @@ typedef struct {
 
 
 ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
-    ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_t *turn);
+    ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_in_t *in);
 ngx_int_t ngx_http_agent_lg_run_waits(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v);
 ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,

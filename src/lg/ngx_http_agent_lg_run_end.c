@@ -34,24 +34,21 @@ ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
 {
     ngx_http_agent_lg_run_t  *lr;
 
-    lr = turn->data;
+    lr = ngx_http_agent_turn_in(turn)->data;
 
-    if (turn->run == NULL || turn->run->finished || lr == NULL) {
+    if (!ngx_http_agent_turn_running(turn) || lr == NULL) {
         return;
     }
 
-    ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
+    ngx_log_error(NGX_LOG_INFO, lr->request->connection->log, 0,
                   "agent: run \"%V\" on thread \"%V\" cancelled",
-                  &turn->run_id, &turn->session_id);
+                  lr->info.run_id, lr->info.session_id);
 
     lr->cancelled = 1;
     lr->rollback = rollback;
 
-    ngx_http_agent_graph_cancel(turn->run);
-    (void) ngx_http_agent_graph_fail(turn->run, "cancelled", "the run was "
-                                     "cancelled; the steps it completed "
-                                     "are saved");
-    ngx_http_agent_turn_done(turn->run, NGX_ERROR);
+    ngx_http_agent_turn_cancel(turn, "cancelled", "the run was cancelled; "
+                               "the steps it completed are saved");
 }
 
 
@@ -65,7 +62,9 @@ ngx_int_t
 ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    ngx_http_agent_lg_run_t *lr = turn->data;
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
+
+    ngx_http_agent_turn_info(turn, &lr->info);
 
     if (lr->poll.timer_set) {
         ngx_del_timer(&lr->poll);
@@ -77,7 +76,7 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     } else if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
         lr->status = "error";
 
-    } else if (turn->interrupted) {
+    } else if (lr->info.interrupted) {
         lr->status = "interrupted";
 
     } else {
@@ -87,15 +86,15 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     lr->finished = 1;
 
     if (ngx_http_agent_lg_run_flush(lr) != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+        ngx_log_error(NGX_LOG_ERR, lr->request->connection->log, 0,
                       "agent: the events of run \"%V\" could not be saved",
-                      &turn->run_id);
+                      lr->info.run_id);
     }
 
-    ngx_http_agent_store_call_init(&lr->end_sc, turn->request->pool,
-                                   turn->request->connection->log,
+    ngx_http_agent_store_call_init(&lr->end_sc, lr->request->pool,
+                                   lr->request->connection->log,
                                    ngx_http_agent_lg_run_stored, lr);
-    lr->end_sc.key = turn->session_id;
+    lr->end_sc.key = *lr->info.session_id;
 
     return ngx_http_agent_lg_run_end(lr);
 }
@@ -107,23 +106,25 @@ static ngx_int_t
 ngx_http_agent_lg_run_end(ngx_http_agent_lg_run_t *lr)
 {
     ngx_int_t                     status, rollback, gone;
-    ngx_http_agent_turn_t        *turn;
+    ngx_connection_t             *c;
+    ngx_http_agent_turn_info_t   *info;
     ngx_http_agent_store_call_t  *sc;
 
-    turn = lr->turn;
+    info = &lr->info;
+    c = lr->request->connection;
     sc = &lr->end_sc;
     sc->n = 0;
 
-    status = ngx_http_agent_store_run_status(sc, &turn->run_id, lr->status);
+    status = ngx_http_agent_store_run_status(sc, info->run_id, lr->status);
 
     rollback = lr->rollback
-               ? ngx_http_agent_store_run_rollback(sc, &turn->session_id,
-                                                   &turn->run_id,
-                                                   &turn->started_from)
+               ? ngx_http_agent_store_run_rollback(sc, info->session_id,
+                                                   info->run_id,
+                                                   info->started_from)
                : NGX_OK;
 
     gone = lr->stateless
-           ? ngx_http_agent_store_session_delete(sc, &turn->session_id)
+           ? ngx_http_agent_store_session_delete(sc, info->session_id)
            : NGX_OK;
 
     if (status == NGX_AGAIN || rollback == NGX_AGAIN || gone == NGX_AGAIN) {
@@ -131,15 +132,15 @@ ngx_http_agent_lg_run_end(ngx_http_agent_lg_run_t *lr)
     }
 
     if (status != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
                       "agent: the end of run \"%V\" could not be saved",
-                      &turn->run_id);
+                      info->run_id);
     }
 
     if (rollback != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+        ngx_log_error(NGX_LOG_ERR, c->log, 0,
                       "agent: run \"%V\" could not be rolled back",
-                      &turn->run_id);
+                      info->run_id);
     }
 
     ngx_http_agent_store_call_reset(sc);
@@ -167,12 +168,13 @@ ngx_int_t
 ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    ngx_http_agent_lg_run_t *lr = turn->data;
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
     ngx_http_request_t     *r;
     ngx_http_agent_json_t  *j;
 
-    r = turn->request;
+    r = lr->request;
+    ngx_http_agent_turn_info(turn, &lr->info);
 
     if (lr->background) {
         /* answered when it began */
@@ -190,15 +192,15 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
         ngx_http_agent_lg_error(j, ev->code, ev->text);
         ngx_http_agent_json_end(j);
 
-    } else if (turn->interrupted) {
+    } else if (lr->info.interrupted) {
         /* the last values event of the stream: the interrupt alone */
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "__interrupt__");
-        ngx_http_agent_lg_interrupts(j, &turn->run->interrupt);
+        ngx_http_agent_lg_interrupts(j, &lr->info.run->interrupt);
         ngx_http_agent_json_end(j);
 
     } else {
-        ngx_http_agent_lg_values(j, turn->run, &turn->session_id);
+        ngx_http_agent_lg_values(j, lr->info.run, lr->info.session_id);
     }
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);

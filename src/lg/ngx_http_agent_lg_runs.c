@@ -250,7 +250,9 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     turn = ngx_http_agent_turn_find(&row->run_id);
 
-    if (turn && turn->hooks && turn->run && !turn->run->finished) {
+    if (turn && ngx_http_agent_turn_in(turn)->hooks
+        && ngx_http_agent_turn_running(turn))
+    {
         ngx_http_agent_lg_run_cancel(turn, action.len == 8);
         return ngx_http_agent_send(r, wait ? NGX_HTTP_NO_CONTENT
                                            : NGX_HTTP_ACCEPTED, NULL);

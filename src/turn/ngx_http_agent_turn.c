@@ -12,7 +12,7 @@
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
-#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_exit.h"
 #include "ngx_http_agent_turn_json.h"
 #include "ngx_http_agent_variables.h"
@@ -78,8 +78,8 @@ ngx_http_agent_turn_create(ngx_http_request_t *r,
 
     turn->request = r;
     turn->session_id = s->id;
-    turn->graph = alcf->graph;
-    turn->format = alcf->format;
+    turn->in.graph = alcf->graph;
+    turn->in.format = alcf->format;
     turn->env.model = model;
     ngx_http_agent_turn_services(r, &turn->env.services);
     turn->env.start = ngx_current_msec;
@@ -191,7 +191,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     if (run->interrupt.len) {
         rc = ngx_http_agent_turn_interrupt_keep(run);
 
-    } else if (turn->resume.len) {
+    } else if (turn->in.resume.len) {
         ngx_str_set(&none, "null");
         rc = ngx_http_agent_state_set(run, "__interrupt__", &none);
 
@@ -216,7 +216,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     behind = (ngx_http_agent_store->behind
               && turn->locked && !cp->release && run->interrupt.len == 0
-              && (turn->started || turn->resume.len == 0));
+              && (turn->started || turn->in.resume.len == 0));
 
     /* the input step of a run that answers nothing: behind it too */
     turn->input_saved = !turn->started && behind;
@@ -284,7 +284,7 @@ ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         turn->locked = 0;
     }
 
-    ngx_str_null(&turn->resume);
+    ngx_str_null(&turn->in.resume);
 
     turn->checkpoint_id = turn->cp.id;
     turn->step = turn->cp.step;
@@ -331,7 +331,7 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
 
-    if (!start && s->format->updates && !turn->json) {
+    if (!start && s->format->updates && !turn->in.json) {
 
         /*
          * the step's update, for the formats that show it; written as JSON
@@ -376,7 +376,7 @@ ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 {
     ngx_http_agent_turn_t *turn = data;
 
-    if (turn->json) {
+    if (turn->in.json) {
         return NGX_OK;
     }
 
@@ -496,7 +496,7 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         ev->code = &turn->end_code;
     }
 
-    ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS, &turn->graph->name,
+    ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS, &turn->in.graph->name,
                                 turn->interrupted ? "interrupted"
                                 : ev->type == NGX_HTTP_AGENT_EV_END ? "ok"
                                 : (run->code.len == 9
@@ -504,17 +504,17 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
                                                   "cancelled", 9) == 0)
                                   ? "cancelled" : "error", 1);
     ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TURN_SECONDS,
-                                   &turn->graph->name,
+                                   &turn->in.graph->name,
                                    ngx_current_msec - turn->env.start);
     ngx_http_agent_trace_end(turn->env.trace, ev->code,
                              ev->type == NGX_HTTP_AGENT_EV_ERROR ? ev->text
                                                                  : NULL,
-                             &turn->text,
+                             &turn->in.text,
                              ev->type == NGX_HTTP_AGENT_EV_END ? ev->text
                                                                : NULL);
 
-    if (turn->hooks && turn->hooks->done
-        && turn->hooks->done(turn, ev) == NGX_AGAIN)
+    if (turn->in.hooks && turn->in.hooks->done
+        && turn->in.hooks->done(turn, ev) == NGX_AGAIN)
     {
         /* the hook finishes the turn when its end is stored */
         return;
@@ -541,10 +541,10 @@ ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
         goto failed;
     }
 
-    if (turn->json) {
+    if (turn->in.json) {
         ngx_http_finalize_request(r,
-                             (turn->hooks && turn->hooks->answer)
-                             ? turn->hooks->answer(turn, ev)
+                             (turn->in.hooks && turn->in.hooks->answer)
+                             ? turn->in.hooks->answer(turn, ev)
                              : ngx_http_agent_turn_json_send(r, turn->run, ev,
                                                       &turn->session_id,
                                                       &turn->run_id));
@@ -610,7 +610,7 @@ ngx_http_agent_turn_cleanup(void *data)
                       &turn->session_id);
         ngx_http_agent_graph_cancel(turn->run);
         ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS,
-                                    &turn->graph->name, "cancelled", 1);
+                                    &turn->in.graph->name, "cancelled", 1);
     }
 
     /* before the calls are cancelled: its failure is then told to no one */

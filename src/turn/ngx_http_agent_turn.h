@@ -25,11 +25,13 @@ typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
 
 
 /*
- * what an API over the turn adds: a run's record, its end (done: NGX_AGAIN
+ * what a protocol adds to its turn: its answer started once the input is
+ * checked (ready), a run's record, its end (done: NGX_AGAIN
  * when the end is still being stored, then ngx_http_agent_turn_finish()
  * once it is)
  */
 typedef struct {
+    ngx_int_t                     (*ready)(ngx_http_agent_turn_t *turn);
     ngx_int_t                     (*begin)(ngx_http_agent_turn_t *turn);
     void                          (*started)(ngx_http_agent_turn_t *turn);
     ngx_int_t                     (*done)(ngx_http_agent_turn_t *turn,
@@ -39,61 +41,56 @@ typedef struct {
 } ngx_http_agent_turn_hooks_t;
 
 
-/* a run of a graph bound to one request (turn.c) */
-struct ngx_http_agent_turn_s {
-    ngx_http_request_t             *request;
-    ngx_http_agent_run_t           *run;
-    ngx_http_agent_env_t            env;
-    ngx_http_agent_stream_t         stream;
-    ngx_http_agent_sse_t            sse;
-    ngx_str_t                       session_id;
-    ngx_str_t                       run_id;
-    ngx_str_t                       checkpoint_id;
-    ngx_str_t                       started_from; /* the checkpoint */
-    ngx_str_t                       fork;      /* a checkpoint to start
-                                                  from instead of the
-                                                  latest (time travel) */
-    ngx_str_t                       text;
-    ngx_str_t                       resume;    /* the answer: a resume */
+
+
+/*
+ * What a protocol asks of its turn, between ngx_http_agent_turn_create()
+ * and ngx_http_agent_turn_begin(): the graph, how its events are written,
+ * and the input (messages, values, a resume, a node to go to, a fork).
+ * The begin applies every check of the location to it, whichever
+ * protocol asks: the owner, agent_input, agent_history_max_size, the
+ * limits and caps.
+ */
+typedef struct {
     ngx_http_agent_graph_t         *graph;     /* the location's, or an
                                                   assistant's */
     ngx_http_agent_format_t        *format;
+    ngx_http_agent_turn_hooks_t    *hooks;
+    void                           *data;      /* the hooks' and sink's */
+    ngx_http_agent_stream_sink_pt   sink;      /* NULL: the SSE writer */
+    ngx_str_t                       assistant; /* for the stream's events */
+    ngx_uint_t                      modes;     /* the stream's modes */
     ngx_http_agent_msg_t           *msgs;      /* the input's messages */
     ngx_uint_t                      nmsgs;
+    ngx_str_t                       text;
     yajl_val                        values;    /* other input channels */
-    ngx_http_agent_turn_hooks_t    *hooks;
-    void                           *data;      /* the hooks' */
-
-    /*
-     * the session read with the lease, in the same round trip: then
-     * checked by this (the model chosen), after the lease, before the run
-     */
-    ngx_int_t                     (*check)(ngx_http_agent_turn_t *turn);
-    ngx_str_t                       model_name; /* asked for */
-    int64_t                         step;
-    ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
-    ngx_http_agent_checkpoint_t     cp;        /* the one being saved */
-    ngx_http_agent_session_t        session;
-    ngx_http_agent_store_call_t     sc;        /* the begin, checkpoints */
-    ngx_http_agent_store_call_t     lease_sc;
-    ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
-    ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
-    ngx_http_agent_store_call_t     usc;       /* the unlock at the end */
-    ngx_array_t                    *files;     /* read with the lease */
-    ngx_event_t                     lease;
-    ngx_event_t                     timeout;   /* agent_turn_timeout */
-    ngx_msec_t                      lease_ms;
-    ngx_queue_t                     queue;     /* the worker's turns */
-    ngx_http_agent_event_t          end;       /* the last event */
-    ngx_str_t                       end_text;
-    ngx_str_t                       end_code;
-    ngx_int_t                       done_rc;   /* kept while it unlocks */
-    unsigned                        locked:1;
+    ngx_str_t                       resume;    /* the answer: a resume */
+    ngx_str_t                       fork;      /* a checkpoint to start
+                                                  from instead of the
+                                                  latest (time travel) */
+    ngx_str_t                       go;        /* on a resume: the node
+                                                  it continues at */
+    u_char                         *waits;     /* interrupts asked per
+                                                  node, or NULL */
     unsigned                        json:1;    /* one answer, no stream */
-    unsigned                        interrupted:1;
-    unsigned                        started:1; /* the graph runs */
-    unsigned                        input_saved:1;
-};
+    unsigned                        state:1;   /* the stream shows the
+                                                  run's state */
+    unsigned                        answers:1; /* refused unless the
+                                                  thread waits */
+} ngx_http_agent_turn_in_t;
+
+
+/* what a protocol reads of its turn (its hooks run with it) */
+typedef struct {
+    ngx_http_request_t             *request;
+    ngx_http_agent_run_t           *run;       /* NULL before it starts */
+    ngx_str_t                      *session_id;
+    ngx_str_t                      *run_id;
+    ngx_str_t                      *started_from; /* the checkpoint */
+    ngx_http_agent_store_call_t    *sc;        /* the begin's writes */
+    ngx_http_agent_store_call_t    *wsc;       /* writes, no answers */
+    ngx_uint_t                      interrupted;
+} ngx_http_agent_turn_info_t;
 
 
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
@@ -106,6 +103,15 @@ ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+ngx_http_agent_turn_in_t *ngx_http_agent_turn_in(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_turn_info_t *info);
+void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
+    const char *code, const char *text);
+ngx_uint_t ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn,
+    ngx_uint_t id, ngx_str_t *name, ngx_str_t *json, ngx_uint_t now);
 void ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);

@@ -12,7 +12,7 @@
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
-#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_exit.h"
 #include "ngx_http_agent_turn_json.h"
 #include "ngx_http_agent_variables.h"
@@ -64,6 +64,18 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_str_null(&why);
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    /* every protocol's input checked alike, before its answer starts */
+
+    rc = ngx_http_agent_turn_ask(turn, s);
+
+    if (rc == NGX_OK && turn->in.hooks && turn->in.hooks->ready) {
+        rc = turn->in.hooks->ready(turn);
+    }
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
     /* agent_limit: refused now (429), or counted in until the turn ends */
 
@@ -146,8 +158,12 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
 
     rc = ngx_http_agent_turn_input(r, turn, &turn->session);
 
-    if (rc == NGX_OK && turn->hooks && turn->hooks->begin) {
-        rc = turn->hooks->begin(turn);
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_turn_resume(turn);
+    }
+
+    if (rc == NGX_OK && turn->in.hooks && turn->in.hooks->begin) {
+        rc = turn->in.hooks->begin(turn);
     }
 
     /* the session's CSV tables, for the SQL layer */
@@ -344,14 +360,14 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     /* agent_otlp: the turn's span tree, if it is traced */
     turn->env.trace = ngx_http_agent_trace_start(r, amcf->otlp,
-                                                 &turn->graph->name,
+                                                 &turn->in.graph->name,
                                                  &turn->session_id);
 
-    if (turn->hooks == NULL) {
-        turn->json = ngx_http_agent_turn_json_wanted(r);
+    if (turn->in.hooks == NULL) {
+        turn->in.json = ngx_http_agent_turn_json_wanted(r);
     }
 
-    if (!turn->json
+    if (!turn->in.json
         && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
     {
         return NGX_ERROR;
@@ -359,7 +375,7 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
     ev.type = NGX_HTTP_AGENT_EV_START;
-    ev.text = &turn->text;
+    ev.text = &turn->in.text;
 
     if (ngx_http_agent_stream_emit(&turn->stream, &ev) != NGX_OK) {
         return NGX_ERROR;
@@ -377,8 +393,8 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     ngx_http_agent_graph_start(turn->run);
 
-    if (turn->hooks && turn->hooks->started) {
-        turn->hooks->started(turn);
+    if (turn->in.hooks && turn->in.hooks->started) {
+        turn->in.hooks->started(turn);
     }
 
     return NGX_DONE;
@@ -450,7 +466,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     id = &turn->session_id;
 
     run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          turn->graph);
+                                          turn->in.graph);
     if (run == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -469,7 +485,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
      * the last agent_images_keep turns go to the model
      */
 
-    if (turn->fork.len == 0) {
+    if (turn->in.fork.len == 0) {
         turn->files = ngx_array_create(r->pool, 2,
                                        sizeof(ngx_http_agent_resource_t));
         if (turn->files == NULL) {
@@ -521,8 +537,8 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         }
     }
 
-    if (turn->fork.len) {
-        rc = ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->fork,
+    if (turn->in.fork.len) {
+        rc = ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->in.fork,
                                        alcf->images_keep - 1);
 
     } else if (rc == NGX_ABORT) {
@@ -543,7 +559,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                     "session \"%V\" has no checkpoint \"%V\"",
-                                    id, &turn->fork);
+                                    id, &turn->in.fork);
     }
 
     if (rc != NGX_OK) {
@@ -575,11 +591,11 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     stream = &turn->stream;
-    stream->format = turn->format;
+    stream->format = turn->in.format;
     stream->pool = r->pool;
     stream->session_id = *id;
     stream->run_id = turn->run_id;
-    stream->graph = turn->graph->name;
+    stream->graph = turn->in.graph->name;
 
     if (stream->sink == NULL) {
         stream->sink = ngx_http_agent_turn_sink;
@@ -590,7 +606,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     rc = ngx_http_agent_turn_waits(r, turn, run);
 
-    if (rc == NGX_OK && turn->values) {
+    if (rc == NGX_OK && turn->in.values) {
 
         /* a LangGraph command's update: written with the answer */
 
@@ -606,7 +622,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
         /* a command's update cannot undo agent_input either */
 
-        if (turn->values
+        if (turn->in.values
             && ngx_http_agent_variables_inputs(r, run, update) != NGX_OK)
         {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -628,10 +644,10 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    for (i = 0; i < turn->nmsgs; i++) {
+    for (i = 0; i < turn->in.nmsgs; i++) {
         if (ngx_http_agent_graph_write_message(run, update,
                                                NGX_HTTP_AGENT_CH_MESSAGES,
-                                               &turn->msgs[i])
+                                               &turn->in.msgs[i])
             != NGX_OK)
         {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -642,7 +658,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         || ngx_http_agent_graph_write_value(update,
                                             NGX_HTTP_AGENT_CH_SESSION_ID,
                                             &json) != NGX_OK
-        || ngx_http_agent_json_quote(r->pool, &turn->text, &json) != NGX_OK
+        || ngx_http_agent_json_quote(r->pool, &turn->in.text, &json) != NGX_OK
         || ngx_http_agent_graph_write_value(update, NGX_HTTP_AGENT_CH_INPUT,
                                             &json) != NGX_OK)
     {

@@ -12,7 +12,7 @@
 #include "ngx_http_agent_models.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
-#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -106,14 +106,14 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    turn->resume = resumed;
-    turn->text = text;
+    turn->in.resume = resumed;
+    turn->in.text = text;
     turn->check = ngx_http_agent_turn_check;
     turn->model_name = name;
 
     if (!resume) {
-        turn->msgs = msg;
-        turn->nmsgs = 1;
+        turn->in.msgs = msg;
+        turn->in.nmsgs = 1;
     }
 
     return ngx_http_agent_turn_begin(turn, &s);
@@ -141,8 +141,8 @@ ngx_http_agent_turn_check(ngx_http_agent_turn_t *turn)
      * is refused, unless the graph summarizes what it sends to the model
      */
 
-    size = (size_t) s->history_bytes + turn->text.len
-           + (turn->msgs ? turn->msgs->images.len : 0);
+    size = (size_t) s->history_bytes + turn->in.text.len
+           + (turn->in.msgs ? turn->in.msgs->images.len : 0);
 
     if (size > alcf->history_max_size
         && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))

@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_exit.h"
 
 

@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_checkpoint.h"
 
 
@@ -32,7 +32,7 @@ ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
     ngx_str_t                  name, json;
     ngx_http_agent_channel_t  *ch;
 
-    v = turn->values;
+    v = turn->in.values;
     ch = run->graph->channels.elts;
 
     for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
@@ -98,7 +98,7 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
 
-    if (turn->resume.len == 0) {
+    if (turn->in.resume.len == 0) {
         if (!waits) {
             return NGX_DECLINED;
         }
@@ -136,7 +136,7 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     run->current = n;
-    run->resume = turn->resume;
+    run->resume = turn->in.resume;
     run->resuming = 1;
 
     return NGX_OK;

@@ -1,0 +1,71 @@
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_turn.h"
+
+
+/*
+ * The turn's own fields: for the files of src/turn/ only.  A protocol
+ * sees ngx_http_agent_turn_in_t and ngx_http_agent_turn_info_t (turn.h).
+ */
+
+/* a run of a graph bound to one request (turn.c) */
+struct ngx_http_agent_turn_s {
+    ngx_http_agent_turn_in_t        in;        /* the protocol's ask */
+    ngx_http_request_t             *request;
+    ngx_http_agent_run_t           *run;
+    ngx_http_agent_env_t            env;
+    ngx_http_agent_stream_t         stream;
+    ngx_http_agent_sse_t            sse;
+    ngx_str_t                       session_id;
+    ngx_str_t                       run_id;
+    ngx_str_t                       checkpoint_id;
+    ngx_str_t                       started_from; /* the checkpoint */
+
+    /*
+     * the session read with the lease, in the same round trip: then
+     * checked by this (the model chosen), after the lease, before the run
+     */
+    ngx_int_t                     (*check)(ngx_http_agent_turn_t *turn);
+    ngx_str_t                       model_name; /* asked for */
+    int64_t                         step;
+    ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
+    ngx_http_agent_checkpoint_t     cp;        /* the one being saved */
+    ngx_http_agent_session_t        session;
+    ngx_http_agent_store_call_t     sc;        /* the begin, checkpoints */
+    ngx_http_agent_store_call_t     lease_sc;
+    ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
+    ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
+    ngx_http_agent_store_call_t     usc;       /* the unlock at the end */
+    ngx_array_t                    *files;     /* read with the lease */
+    ngx_event_t                     lease;
+    ngx_event_t                     timeout;   /* agent_turn_timeout */
+    ngx_msec_t                      lease_ms;
+    ngx_queue_t                     queue;     /* the worker's turns */
+    ngx_http_agent_event_t          end;       /* the last event */
+    ngx_str_t                       end_text;
+    ngx_str_t                       end_code;
+    ngx_int_t                       done_rc;   /* kept while it unlocks */
+    unsigned                        locked:1;
+    unsigned                        interrupted:1;
+    unsigned                        started:1; /* the graph runs */
+    unsigned                        input_saved:1;
+};
+
+
+ngx_int_t ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn);
+
+
+#endif /* _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_ */

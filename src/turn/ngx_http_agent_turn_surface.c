@@ -1,0 +1,180 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_turn_private.h"
+#include "ngx_http_agent_reply.h"
+
+
+/*
+ * The turn as a protocol sees it: what it asks (ngx_http_agent_turn_in_t),
+ * what it reads (ngx_http_agent_turn_info_t), and the few things it does
+ * to a running turn.  The checks every protocol gets are here too, made
+ * at the begin whoever asks.
+ */
+
+
+ngx_http_agent_turn_in_t *
+ngx_http_agent_turn_in(ngx_http_agent_turn_t *turn)
+{
+    return &turn->in;
+}
+
+
+void
+ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_turn_info_t *info)
+{
+    info->request = turn->request;
+    info->run = turn->run;
+    info->session_id = &turn->session_id;
+    info->run_id = &turn->run_id;
+    info->started_from = &turn->started_from;
+    info->sc = &turn->sc;
+    info->wsc = &turn->wsc;
+    info->interrupted = turn->interrupted;
+}
+
+
+/* a cancel from the protocol (its API, another worker's flag) */
+
+void
+ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn, const char *code,
+    const char *text)
+{
+    if (!ngx_http_agent_turn_running(turn)) {
+        return;
+    }
+
+    ngx_http_agent_graph_cancel(turn->run);
+    (void) ngx_http_agent_graph_fail(turn->run, code, text);
+    ngx_http_agent_turn_done(turn->run, NGX_ERROR);
+}
+
+
+ngx_uint_t
+ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn)
+{
+    return turn->run && !turn->run->finished;
+}
+
+
+/* the turn outlives its client: its stream is written to nobody */
+
+void
+ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn)
+{
+    turn->sse.keep = 1;
+}
+
+
+/* an event of the protocol's own sink, on the turn's stream */
+
+ngx_int_t
+ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn, ngx_uint_t id,
+    ngx_str_t *name, ngx_str_t *json, ngx_uint_t now)
+{
+    if (turn->in.json) {
+        return NGX_OK;
+    }
+
+    turn->sse.id = id;
+
+    return ngx_http_agent_sse_named(&turn->sse, name, json, now);
+}
+
+
+/*
+ * Before the store: the stream as the protocol asked, and the stored
+ * history's bound (agent_history_max_size), past which a turn is refused
+ * unless the graph summarizes what it sends to the model.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *s)
+{
+    size_t                      size;
+    ngx_http_agent_turn_in_t   *in;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    in = &turn->in;
+
+    if (in->sink) {
+        turn->stream.sink = in->sink;
+        turn->stream.sink_data = in->data;
+    }
+
+    if (in->assistant.len) {
+        turn->stream.assistant = in->assistant;
+    }
+
+    if (in->modes) {
+        turn->stream.modes = in->modes;
+    }
+
+    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
+
+    size = (size_t) s->history_bytes + in->text.len
+           + (in->msgs ? in->msgs->images.len : 0);
+
+    if (size > alcf->history_max_size
+        && !ngx_http_agent_graph_has_kind(in->graph, "summarize"))
+    {
+        return ngx_http_agent_error(turn->request,
+                                    NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                    "this conversation has reached its "
+                                    "size limit (%L bytes stored, "
+                                    "agent_history_max_size is %uz); "
+                                    "start a new one",
+                                    s->history_bytes, alcf->history_max_size);
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * In the begin's unit of writes, the state loaded: a resume's goto and
+ * the interrupts asked, refused when an answer finds nothing waiting
+ */
+
+ngx_int_t
+ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn)
+{
+    ngx_int_t                  n;
+    ngx_http_agent_run_t      *run;
+    ngx_http_agent_turn_in_t  *in;
+
+    in = &turn->in;
+    run = turn->run;
+
+    if (in->state) {
+        turn->stream.state = run;
+    }
+
+    if (in->waits) {
+        run->waits = in->waits;
+    }
+
+    if (in->go.len && run->resuming) {
+        /* goto: the run continues at that node instead */
+        n = ngx_http_agent_graph_node(in->graph, &in->go);
+        run->current = n;
+    }
+
+    if (in->answers && !run->resuming) {
+        return ngx_http_agent_error(turn->request, NGX_HTTP_CONFLICT,
+                                    "thread \"%V\" waits for nothing: "
+                                    "send an input", &turn->session_id);
+    }
+
+    return NGX_OK;
+}
