@@ -204,10 +204,10 @@ typedef struct {
                               ngx_str_t *id, ngx_uint_t field,
                               ngx_str_t *value);
 
-    /* the session's lease taken for run_id: NGX_BUSY, another holds it */
+    /* the lease taken for run_id: NGX_BUSY, held; NGX_DECLINED, no session */
     ngx_int_t  (*lock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                        ngx_str_t *run_id, ngx_msec_t lease);
-    /* the lease renewed: NGX_DECLINED, lost */
+    /* the lease renewed, for another lease ms */
     ngx_int_t  (*lock_renew)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *id, ngx_str_t *run_id,
                              ngx_msec_t lease);
@@ -326,7 +326,7 @@ typedef struct {
     ngx_int_t  (*run_rollback)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *thread_id, ngx_str_t *run_id,
                                ngx_str_t *before);
-    /* whether a thread has a run going: NGX_BUSY, and its id */
+    /* a run holds the thread: NGX_OK and its id; NGX_DECLINED, none */
     ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *thread_id, ngx_str_t *run_id);
 } ngx_http_agent_store_backend_t;
