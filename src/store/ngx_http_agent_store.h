@@ -122,6 +122,8 @@ struct ngx_http_agent_store_call_s {
     ngx_uint_t                     n;        /* calls made in this pass */
     ngx_array_t                   *answers;  /* kept answers, by call */
     void                          *conn;     /* the store's own */
+    ngx_uint_t                     tx;       /* the store's: its unit of
+                                                writes open */
     ngx_uint_t                     waiting;  /* answers not yet there */
     ngx_int_t                      rc;       /* the last answer's */
     ngx_int_t                      failed;   /* the first failed write of
@@ -133,42 +135,79 @@ struct ngx_http_agent_store_call_s {
 };
 
 
+/*
+ * A back end of the store, a closed interface as nginx's event modules'
+ * (ngx_event_actions_t): one table each, its operations static in its own
+ * folder (store/sqlite, store/pg), the one in use chosen once by
+ * ngx_http_agent_store_select(); code above the store tells the back ends
+ * apart by their flags alone.
+ */
+
+/* begin .. commit is one transaction: all of its writes, or none */
+#define NGX_HTTP_AGENT_STORE_TX      0x01
+/*
+ * writes answer later (over a connection): a run may go on while its
+ * step is written behind it.  A store that answers at once gains nothing
+ * by it, and waits out a busy file only for a caller that waits
+ */
+#define NGX_HTTP_AGENT_STORE_BEHIND  0x02
+
+
 typedef struct {
+    /* its name in the logs: "sqlite", "postgresql" */
+    ngx_str_t    name;
+    /* NGX_HTTP_AGENT_STORE_TX, NGX_HTTP_AGENT_STORE_BEHIND */
+    ngx_uint_t   flags;
+
+    /* agent_checkpoint_db's value (and parameters) read, in the conf */
+    char      *(*conf)(ngx_conf_t *cf, ngx_str_t *db);
+    /* in the master before the workers start: the schema, the folders */
     ngx_int_t  (*init)(ngx_cycle_t *cycle, ngx_str_t *path,
                        ngx_str_t *resources_dir, ngx_uid_t user,
                        ngx_gid_t group);
+    /* in each worker: the file opened, or the connections started */
     ngx_int_t  (*open)(ngx_cycle_t *cycle, ngx_str_t *path);
+    /* the worker's end */
     void       (*close)(ngx_cycle_t *cycle);
 
     /*
-     * a unit of writes of one pass, where the store has one; begin is the
+     * a unit of writes of one pass (NGX_HTTP_AGENT_STORE_TX); begin is the
      * first call of its pass: NGX_AGAIN, the caller is woken to make the
      * pass again (a SQLite file another process writes)
      */
     ngx_int_t  (*begin)(ngx_http_agent_store_call_t *sc);
+    /* the unit's writes kept (where they answer later: on their way) */
     ngx_int_t  (*commit)(ngx_http_agent_store_call_t *sc);
+    /* the unit's writes undone */
     void       (*rollback)(ngx_http_agent_store_call_t *sc);
 
     /* the caller is gone: answers still to come are dropped */
     void       (*cancel)(ngx_http_agent_store_call_t *sc);
 
+    /* a new session; s its row */
     ngx_int_t  (*session_create)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id, ngx_str_t *title,
                                  ngx_str_t *metadata, ngx_str_t *owner,
                                  ngx_http_agent_session_t *s);
+    /* a session's row: NGX_DECLINED, none */
     ngx_int_t  (*session_get)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *id, ngx_http_agent_session_t *s);
+    /* a page of sessions, an owner's only when owner is given */
     ngx_int_t  (*session_list)(ngx_http_agent_store_call_t *sc,
                                ngx_int_t limit, ngx_int_t offset,
                                ngx_str_t *owner, ngx_array_t *sessions);
+    /* a session and all it has */
     ngx_int_t  (*session_delete)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id);
+    /* a session's field (NGX_HTTP_AGENT_STORE_MODEL, _DATABASE) set */
     ngx_int_t  (*session_set)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *id, ngx_uint_t field,
                               ngx_str_t *value);
 
+    /* the lease taken for run_id: NGX_BUSY, held; NGX_DECLINED, no session */
     ngx_int_t  (*lock)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                        ngx_str_t *run_id, ngx_msec_t lease);
+    /* the lease renewed, for another lease ms */
     ngx_int_t  (*lock_renew)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *id, ngx_str_t *run_id,
                              ngx_msec_t lease);
@@ -196,32 +235,41 @@ typedef struct {
                                ngx_array_t *messages,
                                ngx_array_t *resources);
 
+    /* a session's messages up to a count, the last images_keep images */
     ngx_int_t  (*messages)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                            int64_t upto, ngx_int_t images_keep,
                            ngx_array_t *messages);
+    /* a page of messages before a place, each to handler */
     ngx_int_t  (*messages_page)(ngx_http_agent_store_call_t *sc,
                                 ngx_str_t *id, int64_t before,
                                 ngx_uint_t limit, ngx_uint_t all,
                                 ngx_uint_t images, ngx_uint_t *more,
                                 ngx_http_agent_store_message_pt handler,
                                 void *data);
+    /* a checkpoint by id, the latest without one: NGX_DECLINED, none */
     ngx_int_t  (*checkpoint_get)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id, ngx_str_t *checkpoint_id,
                                  ngx_http_agent_checkpoint_t *cp);
+    /* a session's checkpoints, the latest first */
     ngx_int_t  (*checkpoint_list)(ngx_http_agent_store_call_t *sc,
                                   ngx_str_t *id, ngx_array_t *checkpoints);
+    /* a step: its checkpoint and added messages, the lease renewed */
     ngx_int_t  (*checkpoint_write)(ngx_http_agent_store_call_t *sc,
                                    ngx_str_t *session_id,
                                    ngx_http_agent_checkpoint_t *cp,
                                    ngx_array_t *added);
+    /* a fork: the checkpoints after the one it starts from */
     ngx_int_t  (*fork_later)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *id, ngx_str_t *from,
                              ngx_array_t *later);
+    /* a fork: the checkpoint kept, its channels rewritten */
     ngx_int_t  (*fork_keep)(ngx_http_agent_store_call_t *sc,
                             ngx_str_t *checkpoint_id, ngx_str_t *channels);
+    /* a fork: the messages past msg_count dropped */
     ngx_int_t  (*fork_cut)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                            int64_t msg_count);
 
+    /* an uploaded file's row (and, for a shared store, its bytes) */
     ngx_int_t  (*resource_add)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *session_id,
                                ngx_http_agent_resource_t *res);
@@ -233,6 +281,7 @@ typedef struct {
      */
     ngx_int_t  (*resource_prepare)(ngx_pool_t *pool, ngx_log_t *log,
                                    ngx_http_agent_resource_t *res);
+    /* a session's files */
     ngx_int_t  (*resource_list)(ngx_http_agent_store_call_t *sc,
                                 ngx_str_t *session_id,
                                 ngx_array_t *resources);
@@ -241,47 +290,58 @@ typedef struct {
     ngx_int_t  (*resource_fetch)(ngx_http_agent_store_call_t *sc,
                                  ngx_http_agent_resource_t *res);
 
+    /* a run's row; events: its events kept for a stream joined later */
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
+    /* a run's status set */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
+    /* a run's row: NGX_DECLINED, none */
     ngx_int_t  (*run_get)(ngx_http_agent_store_call_t *sc,
                           ngx_str_t *thread_id, ngx_str_t *run_id,
                           ngx_http_agent_run_row_t *row);
+    /* a page of a thread's runs, of a status when given */
     ngx_int_t  (*run_list)(ngx_http_agent_store_call_t *sc,
                            ngx_str_t *thread_id, ngx_str_t *status,
                            ngx_int_t limit, ngx_int_t offset,
                            ngx_array_t *rows);
+    /* a run asked to stop (action: "interrupt", "rollback") */
     ngx_int_t  (*run_cancel)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, ngx_str_t *action);
+    /* whether a run was asked to stop: NGX_OK and its action, or not */
     ngx_int_t  (*run_cancelled)(ngx_http_agent_store_call_t *sc,
                                 ngx_str_t *run_id, ngx_str_t *action);
+    /* an event of a run kept */
     ngx_int_t  (*run_event)(ngx_http_agent_store_call_t *sc,
                             ngx_str_t *run_id, int64_t seq,
                             ngx_str_t *event, ngx_str_t *json);
+    /* a run's kept events after seq, each to handler */
     ngx_int_t  (*run_events)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, int64_t after,
                              ngx_uint_t limit,
                              ngx_http_agent_store_event_pt handler,
                              void *data);
+    /* a run undone: its messages and checkpoints after before, its row */
     ngx_int_t  (*run_rollback)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *thread_id, ngx_str_t *run_id,
                                ngx_str_t *before);
+    /* a run holds the thread: NGX_OK and its id; NGX_DECLINED, none */
     ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *thread_id, ngx_str_t *run_id);
-    /*
-     * writes answer later (over a connection): a run may go on while its
-     * step is written behind it.  A store that answers at once gains
-     * nothing by it, and waits out a busy file only for a caller that waits
-     */
-    ngx_uint_t   behind;
-} ngx_http_agent_store_actions_t;
+} ngx_http_agent_store_backend_t;
 
 
-extern ngx_http_agent_store_actions_t  *ngx_http_agent_store;
-extern ngx_http_agent_store_actions_t   ngx_http_agent_store_sqlite;
+/* the back ends, and the one chosen (ngx_http_agent_store_select) */
+extern ngx_http_agent_store_backend_t  *ngx_http_agent_store;
+extern ngx_http_agent_store_backend_t   ngx_http_agent_store_sqlite;
+extern ngx_http_agent_store_backend_t   ngx_http_agent_store_pg;
 extern ngx_str_t                        ngx_http_agent_store_host;
+
+
+/* a capability of the chosen back end: NGX_HTTP_AGENT_STORE_TX, ... */
+#define ngx_http_agent_store_has(flag)                                        \
+    (ngx_http_agent_store->flags & (flag))
 
 
 #define ngx_http_agent_store_init         ngx_http_agent_store->init

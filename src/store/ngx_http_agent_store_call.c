@@ -11,14 +11,14 @@
 #include <sys/random.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_pg.h"
 #include "ngx_http_agent_files.h"
 
 
 /*
- * Which store runs, chosen by agent_checkpoint_db: a path is a SQLite
- * file, a postgresql:// URL a PostgreSQL server.  Everything above the
- * store calls it through ngx_http_agent_store and its calls.
+ * Which store runs, chosen here only, by agent_checkpoint_db: a path is a
+ * SQLite file, a postgresql:// URL a PostgreSQL server.  Everything above
+ * the store calls it through ngx_http_agent_store and its calls, and tells
+ * the back ends apart by their flags (ngx_http_agent_store_has) alone.
  */
 
 
@@ -34,10 +34,12 @@ typedef struct {
 } ngx_http_agent_store_unlock_t;
 
 
+static ngx_http_agent_store_backend_t *ngx_http_agent_store_of(
+    ngx_str_t *db);
 static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
 
 
-ngx_http_agent_store_actions_t  *ngx_http_agent_store =
+ngx_http_agent_store_backend_t  *ngx_http_agent_store =
     &ngx_http_agent_store_sqlite;
 
 static ngx_event_t               ngx_http_agent_store_unlock_timer;
@@ -48,11 +50,16 @@ ngx_str_t                        ngx_http_agent_store_host;
 static u_char                    ngx_http_agent_store_host_data[128];
 
 
-static ngx_uint_t
-ngx_http_agent_store_is_url(ngx_str_t *db)
+static ngx_http_agent_store_backend_t *
+ngx_http_agent_store_of(ngx_str_t *db)
 {
-    return (db->len > 13 && ngx_strncmp(db->data, "postgresql://", 13) == 0)
-           || (db->len > 11 && ngx_strncmp(db->data, "postgres://", 11) == 0);
+    if ((db->len > 13 && ngx_strncmp(db->data, "postgresql://", 13) == 0)
+        || (db->len > 11 && ngx_strncmp(db->data, "postgres://", 11) == 0))
+    {
+        return &ngx_http_agent_store_pg;
+    }
+
+    return &ngx_http_agent_store_sqlite;
 }
 
 
@@ -74,19 +81,7 @@ ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
     *field = value[1];
 
-    if (ngx_http_agent_store_is_url(field)) {
-        return ngx_http_agent_store_pg_conf(cf, field);
-    }
-
-    if (cf->args->nelts > 2) {
-        return "takes parameters with a postgresql:// URL only";
-    }
-
-    if (ngx_conf_full_name(cf->cycle, field, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    return NGX_CONF_OK;
+    return ngx_http_agent_store_of(field)->conf(cf, field);
 }
 
 
@@ -95,9 +90,7 @@ ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 void
 ngx_http_agent_store_select(ngx_str_t *db)
 {
-    ngx_http_agent_store = ngx_http_agent_store_is_url(db)
-                           ? &ngx_http_agent_store_pg
-                           : &ngx_http_agent_store_sqlite;
+    ngx_http_agent_store = ngx_http_agent_store_of(db);
 }
 
 
@@ -154,6 +147,19 @@ ngx_http_agent_store_new_id(u_char *buf)
     buf = ngx_hex_dump(buf, r + 8, 2);
     *buf++ = '-';
     (void) ngx_hex_dump(buf, r + 10, 6);
+}
+
+
+/* now, in ms since the epoch */
+
+int64_t
+ngx_http_agent_store_ms(void)
+{
+    ngx_time_t  *tp;
+
+    tp = ngx_timeofday();
+
+    return (int64_t) tp->sec * 1000 + tp->msec;
 }
 
 

@@ -214,7 +214,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
      * event follows what is stored.
      */
 
-    behind = (ngx_http_agent_store->behind
+    behind = (ngx_http_agent_store_has(NGX_HTTP_AGENT_STORE_BEHIND)
               && turn->locked && !cp->release && run->interrupt.len == 0
               && (turn->started || turn->in.resume.len == 0));
 

@@ -38,8 +38,6 @@ static void ngx_http_agent_pg_connect_poll(ngx_http_agent_pg_conn_t *pc);
 static void ngx_http_agent_pg_io(ngx_http_agent_pg_conn_t *pc,
     ngx_uint_t write);
 static void ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc);
-static void ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc,
-    const char *why);
 static void ngx_http_agent_pg_flush(ngx_event_t *ev);
 static void ngx_http_agent_pg_retry(ngx_event_t *ev);
 static void ngx_http_agent_pg_timeout(ngx_event_t *ev);
@@ -502,14 +500,36 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
     q = pc->current;
 
     if (q == NULL) {
-        if (ngx_queue_empty(&pc->queries)) {
+
+        /*
+         * a transaction open: its statements only, in order, the others
+         * wait behind its COMMIT (ngx_http_agent_pg_begin)
+         */
+
+        for (qq = ngx_queue_head(&pc->queries);
+             qq != ngx_queue_sentinel(&pc->queries);
+             qq = ngx_queue_next(qq))
+        {
+            q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+
+            if (pc->tx == 0 || q->tx == pc->tx) {
+                break;
+            }
+        }
+
+        if (qq == ngx_queue_sentinel(&pc->queries)) {
             return;
         }
 
-        qq = ngx_queue_head(&pc->queries);
         ngx_queue_remove(qq);
 
-        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
+        if (q->tx_begin) {
+            pc->tx = q->tx;
+
+        } else if (q->tx_end) {
+            pc->tx = 0;
+        }
+
         ngx_http_agent_pg_pair(pc, q);
         q->prepared = (pc->prepared >> q->stmt) & 1;
         pc->current = q;
@@ -548,7 +568,7 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
 }
 
 
-static void
+void
 ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why)
 {
     ngx_queue_t                *qq;
@@ -574,6 +594,9 @@ ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why)
     }
 
     pc->state = NGX_HTTP_AGENT_PG_DOWN;
+
+    /* the server undoes a transaction open on it */
+    pc->tx = 0;
 
     /* what it held fails now, with an error its callers can give */
 

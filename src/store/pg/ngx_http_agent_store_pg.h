@@ -52,6 +52,9 @@ enum {
     NGX_HTTP_AGENT_PG_THREAD_BUSY,
     NGX_HTTP_AGENT_PG_OPEN,
     NGX_HTTP_AGENT_PG_CHECKPOINT_PAIR,
+    NGX_HTTP_AGENT_PG_BEGIN,
+    NGX_HTTP_AGENT_PG_COMMIT,
+    NGX_HTTP_AGENT_PG_ROLLBACK,
     NGX_HTTP_AGENT_PG_LAST
 };
 
@@ -96,8 +99,12 @@ struct ngx_http_agent_pg_query_s {
     PGresult                      *res;
     ngx_http_agent_pg_query_t     *also;      /* the next step, written
                                                  in the same statement */
+    ngx_uint_t                     tx;        /* its transaction's
+                                                 number, 0: none */
     unsigned                       prepared:1;
     unsigned                       binary:1;  /* its results in binary */
+    unsigned                       tx_begin:1;
+    unsigned                       tx_end:1;  /* COMMIT or ROLLBACK */
 };
 
 
@@ -121,6 +128,8 @@ typedef struct {
     ngx_event_t                flush;     /* sends at the pass's end */
     ngx_msec_t                 backoff;
     ngx_uint_t                 failed;    /* the last attempt failed */
+    ngx_uint_t                 tx;        /* the transaction open: its
+                                             statements only are sent */
 } ngx_http_agent_pg_conn_t;
 
 
@@ -132,7 +141,7 @@ typedef struct {
 } ngx_http_agent_pg_conf_t;
 
 
-extern ngx_http_agent_store_actions_t  ngx_http_agent_store_pg;
+extern ngx_http_agent_store_backend_t  ngx_http_agent_store_pg;
 extern ngx_http_agent_pg_conf_t        ngx_http_agent_pg_conf;
 
 /* store_pg_conf.c: a connection's parameters (connect_timeout in s) */
@@ -147,13 +156,17 @@ extern const char                     *ngx_http_agent_pg_sql[];
 extern ngx_str_t                       ngx_http_agent_pg_resources_dir;
 
 
-char *ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url);
+char *ngx_http_agent_pg_conf_read(ngx_conf_t *cf, ngx_str_t *url);
 ngx_int_t ngx_http_agent_pg_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path);
 void ngx_http_agent_pg_close(ngx_cycle_t *cycle);
 void ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_pg_begin(ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_pg_commit(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_pg_rollback(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc);
+void ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why);
 ngx_int_t ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q,
     ngx_int_t rc, PGresult *res);
 void ngx_http_agent_pg_hold(ngx_http_agent_pg_query_t *q);

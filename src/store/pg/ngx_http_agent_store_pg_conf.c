@@ -29,7 +29,7 @@ static ngx_int_t ngx_http_agent_pg_mask(ngx_pool_t *pool, ngx_str_t *url,
 /* agent_checkpoint_db postgresql://... [password_env=] [pool=] [timeout=] */
 
 char *
-ngx_http_agent_store_pg_conf(ngx_conf_t *cf, ngx_str_t *url)
+ngx_http_agent_pg_conf_read(ngx_conf_t *cf, ngx_str_t *url)
 {
     char        *env;
     ngx_str_t   *value, v;

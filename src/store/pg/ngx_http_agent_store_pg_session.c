@@ -605,27 +605,15 @@ ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a, ngx_array_t *to)
 }
 
 
-/* the unit of writes is each operation's own transaction here */
-
-static ngx_int_t
-ngx_http_agent_pg_begin(ngx_http_agent_store_call_t *sc)
-{
-    return NGX_OK;
-}
-
-
-static void
-ngx_http_agent_pg_rollback(ngx_http_agent_store_call_t *sc)
-{
-}
-
-
-ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
+ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
+    ngx_string("postgresql"),
+    NGX_HTTP_AGENT_STORE_TX|NGX_HTTP_AGENT_STORE_BEHIND,
+    ngx_http_agent_pg_conf_read,
     ngx_http_agent_pg_init,
     ngx_http_agent_pg_open,
     ngx_http_agent_pg_close,
     ngx_http_agent_pg_begin,
-    ngx_http_agent_pg_begin,
+    ngx_http_agent_pg_commit,
     ngx_http_agent_pg_rollback,
     ngx_http_agent_pg_cancel,
     ngx_http_agent_pg_session_create,
@@ -658,6 +646,5 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_run_event,
     ngx_http_agent_pg_run_events,
     ngx_http_agent_pg_run_rollback,
-    ngx_http_agent_pg_thread_busy,
-    1
+    ngx_http_agent_pg_thread_busy
 };

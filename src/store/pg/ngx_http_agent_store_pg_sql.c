@@ -466,5 +466,10 @@ const char  *ngx_http_agent_pg_sql[] = {
     " next, msg_count, channels, created_at) SELECT $3, $1, $4, $5::bigint,"
     " $6, $7, $8::bigint, $9, $10 FROM u UNION ALL SELECT $19, $1, $20,"
     " $21::bigint, $22, $23, $24::bigint, $25, $26 FROM u)"
-    " SELECT EXISTS (SELECT 1 FROM u)"
+    " SELECT EXISTS (SELECT 1 FROM u)",
+
+    /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK"
 };

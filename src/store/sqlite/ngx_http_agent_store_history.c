@@ -51,12 +51,12 @@ ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t  *m;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, upto < 0 ? INT64_MAX : upto);
     sqlite3_bind_int64(stmt, 3, images_keep);
 
@@ -71,21 +71,21 @@ ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
 
         m->seq = sqlite3_column_int64(stmt, 0);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 1, &m->role);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 2, &m->content);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 3, &m->tool_calls);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 4, &m->tool_call_id);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 5, &m->name);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 6, &m->images);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 7, &m->metadata);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 8, &m->created_at);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &m->role);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 2, &m->content);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 3, &m->tool_calls);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 4, &m->tool_call_id);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 5, &m->name);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 6, &m->images);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 7, &m->metadata);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 8, &m->created_at);
 
         if (m->content.data == NULL) {
             ngx_str_set(&m->content, "");
         }
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -111,12 +111,12 @@ ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t   m;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_FROM);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_FROM);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, before < 0 ? INT64_MAX : before);
     sqlite3_bind_int64(stmt, 3, limit);
     sqlite3_bind_int(stmt, 4, all ? 1 : 0);
@@ -128,16 +128,16 @@ ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
     from = (rc == SQLITE_ROW) ? sqlite3_column_int64(stmt, 0) : -1;
     *more = (rc == SQLITE_ROW);
 
-    if (ngx_http_agent_store_done(stmt, rc) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, rc) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_PAGE);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_PAGE);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, before < 0 ? INT64_MAX : before);
     sqlite3_bind_int64(stmt, 3, from);
     sqlite3_bind_int(stmt, 4, all ? 1 : 0);
@@ -164,7 +164,7 @@ ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
         }
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -189,14 +189,14 @@ static void
 ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_checkpoint_t *cp)
 {
-    (void) ngx_http_agent_store_col(pool, stmt, 0, &cp->id);
-    (void) ngx_http_agent_store_col(pool, stmt, 1, &cp->parent_id);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &cp->id);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &cp->parent_id);
     cp->step = sqlite3_column_int64(stmt, 2);
-    (void) ngx_http_agent_store_col(pool, stmt, 3, &cp->node);
-    (void) ngx_http_agent_store_col(pool, stmt, 4, &cp->next);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &cp->node);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &cp->next);
     cp->msg_count = sqlite3_column_int64(stmt, 5);
-    (void) ngx_http_agent_store_col(pool, stmt, 6, &cp->channels);
-    (void) ngx_http_agent_store_col(pool, stmt, 7, &cp->created_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &cp->channels);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &cp->created_at);
 }
 
 
@@ -210,13 +210,13 @@ ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LATEST);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LATEST);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, checkpoint_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 2, checkpoint_id);
 
     rc = sqlite3_step(stmt);
 
@@ -229,7 +229,7 @@ ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
         ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -241,12 +241,12 @@ ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt                 *stmt;
     ngx_http_agent_checkpoint_t  *cp;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LIST);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LIST);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, 1000);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -259,7 +259,7 @@ ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
         ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -293,7 +293,7 @@ ngx_http_agent_sqlite_checkpoint_try(ngx_http_agent_store_call_t *sc,
 
     ngx_int_t  rc;
 
-    if (ngx_http_agent_store_tx || !ngx_http_agent_sqlite_can_wait(sc, 0)) {
+    if (ngx_http_agent_sqlite_tx || !ngx_http_agent_sqlite_can_wait(sc, 0)) {
         return ngx_http_agent_sqlite_checkpoint_now(sc, a->session_id, a->cp,
                                                     a->added);
     }
@@ -334,10 +334,10 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     cp->created_at.data = p + 36;
     cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
-    own = !ngx_http_agent_store_tx;
+    own = !ngx_http_agent_sqlite_tx;
     lost = 0;
 
-    if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
+    if (own && ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -348,7 +348,7 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     bytes = 0;
 
     for (i = 0; i < n; i++) {
-        stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_MESSAGE_INSERT);
+        stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGE_INSERT);
         if (stmt == NULL) {
             goto failed;
         }
@@ -358,22 +358,22 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
         /* agent_history_max_size: each message, its images once */
         bytes += m[i].content.len + m[i].tool_calls.len + m[i].images.len;
 
-        ngx_http_agent_store_bind(stmt, 1, session_id);
+        ngx_http_agent_sqlite_bind(stmt, 1, session_id);
         sqlite3_bind_int64(stmt, 2, seq + i);
-        ngx_http_agent_store_bind(stmt, 3, &m[i].role);
-        ngx_http_agent_store_bind(stmt, 4, &m[i].content);
-        ngx_http_agent_store_bind(stmt, 5, m[i].tool_calls.len
+        ngx_http_agent_sqlite_bind(stmt, 3, &m[i].role);
+        ngx_http_agent_sqlite_bind(stmt, 4, &m[i].content);
+        ngx_http_agent_sqlite_bind(stmt, 5, m[i].tool_calls.len
                                            ? &m[i].tool_calls : NULL);
-        ngx_http_agent_store_bind(stmt, 6, m[i].tool_call_id.len
+        ngx_http_agent_sqlite_bind(stmt, 6, m[i].tool_call_id.len
                                            ? &m[i].tool_call_id : NULL);
-        ngx_http_agent_store_bind(stmt, 7, m[i].name.len ? &m[i].name : NULL);
-        ngx_http_agent_store_bind(stmt, 8, m[i].images.len
+        ngx_http_agent_sqlite_bind(stmt, 7, m[i].name.len ? &m[i].name : NULL);
+        ngx_http_agent_sqlite_bind(stmt, 8, m[i].images.len
                                            ? &m[i].images : NULL);
-        ngx_http_agent_store_bind(stmt, 9, m[i].metadata.len
+        ngx_http_agent_sqlite_bind(stmt, 9, m[i].metadata.len
                                            ? &m[i].metadata : NULL);
-        ngx_http_agent_store_bind(stmt, 10, &cp->created_at);
+        ngx_http_agent_sqlite_bind(stmt, 10, &cp->created_at);
 
-        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
             goto failed;
         }
 
@@ -385,33 +385,33 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
         }
     }
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_INSERT);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_INSERT);
     if (stmt == NULL) {
         goto failed;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, &cp->id);
-    ngx_http_agent_store_bind(stmt, 2, session_id);
-    ngx_http_agent_store_bind(stmt, 3, cp->parent_id.len
+    ngx_http_agent_sqlite_bind(stmt, 1, &cp->id);
+    ngx_http_agent_sqlite_bind(stmt, 2, session_id);
+    ngx_http_agent_sqlite_bind(stmt, 3, cp->parent_id.len
                                        ? &cp->parent_id : NULL);
     sqlite3_bind_int64(stmt, 4, cp->step);
-    ngx_http_agent_store_bind(stmt, 5, &cp->node);
-    ngx_http_agent_store_bind(stmt, 6, cp->next.len ? &cp->next : NULL);
+    ngx_http_agent_sqlite_bind(stmt, 5, &cp->node);
+    ngx_http_agent_sqlite_bind(stmt, 6, cp->next.len ? &cp->next : NULL);
     sqlite3_bind_int64(stmt, 7, cp->msg_count);
-    ngx_http_agent_store_bind(stmt, 8, &cp->channels);
-    ngx_http_agent_store_bind(stmt, 9, &cp->created_at);
+    ngx_http_agent_sqlite_bind(stmt, 8, &cp->channels);
+    ngx_http_agent_sqlite_bind(stmt, 9, &cp->created_at);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;
     }
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_TOUCH);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_TOUCH);
     if (stmt == NULL) {
         goto failed;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, session_id);
-    ngx_http_agent_store_bind(stmt, 2, &cp->created_at);
+    ngx_http_agent_sqlite_bind(stmt, 1, session_id);
+    ngx_http_agent_sqlite_bind(stmt, 2, &cp->created_at);
     sqlite3_bind_int64(stmt, 3, visible);
 
     /* a checkpoint renews the running turn's own lease */
@@ -419,16 +419,16 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int64(stmt, 5, cp->prompt_tokens);
     sqlite3_bind_int64(stmt, 6, cp->completion_tokens);
     sqlite3_bind_int64(stmt, 7, cp->cached_tokens);
-    ngx_http_agent_store_bind(stmt, 8, &cp->run_id);
+    ngx_http_agent_sqlite_bind(stmt, 8, &cp->run_id);
     sqlite3_bind_int64(stmt, 9, bytes);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;
     }
 
     /* the lease ran out and another turn took the session: write nothing */
-    if (sqlite3_changes(ngx_http_agent_store_db) != 1) {
-        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
+    if (sqlite3_changes(ngx_http_agent_sqlite_db) != 1) {
+        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_sqlite_log, 0,
                       "agent: session \"%V\" is no longer held by run "
                       "\"%V\", its checkpoint is not written", session_id,
                       &cp->run_id);
@@ -439,20 +439,20 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     /* the turn's last step lets its session go in the same transaction */
 
     if (cp->release) {
-        stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
+        stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
         if (stmt == NULL) {
             goto failed;
         }
 
-        ngx_http_agent_store_bind(stmt, 1, session_id);
-        ngx_http_agent_store_bind(stmt, 2, &cp->run_id);
+        ngx_http_agent_sqlite_bind(stmt, 1, session_id);
+        ngx_http_agent_sqlite_bind(stmt, 2, &cp->run_id);
 
-        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
             goto failed;
         }
     }
 
-    if (own && ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK)
+    if (own && ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK)
     {
         goto failed;
     }
@@ -477,7 +477,7 @@ failed:
 
     /* the caller's transaction is the caller's to roll back */
     if (own) {
-        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+        (void) ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
     }
 
     return lost ? NGX_DECLINED : NGX_ERROR;
@@ -490,27 +490,27 @@ ngx_http_agent_sqlite_resource_add(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_INSERT);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_INSERT);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, &res->id);
-    ngx_http_agent_store_bind(stmt, 2, session_id);
-    ngx_http_agent_store_bind(stmt, 3, &res->name);
-    ngx_http_agent_store_bind(stmt, 4, &res->table);
-    ngx_http_agent_store_bind(stmt, 5, &res->columns);
+    ngx_http_agent_sqlite_bind(stmt, 1, &res->id);
+    ngx_http_agent_sqlite_bind(stmt, 2, session_id);
+    ngx_http_agent_sqlite_bind(stmt, 3, &res->name);
+    ngx_http_agent_sqlite_bind(stmt, 4, &res->table);
+    ngx_http_agent_sqlite_bind(stmt, 5, &res->columns);
     sqlite3_bind_int64(stmt, 6, res->row_count);
     sqlite3_bind_int64(stmt, 7, res->size_bytes);
-    ngx_http_agent_store_bind(stmt, 8, &res->path);
-    ngx_http_agent_store_bind(stmt, 9, &res->created_at);
+    ngx_http_agent_sqlite_bind(stmt, 8, &res->path);
+    ngx_http_agent_sqlite_bind(stmt, 9, &res->created_at);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
     }
 
     /* the session was deleted while its upload was imported */
-    return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
+    return sqlite3_changes(ngx_http_agent_sqlite_db) == 1 ? NGX_OK
                                                          : NGX_DECLINED;
 }
 
@@ -530,13 +530,13 @@ ngx_http_agent_sqlite_fork_later(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt                 *stmt;
     ngx_http_agent_checkpoint_t  *c;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_FORK_LATER);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_FORK_LATER);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, from);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 2, from);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         c = ngx_array_push(later);
@@ -546,12 +546,12 @@ ngx_http_agent_sqlite_fork_later(ngx_http_agent_store_call_t *sc,
         }
 
         ngx_memzero(c, sizeof(ngx_http_agent_checkpoint_t));
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 0, &c->id);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 0, &c->id);
         c->msg_count = sqlite3_column_int64(stmt, 1);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 2, &c->channels);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 2, &c->channels);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -561,15 +561,15 @@ ngx_http_agent_sqlite_fork_keep(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_FORK_KEEP);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_FORK_KEEP);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, checkpoint_id);
-    ngx_http_agent_store_bind(stmt, 2, channels);
+    ngx_http_agent_sqlite_bind(stmt, 1, checkpoint_id);
+    ngx_http_agent_sqlite_bind(stmt, 2, channels);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
@@ -579,24 +579,24 @@ ngx_http_agent_sqlite_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_FORK_MESSAGES);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_FORK_MESSAGES);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, msg_count);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }

@@ -52,10 +52,10 @@ static void ngx_http_agent_sqlite_retry_cleanup(void *data);
 
 
 /* set by a statement that failed: SQLite found the file busy */
-ngx_uint_t  ngx_http_agent_store_busy;
+ngx_uint_t  ngx_http_agent_sqlite_busy_seen;
 
 /* how long the busy handler yields before it gives up, in ms */
-ngx_msec_t  ngx_http_agent_store_spin = 100;
+ngx_msec_t  ngx_http_agent_sqlite_spin = 100;
 
 
 /* the operation that follows may wait: a short spin, then a timer */
@@ -64,14 +64,14 @@ ngx_uint_t
 ngx_http_agent_sqlite_can_wait(ngx_http_agent_store_call_t *sc,
     ngx_uint_t replay)
 {
-    ngx_http_agent_store_busy = 0;
+    ngx_http_agent_sqlite_busy_seen = 0;
 
     if (sc->wake == NULL || (!replay && !sc->once)) {
-        ngx_http_agent_store_spin = 100;
+        ngx_http_agent_sqlite_spin = 100;
         return 0;
     }
 
-    ngx_http_agent_store_spin = NGX_HTTP_AGENT_STORE_SPIN_MS;
+    ngx_http_agent_sqlite_spin = NGX_HTTP_AGENT_STORE_SPIN_MS;
 
     return 1;
 }
@@ -90,9 +90,9 @@ ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc, ngx_int_t rc,
     ngx_pool_cleanup_t             *cln;
     ngx_http_agent_sqlite_retry_t  *r;
 
-    ngx_http_agent_store_spin = 100;
+    ngx_http_agent_sqlite_spin = 100;
 
-    if (rc != NGX_ERROR || !ngx_http_agent_store_busy) {
+    if (rc != NGX_ERROR || !ngx_http_agent_sqlite_busy_seen) {
         if (sc->conn) {
             ((ngx_http_agent_sqlite_retry_t *) sc->conn)->tries = 0;
         }
@@ -100,7 +100,7 @@ ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc, ngx_int_t rc,
         return rc;
     }
 
-    ngx_http_agent_store_busy = 0;
+    ngx_http_agent_sqlite_busy_seen = 0;
 
     r = sc->conn;
 

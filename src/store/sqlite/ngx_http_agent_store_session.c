@@ -69,22 +69,22 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
     s->title = *title;
     s->metadata = *metadata;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_INSERT);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_INSERT);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, &s->id);
-    ngx_http_agent_store_bind(stmt, 2, title);
-    ngx_http_agent_store_bind(stmt, 3, metadata->len ? metadata : NULL);
-    ngx_http_agent_store_bind(stmt, 4, &s->created_at);
-    ngx_http_agent_store_bind(stmt, 5, owner);
+    ngx_http_agent_sqlite_bind(stmt, 1, &s->id);
+    ngx_http_agent_sqlite_bind(stmt, 2, title);
+    ngx_http_agent_sqlite_bind(stmt, 3, metadata->len ? metadata : NULL);
+    ngx_http_agent_sqlite_bind(stmt, 4, &s->created_at);
+    ngx_http_agent_sqlite_bind(stmt, 5, owner);
 
     if (owner) {
         s->owner = *owner;
     }
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
@@ -92,15 +92,15 @@ static void
 ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_session_t *s)
 {
-    (void) ngx_http_agent_store_col(pool, stmt, 0, &s->id);
-    (void) ngx_http_agent_store_col(pool, stmt, 1, &s->title);
-    (void) ngx_http_agent_store_col(pool, stmt, 2, &s->metadata);
-    (void) ngx_http_agent_store_col(pool, stmt, 3, &s->created_at);
-    (void) ngx_http_agent_store_col(pool, stmt, 4, &s->updated_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &s->id);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &s->title);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &s->metadata);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &s->created_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &s->updated_at);
     s->message_count = sqlite3_column_int64(stmt, 5);
-    (void) ngx_http_agent_store_col(pool, stmt, 6, &s->model);
-    (void) ngx_http_agent_store_col(pool, stmt, 7, &s->database);
-    (void) ngx_http_agent_store_col(pool, stmt, 8, &s->owner);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &s->model);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &s->database);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &s->owner);
     s->prompt_tokens = sqlite3_column_int64(stmt, 9);
     s->completion_tokens = sqlite3_column_int64(stmt, 10);
     s->cached_tokens = sqlite3_column_int64(stmt, 11);
@@ -115,12 +115,12 @@ ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_GET);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_GET);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
 
     rc = sqlite3_step(stmt);
 
@@ -133,7 +133,7 @@ ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
         ngx_http_agent_store_session_row(sc->pool, stmt, s);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -145,14 +145,14 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt              *stmt;
     ngx_http_agent_session_t  *s;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_LIST);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_LIST);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
     sqlite3_bind_int64(stmt, 1, limit);
     sqlite3_bind_int64(stmt, 2, offset);
-    ngx_http_agent_store_bind(stmt, 3, owner);
+    ngx_http_agent_sqlite_bind(stmt, 3, owner);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         s = ngx_array_push(sessions);
@@ -164,7 +164,7 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
         ngx_http_agent_store_session_row(sc->pool, stmt, s);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -197,39 +197,39 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
+    if (ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_SESSION_DELETE);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_DELETE);
     if (stmt == NULL) {
         goto failed;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;
     }
 
-    changes = sqlite3_changes(ngx_http_agent_store_db);
+    changes = sqlite3_changes(ngx_http_agent_sqlite_db);
 
     /* the session's rows in every table, in the same transaction */
 
     for (i = 0; i < sizeof(deletes) / sizeof(deletes[0]); i++) {
-        stmt = ngx_http_agent_store_stmt(deletes[i]);
+        stmt = ngx_http_agent_sqlite_stmt(deletes[i]);
         if (stmt == NULL) {
             goto failed;
         }
 
-        ngx_http_agent_store_bind(stmt, 1, id);
+        ngx_http_agent_sqlite_bind(stmt, 1, id);
 
-        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
             goto failed;
         }
     }
 
-    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
+    if (ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
         goto failed;
     }
 
@@ -239,7 +239,7 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
 
     for (i = 0; i < resources.nelts; i++) {
         if (ngx_delete_file(res[i].path.data) == NGX_FILE_ERROR) {
-            ngx_log_error(NGX_LOG_WARN, ngx_http_agent_store_log, ngx_errno,
+            ngx_log_error(NGX_LOG_WARN, ngx_http_agent_sqlite_log, ngx_errno,
                           "agent: cannot delete \"%V\"", &res[i].path);
         }
     }
@@ -248,7 +248,7 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
 
 failed:
 
-    (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    (void) ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
 
     return NGX_ERROR;
 }
@@ -260,17 +260,17 @@ ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(field == NGX_HTTP_AGENT_STORE_MODEL
+    stmt = ngx_http_agent_sqlite_stmt(field == NGX_HTTP_AGENT_STORE_MODEL
                                      ? NGX_HTTP_AGENT_SQL_SESSION_SET_MODEL
                                      : NGX_HTTP_AGENT_SQL_SESSION_SET_DATABASE);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, value);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 2, value);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
@@ -298,37 +298,37 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
     now = ngx_http_agent_store_ms();
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_LOCK);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 2, run_id);
     sqlite3_bind_int64(stmt, 3, ngx_pid);
     sqlite3_bind_int64(stmt, 4, now + lease);
     sqlite3_bind_int64(stmt, 5, now);
-    ngx_http_agent_store_bind(stmt, 6, &ngx_http_agent_store_host);
+    ngx_http_agent_sqlite_bind(stmt, 6, &ngx_http_agent_store_host);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    if (sqlite3_changes(ngx_http_agent_store_db) == 1) {
+    if (sqlite3_changes(ngx_http_agent_sqlite_db) == 1) {
         return NGX_OK;
     }
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK_OWNER);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_LOCK_OWNER);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
 
     rc = sqlite3_step(stmt);
 
     if (rc != SQLITE_ROW) {
-        (void) ngx_http_agent_store_done(stmt, rc);
+        (void) ngx_http_agent_sqlite_done(stmt, rc);
         return rc == SQLITE_DONE ? NGX_DECLINED : NGX_ERROR;
     }
 
@@ -348,23 +348,23 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_memcpy(buf, sqlite3_column_text(stmt, 0), owner.len);
     sqlite3_reset(stmt);
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_LOCK_STEAL);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_LOCK_STEAL);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 2, run_id);
     sqlite3_bind_int64(stmt, 3, ngx_pid);
-    ngx_http_agent_store_bind(stmt, 4, &owner);
+    ngx_http_agent_sqlite_bind(stmt, 4, &owner);
     sqlite3_bind_int64(stmt, 5, now + lease);
-    ngx_http_agent_store_bind(stmt, 6, &ngx_http_agent_store_host);
+    ngx_http_agent_sqlite_bind(stmt, 6, &ngx_http_agent_store_host);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    return sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK : NGX_BUSY;
+    return sqlite3_changes(ngx_http_agent_sqlite_db) == 1 ? NGX_OK : NGX_BUSY;
 }
 
 
@@ -436,21 +436,21 @@ ngx_http_agent_sqlite_renew_try(ngx_http_agent_store_call_t *sc, void *data)
     ngx_uint_t     wait;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RENEW);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RENEW);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, a->id);
-    ngx_http_agent_store_bind(stmt, 2, a->run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, a->id);
+    ngx_http_agent_sqlite_bind(stmt, 2, a->run_id);
     sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + a->lease);
 
     wait = ngx_http_agent_sqlite_can_wait(sc, 0);
 
-    rc = ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    rc = ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 
     if (rc == NGX_OK) {
-        rc = sqlite3_changes(ngx_http_agent_store_db) == 1 ? NGX_OK
+        rc = sqlite3_changes(ngx_http_agent_sqlite_db) == 1 ? NGX_OK
                                                            : NGX_DECLINED;
     }
 
@@ -504,7 +504,7 @@ ngx_http_agent_sqlite_unlock_try(ngx_http_agent_store_call_t *sc, void *data)
 
     ngx_http_agent_store_unlock_later(a->id, a->run_id,
                                       ngx_http_agent_store_unlock_now,
-                                      ngx_http_agent_store_log);
+                                      ngx_http_agent_sqlite_log);
     return NGX_OK;
 }
 
@@ -514,15 +514,15 @@ ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id)
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_UNLOCK);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, id);
-    ngx_http_agent_store_bind(stmt, 2, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    ngx_http_agent_sqlite_bind(stmt, 2, run_id);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
@@ -537,12 +537,12 @@ ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt               *stmt;
     ngx_http_agent_resource_t  *res;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_LIST);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_LIST);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, session_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, session_id);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         res = ngx_array_push(resources);
@@ -551,15 +551,15 @@ ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
             return NGX_ERROR;
         }
 
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 0, &res->id);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 1, &res->name);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 2, &res->table);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 3, &res->columns);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 0, &res->id);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &res->name);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 2, &res->table);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 3, &res->columns);
         res->row_count = sqlite3_column_int64(stmt, 4);
         res->size_bytes = sqlite3_column_int64(stmt, 5);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 6, &res->path);
-        (void) ngx_http_agent_store_col(sc->pool, stmt, 7, &res->created_at);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 6, &res->path);
+        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 7, &res->created_at);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }

@@ -27,7 +27,15 @@
  */
 
 
-
+static ngx_int_t ngx_http_agent_sqlite_init(ngx_cycle_t *cycle,
+    ngx_str_t *path, ngx_str_t *resources_dir, ngx_uid_t user,
+    ngx_gid_t group);
+static ngx_int_t ngx_http_agent_sqlite_open(ngx_cycle_t *cycle,
+    ngx_str_t *path);
+static void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
+static ngx_int_t ngx_http_agent_sqlite_resource_fetch(
+    ngx_http_agent_store_call_t *sc, ngx_http_agent_resource_t *res);
+static char *ngx_http_agent_sqlite_conf(ngx_conf_t *cf, ngx_str_t *db);
 static int ngx_http_agent_store_busy_handler(void *data, int count);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
@@ -226,14 +234,14 @@ static const char  *ngx_http_agent_store_sql[] = {
 };
 
 
-sqlite3              *ngx_http_agent_store_db;
+sqlite3              *ngx_http_agent_sqlite_db;
 static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 
-ngx_uint_t            ngx_http_agent_store_tx;
-ngx_log_t            *ngx_http_agent_store_log;
+ngx_uint_t            ngx_http_agent_sqlite_tx;
+ngx_log_t            *ngx_http_agent_sqlite_log;
 
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group)
 {
@@ -416,14 +424,14 @@ ngx_http_agent_store_dir(ngx_cycle_t *cycle, ngx_str_t *path,
 }
 
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
 {
     int  rc;
 
-    ngx_http_agent_store_log = cycle->log;
+    ngx_http_agent_sqlite_log = cycle->log;
 
-    rc = sqlite3_open_v2((char *) path->data, &ngx_http_agent_store_db,
+    rc = sqlite3_open_v2((char *) path->data, &ngx_http_agent_sqlite_db,
                          SQLITE_OPEN_READWRITE|SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
@@ -432,11 +440,11 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
         return NGX_ERROR;
     }
 
-    sqlite3_busy_handler(ngx_http_agent_store_db,
+    sqlite3_busy_handler(ngx_http_agent_sqlite_db,
                          ngx_http_agent_store_busy_handler, NULL);
 
     /* WAL makes a commit one sequential write; NORMAL syncs at checkpoint */
-    sqlite3_exec(ngx_http_agent_store_db,
+    sqlite3_exec(ngx_http_agent_sqlite_db,
                  "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
                  NULL, NULL, NULL);
 
@@ -465,7 +473,7 @@ ngx_http_agent_store_busy_handler(void *data, int count)
 
     if ((now.tv_sec - start.tv_sec) * 1000
         + (now.tv_nsec - start.tv_nsec) / 1000000
-        > (time_t) ngx_http_agent_store_spin)
+        > (time_t) ngx_http_agent_sqlite_spin)
     {
         return 0;
     }
@@ -486,18 +494,18 @@ ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc)
     /* the first of its pass: a busy file, and the caller makes it again */
 
     if (ngx_http_agent_sqlite_can_wait(sc, 1)) {
-        rc = ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN);
+        rc = ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN);
         rc = ngx_http_agent_sqlite_busy(sc, rc, NULL, NULL, 0);
 
     } else {
-        rc = ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_BEGIN);
+        rc = ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN);
     }
 
     if (rc != NGX_OK) {
         return rc;
     }
 
-    ngx_http_agent_store_tx = 1;
+    ngx_http_agent_sqlite_tx = 1;
 
     return NGX_OK;
 }
@@ -506,10 +514,10 @@ ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc)
 ngx_int_t
 ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc)
 {
-    ngx_http_agent_store_tx = 0;
+    ngx_http_agent_sqlite_tx = 0;
 
-    if (ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
-        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    if (ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
+        (void) ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
         return NGX_ERROR;
     }
 
@@ -520,16 +528,16 @@ ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc)
 void
 ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc)
 {
-    if (ngx_http_agent_store_tx) {
-        ngx_http_agent_store_tx = 0;
-        (void) ngx_http_agent_store_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    if (ngx_http_agent_sqlite_tx) {
+        ngx_http_agent_sqlite_tx = 0;
+        (void) ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
     }
 }
 
 
 /* the files of SQLite's resources are this host's */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_sqlite_resource_fetch(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_resource_t *res)
 {
@@ -537,7 +545,7 @@ ngx_http_agent_sqlite_resource_fetch(ngx_http_agent_store_call_t *sc,
 }
 
 
-void
+static void
 ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
 {
     ngx_uint_t  i;
@@ -549,35 +557,35 @@ ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
         }
     }
 
-    if (ngx_http_agent_store_db) {
-        sqlite3_close(ngx_http_agent_store_db);
-        ngx_http_agent_store_db = NULL;
+    if (ngx_http_agent_sqlite_db) {
+        sqlite3_close(ngx_http_agent_sqlite_db);
+        ngx_http_agent_sqlite_db = NULL;
     }
 }
 
 
 sqlite3_stmt *
-ngx_http_agent_store_stmt(ngx_uint_t n)
+ngx_http_agent_sqlite_stmt(ngx_uint_t n)
 {
     int            rc;
     sqlite3_stmt  *stmt;
 
-    if (ngx_http_agent_store_db == NULL) {
+    if (ngx_http_agent_sqlite_db == NULL) {
         return NULL;
     }
 
     stmt = ngx_http_agent_store_stmts[n];
 
     if (stmt == NULL) {
-        rc = sqlite3_prepare_v3(ngx_http_agent_store_db,
+        rc = sqlite3_prepare_v3(ngx_http_agent_sqlite_db,
                                 ngx_http_agent_store_sql[n], -1,
                                 SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
         if (rc != SQLITE_OK) {
             ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL,
                                        NULL, 1);
-            ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
+            ngx_log_error(NGX_LOG_ERR, ngx_http_agent_sqlite_log, 0,
                           "agent: sqlite prepare failed: %s",
-                          sqlite3_errmsg(ngx_http_agent_store_db));
+                          sqlite3_errmsg(ngx_http_agent_sqlite_db));
             return NULL;
         }
 
@@ -592,7 +600,7 @@ ngx_http_agent_store_stmt(ngx_uint_t n)
 
 
 void
-ngx_http_agent_store_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
+ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
 {
     if (s == NULL || s->data == NULL) {
         sqlite3_bind_null(stmt, n);
@@ -604,7 +612,7 @@ ngx_http_agent_store_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
 
 
 ngx_int_t
-ngx_http_agent_store_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
+ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
     ngx_str_t *out)
 {
     size_t          len;
@@ -634,7 +642,7 @@ ngx_http_agent_store_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
 
 
 ngx_int_t
-ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc)
+ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc)
 {
     sqlite3_reset(stmt);
 
@@ -643,9 +651,9 @@ ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc)
     }
 
     if ((rc & 0xff) == SQLITE_BUSY) {
-        ngx_http_agent_store_busy = 1;
+        ngx_http_agent_sqlite_busy_seen = 1;
 
-        if (ngx_http_agent_store_spin < 100) {
+        if (ngx_http_agent_sqlite_spin < 100) {
             /* the write waits on a timer: not an error yet */
             return NGX_ERROR;
         }
@@ -653,40 +661,49 @@ ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc)
 
     ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL, NULL, 1);
 
-    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_store_log, 0,
+    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_sqlite_log, 0,
                   "agent: sqlite step failed: %s",
-                  sqlite3_errmsg(ngx_http_agent_store_db));
+                  sqlite3_errmsg(ngx_http_agent_sqlite_db));
 
     return NGX_ERROR;
 }
 
 
 ngx_int_t
-ngx_http_agent_store_exec(ngx_uint_t n)
+ngx_http_agent_sqlite_exec(ngx_uint_t n)
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(n);
+    stmt = ngx_http_agent_sqlite_stmt(n);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
-int64_t
-ngx_http_agent_store_ms(void)
+/* agent_checkpoint_db PATH: a file, relative to the prefix */
+
+static char *
+ngx_http_agent_sqlite_conf(ngx_conf_t *cf, ngx_str_t *db)
 {
-    ngx_time_t  *tp;
+    if (cf->args->nelts > 2) {
+        return "takes parameters with a postgresql:// URL only";
+    }
 
-    tp = ngx_timeofday();
+    if (ngx_conf_full_name(cf->cycle, db, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
 
-    return (int64_t) tp->sec * 1000 + tp->msec;
+    return NGX_CONF_OK;
 }
 
 
-ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
+ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
+    ngx_string("sqlite"),
+    NGX_HTTP_AGENT_STORE_TX,
+    ngx_http_agent_sqlite_conf,
     ngx_http_agent_sqlite_init,
     ngx_http_agent_sqlite_open,
     ngx_http_agent_sqlite_close,
@@ -724,6 +741,5 @@ ngx_http_agent_store_actions_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_run_event,
     ngx_http_agent_sqlite_run_events,
     ngx_http_agent_sqlite_run_rollback,
-    ngx_http_agent_sqlite_thread_busy,
-    0
+    ngx_http_agent_sqlite_thread_busy
 };

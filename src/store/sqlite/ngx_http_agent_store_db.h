@@ -70,11 +70,11 @@ enum {
 };
 
 
-extern sqlite3       *ngx_http_agent_store_db;
-extern ngx_uint_t     ngx_http_agent_store_tx;
-extern ngx_log_t     *ngx_http_agent_store_log;
-extern ngx_uint_t     ngx_http_agent_store_busy;
-extern ngx_msec_t     ngx_http_agent_store_spin;
+extern sqlite3       *ngx_http_agent_sqlite_db;
+extern ngx_uint_t     ngx_http_agent_sqlite_tx;
+extern ngx_log_t     *ngx_http_agent_sqlite_log;
+extern ngx_uint_t     ngx_http_agent_sqlite_busy_seen;
+extern ngx_msec_t     ngx_http_agent_sqlite_spin;
 
 
 /* an operation tried again on a busy file: store_retry.c */
@@ -87,17 +87,14 @@ ngx_int_t ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc,
     ngx_int_t rc, ngx_http_agent_sqlite_try_pt try, void *args, size_t size);
 
 
-sqlite3_stmt *ngx_http_agent_store_stmt(ngx_uint_t n);
-ngx_int_t ngx_http_agent_store_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
+sqlite3_stmt *ngx_http_agent_sqlite_stmt(ngx_uint_t n);
+ngx_int_t ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
     int col, ngx_str_t *out);
-void ngx_http_agent_store_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);
-ngx_int_t ngx_http_agent_store_exec(ngx_uint_t n);
-ngx_int_t ngx_http_agent_store_done(sqlite3_stmt *stmt, int rc);
+void ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);
+ngx_int_t ngx_http_agent_sqlite_exec(ngx_uint_t n);
+ngx_int_t ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc);
 
-/* the SQLite store's operations (ngx_http_agent_store_actions_t) */
-ngx_int_t ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
-    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
-ngx_int_t ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path);
+/* the SQLite store's operations in the other files, for its table */
 ngx_int_t ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc);
@@ -107,9 +104,6 @@ ngx_int_t ngx_http_agent_sqlite_session_open(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_msec_t lease, ngx_int_t images_keep,
     ngx_http_agent_checkpoint_t *cp, ngx_array_t *messages,
     ngx_array_t *resources);
-ngx_int_t ngx_http_agent_sqlite_resource_fetch(ngx_http_agent_store_call_t *sc,
-    ngx_http_agent_resource_t *res);
-void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
 ngx_int_t ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s);

@@ -33,25 +33,25 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_uint_t     i;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_INSERT);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_INSERT);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, &row->run_id);
-    ngx_http_agent_store_bind(stmt, 2, &row->thread_id);
-    ngx_http_agent_store_bind(stmt, 3, &row->assistant_id);
-    ngx_http_agent_store_bind(stmt, 4, &row->status);
-    ngx_http_agent_store_bind(stmt, 5, row->metadata.len ? &row->metadata
+    ngx_http_agent_sqlite_bind(stmt, 1, &row->run_id);
+    ngx_http_agent_sqlite_bind(stmt, 2, &row->thread_id);
+    ngx_http_agent_sqlite_bind(stmt, 3, &row->assistant_id);
+    ngx_http_agent_sqlite_bind(stmt, 4, &row->status);
+    ngx_http_agent_sqlite_bind(stmt, 5, row->metadata.len ? &row->metadata
                                                         : NULL);
-    ngx_http_agent_store_bind(stmt, 6, row->kwargs.len ? &row->kwargs : NULL);
-    ngx_http_agent_store_bind(stmt, 7, &row->multitask_strategy);
-    ngx_http_agent_store_bind(stmt, 8, &row->created_at);
+    ngx_http_agent_sqlite_bind(stmt, 6, row->kwargs.len ? &row->kwargs : NULL);
+    ngx_http_agent_sqlite_bind(stmt, 7, &row->multitask_strategy);
+    ngx_http_agent_sqlite_bind(stmt, 8, &row->created_at);
     sqlite3_bind_int(stmt, 9, events);
-    ngx_http_agent_store_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
+    ngx_http_agent_sqlite_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
                                                             : NULL);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -65,16 +65,16 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
      */
 
     for (i = 0; i < 2; i++) {
-        stmt = ngx_http_agent_store_stmt(i == 0
+        stmt = ngx_http_agent_sqlite_stmt(i == 0
                                          ? NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRE
                                       : NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRED);
         if (stmt == NULL) {
             break;
         }
 
-        ngx_http_agent_store_bind(stmt, 1, &row->expire);
+        ngx_http_agent_sqlite_bind(stmt, 1, &row->expire);
 
-        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
             break;
         }
     }
@@ -91,7 +91,7 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
     ngx_str_t      st, at;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_STATUS);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_STATUS);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
@@ -101,11 +101,11 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
     at.data = now;
     at.len = ngx_http_agent_store_now(now) - now;
 
-    ngx_http_agent_store_bind(stmt, 1, run_id);
-    ngx_http_agent_store_bind(stmt, 2, &st);
-    ngx_http_agent_store_bind(stmt, 3, &at);
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 2, &st);
+    ngx_http_agent_sqlite_bind(stmt, 3, &at);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
@@ -113,15 +113,15 @@ static void
 ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_run_row_t *row)
 {
-    (void) ngx_http_agent_store_col(pool, stmt, 0, &row->run_id);
-    (void) ngx_http_agent_store_col(pool, stmt, 1, &row->thread_id);
-    (void) ngx_http_agent_store_col(pool, stmt, 2, &row->assistant_id);
-    (void) ngx_http_agent_store_col(pool, stmt, 3, &row->status);
-    (void) ngx_http_agent_store_col(pool, stmt, 4, &row->metadata);
-    (void) ngx_http_agent_store_col(pool, stmt, 5, &row->kwargs);
-    (void) ngx_http_agent_store_col(pool, stmt, 6, &row->multitask_strategy);
-    (void) ngx_http_agent_store_col(pool, stmt, 7, &row->created_at);
-    (void) ngx_http_agent_store_col(pool, stmt, 8, &row->updated_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &row->run_id);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &row->thread_id);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &row->assistant_id);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &row->status);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &row->metadata);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 5, &row->kwargs);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &row->multitask_strategy);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &row->created_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &row->updated_at);
 }
 
 
@@ -134,13 +134,13 @@ ngx_http_agent_sqlite_run_get(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_GET);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_GET);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, run_id);
-    ngx_http_agent_store_bind(stmt, 2, thread_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 2, thread_id);
 
     rc = sqlite3_step(stmt);
 
@@ -150,7 +150,7 @@ ngx_http_agent_sqlite_run_get(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
+    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
                                                          : NGX_ERROR;
 }
 
@@ -164,15 +164,15 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt              *stmt;
     ngx_http_agent_run_row_t  *row;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_LIST);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_LIST);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, thread_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, thread_id);
     sqlite3_bind_int64(stmt, 2, limit);
     sqlite3_bind_int64(stmt, 3, offset);
-    ngx_http_agent_store_bind(stmt, 4, status);
+    ngx_http_agent_sqlite_bind(stmt, 4, status);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         row = ngx_array_push(rows);
@@ -184,7 +184,7 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
         ngx_http_agent_store_run_row(sc->pool, stmt, row);
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -196,19 +196,19 @@ ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCEL);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCEL);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, run_id);
-    ngx_http_agent_store_bind(stmt, 2, action);
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 2, action);
 
-    if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    return sqlite3_changes(ngx_http_agent_store_db) ? NGX_OK : NGX_DECLINED;
+    return sqlite3_changes(ngx_http_agent_sqlite_db) ? NGX_OK : NGX_DECLINED;
 }
 
 
@@ -221,22 +221,22 @@ ngx_http_agent_sqlite_run_cancelled(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCELLED);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCELLED);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
 
     rc = sqlite3_step(stmt);
 
     if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-        rc = ngx_http_agent_store_col(sc->pool, stmt, 0, action);
+        rc = ngx_http_agent_sqlite_col(sc->pool, stmt, 0, action);
         sqlite3_reset(stmt);
         return rc == NGX_OK ? NGX_OK : NGX_ERROR;
     }
 
-    return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
+    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
                                                          : NGX_ERROR;
 }
 
@@ -247,17 +247,17 @@ ngx_http_agent_sqlite_run_event(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENT_INSERT);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENT_INSERT);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
     sqlite3_bind_int64(stmt, 2, seq);
-    ngx_http_agent_store_bind(stmt, 3, event);
-    ngx_http_agent_store_bind(stmt, 4, json);
+    ngx_http_agent_sqlite_bind(stmt, 3, event);
+    ngx_http_agent_sqlite_bind(stmt, 4, json);
 
-    return ngx_http_agent_store_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
 
@@ -272,12 +272,12 @@ ngx_http_agent_sqlite_run_events(ngx_http_agent_store_call_t *sc,
     ngx_str_t      event, json;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENTS);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENTS);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, run_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
     sqlite3_bind_int64(stmt, 2, after);
     sqlite3_bind_int64(stmt, 3, limit);
 
@@ -295,7 +295,7 @@ ngx_http_agent_sqlite_run_events(ngx_http_agent_store_call_t *sc,
         }
     }
 
-    return ngx_http_agent_store_done(stmt, rc);
+    return ngx_http_agent_sqlite_done(stmt, rc);
 }
 
 
@@ -308,23 +308,23 @@ ngx_http_agent_sqlite_thread_busy(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_store_stmt(NGX_HTTP_AGENT_SQL_THREAD_BUSY);
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_THREAD_BUSY);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_bind(stmt, 1, thread_id);
+    ngx_http_agent_sqlite_bind(stmt, 1, thread_id);
     sqlite3_bind_int64(stmt, 2, ngx_http_agent_store_ms());
 
     rc = sqlite3_step(stmt);
 
     if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-        rc = ngx_http_agent_store_col(sc->pool, stmt, 0, run_id);
+        rc = ngx_http_agent_sqlite_col(sc->pool, stmt, 0, run_id);
         sqlite3_reset(stmt);
         return rc == NGX_OK ? NGX_OK : NGX_ERROR;
     }
 
-    return ngx_http_agent_store_done(stmt, rc) == NGX_OK ? NGX_DECLINED
+    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
                                                          : NGX_ERROR;
 }
 
@@ -357,7 +357,7 @@ ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
     }
 
     for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        stmt = ngx_http_agent_store_stmt(steps[i]);
+        stmt = ngx_http_agent_sqlite_stmt(steps[i]);
         if (stmt == NULL) {
             goto failed;
         }
@@ -366,17 +366,17 @@ ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
         arg2 = before->len ? before : NULL;
 
         if (i < 3) {
-            ngx_http_agent_store_bind(stmt, 1, thread_id);
+            ngx_http_agent_sqlite_bind(stmt, 1, thread_id);
 
             if (i < 2) {
-                ngx_http_agent_store_bind(stmt, 2, arg2);
+                ngx_http_agent_sqlite_bind(stmt, 2, arg2);
             }
 
         } else {
-            ngx_http_agent_store_bind(stmt, 1, run_id);
+            ngx_http_agent_sqlite_bind(stmt, 1, run_id);
         }
 
-        if (ngx_http_agent_store_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
             goto failed;
         }
     }
