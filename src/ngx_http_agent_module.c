@@ -45,8 +45,6 @@ static char *ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-static char *ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
 static ngx_int_t ngx_http_agent_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
@@ -56,6 +54,11 @@ static void ngx_http_agent_exit_process(ngx_cycle_t *cycle);
 /* a turn's location and MCP calls at once: none would never end */
 static ngx_conf_num_bounds_t  ngx_http_agent_tool_concurrency_bounds = {
     ngx_conf_check_num_bounds, 1, 1024
+};
+
+
+static ngx_conf_num_bounds_t  ngx_http_agent_rounds_bounds = {
+    ngx_conf_check_num_bounds, 1, 1000
 };
 
 
@@ -112,17 +115,17 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_max_tool_rounds"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_rounds,
+      ngx_conf_set_num_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, max_tool_rounds),
-      NULL },
+      &ngx_http_agent_rounds_bounds },
 
     { ngx_string("agent_recursion_limit"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_rounds,
+      ngx_conf_set_num_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, recursion_limit),
-      NULL },
+      &ngx_http_agent_rounds_bounds },
 
     { ngx_string("agent_use_database"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
@@ -690,29 +693,6 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-static char *
-ngx_http_agent_rounds(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    char  *p = conf;
-
-    char        *rv;
-    ngx_uint_t  *np;
-
-    rv = ngx_conf_set_num_slot(cf, cmd, conf);
-    if (rv != NGX_CONF_OK) {
-        return rv;
-    }
-
-    np = (ngx_uint_t *) (p + cmd->offset);
-
-    if (*np < 1 || *np > 1000) {
-        return "must be a number from 1 to 1000";
-    }
-
-    return NGX_CONF_OK;
-}
-
-
 /*
  * On one store, a location without agent_owner lists, reads and deletes
  * the sessions of every owner that the other locations keep apart.
@@ -788,35 +768,4 @@ ngx_http_agent_exit_process(ngx_cycle_t *cycle)
     ngx_http_agent_sql_exit_process(cycle);
     ngx_http_agent_store_close(cycle);
     ngx_http_agent_curl_exit_process(cycle);
-}
-
-
-/*
- * The node kinds read the main configuration through these while it is
- * read: the prompts' folder, the tools and servers they may bind, the
- * models they may name.  They include no http header for it.
- */
-
-void
-ngx_http_agent_env_conf(ngx_conf_t *cf, ngx_http_agent_env_conf_t *ec)
-{
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    ec->prompts_dir = &amcf->prompts_dir;
-    ec->tool_prompts = &amcf->tool_prompts;
-    ec->tools = amcf->tools;
-    ec->mcps = amcf->mcps;
-}
-
-
-ngx_http_agent_model_t *
-ngx_http_agent_env_conf_model(ngx_conf_t *cf, ngx_str_t *name)
-{
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    return ngx_http_agent_model_find(amcf, name);
 }

@@ -35,7 +35,7 @@ bad('rounds not a number', sub {
     qr/"agent_max_tool_rounds" directive invalid number/);
 bad('rounds zero', sub {
         s/(agent_chat;)/$1 agent_max_tool_rounds 0;/ },
-    qr/"agent_max_tool_rounds" directive must be a number from 1 to 1000/);
+    qr/"agent_max_tool_rounds" directive.*value must be between 1 and 1000/);
 bad('unknown database', sub {
         s/(agent_chat;)/$1 agent_use_database nope;/ },
     qr/agent_use_database: unknown database "nope"/);

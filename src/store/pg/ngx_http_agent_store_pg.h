@@ -17,6 +17,14 @@
 #include "ngx_http_agent_store.h"
 
 
+/*
+ * The PostgreSQL back end's own declarations: shared by its files, reached
+ * from outside only through its table (ngx_http_agent_store_backend_t),
+ * so hidden from the module's exported symbols.
+ */
+#pragma GCC visibility push(hidden)
+
+
 /* the statements (ngx_http_agent_store_pg_sql.c), prepared once each */
 enum {
     NGX_HTTP_AGENT_PG_SESSION_INSERT = 0,
@@ -290,6 +298,8 @@ ngx_int_t ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_thread_busy(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id);
 
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_PG_H_INCLUDED_ */

@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_STORE_DB_H_INCLUDED_
-#define _NGX_HTTP_AGENT_STORE_DB_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_SQLITE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_SQLITE_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -14,6 +14,14 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
+
+
+/*
+ * The SQLite back end's own declarations: shared by its files, reached
+ * from outside only through its table (ngx_http_agent_store_backend_t),
+ * so hidden from the module's exported symbols.
+ */
+#pragma GCC visibility push(hidden)
 
 
 /* the store's statements, prepared once per worker: for store*.c only */
@@ -168,4 +176,7 @@ ngx_int_t ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before);
 
 
-#endif /* _NGX_HTTP_AGENT_STORE_DB_H_INCLUDED_ */
+#pragma GCC visibility pop
+
+
+#endif /* _NGX_HTTP_AGENT_SQLITE_H_INCLUDED_ */

@@ -14,7 +14,7 @@
 
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_db.h"
+#include "ngx_http_agent_sqlite.h"
 #include "ngx_http_agent_files.h"
 
 

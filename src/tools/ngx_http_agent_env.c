@@ -6,7 +6,9 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_http.h>
 
+#include "ngx_http_agent_module.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
@@ -146,4 +148,35 @@ ngx_http_agent_env_peer_end(void *data)
     if (env->peer_freed) {
         env->peer_freed(env->peer_data);
     }
+}
+
+
+/*
+ * The node kinds read the main configuration through these while it is
+ * read: the prompts' folder, the tools and servers they may bind, the
+ * models they may name.  They include no http header for it.
+ */
+
+void
+ngx_http_agent_env_conf(ngx_conf_t *cf, ngx_http_agent_env_conf_t *ec)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    ec->prompts_dir = &amcf->prompts_dir;
+    ec->tool_prompts = &amcf->tool_prompts;
+    ec->tools = amcf->tools;
+    ec->mcps = amcf->mcps;
+}
+
+
+ngx_http_agent_model_t *
+ngx_http_agent_env_conf_model(ngx_conf_t *cf, ngx_str_t *name)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    return ngx_http_agent_model_find(amcf, name);
 }
