@@ -257,6 +257,59 @@ ngx_http_agent_params_set_list(ngx_conf_t *cf, ngx_http_agent_param_t *p,
 }
 
 
+/*
+ * ngx_array_t * of ngx_str_t: NAME:VALUE,NAME:VALUE, each kept as
+ * "NAME: VALUE", NUL-terminated for curl; post: the separator, ":" or "="
+ */
+
+char *
+ngx_http_agent_params_set_headers(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    u_char        *s, *e, *sep, *last;
+    ngx_str_t     *h;
+    ngx_array_t  **a;
+
+    a = ngx_http_agent_params_array(cf, conf, p, sizeof(ngx_str_t));
+    if (a == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    s = value->data;
+    last = value->data + value->len;
+
+    while (s < last) {
+        e = ngx_strlchr(s, last, ',');
+        if (e == NULL) {
+            e = last;
+        }
+
+        sep = ngx_strlchr(s, e, *(u_char *) p->post);
+        if (sep == NULL || sep == s) {
+            return *(u_char *) p->post == ':' ? "NAME:VALUE,..."
+                                              : "NAME=VALUE,...";
+        }
+
+        h = ngx_array_push(*a);
+        if (h == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        h->data = ngx_pnalloc(cf->pool, e - s + 2);
+        if (h->data == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        h->len = ngx_sprintf(h->data, "%*s: %*s%Z", sep - s, s,
+                             e - sep - 1, sep + 1)
+                 - h->data - 1;
+        s = e + 1;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
 /* ngx_int_t or ngx_uint_t; post: ngx_http_agent_param_bounds_t, or any */
 
 char *

@@ -60,6 +60,8 @@ char *ngx_http_agent_params_set_channels(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_list(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_headers(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_num(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_msec(ngx_conf_t *cf,
