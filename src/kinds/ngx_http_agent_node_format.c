@@ -51,7 +51,8 @@ static ngx_http_agent_param_t  ngx_http_agent_node_format_params[] = {
     { ngx_string("shape"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_format_conf_t, shape_file), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_format_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_format_conf_t, output_name),
+      &ngx_http_agent_channel_required },
     { ngx_string("event"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_format_conf_t, event),
       &ngx_http_agent_stream_event_post },
@@ -80,8 +81,6 @@ ngx_http_agent_node_format_create(ngx_conf_t *cf)
         return NULL;
     }
 
-    fc->output = -1;
-
     return fc;
 }
 
@@ -96,19 +95,15 @@ ngx_http_agent_node_format_check(ngx_conf_t *cf,
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
 
-    if (fc->shape_file.len == 0 || fc->output_name.len == 0) {
+    if (fc->shape_file.len == 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the format node \"%V\" "
-                           "needs shape=FILE and output=CHANNEL",
-                           &node->name);
+                           "needs shape=FILE", &node->name);
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                    &fc->output_name, &fc->output, 0)
-        != NGX_OK
-        || ngx_http_agent_prompt_load(cf, &amcf->prompts_dir, &fc->shape_file,
-                                      &fc->shape_text)
-           != NGX_OK)
+    if (ngx_http_agent_prompt_load(cf, &amcf->prompts_dir, &fc->shape_file,
+                                   &fc->shape_text)
+        != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -54,9 +54,6 @@ typedef struct {
 static void *ngx_http_agent_node_http_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_http_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
-static ngx_int_t ngx_http_agent_node_http_list(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
-    const char *param, ngx_str_t *list, ngx_array_t *channels);
 static ngx_int_t ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 static void ngx_http_agent_node_http_done(void *data, ngx_uint_t status,
@@ -132,67 +129,15 @@ ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_array_init(&hc->inputs, cf->pool, 4, sizeof(ngx_int_t))
-        != NGX_OK
-        || ngx_array_init(&hc->outputs, cf->pool, 4, sizeof(ngx_int_t))
-           != NGX_OK)
+    if (ngx_http_agent_channel_list_conf(cf, graph, node, "input",
+                                         &hc->input_list, &hc->inputs, 1)
+        != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_node_http_list(cf, graph, node, "input",
-                                      &hc->input_list, &hc->inputs)
-        != NGX_OK
-        || ngx_http_agent_node_http_list(cf, graph, node, "output",
-                                         &hc->output_list, &hc->outputs)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
-}
-
-
-/* A,B: each a channel of the graph */
-
-static ngx_int_t
-ngx_http_agent_node_http_list(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
-    ngx_http_agent_node_t *node, const char *param, ngx_str_t *list,
-    ngx_array_t *channels)
-{
-    u_char     *p, *q, *last;
-    ngx_int_t  *ch;
-    ngx_str_t   name;
-
-    p = list->data;
-    last = list->data + list->len;
-
-    while (p < last) {
-        q = ngx_strlchr(p, last, ',');
-        if (q == NULL) {
-            q = last;
-        }
-
-        name.data = p;
-        name.len = q - p;
-
-        ch = ngx_array_push(channels);
-        if (ch == NULL) {
-            return NGX_ERROR;
-        }
-
-        if (ngx_http_agent_channel_conf(cf, graph, node, param, &name, ch,
-                                        param[0] == 'i')
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        p = q + 1;
-    }
-
-    return NGX_OK;
+    return ngx_http_agent_channel_list_conf(cf, graph, node, "output",
+                                            &hc->output_list, &hc->outputs, 0);
 }
 
 

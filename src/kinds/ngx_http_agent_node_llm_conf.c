@@ -33,12 +33,14 @@ ngx_http_agent_param_t  ngx_http_agent_node_llm_params[] = {
     { ngx_string("model"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, model_name), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_llm_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_llm_conf_t, output_name),
+      &ngx_http_agent_channel_messages },
     { ngx_string("event"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, event),
       &ngx_http_agent_stream_event_post },
     { ngx_string("summary"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_llm_conf_t, summary_name), NULL },
+      offsetof(ngx_http_agent_node_llm_conf_t, summary_name),
+      &ngx_http_agent_channel_optional },
     { ngx_string("history"), ngx_http_agent_params_set_flag,
       offsetof(ngx_http_agent_node_llm_conf_t, history), NULL },
     { ngx_string("stream"), ngx_http_agent_params_set_flag,
@@ -60,8 +62,6 @@ ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
         return NULL;
     }
 
-    lc->output = NGX_HTTP_AGENT_CH_MESSAGES;
-    lc->summary = -1;
     lc->stream = -1;
     lc->history = 1;
 
@@ -118,32 +118,13 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         }
     }
 
-    if (lc->output_name.len
-        && !ngx_http_agent_is(&lc->output_name, "messages")
-        && ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                       &lc->output_name, &lc->output, 0)
-           != NGX_OK)
+    if ((lc->event.len || lc->json)
+        && lc->output == NGX_HTTP_AGENT_CH_MESSAGES)
     {
-        return NGX_ERROR;
-    }
-
-    if (lc->summary_name.len
-        && ngx_http_agent_channel_conf(cf, graph, node, "summary",
-                                       &lc->summary_name, &lc->summary, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (lc->event.len && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event= of the node \"%V\" "
-                           "needs output=CHANNEL", &node->name);
-        return NGX_ERROR;
-    }
-
-    if (lc->json && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "format=json of the node "
-                           "\"%V\" needs output=CHANNEL", &node->name);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s of the node \"%V\" "
+                           "needs output=CHANNEL",
+                           lc->event.len ? "event=" : "format=json",
+                           &node->name);
         return NGX_ERROR;
     }
 

@@ -70,7 +70,8 @@ static ngx_http_agent_param_bounds_t  ngx_http_agent_node_summarize_one = {
 
 static ngx_http_agent_param_t  ngx_http_agent_node_summarize_params[] = {
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_summarize_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_summarize_conf_t, output_name),
+      &ngx_http_agent_channel_required },
     { ngx_string("prompt"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_summarize_conf_t, prompt_file), NULL },
     { ngx_string("keep"), ngx_http_agent_params_set_num,
@@ -104,7 +105,6 @@ ngx_http_agent_node_summarize_create(ngx_conf_t *cf)
         return NULL;
     }
 
-    sc->output = -1;
     sc->keep = 6;
 
     return sc;
@@ -119,19 +119,6 @@ ngx_http_agent_node_summarize_check(ngx_conf_t *cf,
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    if (sc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the summarize node \"%V\" "
-                           "needs output=CHANNEL", &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                    &sc->output_name, &sc->output, 0)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
 
     if (sc->prompt_file.len == 0) {
         sc->prompt = ngx_http_agent_summary_prompt;

@@ -36,7 +36,8 @@ static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
     { ngx_string("text"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_template_conf_t, text), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_template_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_template_conf_t, output_name),
+      &ngx_http_agent_channel_messages },
     ngx_http_agent_null_param
 };
 
@@ -62,8 +63,6 @@ ngx_http_agent_node_template_create(ngx_conf_t *cf)
         return NULL;
     }
 
-    tc->output = NGX_HTTP_AGENT_CH_MESSAGES;
-
     return tc;
 }
 
@@ -77,11 +76,6 @@ ngx_http_agent_node_template_check(ngx_conf_t *cf,
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the template node \"%V\" "
                            "needs text=", &node->name);
         return NGX_ERROR;
-    }
-
-    if (tc->output_name.len) {
-        return ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                           &tc->output_name, &tc->output, 1);
     }
 
     return NGX_OK;

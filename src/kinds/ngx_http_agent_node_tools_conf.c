@@ -12,6 +12,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_node_tools.h"
+#include "ngx_http_agent_graph_conf.h"
 
 
 /* the parameters of a tools node, read and checked at configuration */
@@ -146,10 +147,9 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
 /*
  * What the model was offered: the tools= of the nodes that offer tools
- * (llm nodes) before this one, found back along the edges through nodes
- * that offer none (a router, a guard).  A call of any other name is
- * answered "not a tool of this step", whatever the model or a client that
- * wrote the messages asks
+ * before this one (ngx_http_agent_graph_conf_offers).  A call of any other
+ * name is answered "not a tool of this step", whatever the model or a
+ * client that wrote the messages asks
  */
 
 static ngx_int_t
@@ -158,60 +158,29 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    u_char                      *seen;
-    ngx_int_t                   *queue;
-    ngx_str_t                   *list;
-    ngx_uint_t                   i, k, head, tail, n;
-    ngx_http_agent_edge_t       *edge;
-    ngx_http_agent_node_t       *nodes;
+    ngx_str_t                  **list;
+    ngx_uint_t                   i;
+    ngx_array_t                  lists;
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
 
-    n = graph->nodes.nelts;
-    nodes = graph->nodes.elts;
-
-    seen = ngx_pcalloc(cf->temp_pool, n);
-    queue = ngx_palloc(cf->temp_pool, n * sizeof(ngx_int_t));
-    if (seen == NULL || queue == NULL) {
+    if (ngx_array_init(&lists, cf->temp_pool, 4, sizeof(ngx_str_t *))
+        != NGX_OK
+        || ngx_http_agent_graph_conf_offers(cf, graph, node, &lists) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    head = 0;
-    tail = 0;
-    queue[tail++] = node->index;
-    seen[node->index] = 1;
+    list = lists.elts;
 
-    while (head < tail) {
-        for (i = 0; i < n; i++) {
-            edge = nodes[i].edges.elts;
-
-            for (k = 0; k < nodes[i].edges.nelts; k++) {
-                if (edge[k].to != queue[head]) {
-                    continue;
-                }
-
-                if (nodes[i].kind->offers) {
-                    list = nodes[i].kind->offers(nodes[i].conf);
-
-                    if (ngx_http_agent_toolset_add(cf, &tc->offered,
-                                                   amcf->tools, amcf->mcps,
-                                                   list)
-                        != NGX_OK)
-                    {
-                        return NGX_ERROR;
-                    }
-
-                } else if (!seen[i]) {
-                    seen[i] = 1;
-                    queue[tail++] = i;
-                }
-
-                break;
-            }
+    for (i = 0; i < lists.nelts; i++) {
+        if (ngx_http_agent_toolset_add(cf, &tc->offered, amcf->tools,
+                                       amcf->mcps, list[i])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
         }
-
-        head++;
     }
 
     if (ngx_http_agent_toolset_empty(&tc->offered)) {

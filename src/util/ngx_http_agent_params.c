@@ -19,6 +19,11 @@ static ngx_array_t **ngx_http_agent_params_array(ngx_conf_t *cf,
     void *conf, ngx_http_agent_param_t *p, size_t size);
 
 
+ngx_http_agent_param_channel_t  ngx_http_agent_channel_optional = { 0, 0 };
+ngx_http_agent_param_channel_t  ngx_http_agent_channel_required = { 1, 0 };
+ngx_http_agent_param_channel_t  ngx_http_agent_channel_messages = { 0, 1 };
+
+
 /* the words from words[0]: each KEY=VALUE, each KEY in the table */
 
 ngx_int_t
@@ -173,7 +178,7 @@ ngx_http_agent_params_set_str(ngx_conf_t *cf, ngx_http_agent_param_t *p,
 }
 
 
-/* a channel's name, resolved once the graph is read; empty: none */
+/* a channel's name, resolved once the graph is read; post: see the .h */
 
 char *
 ngx_http_agent_params_set_channel(ngx_conf_t *cf, ngx_http_agent_param_t *p,
@@ -183,7 +188,9 @@ ngx_http_agent_params_set_channel(ngx_conf_t *cf, ngx_http_agent_param_t *p,
         return "a channel's name: letters, digits and _ only";
     }
 
-    return ngx_http_agent_params_set_str(cf, p, value, conf);
+    *(ngx_str_t *) ((u_char *) conf + p->offset) = *value;
+
+    return NGX_CONF_OK;
 }
 
 

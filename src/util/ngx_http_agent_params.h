@@ -42,6 +42,23 @@ typedef struct {
 } ngx_http_agent_param_bounds_t;
 
 
+/*
+ * The post of a set_channel or set_channels parameter: once the graph is
+ * read, the name is resolved into what follows it in the conf, an
+ * ngx_int_t (unnamed: -1, or the messages channel where messages may go),
+ * or an ngx_array_t * of ngx_int_t.  Without a post the kind resolves it.
+ */
+typedef struct {
+    ngx_uint_t                     required;   /* the node needs it */
+    ngx_uint_t                     messages;   /* may be "messages" */
+} ngx_http_agent_param_channel_t;
+
+
+extern ngx_http_agent_param_channel_t  ngx_http_agent_channel_optional;
+extern ngx_http_agent_param_channel_t  ngx_http_agent_channel_required;
+extern ngx_http_agent_param_channel_t  ngx_http_agent_channel_messages;
+
+
 ngx_int_t ngx_http_agent_params_parse(ngx_conf_t *cf,
     ngx_http_agent_param_t *table, ngx_str_t *words, ngx_uint_t n,
     void *conf, const char *what, ngx_str_t *name);
