@@ -11,6 +11,7 @@
 #include "ngx_http_agent_expr.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_template.h"
+#include "ngx_http_agent_prompt.h"
 
 
 /*
@@ -56,8 +57,11 @@ static ngx_int_t ngx_http_agent_graph_link(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_graph_reach(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
-static ngx_int_t ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_graph_conf_refs(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    ngx_str_t *dir);
+static ngx_int_t ngx_http_agent_graph_conf_file(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_str_t *dir, ngx_str_t *file);
 static void ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file,
     ngx_uint_t line, const char *fmt, ...);
 
@@ -662,7 +666,8 @@ ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
 /* after the http block: what the kinds resolve (channels, prompt files) */
 
 ngx_int_t
-ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs)
+ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs,
+    ngx_str_t *dir)
 {
     ngx_int_t                rc;
     ngx_str_t                name;
@@ -683,7 +688,7 @@ ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs)
             cf->conf_file->file.name = nodes[k].file;
             cf->conf_file->line = nodes[k].line;
 
-            rc = ngx_http_agent_graph_conf_channels(cf, g[i], &nodes[k]);
+            rc = ngx_http_agent_graph_conf_refs(cf, g[i], &nodes[k], dir);
 
             if (rc == NGX_OK && nodes[k].kind->check) {
                 rc = nodes[k].kind->check(cf, g[i], &nodes[k]);
@@ -703,13 +708,14 @@ ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs)
 
 
 /*
- * The channels a node's parameters name, those with a post (params.h):
- * checked and resolved before its kind's check(), which finds them ready
+ * The channels and files a node's parameters name, those with a post
+ * (params.h): checked and resolved before its kind's check(), which finds
+ * them ready
  */
 
 static ngx_int_t
-ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
+ngx_http_agent_graph_conf_refs(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node, ngx_str_t *dir)
 {
     u_char                          *conf;
     ngx_int_t                       *ch;
@@ -717,7 +723,7 @@ ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
     ngx_uint_t                       i;
     ngx_array_t                    **names, **chs;
     ngx_http_agent_param_t          *p;
-    ngx_http_agent_param_channel_t  *pc;
+    ngx_http_agent_param_ref_t      *pc;
 
     conf = node->conf;
 
@@ -760,12 +766,30 @@ ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
             continue;
         }
 
-        if (p->set != ngx_http_agent_params_set_channel) {
+        name = (ngx_str_t *) (conf + p->offset);
+        ch = (ngx_int_t *) (conf + p->offset + sizeof(ngx_str_t));
+
+        if (p->set == ngx_http_agent_params_set_file) {
+            if (name->len == 0 && pc->required) {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the %V node "
+                                   "\"%V\" needs %V=FILE", &node->kind->name,
+                                   &node->name, &p->name);
+                return NGX_ERROR;
+            }
+
+            if (name->len
+                && ngx_http_agent_graph_conf_file(cf, graph, dir, name)
+                   != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
             continue;
         }
 
-        name = (ngx_str_t *) (conf + p->offset);
-        ch = (ngx_int_t *) (conf + p->offset + sizeof(ngx_str_t));
+        if (p->set != ngx_http_agent_params_set_channel) {
+            continue;
+        }
 
         if (name->len) {
             if (ngx_http_agent_channel_conf(cf, graph, node,
@@ -790,6 +814,33 @@ ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * A file of the prompts folder into the ngx_str_t after its name; one the
+ * built-in graph names may be missing: an error only for a location that
+ * runs the graph
+ */
+
+static ngx_int_t
+ngx_http_agent_graph_conf_file(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_str_t *dir, ngx_str_t *file)
+{
+    ngx_int_t  rc;
+
+    if (!graph->builtin) {
+        return ngx_http_agent_prompt_load(cf, dir, file, file + 1);
+    }
+
+    rc = ngx_http_agent_prompt_builtin(cf, dir, file, file + 1);
+
+    if (rc == NGX_DECLINED) {
+        graph->prompt_missing = 1;
+        return NGX_OK;
+    }
+
+    return rc;
 }
 
 

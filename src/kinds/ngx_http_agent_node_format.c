@@ -48,11 +48,12 @@ static ngx_uint_t ngx_http_agent_node_format_same(yajl_val a, yajl_val b);
 
 
 static ngx_http_agent_param_t  ngx_http_agent_node_format_params[] = {
-    { ngx_string("shape"), ngx_http_agent_params_set_str,
-      offsetof(ngx_http_agent_node_format_conf_t, shape_file), NULL },
+    { ngx_string("shape"), ngx_http_agent_params_set_file,
+      offsetof(ngx_http_agent_node_format_conf_t, shape_file),
+      &ngx_http_agent_param_required },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_format_conf_t, output_name),
-      &ngx_http_agent_channel_required },
+      &ngx_http_agent_param_required },
     { ngx_string("event"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_format_conf_t, event),
       &ngx_http_agent_stream_event_post },
@@ -90,23 +91,7 @@ ngx_http_agent_node_format_check(ngx_conf_t *cf,
 {
     ngx_http_agent_node_format_conf_t *fc = node->conf;
 
-    ngx_str_t                    err;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    if (fc->shape_file.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the format node \"%V\" "
-                           "needs shape=FILE", &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_prompt_load(cf, &amcf->prompts_dir, &fc->shape_file,
-                                   &fc->shape_text)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
+    ngx_str_t  err;
 
     ngx_str_set(&err, "");
 

@@ -40,10 +40,10 @@ static ngx_int_t ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
 static ngx_http_agent_param_t  ngx_http_agent_node_interrupt_params[] = {
     { ngx_string("value"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_interrupt_conf_t, value_name),
-      &ngx_http_agent_channel_optional },
+      &ngx_http_agent_param_optional },
     { ngx_string("resume"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_interrupt_conf_t, resume_name),
-      &ngx_http_agent_channel_optional },
+      &ngx_http_agent_param_optional },
     ngx_http_agent_null_param
 };
 

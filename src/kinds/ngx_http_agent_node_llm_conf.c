@@ -26,21 +26,22 @@ static ngx_conf_enum_t  ngx_http_agent_node_llm_formats[] = {
 
 
 ngx_http_agent_param_t  ngx_http_agent_node_llm_params[] = {
-    { ngx_string("prompt"), ngx_http_agent_params_set_str,
-      offsetof(ngx_http_agent_node_llm_conf_t, prompt_file), NULL },
+    { ngx_string("prompt"), ngx_http_agent_params_set_file,
+      offsetof(ngx_http_agent_node_llm_conf_t, prompt_file),
+      &ngx_http_agent_param_optional },
     { ngx_string("tools"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, tools_list), NULL },
     { ngx_string("model"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, model_name), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_llm_conf_t, output_name),
-      &ngx_http_agent_channel_messages },
+      &ngx_http_agent_param_messages },
     { ngx_string("event"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, event),
       &ngx_http_agent_stream_event_post },
     { ngx_string("summary"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_llm_conf_t, summary_name),
-      &ngx_http_agent_channel_optional },
+      &ngx_http_agent_param_optional },
     { ngx_string("history"), ngx_http_agent_params_set_flag,
       offsetof(ngx_http_agent_node_llm_conf_t, history), NULL },
     { ngx_string("stream"), ngx_http_agent_params_set_flag,
@@ -80,32 +81,9 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_llm_conf_t *lc = node->conf;
 
-    ngx_int_t                    rc;
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    if (lc->prompt_file.len && graph->builtin) {
-
-        /* missing: an error only for a location that runs this graph */
-
-        rc = ngx_http_agent_prompt_builtin(cf, &amcf->prompts_dir,
-                                           &lc->prompt_file, &lc->prompt);
-        if (rc == NGX_ERROR) {
-            return NGX_ERROR;
-        }
-
-        if (rc == NGX_DECLINED) {
-            graph->prompt_missing = 1;
-        }
-
-    } else if (lc->prompt_file.len
-               && ngx_http_agent_prompt_load(cf, &amcf->prompts_dir,
-                                             &lc->prompt_file, &lc->prompt)
-                  != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
 
     if (lc->model_name.len) {
         lc->model = ngx_http_agent_model_find(amcf, &lc->model_name);

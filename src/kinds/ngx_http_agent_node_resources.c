@@ -36,10 +36,10 @@ static ngx_int_t ngx_http_agent_node_resources_run(ngx_http_agent_run_t *run,
 static ngx_http_agent_param_t  ngx_http_agent_node_resources_params[] = {
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_resources_conf_t, output_name),
-      &ngx_http_agent_channel_optional },
+      &ngx_http_agent_param_optional },
     { ngx_string("text"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_resources_conf_t, text_name),
-      &ngx_http_agent_channel_optional },
+      &ngx_http_agent_param_optional },
     ngx_http_agent_null_param
 };
 

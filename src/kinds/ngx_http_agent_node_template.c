@@ -37,7 +37,7 @@ static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
       offsetof(ngx_http_agent_node_template_conf_t, text), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_template_conf_t, output_name),
-      &ngx_http_agent_channel_messages },
+      &ngx_http_agent_param_messages },
     ngx_http_agent_null_param
 };
 

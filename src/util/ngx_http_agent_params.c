@@ -19,9 +19,9 @@ static ngx_array_t **ngx_http_agent_params_array(ngx_conf_t *cf,
     void *conf, ngx_http_agent_param_t *p, size_t size);
 
 
-ngx_http_agent_param_channel_t  ngx_http_agent_channel_optional = { 0, 0 };
-ngx_http_agent_param_channel_t  ngx_http_agent_channel_required = { 1, 0 };
-ngx_http_agent_param_channel_t  ngx_http_agent_channel_messages = { 0, 1 };
+ngx_http_agent_param_ref_t  ngx_http_agent_param_optional = { 0, 0 };
+ngx_http_agent_param_ref_t  ngx_http_agent_param_required = { 1, 0 };
+ngx_http_agent_param_ref_t  ngx_http_agent_param_messages = { 0, 1 };
 
 
 /* the words from words[0]: each KEY=VALUE, each KEY in the table */
@@ -188,6 +188,18 @@ ngx_http_agent_params_set_channel(ngx_conf_t *cf, ngx_http_agent_param_t *p,
         return "a channel's name: letters, digits and _ only";
     }
 
+    *(ngx_str_t *) ((u_char *) conf + p->offset) = *value;
+
+    return NGX_CONF_OK;
+}
+
+
+/* a file's name in the prompts folder, read once the graph is read */
+
+char *
+ngx_http_agent_params_set_file(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
     *(ngx_str_t *) ((u_char *) conf + p->offset) = *value;
 
     return NGX_CONF_OK;

@@ -43,20 +43,22 @@ typedef struct {
 
 
 /*
- * The post of a set_channel or set_channels parameter: once the graph is
- * read, the name is resolved into what follows it in the conf, an
- * ngx_int_t (unnamed: -1, or the messages channel where messages may go),
- * or an ngx_array_t * of ngx_int_t.  Without a post the kind resolves it.
+ * The post of a node's set_channel, set_channels or set_file parameter:
+ * once the graph is read, what it names is resolved into what follows its
+ * name in the conf: a channel into an ngx_int_t (unnamed: -1, or the
+ * messages channel where messages may go), channels into an ngx_array_t *
+ * of ngx_int_t, a file of the prompts folder into an ngx_str_t of its
+ * text.  Without a post the kind resolves it.
  */
 typedef struct {
     ngx_uint_t                     required;   /* the node needs it */
     ngx_uint_t                     messages;   /* may be "messages" */
-} ngx_http_agent_param_channel_t;
+} ngx_http_agent_param_ref_t;
 
 
-extern ngx_http_agent_param_channel_t  ngx_http_agent_channel_optional;
-extern ngx_http_agent_param_channel_t  ngx_http_agent_channel_required;
-extern ngx_http_agent_param_channel_t  ngx_http_agent_channel_messages;
+extern ngx_http_agent_param_ref_t  ngx_http_agent_param_optional;
+extern ngx_http_agent_param_ref_t  ngx_http_agent_param_required;
+extern ngx_http_agent_param_ref_t  ngx_http_agent_param_messages;
 
 
 ngx_int_t ngx_http_agent_params_parse(ngx_conf_t *cf,
@@ -74,6 +76,8 @@ char *ngx_http_agent_params_set_str(ngx_conf_t *cf,
 char *ngx_http_agent_params_set_channel(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_channels(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_file(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_list(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
