@@ -37,7 +37,6 @@ typedef struct {
 } ngx_http_agent_node_format_conf_t;
 
 
-static void *ngx_http_agent_node_format_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_format_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
@@ -63,27 +62,15 @@ static ngx_http_agent_param_t  ngx_http_agent_node_format_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_format_kind = {
     ngx_string("format"),
-    ngx_http_agent_node_format_create,
+    NULL,
     ngx_http_agent_node_format_params,
     ngx_http_agent_node_format_check,
     ngx_http_agent_node_format_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_format_conf_t)
 };
 
-
-static void *
-ngx_http_agent_node_format_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_format_conf_t  *fc;
-
-    fc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_format_conf_t));
-    if (fc == NULL) {
-        return NULL;
-    }
-
-    return fc;
-}
 
 static ngx_int_t
 ngx_http_agent_node_format_check(ngx_conf_t *cf,

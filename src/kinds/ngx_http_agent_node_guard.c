@@ -33,7 +33,6 @@ typedef struct {
 } ngx_http_agent_node_guard_conf_t;
 
 
-static void *ngx_http_agent_node_guard_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_guard_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
@@ -67,27 +66,14 @@ static ngx_http_agent_param_t  ngx_http_agent_node_guard_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_guard_kind = {
     ngx_string("guard"),
-    ngx_http_agent_node_guard_create,
+    NULL,
     ngx_http_agent_node_guard_params,
     NULL,
     ngx_http_agent_node_guard_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_guard_conf_t)
 };
-
-
-static void *
-ngx_http_agent_node_guard_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_guard_conf_t  *gc;
-
-    gc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_guard_conf_t));
-    if (gc == NULL) {
-        return NULL;
-    }
-
-    return gc;
-}
 
 
 static ngx_int_t

@@ -97,7 +97,8 @@ ngx_http_agent_kind_t  ngx_http_agent_http_kind = {
     ngx_http_agent_node_http_check,
     ngx_http_agent_node_http_run,
     0,
-    NULL
+    NULL,
+    0
 };
 
 

@@ -32,7 +32,6 @@ typedef struct {
 } ngx_http_agent_node_interrupt_conf_t;
 
 
-static void *ngx_http_agent_node_interrupt_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
@@ -50,27 +49,14 @@ static ngx_http_agent_param_t  ngx_http_agent_node_interrupt_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind = {
     ngx_string("interrupt"),
-    ngx_http_agent_node_interrupt_create,
+    NULL,
     ngx_http_agent_node_interrupt_params,
     NULL,
     ngx_http_agent_node_interrupt_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_interrupt_conf_t)
 };
-
-
-static void *
-ngx_http_agent_node_interrupt_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_interrupt_conf_t  *ic;
-
-    ic = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_interrupt_conf_t));
-    if (ic == NULL) {
-        return NULL;
-    }
-
-    return ic;
-}
 
 
 static ngx_int_t

@@ -28,7 +28,6 @@ typedef struct {
 } ngx_http_agent_node_resources_conf_t;
 
 
-static void *ngx_http_agent_node_resources_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_resources_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
@@ -46,27 +45,14 @@ static ngx_http_agent_param_t  ngx_http_agent_node_resources_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_resources_kind = {
     ngx_string("resources"),
-    ngx_http_agent_node_resources_create,
+    NULL,
     ngx_http_agent_node_resources_params,
     NULL,
     ngx_http_agent_node_resources_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_resources_conf_t)
 };
-
-
-static void *
-ngx_http_agent_node_resources_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_resources_conf_t  *rc;
-
-    rc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_resources_conf_t));
-    if (rc == NULL) {
-        return NULL;
-    }
-
-    return rc;
-}
 
 
 static ngx_int_t

@@ -90,7 +90,8 @@ ngx_http_agent_kind_t  ngx_http_agent_summarize_kind = {
     NULL,
     ngx_http_agent_node_summarize_run,
     0,
-    NULL
+    NULL,
+    0
 };
 
 

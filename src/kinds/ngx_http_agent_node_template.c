@@ -25,7 +25,6 @@ typedef struct {
 } ngx_http_agent_node_template_conf_t;
 
 
-static void *ngx_http_agent_node_template_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_template_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
@@ -44,27 +43,15 @@ static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_template_kind = {
     ngx_string("template"),
-    ngx_http_agent_node_template_create,
+    NULL,
     ngx_http_agent_node_template_params,
     ngx_http_agent_node_template_check,
     ngx_http_agent_node_template_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_template_conf_t)
 };
 
-
-static void *
-ngx_http_agent_node_template_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_template_conf_t  *tc;
-
-    tc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_template_conf_t));
-    if (tc == NULL) {
-        return NULL;
-    }
-
-    return tc;
-}
 
 static ngx_int_t
 ngx_http_agent_node_template_check(ngx_conf_t *cf,

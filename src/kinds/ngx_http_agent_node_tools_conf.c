@@ -18,8 +18,6 @@
 /* the parameters of a tools node, read and checked at configuration */
 
 
-static char *ngx_http_agent_node_tools_approve(ngx_conf_t *cf,
-    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static char *ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
@@ -50,26 +48,13 @@ ngx_http_agent_param_t  ngx_http_agent_node_tools_params[] = {
       offsetof(ngx_http_agent_node_tools_conf_t, query_name), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_tools_conf_t, output_name), NULL },
-    { ngx_string("approve"), ngx_http_agent_node_tools_approve, 0, NULL },
+    { ngx_string("approve"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_tools_conf_t, approve), NULL },
     { ngx_string("args"), ngx_http_agent_node_tools_args_conf, 0, NULL },
     { ngx_string("redact"), ngx_http_agent_params_set_regex,
       offsetof(ngx_http_agent_node_tools_conf_t, redact), NULL },
     ngx_http_agent_null_param
 };
-
-
-void *
-ngx_http_agent_node_tools_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_tools_conf_t  *tc;
-
-    tc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_tools_conf_t));
-    if (tc == NULL) {
-        return NULL;
-    }
-
-    return tc;
-}
 
 
 ngx_int_t
@@ -83,6 +68,12 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    /* approve=off: none; approve=on or approve=A,B */
+    if (tc->approve.len == 3 && ngx_strncmp(tc->approve.data, "off", 3) == 0)
+    {
+        ngx_str_null(&tc->approve);
+    }
 
     for (i = 0; tc->args && i < tc->args->nelts; i++) {
         a = (ngx_http_agent_tool_arg_t *) tc->args->elts + i;
@@ -194,25 +185,6 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
 
 
 /* args=TOOL.ARG:CHANNEL,... */
-
-/* approve=off: none; approve=on or approve=A,B */
-
-static char *
-ngx_http_agent_node_tools_approve(ngx_conf_t *cf, ngx_http_agent_param_t *p,
-    ngx_str_t *value, void *conf)
-{
-    ngx_http_agent_node_tools_conf_t *tc = conf;
-
-    if (value->len == 3 && ngx_strncmp(value->data, "off", 3) == 0) {
-        ngx_str_null(&tc->approve);
-
-    } else {
-        tc->approve = *value;
-    }
-
-    return NGX_CONF_OK;
-}
-
 
 static char *
 ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
