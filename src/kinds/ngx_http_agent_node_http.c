@@ -51,7 +51,6 @@ typedef struct {
 } ngx_http_agent_node_http_ctx_t;
 
 
-static void *ngx_http_agent_node_http_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_http_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
@@ -92,37 +91,25 @@ static ngx_http_agent_param_t  ngx_http_agent_node_http_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_http_kind = {
     ngx_string("http"),
-    ngx_http_agent_node_http_create,
+    NULL,
     ngx_http_agent_node_http_params,
     ngx_http_agent_node_http_check,
     ngx_http_agent_node_http_run,
     0,
     NULL,
-    0
+    sizeof(ngx_http_agent_node_http_conf_t)
 };
 
-
-static void *
-ngx_http_agent_node_http_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_http_conf_t  *hc;
-
-    hc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_http_conf_t));
-    if (hc == NULL) {
-        return NULL;
-    }
-
-    hc->timeout = NGX_HTTP_AGENT_HTTP_TIMEOUT;
-    hc->max = NGX_HTTP_AGENT_HTTP_MAX;
-
-    return hc;
-}
 
 static ngx_int_t
 ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_http_agent_node_t *node)
 {
     ngx_http_agent_node_http_conf_t *hc = node->conf;
+
+    /* not set: 0, below their bounds */
+    hc->timeout = hc->timeout ? hc->timeout : NGX_HTTP_AGENT_HTTP_TIMEOUT;
+    hc->max = hc->max ? hc->max : NGX_HTTP_AGENT_HTTP_MAX;
 
     if (hc->uri.len == 0 || hc->uri.data[0] != '/') {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the http node \"%V\" needs "

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
+#include "ngx_http_agent_node_tools.h"
 
 
 /* the parameters of "node NAME llm", read and checked by nginx -t */
@@ -122,8 +123,7 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_toolset_add(cf, &lc->toolset, amcf->tools,
-                                   amcf->mcps, &lc->tools_list)
+    if (ngx_http_agent_node_tools_bind(cf, &lc->toolset, &lc->tools_list, 1)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -131,15 +131,10 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     /* without a server the definitions are the configuration's: made once */
 
-    if (!ngx_http_agent_toolset_waits(&lc->toolset)
-        && ngx_http_agent_toolset_json(cf->pool, cf->log, &lc->toolset,
-                                       &lc->tools)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
+    if (ngx_http_agent_toolset_waits(&lc->toolset)) {
+        return NGX_OK;
     }
 
-    return ngx_http_agent_tools_prompts(cf, &lc->tools_list,
-                                        &amcf->prompts_dir,
-                                        &amcf->tool_prompts);
+    return ngx_http_agent_toolset_json(cf->pool, cf->log, &lc->toolset,
+                                       &lc->tools);
 }

@@ -63,11 +63,8 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    ngx_uint_t                   i;
-    ngx_http_agent_tool_arg_t   *a;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_uint_t                  i;
+    ngx_http_agent_tool_arg_t  *a;
 
     /* approve=off: none; approve=on or approve=A,B */
     if (tc->approve.len == 3 && ngx_strncmp(tc->approve.data, "off", 3) == 0)
@@ -88,9 +85,8 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     /* tools=: of those offered, only these run ("all": every one) */
     if (!(tc->tools.len == 3 && ngx_strncmp(tc->tools.data, "all", 3) == 0)
-        && ngx_http_agent_toolset_add(cf, &tc->own, amcf->tools, amcf->mcps,
-                                   &tc->tools)
-        != NGX_OK)
+        && ngx_http_agent_node_tools_bind(cf, &tc->own, &tc->tools, 0)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -99,23 +95,23 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return ngx_http_agent_node_tools_offered(cf, graph, node);
     }
 
+    if (ngx_strlchr(tc->call.data, tc->call.data + tc->call.len, ',')
+        || tc->output_name.len == 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
+                           "%s", &tc->call, &node->name,
+                           tc->output_name.len ? "names more than one tool"
+                           : "needs output=CHANNEL: a call no model made "
+                             "has no place among the messages");
+        return NGX_ERROR;
+    }
+
     if (tc->query_name.len == 0) {
         ngx_str_set(&tc->query_name, "input");
     }
 
-    if (ngx_strlchr(tc->call.data, tc->call.data + tc->call.len, ',')) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
-                           "names more than one tool", &tc->call,
-                           &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_toolset_add(cf, &tc->offered, amcf->tools, amcf->mcps,
-                                   &tc->call)
+    if (ngx_http_agent_node_tools_bind(cf, &tc->offered, &tc->call, 1)
         != NGX_OK
-        || ngx_http_agent_tools_prompts(cf, &tc->call, &amcf->prompts_dir,
-                                        &amcf->tool_prompts)
-           != NGX_OK
         || ngx_http_agent_channel_conf(cf, graph, node, "query",
                                        &tc->query_name, &tc->query, 0)
            != NGX_OK)
@@ -123,16 +119,33 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (tc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
-                           "needs output=CHANNEL: a call no model made has "
-                           "no place among the messages", &tc->call,
-                           &node->name);
+    return ngx_http_agent_channel_conf(cf, graph, node, "output",
+                                       &tc->output_name, &tc->output, 0);
+}
+
+
+/*
+ * tools=A,B of a node: each a tool that exists (agent_tool, agent_mcp or
+ * built-in), bound into set; with prompts, the prompts of those read
+ */
+
+ngx_int_t
+ngx_http_agent_node_tools_bind(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
+    ngx_str_t *list, ngx_uint_t prompts)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (ngx_http_agent_toolset_add(cf, set, amcf->tools, amcf->mcps, list)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                       &tc->output_name, &tc->output, 0);
+    return prompts ? ngx_http_agent_tools_prompts(cf, list, &amcf->prompts_dir,
+                                                  &amcf->tool_prompts)
+                   : NGX_OK;
 }
 
 
@@ -149,12 +162,9 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    ngx_str_t                  **list;
-    ngx_uint_t                   i;
-    ngx_array_t                  lists;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    ngx_str_t    **list;
+    ngx_uint_t     i;
+    ngx_array_t    lists;
 
     if (ngx_array_init(&lists, cf->temp_pool, 4, sizeof(ngx_str_t *))
         != NGX_OK
@@ -166,8 +176,7 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
     list = lists.elts;
 
     for (i = 0; i < lists.nelts; i++) {
-        if (ngx_http_agent_toolset_add(cf, &tc->offered, amcf->tools,
-                                       amcf->mcps, list[i])
+        if (ngx_http_agent_node_tools_bind(cf, &tc->offered, list[i], 0)
             != NGX_OK)
         {
             return NGX_ERROR;
