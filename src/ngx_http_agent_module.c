@@ -456,7 +456,9 @@ ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf)
 
     if (ngx_http_agent_models_check(cf, amcf) != NGX_CONF_OK
         || ngx_http_agent_graph_builtin(cf, &amcf->graphs) != NGX_OK
-        || ngx_http_agent_graph_check_kinds(cf, &amcf->graphs) != NGX_OK)
+        || ngx_http_agent_graph_check_kinds(cf, &amcf->graphs,
+                                            &amcf->prompts_dir)
+           != NGX_OK)
     {
         return NGX_CONF_ERROR;
     }

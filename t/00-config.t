@@ -35,7 +35,7 @@ bad('rounds not a number', sub {
     qr/"agent_max_tool_rounds" directive invalid number/);
 bad('rounds zero', sub {
         s/(agent_chat;)/$1 agent_max_tool_rounds 0;/ },
-    qr/"agent_max_tool_rounds" directive.*value must be between 1 and 1000/);
+    qr/value must be between 1 and 1000 in \S+nginx.conf:\d+/);
 bad('unknown database', sub {
         s/(agent_chat;)/$1 agent_use_database nope;/ },
     qr/agent_use_database: unknown database "nope"/);
@@ -80,6 +80,32 @@ bad('a rate of an unknown unit', sub {
         s{(agent_chat;)}{$1 agent_limit zone=u turns=2/x;};
         s{(agent_resources_dir)}{agent_limit_zone u key=\$remote_addr size=1m;\n    $1} },
     qr/invalid value "2\/x" in "turns=2\/x" of agent_limit: N\/PERIOD/);
+
+# agent_mcp, agent_tool and agent_checkpoint_db read KEY=VALUE words as the
+# node lines do: the same two messages
+bad('agent_mcp: an unknown parameter', sub {
+        s{(agent_resources_dir)}{agent_mcp m url=http://127.0.0.1:1/mcp colour=red;\n    $1} },
+    qr/unknown parameter "colour" of agent_mcp "m"/);
+bad('agent_mcp: max_size below 1k', sub {
+        s{(agent_resources_dir)}{agent_mcp m url=http://127.0.0.1:1/mcp max_size=512;\n    $1} },
+    qr/invalid value "512" in "max_size=512" of agent_mcp "m": a size of at least 1024/);
+bad('agent_mcp: headers without a colon', sub {
+        s{(agent_resources_dir)}{agent_mcp m url=http://127.0.0.1:1/mcp headers=X-A;\n    $1} },
+    qr/invalid value "X-A" in "headers=X-A" of agent_mcp "m"/);
+bad('agent_tool: a timeout of 0', sub {
+        s{(agent_resources_dir)}{agent_tool t location=/t timeout=0;\n    $1} },
+    qr/invalid value "0" in "timeout=0" of agent_tool "t"/);
+bad('agent_tool: a word that is no KEY=VALUE', sub {
+        s{(agent_resources_dir)}{agent_tool t location=/t schema;\n    $1} },
+    qr/unknown parameter "schema" of agent_tool "t"/);
+if ($ENV{AGENT_PG}) {
+    bad('agent_checkpoint_db: pool=65', sub {
+            s{(agent_checkpoint_db \S+);}{$1 pool=65;} },
+        qr/invalid value "65" in "pool=65" of agent_checkpoint_db: a number from 1 to 64/);
+    bad('agent_checkpoint_db: an unknown parameter', sub {
+            s{(agent_checkpoint_db \S+);}{$1 colour=red;} },
+        qr/unknown parameter "colour" of agent_checkpoint_db/);
+}
 
 # a prompts folder of one's own need not hold the built-in graph's prompt
 # while no location runs that graph

@@ -174,6 +174,22 @@ rejected('format=json without a channel',
                . "    edge m END;\n"),
          'format=json', qr/format=json of the node "m" needs output=CHANNEL/);
 
+# what the kinds need, checked by the graph for all of them alike
+rejected('a guard without output=',
+         graph("    node g guard max_length=10;\n    edge START g;\n"
+               . "    edge g END;\n"),
+         'node g guard', qr/the guard node "g" needs output=CHANNEL/);
+
+rejected('a format node without shape=',
+         graph("    channel r value;\n    node f format output=r;\n"
+               . "    edge START f;\n    edge f END;\n"),
+         'node f format', qr/the format node "f" needs shape=FILE/);
+
+rejected('require= of an undeclared channel',
+         graph("    channel ok value;\n    node g guard output=ok "
+               . "require=nowhere;\n    edge START g;\n    edge g END;\n"),
+         'require=nowhere', qr/require=nowhere of the node "g" names an undeclared channel/);
+
 rejected('a custom event named as a turn\'s own',
          graph("    channel r value;\n    node f format shape=s.json "
                . "output=r event=end;\n    edge START f;\n    edge f END;\n"),

@@ -120,6 +120,8 @@ struct ngx_http_agent_kind_s {
     /* the tools= a node offers its model (the nodes that run the calls
        run only those), or NULL */
     ngx_str_t               *(*offers)(void *conf);
+    /* without create(): the size of its conf, zeroed */
+    size_t                     conf_size;
 };
 
 

@@ -380,7 +380,9 @@ ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
         return NGX_CONF_ERROR;
     }
 
-    node->conf = node->kind->create(cf);
+    node->conf = node->kind->create
+                 ? node->kind->create(cf)
+                 : ngx_pcalloc(cf->pool, node->kind->conf_size);
     if (node->conf == NULL) {
         return NGX_CONF_ERROR;
     }
@@ -659,7 +661,8 @@ ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
 /* after the http block: what the kinds resolve (channels, prompt files) */
 
 ngx_int_t
-ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs)
+ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs,
+    ngx_str_t *dir)
 {
     ngx_int_t                rc;
     ngx_str_t                name;
@@ -677,14 +680,14 @@ ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs)
         nodes = g[i]->nodes.elts;
 
         for (k = 0; k < g[i]->nodes.nelts; k++) {
-            if (nodes[k].kind->check == NULL) {
-                continue;
-            }
-
             cf->conf_file->file.name = nodes[k].file;
             cf->conf_file->line = nodes[k].line;
 
-            rc = nodes[k].kind->check(cf, g[i], &nodes[k]);
+            rc = ngx_http_agent_graph_conf_refs(cf, g[i], &nodes[k], dir);
+
+            if (rc == NGX_OK && nodes[k].kind->check) {
+                rc = nodes[k].kind->check(cf, g[i], &nodes[k]);
+            }
 
             cf->conf_file->file.name = name;
             cf->conf_file->line = line;

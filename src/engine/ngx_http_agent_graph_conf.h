@@ -19,7 +19,13 @@ char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
 ngx_int_t ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs);
 ngx_int_t ngx_http_agent_graph_check_kinds(ngx_conf_t *cf,
-    ngx_array_t *graphs);
+    ngx_array_t *graphs, ngx_str_t *dir);
+ngx_int_t ngx_http_agent_graph_conf_refs(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    ngx_str_t *dir);
+ngx_int_t ngx_http_agent_graph_conf_offers(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    ngx_array_t *lists);
 ngx_http_agent_graph_t *ngx_http_agent_graph_find(ngx_array_t *graphs,
     ngx_str_t *name);
 void ngx_http_agent_graph_conf_error(ngx_conf_t *cf,

@@ -178,3 +178,46 @@ ngx_http_agent_channel_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     return NGX_OK;
 }
+
+
+/* A,B: each a channel, as ngx_http_agent_channel_conf(), into channels */
+
+ngx_int_t
+ngx_http_agent_channel_list_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *list, ngx_array_t *channels,
+    ngx_uint_t messages)
+{
+    u_char     *p, *q, *last;
+    ngx_int_t  *ch;
+    ngx_str_t   name;
+
+    if (ngx_array_init(channels, cf->pool, 4, sizeof(ngx_int_t)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    p = list->data;
+    last = list->data + list->len;
+
+    for ( /* void */ ; p < last; p = q + 1) {
+        q = ngx_strlchr(p, last, ',');
+        if (q == NULL) {
+            q = last;
+        }
+
+        name.data = p;
+        name.len = q - p;
+
+        ch = ngx_array_push(channels);
+
+        if (ch == NULL
+            || ngx_http_agent_channel_conf(cf, graph, node, param, &name, ch,
+                                           messages)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}

@@ -36,7 +36,6 @@ typedef struct {
 } ngx_http_agent_node_format_conf_t;
 
 
-static void *ngx_http_agent_node_format_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_format_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
@@ -47,10 +46,12 @@ static ngx_uint_t ngx_http_agent_node_format_same(yajl_val a, yajl_val b);
 
 
 static ngx_http_agent_param_t  ngx_http_agent_node_format_params[] = {
-    { ngx_string("shape"), ngx_http_agent_params_set_str,
-      offsetof(ngx_http_agent_node_format_conf_t, shape_file), NULL },
+    { ngx_string("shape"), ngx_http_agent_params_set_file,
+      offsetof(ngx_http_agent_node_format_conf_t, shape_file),
+      &ngx_http_agent_param_required },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_format_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_format_conf_t, output_name),
+      &ngx_http_agent_param_required },
     { ngx_string("event"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_format_conf_t, event),
       &ngx_http_agent_stream_event_post },
@@ -60,29 +61,15 @@ static ngx_http_agent_param_t  ngx_http_agent_node_format_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_format_kind = {
     ngx_string("format"),
-    ngx_http_agent_node_format_create,
+    NULL,
     ngx_http_agent_node_format_params,
     ngx_http_agent_node_format_check,
     ngx_http_agent_node_format_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_format_conf_t)
 };
 
-
-static void *
-ngx_http_agent_node_format_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_format_conf_t  *fc;
-
-    fc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_format_conf_t));
-    if (fc == NULL) {
-        return NULL;
-    }
-
-    fc->output = -1;
-
-    return fc;
-}
 
 static ngx_int_t
 ngx_http_agent_node_format_check(ngx_conf_t *cf,
@@ -90,27 +77,7 @@ ngx_http_agent_node_format_check(ngx_conf_t *cf,
 {
     ngx_http_agent_node_format_conf_t *fc = node->conf;
 
-    ngx_str_t                    err;
-    ngx_http_agent_env_conf_t    ec;
-
-    ngx_http_agent_env_conf(cf, &ec);
-
-    if (fc->shape_file.len == 0 || fc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the format node \"%V\" "
-                           "needs shape=FILE and output=CHANNEL",
-                           &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                    &fc->output_name, &fc->output, 0)
-        != NGX_OK
-        || ngx_http_agent_prompt_load(cf, ec.prompts_dir, &fc->shape_file,
-                                      &fc->shape_text)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
+    ngx_str_t  err;
 
     ngx_str_set(&err, "");
 

@@ -33,9 +33,6 @@ typedef struct {
 } ngx_http_agent_node_guard_conf_t;
 
 
-static void *ngx_http_agent_node_guard_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_guard_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_guard_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
@@ -49,14 +46,17 @@ static ngx_http_agent_param_bounds_t  ngx_http_agent_node_guard_length = {
 
 static ngx_http_agent_param_t  ngx_http_agent_node_guard_params[] = {
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_guard_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_guard_conf_t, output_name),
+      &ngx_http_agent_param_required },
     { ngx_string("reason"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_guard_conf_t, reason_name), NULL },
+      offsetof(ngx_http_agent_node_guard_conf_t, reason_name),
+      &ngx_http_agent_param_optional },
     { ngx_string("max_length"), ngx_http_agent_params_set_size,
       offsetof(ngx_http_agent_node_guard_conf_t, max_length),
       &ngx_http_agent_node_guard_length },
     { ngx_string("require"), ngx_http_agent_params_set_channels,
-      offsetof(ngx_http_agent_node_guard_conf_t, require), NULL },
+      offsetof(ngx_http_agent_node_guard_conf_t, require),
+      &ngx_http_agent_param_optional },
     { ngx_string("deny"), ngx_http_agent_params_set_regex,
       offsetof(ngx_http_agent_node_guard_conf_t, deny),
       &ngx_http_agent_node_guard_caseless },
@@ -66,87 +66,14 @@ static ngx_http_agent_param_t  ngx_http_agent_node_guard_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_guard_kind = {
     ngx_string("guard"),
-    ngx_http_agent_node_guard_create,
+    NULL,
     ngx_http_agent_node_guard_params,
-    ngx_http_agent_node_guard_check,
+    NULL,
     ngx_http_agent_node_guard_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_guard_conf_t)
 };
-
-
-static void *
-ngx_http_agent_node_guard_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_guard_conf_t  *gc;
-
-    gc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_guard_conf_t));
-    if (gc == NULL) {
-        return NULL;
-    }
-
-    gc->output = -1;
-    gc->reason = -1;
-
-    return gc;
-}
-
-static ngx_int_t
-ngx_http_agent_node_guard_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
-    ngx_http_agent_node_t *node)
-{
-    ngx_http_agent_node_guard_conf_t *gc = node->conf;
-
-    ngx_str_t   *name;
-    ngx_int_t   *ch;
-    ngx_uint_t   i;
-
-    if (gc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the guard node \"%V\" "
-                           "needs output=CHANNEL, for its edges to test",
-                           &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                    &gc->output_name, &gc->output, 0)
-        != NGX_OK
-        || (gc->reason_name.len
-            && ngx_http_agent_channel_conf(cf, graph, node, "reason",
-                                           &gc->reason_name, &gc->reason, 0)
-               != NGX_OK))
-    {
-        return NGX_ERROR;
-    }
-
-    if (gc->require == NULL) {
-        return NGX_OK;
-    }
-
-    gc->required = ngx_array_create(cf->pool, gc->require->nelts,
-                                    sizeof(ngx_int_t));
-    if (gc->required == NULL) {
-        return NGX_ERROR;
-    }
-
-    name = gc->require->elts;
-
-    for (i = 0; i < gc->require->nelts; i++) {
-        ch = ngx_array_push(gc->required);
-        if (ch == NULL) {
-            return NGX_ERROR;
-        }
-
-        if (ngx_http_agent_channel_conf(cf, graph, node, "require", &name[i],
-                                        ch, 0)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-    }
-
-    return NGX_OK;
-}
 
 
 static ngx_int_t

@@ -49,12 +49,8 @@ typedef struct {
 } ngx_http_agent_node_http_ctx_t;
 
 
-static void *ngx_http_agent_node_http_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_http_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
-static ngx_int_t ngx_http_agent_node_http_list(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
-    const char *param, ngx_str_t *list, ngx_array_t *channels);
 static ngx_int_t ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 static void ngx_http_agent_node_http_done(void *data, ngx_uint_t status,
@@ -93,30 +89,15 @@ static ngx_http_agent_param_t  ngx_http_agent_node_http_params[] = {
 
 ngx_http_agent_kind_t  ngx_http_agent_http_kind = {
     ngx_string("http"),
-    ngx_http_agent_node_http_create,
+    NULL,
     ngx_http_agent_node_http_params,
     ngx_http_agent_node_http_check,
     ngx_http_agent_node_http_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_http_conf_t)
 };
 
-
-static void *
-ngx_http_agent_node_http_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_http_conf_t  *hc;
-
-    hc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_http_conf_t));
-    if (hc == NULL) {
-        return NULL;
-    }
-
-    hc->timeout = NGX_HTTP_AGENT_HTTP_TIMEOUT;
-    hc->max = NGX_HTTP_AGENT_HTTP_MAX;
-
-    return hc;
-}
 
 static ngx_int_t
 ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
@@ -124,73 +105,25 @@ ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_http_conf_t *hc = node->conf;
 
+    /* not set: 0, below their bounds */
+    hc->timeout = hc->timeout ? hc->timeout : NGX_HTTP_AGENT_HTTP_TIMEOUT;
+    hc->max = hc->max ? hc->max : NGX_HTTP_AGENT_HTTP_MAX;
+
     if (hc->uri.len == 0 || hc->uri.data[0] != '/') {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the http node \"%V\" needs "
                            "location=/PATH", &node->name);
         return NGX_ERROR;
     }
 
-    if (ngx_array_init(&hc->inputs, cf->pool, 4, sizeof(ngx_int_t))
-        != NGX_OK
-        || ngx_array_init(&hc->outputs, cf->pool, 4, sizeof(ngx_int_t))
-           != NGX_OK)
+    if (ngx_http_agent_channel_list_conf(cf, graph, node, "input",
+                                         &hc->input_list, &hc->inputs, 1)
+        != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_node_http_list(cf, graph, node, "input",
-                                      &hc->input_list, &hc->inputs)
-        != NGX_OK
-        || ngx_http_agent_node_http_list(cf, graph, node, "output",
-                                         &hc->output_list, &hc->outputs)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
-}
-
-
-/* A,B: each a channel of the graph */
-
-static ngx_int_t
-ngx_http_agent_node_http_list(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
-    ngx_http_agent_node_t *node, const char *param, ngx_str_t *list,
-    ngx_array_t *channels)
-{
-    u_char     *p, *q, *last;
-    ngx_int_t  *ch;
-    ngx_str_t   name;
-
-    p = list->data;
-    last = list->data + list->len;
-
-    while (p < last) {
-        q = ngx_strlchr(p, last, ',');
-        if (q == NULL) {
-            q = last;
-        }
-
-        name.data = p;
-        name.len = q - p;
-
-        ch = ngx_array_push(channels);
-        if (ch == NULL) {
-            return NGX_ERROR;
-        }
-
-        if (ngx_http_agent_channel_conf(cf, graph, node, param, &name, ch,
-                                        param[0] == 'i')
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        p = q + 1;
-    }
-
-    return NGX_OK;
+    return ngx_http_agent_channel_list_conf(cf, graph, node, "output",
+                                            &hc->output_list, &hc->outputs, 0);
 }
 
 

@@ -32,73 +32,31 @@ typedef struct {
 } ngx_http_agent_node_interrupt_conf_t;
 
 
-static void *ngx_http_agent_node_interrupt_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_interrupt_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
 
 static ngx_http_agent_param_t  ngx_http_agent_node_interrupt_params[] = {
     { ngx_string("value"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_interrupt_conf_t, value_name), NULL },
+      offsetof(ngx_http_agent_node_interrupt_conf_t, value_name),
+      &ngx_http_agent_param_optional },
     { ngx_string("resume"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_interrupt_conf_t, resume_name), NULL },
+      offsetof(ngx_http_agent_node_interrupt_conf_t, resume_name),
+      &ngx_http_agent_param_optional },
     ngx_http_agent_null_param
 };
 
 
 ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind = {
     ngx_string("interrupt"),
-    ngx_http_agent_node_interrupt_create,
+    NULL,
     ngx_http_agent_node_interrupt_params,
-    ngx_http_agent_node_interrupt_check,
+    NULL,
     ngx_http_agent_node_interrupt_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_interrupt_conf_t)
 };
-
-
-static void *
-ngx_http_agent_node_interrupt_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_interrupt_conf_t  *ic;
-
-    ic = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_interrupt_conf_t));
-    if (ic == NULL) {
-        return NULL;
-    }
-
-    ic->value = -1;
-    ic->resume = -1;
-
-    return ic;
-}
-
-static ngx_int_t
-ngx_http_agent_node_interrupt_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
-{
-    ngx_http_agent_node_interrupt_conf_t *ic = node->conf;
-
-    if (ic->value_name.len
-        && ngx_http_agent_channel_conf(cf, graph, node, "value",
-                                       &ic->value_name, &ic->value, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (ic->resume_name.len
-        && ngx_http_agent_channel_conf(cf, graph, node, "resume",
-                                       &ic->resume_name, &ic->resume, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
-}
 
 
 static ngx_int_t

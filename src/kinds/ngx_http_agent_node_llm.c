@@ -81,7 +81,8 @@ ngx_http_agent_kind_t  ngx_http_agent_llm_kind = {
     ngx_http_agent_node_llm_check,
     ngx_http_agent_node_llm_run,
     0,
-    ngx_http_agent_node_llm_offers
+    ngx_http_agent_node_llm_offers,
+    0
 };
 
 

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
+#include "ngx_http_agent_node_tools.h"
 
 
 /* the parameters of "node NAME llm", read and checked by nginx -t */
@@ -26,19 +27,22 @@ static ngx_conf_enum_t  ngx_http_agent_node_llm_formats[] = {
 
 
 ngx_http_agent_param_t  ngx_http_agent_node_llm_params[] = {
-    { ngx_string("prompt"), ngx_http_agent_params_set_str,
-      offsetof(ngx_http_agent_node_llm_conf_t, prompt_file), NULL },
+    { ngx_string("prompt"), ngx_http_agent_params_set_file,
+      offsetof(ngx_http_agent_node_llm_conf_t, prompt_file),
+      &ngx_http_agent_param_optional },
     { ngx_string("tools"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, tools_list), NULL },
     { ngx_string("model"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, model_name), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_llm_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_llm_conf_t, output_name),
+      &ngx_http_agent_param_messages },
     { ngx_string("event"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_llm_conf_t, event),
       &ngx_http_agent_stream_event_post },
     { ngx_string("summary"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_llm_conf_t, summary_name), NULL },
+      offsetof(ngx_http_agent_node_llm_conf_t, summary_name),
+      &ngx_http_agent_param_optional },
     { ngx_string("history"), ngx_http_agent_params_set_flag,
       offsetof(ngx_http_agent_node_llm_conf_t, history), NULL },
     { ngx_string("stream"), ngx_http_agent_params_set_flag,
@@ -60,8 +64,6 @@ ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
         return NULL;
     }
 
-    lc->output = NGX_HTTP_AGENT_CH_MESSAGES;
-    lc->summary = -1;
     lc->stream = -1;
     lc->history = 1;
 
@@ -80,33 +82,6 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_llm_conf_t *lc = node->conf;
 
-    ngx_int_t                    rc;
-    ngx_http_agent_env_conf_t    ec;
-
-    ngx_http_agent_env_conf(cf, &ec);
-
-    if (lc->prompt_file.len && graph->builtin) {
-
-        /* missing: an error only for a location that runs this graph */
-
-        rc = ngx_http_agent_prompt_builtin(cf, ec.prompts_dir,
-                                           &lc->prompt_file, &lc->prompt);
-        if (rc == NGX_ERROR) {
-            return NGX_ERROR;
-        }
-
-        if (rc == NGX_DECLINED) {
-            graph->prompt_missing = 1;
-        }
-
-    } else if (lc->prompt_file.len
-               && ngx_http_agent_prompt_load(cf, ec.prompts_dir,
-                                             &lc->prompt_file, &lc->prompt)
-                  != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
     if (lc->model_name.len) {
         lc->model = ngx_http_agent_env_conf_model(cf, &lc->model_name);
 
@@ -118,32 +93,13 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         }
     }
 
-    if (lc->output_name.len
-        && !ngx_http_agent_is(&lc->output_name, "messages")
-        && ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                       &lc->output_name, &lc->output, 0)
-           != NGX_OK)
+    if ((lc->event.len || lc->json)
+        && lc->output == NGX_HTTP_AGENT_CH_MESSAGES)
     {
-        return NGX_ERROR;
-    }
-
-    if (lc->summary_name.len
-        && ngx_http_agent_channel_conf(cf, graph, node, "summary",
-                                       &lc->summary_name, &lc->summary, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (lc->event.len && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "event= of the node \"%V\" "
-                           "needs output=CHANNEL", &node->name);
-        return NGX_ERROR;
-    }
-
-    if (lc->json && lc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "format=json of the node "
-                           "\"%V\" needs output=CHANNEL", &node->name);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s of the node \"%V\" "
+                           "needs output=CHANNEL",
+                           lc->event.len ? "event=" : "format=json",
+                           &node->name);
         return NGX_ERROR;
     }
 
@@ -163,8 +119,7 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_toolset_add(cf, &lc->toolset, ec.tools,
-                                   ec.mcps, &lc->tools_list)
+    if (ngx_http_agent_node_tools_bind(cf, &lc->toolset, &lc->tools_list, 1)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -172,15 +127,10 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     /* without a server the definitions are the configuration's: made once */
 
-    if (!ngx_http_agent_toolset_waits(&lc->toolset)
-        && ngx_http_agent_toolset_json(cf->pool, cf->log, &lc->toolset,
-                                       &lc->tools)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
+    if (ngx_http_agent_toolset_waits(&lc->toolset)) {
+        return NGX_OK;
     }
 
-    return ngx_http_agent_tools_prompts(cf, &lc->tools_list,
-                                        ec.prompts_dir,
-                                        ec.tool_prompts);
+    return ngx_http_agent_toolset_json(cf->pool, cf->log, &lc->toolset,
+                                       &lc->tools);
 }

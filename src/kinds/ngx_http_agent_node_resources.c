@@ -28,73 +28,31 @@ typedef struct {
 } ngx_http_agent_node_resources_conf_t;
 
 
-static void *ngx_http_agent_node_resources_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_resources_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_resources_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
 
 static ngx_http_agent_param_t  ngx_http_agent_node_resources_params[] = {
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_resources_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_resources_conf_t, output_name),
+      &ngx_http_agent_param_optional },
     { ngx_string("text"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_resources_conf_t, text_name), NULL },
+      offsetof(ngx_http_agent_node_resources_conf_t, text_name),
+      &ngx_http_agent_param_optional },
     ngx_http_agent_null_param
 };
 
 
 ngx_http_agent_kind_t  ngx_http_agent_resources_kind = {
     ngx_string("resources"),
-    ngx_http_agent_node_resources_create,
+    NULL,
     ngx_http_agent_node_resources_params,
-    ngx_http_agent_node_resources_check,
+    NULL,
     ngx_http_agent_node_resources_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_resources_conf_t)
 };
-
-
-static void *
-ngx_http_agent_node_resources_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_resources_conf_t  *rc;
-
-    rc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_resources_conf_t));
-    if (rc == NULL) {
-        return NULL;
-    }
-
-    rc->output = -1;
-    rc->text = -1;
-
-    return rc;
-}
-
-static ngx_int_t
-ngx_http_agent_node_resources_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
-{
-    ngx_http_agent_node_resources_conf_t *rc = node->conf;
-
-    if (rc->output_name.len
-        && ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                       &rc->output_name, &rc->output, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (rc->text_name.len
-        && ngx_http_agent_channel_conf(cf, graph, node, "text",
-                                       &rc->text_name, &rc->text, 0)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_OK;
-}
 
 
 static ngx_int_t

@@ -95,7 +95,8 @@ ngx_http_agent_kind_t  ngx_http_agent_sql_kind = {
     ngx_http_agent_node_sql_check,
     ngx_http_agent_node_sql_run,
     0,
-    NULL
+    NULL,
+    0
 };
 
 

@@ -46,8 +46,6 @@ typedef struct {
 
 
 static void *ngx_http_agent_node_summarize_create(ngx_conf_t *cf);
-static ngx_int_t ngx_http_agent_node_summarize_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_summarize_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 static void ngx_http_agent_node_summarize_done(void *data, ngx_int_t rc,
@@ -69,9 +67,11 @@ static ngx_http_agent_param_bounds_t  ngx_http_agent_node_summarize_one = {
 
 static ngx_http_agent_param_t  ngx_http_agent_node_summarize_params[] = {
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_summarize_conf_t, output_name), NULL },
-    { ngx_string("prompt"), ngx_http_agent_params_set_str,
-      offsetof(ngx_http_agent_node_summarize_conf_t, prompt_file), NULL },
+      offsetof(ngx_http_agent_node_summarize_conf_t, output_name),
+      &ngx_http_agent_param_required },
+    { ngx_string("prompt"), ngx_http_agent_params_set_file,
+      offsetof(ngx_http_agent_node_summarize_conf_t, prompt_file),
+      &ngx_http_agent_param_optional },
     { ngx_string("keep"), ngx_http_agent_params_set_num,
       offsetof(ngx_http_agent_node_summarize_conf_t, keep),
       &ngx_http_agent_node_summarize_one },
@@ -86,10 +86,11 @@ ngx_http_agent_kind_t  ngx_http_agent_summarize_kind = {
     ngx_string("summarize"),
     ngx_http_agent_node_summarize_create,
     ngx_http_agent_node_summarize_params,
-    ngx_http_agent_node_summarize_check,
+    NULL,
     ngx_http_agent_node_summarize_run,
     0,
-    NULL
+    NULL,
+    0
 };
 
 
@@ -103,42 +104,10 @@ ngx_http_agent_node_summarize_create(ngx_conf_t *cf)
         return NULL;
     }
 
-    sc->output = -1;
     sc->keep = 6;
+    sc->prompt = ngx_http_agent_summary_prompt;
 
     return sc;
-}
-
-static ngx_int_t
-ngx_http_agent_node_summarize_check(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node)
-{
-    ngx_http_agent_node_summarize_conf_t *sc = node->conf;
-
-    ngx_http_agent_env_conf_t    ec;
-
-    ngx_http_agent_env_conf(cf, &ec);
-
-    if (sc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the summarize node \"%V\" "
-                           "needs output=CHANNEL", &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                    &sc->output_name, &sc->output, 0)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (sc->prompt_file.len == 0) {
-        sc->prompt = ngx_http_agent_summary_prompt;
-        return NGX_OK;
-    }
-
-    return ngx_http_agent_prompt_load(cf, ec.prompts_dir,
-                                      &sc->prompt_file, &sc->prompt);
 }
 
 

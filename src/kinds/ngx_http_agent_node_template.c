@@ -25,7 +25,6 @@ typedef struct {
 } ngx_http_agent_node_template_conf_t;
 
 
-static void *ngx_http_agent_node_template_create(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_node_template_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
@@ -36,36 +35,23 @@ static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
     { ngx_string("text"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_template_conf_t, text), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
-      offsetof(ngx_http_agent_node_template_conf_t, output_name), NULL },
+      offsetof(ngx_http_agent_node_template_conf_t, output_name),
+      &ngx_http_agent_param_messages },
     ngx_http_agent_null_param
 };
 
 
 ngx_http_agent_kind_t  ngx_http_agent_template_kind = {
     ngx_string("template"),
-    ngx_http_agent_node_template_create,
+    NULL,
     ngx_http_agent_node_template_params,
     ngx_http_agent_node_template_check,
     ngx_http_agent_node_template_run,
     0,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_template_conf_t)
 };
 
-
-static void *
-ngx_http_agent_node_template_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_template_conf_t  *tc;
-
-    tc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_template_conf_t));
-    if (tc == NULL) {
-        return NULL;
-    }
-
-    tc->output = NGX_HTTP_AGENT_CH_MESSAGES;
-
-    return tc;
-}
 
 static ngx_int_t
 ngx_http_agent_node_template_check(ngx_conf_t *cf,
@@ -77,11 +63,6 @@ ngx_http_agent_node_template_check(ngx_conf_t *cf,
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the template node \"%V\" "
                            "needs text=", &node->name);
         return NGX_ERROR;
-    }
-
-    if (tc->output_name.len) {
-        return ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                           &tc->output_name, &tc->output, 1);
     }
 
     return NGX_OK;

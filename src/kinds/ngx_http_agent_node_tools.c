@@ -78,12 +78,13 @@ static void ngx_http_agent_node_tools_cancel(ngx_http_agent_run_t *run);
 
 ngx_http_agent_kind_t  ngx_http_agent_tools_kind = {
     ngx_string("tools"),
-    ngx_http_agent_node_tools_create,
+    NULL,
     ngx_http_agent_node_tools_params,
     ngx_http_agent_node_tools_check,
     ngx_http_agent_node_tools_run,
     1,
-    NULL
+    NULL,
+    sizeof(ngx_http_agent_node_tools_conf_t)
 };
 
 

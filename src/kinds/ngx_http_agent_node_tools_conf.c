@@ -11,13 +11,12 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_node_tools.h"
+#include "ngx_http_agent_graph_conf.h"
 
 
 /* the parameters of a tools node, read and checked at configuration */
 
 
-static char *ngx_http_agent_node_tools_approve(ngx_conf_t *cf,
-    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static char *ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
@@ -48,26 +47,13 @@ ngx_http_agent_param_t  ngx_http_agent_node_tools_params[] = {
       offsetof(ngx_http_agent_node_tools_conf_t, query_name), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_tools_conf_t, output_name), NULL },
-    { ngx_string("approve"), ngx_http_agent_node_tools_approve, 0, NULL },
+    { ngx_string("approve"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_tools_conf_t, approve), NULL },
     { ngx_string("args"), ngx_http_agent_node_tools_args_conf, 0, NULL },
     { ngx_string("redact"), ngx_http_agent_params_set_regex,
       offsetof(ngx_http_agent_node_tools_conf_t, redact), NULL },
     ngx_http_agent_null_param
 };
-
-
-void *
-ngx_http_agent_node_tools_create(ngx_conf_t *cf)
-{
-    ngx_http_agent_node_tools_conf_t  *tc;
-
-    tc = ngx_pcalloc(cf->pool, sizeof(ngx_http_agent_node_tools_conf_t));
-    if (tc == NULL) {
-        return NULL;
-    }
-
-    return tc;
-}
 
 
 ngx_int_t
@@ -76,11 +62,14 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    ngx_uint_t                   i;
-    ngx_http_agent_tool_arg_t   *a;
-    ngx_http_agent_env_conf_t    ec;
+    ngx_uint_t                  i;
+    ngx_http_agent_tool_arg_t  *a;
 
-    ngx_http_agent_env_conf(cf, &ec);
+    /* approve=off: none; approve=on or approve=A,B */
+    if (tc->approve.len == 3 && ngx_strncmp(tc->approve.data, "off", 3) == 0)
+    {
+        ngx_str_null(&tc->approve);
+    }
 
     for (i = 0; tc->args && i < tc->args->nelts; i++) {
         a = (ngx_http_agent_tool_arg_t *) tc->args->elts + i;
@@ -95,9 +84,8 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     /* tools=: of those offered, only these run ("all": every one) */
     if (!(tc->tools.len == 3 && ngx_strncmp(tc->tools.data, "all", 3) == 0)
-        && ngx_http_agent_toolset_add(cf, &tc->own, ec.tools, ec.mcps,
-                                   &tc->tools)
-        != NGX_OK)
+        && ngx_http_agent_node_tools_bind(cf, &tc->own, &tc->tools, 0)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -106,35 +94,27 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return ngx_http_agent_node_tools_offered(cf, graph, node);
     }
 
+    if (ngx_strlchr(tc->call.data, tc->call.data + tc->call.len, ',')
+        || tc->output_name.len == 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
+                           "%s", &tc->call, &node->name,
+                           tc->output_name.len ? "names more than one tool"
+                           : "needs output=CHANNEL: a call no model made "
+                             "has no place among the messages");
+        return NGX_ERROR;
+    }
+
     if (tc->query_name.len == 0) {
         ngx_str_set(&tc->query_name, "input");
     }
 
-    if (ngx_strlchr(tc->call.data, tc->call.data + tc->call.len, ',')) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
-                           "names more than one tool", &tc->call,
-                           &node->name);
-        return NGX_ERROR;
-    }
-
-    if (ngx_http_agent_toolset_add(cf, &tc->offered, ec.tools, ec.mcps,
-                                   &tc->call)
+    if (ngx_http_agent_node_tools_bind(cf, &tc->offered, &tc->call, 1)
         != NGX_OK
-        || ngx_http_agent_tools_prompts(cf, &tc->call, ec.prompts_dir,
-                                        ec.tool_prompts)
-           != NGX_OK
         || ngx_http_agent_channel_conf(cf, graph, node, "query",
                                        &tc->query_name, &tc->query, 0)
            != NGX_OK)
     {
-        return NGX_ERROR;
-    }
-
-    if (tc->output_name.len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "call=%V of the node \"%V\" "
-                           "needs output=CHANNEL: a call no model made has "
-                           "no place among the messages", &tc->call,
-                           &node->name);
         return NGX_ERROR;
     }
 
@@ -144,11 +124,35 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
 
 /*
+ * tools=A,B of a node: each a tool that exists (agent_tool, agent_mcp or
+ * built-in), bound into set; with prompts, the prompts of those read
+ */
+
+ngx_int_t
+ngx_http_agent_node_tools_bind(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
+    ngx_str_t *list, ngx_uint_t prompts)
+{
+    ngx_http_agent_env_conf_t  ec;
+
+    ngx_http_agent_env_conf(cf, &ec);
+
+    if (ngx_http_agent_toolset_add(cf, set, ec.tools, ec.mcps, list)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return prompts ? ngx_http_agent_tools_prompts(cf, list, ec.prompts_dir,
+                                                  ec.tool_prompts)
+                   : NGX_OK;
+}
+
+
+/*
  * What the model was offered: the tools= of the nodes that offer tools
- * (llm nodes) before this one, found back along the edges through nodes
- * that offer none (a router, a guard).  A call of any other name is
- * answered "not a tool of this step", whatever the model or a client that
- * wrote the messages asks
+ * before this one (ngx_http_agent_graph_conf_offers).  A call of any other
+ * name is answered "not a tool of this step", whatever the model or a
+ * client that wrote the messages asks
  */
 
 static ngx_int_t
@@ -157,60 +161,25 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
 {
     ngx_http_agent_node_tools_conf_t *tc = node->conf;
 
-    u_char                      *seen;
-    ngx_int_t                   *queue;
-    ngx_str_t                   *list;
-    ngx_uint_t                   i, k, head, tail, n;
-    ngx_http_agent_edge_t       *edge;
-    ngx_http_agent_node_t       *nodes;
-    ngx_http_agent_env_conf_t    ec;
+    ngx_str_t    **list;
+    ngx_uint_t     i;
+    ngx_array_t    lists;
 
-    ngx_http_agent_env_conf(cf, &ec);
-
-    n = graph->nodes.nelts;
-    nodes = graph->nodes.elts;
-
-    seen = ngx_pcalloc(cf->temp_pool, n);
-    queue = ngx_palloc(cf->temp_pool, n * sizeof(ngx_int_t));
-    if (seen == NULL || queue == NULL) {
+    if (ngx_array_init(&lists, cf->temp_pool, 4, sizeof(ngx_str_t *))
+        != NGX_OK
+        || ngx_http_agent_graph_conf_offers(cf, graph, node, &lists) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    head = 0;
-    tail = 0;
-    queue[tail++] = node->index;
-    seen[node->index] = 1;
+    list = lists.elts;
 
-    while (head < tail) {
-        for (i = 0; i < n; i++) {
-            edge = nodes[i].edges.elts;
-
-            for (k = 0; k < nodes[i].edges.nelts; k++) {
-                if (edge[k].to != queue[head]) {
-                    continue;
-                }
-
-                if (nodes[i].kind->offers) {
-                    list = nodes[i].kind->offers(nodes[i].conf);
-
-                    if (ngx_http_agent_toolset_add(cf, &tc->offered,
-                                                   ec.tools, ec.mcps,
-                                                   list)
-                        != NGX_OK)
-                    {
-                        return NGX_ERROR;
-                    }
-
-                } else if (!seen[i]) {
-                    seen[i] = 1;
-                    queue[tail++] = i;
-                }
-
-                break;
-            }
+    for (i = 0; i < lists.nelts; i++) {
+        if (ngx_http_agent_node_tools_bind(cf, &tc->offered, list[i], 0)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
         }
-
-        head++;
     }
 
     if (ngx_http_agent_toolset_empty(&tc->offered)) {
@@ -224,25 +193,6 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
 
 
 /* args=TOOL.ARG:CHANNEL,... */
-
-/* approve=off: none; approve=on or approve=A,B */
-
-static char *
-ngx_http_agent_node_tools_approve(ngx_conf_t *cf, ngx_http_agent_param_t *p,
-    ngx_str_t *value, void *conf)
-{
-    ngx_http_agent_node_tools_conf_t *tc = conf;
-
-    if (value->len == 3 && ngx_strncmp(value->data, "off", 3) == 0) {
-        ngx_str_null(&tc->approve);
-
-    } else {
-        tc->approve = *value;
-    }
-
-    return NGX_CONF_OK;
-}
-
 
 static char *
 ngx_http_agent_node_tools_args_conf(ngx_conf_t *cf,

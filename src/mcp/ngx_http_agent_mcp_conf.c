@@ -12,6 +12,7 @@
 #include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_params.h"
 
 
 /*
@@ -23,15 +24,45 @@
 #define NGX_HTTP_AGENT_MCP_TOOLS     128
 
 
+static ngx_http_agent_param_bounds_t  ngx_http_agent_mcp_positive = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_mcp_max_size = {
+    1024, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_mcp_params[] = {
+    { ngx_string("url"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_mcp_t, url), NULL },
+    { ngx_string("key_env"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_mcp_t, key_env), NULL },
+    { ngx_string("tools"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_mcp_t, filter), NULL },
+    { ngx_string("timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_mcp_t, timeout),
+      &ngx_http_agent_mcp_positive },
+    { ngx_string("ttl"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_mcp_t, ttl), &ngx_http_agent_mcp_positive },
+    { ngx_string("max_size"), ngx_http_agent_params_set_size,
+      offsetof(ngx_http_agent_mcp_t, max), &ngx_http_agent_mcp_max_size },
+    { ngx_string("max_tools"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_mcp_t, max_tools),
+      &ngx_http_agent_mcp_positive },
+    { ngx_string("headers"), ngx_http_agent_params_set_headers,
+      offsetof(ngx_http_agent_mcp_t, headers), ":" },
+    ngx_http_agent_null_param
+};
+
+
 char *
 ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
-    u_char                *p, *q, *last;
-    ngx_int_t              n;
-    ngx_str_t             *value, key, val, *h;
-    ngx_uint_t              i;
+    u_char                 *p;
+    ngx_str_t              *value;
     ngx_http_agent_mcp_t   *mcp, **slot;
     ngx_http_agent_tool_t  *tool;
 
@@ -80,92 +111,12 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    for (i = 2; i < cf->args->nelts; i++) {
-        p = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
-        if (p == NULL) {
-            return "takes KEY=VALUE parameters";
-        }
-
-        key.data = value[i].data;
-        key.len = p - key.data;
-        val.data = p + 1;
-        val.len = value[i].data + value[i].len - val.data;
-
-        if (key.len == 3 && ngx_strncmp(key.data, "url", 3) == 0) {
-            mcp->url = val;
-
-        } else if (key.len == 7 && ngx_strncmp(key.data, "key_env", 7) == 0) {
-            mcp->key_env = val;
-
-        } else if (key.len == 5 && ngx_strncmp(key.data, "tools", 5) == 0) {
-            mcp->filter = val;
-
-        } else if (key.len == 7 && ngx_strncmp(key.data, "timeout", 7) == 0) {
-            mcp->timeout = ngx_parse_time(&val, 0);
-            if (mcp->timeout == (ngx_msec_t) NGX_ERROR || mcp->timeout == 0) {
-                return "has a timeout= that is not a time";
-            }
-
-        } else if (key.len == 3 && ngx_strncmp(key.data, "ttl", 3) == 0) {
-            mcp->ttl = ngx_parse_time(&val, 0);
-            if (mcp->ttl == (ngx_msec_t) NGX_ERROR || mcp->ttl == 0) {
-                return "has a ttl= that is not a time";
-            }
-
-        } else if (key.len == 8 && ngx_strncmp(key.data, "max_size", 8) == 0) {
-            mcp->max = ngx_parse_size(&val);
-            if (mcp->max == (size_t) NGX_ERROR || mcp->max < 1024) {
-                return "has a max_size= that is not a size of 1k or more";
-            }
-
-        } else if (key.len == 9 && ngx_strncmp(key.data, "max_tools", 9) == 0)
-        {
-            n = ngx_atoi(val.data, val.len);
-            if (n == NGX_ERROR || n == 0) {
-                return "has a max_tools= that is not a number of 1 or more";
-            }
-
-            mcp->max_tools = n;
-
-        } else if (key.len == 7 && ngx_strncmp(key.data, "headers", 7) == 0) {
-
-            /* Name:value,Name:value, each kept as "Name: value" */
-
-            last = val.data + val.len;
-
-            while (val.data < last) {
-                q = ngx_strlchr(val.data, last, ',');
-                if (q == NULL) {
-                    q = last;
-                }
-
-                p = ngx_strlchr(val.data, q, ':');
-                if (p == NULL || p == val.data) {
-                    return "has headers= that are not Name:value,...";
-                }
-
-                h = ngx_array_push(mcp->headers);
-                if (h == NULL) {
-                    return NGX_CONF_ERROR;
-                }
-
-                h->len = q - val.data + 1;
-                h->data = ngx_pnalloc(cf->pool, h->len + 1);
-                if (h->data == NULL) {
-                    return NGX_CONF_ERROR;
-                }
-
-                ngx_sprintf(h->data, "%*s: %*s%Z", p - val.data, val.data,
-                            q - p - 1, p + 1);
-                h->len = ngx_strlen(h->data);
-                val.data = q + 1;
-            }
-
-        } else {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_mcp: unknown "
-                               "parameter \"%V\"", &key);
-            return NGX_CONF_ERROR;
-        }
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_mcp_params, &value[2],
+                                    cf->args->nelts - 2, mcp, "agent_mcp",
+                                    &value[1])
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
     }
 
     /* calls point here, not into a list that a refresh replaces */

@@ -41,12 +41,8 @@ typedef struct {
 
 static char *ngx_http_agent_otlp_url(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
-static char *ngx_http_agent_otlp_headers_conf(ngx_conf_t *cf,
-    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static char *ngx_http_agent_otlp_sample(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
-static ngx_int_t ngx_http_agent_otlp_headers(ngx_conf_t *cf,
-    ngx_http_agent_otlp_t *o, u_char *p, u_char *last);
 static void ngx_http_agent_otlp_flush(ngx_event_t *ev);
 static void ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
@@ -65,7 +61,9 @@ static ngx_conf_enum_t  ngx_http_agent_otlp_on[] = {
 
 static ngx_http_agent_param_t  ngx_http_agent_otlp_params[] = {
     { ngx_string("url"), ngx_http_agent_otlp_url, 0, NULL },
-    { ngx_string("headers"), ngx_http_agent_otlp_headers_conf, 0, NULL },
+    /* as OTEL_EXPORTER_OTLP_HEADERS: name=value,name=value */
+    { ngx_string("headers"), ngx_http_agent_params_set_headers,
+      offsetof(ngx_http_agent_otlp_t, headers), "=" },
     { ngx_string("content"), ngx_http_agent_params_set_enum,
       offsetof(ngx_http_agent_otlp_t, content), ngx_http_agent_otlp_on },
     { ngx_string("trust_parent"), ngx_http_agent_params_set_flag,
@@ -128,23 +126,6 @@ ngx_http_agent_otlp_url(ngx_conf_t *cf, ngx_http_agent_param_t *p,
     }
 
     ngx_cpystrn(o->url.data, value->data, value->len + 1);
-
-    return NGX_CONF_OK;
-}
-
-
-/* as OTEL_EXPORTER_OTLP_HEADERS: name=value,name=value */
-
-static char *
-ngx_http_agent_otlp_headers_conf(ngx_conf_t *cf, ngx_http_agent_param_t *p,
-    ngx_str_t *value, void *conf)
-{
-    if (ngx_http_agent_otlp_headers(cf, conf, value->data,
-                                    value->data + value->len)
-        != NGX_OK)
-    {
-        return "NAME=VALUE,...";
-    }
 
     return NGX_CONF_OK;
 }
@@ -366,52 +347,4 @@ ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
         oq->timer.cancelable = 1;
         ngx_add_timer(&oq->timer, 1);
     }
-}
-
-
-/* name=value,name=value: "Name: value" lines, NUL-terminated for curl */
-
-static ngx_int_t
-ngx_http_agent_otlp_headers(ngx_conf_t *cf, ngx_http_agent_otlp_t *o,
-    u_char *p, u_char *last)
-{
-    u_char     *end, *eq;
-    ngx_str_t  *h;
-
-    while (p < last) {
-        end = ngx_strlchr(p, last, ',');
-        if (end == NULL) {
-            end = last;
-        }
-
-        eq = ngx_strlchr(p, end, '=');
-        if (eq == NULL || eq == p) {
-            return NGX_ERROR;
-        }
-
-        if (o->headers == NULL) {
-            o->headers = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-            if (o->headers == NULL) {
-                return NGX_ERROR;
-            }
-        }
-
-        h = ngx_array_push(o->headers);
-        if (h == NULL) {
-            return NGX_ERROR;
-        }
-
-        h->data = ngx_pnalloc(cf->pool, (end - p) + 3);
-        if (h->data == NULL) {
-            return NGX_ERROR;
-        }
-
-        h->len = ngx_sprintf(h->data, "%*s: %*s%Z", (size_t) (eq - p), p,
-                             (size_t) (end - eq - 1), eq + 1)
-                 - h->data - 1;
-
-        p = end + 1;
-    }
-
-    return NGX_OK;
 }

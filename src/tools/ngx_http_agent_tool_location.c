@@ -15,6 +15,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
+#include "ngx_http_agent_params.h"
 
 
 /*
@@ -39,6 +40,8 @@ typedef struct {
     ngx_str_t                  uri;
     ngx_msec_t                 timeout;
     size_t                     max;
+    ngx_str_t                  schema;       /* at configuration only */
+    ngx_str_t                  description;
 } ngx_http_agent_tool_location_t;
 
 
@@ -54,6 +57,32 @@ static void ngx_http_agent_tool_location_orphan(
     ngx_http_agent_tool_call_t *call);
 
 
+static ngx_http_agent_param_bounds_t  ngx_http_agent_tool_location_timeout = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_tool_location_max = {
+    64, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_tool_location_params[] = {
+    { ngx_string("location"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_tool_location_t, uri), NULL },
+    { ngx_string("schema"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_tool_location_t, schema), NULL },
+    { ngx_string("description"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_tool_location_t, description), NULL },
+    { ngx_string("timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_tool_location_t, timeout),
+      &ngx_http_agent_tool_location_timeout },
+    { ngx_string("max_size"), ngx_http_agent_params_set_size,
+      offsetof(ngx_http_agent_tool_location_t, max),
+      &ngx_http_agent_tool_location_max },
+    ngx_http_agent_null_param
+};
+
+
 char *
 ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
@@ -61,8 +90,7 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     u_char                          *p;
     yajl_val                         schema;
-    ngx_str_t                       *value, key, val, file, descr;
-    ngx_uint_t                       i;
+    ngx_str_t                       *value;
     ngx_http_agent_json_t           *j;
     ngx_http_agent_tool_t           *tool, **t;
     ngx_http_agent_tool_location_t  *loc;
@@ -93,57 +121,14 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     loc->timeout = NGX_HTTP_AGENT_TOOL_TIMEOUT;
     loc->max = NGX_HTTP_AGENT_TOOL_MAX;
-    ngx_str_null(&file);
-    ngx_str_set(&descr, "");
+    ngx_str_set(&loc->description, "");
 
-    for (i = 2; i < cf->args->nelts; i++) {
-        p = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
-        if (p == NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: \"%V\" is "
-                               "not KEY=VALUE", &value[i]);
-            return NGX_CONF_ERROR;
-        }
-
-        key.data = value[i].data;
-        key.len = p - value[i].data;
-        val.data = p + 1;
-        val.len = value[i].data + value[i].len - val.data;
-
-        if (key.len == 8 && ngx_strncmp(key.data, "location", 8) == 0) {
-            loc->uri = val;
-
-        } else if (key.len == 6 && ngx_strncmp(key.data, "schema", 6) == 0) {
-            file = val;
-
-        } else if (key.len == 11
-                   && ngx_strncmp(key.data, "description", 11) == 0)
-        {
-            descr = val;
-
-        } else if (key.len == 7 && ngx_strncmp(key.data, "timeout", 7) == 0) {
-            loc->timeout = ngx_parse_time(&val, 0);
-
-            if (loc->timeout == (ngx_msec_t) NGX_ERROR || loc->timeout == 0) {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: "
-                                   "timeout=%V is not a time", &val);
-                return NGX_CONF_ERROR;
-            }
-
-        } else if (key.len == 8 && ngx_strncmp(key.data, "max_size", 8) == 0) {
-            loc->max = ngx_parse_size(&val);
-
-            if (loc->max == (size_t) NGX_ERROR || loc->max < 64) {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: "
-                                   "max_size=%V is not a size of 64 bytes "
-                                   "or more", &val);
-                return NGX_CONF_ERROR;
-            }
-
-        } else {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_tool: unknown "
-                               "parameter \"%V\"", &key);
-            return NGX_CONF_ERROR;
-        }
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_tool_location_params,
+                                    &value[2], cf->args->nelts - 2, loc,
+                                    "agent_tool", &value[1])
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
     }
 
     if (loc->uri.len == 0 || loc->uri.data[0] != '/') {
@@ -152,8 +137,9 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     schema = NULL;
 
-    if (file.len
-        && ngx_http_agent_tool_location_schema(cf, &file, &schema) != NGX_OK)
+    if (loc->schema.len
+        && ngx_http_agent_tool_location_schema(cf, &loc->schema, &schema)
+           != NGX_OK)
     {
         return NGX_CONF_ERROR;
     }
@@ -173,7 +159,7 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &value[1]);
     ngx_http_agent_json_key(j, "description");
-    ngx_http_agent_json_str(j, &descr);
+    ngx_http_agent_json_str(j, &loc->description);
     ngx_http_agent_json_key(j, "parameters");
 
     if (schema) {

@@ -19,6 +19,11 @@ static ngx_array_t **ngx_http_agent_params_array(ngx_conf_t *cf,
     void *conf, ngx_http_agent_param_t *p, size_t size);
 
 
+ngx_http_agent_param_ref_t  ngx_http_agent_param_optional = { 0, 0 };
+ngx_http_agent_param_ref_t  ngx_http_agent_param_required = { 1, 0 };
+ngx_http_agent_param_ref_t  ngx_http_agent_param_messages = { 0, 1 };
+
+
 /* the words from words[0]: each KEY=VALUE, each KEY in the table */
 
 ngx_int_t
@@ -173,7 +178,7 @@ ngx_http_agent_params_set_str(ngx_conf_t *cf, ngx_http_agent_param_t *p,
 }
 
 
-/* a channel's name, resolved once the graph is read; empty: none */
+/* a channel's name, resolved once the graph is read; post: see the .h */
 
 char *
 ngx_http_agent_params_set_channel(ngx_conf_t *cf, ngx_http_agent_param_t *p,
@@ -183,7 +188,21 @@ ngx_http_agent_params_set_channel(ngx_conf_t *cf, ngx_http_agent_param_t *p,
         return "a channel's name: letters, digits and _ only";
     }
 
-    return ngx_http_agent_params_set_str(cf, p, value, conf);
+    *(ngx_str_t *) ((u_char *) conf + p->offset) = *value;
+
+    return NGX_CONF_OK;
+}
+
+
+/* a file's name in the prompts folder, read once the graph is read */
+
+char *
+ngx_http_agent_params_set_file(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    *(ngx_str_t *) ((u_char *) conf + p->offset) = *value;
+
+    return NGX_CONF_OK;
 }
 
 
@@ -250,6 +269,59 @@ ngx_http_agent_params_set_list(ngx_conf_t *cf, ngx_http_agent_param_t *p,
             item->len = e - s;
         }
 
+        s = e + 1;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * ngx_array_t * of ngx_str_t: NAME:VALUE,NAME:VALUE, each kept as
+ * "NAME: VALUE", NUL-terminated for curl; post: the separator, ":" or "="
+ */
+
+char *
+ngx_http_agent_params_set_headers(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    u_char        *s, *e, *sep, *last;
+    ngx_str_t     *h;
+    ngx_array_t  **a;
+
+    a = ngx_http_agent_params_array(cf, conf, p, sizeof(ngx_str_t));
+    if (a == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    s = value->data;
+    last = value->data + value->len;
+
+    while (s < last) {
+        e = ngx_strlchr(s, last, ',');
+        if (e == NULL) {
+            e = last;
+        }
+
+        sep = ngx_strlchr(s, e, *(u_char *) p->post);
+        if (sep == NULL || sep == s) {
+            return *(u_char *) p->post == ':' ? "NAME:VALUE,..."
+                                              : "NAME=VALUE,...";
+        }
+
+        h = ngx_array_push(*a);
+        if (h == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        h->data = ngx_pnalloc(cf->pool, e - s + 2);
+        if (h->data == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        h->len = ngx_sprintf(h->data, "%*s: %*s%Z", sep - s, s,
+                             e - sep - 1, sep + 1)
+                 - h->data - 1;
         s = e + 1;
     }
 

@@ -42,6 +42,25 @@ typedef struct {
 } ngx_http_agent_param_bounds_t;
 
 
+/*
+ * The post of a node's set_channel, set_channels or set_file parameter:
+ * once the graph is read, what it names is resolved into what follows its
+ * name in the conf: a channel into an ngx_int_t (unnamed: -1, or the
+ * messages channel where messages may go), channels into an ngx_array_t *
+ * of ngx_int_t, a file of the prompts folder into an ngx_str_t of its
+ * text.  Without a post the kind resolves it.
+ */
+typedef struct {
+    ngx_uint_t                     required;   /* the node needs it */
+    ngx_uint_t                     messages;   /* may be "messages" */
+} ngx_http_agent_param_ref_t;
+
+
+extern ngx_http_agent_param_ref_t  ngx_http_agent_param_optional;
+extern ngx_http_agent_param_ref_t  ngx_http_agent_param_required;
+extern ngx_http_agent_param_ref_t  ngx_http_agent_param_messages;
+
+
 ngx_int_t ngx_http_agent_params_parse(ngx_conf_t *cf,
     ngx_http_agent_param_t *table, ngx_str_t *words, ngx_uint_t n,
     void *conf, const char *what, ngx_str_t *name);
@@ -58,7 +77,11 @@ char *ngx_http_agent_params_set_channel(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_channels(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_file(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_list(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+char *ngx_http_agent_params_set_headers(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 char *ngx_http_agent_params_set_num(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);

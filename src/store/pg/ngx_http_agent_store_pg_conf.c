@@ -12,6 +12,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_params.h"
 
 
 /*
@@ -24,6 +25,26 @@
 
 static ngx_int_t ngx_http_agent_pg_mask(ngx_pool_t *pool, ngx_str_t *url,
     ngx_str_t *masked);
+static char *ngx_http_agent_pg_password_env(ngx_conf_t *cf,
+    ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_pg_pool = { 1, 64 };
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_pg_timeout = {
+    1, NGX_MAX_INT_T_VALUE
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_pg_conf_params[] = {
+    { ngx_string("password_env"), ngx_http_agent_pg_password_env, 0, NULL },
+    { ngx_string("pool"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_pg_conf_t, pool), &ngx_http_agent_pg_pool },
+    { ngx_string("timeout"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_pg_conf_t, timeout),
+      &ngx_http_agent_pg_timeout },
+    ngx_http_agent_null_param
+};
 
 
 /* agent_checkpoint_db postgresql://... [password_env=] [pool=] [timeout=] */
@@ -31,10 +52,7 @@ static ngx_int_t ngx_http_agent_pg_mask(ngx_pool_t *pool, ngx_str_t *url,
 char *
 ngx_http_agent_pg_conf_read(ngx_conf_t *cf, ngx_str_t *url)
 {
-    char        *env;
-    ngx_str_t   *value, v;
-    ngx_int_t    n;
-    ngx_uint_t   i;
+    ngx_str_t  *value;
 
     value = cf->args->elts;
 
@@ -51,55 +69,12 @@ ngx_http_agent_pg_conf_read(ngx_conf_t *cf, ngx_str_t *url)
 
     *ngx_cpymem(ngx_http_agent_pg_conf.url.data, url->data, url->len) = '\0';
 
-    for (i = 2; i < cf->args->nelts; i++) {
-
-        if (ngx_strncmp(value[i].data, "password_env=", 13) == 0) {
-            v.data = value[i].data + 13;
-            v.len = value[i].len - 13;
-
-            /* read now, as key_env: the workers' environment is cleared */
-            env = getenv((char *) v.data);
-
-            if (env == NULL || *env == '\0') {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                                   "agent_checkpoint_db: the environment "
-                                   "variable \"%V\" is not set", &v);
-                return NGX_CONF_ERROR;
-            }
-
-            ngx_http_agent_pg_conf.password.len = ngx_strlen(env);
-            ngx_http_agent_pg_conf.password.data = (u_char *) env;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "pool=", 5) == 0) {
-            n = ngx_atoi(value[i].data + 5, value[i].len - 5);
-
-            if (n < 1 || n > 64) {
-                return "takes pool= from 1 to 64";
-            }
-
-            ngx_http_agent_pg_conf.pool = n;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "timeout=", 8) == 0) {
-            v.data = value[i].data + 8;
-            v.len = value[i].len - 8;
-
-            n = ngx_parse_time(&v, 0);
-
-            if (n == NGX_ERROR || n < 1) {
-                return "takes timeout= as a time, such as 5s";
-            }
-
-            ngx_http_agent_pg_conf.timeout = n;
-            continue;
-        }
-
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "agent_checkpoint_db: unknown parameter \"%V\"",
-                           &value[i]);
+    if (ngx_http_agent_params_parse(cf, ngx_http_agent_pg_conf_params,
+                                    &value[2], cf->args->nelts - 2,
+                                    &ngx_http_agent_pg_conf,
+                                    "agent_checkpoint_db", NULL)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
@@ -155,6 +130,37 @@ ngx_http_agent_pg_conf_read(ngx_conf_t *cf, ngx_str_t *url)
 
     PQconninfoFree(opts);
     }
+
+    return NGX_CONF_OK;
+}
+
+
+/* read now, as key_env: the workers' environment is cleared */
+
+static char *
+ngx_http_agent_pg_password_env(ngx_conf_t *cf, ngx_http_agent_param_t *p,
+    ngx_str_t *value, void *conf)
+{
+    ngx_http_agent_pg_conf_t *pcf = conf;
+
+    char    *env;
+    u_char  *name;
+
+    name = ngx_pnalloc(cf->temp_pool, value->len + 1);
+    if (name == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *ngx_cpymem(name, value->data, value->len) = '\0';
+
+    env = getenv((char *) name);
+
+    if (env == NULL || *env == '\0') {
+        return "the environment variable is not set";
+    }
+
+    pcf->password.len = ngx_strlen(env);
+    pcf->password.data = (u_char *) env;
 
     return NGX_CONF_OK;
 }
