@@ -14,7 +14,7 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation clean deb test-deb
+        bench-foundation clean deb test-deb lint
 
 all: deps $(MODULE)
 
@@ -47,6 +47,10 @@ $(NGX_BUILD)/objs/Makefile: config $(BUILD)/sources | deps
 
 $(MODULE): $(NGX_BUILD)/objs/Makefile $(AGENT_FILES)
 	$(MAKE) -s -f objs/Makefile -C $(NGX_BUILD) modules
+
+# the house's rules: layers, circles, file sizes, exports (.ci/style)
+lint: all
+	.ci/style $(NGX_BUILD)/objs
 
 test: deps all
 	prove -r t/
