@@ -153,6 +153,8 @@ typedef struct {
     off_t                           held_size;
     ngx_uint_t                      held_status;
 
+    unsigned                        sent:1;    /* the answer is written:
+                                                  sent_rc is its end */
     unsigned                        has_body:1;
     unsigned                        waited:1;
     unsigned                        hold:1;

@@ -121,7 +121,7 @@ ngx_http_agent_handler(ngx_http_request_t *r)
 
         rc = ngx_http_agent_pass(r, ctx);
 
-        if (rc == NGX_HTTP_AGENT_WAITING) {
+        if (rc == NGX_AGAIN && ctx->waited && ctx->store.waiting) {
             /* the store answers later: the request waits for it */
             r->main->count++;
             return NGX_DONE;
@@ -142,12 +142,11 @@ ngx_http_agent_handler(ngx_http_request_t *r)
         return NGX_DONE;
     }
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
+    if (ctx->sent) {
         ngx_http_discard_request_body(r);
-        return ctx->sent_rc;
     }
 
-    return rc;
+    return ngx_http_agent_reply_rc(r, rc);
 }
 
 
@@ -326,26 +325,25 @@ ngx_http_agent_body_done(ngx_http_request_t *r, ngx_str_t *body,
 
         rc = ngx_http_agent_pass(r, ctx);
 
-        if (rc == NGX_DONE || rc == NGX_HTTP_AGENT_WAITING) {
+        if (rc == NGX_DONE
+            || (rc == NGX_AGAIN && ctx->waited && ctx->store.waiting))
+        {
             /* a turn or an import finalizes the request itself; a store's
              * answer to come runs the pass again */
             return;
         }
     }
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        rc = ctx->sent_rc;
-    }
-
-    ngx_http_finalize_request(r, rc);
+    ngx_http_finalize_request(r, ngx_http_agent_reply_rc(r, rc));
 }
 
 
 /*
- * A pass of the endpoint's code.  When it waits on the store (NGX_AGAIN),
- * the answer runs it again from the start: the calls it made before are
- * answered from the kept answers (ngx_http_agent_store.h), so nothing is
- * done twice, and the endpoints read as if the store answered at once.
+ * A pass of the endpoint's code.  When it waits on the store (NGX_AGAIN,
+ * the store's call waiting), the answer runs it again from the start: the
+ * calls it made before are answered from the kept answers
+ * (ngx_http_agent_store.h), so nothing is done twice, and the endpoints
+ * read as if the store answered at once.
  */
 
 static ngx_int_t
@@ -367,7 +365,7 @@ ngx_http_agent_pass(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return NGX_HTTP_AGENT_WAITING;
+    return NGX_AGAIN;
 }
 
 
@@ -385,13 +383,11 @@ ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc)
 
     rc = ngx_http_agent_pass(r, ctx);
 
-    if (rc == NGX_HTTP_AGENT_WAITING) {
+    if (rc == NGX_AGAIN && ctx->waited && ctx->store.waiting) {
         return;
     }
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        rc = ctx->sent_rc;
-    }
+    rc = ngx_http_agent_reply_rc(r, rc);
 
     /*
      * a body's pass that started a turn leaves the request to it; a pass

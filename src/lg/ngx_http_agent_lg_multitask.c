@@ -157,8 +157,8 @@ ngx_http_agent_lg_run_dequeue(ngx_event_t *ev)
     }
 
     if (rc != NGX_DONE) {
-        ngx_http_finalize_request(r, rc == NGX_HTTP_AGENT_SENT ? ctx->sent_rc
-                                                               : rc);
+        ngx_http_agent_finish(r, rc);
+        return;
     }
 
     ngx_http_run_posted_requests(c);

@@ -507,8 +507,7 @@ ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn)
         return;
     }
 
-    ngx_http_finalize_request(r, rc);
-    ngx_http_run_posted_requests(c);
+    ngx_http_agent_finish(r, rc);
 
     return;
 

@@ -130,7 +130,7 @@ ngx_http_agent_hold(ngx_http_request_t *r)
 }
 
 
-/* the held answer sent, if there is one: NGX_HTTP_AGENT_SENT then */
+/* the held answer sent, if there is one: its status then */
 
 ngx_int_t
 ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc)
@@ -151,10 +151,19 @@ ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc)
 
     ctx->sent_rc = ngx_http_agent_send_chain(r, status, ctx->held,
                                              ctx->held_size);
+    ctx->sent = 1;
 
-    return NGX_HTTP_AGENT_SENT;
+    return status;
 }
 
+
+/*
+ * An error answer: {"error": "..."} ({"detail": "..."} for the LangGraph
+ * API), written now, or held (ngx_http_agent_hold).  It returns the status,
+ * so that its caller stops; whatever ends the request gives nginx the
+ * writing's own end instead (ngx_http_agent_reply_rc).  The first answer
+ * written is the one the client gets.
+ */
 
 ngx_int_t
 ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
@@ -167,6 +176,10 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_t  *j;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->sent) {
+        return status;
+    }
 
     va_start(args, fmt);
     p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
@@ -203,7 +216,11 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
 
     ctx->sent_rc = ngx_http_agent_send(r, status, &out);
 
-    return NGX_HTTP_AGENT_SENT;
+    if (!ctx->hold) {
+        ctx->sent = 1;
+    }
+
+    return status;
 }
 
 
@@ -272,18 +289,29 @@ ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
 void
 ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc)
 {
-    ngx_connection_t      *c;
-    ngx_http_agent_ctx_t  *ctx;
+    ngx_connection_t  *c;
 
     c = r->connection;
 
-    if (rc == NGX_HTTP_AGENT_SENT) {
-        ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-        rc = ctx->sent_rc;
-    }
-
-    ngx_http_finalize_request(r, rc);
+    ngx_http_finalize_request(r, ngx_http_agent_reply_rc(r, rc));
     ngx_http_run_posted_requests(c);
+}
+
+
+/*
+ * What nginx gets at a request's end: once an answer is written, the end
+ * of its writing (NGX_OK, NGX_AGAIN, NGX_ERROR), whatever status the code
+ * that wrote it returned; otherwise rc (a status nginx answers itself).
+ */
+
+ngx_int_t
+ngx_http_agent_reply_rc(ngx_http_request_t *r, ngx_int_t rc)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    return (ctx && ctx->sent) ? ctx->sent_rc : rc;
 }
 
 

@@ -18,16 +18,10 @@
 #include "ngx_http_agent_graph.h"
 
 
-/* an error answer was sent: the caller stops, the handler finalizes */
-#define NGX_HTTP_AGENT_SENT    -100
-
-/* the store answers later: the request's pass runs again then */
-#define NGX_HTTP_AGENT_WAITING -101
-
-
 ngx_http_agent_store_call_t *ngx_http_agent_sc(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_store_wait(ngx_http_request_t *r);
 void ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc);
+ngx_int_t ngx_http_agent_reply_rc(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,

@@ -542,13 +542,11 @@ ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
     }
 
     if (turn->in.json) {
-        ngx_http_finalize_request(r,
-                             (turn->in.hooks && turn->in.hooks->answer)
-                             ? turn->in.hooks->answer(turn, ev)
-                             : ngx_http_agent_turn_json_send(r, turn->run, ev,
-                                                      &turn->session_id,
-                                                      &turn->run_id));
-        ngx_http_run_posted_requests(c);
+        ngx_http_agent_finish(r, (turn->in.hooks && turn->in.hooks->answer)
+                                 ? turn->in.hooks->answer(turn, ev)
+                                 : ngx_http_agent_turn_json_send(r, turn->run,
+                                                       ev, &turn->session_id,
+                                                       &turn->run_id));
         return;
     }
 
