@@ -120,15 +120,16 @@ $t->check_log;
 
 # agent_model's checks: each names the file and the line
 my @bad = (
-    [ 'provider=bedrock', qr/unknown or missing provider "bedrock"/ ],
+    [ 'provider=bedrock',
+      qr/invalid value "bedrock" in "provider=bedrock" of agent_model "bad"/ ],
     [ 'provider=openai url=http://x fallback=nowhere',
       qr/unknown fallback model "nowhere" in .*nginx.conf:\d+/ ],
     [ 'provider=openai url=http://x retries=many',
-      qr/invalid value "retries=many"/ ],
+      qr/invalid value "many" in "retries=many"/ ],
     [ 'provider=openai url=http://x "headers=Bad Name:1"',
-      qr/invalid value "headers=Bad Name:1"/ ],
+      qr/invalid value "Bad Name:1" in "headers=Bad Name:1"/ ],
     [ 'provider=openai url=http://x first_token_timeout=soon',
-      qr/invalid value "first_token_timeout=soon"/ ],
+      qr/invalid value "soon" in "first_token_timeout=soon"/ ],
     [ 'provider=gemini url=ftp://x', qr/needs "url=http/ ],
 );
 for my $b (@bad) {
