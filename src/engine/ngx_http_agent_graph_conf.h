@@ -15,26 +15,33 @@
 
 
 char *ngx_http_agent_graph_block(ngx_conf_t *cf, ngx_array_t *graphs);
-char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph);
 ngx_int_t ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs);
 ngx_int_t ngx_http_agent_graph_check_kinds(ngx_conf_t *cf,
     ngx_array_t *graphs, ngx_str_t *dir);
-ngx_int_t ngx_http_agent_graph_conf_refs(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
-    ngx_str_t *dir);
 ngx_int_t ngx_http_agent_graph_conf_offers(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
     ngx_array_t *lists);
 ngx_http_agent_graph_t *ngx_http_agent_graph_find(ngx_array_t *graphs,
     ngx_str_t *name);
-void ngx_http_agent_graph_conf_error(ngx_conf_t *cf,
-    ngx_http_agent_node_t *node, const char *fmt, ...);
-ngx_http_agent_kind_t *ngx_http_agent_kind_find(ngx_str_t *name);
 
 
 /* the node kinds the graph language knows: set by the glue */
 extern ngx_http_agent_kind_t  **ngx_http_agent_graph_kinds;
+
+
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+void ngx_http_agent_graph_conf_error(ngx_conf_t *cf,
+    ngx_http_agent_node_t *node, const char *fmt, ...);
+ngx_int_t ngx_http_agent_graph_conf_refs(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    ngx_str_t *dir);
+char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
+ngx_http_agent_kind_t *ngx_http_agent_kind_find(ngx_str_t *name);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_GRAPH_CONF_H_INCLUDED_ */

@@ -29,12 +29,19 @@ ngx_int_t ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
     ngx_array_t **calls, ngx_uint_t parse);
 void ngx_http_agent_message_call_json(ngx_http_agent_json_t *j,
     ngx_str_t *id, ngx_str_t *name, ngx_str_t *arguments);
-ngx_int_t ngx_http_agent_message_unanswered(ngx_pool_t *pool,
-    ngx_http_agent_msg_t *m, ngx_str_t *why, ngx_array_t *out);
 void ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     ngx_http_agent_msg_t *m, ngx_str_t *id);
 ngx_int_t ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
     ngx_array_t **out);
+
+
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_message_unanswered(ngx_pool_t *pool,
+    ngx_http_agent_msg_t *m, ngx_str_t *why, ngx_array_t *out);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_MESSAGE_H_INCLUDED_ */

@@ -17,10 +17,17 @@
 #include "ngx_http_agent_graph.h"
 
 
+/* for the files of src/http/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 ngx_int_t ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
 ngx_int_t ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_CHAT_H_INCLUDED_ */

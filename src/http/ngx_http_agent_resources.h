@@ -17,10 +17,17 @@
 #include "ngx_http_agent_graph.h"
 
 
+/* for the files of src/http/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 ngx_int_t ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
 ngx_int_t ngx_http_agent_resources_list(ngx_http_request_t *r,
     ngx_str_t *id);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_RESOURCES_H_INCLUDED_ */

@@ -17,6 +17,10 @@
 #include "ngx_http_agent_graph.h"
 
 
+/* for the files of src/http/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 ngx_int_t ngx_http_agent_sessions_create(ngx_http_request_t *r,
     ngx_str_t *body);
 ngx_int_t ngx_http_agent_sessions_list(ngx_http_request_t *r);
@@ -26,6 +30,9 @@ ngx_int_t ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id);
 ngx_int_t ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id);
 ngx_int_t ngx_http_agent_graph_answer(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_ */

@@ -16,6 +16,10 @@
 #include "ngx_http_agent_toolset.h"
 
 
+/* for the files of src/kinds/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 /* an llm node's parameters, read by node_llm_conf.c, used by node_llm.c */
 typedef struct {
     ngx_str_t                   prompt_file;
@@ -44,6 +48,9 @@ extern ngx_http_agent_param_t  ngx_http_agent_node_llm_params[];
 void *ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf);
 ngx_int_t ngx_http_agent_node_llm_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_NODE_LLM_H_INCLUDED_ */

@@ -15,6 +15,10 @@
 #include "ngx_http_agent_toolset.h"
 
 
+/* for the files of src/kinds/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 typedef struct {
     ngx_str_t                     tools;        /* empty: what the llm
                                                    nodes before it offer */
@@ -59,6 +63,9 @@ ngx_int_t ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
 ngx_int_t ngx_http_agent_node_tools_write(ngx_http_agent_run_t *run,
     ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *calls,
     ngx_uint_t n);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_ */

@@ -15,6 +15,10 @@
 #include "ngx_http_agent_mcp.h"
 
 
+/* for the files of src/kinds/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 /* the longest tool name providers take, and MCP's */
 
 
@@ -54,6 +58,9 @@ ngx_int_t ngx_http_agent_toolset_find(ngx_pool_t *pool,
     ngx_http_agent_toolset_hit_t *hit);
 ngx_uint_t ngx_http_agent_toolset_holds(ngx_http_agent_toolset_t *set,
     ngx_http_agent_toolset_hit_t *hit);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TOOLSET_H_INCLUDED_ */

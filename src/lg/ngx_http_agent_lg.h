@@ -73,6 +73,10 @@ ngx_int_t ngx_http_agent_lg_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
 ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
+
+/* the rest: for the files of src/lg/ only, hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
     ngx_str_t *id);
 void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
@@ -111,6 +115,9 @@ void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
 ngx_int_t ngx_http_agent_lg_join(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_LG_H_INCLUDED_ */

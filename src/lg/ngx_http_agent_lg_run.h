@@ -17,6 +17,10 @@
 #include "ngx_http_agent_store_run.h"
 
 
+/* for the files of src/lg/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 /* an event of a resumable run, waiting to be saved */
 typedef struct {
     int64_t                    seq;
@@ -76,6 +80,9 @@ ngx_int_t ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
 ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_LG_RUN_H_INCLUDED_ */

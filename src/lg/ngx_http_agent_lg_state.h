@@ -16,6 +16,10 @@
 #include "ngx_http_agent_store.h"
 
 
+/* for the files of src/lg/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 /* a thread's id (at most 64) and a number */
 #define NGX_HTTP_AGENT_LG_MSG_ID  (64 + 1 + NGX_INT_T_LEN)
 
@@ -36,6 +40,9 @@ void ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_str_t *thread_id);
 void ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j,
     ngx_str_t *thread_id, ngx_str_t *checkpoint_id);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_LG_STATE_H_INCLUDED_ */

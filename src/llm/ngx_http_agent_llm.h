@@ -142,22 +142,30 @@ ngx_int_t ngx_http_agent_llm_key(ngx_http_agent_model_t *model,
     ngx_str_t *key);
 
 /* the stream (ngx_http_agent_llm_stream.c) */
-void ngx_http_agent_llm_reset(ngx_http_agent_llm_t *llm);
+ngx_int_t ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
+    ngx_pool_t *pool, ngx_http_agent_msg_t *msg);
+
+
+/* for the files of src/llm/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_llm_buf_add(ngx_pool_t *pool,
+    ngx_http_agent_llm_buf_t *b, u_char *p, size_t len, size_t max);
+ngx_int_t ngx_http_agent_llm_end(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_llm_excerpt(ngx_http_agent_llm_t *llm, ngx_str_t *s);
+ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
+    const char *fmt, ...);
+ngx_int_t ngx_http_agent_llm_finish(ngx_http_agent_llm_t *llm,
+    ngx_str_t *reason);
+void ngx_http_agent_llm_hide_key(ngx_http_agent_llm_t *llm, ngx_str_t *s);
 ngx_int_t ngx_http_agent_llm_parse(ngx_http_agent_llm_t *llm, u_char *p,
     size_t len);
-ngx_int_t ngx_http_agent_llm_end(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_llm_reset(ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_llm_text(ngx_http_agent_llm_t *llm, ngx_str_t *s);
 ngx_int_t ngx_http_agent_llm_tool(ngx_http_agent_llm_t *llm,
     ngx_uint_t index, ngx_str_t *id, ngx_str_t *name, ngx_str_t *args);
-ngx_int_t ngx_http_agent_llm_finish(ngx_http_agent_llm_t *llm,
-    ngx_str_t *reason);
-void ngx_http_agent_llm_excerpt(ngx_http_agent_llm_t *llm, ngx_str_t *s);
-void ngx_http_agent_llm_hide_key(ngx_http_agent_llm_t *llm, ngx_str_t *s);
-ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
-    const char *fmt, ...);
-ngx_int_t ngx_http_agent_llm_buf_add(ngx_pool_t *pool,
-    ngx_http_agent_llm_buf_t *b, u_char *p, size_t len, size_t max);
-ngx_int_t ngx_http_agent_llm_message(ngx_http_agent_llm_t *llm,
-    ngx_pool_t *pool, ngx_http_agent_msg_t *msg);
+
+#pragma GCC visibility pop
+
 
 #endif /* _NGX_HTTP_AGENT_LLM_H_INCLUDED_ */

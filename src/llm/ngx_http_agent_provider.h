@@ -34,29 +34,36 @@ typedef void (*ngx_http_agent_provider_part_pt)(ngx_http_agent_llm_t *llm,
 
 
 /* the registry, and what the providers share */
-ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
-ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
-    ngx_array_t *headers, const char *fmt, ...);
-yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
-yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_msg_t *m);
-ngx_int_t ngx_http_agent_provider_image(yajl_val images, size_t i,
-    ngx_str_t *mime, ngx_str_t *data);
-ngx_int_t ngx_http_agent_provider_function(ngx_http_agent_json_t *j,
-    yajl_val t, yajl_val *params);
-ngx_array_t *ngx_http_agent_provider_calls(ngx_http_agent_json_t *j,
-    ngx_http_agent_msg_t *m);
-void ngx_http_agent_provider_object(ngx_http_agent_json_t *j, yajl_val v);
-void ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,
-    ngx_http_agent_provider_part_pt part);
-int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
 
 /* OpenAI's wire format, which Azure's deployments speak too */
+
+
+/* for the files of src/llm/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_array_t *ngx_http_agent_provider_calls(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
+ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
+ngx_int_t ngx_http_agent_provider_function(ngx_http_agent_json_t *j,
+    yajl_val t, yajl_val *params);
+ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
+    ngx_array_t *headers, const char *fmt, ...);
+ngx_int_t ngx_http_agent_provider_image(yajl_val images, size_t i,
+    ngx_str_t *mime, ngx_str_t *data);
+yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_msg_t *m);
+int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
+void ngx_http_agent_provider_object(ngx_http_agent_json_t *j, yajl_val v);
 ngx_int_t ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
     ngx_str_t *body);
 ngx_int_t ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm,
     yajl_val v);
+yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,
+    ngx_http_agent_provider_part_pt part);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_PROVIDER_H_INCLUDED_ */

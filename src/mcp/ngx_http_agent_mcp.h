@@ -106,11 +106,18 @@ ngx_int_t ngx_http_agent_mcp_keep(ngx_conf_t *cf, ngx_http_agent_mcp_t *mcp,
 ngx_int_t ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
     ngx_http_agent_mcp_waiter_t *w, ngx_log_t *log);
 void ngx_http_agent_mcp_unwait(ngx_http_agent_mcp_waiter_t *w);
+
+
+/* for the files of src/mcp/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+void ngx_http_agent_mcp_close(ngx_http_agent_mcp_call_t *rpc);
+void ngx_http_agent_mcp_expired(ngx_http_agent_mcp_t *mcp);
 ngx_http_agent_mcp_call_t *ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp,
     const char *method, ngx_str_t *params, ngx_log_t *log,
     ngx_http_agent_mcp_call_pt handler, void *data);
-void ngx_http_agent_mcp_close(ngx_http_agent_mcp_call_t *rpc);
-void ngx_http_agent_mcp_expired(ngx_http_agent_mcp_t *mcp);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_MCP_H_INCLUDED_ */

@@ -14,6 +14,10 @@
 #include "ngx_http_agent_json.h"
 
 
+/* for the files of src/mcp/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 typedef struct {
     yajl_val                   result;      /* the response's result */
     ngx_str_t                  error;       /* its error, or what is wrong */
@@ -24,6 +28,9 @@ typedef struct {
 
 ngx_int_t ngx_http_agent_mcp_rpc_answer(ngx_pool_t *pool, ngx_str_t *body,
     int64_t id, ngx_http_agent_mcp_answer_t *a);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_MCP_RPC_H_INCLUDED_ */

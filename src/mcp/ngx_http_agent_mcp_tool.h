@@ -15,7 +15,14 @@
 #include "ngx_http_agent_tools.h"
 
 
+/* for the files of src/mcp/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 ngx_int_t ngx_http_agent_mcp_tool_run(ngx_http_agent_tool_call_t *call);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_MCP_TOOL_H_INCLUDED_ */

@@ -40,7 +40,14 @@ void ngx_http_agent_metrics_observe(ngx_uint_t metric, ngx_str_t *a,
     ngx_msec_t ms);
 void ngx_http_agent_metrics_cstr(ngx_uint_t metric, ngx_str_t *a,
     const char *b, int64_t n);
+
+
+/* for the files of src/ops/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
 ngx_int_t ngx_http_agent_metrics_handler(ngx_http_request_t *r);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_METRICS_H_INCLUDED_ */

@@ -78,11 +78,18 @@ void ngx_http_agent_trace_tool(ngx_http_agent_trace_t *t, ngx_str_t *name,
 void ngx_http_agent_trace_end(ngx_http_agent_trace_t *t, ngx_str_t *code,
     ngx_str_t *error, ngx_str_t *input, ngx_str_t *output);
 void ngx_http_agent_trace_id(ngx_http_agent_trace_t *t, u_char *buf);
+
+/* otlp.c */
+
+
+/* for the files of src/ops/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+void ngx_http_agent_otlp_export(ngx_http_agent_trace_t *t);
 ngx_int_t ngx_http_agent_trace_json(ngx_http_agent_trace_t *t,
     ngx_http_agent_json_t *j);
 
-/* otlp.c */
-void ngx_http_agent_otlp_export(ngx_http_agent_trace_t *t);
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TRACE_H_INCLUDED_ */

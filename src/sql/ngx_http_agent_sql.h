@@ -40,18 +40,9 @@ ngx_int_t ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_sql_ctx_t *ctx, ngx_str_t *name, ngx_str_t *args,
     ngx_str_t *result);
 /* for the SQL layer's own files */
-sqlite3 *ngx_http_agent_sql_handle(ngx_log_t *log,
-    ngx_http_agent_sql_ctx_t *ctx);
-ngx_int_t ngx_http_agent_sql_run(ngx_pool_t *pool,
-    ngx_http_agent_sql_ctx_t *ctx, sqlite3 *db, ngx_str_t *query,
-    ngx_http_agent_json_t *j, ngx_str_t *err);
 
 ngx_int_t ngx_http_agent_sql_schema(ngx_pool_t *pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_str_t *tables);
-ngx_int_t ngx_http_agent_sql_schema_read(ngx_pool_t *pool, ngx_log_t *log,
-    ngx_http_agent_database_t *database, sqlite3 *handle, ngx_str_t *tables);
-ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
-    ngx_str_t *result);
 ngx_int_t ngx_http_agent_sql_schema_post(void *thread_pool, ngx_log_t *log,
     ngx_http_agent_database_t *database, ngx_http_agent_sql_schema_pt done,
     void *data);
@@ -60,6 +51,22 @@ ngx_http_agent_sql_job_t *ngx_http_agent_sql_job_post(
     ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log, ngx_str_t *name,
     ngx_str_t *args, ngx_http_agent_sql_done_pt done, void *data);
 void ngx_http_agent_sql_job_cancel(ngx_http_agent_sql_job_t *job);
+
+
+/* for the files of src/sql/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result);
+sqlite3 *ngx_http_agent_sql_handle(ngx_log_t *log,
+    ngx_http_agent_sql_ctx_t *ctx);
+ngx_int_t ngx_http_agent_sql_run(ngx_pool_t *pool,
+    ngx_http_agent_sql_ctx_t *ctx, sqlite3 *db, ngx_str_t *query,
+    ngx_http_agent_json_t *j, ngx_str_t *err);
+ngx_int_t ngx_http_agent_sql_schema_read(ngx_pool_t *pool, ngx_log_t *log,
+    ngx_http_agent_database_t *database, sqlite3 *handle, ngx_str_t *tables);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_SQL_H_INCLUDED_ */

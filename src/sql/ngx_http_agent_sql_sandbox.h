@@ -29,11 +29,18 @@ typedef struct {
 
 
 void ngx_http_agent_sql_sandbox_init(ngx_log_t *log);
-sqlite3 *ngx_http_agent_sql_sandbox_open(ngx_log_t *log, char *path);
+
+
+/* for the files of src/sql/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
 void ngx_http_agent_sql_sandbox_allow(sqlite3 *db, ngx_uint_t all);
+sqlite3 *ngx_http_agent_sql_sandbox_open(ngx_log_t *log, char *path);
 void ngx_http_agent_sql_sandbox_start(sqlite3 *db,
     ngx_http_agent_sql_clock_t *clock, ngx_msec_t timeout);
 void ngx_http_agent_sql_sandbox_stop(sqlite3 *db);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_SQL_SANDBOX_H_INCLUDED_ */

@@ -390,9 +390,6 @@ void ngx_http_agent_store_call_init(ngx_http_agent_store_call_t *sc,
     ngx_pool_t *pool, ngx_log_t *log, ngx_http_agent_store_wake_pt wake,
     void *data);
 void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
-void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
-ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
-    size_t len, ngx_pid_t pid);
 ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
     ngx_http_agent_session_t *s);
 
@@ -400,18 +397,28 @@ ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
 typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
     ngx_str_t *run_id);
 
-void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
-ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
-    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 
 void ngx_http_agent_store_new_id(u_char *buf);
-int64_t ngx_http_agent_store_ms(void);
 u_char *ngx_http_agent_store_now(u_char *buf);
 u_char *ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago);
 
 #define NGX_HTTP_AGENT_STORE_MODEL     0
 #define NGX_HTTP_AGENT_STORE_DATABASE  1
+
+
+/* for the files of src/store/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
+    size_t len, ngx_pid_t pid);
+void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
+int64_t ngx_http_agent_store_ms(void);
+ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
+    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
+void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
+    ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_H_INCLUDED_ */

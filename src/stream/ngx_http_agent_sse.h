@@ -32,12 +32,19 @@ typedef struct {
 
 ngx_int_t ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse,
     ngx_http_request_t *r, ngx_msec_t interval);
-ngx_int_t ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse,
-    ngx_str_t *json);
 ngx_int_t ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 ngx_int_t ngx_http_agent_sse_finish(ngx_http_agent_sse_t *sse);
 void ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse);
+
+
+/* for the files of src/stream/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse,
+    ngx_str_t *json);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_SSE_H_INCLUDED_ */

@@ -112,15 +112,22 @@ extern ngx_http_agent_format_t  ngx_http_agent_lg_format;
 ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev);
-ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
-char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,
-    void *data);
 
 extern ngx_conf_post_t  ngx_http_agent_stream_event_post;
 void ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,
     ngx_str_t *id);
+
+
+/* for the files of src/stream/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,
+    void *data);
+ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_STREAM_H_INCLUDED_ */

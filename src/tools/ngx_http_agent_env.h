@@ -107,12 +107,19 @@ ngx_int_t ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
 void ngx_http_agent_env_usage(ngx_http_agent_env_t *env,
     ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);
-void ngx_http_agent_env_peer_end(void *data);
 
 /* the glue's: what the kinds look up of the configuration */
 void ngx_http_agent_env_conf(ngx_conf_t *cf, ngx_http_agent_env_conf_t *ec);
 ngx_http_agent_model_t *ngx_http_agent_env_conf_model(ngx_conf_t *cf,
     ngx_str_t *name);
+
+
+/* for the files of src/tools/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+void ngx_http_agent_env_peer_end(void *data);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_ENV_H_INCLUDED_ */

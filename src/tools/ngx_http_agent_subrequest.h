@@ -36,15 +36,22 @@ typedef struct {
 } ngx_http_agent_subrequest_t;
 
 
-ngx_http_agent_subrequest_t *ngx_http_agent_subrequest_start(
-    ngx_http_request_t *r, ngx_str_t *uri, ngx_str_t *json, size_t max,
-    ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler, void *data);
-void ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s);
 void *ngx_http_agent_subrequest_fetch(void *data, ngx_str_t *uri,
     ngx_str_t *json, size_t max, ngx_msec_t timeout,
     ngx_http_agent_subrequest_pt handler, void *handler_data);
 void ngx_http_agent_subrequest_drop(void *s);
 ngx_int_t ngx_http_agent_subrequest_init(ngx_conf_t *cf);
+
+
+/* for the files of src/tools/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+void ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s);
+ngx_http_agent_subrequest_t *ngx_http_agent_subrequest_start(
+    ngx_http_request_t *r, ngx_str_t *uri, ngx_str_t *json, size_t max,
+    ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler, void *data);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_SUBREQUEST_H_INCLUDED_ */

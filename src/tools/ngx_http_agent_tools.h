@@ -84,12 +84,19 @@ ngx_http_agent_tool_t *ngx_http_agent_tools_next(ngx_array_t *extra,
     ngx_uint_t *i);
 ngx_int_t ngx_http_agent_tools_prompts(ngx_conf_t *cf, ngx_str_t *list,
     ngx_str_t *dir, ngx_array_t **prompts);
-ngx_str_t *ngx_http_agent_tools_prompt(ngx_array_t *prompts,
-    ngx_str_t *file);
 ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
 ngx_uint_t ngx_http_agent_tool_name_valid(ngx_str_t *name);
 ngx_int_t ngx_http_agent_tool_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);
+
+
+/* for the files of src/tools/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_str_t *ngx_http_agent_tools_prompt(ngx_array_t *prompts,
+    ngx_str_t *file);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TOOLS_H_INCLUDED_ */

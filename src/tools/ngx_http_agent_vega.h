@@ -14,8 +14,15 @@
 #include "ngx_http_agent_json.h"
 
 
+/* for the files of src/tools/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 ngx_int_t ngx_http_agent_vega_clean(ngx_http_agent_json_t *j, yajl_val spec,
     ngx_str_t *err);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_VEGA_H_INCLUDED_ */

@@ -12,8 +12,15 @@
 #include <ngx_core.h>
 
 
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 void ngx_http_agent_turn_exit_add(ngx_queue_t *q);
 void ngx_http_agent_turn_exit_remove(ngx_queue_t *q);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_EXIT_H_INCLUDED_ */

@@ -16,10 +16,17 @@
 #include "ngx_http_agent_stream.h"
 
 
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 ngx_uint_t ngx_http_agent_turn_json_wanted(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_turn_json_send(ngx_http_request_t *r,
     ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev,
     ngx_str_t *session_id, ngx_str_t *run_id);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_JSON_H_INCLUDED_ */

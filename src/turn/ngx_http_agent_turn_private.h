@@ -14,6 +14,10 @@
 #include "ngx_http_agent_turn.h"
 
 
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
 /*
  * The turn's own fields: for the files of src/turn/ only.  A protocol
  * sees ngx_http_agent_turn_in_t and ngx_http_agent_turn_info_t (turn.h).
@@ -66,6 +70,9 @@ struct ngx_http_agent_turn_s {
 ngx_int_t ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn);
+
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_ */
