@@ -119,7 +119,7 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_node_tools_bind(cf, &lc->toolset, &lc->tools_list, 1)
+    if (ngx_http_agent_toolset_bind(cf, &lc->toolset, &lc->tools_list, 1)
         != NGX_OK)
     {
         return NGX_ERROR;

@@ -51,8 +51,6 @@ extern ngx_http_agent_param_t  ngx_http_agent_node_tools_params[];
 
 ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
-ngx_int_t ngx_http_agent_node_tools_bind(ngx_conf_t *cf,
-    ngx_http_agent_toolset_t *set, ngx_str_t *list, ngx_uint_t prompts);
 
 
 /* node_tools_calls.c */

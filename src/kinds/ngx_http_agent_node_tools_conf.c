@@ -84,7 +84,7 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     /* tools=: of those offered, only these run ("all": every one) */
     if (!(tc->tools.len == 3 && ngx_strncmp(tc->tools.data, "all", 3) == 0)
-        && ngx_http_agent_node_tools_bind(cf, &tc->own, &tc->tools, 0)
+        && ngx_http_agent_toolset_bind(cf, &tc->own, &tc->tools, 0)
            != NGX_OK)
     {
         return NGX_ERROR;
@@ -109,7 +109,7 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         ngx_str_set(&tc->query_name, "input");
     }
 
-    if (ngx_http_agent_node_tools_bind(cf, &tc->offered, &tc->call, 1)
+    if (ngx_http_agent_toolset_bind(cf, &tc->offered, &tc->call, 1)
         != NGX_OK
         || ngx_http_agent_channel_conf(cf, graph, node, "query",
                                        &tc->query_name, &tc->query, 0)
@@ -120,31 +120,6 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     return ngx_http_agent_channel_conf(cf, graph, node, "output",
                                        &tc->output_name, &tc->output, 0);
-}
-
-
-/*
- * tools=A,B of a node: each a tool that exists (agent_tool, agent_mcp or
- * built-in), bound into set; with prompts, the prompts of those read
- */
-
-ngx_int_t
-ngx_http_agent_node_tools_bind(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
-    ngx_str_t *list, ngx_uint_t prompts)
-{
-    ngx_http_agent_env_conf_t  ec;
-
-    ngx_http_agent_env_conf(cf, &ec);
-
-    if (ngx_http_agent_toolset_add(cf, set, ec.tools, ec.mcps, list)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return prompts ? ngx_http_agent_tools_prompts(cf, list, ec.prompts_dir,
-                                                  ec.tool_prompts)
-                   : NGX_OK;
 }
 
 
@@ -175,7 +150,7 @@ ngx_http_agent_node_tools_offered(ngx_conf_t *cf,
     list = lists.elts;
 
     for (i = 0; i < lists.nelts; i++) {
-        if (ngx_http_agent_node_tools_bind(cf, &tc->offered, list[i], 0)
+        if (ngx_http_agent_toolset_bind(cf, &tc->offered, list[i], 0)
             != NGX_OK)
         {
             return NGX_ERROR;

@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_toolset.h"
+#include "ngx_http_agent_env.h"
 
 
 /*
@@ -572,4 +573,29 @@ ngx_http_agent_toolset_definition(ngx_pool_t *pool,
     out->len = p - out->data;
 
     return NGX_OK;
+}
+
+
+/*
+ * tools=A,B of a node: each a tool that exists (agent_tool, agent_mcp or
+ * built-in), bound into set; with prompts, the prompts of those read
+ */
+
+ngx_int_t
+ngx_http_agent_toolset_bind(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
+    ngx_str_t *list, ngx_uint_t prompts)
+{
+    ngx_http_agent_env_conf_t  ec;
+
+    ngx_http_agent_env_conf(cf, &ec);
+
+    if (ngx_http_agent_toolset_add(cf, set, ec.tools, ec.mcps, list)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return prompts ? ngx_http_agent_tools_prompts(cf, list, ec.prompts_dir,
+                                                  ec.tool_prompts)
+                   : NGX_OK;
 }
