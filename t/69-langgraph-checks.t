@@ -60,6 +60,7 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
         location /lg2/ { agent_langgraph_api; agent_use_graph approval2; }
         location /lgsmall/ { agent_langgraph_api;
             agent_history_max_size 100k; }
+        location /lgtiny/ { agent_langgraph_api; client_max_body_size 1k; }
         location /lgev/ { agent_langgraph_api; agent_use_graph chat;
             agent_run_events_max_size 4k; agent_run_events_keep 1s; }
         $1};
@@ -242,6 +243,12 @@ $t->http('POST', '/lgev/threads/ev-1/runs/wait', { assistant_id => 'chat',
          input => { messages => [ { role => 'user', content => 'hi' } ] } });
 is(kept($ev_run), '0 0', 'past agent_run_events_keep, the next run lets '
    . 'them go');
+
+# nginx's own errors at a LangGraph location say "detail", as ours do
+$r = $t->http('POST', '/lgtiny/threads', { metadata => { x => 'y' x 4000 } });
+is($r->{status}, 413, 'a body past client_max_body_size: 413');
+like($r->{json}{detail} // '', qr/larger than 1024 bytes/,
+     '... worded in "detail", what the SDK reads');
 
 $t->stop;
 $t->check_log;

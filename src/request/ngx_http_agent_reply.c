@@ -169,11 +169,10 @@ ngx_int_t
 ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *fmt, ...)
 {
-    u_char                 *p, buf[1024];
-    va_list                 args;
-    ngx_str_t               msg, out;
-    ngx_http_agent_ctx_t   *ctx;
-    ngx_http_agent_json_t  *j;
+    u_char                *p, buf[1024];
+    va_list                args;
+    ngx_str_t              msg, out;
+    ngx_http_agent_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -192,25 +191,9 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "agent: %V", &msg);
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-
-    if (ctx->api) {
-        /* the LangGraph API's clients read "detail" */
-        ngx_http_agent_json_key(j, "detail");
-
-    } else {
-        ngx_http_agent_json_key(j, "error");
-    }
-
-    ngx_http_agent_json_str(j, &msg);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+    if (ngx_http_agent_reply_error_json(r->pool, ctx->api != NULL, &msg, &out)
+        != NGX_OK)
+    {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -295,6 +278,38 @@ ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc)
 
     ngx_http_finalize_request(r, ngx_http_agent_reply_rc(r, rc));
     ngx_http_run_posted_requests(c);
+}
+
+
+/*
+ * The one error body: {"error": "..."}, or {"detail": "..."} that the
+ * LangGraph API's clients read; ours and nginx's own errors (filter.c)
+ */
+
+ngx_int_t
+ngx_http_agent_reply_error_json(ngx_pool_t *pool, ngx_uint_t detail,
+    ngx_str_t *text, ngx_str_t *out)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    if (detail) {
+        ngx_http_agent_json_key(j, "detail");
+
+    } else {
+        ngx_http_agent_json_key(j, "error");
+    }
+
+    ngx_http_agent_json_str(j, text);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, out);
 }
 
 

@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_filter.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_reply.h"
 
 
 /*
@@ -94,7 +94,6 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
 {
     u_char                        buf[256];
     ngx_str_t                     text;
-    ngx_http_agent_json_t        *j;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_filter_ctx_t  *fctx;
 
@@ -112,22 +111,18 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
 
     ngx_http_agent_filter_text(r, r->err_status, &text, buf, sizeof(buf));
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
     fctx = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_filter_ctx_t));
     if (fctx == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_str(j, &text);
-    ngx_http_agent_json_end(j);
+    /* the LangGraph API's clients read "detail", as in our own errors */
 
-    if (ngx_http_agent_json_done(j, &fctx->json) != NGX_OK) {
+    if (ngx_http_agent_reply_error_json(r->pool,
+                                        alcf->kind == NGX_HTTP_AGENT_LANGGRAPH,
+                                        &text, &fctx->json)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
