@@ -22,7 +22,7 @@ all: deps $(MODULE)
 # nginx again (the list is rewritten only when it changes)
 $(BUILD)/sources: FORCE
 	@mkdir -p $(BUILD)
-	@echo $(sort $(wildcard src/*/*.c src/*/*/*.c)) > $@.new
+	@echo $(sort $(wildcard src/*/*.[ch] src/*/*/*.[ch])) > $@.new
 	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
 
 FORCE:

@@ -658,50 +658,6 @@ ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
 }
 
 
-/* after the http block: what the kinds resolve (channels, prompt files) */
-
-ngx_int_t
-ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs,
-    ngx_str_t *dir)
-{
-    ngx_int_t                rc;
-    ngx_str_t                name;
-    ngx_uint_t               i, k, line;
-    ngx_http_agent_node_t   *nodes;
-    ngx_http_agent_graph_t **g;
-
-    g = graphs->elts;
-
-    /* the kinds' errors name the node's line, as if nginx were still on it */
-    name = cf->conf_file->file.name;
-    line = cf->conf_file->line;
-
-    for (i = 0; i < graphs->nelts; i++) {
-        nodes = g[i]->nodes.elts;
-
-        for (k = 0; k < g[i]->nodes.nelts; k++) {
-            cf->conf_file->file.name = nodes[k].file;
-            cf->conf_file->line = nodes[k].line;
-
-            rc = ngx_http_agent_graph_conf_refs(cf, g[i], &nodes[k], dir);
-
-            if (rc == NGX_OK && nodes[k].kind->check) {
-                rc = nodes[k].kind->check(cf, g[i], &nodes[k]);
-            }
-
-            cf->conf_file->file.name = name;
-            cf->conf_file->line = line;
-
-            if (rc != NGX_OK) {
-                return NGX_ERROR;
-            }
-        }
-    }
-
-    return NGX_OK;
-}
-
-
 ngx_http_agent_graph_t *
 ngx_http_agent_graph_find(ngx_array_t *graphs, ngx_str_t *name)
 {

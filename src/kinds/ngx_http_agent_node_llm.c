@@ -17,7 +17,7 @@
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_graph_conf.h"
-#include "ngx_http_agent_node_llm.h"
+#include "ngx_http_agent_node_llm_conf.h"
 
 
 /*

@@ -8,12 +8,11 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_env.h"
-#include "ngx_http_agent_node_llm.h"
+#include "ngx_http_agent_node_llm_conf.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_template.h"
-#include "ngx_http_agent_node_tools.h"
 
 
 /* the parameters of "node NAME llm", read and checked by nginx -t */

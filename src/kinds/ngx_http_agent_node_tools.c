@@ -15,7 +15,8 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_redact.h"
-#include "ngx_http_agent_node_tools.h"
+#include "ngx_http_agent_node_tools_conf.h"
+#include "ngx_http_agent_node_tools_calls.h"
 #include "ngx_http_agent_tools_approve.h"
 
 

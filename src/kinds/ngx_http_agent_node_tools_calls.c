@@ -10,7 +10,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_node_tools.h"
+#include "ngx_http_agent_node_tools_calls.h"
 
 
 /*

@@ -90,6 +90,7 @@ ngx_http_agent_otlp(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
+    o->export = ngx_http_agent_otlp_export;
     o->sample = 10000;
     value = cf->args->elts;
 

@@ -408,7 +408,8 @@ ngx_http_agent_trace_end(ngx_http_agent_trace_t *t, ngx_str_t *code,
         root->error = error && error->len ? *error : *code;
     }
 
-    ngx_http_agent_otlp_export(t);
+    /* the exporter agent_otlp set (otlp.c), as nginx's loggers are */
+    t->otlp->export(t);
 }
 
 

@@ -15,8 +15,12 @@
 #include "ngx_http_agent_json.h"
 
 
+typedef struct ngx_http_agent_trace_s  ngx_http_agent_trace_t;
+
+
 /* agent_otlp url=URL [headers=...] [sample=RATE] [trust_parent=on] */
 typedef struct {
+    void                     (*export)(ngx_http_agent_trace_t *t);
     ngx_str_t                  url;
     ngx_array_t               *headers;     /* ngx_str_t "Name: value" */
     ngx_uint_t                 sample;      /* of 10000 */
@@ -41,7 +45,7 @@ typedef struct {
 
 
 /* a turn's trace: its spans, the root first */
-typedef struct {
+struct ngx_http_agent_trace_s {
     u_char                     trace_id[16];
     u_char                     parent[8];   /* a traceparent's, or zero */
     ngx_array_t                spans;       /* ngx_http_agent_span_t */
@@ -50,7 +54,7 @@ typedef struct {
     ngx_str_t                  graph;
     ngx_str_t                  session;
     ngx_http_agent_otlp_t     *otlp;
-} ngx_http_agent_trace_t;
+};
 
 
 /* a model call as its span records it */

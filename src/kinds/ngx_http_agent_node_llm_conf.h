@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_NODE_LLM_H_INCLUDED_
-#define _NGX_HTTP_AGENT_NODE_LLM_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_NODE_LLM_CONF_H_INCLUDED_
+#define _NGX_HTTP_AGENT_NODE_LLM_CONF_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -53,4 +53,4 @@ ngx_int_t ngx_http_agent_node_llm_check(ngx_conf_t *cf,
 #pragma GCC visibility pop
 
 
-#endif /* _NGX_HTTP_AGENT_NODE_LLM_H_INCLUDED_ */
+#endif /* _NGX_HTTP_AGENT_NODE_LLM_CONF_H_INCLUDED_ */

@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_
-#define _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_NODE_TOOLS_CONF_H_INCLUDED_
+#define _NGX_HTTP_AGENT_NODE_TOOLS_CONF_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -53,17 +53,7 @@ ngx_int_t ngx_http_agent_node_tools_check(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 
 
-/* node_tools_calls.c */
-ngx_int_t ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *c);
-ngx_int_t ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_t *node, ngx_array_t **calls);
-ngx_int_t ngx_http_agent_node_tools_write(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *calls,
-    ngx_uint_t n);
-
-
 #pragma GCC visibility pop
 
 
-#endif /* _NGX_HTTP_AGENT_NODE_TOOLS_H_INCLUDED_ */
+#endif /* _NGX_HTTP_AGENT_NODE_TOOLS_CONF_H_INCLUDED_ */
