@@ -68,7 +68,7 @@ ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     }
 
     /* checked by the directive */
-    conf->format = ngx_http_agent_format_find(&conf->format_name);
+    conf->format = ngx_http_agent_stream_format_find(&conf->format_name);
 
     if (conf->kind == NGX_HTTP_AGENT_LANGGRAPH
         && ngx_http_agent_merge_assistants(cf, conf, amcf) != NGX_CONF_OK)
@@ -216,7 +216,7 @@ ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     value = cf->args->elts;
 
-    if (ngx_http_agent_format_find(&value[1]) == NULL) {
+    if (ngx_http_agent_stream_format_find(&value[1]) == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_stream: unknown "
                            "format \"%V\", use typed or events", &value[1]);
         return NGX_CONF_ERROR;

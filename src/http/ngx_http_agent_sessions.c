@@ -16,8 +16,6 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_resources.h"
-#include "ngx_http_agent_chat.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"

@@ -12,44 +12,13 @@
 
 /*
  * Node kinds and the turn say what happened; the location's stream format
- * (agent_stream) words it.  A new format is its own file and one line here.
+ * (agent_stream) words it.  The formats are listed in stream_formats.c.
  */
-
-
-extern ngx_http_agent_format_t  ngx_http_agent_typed_format;
-extern ngx_http_agent_format_t  ngx_http_agent_events_format;
 
 
 ngx_conf_post_t  ngx_http_agent_stream_event_post = {
     ngx_http_agent_stream_event_conf
 };
-
-
-static ngx_http_agent_format_t  *ngx_http_agent_formats[] = {
-    &ngx_http_agent_typed_format,
-    &ngx_http_agent_events_format,
-    NULL
-};
-
-
-ngx_http_agent_format_t *
-ngx_http_agent_format_find(ngx_str_t *name)
-{
-    ngx_uint_t                i;
-    ngx_http_agent_format_t  *f;
-
-    for (i = 0; ngx_http_agent_formats[i]; i++) {
-        f = ngx_http_agent_formats[i];
-
-        if (f->name.len == name->len
-            && ngx_strncmp(f->name.data, name->data, name->len) == 0)
-        {
-            return f;
-        }
-    }
-
-    return NULL;
-}
 
 
 ngx_int_t

@@ -109,7 +109,7 @@ extern ngx_http_agent_format_t  ngx_http_agent_events_format;
 extern ngx_http_agent_format_t  ngx_http_agent_lg_format;
 
 
-ngx_http_agent_format_t *ngx_http_agent_format_find(ngx_str_t *name);
+ngx_http_agent_format_t *ngx_http_agent_stream_format_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev);
 

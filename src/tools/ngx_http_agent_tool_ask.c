@@ -15,6 +15,9 @@
 #include "ngx_http_agent_vega.h"
 
 
+extern ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query;
+
+
 /*
  * The tools of seed 004, each a model call of its own with the session's
  * model:
@@ -197,8 +200,9 @@ ngx_http_agent_tool_ask_answer(void *data, ngx_int_t rc, ngx_str_t *text)
         ngx_http_agent_json_str(j, &answer);
         ngx_http_agent_json_end(j);
 
-        ngx_str_set(&name, "execute_sql_query");
-        sql = ngx_http_agent_tool_find(NULL, &name);
+        /* the built-in SQL tool itself, not a lookup of the registry */
+        sql = &ngx_http_agent_tool_execute_sql_query;
+        name = sql->name;
 
         ta->sql.run = run;
         ta->sql.tool = sql;
