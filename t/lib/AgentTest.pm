@@ -221,6 +221,9 @@ sub run {
 
 sub stop {
     my ($self) = @_;
+    # a master killed on a slow host leaves its workers, still listening:
+    # the next start of this test would find them on its port
+    my @workers = $self->worker_pids;
     my $pid = delete $self->{nginx} or return;
 
     kill 'QUIT', $pid;
@@ -230,10 +233,13 @@ sub stop {
     }
     kill 'TERM', $pid;
     for (1 .. 40) {
-        return if waitpid($pid, WNOHANG) == $pid;
+        if (waitpid($pid, WNOHANG) == $pid) {
+            kill 'KILL', @workers;
+            return;
+        }
         sleep 0.05;
     }
-    kill 'KILL', $pid;
+    kill 'KILL', $pid, @workers;
     waitpid($pid, 0);
 }
 
