@@ -34,13 +34,8 @@ typedef struct {
 } ngx_http_agent_store_unlock_t;
 
 
-static ngx_http_agent_store_backend_t *ngx_http_agent_store_of(
-    ngx_str_t *db);
 static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
 
-
-ngx_http_agent_store_backend_t  *ngx_http_agent_store =
-    &ngx_http_agent_store_sqlite;
 
 static ngx_event_t               ngx_http_agent_store_unlock_timer;
 static ngx_http_agent_store_unlock_t
@@ -48,50 +43,6 @@ static ngx_http_agent_store_unlock_t
 
 ngx_str_t                        ngx_http_agent_store_host;
 static u_char                    ngx_http_agent_store_host_data[128];
-
-
-static ngx_http_agent_store_backend_t *
-ngx_http_agent_store_of(ngx_str_t *db)
-{
-    if ((db->len > 13 && ngx_strncmp(db->data, "postgresql://", 13) == 0)
-        || (db->len > 11 && ngx_strncmp(db->data, "postgres://", 11) == 0))
-    {
-        return &ngx_http_agent_store_pg;
-    }
-
-    return &ngx_http_agent_store_sqlite;
-}
-
-
-/* agent_checkpoint_db PATH | postgresql://... [password_env=] [pool=] ... */
-
-char *
-ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    char  *p = conf;
-
-    ngx_str_t  *field, *value;
-
-    field = (ngx_str_t *) (p + cmd->offset);
-
-    if (field->data) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-    *field = value[1];
-
-    return ngx_http_agent_store_of(field)->conf(cf, field);
-}
-
-
-/* in the master before it starts workers, and in each worker */
-
-void
-ngx_http_agent_store_select(ngx_str_t *db)
-{
-    ngx_http_agent_store = ngx_http_agent_store_of(db);
-}
 
 
 void
