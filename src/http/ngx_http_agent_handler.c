@@ -121,7 +121,7 @@ ngx_http_agent_handler(ngx_http_request_t *r)
 
         rc = ngx_http_agent_pass(r, ctx);
 
-        if (rc == NGX_AGAIN && ctx->waited && ctx->store.waiting) {
+        if (rc == NGX_AGAIN && ctx->store.waiting) {
             /* the store answers later: the request waits for it */
             r->main->count++;
             return NGX_DONE;
@@ -325,9 +325,7 @@ ngx_http_agent_body_done(ngx_http_request_t *r, ngx_str_t *body,
 
         rc = ngx_http_agent_pass(r, ctx);
 
-        if (rc == NGX_DONE
-            || (rc == NGX_AGAIN && ctx->waited && ctx->store.waiting))
-        {
+        if (rc == NGX_DONE || (rc == NGX_AGAIN && ctx->store.waiting)) {
             /* a turn or an import finalizes the request itself; a store's
              * answer to come runs the pass again */
             return;
@@ -383,7 +381,7 @@ ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc)
 
     rc = ngx_http_agent_pass(r, ctx);
 
-    if (rc == NGX_AGAIN && ctx->waited && ctx->store.waiting) {
+    if (rc == NGX_AGAIN && ctx->store.waiting) {
         return;
     }
 

@@ -125,34 +125,19 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 static ngx_int_t
 ngx_http_agent_turn_check(ngx_http_agent_turn_t *turn)
 {
-    size_t                      size;
-    ngx_int_t                   rc;
-    ngx_http_request_t         *r;
-    ngx_http_agent_model_t     *model;
-    ngx_http_agent_session_t   *s;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_int_t                  rc;
+    ngx_http_request_t        *r;
+    ngx_http_agent_model_t    *model;
+    ngx_http_agent_session_t  *s;
 
     r = turn->request;
     s = &turn->session;
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    /*
-     * the stored history is bounded: past agent_history_max_size a turn
-     * is refused, unless the graph summarizes what it sends to the model
-     */
+    /* the history's bound, with the session read under the lease */
 
-    size = (size_t) s->history_bytes + turn->in.text.len
-           + (turn->in.msgs ? turn->in.msgs->images.len : 0);
-
-    if (size > alcf->history_max_size
-        && !ngx_http_agent_graph_has_kind(alcf->graph, "summarize"))
-    {
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "this conversation has reached its "
-                                    "size limit (%L bytes stored, "
-                                    "agent_history_max_size is %uz); "
-                                    "start a new session",
-                                    s->history_bytes, alcf->history_max_size);
+    rc = ngx_http_agent_turn_history(turn, s);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     rc = ngx_http_agent_turn_model(r, s, &turn->model_name, &model);

@@ -91,19 +91,13 @@ ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn, ngx_uint_t id,
 }
 
 
-/*
- * Before the store: the stream as the protocol asked, and the stored
- * history's bound (agent_history_max_size), past which a turn is refused
- * unless the graph summarizes what it sends to the model.
- */
+/* before the store: the stream as the protocol asked, the history's bound */
 
 ngx_int_t
 ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s)
 {
-    size_t                      size;
-    ngx_http_agent_turn_in_t   *in;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_http_agent_turn_in_t  *in;
 
     in = &turn->in;
 
@@ -120,6 +114,26 @@ ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
         turn->stream.modes = in->modes;
     }
 
+    return ngx_http_agent_turn_history(turn, s);
+}
+
+
+/*
+ * The stored history is bounded: past agent_history_max_size a turn is
+ * refused, unless the graph summarizes what it sends to the model.  Before
+ * the store for every protocol, and again with the session read under the
+ * lease where the protocol did not read it first (turn_chat.c).
+ */
+
+ngx_int_t
+ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_session_t *s)
+{
+    size_t                      size;
+    ngx_http_agent_turn_in_t   *in;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    in = &turn->in;
     alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
 
     size = (size_t) s->history_bytes + in->text.len
@@ -133,7 +147,7 @@ ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
                                     "this conversation has reached its "
                                     "size limit (%L bytes stored, "
                                     "agent_history_max_size is %uz); "
-                                    "start a new one",
+                                    "start a new session",
                                     s->history_bytes, alcf->history_max_size);
     }
 
