@@ -117,31 +117,4 @@ extern ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers;
 ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);
 
 
-/* for the files of src/turn/ only: hidden from the module's exports */
-#pragma GCC visibility push(hidden)
-
-ngx_int_t ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn);
-ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_node_t *node);
-void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
-void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
-void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
-ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
-ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
-    ngx_int_t rc);
-void ngx_http_agent_turn_services(ngx_http_request_t *r,
-    ngx_http_agent_services_t *services);
-void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
-ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
-    ngx_str_t *json, ngx_uint_t now);
-void ngx_http_agent_turn_timeout(ngx_event_t *ev);
-void ngx_http_agent_turn_unlocked(ngx_http_agent_store_call_t *sc);
-ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_run_t *run, ngx_array_t *update);
-ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
-    ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run);
-
-#pragma GCC visibility pop
-
-
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */

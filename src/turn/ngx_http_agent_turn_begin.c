@@ -13,7 +13,6 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_exit.h"
 #include "ngx_http_agent_turn_json.h"
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_checkpoint.h"
@@ -23,7 +22,6 @@
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_reply.h"
 
 
 /*
@@ -356,7 +354,7 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     turn->lease.cancelable = 1;
     ngx_add_timer(&turn->lease, turn->lease_ms / 3);
 
-    ngx_http_agent_turn_exit_add(&turn->queue);
+    ngx_http_agent_turn_watch(turn);
 
     /* agent_otlp: the turn's span tree, if it is traced */
     turn->env.trace = ngx_http_agent_trace_start(r, amcf->otlp,

@@ -62,32 +62,6 @@ ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
 }
 
 
-/* agent_turn_timeout: the turn ends now, its model call and tools too */
-
-void
-ngx_http_agent_turn_timeout(ngx_event_t *ev)
-{
-    ngx_http_agent_turn_t *turn = ev->data;
-
-    ngx_http_agent_run_t  *run;
-
-    run = turn->run;
-
-    if (run == NULL || run->finished) {
-        return;
-    }
-
-    ngx_log_error(NGX_LOG_INFO, ev->log, 0, "agent: turn on session \"%V\" "
-                  "timed out", &turn->session_id);
-
-    ngx_http_agent_graph_cancel(run);
-    (void) ngx_http_agent_graph_fail(run, "turn_timeout", "the turn took "
-                                     "longer than agent_turn_timeout; the "
-                                     "steps done are saved");
-    ngx_http_agent_turn_done(run, NGX_ERROR);
-}
-
-
 /*
  * What the node kinds get of the request: its subrequests through the
  * tools layer, and the location's settings, copied

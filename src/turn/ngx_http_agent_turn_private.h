@@ -73,6 +73,27 @@ ngx_int_t ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn);
 
+ngx_int_t ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_node_t *node);
+void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
+void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
+void ngx_http_agent_turn_services(ngx_http_request_t *r,
+    ngx_http_agent_services_t *services);
+ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json, ngx_uint_t now);
+void ngx_http_agent_turn_timeout(ngx_event_t *ev);
+void ngx_http_agent_turn_unlocked(ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run, ngx_array_t *update);
+ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
+    ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run);
+void ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn);
+
 
 #pragma GCC visibility pop
 

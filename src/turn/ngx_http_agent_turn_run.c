@@ -13,7 +13,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_exit.h"
+#include "ngx_http_agent_turn_list.h"
 #include "ngx_http_agent_turn_json.h"
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_checkpoint.h"
@@ -389,7 +389,7 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
-    ngx_http_agent_turn_exit_remove(&turn->queue);
+    ngx_http_agent_turn_list_remove(&turn->queue);
     ngx_http_agent_limit_release(turn->env.limits);
 
     if (turn->timeout.timer_set) {
@@ -635,7 +635,26 @@ ngx_http_agent_turn_cleanup(void *data)
     }
 
     ngx_http_agent_limit_release(turn->env.limits);
-    ngx_http_agent_turn_exit_remove(&turn->queue);
+    ngx_http_agent_turn_list_remove(&turn->queue);
 
     ngx_http_agent_sse_stop(&turn->sse);
+}
+
+
+/* the store says another turn has the session: this one ends */
+
+ngx_int_t
+ngx_http_agent_turn_lost(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_turn_t *turn = run->ctx;
+
+    ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+                  "agent: turn on session \"%V\" lost its lease to "
+                  "another turn and ends", &turn->session_id);
+
+    return ngx_http_agent_graph_fail(run, "lease_lost", "this turn lost its "
+                                     "hold on the session (its lease ran "
+                                     "out and another turn took it); the "
+                                     "steps saved before are kept, send "
+                                     "the message again");
 }

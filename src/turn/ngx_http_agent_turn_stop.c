@@ -1,0 +1,220 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_turn_private.h"
+#include "ngx_http_agent_turn_list.h"
+#include "ngx_http_agent_store.h"
+
+
+/*
+ * What stops a running turn from outside its steps, each a timer: the
+ * lease renewed a third of its time before it runs out (a turn that lost
+ * it, another having taken the session, ends without writing again),
+ * agent_turn_timeout, and the worker's shutdown.  Each ends the turn
+ * with an error event; the steps it completed are saved.
+ */
+
+
+static void ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn,
+    ngx_int_t rc);
+static void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
+static void ngx_http_agent_turn_exit_watch(ngx_event_t *ev);
+
+
+static ngx_event_t   ngx_http_agent_exit_watch;
+static ngx_msec_t    ngx_http_agent_exit_start;
+
+
+/*
+ * A turn starts: it joins the worker's running turns, watched at a
+ * graceful shutdown (nginx -s quit, reload).  With worker_shutdown_timeout
+ * set, a turn still running half a second before it ends with an error
+ * event rather than be cut off without a word when nginx closes its
+ * connection.
+ */
+
+void
+ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_turn_list_add(&turn->queue);
+
+    if (!ngx_http_agent_exit_watch.timer_set) {
+        ngx_http_agent_exit_watch.handler = ngx_http_agent_turn_exit_watch;
+        ngx_http_agent_exit_watch.log = ngx_cycle->log;
+        ngx_http_agent_exit_watch.cancelable = 1;
+        ngx_add_timer(&ngx_http_agent_exit_watch, 1000);
+    }
+}
+
+
+static void
+ngx_http_agent_turn_exit_watch(ngx_event_t *ev)
+{
+    ngx_msec_t        timeout;
+    ngx_queue_t      *q;
+    ngx_core_conf_t  *ccf;
+
+    if (ngx_http_agent_turn_list_first() == NULL) {
+        return;
+    }
+
+    if (!ngx_exiting) {
+        ngx_add_timer(ev, 1000);
+        return;
+    }
+
+    ccf = (ngx_core_conf_t *) ngx_get_conf(ngx_cycle->conf_ctx,
+                                           ngx_core_module);
+    timeout = ccf->shutdown_timeout;
+
+    if (timeout == 0) {
+        /* nginx waits for the turns: so do they */
+        return;
+    }
+
+    if (ngx_http_agent_exit_start == 0) {
+        ngx_http_agent_exit_start = ngx_current_msec;
+    }
+
+    if (ngx_current_msec - ngx_http_agent_exit_start + 500 < timeout) {
+        ngx_add_timer(ev, 100);
+        return;
+    }
+
+    for ( ;; ) {
+        q = ngx_http_agent_turn_list_first();
+
+        if (q == NULL) {
+            break;
+        }
+
+        ngx_http_agent_turn_list_remove(q);
+        ngx_http_agent_turn_shutdown(q);
+    }
+}
+
+
+/* agent_turn_timeout: the turn ends now, its model call and tools too */
+
+void
+ngx_http_agent_turn_timeout(ngx_event_t *ev)
+{
+    ngx_http_agent_turn_t *turn = ev->data;
+
+    ngx_http_agent_run_t  *run;
+
+    run = turn->run;
+
+    if (run == NULL || run->finished) {
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, ev->log, 0, "agent: turn on session \"%V\" "
+                  "timed out", &turn->session_id);
+
+    ngx_http_agent_graph_cancel(run);
+    (void) ngx_http_agent_graph_fail(run, "turn_timeout", "the turn took "
+                                     "longer than agent_turn_timeout; the "
+                                     "steps done are saved");
+    ngx_http_agent_turn_done(run, NGX_ERROR);
+}
+
+/* the worker shuts down and this turn must end now */
+
+static void
+ngx_http_agent_turn_shutdown(ngx_queue_t *q)
+{
+    ngx_http_agent_run_t   *run;
+    ngx_http_agent_turn_t  *turn;
+
+    turn = ngx_queue_data(q, ngx_http_agent_turn_t, queue);
+    run = turn->run;
+
+    if (run == NULL || run->finished) {
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_NOTICE, turn->request->connection->log, 0,
+                  "agent: the worker is shutting down, turn on session "
+                  "\"%V\" ends", &turn->session_id);
+
+    ngx_http_agent_graph_cancel(run);
+    (void) ngx_http_agent_graph_fail(run, "shutdown", "the server is "
+                                     "shutting down; the steps of this turn "
+                                     "that completed are saved, send the "
+                                     "message again");
+    ngx_http_agent_turn_done(run, NGX_ERROR);
+}
+
+
+void
+ngx_http_agent_turn_lease_handler(ngx_event_t *ev)
+{
+    ngx_http_agent_turn_t *turn = ev->data;
+
+    ngx_int_t  rc;
+
+    if (!turn->locked || turn->lease_sc.waiting) {
+        return;
+    }
+
+    turn->lease_sc.n = 0;
+
+    rc = ngx_http_agent_store_lock_renew(&turn->lease_sc, &turn->session_id,
+                                         &turn->run_id, turn->lease_ms);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    ngx_http_agent_store_call_reset(&turn->lease_sc);
+    ngx_http_agent_turn_renewed(turn, rc);
+}
+
+
+void
+ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_turn_t *turn = sc->data;
+
+    ngx_int_t  rc;
+
+    rc = sc->rc;
+    ngx_http_agent_store_call_reset(sc);
+
+    if (turn->locked) {
+        ngx_http_agent_turn_renewed(turn, rc);
+    }
+}
+
+
+static void
+ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn, ngx_int_t rc)
+{
+    if (rc == NGX_DECLINED && turn->run && !turn->run->finished) {
+
+        /* another turn has the session: this one must not write again */
+
+        turn->locked = 0;
+        ngx_http_agent_graph_cancel(turn->run);
+        (void) ngx_http_agent_turn_lost(turn->run);
+        ngx_http_agent_turn_done(turn->run, NGX_ERROR);
+        return;
+    }
+
+    if (rc != NGX_OK) {
+        ngx_log_error(NGX_LOG_WARN, turn->lease.log, 0, "agent: the lease of "
+                      "session \"%V\" could not be renewed",
+                      &turn->session_id);
+    }
+
+    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
+}
+
