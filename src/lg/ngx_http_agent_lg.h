@@ -77,12 +77,19 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 /* the rest: for the files of src/lg/ only, hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
+/* lg_assistants.c */
+ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
     ngx_str_t *id);
 void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
+
+/* lg.c */
 ngx_int_t ngx_http_agent_lg_id_valid(ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_t *j);
+void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_row_t *row);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
 
@@ -104,15 +111,19 @@ ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
-/* lg_run.c */
-ngx_int_t ngx_http_agent_lg_run(ngx_http_request_t *r,
+/* lg_run_create.c */
+ngx_int_t ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+
+/* lg_multitask.c */
+ngx_int_t ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body, yajl_val v);
+
+/* lg_runs.c */
 ngx_int_t ngx_http_agent_lg_runs(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg_runs.c */
-void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
-    ngx_http_agent_run_row_t *row);
 ngx_int_t ngx_http_agent_lg_join(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req);
 

@@ -130,38 +130,22 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
 }
 
 
+/*
+ * The thread may be free: the request makes its pass again, as when the
+ * store answers (ngx_http_agent_handler.c), with a new look at the store
+ */
+
 static void
 ngx_http_agent_lg_run_dequeue(ngx_event_t *ev)
 {
     ngx_http_request_t *r = ev->data;
 
-    ngx_int_t                 rc;
-    ngx_connection_t         *c;
-    ngx_http_agent_ctx_t     *ctx;
-    ngx_http_agent_lg_req_t  *req;
+    ngx_http_agent_ctx_t  *ctx;
 
-    c = r->connection;
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-    req = ctx->api;
 
-    /* a new look at the store: the answers of the last one are old */
     ngx_http_agent_store_call_reset(&ctx->store);
-
-    rc = ngx_http_agent_lg_run(r, req, &req->body);
-
-    if (rc == NGX_AGAIN && ctx->store.waiting) {
-        /* its answer runs the request's pass (ngx_http_agent_handler.c) */
-        (void) ngx_http_agent_store_wait(r);
-        ngx_http_run_posted_requests(c);
-        return;
-    }
-
-    if (rc != NGX_DONE) {
-        ngx_http_agent_finish(r, rc);
-        return;
-    }
-
-    ngx_http_run_posted_requests(c);
+    ctx->store.wake(&ctx->store);
 }
 
 

@@ -32,11 +32,6 @@
 
 static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
-static ngx_int_t ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn);
-static ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
-static ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
-    ngx_str_t *json, ngx_uint_t now);
-static void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
 static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
 static void ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_lg_run_cleanup(void *data);
@@ -44,166 +39,10 @@ static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
 
 
-static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
-    ngx_http_agent_lg_run_ready,
-    ngx_http_agent_lg_run_begin,
-    ngx_http_agent_lg_run_started,
-    ngx_http_agent_lg_run_done,
-    ngx_http_agent_lg_run_answer
-};
-
-
-/* POST /threads/{id}/runs/stream and /wait, /runs/stream and /wait */
-
-ngx_int_t
-ngx_http_agent_lg_run(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
-    ngx_str_t *body)
-{
-    u_char                    buf[36];
-    yajl_val                  v, a, cfg, model;
-    ngx_int_t                 rc;
-    ngx_str_t                 assistant, name, none;
-    ngx_http_agent_graph_t   *graph;
-    ngx_http_agent_turn_t    *turn;
-    ngx_http_agent_model_t   *m;
-    ngx_http_agent_lg_run_t  *lr;
-    ngx_http_agent_turn_in_t *in;
-    ngx_http_agent_session_t  s;
-
-    rc = ngx_http_agent_parse_object(r, body, &v, 0);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    a = ngx_http_agent_json_get(v, "assistant_id");
-
-    if (a == NULL || !YAJL_IS_STRING(a)) {
-        return ngx_http_agent_error(r, 422, "\"assistant_id\" is required: "
-                                    "a graph's name or its assistant id");
-    }
-
-    assistant.data = (u_char *) YAJL_GET_STRING(a);
-    assistant.len = ngx_strlen(assistant.data);
-
-    graph = ngx_http_agent_lg_assistant(r, &assistant);
-
-    if (graph == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "No assistant found for \"%V\"",
-                                    &assistant);
-    }
-
-    lr = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_run_t));
-    if (lr == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    lr->request = r;
-    lr->background = (req->route == NGX_HTTP_AGENT_LG_RUNS);
-    lr->wait = (req->route == NGX_HTTP_AGENT_LG_RUNS_WAIT
-                || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT
-                || lr->background);
-    lr->stateless = (req->route == NGX_HTTP_AGENT_LG_STATELESS_STREAM
-                     || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
-    lr->modes = NGX_HTTP_AGENT_MODE_VALUES;
-
-    /* the thread: the one named, created if asked, or one for this run */
-
-    if (lr->stateless) {
-        ngx_str_null(&none);
-
-        rc = ngx_http_agent_lg_thread_create(r, &none, NULL, &s);
-
-    } else {
-        rc = ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
-                                              &req->thread_id, &s);
-
-        if (rc == NGX_DECLINED
-            && ngx_http_agent_json_get_str(v, "if_not_exists", &name)
-               == NGX_OK
-            && name.len == 6 && ngx_strncmp(name.data, "create", 6) == 0)
-        {
-            rc = ngx_http_agent_lg_thread_create(r, &req->thread_id, NULL,
-                                                 &s);
-
-        } else {
-            rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
-        }
-
-        if (rc == NGX_OK) {
-            /* another run holds the thread: refused, or this one waits */
-            rc = ngx_http_agent_lg_run_queue(r, req, body, v);
-        }
-    }
-
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    /* the model: config.configurable.model, the thread's, or the default */
-
-    ngx_str_null(&name);
-
-    cfg = ngx_http_agent_json_get(v, "config");
-    cfg = cfg ? ngx_http_agent_json_get(cfg, "configurable") : NULL;
-    model = cfg ? ngx_http_agent_json_get(cfg, "model") : NULL;
-
-    if (model && YAJL_IS_STRING(model)) {
-        name.data = (u_char *) YAJL_GET_STRING(model);
-        name.len = ngx_strlen(name.data);
-    }
-
-    rc = ngx_http_agent_turn_model(r, &s, &name, &m);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    turn = ngx_http_agent_turn_create(r, &s, m);
-    if (turn == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    lr->turn = turn;
-    lr->graph = graph;
-    ngx_http_agent_turn_info(turn, &lr->info);
-
-    in = ngx_http_agent_turn_in(turn);
-
-    in->graph = graph;
-    in->format = &ngx_http_agent_lg_format;
-    in->hooks = &ngx_http_agent_lg_run_hooks;
-    in->data = lr;
-    in->json = lr->wait;
-    in->sink = ngx_http_agent_lg_run_sink;
-    in->state = 1;
-
-    ngx_http_agent_lg_assistant_id(&graph->name, buf);
-
-    in->assistant.data = ngx_pnalloc(r->pool, 36);
-    if (in->assistant.data == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_memcpy(in->assistant.data, buf, 36);
-    in->assistant.len = 36;
-
-    rc = ngx_http_agent_lg_run_parse(r, lr, v, in);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    in->modes = lr->modes;
-    in->waits = lr->waits;
-    in->go = lr->go;
-    in->answers = lr->answers;
-
-    return ngx_http_agent_turn_begin(turn, &s);
-}
-
 
 /* the input checked by the turn: a streamed answer's headers go now */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
 {
     ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
@@ -232,7 +71,7 @@ ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
 
 /* the run has begun (its row written, its graph started) */
 
-static void
+void
 ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
 {
     ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
@@ -333,7 +172,7 @@ ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
 
 /* in the turn's first transaction: the run's row, what it waits for */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
 {
     ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
@@ -397,7 +236,7 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
     ngx_uint_t now)
 {
@@ -657,4 +496,29 @@ ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_json(j, &lr->row);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/* stop the run now: its model call and tools too; no tokens after this */
+
+void
+ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
+{
+    ngx_http_agent_lg_run_t  *lr;
+
+    lr = ngx_http_agent_turn_in(turn)->data;
+
+    if (!ngx_http_agent_turn_running(turn) || lr == NULL) {
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, lr->request->connection->log, 0,
+                  "agent: run \"%V\" on thread \"%V\" cancelled",
+                  lr->info.run_id, lr->info.session_id);
+
+    lr->cancelled = 1;
+    lr->rollback = rollback;
+
+    ngx_http_agent_turn_cancel(turn, "cancelled", "the run was cancelled; "
+                               "the steps it completed are saved");
 }

@@ -65,21 +65,23 @@ typedef struct {
 } ngx_http_agent_lg_run_t;
 
 
+/* lg_run.c */
+ngx_int_t ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json, ngx_uint_t now);
+ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
+    ngx_str_t *name, ngx_str_t *json);
+ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
+void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
+    ngx_uint_t rollback);
+
+/* lg_request.c */
 ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_in_t *in);
 ngx_int_t ngx_http_agent_lg_run_waits(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v);
-ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
-    ngx_str_t *name, ngx_str_t *json);
-ngx_int_t ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
-    ngx_http_agent_lg_req_t *req, ngx_str_t *body, yajl_val v);
-void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
-    ngx_uint_t rollback);
-ngx_int_t ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev);
-ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev);
-ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 
 
 #pragma GCC visibility pop

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_run.h"
+#include "ngx_http_agent_lg_run_end.h"
 #include "ngx_http_agent_lg_state.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
@@ -18,38 +19,13 @@
 
 
 /*
- * The end of a run of the LangGraph API (lg_run.c): cancelled, or its
- * turn done; what is stored of it, then its answer.
+ * The end of a run of the LangGraph API (lg_run.c), its turn done:
+ * what is stored of it, then its answer.
  */
 
 
 static ngx_int_t ngx_http_agent_lg_run_end(ngx_http_agent_lg_run_t *lr);
 static void ngx_http_agent_lg_run_stored(ngx_http_agent_store_call_t *sc);
-
-
-/* stop the run now: its model call and tools too; no tokens after this */
-
-void
-ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
-{
-    ngx_http_agent_lg_run_t  *lr;
-
-    lr = ngx_http_agent_turn_in(turn)->data;
-
-    if (!ngx_http_agent_turn_running(turn) || lr == NULL) {
-        return;
-    }
-
-    ngx_log_error(NGX_LOG_INFO, lr->request->connection->log, 0,
-                  "agent: run \"%V\" on thread \"%V\" cancelled",
-                  lr->info.run_id, lr->info.session_id);
-
-    lr->cancelled = 1;
-    lr->rollback = rollback;
-
-    ngx_http_agent_turn_cancel(turn, "cancelled", "the run was cancelled; "
-                               "the steps it completed are saved");
-}
 
 
 /*

@@ -173,49 +173,6 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 }
 
 
-void
-ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
-    ngx_http_agent_run_row_t *row)
-{
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "run_id");
-    ngx_http_agent_json_str(j, &row->run_id);
-    ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, &row->thread_id);
-    ngx_http_agent_json_key(j, "assistant_id");
-    ngx_http_agent_json_str(j, &row->assistant_id);
-    ngx_http_agent_json_key(j, "created_at");
-    ngx_http_agent_json_str(j, &row->created_at);
-    ngx_http_agent_json_key(j, "updated_at");
-    ngx_http_agent_json_str(j, &row->updated_at);
-    ngx_http_agent_json_key(j, "status");
-    ngx_http_agent_json_str(j, &row->status);
-    ngx_http_agent_json_key(j, "metadata");
-
-    if (row->metadata.len) {
-        ngx_http_agent_json_raw(j, &row->metadata);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_key(j, "kwargs");
-
-    if (row->kwargs.len) {
-        ngx_http_agent_json_raw(j, &row->kwargs);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_key(j, "multitask_strategy");
-    ngx_http_agent_json_str(j, &row->multitask_strategy);
-    ngx_http_agent_json_end(j);
-}
-
-
 /*
  * A cancel: this worker's run stops at once; another worker's sees the
  * request at its next poll.  ?wait=1 answers 204 when the run has ended,

@@ -1,0 +1,312 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_lg.h"
+
+
+/*
+ * agent_langgraph_api: the LangGraph Agent Server's routes over our
+ * graphs (assistants), sessions (threads) and checkpoints, so that
+ * LangGraph's own SDK and UIs work against nginx.  This file routes and
+ * answers /ok and /info; assistants are lg_assistants.c's, threads and
+ * their state lg_thread.c's, runs lg_run.c's, runs as records and joins
+ * lg_runs.c's.
+ */
+
+
+typedef struct {
+    const char                *path;        /* "*": an id */
+    ngx_uint_t                 methods;
+    ngx_http_agent_lg_route_e  route;
+} ngx_http_agent_lg_path_t;
+
+
+static ngx_int_t ngx_http_agent_lg_match(const char *path, ngx_str_t *seg,
+    ngx_uint_t n, ngx_http_agent_lg_req_t *req);
+static ngx_int_t ngx_http_agent_lg_info(ngx_http_request_t *r,
+    ngx_uint_t info);
+
+
+static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
+    { "", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_OK },
+    { "ok", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_OK },
+    { "info", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_INFO },
+    { "assistants/search", NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH },
+    { "assistants/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_ASSISTANT },
+    { "threads", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS },
+    { "threads/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_SEARCH },
+    { "threads/*", NGX_HTTP_GET|NGX_HTTP_DELETE, NGX_HTTP_AGENT_LG_THREAD },
+    { "threads/*/state", NGX_HTTP_GET|NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_STATE },
+    { "threads/*/state/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_STATE_AT },
+    { "threads/*/history", NGX_HTTP_GET|NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_HISTORY },
+    { "threads/*/runs", NGX_HTTP_GET|NGX_HTTP_POST, NGX_HTTP_AGENT_LG_RUNS },
+    { "threads/*/runs/stream", NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_RUNS_STREAM },
+    { "threads/*/runs/wait", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_RUNS_WAIT },
+    { "threads/*/runs/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_RUN },
+    { "threads/*/runs/*/cancel", NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_RUN_CANCEL },
+    { "threads/*/runs/*/stream", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_RUN_JOIN },
+    { "threads/*/runs/*/join", NGX_HTTP_GET,
+      NGX_HTTP_AGENT_LG_RUN_JOIN_JSON },
+    { "runs/stream", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_STREAM },
+    { "runs/wait", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_WAIT },
+    { NULL, 0, 0 }
+};
+
+
+ngx_int_t
+ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
+{
+    u_char                    *p, *last, *s;
+    ngx_str_t                  seg[6];
+    ngx_uint_t                 n, i, methods;
+    ngx_http_agent_lg_req_t   *req;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    req = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_req_t));
+    if (req == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->api = req;
+    ctx->endpoint = NGX_HTTP_AGENT_EP_LANGGRAPH;
+
+    p = r->uri.data;
+    last = r->uri.data + r->uri.len;
+
+    if (clcf->name.len <= r->uri.len && !clcf->regex) {
+        p += clcf->name.len;
+    }
+
+    /* the path's segments, each an id or a word */
+
+    n = 0;
+
+    while (p < last) {
+        while (p < last && *p == '/') {
+            p++;
+        }
+
+        if (p == last) {
+            break;
+        }
+
+        if (n == 6) {
+            goto not_found;
+        }
+
+        s = p;
+
+        while (p < last && *p != '/') {
+            p++;
+        }
+
+        seg[n].data = s;
+        seg[n].len = p - s;
+
+        if (ngx_http_agent_lg_id_valid(&seg[n]) != NGX_OK) {
+            goto not_found;
+        }
+
+        n++;
+    }
+
+    methods = 0;
+
+    for (i = 0; ngx_http_agent_lg_paths[i].path; i++) {
+        if (ngx_http_agent_lg_match(ngx_http_agent_lg_paths[i].path, seg, n,
+                                    req)
+            != NGX_OK)
+        {
+            continue;
+        }
+
+        if (r->method & ngx_http_agent_lg_paths[i].methods) {
+            req->route = ngx_http_agent_lg_paths[i].route;
+            return NGX_OK;
+        }
+
+        methods |= ngx_http_agent_lg_paths[i].methods;
+    }
+
+    if (methods == 0) {
+        goto not_found;
+    }
+
+    return ngx_http_agent_not_allowed(r, methods);
+
+not_found:
+
+    return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
+                                "no such endpoint: %V", &r->uri);
+}
+
+
+/* "threads/ * /runs/ *": the first id is the thread's, the last the other */
+
+static ngx_int_t
+ngx_http_agent_lg_match(const char *path, ngx_str_t *seg, ngx_uint_t n,
+    ngx_http_agent_lg_req_t *req)
+{
+    size_t      len;
+    ngx_uint_t  i, ids;
+
+    ids = 0;
+
+    for (i = 0; *path; i++) {
+        len = ngx_strlen(path);
+
+        if (ngx_strchr(path, '/')) {
+            len = (u_char *) ngx_strchr(path, '/') - (u_char *) path;
+        }
+
+        if (i == n) {
+            return NGX_DECLINED;
+        }
+
+        if (len == 1 && path[0] == '*') {
+            if (ids++ == 0 && i == 1 && seg[0].len == 7
+                && ngx_strncmp(seg[0].data, "threads", 7) == 0)
+            {
+                req->thread_id = seg[i];
+
+            } else {
+                req->id = seg[i];
+            }
+
+        } else if (seg[i].len != len
+                   || ngx_strncmp(seg[i].data, path, len) != 0)
+        {
+            return NGX_DECLINED;
+        }
+
+        path += len;
+
+        if (*path == '/') {
+            path++;
+        }
+    }
+
+    return i == n ? NGX_OK : NGX_DECLINED;
+}
+
+
+ngx_int_t
+ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
+    ngx_str_t *body)
+{
+    ngx_str_t                 none;
+    ngx_http_agent_lg_req_t  *req;
+
+    req = ctx->api;
+
+    if (body == NULL) {
+        ngx_str_set(&none, "");
+        body = &none;
+    }
+
+    switch (req->route) {
+
+    case NGX_HTTP_AGENT_LG_OK:
+    case NGX_HTTP_AGENT_LG_INFO:
+        return ngx_http_agent_lg_info(r, req->route);
+
+    case NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH:
+    case NGX_HTTP_AGENT_LG_ASSISTANT:
+        return ngx_http_agent_lg_assistants(r, req, body);
+
+    case NGX_HTTP_AGENT_LG_THREADS:
+    case NGX_HTTP_AGENT_LG_THREADS_SEARCH:
+        return req->route == NGX_HTTP_AGENT_LG_THREADS
+               ? ngx_http_agent_lg_thread(r, req, body)
+               : ngx_http_agent_lg_threads(r, req, body);
+
+    case NGX_HTTP_AGENT_LG_THREAD:
+        return ngx_http_agent_lg_thread(r, req, body);
+
+    case NGX_HTTP_AGENT_LG_STATE:
+        if (r->method == NGX_HTTP_POST) {
+            return ngx_http_agent_lg_update_state(r, req, body);
+        }
+
+        /* fall through */
+
+    case NGX_HTTP_AGENT_LG_STATE_AT:
+        return ngx_http_agent_lg_state(r, req);
+
+    case NGX_HTTP_AGENT_LG_HISTORY:
+        return ngx_http_agent_lg_history(r, req, body);
+
+    case NGX_HTTP_AGENT_LG_RUN_JOIN:
+    case NGX_HTTP_AGENT_LG_RUN_JOIN_JSON:
+        return ngx_http_agent_lg_join(r, req);
+
+    case NGX_HTTP_AGENT_LG_RUNS:
+    case NGX_HTTP_AGENT_LG_RUN:
+    case NGX_HTTP_AGENT_LG_RUN_CANCEL:
+        if (!(r->method == NGX_HTTP_POST
+              && req->route == NGX_HTTP_AGENT_LG_RUNS))
+        {
+            return ngx_http_agent_lg_runs(r, req, body);
+        }
+
+        /* fall through */
+
+    default:
+        return ngx_http_agent_lg_run_create(r, req, body);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_info(ngx_http_request_t *r, ngx_uint_t info)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    if (info == NGX_HTTP_AGENT_LG_OK) {
+        ngx_http_agent_json_key(j, "ok");
+        ngx_http_agent_json_bool(j, 1);
+
+    } else {
+        ngx_http_agent_json_key(j, "version");
+        ngx_http_agent_json_cstr(j, NGINX_VERSION);
+        ngx_http_agent_json_key(j, "langgraph_js_version");
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "context");
+        ngx_http_agent_json_cstr(j, "nginx");
+        ngx_http_agent_json_key(j, "flags");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "assistants");
+        ngx_http_agent_json_bool(j, 1);
+        ngx_http_agent_json_key(j, "crons");
+        ngx_http_agent_json_bool(j, 0);
+        ngx_http_agent_json_key(j, "langsmith");
+        ngx_http_agent_json_bool(j, 0);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
