@@ -100,46 +100,6 @@ ngx_http_agent_graph_run_create(ngx_pool_t *pool, ngx_log_t *log,
 }
 
 
-ngx_int_t
-ngx_http_agent_graph_channel(ngx_http_agent_graph_t *graph, ngx_str_t *name)
-{
-    ngx_uint_t                 i;
-    ngx_http_agent_channel_t  *ch;
-
-    ch = graph->channels.elts;
-
-    for (i = 0; i < graph->channels.nelts; i++) {
-        if (ch[i].name.len == name->len
-            && ngx_strncmp(ch[i].name.data, name->data, name->len) == 0)
-        {
-            return i;
-        }
-    }
-
-    return NGX_ERROR;
-}
-
-
-ngx_int_t
-ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph, ngx_str_t *name)
-{
-    ngx_uint_t              i;
-    ngx_http_agent_node_t  *n;
-
-    n = graph->nodes.elts;
-
-    for (i = 0; i < graph->nodes.nelts; i++) {
-        if (n[i].name.len == name->len
-            && ngx_strncmp(n[i].name.data, name->data, name->len) == 0)
-        {
-            return i;
-        }
-    }
-
-    return NGX_ERROR;
-}
-
-
 /* the turn's input is a step of its own, as LangGraph's "__input__" is */
 
 ngx_int_t
@@ -683,28 +643,4 @@ ngx_http_agent_graph_fail(ngx_http_agent_run_t *run, const char *code,
     run->code.len = ngx_strlen(code);
 
     return NGX_ERROR;
-}
-
-
-/* whether a node of the graph is of that kind */
-
-ngx_uint_t
-ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph, const char *kind)
-{
-    size_t                  len;
-    ngx_uint_t              i;
-    ngx_http_agent_node_t  *node;
-
-    len = ngx_strlen(kind);
-    node = graph->nodes.elts;
-
-    for (i = 0; i < graph->nodes.nelts; i++) {
-        if (node[i].kind->name.len == len
-            && ngx_strncmp(node[i].kind->name.data, kind, len) == 0)
-        {
-            return 1;
-        }
-    }
-
-    return 0;
 }

@@ -23,6 +23,15 @@ ngx_int_t ngx_http_agent_graph_conf_offers(ngx_conf_t *cf,
     ngx_array_t *lists);
 ngx_http_agent_graph_t *ngx_http_agent_graph_find(ngx_array_t *graphs,
     ngx_str_t *name);
+/* a node's parameter naming a channel, or a list of them (graph_refs.c) */
+ngx_int_t ngx_http_agent_graph_conf_channel(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *name, ngx_int_t *channel,
+    ngx_uint_t messages);
+ngx_int_t ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *list, ngx_array_t *channels,
+    ngx_uint_t messages);
 
 
 /* the node kinds the graph language knows: set by the glue */

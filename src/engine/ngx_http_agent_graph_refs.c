@@ -70,9 +70,9 @@ ngx_http_agent_graph_conf_refs(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
                 ch = ngx_array_push(*chs);
 
                 if (ch == NULL
-                    || ngx_http_agent_channel_conf(cf, graph, node,
-                                                   (char *) p->name.data,
-                                                   &name[i], ch, pc->messages)
+                    || ngx_http_agent_graph_conf_channel(cf, graph, node,
+                                                 (char *) p->name.data,
+                                                 &name[i], ch, pc->messages)
                        != NGX_OK)
                 {
                     return NGX_ERROR;
@@ -108,9 +108,9 @@ ngx_http_agent_graph_conf_refs(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         }
 
         if (name->len) {
-            if (ngx_http_agent_channel_conf(cf, graph, node,
-                                            (char *) p->name.data, name, ch,
-                                            pc->messages)
+            if (ngx_http_agent_graph_conf_channel(cf, graph, node,
+                                                  (char *) p->name.data, name,
+                                                  ch, pc->messages)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -259,6 +259,86 @@ ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs,
             if (rc != NGX_OK) {
                 return NGX_ERROR;
             }
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * A parameter naming a channel: "messages" only where messages may go
+ * (messages: 1), otherwise a declared channel; for the kinds' check().
+ */
+
+ngx_int_t
+ngx_http_agent_graph_conf_channel(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node, const char *param, ngx_str_t *name,
+    ngx_int_t *channel, ngx_uint_t messages)
+{
+    ngx_int_t  ch;
+
+    ch = ngx_http_agent_graph_channel(graph, name);
+
+    if (ch == NGX_ERROR) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s=%V of the node \"%V\" "
+                           "names an undeclared channel", param, name,
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    if (ch == NGX_HTTP_AGENT_CH_MESSAGES && !messages) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s=%V of the node \"%V\": "
+                           "not the messages channel", param, name,
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    *channel = ch;
+
+    return NGX_OK;
+}
+
+
+/*
+ * A,B: each a channel, as ngx_http_agent_graph_conf_channel(), into
+ * channels
+ */
+
+ngx_int_t
+ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *list, ngx_array_t *channels,
+    ngx_uint_t messages)
+{
+    u_char     *p, *q, *last;
+    ngx_int_t  *ch;
+    ngx_str_t   name;
+
+    if (ngx_array_init(channels, cf->pool, 4, sizeof(ngx_int_t)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    p = list->data;
+    last = list->data + list->len;
+
+    for ( /* void */ ; p < last; p = q + 1) {
+        q = ngx_strlchr(p, last, ',');
+        if (q == NULL) {
+            q = last;
+        }
+
+        name.data = p;
+        name.len = q - p;
+
+        ch = ngx_array_push(channels);
+
+        if (ch == NULL
+            || ngx_http_agent_graph_conf_channel(cf, graph, node, param,
+                                                 &name, ch, messages)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
         }
     }
 

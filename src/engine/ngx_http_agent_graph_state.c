@@ -7,9 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_json.h"
 #include "ngx_http_agent_graph_state.h"
+#include "ngx_http_agent_json.h"
 
 
 /*

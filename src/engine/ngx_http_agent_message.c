@@ -29,6 +29,8 @@ static u_char *ngx_http_agent_message_key(u_char *p, u_char *last,
     const char *key);
 static ngx_int_t ngx_http_agent_message_copy(ngx_pool_t *pool,
     ngx_array_t *in, ngx_uint_t n, ngx_array_t **res);
+static void ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m);
 
 
 /*
@@ -579,5 +581,97 @@ ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
         ngx_http_agent_json_arr_end(j);
     }
 
+    ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * A message as JSON: its role and content; full: its tool calls and the
+ * call a tool message answers too; with a session_id: as our API lists a
+ * session's messages (its id, times, metadata with its images)
+ */
+
+void
+ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
+    ngx_http_agent_msg_t *m, ngx_uint_t full)
+{
+    ngx_http_agent_json_obj(j);
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_int(j, m->seq);
+        ngx_http_agent_json_key(j, "session_id");
+        ngx_http_agent_json_str(j, session_id);
+        /* seed 000's names too: its clients read them */
+        ngx_http_agent_json_key(j, "sessionId");
+        ngx_http_agent_json_str(j, session_id);
+    }
+
+    ngx_http_agent_json_key(j, "role");
+    ngx_http_agent_json_str(j, &m->role);
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, &m->content);
+
+    if (full && m->tool_calls.len) {
+        ngx_http_agent_json_key(j, "tool_calls");
+        ngx_http_agent_json_raw(j, &m->tool_calls);
+    }
+
+    if (full && m->tool_call_id.len) {
+        ngx_http_agent_json_key(j, "tool_call_id");
+        ngx_http_agent_json_str(j, &m->tool_call_id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (session_id) {
+        ngx_http_agent_json_key(j, "created_at");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "createdAt");
+        ngx_http_agent_json_str(j, &m->created_at);
+        ngx_http_agent_json_key(j, "metadata");
+
+        if (m->images.len) {
+            ngx_http_agent_message_metadata(j, m);
+
+        } else if (m->metadata.len) {
+            ngx_http_agent_json_raw(j, &m->metadata);
+
+        } else {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+/* the stored metadata with the message's images: [{"mime_type", "data"}] */
+
+static void
+ngx_http_agent_message_metadata(ngx_http_agent_json_t *j,
+    ngx_http_agent_msg_t *m)
+{
+    size_t    i;
+    yajl_val  v;
+
+    v = m->metadata.len ? ngx_http_agent_json_parse(j->pool, m->metadata.data,
+                                                    m->metadata.len, NULL)
+                        : NULL;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; v && YAJL_IS_OBJECT(v) && i < v->u.object.len; i++) {
+        if (ngx_strcmp(v->u.object.keys[i], "images") == 0) {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
+        ngx_http_agent_json_val(j, v->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_key(j, "images");
+    ngx_http_agent_json_raw(j, &m->images);
     ngx_http_agent_json_end(j);
 }

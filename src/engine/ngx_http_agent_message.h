@@ -11,7 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_msg.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -33,6 +33,8 @@ void ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     ngx_http_agent_msg_t *m, ngx_str_t *id);
 ngx_int_t ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
     ngx_array_t **out);
+void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
+    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
 
 
 /* for the files of src/engine/ only: hidden from the module's exports */

@@ -28,8 +28,6 @@ void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 void ngx_http_agent_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
-void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
-    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
 
 
 #endif /* _NGX_HTTP_AGENT_STATE_H_INCLUDED_ */

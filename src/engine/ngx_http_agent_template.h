@@ -16,14 +16,6 @@
 
 ngx_int_t ngx_http_agent_template_render(ngx_http_agent_run_t *run,
     ngx_pool_t *pool, ngx_str_t *tpl, ngx_str_t *out);
-ngx_int_t ngx_http_agent_channel_conf(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
-    const char *param, ngx_str_t *name, ngx_int_t *channel,
-    ngx_uint_t messages);
-ngx_int_t ngx_http_agent_channel_list_conf(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
-    const char *param, ngx_str_t *list, ngx_array_t *channels,
-    ngx_uint_t messages);
 
 
 /* for the files of src/engine/ only: hidden from the module's exports */

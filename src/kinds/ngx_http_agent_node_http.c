@@ -9,8 +9,8 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_state.h"
-#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_graph_conf.h"
 
 
 /*
@@ -115,15 +115,16 @@ ngx_http_agent_node_http_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
-    if (ngx_http_agent_channel_list_conf(cf, graph, node, "input",
-                                         &hc->input_list, &hc->inputs, 1)
+    if (ngx_http_agent_graph_conf_channels(cf, graph, node, "input",
+                                           &hc->input_list, &hc->inputs, 1)
         != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_channel_list_conf(cf, graph, node, "output",
-                                            &hc->output_list, &hc->outputs, 0);
+    return ngx_http_agent_graph_conf_channels(cf, graph, node, "output",
+                                              &hc->output_list, &hc->outputs,
+                                              0);
 }
 
 

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_ask.h"
-#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_graph_conf.h"
 
 
 /*
@@ -134,9 +134,9 @@ ngx_http_agent_node_sql_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     for (i = 0; i < NGX_HTTP_AGENT_SQL_PARAMS; i++) {
         if (sc->names[i].len
-            && ngx_http_agent_channel_conf(cf, graph, node,
-                                           ngx_http_agent_node_sql_params[i],
-                                           &sc->names[i], &sc->channels[i], 0)
+            && ngx_http_agent_graph_conf_channel(cf, graph, node,
+                                         ngx_http_agent_node_sql_params[i],
+                                         &sc->names[i], &sc->channels[i], 0)
                != NGX_OK)
         {
             return NGX_ERROR;

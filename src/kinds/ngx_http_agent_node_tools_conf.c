@@ -9,7 +9,6 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_template.h"
 #include "ngx_http_agent_node_tools_conf.h"
 #include "ngx_http_agent_graph_conf.h"
 
@@ -74,8 +73,8 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     for (i = 0; tc->args && i < tc->args->nelts; i++) {
         a = (ngx_http_agent_tool_arg_t *) tc->args->elts + i;
 
-        if (ngx_http_agent_channel_conf(cf, graph, node, "args",
-                                        &a->channel_name, &a->channel, 0)
+        if (ngx_http_agent_graph_conf_channel(cf, graph, node, "args",
+                                              &a->channel_name, &a->channel, 0)
             != NGX_OK)
         {
             return NGX_ERROR;
@@ -111,15 +110,15 @@ ngx_http_agent_node_tools_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     if (ngx_http_agent_toolset_bind(cf, &tc->offered, &tc->call, 1)
         != NGX_OK
-        || ngx_http_agent_channel_conf(cf, graph, node, "query",
-                                       &tc->query_name, &tc->query, 0)
+        || ngx_http_agent_graph_conf_channel(cf, graph, node, "query",
+                                             &tc->query_name, &tc->query, 0)
            != NGX_OK)
     {
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_channel_conf(cf, graph, node, "output",
-                                       &tc->output_name, &tc->output, 0);
+    return ngx_http_agent_graph_conf_channel(cf, graph, node, "output",
+                                             &tc->output_name, &tc->output, 0);
 }
 
 

@@ -1,0 +1,208 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_GRAPH_DESC_H_INCLUDED_
+#define _NGX_HTTP_AGENT_GRAPH_DESC_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_msg.h"
+#include "ngx_http_agent_params.h"
+
+
+/*
+ * A graph as data: its channels, nodes, edges and the node kinds, and the
+ * fields of a run of it; with the lookups by name on a graph.  What every
+ * file of the engine shares: the driver (graph.c) steps over them, the
+ * channels' values (graph_state.c) and the conditions (expr.c,
+ * expr_eval.c) read them, and none of these calls the driver.
+ */
+
+
+#define NGX_HTTP_AGENT_END       -2
+
+/* a node's run() that stops the run until a human answers (interrupt) */
+#define NGX_HTTP_AGENT_INTERRUPT  NGX_DECLINED
+
+/* the channels every graph has, at these indices */
+#define NGX_HTTP_AGENT_CH_MESSAGES    0
+#define NGX_HTTP_AGENT_CH_INPUT       1
+#define NGX_HTTP_AGENT_CH_SESSION_ID  2
+
+
+typedef struct ngx_http_agent_run_s   ngx_http_agent_run_t;
+typedef struct ngx_http_agent_kind_s  ngx_http_agent_kind_t;
+typedef struct ngx_http_agent_expr_s  ngx_http_agent_expr_t;
+
+
+typedef enum {
+    NGX_HTTP_AGENT_REDUCE_MESSAGES = 0,   /* append; same id replaces */
+    NGX_HTTP_AGENT_REDUCE_APPEND,         /* arrays concatenated */
+    NGX_HTTP_AGENT_REDUCE_SUM,            /* numbers add */
+    NGX_HTTP_AGENT_REDUCE_VALUE,          /* the last write wins */
+    NGX_HTTP_AGENT_REDUCE_MERGE           /* object keys merged */
+} ngx_http_agent_reducer_e;
+
+
+typedef struct {
+    ngx_array_t               *messages;      /* ngx_http_agent_msg_t */
+    double                     number;        /* sum */
+    ngx_str_t                  json;          /* the others; empty: null */
+} ngx_http_agent_value_t;
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_http_agent_reducer_e   reducer;
+    ngx_str_t                  dflt;          /* JSON, or empty */
+    ngx_uint_t                 turn;          /* scope=turn: reset */
+} ngx_http_agent_channel_t;
+
+
+typedef struct {
+    ngx_uint_t                 channel;
+    ngx_http_agent_value_t     value;
+} ngx_http_agent_write_t;
+
+
+typedef struct {
+    ngx_int_t                  to;            /* NGX_HTTP_AGENT_END */
+    ngx_http_agent_expr_t     *cond;          /* NULL: always */
+    ngx_str_t                  to_name;
+    ngx_str_t                  text;          /* the if= as written */
+} ngx_http_agent_edge_t;
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_http_agent_kind_t     *kind;
+    void                      *conf;          /* the kind's */
+    ngx_array_t                edges;         /* ngx_http_agent_edge_t */
+    ngx_int_t                  count;         /* a sum channel, or -1 */
+    ngx_str_t                  count_name;
+    ngx_uint_t                 index;
+    ngx_str_t                  file;
+    ngx_uint_t                 line;
+    ngx_flag_t                 interrupt_before;
+    ngx_flag_t                 interrupt_after;
+} ngx_http_agent_node_t;
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_array_t                channels;      /* ngx_http_agent_channel_t */
+    ngx_array_t                nodes;         /* ngx_http_agent_node_t */
+    ngx_int_t                  entry;
+    ngx_str_t                  file;
+    ngx_uint_t                 line;
+    unsigned                   builtin:1;
+    unsigned                   prompt_missing:1; /* agent_prompts has no
+                                                    react_system.md */
+} ngx_http_agent_graph_t;
+
+
+/*
+ * A node kind: its parameters are read at configuration time, its work
+ * runs per step.  run() returns NGX_OK when the node's update is complete,
+ * NGX_AGAIN when it will call ngx_http_agent_graph_node_done() later, or
+ * NGX_ERROR with run->error set.
+ */
+struct ngx_http_agent_kind_s {
+    ngx_str_t                  name;
+    void                    *(*create)(ngx_conf_t *cf);
+    /* its KEY=VALUE parameters, set in what create() made */
+    ngx_http_agent_param_t    *params;
+    /* after the graph is read: channels resolved, files loaded */
+    ngx_int_t                (*check)(ngx_conf_t *cf,
+                                      ngx_http_agent_graph_t *graph,
+                                      ngx_http_agent_node_t *node);
+    ngx_int_t                (*run)(ngx_http_agent_run_t *run,
+                                    ngx_http_agent_node_t *node);
+    /* runs the tool calls of the last message: calls left for a node
+       of any other kind are closed as not run */
+    ngx_uint_t                 calls;
+    /* the tools= a node offers its model (the nodes that run the calls
+       run only those), or NULL */
+    ngx_str_t               *(*offers)(void *conf);
+    /* without create(): the size of its conf, zeroed */
+    size_t                     conf_size;
+};
+
+
+/*
+ * what the embedder does with a run: persist, stream, finish.  A
+ * checkpoint may answer later (NGX_AGAIN): the embedder then calls
+ * ngx_http_agent_graph_saved() with its result and the run goes on.
+ */
+typedef struct {
+    ngx_int_t                (*checkpoint)(ngx_http_agent_run_t *run,
+                                           ngx_str_t *node, ngx_int_t next);
+    void                     (*done)(ngx_http_agent_run_t *run,
+                                     ngx_int_t rc);
+    /* a node starts (start: 1) or ends; NGX_ERROR fails the run */
+    ngx_int_t                (*node)(ngx_http_agent_run_t *run,
+                                     ngx_http_agent_node_t *node,
+                                     ngx_uint_t start);
+} ngx_http_agent_run_handlers_t;
+
+
+struct ngx_http_agent_run_s {
+    ngx_pool_t                      *pool;
+    ngx_log_t                       *log;
+    ngx_http_agent_graph_t          *graph;
+    ngx_http_agent_value_t          *state;      /* one per channel */
+    ngx_str_t                        extra;      /* channels of other
+                                                    graphs: kept */
+    ngx_uint_t                      *visits;     /* per node, this run */
+    ngx_array_t                     *update;     /* ngx_http_agent_write_t */
+    ngx_int_t                        current;
+    ngx_uint_t                       step;
+    ngx_uint_t                       limit;
+    ngx_uint_t                       messages_at_start;
+    ngx_str_t                        error;
+    ngx_str_t                        code;
+    ngx_str_t                        resume;     /* the human's answer:
+                                                    a run resumed */
+    ngx_str_t                        interrupt;  /* {"node", "value"} */
+    u_char                          *waits;      /* per node, asked by the
+                                                    run: 1 before, 2 after */
+
+    ngx_http_agent_run_handlers_t   *handlers;
+    void                            *ctx;        /* the embedder's */
+    void                            *data;       /* the node kinds' */
+    void                            *node_data;  /* the current node's */
+    void                            *scratch;    /* a reusable JSON
+                                                    generator */
+
+    /* aborts the current node's asynchronous work */
+    void                           (*cancel)(ngx_http_agent_run_t *run);
+
+    ngx_int_t                        async_rc;
+
+    /* a checkpoint being saved: what follows it */
+    ngx_uint_t                       saving;
+    ngx_http_agent_node_t           *saving_node;
+    ngx_int_t                        saving_next;
+    ngx_uint_t                       saving_after;
+
+    unsigned                         resuming:1; /* at the node resumed */
+    unsigned                         in_node:1;
+    unsigned                         async_done:1;
+    unsigned                         finished:1;
+};
+
+
+ngx_int_t ngx_http_agent_graph_channel(ngx_http_agent_graph_t *graph,
+    ngx_str_t *name);
+ngx_int_t ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph,
+    ngx_str_t *name);
+ngx_uint_t ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph,
+    const char *kind);
+
+
+#endif /* _NGX_HTTP_AGENT_GRAPH_DESC_H_INCLUDED_ */
