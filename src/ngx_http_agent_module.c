@@ -33,7 +33,7 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
-#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
 
 
