@@ -20,7 +20,9 @@
 #include "ngx_http_agent_cors.h"
 #include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_models.h"
+#include "ngx_http_agent_model.h"
+#include "ngx_http_agent_database.h"
+#include "ngx_http_agent_allowed.h"
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_store.h"
@@ -31,7 +33,7 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
-#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
 
 
@@ -276,14 +278,14 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_databases"),
       NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
-      ngx_http_agent_names_slot,
+      ngx_http_agent_allowed_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, databases),
       NULL },
 
     { ngx_string("agent_models"),
       NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
-      ngx_http_agent_names_slot,
+      ngx_http_agent_allowed_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, models),
       NULL },
@@ -325,7 +327,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_assistants"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
-      ngx_http_agent_names_slot,
+      ngx_http_agent_allowed_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, assistants),
       NULL },
@@ -454,7 +456,7 @@ ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf)
 
     /* the built-in react graph, then what every node refers to */
 
-    if (ngx_http_agent_models_check(cf, amcf) != NGX_CONF_OK
+    if (ngx_http_agent_model_check(cf, amcf) != NGX_CONF_OK
         || ngx_http_agent_graph_builtin(cf, &amcf->graphs) != NGX_OK
         || ngx_http_agent_graph_check_kinds(cf, &amcf->graphs,
                                             &amcf->prompts_dir)

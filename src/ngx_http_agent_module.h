@@ -104,12 +104,6 @@ typedef struct {
 } ngx_http_agent_loc_conf_t;
 
 
-ngx_http_agent_model_t *ngx_http_agent_model_find(
-    ngx_http_agent_main_conf_t *amcf, ngx_str_t *name);
-ngx_http_agent_database_t *ngx_http_agent_database_find(
-    ngx_http_agent_main_conf_t *amcf, ngx_str_t *name);
-
-
 extern ngx_module_t  ngx_http_agent_module;
 
 

@@ -13,7 +13,7 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_models.h"
+#include "ngx_http_agent_allowed.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_chat.h"
@@ -66,11 +66,11 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
         return rc;
     }
 
-    cur = s.model.len ? ngx_http_agent_model_allowed(amcf, alcf, &s.model)
+    cur = s.model.len ? ngx_http_agent_allowed_model(amcf, alcf, &s.model)
                       : NULL;
 
     if (cur == NULL) {
-        cur = ngx_http_agent_model_default(amcf, alcf);
+        cur = ngx_http_agent_allowed_model_default(amcf, alcf);
     }
 
     if (body) {
@@ -84,7 +84,7 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
                                         "\"name\" must be a string");
         }
 
-        cur = ngx_http_agent_model_allowed(amcf, alcf, &name);
+        cur = ngx_http_agent_allowed_model(amcf, alcf, &name);
         if (cur == NULL) {
             return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                         "there is no model \"%V\"", &name);
@@ -126,7 +126,7 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     m = amcf->models.elts;
 
     for (i = 0; i < amcf->models.nelts; i++) {
-        if (ngx_http_agent_model_allowed(amcf, alcf, &m[i].name) == NULL) {
+        if (ngx_http_agent_allowed_model(amcf, alcf, &m[i].name) == NULL) {
             continue;
         }
 
@@ -188,7 +188,7 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_key(j, "database");
 
     if (s.database.len
-        && ngx_http_agent_database_allowed(amcf, alcf, &s.database))
+        && ngx_http_agent_allowed_database(amcf, alcf, &s.database))
     {
         ngx_http_agent_json_str(j, &s.database);
 
@@ -202,7 +202,7 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
     db = amcf->databases.elts;
 
     for (i = 0; i < amcf->databases.nelts; i++) {
-        if (ngx_http_agent_database_allowed(amcf, alcf, &db[i].name)) {
+        if (ngx_http_agent_allowed_database(amcf, alcf, &db[i].name)) {
             ngx_http_agent_json_str(j, &db[i].name);
         }
     }
@@ -254,7 +254,7 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     /* a database this location may not use is answered as unknown */
-    db = ngx_http_agent_database_allowed(amcf, alcf, &cn->name);
+    db = ngx_http_agent_allowed_database(amcf, alcf, &cn->name);
     if (db == NULL) {
         return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
                                     "there is no database \"%V\"",

@@ -9,6 +9,7 @@
 
 #include "ngx_http_agent_toolset.h"
 #include "ngx_http_agent_env.h"
+#include "ngx_http_agent_mcp_conf.h"
 
 
 /*

@@ -7,49 +7,17 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_llm_state.h"
 #include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
 
 
 /*
- * The providers (agent_model provider=...), one file each, and what their
- * request writers share: headers, the tools and the images read back from
- * their provider-neutral JSON.
+ * What the providers' request writers share: headers, the tools and the
+ * images read back from their provider-neutral JSON, the turns of those
+ * that take one role at a time.
  */
-
-
-extern ngx_http_agent_provider_t  ngx_http_agent_provider_openai;
-extern ngx_http_agent_provider_t  ngx_http_agent_provider_azure;
-extern ngx_http_agent_provider_t  ngx_http_agent_provider_anthropic;
-extern ngx_http_agent_provider_t  ngx_http_agent_provider_gemini;
-
-
-static ngx_http_agent_provider_t  *ngx_http_agent_providers[] = {
-    &ngx_http_agent_provider_openai,
-    &ngx_http_agent_provider_azure,
-    &ngx_http_agent_provider_anthropic,
-    &ngx_http_agent_provider_gemini,
-    NULL
-};
-
-
-ngx_http_agent_provider_t *
-ngx_http_agent_provider_find(ngx_str_t *name)
-{
-    ngx_http_agent_provider_t  **p;
-
-    for (p = ngx_http_agent_providers; *p; p++) {
-        if ((*p)->name.len == name->len
-            && ngx_strncmp((*p)->name.data, name->data, name->len) == 0)
-        {
-            return *p;
-        }
-    }
-
-    return NULL;
-}
 
 
 /* a header line, NUL-terminated for curl, in the call's pool */

@@ -11,7 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_llm_state.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -33,9 +33,7 @@ typedef void (*ngx_http_agent_provider_part_pt)(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m, ngx_uint_t i);
 
 
-/* the registry, and what the providers share */
-
-/* OpenAI's wire format, which Azure's deployments speak too */
+/* what the providers share (the registry is ngx_http_agent_providers.c) */
 
 
 /* for the files of src/llm/ only: hidden from the module's exports */
@@ -43,7 +41,6 @@ typedef void (*ngx_http_agent_provider_part_pt)(ngx_http_agent_llm_t *llm,
 
 ngx_array_t *ngx_http_agent_provider_calls(ngx_http_agent_json_t *j,
     ngx_http_agent_msg_t *m);
-ngx_http_agent_provider_t *ngx_http_agent_provider_find(ngx_str_t *name);
 ngx_int_t ngx_http_agent_provider_function(ngx_http_agent_json_t *j,
     yajl_val t, yajl_val *params);
 ngx_int_t ngx_http_agent_provider_header(ngx_http_agent_llm_t *llm,
@@ -54,10 +51,6 @@ yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
     ngx_http_agent_msg_t *m);
 int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
 void ngx_http_agent_provider_object(ngx_http_agent_json_t *j, yajl_val v);
-ngx_int_t ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
-    ngx_str_t *body);
-ngx_int_t ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm,
-    yajl_val v);
 yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
 void ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,

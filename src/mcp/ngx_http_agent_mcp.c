@@ -11,8 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
-#include "ngx_http_agent_mcp_tool.h"
-#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_mcp_http.h"
 
 
 /*
@@ -29,7 +28,8 @@
  * the next start waits, 1 s after the first failure, doubling to 60 s: a
  * server that always fails costs a worker a few requests a minute, and
  * the turns meanwhile go on without its tools at once.
- * tools/call is mcp_tool.c.
+ * tools/call is mcp_tool.c, reached through the tool the directive made
+ * for the server (mcp->tool): this file does not call it.
  */
 
 
@@ -667,7 +667,8 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
     }
 
     tool->name.len = name.len;
-    tool->run = ngx_http_agent_mcp_tool_run;
+    /* run as the server's own tool is: the directive made it (mcp_conf.c) */
+    tool->run = ((ngx_http_agent_tool_t *) mcp->tool)->run;
     tool->data = mcp;
     tool->peer = 1;
 

@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_params.h"

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_provider.h"
+#include "ngx_http_agent_model.h"
 
 
 ngx_int_t

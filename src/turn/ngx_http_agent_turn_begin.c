@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_models.h"
+#include "ngx_http_agent_database.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"

@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_models.h"
+#include "ngx_http_agent_allowed.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
@@ -172,12 +172,12 @@ ngx_http_agent_turn_model(ngx_http_request_t *r,
     if (name->len == 0 && s->model.len) {
 
         /* the session's model, if this location may use it */
-        model = ngx_http_agent_model_allowed(amcf, alcf, &s->model);
+        model = ngx_http_agent_allowed_model(amcf, alcf, &s->model);
     }
 
     if (model == NULL) {
-        model = name->len ? ngx_http_agent_model_allowed(amcf, alcf, name)
-                          : ngx_http_agent_model_default(amcf, alcf);
+        model = name->len ? ngx_http_agent_allowed_model(amcf, alcf, name)
+                          : ngx_http_agent_allowed_model_default(amcf, alcf);
     }
 
     if (model == NULL && name->len == 0) {

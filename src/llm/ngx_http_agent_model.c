@@ -9,14 +9,14 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_models.h"
-#include "ngx_http_agent_provider.h"
+#include "ngx_http_agent_model.h"
+#include "ngx_http_agent_providers.h"
 #include "ngx_http_agent_params.h"
 
 
 /*
- * The models (agent_model) and databases (agent_database) of the http
- * block, and finding them by name or alias.
+ * The models of the http block (agent_model), their fallbacks checked,
+ * and finding them by name or alias.
  */
 
 
@@ -146,7 +146,7 @@ ngx_http_agent_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 /* every fallback= names a model, and no chain of them comes back */
 
 char *
-ngx_http_agent_models_check(ngx_conf_t *cf, ngx_http_agent_main_conf_t *amcf)
+ngx_http_agent_model_check(ngx_conf_t *cf, ngx_http_agent_main_conf_t *amcf)
 {
     ngx_uint_t               i, n;
     ngx_http_agent_model_t  *m, *f;
@@ -197,7 +197,7 @@ ngx_http_agent_model_provider(ngx_conf_t *cf, ngx_http_agent_param_t *p,
 {
     ngx_http_agent_model_t *m = conf;
 
-    m->provider = ngx_http_agent_provider_find(value);
+    m->provider = ngx_http_agent_providers_find(value);
 
     return m->provider ? NGX_CONF_OK
                        : "unknown provider: openai, azure, anthropic or gemini";
@@ -253,43 +253,6 @@ ngx_http_agent_model_headers(ngx_array_t *headers)
 }
 
 
-char *
-ngx_http_agent_database(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_agent_main_conf_t *amcf = conf;
-
-    ngx_str_t                  *value;
-    ngx_http_agent_database_t  *db;
-
-    value = cf->args->elts;
-
-    if (ngx_http_agent_database_find(amcf, &value[1]) != NULL) {
-        return "duplicate database name";
-    }
-
-    db = ngx_array_push(&amcf->databases);
-    if (db == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    db->name = value[1];
-    db->path = value[2];
-
-    if (ngx_conf_full_name(cf->cycle, &db->path, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    if (access((char *) db->path.data, R_OK) != 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno,
-                           "agent_database \"%V\": cannot read \"%V\"",
-                           &db->name, &db->path);
-        return NGX_CONF_ERROR;
-    }
-
-    return NGX_CONF_OK;
-}
-
-
 ngx_http_agent_model_t *
 ngx_http_agent_model_find(ngx_http_agent_main_conf_t *amcf, ngx_str_t *name)
 {
@@ -322,182 +285,4 @@ ngx_http_agent_model_find(ngx_http_agent_main_conf_t *amcf, ngx_str_t *name)
     }
 
     return NULL;
-}
-
-
-ngx_http_agent_database_t *
-ngx_http_agent_database_find(ngx_http_agent_main_conf_t *amcf,
-    ngx_str_t *name)
-{
-    ngx_uint_t                  i;
-    ngx_http_agent_database_t  *db;
-
-    db = amcf->databases.elts;
-
-    for (i = 0; i < amcf->databases.nelts; i++) {
-        if (db[i].name.len == name->len
-            && ngx_strncmp(db[i].name.data, name->data, name->len) == 0)
-        {
-            return &db[i];
-        }
-    }
-
-    return NULL;
-}
-
-
-/*
- * What a location may reach is what its configuration names: the models
- * of agent_models (all declared ones without it), the databases of
- * agent_databases (without it, only the location's agent_use_database).
- * A name outside the list is answered as an unknown one.
- */
-
-ngx_http_agent_model_t *
-ngx_http_agent_model_allowed(ngx_http_agent_main_conf_t *amcf,
-    ngx_http_agent_loc_conf_t *alcf, ngx_str_t *name)
-{
-    ngx_str_t               *n;
-    ngx_uint_t               i;
-    ngx_http_agent_model_t  *m;
-
-    m = ngx_http_agent_model_find(amcf, name);
-
-    if (m == NULL || alcf->models == NULL) {
-        return m;
-    }
-
-    n = alcf->models->elts;
-
-    for (i = 0; i < alcf->models->nelts; i++) {
-        if (ngx_http_agent_model_find(amcf, &n[i]) == m) {
-            return m;
-        }
-    }
-
-    return NULL;
-}
-
-
-/* the location's default model: the first it may use */
-
-ngx_http_agent_model_t *
-ngx_http_agent_model_default(ngx_http_agent_main_conf_t *amcf,
-    ngx_http_agent_loc_conf_t *alcf)
-{
-    ngx_str_t  *n;
-
-    if (alcf->models == NULL) {
-        return amcf->models.nelts ? amcf->models.elts : NULL;
-    }
-
-    n = alcf->models->elts;
-
-    return ngx_http_agent_model_find(amcf, &n[0]);
-}
-
-
-ngx_http_agent_database_t *
-ngx_http_agent_database_allowed(ngx_http_agent_main_conf_t *amcf,
-    ngx_http_agent_loc_conf_t *alcf, ngx_str_t *name)
-{
-    ngx_str_t                  *n;
-    ngx_uint_t                  i;
-    ngx_http_agent_database_t  *db;
-
-    db = ngx_http_agent_database_find(amcf, name);
-
-    if (db == NULL) {
-        return NULL;
-    }
-
-    if (alcf->databases == NULL) {
-        return db == alcf->database ? db : NULL;
-    }
-
-    n = alcf->databases->elts;
-
-    for (i = 0; i < alcf->databases->nelts; i++) {
-        if (n[i].len == db->name.len
-            && ngx_strncmp(n[i].data, db->name.data, n[i].len) == 0)
-        {
-            return db;
-        }
-    }
-
-    return NULL;
-}
-
-
-/* nginx -t: every name of agent_models and agent_databases is declared */
-
-char *
-ngx_http_agent_allowed_check(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *alcf)
-{
-    ngx_str_t                   *n;
-    ngx_uint_t                   i;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    n = alcf->models ? alcf->models->elts : NULL;
-
-    for (i = 0; n && i < alcf->models->nelts; i++) {
-        if (ngx_http_agent_model_find(amcf, &n[i]) == NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "agent_models: unknown model \"%V\", "
-                               "declare it with agent_model", &n[i]);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    n = alcf->databases ? alcf->databases->elts : NULL;
-
-    for (i = 0; n && i < alcf->databases->nelts; i++) {
-        if (ngx_http_agent_database_find(amcf, &n[i]) == NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "agent_databases: unknown database \"%V\", "
-                               "declare it with agent_database", &n[i]);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    return NGX_CONF_OK;
-}
-
-
-/* agent_models NAME ...; agent_databases NAME ...;: every name, once */
-
-char *
-ngx_http_agent_names_slot(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    char  *p = conf;
-
-    ngx_str_t     *value, *s;
-    ngx_uint_t     i;
-    ngx_array_t  **a;
-
-    a = (ngx_array_t **) (p + cmd->offset);
-
-    if (*a != NGX_CONF_UNSET_PTR) {
-        return "is duplicate";
-    }
-
-    *a = ngx_array_create(cf->pool, cf->args->nelts - 1, sizeof(ngx_str_t));
-    if (*a == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    value = cf->args->elts;
-
-    for (i = 1; i < cf->args->nelts; i++) {
-        s = ngx_array_push(*a);
-        if (s == NULL) {
-            return NGX_CONF_ERROR;
-        }
-
-        *s = value[i];
-    }
-
-    return NGX_CONF_OK;
 }
