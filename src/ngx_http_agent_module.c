@@ -306,7 +306,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_graph"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_BLOCK|NGX_CONF_TAKE1,
-      ngx_http_agent_graph,
+      ngx_http_agent_conf_graph,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -320,7 +320,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_use_graph"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_use_graph,
+      ngx_http_agent_conf_graph_use,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -341,7 +341,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_stream"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_stream,
+      ngx_http_agent_conf_graph_stream,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -582,7 +582,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
         conf->graph_line = prev->graph_line;
     }
 
-    if (ngx_http_agent_merge_graph(cf, conf) != NGX_CONF_OK) {
+    if (ngx_http_agent_conf_graph_merge(cf, conf) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 

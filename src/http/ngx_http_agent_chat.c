@@ -61,7 +61,7 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -74,23 +74,24 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (body) {
-        rc = ngx_http_agent_parse_object(r, body, &v, 0);
+        rc = ngx_http_agent_reply_parse(r, body, &v, 0);
         if (rc != NGX_OK) {
             return rc;
         }
 
         if (ngx_http_agent_json_get_str(v, "name", &name) != NGX_OK) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"name\" must be a string");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"name\" must be a string");
         }
 
         cur = ngx_http_agent_allowed_model(amcf, alcf, &name);
         if (cur == NULL) {
-            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                        "there is no model \"%V\"", &name);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                              "there is no model \"%V\"",
+                                              &name);
         }
 
-        rc = ngx_http_agent_store_session_set(ngx_http_agent_sc(r), id,
+        rc = ngx_http_agent_store_session_set(ngx_http_agent_reply_sc(r), id,
                                               NGX_HTTP_AGENT_STORE_MODEL,
                                               &cur->name);
         if (rc == NGX_AGAIN) {
@@ -98,8 +99,8 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
         }
 
         if (rc != NGX_OK) {
-            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                        "the model could not be saved");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the model could not be saved");
         }
     }
 
@@ -148,7 +149,7 @@ ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 
 
@@ -172,7 +173,7 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -214,7 +215,7 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 
 
@@ -238,7 +239,7 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
         return ngx_http_agent_connection_get(r, id);
     }
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -249,19 +250,19 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (ngx_http_agent_json_get_str(v, "database", &cn->name) != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"database\" must be a string");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"database\" must be a string");
     }
 
     /* a database this location may not use is answered as unknown */
     db = ngx_http_agent_allowed_database(amcf, alcf, &cn->name);
     if (db == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "there is no database \"%V\"",
-                                    &cn->name);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "there is no database \"%V\"",
+                                          &cn->name);
     }
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -281,9 +282,9 @@ ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
     if (ngx_http_agent_sql_schema(r->pool, r->connection->log, db, &tables)
         != NGX_OK)
     {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the database \"%V\" cannot be read",
-                                    &cn->name);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the database \"%V\" cannot be read",
+                                          &cn->name);
     }
 
     return ngx_http_agent_connection_save(r, cn, &tables);
@@ -301,9 +302,9 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
     r = cn->request;
 
     if (rc != NGX_OK) {
-        rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                  "the database \"%V\" cannot be read",
-                                  &cn->name);
+        rc = ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the database \"%V\" cannot be read",
+                                        &cn->name);
 
     } else {
         cn->tables.len = tables->len;
@@ -320,7 +321,7 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
                              : NGX_HTTP_INTERNAL_SERVER_ERROR;
 
         if (rc == NGX_AGAIN && ctx->store.waiting) {
-            rc = ngx_http_agent_store_wait(r);
+            rc = ngx_http_agent_reply_wait(r);
             if (rc == NGX_OK) {
                 return;
             }
@@ -328,7 +329,7 @@ ngx_http_agent_connection_read(void *data, ngx_int_t rc, ngx_str_t *tables)
     }
 
     /* a thread's completion, not a request handler */
-    ngx_http_agent_finish(r, rc);
+    ngx_http_agent_reply_finish(r, rc);
 }
 
 
@@ -350,7 +351,7 @@ ngx_http_agent_connection_wake(ngx_http_agent_store_call_t *sc)
         return;
     }
 
-    ngx_http_agent_finish(r, rc);
+    ngx_http_agent_reply_finish(r, rc);
 }
 
 
@@ -373,12 +374,12 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     id = &cn->id;
     name = cn->name;
 
-    rc = ngx_http_agent_session_lock(r, id, &run_id, "connect");
+    rc = ngx_http_agent_reply_session_lock(r, id, &run_id, "connect");
     if (rc != NGX_OK) {
         return rc;
     }
 
-    sc = ngx_http_agent_sc(r);
+    sc = ngx_http_agent_reply_sc(r);
 
     /* db_schema: a channel of the location's graph, or kept for one */
 
@@ -430,8 +431,8 @@ done:
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the connection could not be saved");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the connection could not be saved");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -450,7 +451,7 @@ done:
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 
 

@@ -29,7 +29,7 @@ static char *ngx_http_agent_merge_assistants(ngx_conf_t *cf,
 /* the location's graph, stream format and inputs, checked against it */
 
 char *
-ngx_http_agent_merge_graph(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
+ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
 {
     ngx_int_t                    ch;
     ngx_str_t                    name;
@@ -174,7 +174,7 @@ ngx_http_agent_merge_assistants(ngx_conf_t *cf,
 
 
 char *
-ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+ngx_http_agent_conf_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
@@ -183,7 +183,7 @@ ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 
 char *
-ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+ngx_http_agent_conf_graph_use(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_loc_conf_t *alcf = conf;
 
@@ -204,7 +204,7 @@ ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 
 char *
-ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+ngx_http_agent_conf_graph_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_loc_conf_t *alcf = conf;
 

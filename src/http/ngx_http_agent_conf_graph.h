@@ -15,11 +15,12 @@
 #include "ngx_http_agent_module.h"
 
 
-char *ngx_http_agent_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-char *ngx_http_agent_use_graph(ngx_conf_t *cf, ngx_command_t *cmd,
+char *ngx_http_agent_conf_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+char *ngx_http_agent_conf_graph_use(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-char *ngx_http_agent_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-char *ngx_http_agent_merge_graph(ngx_conf_t *cf,
+char *ngx_http_agent_conf_graph_stream(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+char *ngx_http_agent_conf_graph_merge(ngx_conf_t *cf,
     ngx_http_agent_loc_conf_t *conf);
 
 

@@ -88,8 +88,9 @@ ngx_http_agent_handler(ngx_http_request_t *r)
                       "node of a turn called the agent location \"%V\": "
                       "refused, a turn starts no turn", &r->uri);
 
-        rc = ngx_http_agent_error(r, NGX_HTTP_FORBIDDEN, "an agent location "
-                                  "is not a tool: a turn starts no turn");
+        rc = ngx_http_agent_reply_error(r, NGX_HTTP_FORBIDDEN,
+                                        "an agent location is not a tool: a "
+                                        "turn starts no turn");
 
     } else {
         rc = ngx_http_agent_route(r, alcf, ctx);
@@ -104,10 +105,10 @@ ngx_http_agent_handler(ngx_http_request_t *r)
         }
 
         if (ctx->owner_value.len == 0) {
-            rc = ngx_http_agent_error(r, NGX_HTTP_UNAUTHORIZED,
-                                      "this request names no owner "
-                                      "(agent_owner is empty): "
-                                      "authenticate first");
+            rc = ngx_http_agent_reply_error(r, NGX_HTTP_UNAUTHORIZED,
+                                            "this request names no owner "
+                                            "(agent_owner is empty): "
+                                            "authenticate first");
 
         } else {
             ctx->owner = &ctx->owner_value;
@@ -279,12 +280,12 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
         return NGX_OK;
     }
 
-    return ngx_http_agent_not_allowed(r, allowed);
+    return ngx_http_agent_reply_not_allowed(r, allowed);
 
 not_found:
 
-    return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                "no such endpoint: %V", &r->uri);
+    return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                      "no such endpoint: %V", &r->uri);
 }
 
 
@@ -359,7 +360,7 @@ ngx_http_agent_pass(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         return rc;
     }
 
-    if (ngx_http_agent_store_wait(r) != NGX_OK) {
+    if (ngx_http_agent_reply_wait(r) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -416,14 +417,14 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_EP_SESSION:
         if (r->method == NGX_HTTP_DELETE) {
-            rc = ngx_http_agent_session_get(r, &ctx->id, &s);
+            rc = ngx_http_agent_reply_session_get(r, &ctx->id, &s);
             if (rc != NGX_OK) {
                 return rc;
             }
 
             /* a running turn would write on: the lock says if one runs */
-            rc = ngx_http_agent_session_lock(r, &ctx->id, &run_id,
-                                             "delete it");
+            rc = ngx_http_agent_reply_session_lock(r, &ctx->id, &run_id,
+                                                   "delete it");
             if (rc != NGX_OK) {
                 return rc;
             }
@@ -435,9 +436,9 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
             }
 
             if (rc == NGX_DECLINED) {
-                return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                            "there is no session \"%V\"",
-                                            &ctx->id);
+                return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                                  "there is no session \"%V\"",
+                                                  &ctx->id);
             }
 
             /* not deleted: the session is let go, then the answer */
@@ -451,16 +452,15 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
             }
 
             if (rc != NGX_OK) {
-                return ngx_http_agent_error(r,
-                                            NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                            "the session could not be "
-                                            "deleted");
+                rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+                return ngx_http_agent_reply_error(r, rc, "the session could "
+                                                  "not be deleted");
             }
 
-            return ngx_http_agent_send(r, NGX_HTTP_NO_CONTENT, NULL);
+            return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
         }
 
-        rc = ngx_http_agent_session_get(r, &ctx->id, &s);
+        rc = ngx_http_agent_reply_session_get(r, &ctx->id, &s);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -480,7 +480,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
             }
 
-            return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+            return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
         }
 
     case NGX_HTTP_AGENT_EP_GRAPH:

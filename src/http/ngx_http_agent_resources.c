@@ -110,16 +110,16 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
     amcf = ngx_http_get_module_main_conf(r, ngx_http_agent_module);
 
     if (amcf->resources_dir.len == 0) {
-        return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
-                                    "uploads are off: set "
-                                    "agent_resources_dir in nginx.conf");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+                                          "uploads are off: set "
+                                          "agent_resources_dir in nginx.conf");
     }
 
     if (ngx_http_arg(r, (u_char *) "name", 4, &name) != NGX_OK
         || name.len == 0)
     {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "name the file: ?name=FILE.csv");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "name the file: ?name=FILE.csv");
     }
 
     p = ngx_pnalloc(r->pool, name.len);
@@ -133,20 +133,20 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
     name.len = p - out.data;
 
     if (name.len == 0 || name.len > 255) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "the file name must have 1 to 255 "
-                                    "bytes");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "the file name must have 1 to 255 "
+                                          "bytes");
     }
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
 
     if (body->len == 0) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "the request body must be the CSV "
-                                    "file");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "the request body must be the CSV "
+                                          "file");
     }
 
     if (ngx_array_init(&list, r->pool, 4, sizeof(ngx_http_agent_resource_t))
@@ -156,15 +156,16 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_resource_list(ngx_http_agent_sc(r), id, &list);
+    rc = ngx_http_agent_store_resource_list(ngx_http_agent_reply_sc(r), id,
+                                            &list);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session's files could not be "
-                                    "listed");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's files could not be "
+                                          "listed");
     }
 
     prev = list.elts;
@@ -235,11 +236,12 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_json_t  *j;
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST, "%V", err);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST, "%V", err);
     }
 
     if (rc == NGX_OK) {
-        rc = ngx_http_agent_store_resource_add(ngx_http_agent_sc(r), id, res);
+        rc = ngx_http_agent_store_resource_add(ngx_http_agent_reply_sc(r), id,
+                                               res);
 
         if (rc == NGX_AGAIN) {
             return ngx_http_agent_import_wait(r, id, res);
@@ -252,12 +254,12 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
         (void) ngx_delete_file(res->path.data);
 
         if (rc == NGX_DECLINED) {
-            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                        "there is no session \"%V\"", id);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                              "there is no session \"%V\"", id);
         }
 
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the CSV file could not be stored");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the CSV file could not be stored");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -271,7 +273,7 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_CREATED, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_CREATED, &out);
 }
 
 
@@ -322,7 +324,7 @@ ngx_http_agent_import_wait(ngx_http_request_t *r, ngx_str_t *id,
     /* the row's call: the one made last, made again from there */
     w->n = ctx->store.n - 1;
 
-    if (ngx_http_agent_store_wait(r) != NGX_OK) {
+    if (ngx_http_agent_reply_wait(r) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -361,7 +363,7 @@ ngx_http_agent_import_wake(ngx_http_agent_store_call_t *sc)
     rc = ngx_http_agent_import_finish(r, &w->id, &w->res, NGX_OK, NULL);
 
     if (rc != NGX_DONE) {
-        ngx_http_agent_finish(r, rc);
+        ngx_http_agent_reply_finish(r, rc);
     }
 }
 
@@ -459,7 +461,7 @@ ngx_http_agent_import_done(ngx_event_t *ev)
 
     /* the request may be gone after this: only the pool is used */
     if (rc != NGX_DONE) {
-        ngx_http_agent_finish(r, rc);
+        ngx_http_agent_reply_finish(r, rc);
     }
 
     ngx_destroy_pool(pool);
@@ -479,7 +481,7 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_session_t    s;
     ngx_http_agent_resource_t  *res;
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -490,15 +492,16 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_resource_list(ngx_http_agent_sc(r), id, &list);
+    rc = ngx_http_agent_store_resource_list(ngx_http_agent_reply_sc(r), id,
+                                            &list);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session's files could not be "
-                                    "listed");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's files could not be "
+                                          "listed");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -523,6 +526,6 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 

@@ -89,13 +89,13 @@ ngx_http_agent_session_json(ngx_http_agent_json_t *j,
 ngx_int_t
 ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 {
-    yajl_val                   v;
+    yajl_val                   v, meta;
     ngx_int_t                  rc;
     ngx_str_t                  title, out;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_session_t   s;
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 1);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -104,18 +104,18 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 
     rc = ngx_http_agent_json_get_str(v, "title", &title);
     if (rc == NGX_ERROR) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"title\" must be a string");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"title\" must be a string");
     }
 
     if (title.len > 1024) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"title\" is longer than 1024 bytes");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST, "\"title\" "
+                                          "is longer than 1024 bytes");
     }
 
-    rc = ngx_http_agent_session_create(r, NULL, &title,
-                                       ngx_http_agent_json_get(v, "metadata"),
-                                       &s);
+    meta = ngx_http_agent_json_get(v, "metadata");
+
+    rc = ngx_http_agent_reply_session_create(r, NULL, &title, meta, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -131,7 +131,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_CREATED, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_CREATED, &out);
 }
 
 
@@ -154,18 +154,18 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
     if (ngx_http_arg(r, (u_char *) "limit", 5, &arg) == NGX_OK) {
         limit = ngx_atoi(arg.data, arg.len);
         if (limit == NGX_ERROR || limit < 1 || limit > 1000) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"limit\" must be a number from 1 "
-                                        "to 1000");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"limit\" must be a number from "
+                                              "1 to 1000");
         }
     }
 
     if (ngx_http_arg(r, (u_char *) "offset", 6, &arg) == NGX_OK) {
         offset = ngx_atoi(arg.data, arg.len);
         if (offset == NGX_ERROR) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"offset\" must be a number of 0 "
-                                        "or more");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"offset\" must be a number of "
+                                              "0 or more");
         }
     }
 
@@ -176,15 +176,15 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_session_list(ngx_http_agent_sc(r), limit,
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), limit,
                                            offset, ctx->owner, &sessions);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the sessions could not be listed");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the sessions could not be listed");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -209,7 +209,7 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 
 
@@ -230,7 +230,7 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_page_t      page;
     ngx_http_agent_session_t   s;
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -247,9 +247,9 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
         limit = ngx_atoi(arg.data, arg.len);
 
         if (limit <= 0 || limit > max) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"limit\" must be a number from 1 "
-                                        "to %i", max);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"limit\" must be a number from "
+                                              "1 to %i", max);
         }
     }
 
@@ -259,8 +259,9 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
         before = ngx_atoi(arg.data, arg.len);
 
         if (before == NGX_ERROR) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"before\" must be a message id");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"before\" must be a message "
+                                              "id");
         }
     }
 
@@ -273,7 +274,7 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_key(page.json, "messages");
     ngx_http_agent_json_arr(page.json);
 
-    rc = ngx_http_agent_store_messages_page(ngx_http_agent_sc(r), id,
+    rc = ngx_http_agent_store_messages_page(ngx_http_agent_reply_sc(r), id,
                                             before, limit, page.all, images,
                                             &more,
                                             ngx_http_agent_messages_row,
@@ -283,8 +284,8 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the messages could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the messages could not be read");
     }
 
     ngx_http_agent_json_arr_end(page.json);
@@ -307,7 +308,7 @@ ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send_chain(r, NGX_HTTP_OK, out, size);
+    return ngx_http_agent_reply_send_chain(r, NGX_HTTP_OK, out, size);
 }
 
 
@@ -353,7 +354,7 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -366,14 +367,15 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_state_load(ngx_http_agent_sc(r), id, run, &cp, -1);
+    rc = ngx_http_agent_state_load(ngx_http_agent_reply_sc(r), id, run, &cp,
+                                   -1);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the state could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the state could not be read");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -411,7 +413,7 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 
 
@@ -426,7 +428,7 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_session_t      s;
     ngx_http_agent_checkpoint_t  *cp;
 
-    rc = ngx_http_agent_session_get(r, id, &s);
+    rc = ngx_http_agent_reply_session_get(r, id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -438,15 +440,15 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_sc(r), id,
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r), id,
                                               &list);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the checkpoints could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the checkpoints could not be read");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -498,7 +500,7 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }
 
 
@@ -576,5 +578,5 @@ ngx_http_agent_graph_answer(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
 }

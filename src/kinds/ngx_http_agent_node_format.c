@@ -148,7 +148,7 @@ ngx_http_agent_node_format_run(ngx_http_agent_run_t *run,
         ev.name = &fc->event;
         ev.json = &json;
 
-        if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+        if (ngx_http_agent_env_emit(run, &ev) != NGX_OK) {
             return ngx_http_agent_graph_fail(run, "client_gone", "the client "
                                              "went away");
         }

@@ -454,7 +454,7 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ev.text = &ctx->system;
     ev.messages = ctx->req.messages;
 
-    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+    if (ngx_http_agent_env_emit(run, &ev) != NGX_OK) {
         return ngx_http_agent_graph_fail(run, "client_gone", "the client "
                                          "went away");
     }
@@ -487,7 +487,7 @@ ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text)
     ev.type = NGX_HTTP_AGENT_EV_CHUNK;
     ev.text = text;
 
-    return ngx_http_agent_emit(ctx->run, &ev);
+    return ngx_http_agent_env_emit(ctx->run, &ev);
 }
 
 
@@ -548,7 +548,7 @@ ngx_http_agent_node_llm_done(void *data, ngx_int_t rc)
 
     ngx_http_agent_node_llm_end(ctx);
 
-    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+    if (ngx_http_agent_env_emit(run, &ev) != NGX_OK) {
         ngx_http_agent_graph_fail(run, "client_gone", "the client went away");
         ngx_http_agent_graph_node_done(run, NGX_ERROR);
         return;
@@ -684,7 +684,7 @@ ngx_http_agent_node_llm_event(ngx_http_agent_node_llm_ctx_t *ctx,
     ev.name = &ctx->conf->event;
     ev.json = json;
 
-    if (ngx_http_agent_emit(ctx->run, &ev) != NGX_OK) {
+    if (ngx_http_agent_env_emit(ctx->run, &ev) != NGX_OK) {
         return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "
                                          "client went away");
     }

@@ -222,7 +222,7 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
     call->run = run;
     call->owner = ctx;
     call->name = name;
-    call->tool = ngx_http_agent_tool_find(NULL, &name);
+    call->tool = ngx_http_agent_tools_find(NULL, &name);
     call->done = ngx_http_agent_node_sql_done;
 
     run->node_data = call;
@@ -402,7 +402,7 @@ ngx_http_agent_node_sql_attempt(ngx_http_agent_node_sql_ctx_t *ctx,
     ev.name = &ctx->conf->event;
     ev.json = &json;
 
-    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+    if (ngx_http_agent_env_emit(run, &ev) != NGX_OK) {
         return ngx_http_agent_graph_fail(run, "client_gone", "the client "
                                          "went away");
     }

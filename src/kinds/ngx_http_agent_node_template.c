@@ -98,7 +98,7 @@ ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
     ev.type = NGX_HTTP_AGENT_EV_CHUNK;
     ev.text = &text;
 
-    if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+    if (ngx_http_agent_env_emit(run, &ev) != NGX_OK) {
         return ngx_http_agent_graph_fail(run, "client_gone", "the client "
                                          "went away");
     }

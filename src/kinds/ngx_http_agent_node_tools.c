@@ -222,7 +222,7 @@ calls:
             }
         }
 
-        if (ngx_http_agent_emit(run, &ev) != NGX_OK) {
+        if (ngx_http_agent_env_emit(run, &ev) != NGX_OK) {
             return ngx_http_agent_graph_fail(run, "client_gone", "the "
                                              "client went away");
         }
@@ -243,8 +243,8 @@ calls:
                   - p;
 
         for (i = 0; i < ctx->ncalls; i++) {
-            if (ngx_http_agent_tool_error(run->pool, &err,
-                                          &ctx->calls[i].result)
+            if (ngx_http_agent_tools_error(run->pool, &err,
+                                           &ctx->calls[i].result)
                 != NGX_OK
                 || ngx_http_agent_node_tools_result(ctx, &ctx->calls[i])
                    != NGX_OK)
@@ -360,7 +360,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     if (call->tool == NULL) {
         ngx_str_set(&err, "not a tool of this step");
 
-        if (ngx_http_agent_tool_error(ctx->run->pool, &err, &call->result)
+        if (ngx_http_agent_tools_error(ctx->run->pool, &err, &call->result)
             != NGX_OK)
         {
             return NGX_ERROR;
@@ -406,7 +406,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     if (rc != NGX_OK || call->result.len == 0) {
         ngx_str_set(&err, "the tool failed");
 
-        if (ngx_http_agent_tool_error(ctx->run->pool, &err, &call->result)
+        if (ngx_http_agent_tools_error(ctx->run->pool, &err, &call->result)
             != NGX_OK)
         {
             return NGX_ERROR;
@@ -706,7 +706,7 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
         ev.name = &call->name;
         ev.json = &call->result;
 
-        if (ngx_http_agent_emit(ctx->run, &ev) != NGX_OK) {
+        if (ngx_http_agent_env_emit(ctx->run, &ev) != NGX_OK) {
             return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "
                                              "client went away");
         }

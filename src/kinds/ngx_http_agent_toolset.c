@@ -96,7 +96,7 @@ ngx_http_agent_toolset_add(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
         dot = ngx_strlchr(name.data, q, '.');
 
         if (dot == NULL) {
-            t = ngx_http_agent_tool_find(extra, &name);
+            t = ngx_http_agent_tools_find(extra, &name);
 
             if (t == NULL) {
                 ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: there "
@@ -133,7 +133,7 @@ ngx_http_agent_toolset_add(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
         if (tool.len == 1 && tool.data[0] == '*') {
             tool.len = 0;
 
-        } else if (!ngx_http_agent_tool_name_valid(&tool)) {
+        } else if (!ngx_http_agent_tools_name_valid(&tool)) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: \"%V\" is "
                                "not a tool name (1 to 64 of A-Z a-z 0-9 _ "
                                "-)", list, &tool);
@@ -470,7 +470,7 @@ ngx_http_agent_toolset_item(ngx_pool_t *pool, ngx_log_t *log,
         name.data = p;
         ngx_sprintf(p, "%V__%V", &e->mcp->name, &t->name);
 
-        if (!ngx_http_agent_tool_name_valid(&name)
+        if (!ngx_http_agent_tools_name_valid(&name)
             || ngx_http_agent_toolset_taken(items, &name, NULL))
         {
             goto left_out;

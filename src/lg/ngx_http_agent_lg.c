@@ -48,7 +48,7 @@ ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send(r, status, &out);
+    return ngx_http_agent_reply_send(r, status, &out);
 }
 
 

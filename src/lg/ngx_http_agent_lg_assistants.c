@@ -117,9 +117,9 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
         one = ngx_http_agent_lg_assistant(r, &req->id);
 
         if (one == NULL) {
-            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                        "No assistant found for \"%V\"",
-                                        &req->id);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                              "No assistant found for \"%V\"",
+                                              &req->id);
         }
 
         ngx_http_agent_lg_assistant_json(j, one);
@@ -127,7 +127,7 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
         return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
     }
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 1);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -140,8 +140,8 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
         if (ngx_http_agent_json_get_str(v, "graph_id", &graph_id)
             == NGX_ERROR)
         {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"graph_id\" must be a string");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"graph_id\" must be a string");
         }
     }
 

@@ -46,14 +46,14 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_sc(r),
+    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_reply_sc(r),
                                           &req->thread_id, &run_id);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc == NGX_DECLINED && req->rollback) {
-        rc = ngx_http_agent_store_run_get(ngx_http_agent_sc(r),
+        rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r),
                                           &req->thread_id, &req->before,
                                           &row);
         if (rc == NGX_AGAIN) {
@@ -105,23 +105,24 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
                 return ngx_http_agent_lg_run_queue(r, req, body, v);
             }
 
-            rc = ngx_http_agent_store_run_cancel(ngx_http_agent_sc(r),
+            rc = ngx_http_agent_store_run_cancel(ngx_http_agent_reply_sc(r),
                                                  &run_id, &action);
             if (rc == NGX_AGAIN) {
                 return NGX_AGAIN;
             }
 
             if (rc == NGX_ERROR) {
-                return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                            "the cancel could not be saved");
+                rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+                return ngx_http_agent_reply_error(r, rc, "the cancel could "
+                                                  "not be saved");
             }
         }
     }
 
     if ((ngx_msec_int_t) (ngx_current_msec - req->deadline) >= 0) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the thread's run \"%V\" did not end in "
-                                    "time", &req->before);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT, "the thread's "
+                                          "run \"%V\" did not end in time",
+                                          &req->before);
     }
 
     ngx_add_timer(&req->queue, 50);

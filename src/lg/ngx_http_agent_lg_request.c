@@ -42,8 +42,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
     if (command && !YAJL_IS_NULL(command)) {
         if (!YAJL_IS_OBJECT(command)) {
-            return ngx_http_agent_error(r, 422, "\"command\" must be an "
-                                        "object: {\"resume\": ...}");
+            return ngx_http_agent_reply_error(r, 422, "\"command\" must be an "
+                                              "object: {\"resume\": ...}");
         }
 
         x = ngx_http_agent_json_get(command, "resume");
@@ -58,8 +58,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
         if (x && !YAJL_IS_NULL(x)) {
             if (!YAJL_IS_OBJECT(x)) {
-                return ngx_http_agent_error(r, 422, "\"command.update\" "
-                                            "must be an object");
+                return ngx_http_agent_reply_error(r, 422, "\"command.update\" "
+                                                  "must be an object");
             }
 
             /* written with the answer, as the input's channels are */
@@ -70,25 +70,25 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
         if (x && !YAJL_IS_NULL(x)) {
             if (!YAJL_IS_STRING(x)) {
-                return ngx_http_agent_error(r, 422, "\"command.goto\" "
-                                            "must be a node's name");
+                return ngx_http_agent_reply_error(r, 422, "\"command.goto\" "
+                                                  "must be a node's name");
             }
 
             lr->go.data = (u_char *) YAJL_GET_STRING(x);
             lr->go.len = ngx_strlen(lr->go.data);
 
             if (ngx_http_agent_graph_node(lr->graph, &lr->go) == NGX_ERROR) {
-                return ngx_http_agent_error(r, 422, "the graph \"%V\" has "
-                                            "no node \"%V\"",
-                                            &lr->graph->name, &lr->go);
+                return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" "
+                                                  "has no node \"%V\"",
+                                                  &lr->graph->name, &lr->go);
             }
         }
 
         if (in->resume.len == 0 && lr->go.len == 0 && in->values == NULL)
         {
-            return ngx_http_agent_error(r, 422, "\"command\" needs "
-                                        "\"resume\", \"update\" or "
-                                        "\"goto\"");
+            return ngx_http_agent_reply_error(r, 422, "\"command\" needs "
+                                              "\"resume\", \"update\" or "
+                                              "\"goto\"");
         }
 
         if (in->resume.len == 0) {
@@ -125,8 +125,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
             lr->keep = 1;
 
         } else if (!(s.len == 6 && ngx_strncmp(s.data, "cancel", 6) == 0)) {
-            return ngx_http_agent_error(r, 422, "\"on_disconnect\" is "
-                                        "\"cancel\" or \"continue\"");
+            return ngx_http_agent_reply_error(r, 422, "\"on_disconnect\" is "
+                                              "\"cancel\" or \"continue\"");
         }
     }
 
@@ -138,9 +138,9 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
               || (s.len == 8 && ngx_strncmp(s.data, "rollback", 8) == 0)
               || (s.len == 7 && ngx_strncmp(s.data, "enqueue", 7) == 0)))
         {
-            return ngx_http_agent_error(r, 422, "\"multitask_strategy\" is "
-                                        "\"reject\", \"interrupt\", "
-                                        "\"rollback\" or \"enqueue\"");
+            return ngx_http_agent_reply_error(r, 422, "\"multitask_strategy\" "
+                                              "is \"reject\", \"interrupt\", "
+                                              "\"rollback\" or \"enqueue\"");
         }
 
         lr->strategy = s;
@@ -158,8 +158,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         in->fork.len = ngx_strlen(x->u.string);
 
     } else if (x && !YAJL_IS_NULL(x)) {
-        return ngx_http_agent_error(r, 422, "\"checkpoint_id\" must be a "
-                                    "checkpoint's id");
+        return ngx_http_agent_reply_error(r, 422, "\"checkpoint_id\" must be a "
+                                          "checkpoint's id");
     }
 
     rc = ngx_http_agent_lg_run_waits(r, lr, v);
@@ -191,8 +191,8 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
     ngx_http_agent_msg_t  *msg;
 
     if (!YAJL_IS_OBJECT(input)) {
-        return ngx_http_agent_error(r, 422, "\"input\" must be an object of "
-                                    "channels, or null");
+        return ngx_http_agent_reply_error(r, 422, "\"input\" must be an object "
+                                          "of channels, or null");
     }
 
     in->values = input;
@@ -209,8 +209,8 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
         msgs = NULL;
 
     } else if (!YAJL_IS_ARRAY(msgs)) {
-        return ngx_http_agent_error(r, 422, "\"input.messages\" must be a "
-                                    "list of messages");
+        return ngx_http_agent_reply_error(r, 422, "\"input.messages\" must be "
+                                          "a list of messages");
 
     } else {
         m = NULL;
@@ -219,8 +219,8 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
     in->nmsgs = msgs ? msgs->u.array.len : 1;
 
     if (in->nmsgs > 64) {
-        return ngx_http_agent_error(r, 422, "\"input.messages\" has more "
-                                    "than 64 messages");
+        return ngx_http_agent_reply_error(r, 422, "\"input.messages\" has more "
+                                          "than 64 messages");
     }
 
     in->msgs = ngx_pcalloc(r->pool,
@@ -271,9 +271,9 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
         }
 
         if (text.data == NULL) {
-            return ngx_http_agent_error(r, 422, "message %uz of "
-                                        "\"input.messages\" has no text "
-                                        "content", i);
+            return ngx_http_agent_reply_error(r, 422, "message %uz of "
+                                              "\"input.messages\" has no text "
+                                              "content", i);
         }
 
         if ((role.len == 4 && ngx_strncmp(role.data, "user", 4) == 0)
@@ -288,11 +288,11 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
             ngx_str_set(&msg->role, "assistant");
 
         } else {
-            return ngx_http_agent_error(r, 422, "message %uz of "
-                                        "\"input.messages\" has the role "
-                                        "\"%V\": use \"human\" (\"user\") "
-                                        "or \"ai\" (\"assistant\")", i,
-                                        &role);
+            return ngx_http_agent_reply_error(r, 422, "message %uz of "
+                                              "\"input.messages\" has the role "
+                                              "\"%V\": use \"human\" "
+                                              "(\"user\") or \"ai\" "
+                                              "(\"assistant\")", i, &role);
         }
 
         msg->content = text;
@@ -364,10 +364,10 @@ ngx_http_agent_lg_run_modes(ngx_http_request_t *r, yajl_val v,
 
 invalid:
 
-    return ngx_http_agent_error(r, 422, "\"stream_mode\" takes \"values\", "
-                                "\"updates\", \"messages-tuple\", "
-                                "\"messages\", \"custom\", \"events\" or "
-                                "\"debug\"");
+    return ngx_http_agent_reply_error(r, 422, "\"stream_mode\" takes "
+                                      "\"values\", \"updates\", "
+                                      "\"messages-tuple\", \"messages\", "
+                                      "\"custom\", \"events\" or \"debug\"");
 }
 
 
@@ -428,10 +428,10 @@ ngx_http_agent_lg_run_waits(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
             node = ngx_http_agent_graph_node(lr->graph, &name);
 
             if (node == NGX_ERROR) {
-                return ngx_http_agent_error(r, 422, "the graph \"%V\" has "
-                                            "no node \"%V\" (%s)",
-                                            &lr->graph->name, &name,
-                                            keys[k]);
+                return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" "
+                                                  "has no node \"%V\" (%s)",
+                                                  &lr->graph->name, &name,
+                                                  keys[k]);
             }
 
             lr->waits[node] |= (u_char) (1 << k);
@@ -442,7 +442,7 @@ ngx_http_agent_lg_run_waits(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
 invalid:
 
-    return ngx_http_agent_error(r, 422, "\"interrupt_before\" and "
-                                "\"interrupt_after\" are \"*\" or a list "
-                                "of node names");
+    return ngx_http_agent_reply_error(r, 422, "\"interrupt_before\" and "
+                                      "\"interrupt_after\" are \"*\" or a list "
+                                      "of node names");
 }

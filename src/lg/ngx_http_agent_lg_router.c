@@ -147,12 +147,12 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         goto not_found;
     }
 
-    return ngx_http_agent_not_allowed(r, methods);
+    return ngx_http_agent_reply_not_allowed(r, methods);
 
 not_found:
 
-    return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                "no such endpoint: %V", &r->uri);
+    return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                      "no such endpoint: %V", &r->uri);
 }
 
 

@@ -227,9 +227,9 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(lr->request,
-                                    NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the run could not be saved");
+        return ngx_http_agent_reply_error(lr->request,
+                                          NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the run could not be saved");
     }
 
     return NGX_OK;

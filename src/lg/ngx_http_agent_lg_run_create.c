@@ -49,7 +49,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     ngx_http_agent_turn_in_t *in;
     ngx_http_agent_session_t  s;
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -57,8 +57,9 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     a = ngx_http_agent_json_get(v, "assistant_id");
 
     if (a == NULL || !YAJL_IS_STRING(a)) {
-        return ngx_http_agent_error(r, 422, "\"assistant_id\" is required: "
-                                    "a graph's name or its assistant id");
+        return ngx_http_agent_reply_error(r, 422, "\"assistant_id\" is "
+                                          "required: a graph's name or its "
+                                          "assistant id");
     }
 
     assistant.data = (u_char *) YAJL_GET_STRING(a);
@@ -67,9 +68,9 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     graph = ngx_http_agent_lg_assistant(r, &assistant);
 
     if (graph == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "No assistant found for \"%V\"",
-                                    &assistant);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "No assistant found for \"%V\"",
+                                          &assistant);
     }
 
     lr = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_run_t));
@@ -94,7 +95,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
         rc = ngx_http_agent_lg_thread_create(r, &none, NULL, &s);
 
     } else {
-        rc = ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
+        rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
                                               &req->thread_id, &s);
 
         if (rc == NGX_DECLINED
@@ -106,7 +107,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
                                                  &s);
 
         } else {
-            rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+            rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
         }
 
         if (rc == NGX_OK) {

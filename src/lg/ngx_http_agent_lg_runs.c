@@ -78,7 +78,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_http_agent_session_t   s;
     ngx_http_agent_run_row_t  *row, one;
 
-    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -89,21 +89,21 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     if (req->route != NGX_HTTP_AGENT_LG_RUNS) {
-        rc = ngx_http_agent_store_run_get(ngx_http_agent_sc(r),
+        rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r),
                                           &req->thread_id, &req->id, &one);
         if (rc == NGX_AGAIN) {
             return NGX_AGAIN;
         }
 
         if (rc == NGX_DECLINED) {
-            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                        "thread \"%V\" has no run \"%V\"",
-                                        &req->thread_id, &req->id);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                              "thread \"%V\" has no run \"%V\"",
+                                              &req->thread_id, &req->id);
         }
 
         if (rc != NGX_OK) {
-            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                        "the run could not be read");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the run could not be read");
         }
 
         if (req->route == NGX_HTTP_AGENT_LG_RUN_CANCEL) {
@@ -128,9 +128,9 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     if (limit < 1 || limit > 1000 || offset < 0) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"limit\" is from 1 to 1000, "
-                                    "\"offset\" 0 or more");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"limit\" is from 1 to 1000, "
+                                          "\"offset\" 0 or more");
     }
 
     if (ngx_http_arg(r, (u_char *) "status", 6, &arg) == NGX_OK) {
@@ -148,15 +148,16 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_run_list(ngx_http_agent_sc(r), &req->thread_id,
-                                       status, limit, offset, &rows);
+    rc = ngx_http_agent_store_run_list(ngx_http_agent_reply_sc(r),
+                                       &req->thread_id, status, limit, offset,
+                                       &rows);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the runs could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the runs could not be read");
     }
 
     row = rows.elts;
@@ -198,8 +199,8 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         if (!(arg.len == 9 && ngx_strncmp(arg.data, "interrupt", 9) == 0)
             && !(arg.len == 8 && ngx_strncmp(arg.data, "rollback", 8) == 0))
         {
-            return ngx_http_agent_error(r, 422, "\"action\" is \"interrupt\""
-                                        " or \"rollback\"");
+            return ngx_http_agent_reply_error(r, 422, "\"action\" is "
+                                              "\"interrupt\" or \"rollback\"");
         }
 
         action = arg;
@@ -211,26 +212,26 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         && ngx_http_agent_turn_running(turn))
     {
         ngx_http_agent_lg_run_cancel(turn, action.len == 8);
-        return ngx_http_agent_send(r, wait ? NGX_HTTP_NO_CONTENT
-                                           : NGX_HTTP_ACCEPTED, NULL);
+        return ngx_http_agent_reply_send(r, wait ? NGX_HTTP_NO_CONTENT
+                                                 : NGX_HTTP_ACCEPTED, NULL);
     }
 
-    rc = ngx_http_agent_store_run_cancel(ngx_http_agent_sc(r), &row->run_id,
-                                         &action);
+    rc = ngx_http_agent_store_run_cancel(ngx_http_agent_reply_sc(r),
+                                         &row->run_id, &action);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc == NGX_ERROR) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the cancel could not be saved");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the cancel could not be saved");
     }
 
     if (rc == NGX_DECLINED || !wait) {
         /* over already, or asked: the run's worker sees it */
-        return ngx_http_agent_send(r, (rc == NGX_DECLINED && wait)
-                                      ? NGX_HTTP_NO_CONTENT
-                                      : NGX_HTTP_ACCEPTED, NULL);
+        return ngx_http_agent_reply_send(r, (rc == NGX_DECLINED && wait)
+                                            ? NGX_HTTP_NO_CONTENT
+                                            : NGX_HTTP_ACCEPTED, NULL);
     }
 
     return ngx_http_agent_lg_follow(r, req, NGX_HTTP_AGENT_LG_RUN_CANCEL, 0);
@@ -251,26 +252,26 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
     ngx_http_agent_session_t   s;
     ngx_http_agent_run_row_t   row;
 
-    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    rc = ngx_http_agent_store_run_get(ngx_http_agent_sc(r), &req->thread_id,
-                                      &req->id, &row);
+    rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r),
+                                      &req->thread_id, &req->id, &row);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "thread \"%V\" has no run \"%V\"",
-                                    &req->thread_id, &req->id);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "thread \"%V\" has no run \"%V\"",
+                                          &req->thread_id, &req->id);
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the run could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the run could not be read");
     }
 
     /* Last-Event-ID: the events after it; none or -1: from the start */
@@ -299,9 +300,9 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
             last = ngx_atoi(h[i].value.data, h[i].value.len);
 
             if (last == NGX_ERROR) {
-                return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                            "Last-Event-ID must be an "
-                                            "event's id");
+                return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                                  "Last-Event-ID must be an "
+                                                  "event's id");
             }
         }
     }
@@ -464,7 +465,7 @@ ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn)
         return;
     }
 
-    ngx_http_agent_finish(r, rc);
+    ngx_http_agent_reply_finish(r, rc);
 
     return;
 
@@ -509,7 +510,7 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
                                                              : NGX_ERROR;
 
     case NGX_HTTP_AGENT_LG_RUN_CANCEL:
-        return ngx_http_agent_send(r, NGX_HTTP_NO_CONTENT, NULL);
+        return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
 
     default: /* NGX_HTTP_AGENT_LG_RUN_JOIN_JSON */
         alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);

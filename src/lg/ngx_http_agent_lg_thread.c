@@ -41,7 +41,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_http_agent_session_t   s;
 
     if (req->route == NGX_HTTP_AGENT_LG_THREADS) {
-        rc = ngx_http_agent_parse_object(r, body, &v, 1);
+        rc = ngx_http_agent_reply_parse(r, body, &v, 1);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -54,23 +54,27 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                   || ngx_http_agent_json_get_str(v, "if_exists", &exists)
                      == NGX_ERROR))
         {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"thread_id\" and \"if_exists\" "
-                                        "must be strings");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"thread_id\" and \"if_exists\" "
+                                              "must be strings");
         }
 
         /* an id as the URLs take them: one that cannot be named in a
          * URL is a thread that cannot be read or deleted */
 
         if (id.len && ngx_http_agent_lg_id_valid(&id) != NGX_OK) {
-            return ngx_http_agent_error(r, 422, "\"thread_id\" takes 1 to "
-                                        "%d letters, digits, \"-\" or "
-                                        "\"_\"", NGX_HTTP_AGENT_LG_ID_MAX);
+            return ngx_http_agent_reply_error(r, 422, "\"thread_id\" takes 1 "
+                                              "to %d letters, digits, \"-\" or "
+                                              "\"_\"",
+                                              NGX_HTTP_AGENT_LG_ID_MAX);
         }
 
-        rc = id.len ? ngx_http_agent_store_session_get(ngx_http_agent_sc(r),
-                                                       &id, &s)
-                    : NGX_DECLINED;
+        rc = NGX_DECLINED;
+
+        if (id.len) {
+            rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
+                                                  &id, &s);
+        }
 
         if (rc == NGX_AGAIN) {
             return NGX_AGAIN;
@@ -82,12 +86,12 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             if (exists.len != 10
                 || ngx_strncmp(exists.data, "do_nothing", 10) != 0)
             {
-                return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                            "thread \"%V\" already exists",
-                                            &id);
+                return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                                  "thread \"%V\" already "
+                                                  "exists", &id);
             }
 
-            rc = ngx_http_agent_session_get(r, &id, &s);
+            rc = ngx_http_agent_reply_session_get(r, &id, &s);
             if (rc != NGX_OK) {
                 return rc;
             }
@@ -102,26 +106,26 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         }
 
     } else {
-        rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+        rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
         if (rc != NGX_OK) {
             return rc;
         }
 
         if (r->method == NGX_HTTP_DELETE) {
-            rc = ngx_http_agent_session_lock(r, &req->thread_id, &run_id,
-                                             "delete it");
+            rc = ngx_http_agent_reply_session_lock(r, &req->thread_id, &run_id,
+                                                   "delete it");
             if (rc != NGX_OK) {
                 return rc;
             }
 
-            rc = ngx_http_agent_store_session_delete(ngx_http_agent_sc(r),
+            rc = ngx_http_agent_store_session_delete(ngx_http_agent_reply_sc(r),
                                                      &req->thread_id);
             if (rc == NGX_AGAIN) {
                 return NGX_AGAIN;
             }
 
             if (rc != NGX_OK
-                && ngx_http_agent_store_unlock(ngx_http_agent_sc(r),
+                && ngx_http_agent_store_unlock(ngx_http_agent_reply_sc(r),
                                                &req->thread_id, &run_id)
                    == NGX_AGAIN)
             {
@@ -129,13 +133,12 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             }
 
             if (rc != NGX_OK) {
-                return ngx_http_agent_error(r,
-                                            NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                            "the thread could not be "
-                                            "deleted");
+                rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+                return ngx_http_agent_reply_error(r, rc, "the thread could "
+                                                  "not be deleted");
             }
 
-            return ngx_http_agent_send(r, NGX_HTTP_NO_CONTENT, NULL);
+            return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
         }
     }
 
@@ -161,7 +164,7 @@ ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_str_set(&title, "");
 
-    return ngx_http_agent_session_create(r, id, &title, metadata, s);
+    return ngx_http_agent_reply_session_create(r, id, &title, metadata, s);
 }
 
 
@@ -183,7 +186,7 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
         return rc;
     }
 
-    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_sc(r), &s->id,
+    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_reply_sc(r), &s->id,
                                           &run_id);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
@@ -262,7 +265,7 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     ngx_http_agent_checkpoint_t   *c;
     ngx_http_agent_store_call_t   *sc;
 
-    sc = ngx_http_agent_sc(r);
+    sc = ngx_http_agent_reply_sc(r);
 
     graph = ngx_http_agent_lg_thread_graph(r, thread_id);
     if (graph == NULL) {
@@ -297,9 +300,9 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
         }
 
         if (rc != NGX_OK) {
-            return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                        "the thread's state could not be "
-                                        "read");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the thread's state could not be "
+                                              "read");
         }
 
         c = list.elts;
@@ -313,9 +316,9 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
         }
 
         if (i == list.nelts) {
-            return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                        "thread \"%V\" has no checkpoint "
-                                        "\"%V\"", thread_id, &cp->id);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                              "thread \"%V\" has no checkpoint "
+                                              "\"%V\"", thread_id, &cp->id);
         }
 
         *cp = c[i];
@@ -327,8 +330,9 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the thread's state could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the thread's state could not be "
+                                          "read");
     }
 
     return NGX_OK;
@@ -346,7 +350,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
     ngx_http_agent_session_t      s;
     ngx_http_agent_checkpoint_t   cp;
 
-    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -388,7 +392,7 @@ ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     /* the pool of the store's answers: an entry's own in a walk */
-    sc = ngx_http_agent_sc(r);
+    sc = ngx_http_agent_reply_sc(r);
 
     if (ngx_array_init(&rows, sc->pool, 1, sizeof(ngx_http_agent_run_row_t))
         != NGX_OK)
@@ -439,12 +443,12 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -452,8 +456,8 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     values = ngx_http_agent_json_get(v, "values");
 
     if (values && !YAJL_IS_NULL(values) && !YAJL_IS_OBJECT(values)) {
-        return ngx_http_agent_error(r, 422, "\"values\" must be an object "
-                                    "of channels");
+        return ngx_http_agent_reply_error(r, 422, "\"values\" must be an "
+                                          "object of channels");
     }
 
     ngx_str_set(&as_node, "__update__");
@@ -478,20 +482,21 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     n = ngx_http_agent_graph_node(run->graph, &as_node);
 
     if (x && n == NGX_ERROR) {
-        return ngx_http_agent_error(r, 422, "the graph \"%V\" has no node "
-                                    "\"%V\"", &run->graph->name, &as_node);
+        return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" has no "
+                                          "node \"%V\"", &run->graph->name,
+                                          &as_node);
     }
 
-    rc = ngx_http_agent_session_lock(r, &req->thread_id, &run_id,
-                                     "update its state");
+    rc = ngx_http_agent_reply_session_lock(r, &req->thread_id, &run_id,
+                                           "update its state");
     if (rc != NGX_OK) {
         return rc;
     }
 
     /* the answer follows the lease let go */
-    ngx_http_agent_hold(r);
+    ngx_http_agent_reply_hold(r);
 
-    rc = ngx_http_agent_state_load(ngx_http_agent_sc(r), &req->thread_id,
+    rc = ngx_http_agent_state_load(ngx_http_agent_reply_sc(r), &req->thread_id,
                                    run, &cp, -1);
     if (rc != NGX_OK) {
         rc = (rc == NGX_AGAIN) ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -518,9 +523,10 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
         if (n == NGX_ERROR || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES
             || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM)
         {
-            rc = ngx_http_agent_error(r, 422, "\"%V\" is not a channel of "
-                                      "the graph \"%V\" that an update "
-                                      "may write", &name, &run->graph->name);
+            rc = ngx_http_agent_reply_error(r, 422, "\"%V\" is not a channel "
+                                            "of the graph \"%V\" that an "
+                                            "update may write", &name,
+                                            &run->graph->name);
             goto done;
         }
 
@@ -549,7 +555,7 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
         next = ngx_http_agent_graph_route(run, &nodes[n]);
 
         if (next == NGX_ERROR) {
-            rc = ngx_http_agent_error(r, 422, "%V", &run->error);
+            rc = ngx_http_agent_reply_error(r, 422, "%V", &run->error);
             goto done;
         }
 
@@ -560,7 +566,7 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     cp.lease = alcf->turn_lease;
     cp.release = 1;
 
-    rc = ngx_http_agent_state_save(ngx_http_agent_sc(r), run,
+    rc = ngx_http_agent_state_save(ngx_http_agent_reply_sc(r), run,
                                    &req->thread_id, &cp, &as_node, nextp);
     if (rc != NGX_OK) {
         cp.release = 0;
@@ -589,16 +595,17 @@ done:
     }
 
     if (!cp.release
-        && ngx_http_agent_store_unlock(ngx_http_agent_sc(r), &req->thread_id,
-                                       &run_id)
+        && ngx_http_agent_store_unlock(ngx_http_agent_reply_sc(r),
+                                       &req->thread_id, &run_id)
            == NGX_AGAIN)
     {
         return NGX_AGAIN;
     }
 
     if (rc == NGX_HTTP_INTERNAL_SERVER_ERROR) {
-        rc = ngx_http_agent_error(r, rc, "the state could not be updated");
+        rc = ngx_http_agent_reply_error(r, rc, "the state could not be "
+                                        "updated");
     }
 
-    return ngx_http_agent_release(r, rc);
+    return ngx_http_agent_reply_release(r, rc);
 }

@@ -87,12 +87,12 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return ngx_http_agent_lg_walk_send(r, req->walk);
     }
 
-    rc = ngx_http_agent_session_get(r, &req->thread_id, &s);
+    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 1);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -115,8 +115,8 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     if (limit < 1 || limit > 1000) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"limit\" must be from 1 to 1000");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"limit\" must be from 1 to 1000");
     }
 
     /* before: a checkpoint id, or a config {"configurable": {...}} */
@@ -140,16 +140,16 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_sc(r),
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r),
                                               &req->thread_id, &list);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the thread's history could not be "
-                                    "read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the thread's history could not be "
+                                          "read");
     }
 
     w = ngx_http_agent_lg_walk_create(r, &list, limit,
@@ -199,7 +199,7 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 1);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 1);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -227,8 +227,8 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     if (n && !YAJL_IS_NULL(n)
         && !(YAJL_IS_OBJECT(n) && n->u.object.len == 0))
     {
-        return ngx_http_agent_error(r, 422, "\"metadata\" filters are "
-                                    "not supported by this server");
+        return ngx_http_agent_reply_error(r, 422, "\"metadata\" filters are "
+                                          "not supported by this server");
     }
 
     if (ngx_array_init(&sessions, r->pool, 8,
@@ -238,15 +238,15 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_session_list(ngx_http_agent_sc(r), limit,
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), limit,
                                            offset, ctx->owner, &sessions);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the threads could not be read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the threads could not be read");
     }
 
     w = ngx_http_agent_lg_walk_create(r, &sessions, limit,
@@ -289,7 +289,7 @@ ngx_http_agent_lg_walk_create(ngx_http_request_t *r, ngx_array_t *list,
     w->list = *list;
     w->entry = entry;
     w->limit = limit;
-    w->n0 = ngx_http_agent_sc(r)->n;
+    w->n0 = ngx_http_agent_reply_sc(r)->n;
 
     ngx_http_agent_json_arr(w->out);
 
@@ -307,7 +307,7 @@ ngx_http_agent_lg_walk(ngx_http_request_t *r, ngx_http_agent_lg_walk_t *w)
     ngx_http_agent_json_t        *j;
     ngx_http_agent_store_call_t  *sc;
 
-    sc = ngx_http_agent_sc(r);
+    sc = ngx_http_agent_reply_sc(r);
 
     while (w->next < w->list.nelts && w->sent < w->limit) {
 
@@ -404,7 +404,7 @@ ngx_http_agent_lg_walk_send(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_send_chain(r, NGX_HTTP_OK, out, size);
+    return ngx_http_agent_reply_send_chain(r, NGX_HTTP_OK, out, size);
 }
 
 
@@ -424,16 +424,16 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_state_apply(ngx_http_agent_sc(r), &w->thread_id,
+    rc = ngx_http_agent_state_apply(ngx_http_agent_reply_sc(r), &w->thread_id,
                                     run, c, -1);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the thread's history could not be "
-                                    "read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the thread's history could not be "
+                                          "read");
     }
 
     ngx_http_agent_lg_state_json(j, run, c, &w->thread_id);

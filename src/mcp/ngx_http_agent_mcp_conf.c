@@ -87,7 +87,7 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return "needs a NAME that no other agent_mcp has";
     }
 
-    if (!ngx_http_agent_tool_name_valid(&value[1])) {
+    if (!ngx_http_agent_tools_name_valid(&value[1])) {
         return "needs a NAME of A-Z a-z 0-9 _ -: it may prefix tool names";
     }
 

@@ -27,14 +27,14 @@ static ngx_str_t  ngx_http_agent_json_type = ngx_string("application/json");
 
 
 ngx_int_t
-ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
+ngx_http_agent_reply_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json)
 {
     ngx_buf_t    *b;
     ngx_chain_t  *cl;
 
     if (json == NULL) {
-        return ngx_http_agent_send_chain(r, status, NULL, 0);
+        return ngx_http_agent_reply_send_chain(r, status, NULL, 0);
     }
 
     b = ngx_calloc_buf(r->pool);
@@ -49,14 +49,14 @@ ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
     cl->buf = b;
     cl->next = NULL;
 
-    return ngx_http_agent_send_chain(r, status, cl, json->len);
+    return ngx_http_agent_reply_send_chain(r, status, cl, json->len);
 }
 
 
 /* a JSON answer in a chain of buffers, plus a newline for curl's readers */
 
 ngx_int_t
-ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
+ngx_http_agent_reply_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     ngx_chain_t *out, off_t size)
 {
     ngx_int_t              rc;
@@ -113,13 +113,13 @@ ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
 
 /*
  * An answer held: what a pass sends from here is kept until
- * ngx_http_agent_release().  A pass that took a session's lease and then
+ * ngx_http_agent_reply_release().  A pass that took a session's lease and then
  * refuses (a 400, a 413) lets the lease go first: the client's next
  * request, on any worker or host, finds the session free.
  */
 
 void
-ngx_http_agent_hold(ngx_http_request_t *r)
+ngx_http_agent_reply_hold(ngx_http_request_t *r)
 {
     ngx_http_agent_ctx_t  *ctx;
 
@@ -133,7 +133,7 @@ ngx_http_agent_hold(ngx_http_request_t *r)
 /* the held answer sent, if there is one: its status then */
 
 ngx_int_t
-ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc)
+ngx_http_agent_reply_release(ngx_http_request_t *r, ngx_int_t rc)
 {
     ngx_uint_t             status;
     ngx_http_agent_ctx_t  *ctx;
@@ -149,8 +149,8 @@ ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc)
     status = ctx->held_status;
     ctx->held_status = 0;
 
-    ctx->sent_rc = ngx_http_agent_send_chain(r, status, ctx->held,
-                                             ctx->held_size);
+    ctx->sent_rc = ngx_http_agent_reply_send_chain(r, status, ctx->held,
+                                                   ctx->held_size);
     ctx->sent = 1;
 
     return status;
@@ -159,14 +159,14 @@ ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc)
 
 /*
  * An error answer: {"error": "..."} ({"detail": "..."} for the LangGraph
- * API), written now, or held (ngx_http_agent_hold).  It returns the status,
- * so that its caller stops; whatever ends the request gives nginx the
+ * API), written now, or held (ngx_http_agent_reply_hold).  It returns the
+ * status, so that its caller stops; whatever ends the request gives nginx the
  * writing's own end instead (ngx_http_agent_reply_rc).  The first answer
  * written is the one the client gets.
  */
 
 ngx_int_t
-ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
+ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *fmt, ...)
 {
     u_char                *p, buf[1024];
@@ -197,7 +197,7 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->sent_rc = ngx_http_agent_send(r, status, &out);
+    ctx->sent_rc = ngx_http_agent_reply_send(r, status, &out);
 
     if (!ctx->hold) {
         ctx->sent = 1;
@@ -213,7 +213,7 @@ ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
  */
 
 ngx_int_t
-ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
+ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *run_id, const char *after)
 {
     u_char                     *p;
@@ -247,19 +247,19 @@ ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (rc == NGX_BUSY) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "a turn is running on this session; "
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "a turn is running on this session; "
                                     "%s when it has ended", after);
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "there is no session \"%V\"", id);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "there is no session \"%V\"", id);
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session could not be locked");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session could not be locked");
     }
 
     return NGX_OK;
@@ -270,7 +270,7 @@ ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
  * request handler, so the posted requests are run here */
 
 void
-ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc)
+ngx_http_agent_reply_finish(ngx_http_request_t *r, ngx_int_t rc)
 {
     ngx_connection_t  *c;
 
@@ -333,7 +333,7 @@ ngx_http_agent_reply_rc(ngx_http_request_t *r, ngx_int_t rc)
 /* the store's calls of the request's pass (ngx_http_agent_handler.c) */
 
 ngx_http_agent_store_call_t *
-ngx_http_agent_sc(ngx_http_request_t *r)
+ngx_http_agent_reply_sc(ngx_http_request_t *r)
 {
     ngx_http_agent_ctx_t  *ctx;
 
@@ -346,7 +346,7 @@ ngx_http_agent_sc(ngx_http_request_t *r)
 /* NGX_OK with *v the object (or NULL for an empty optional body) */
 
 ngx_int_t
-ngx_http_agent_parse_object(ngx_http_request_t *r, ngx_str_t *body,
+ngx_http_agent_reply_parse(ngx_http_request_t *r, ngx_str_t *body,
     yajl_val *v, ngx_uint_t optional)
 {
     ngx_str_t  err;
@@ -358,9 +358,9 @@ ngx_http_agent_parse_object(ngx_http_request_t *r, ngx_str_t *body,
             return NGX_OK;
         }
 
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "the request body must be a JSON "
-                                    "object");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "the request body must be a JSON "
+                                          "object");
     }
 
     ngx_str_set(&err, "");
@@ -368,15 +368,15 @@ ngx_http_agent_parse_object(ngx_http_request_t *r, ngx_str_t *body,
     *v = ngx_http_agent_json_parse(r->pool, body->data, body->len, &err);
 
     if (*v == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "the request body is not valid JSON: %V",
-                                    &err);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "the request body is not valid JSON: "
+                                          "%V", &err);
     }
 
     if (!YAJL_IS_OBJECT(*v)) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "the request body must be a JSON "
-                                    "object");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "the request body must be a JSON "
+                                          "object");
     }
 
     return NGX_OK;
@@ -384,7 +384,7 @@ ngx_http_agent_parse_object(ngx_http_request_t *r, ngx_str_t *body,
 
 
 ngx_int_t
-ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
+ngx_http_agent_reply_session_get(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_session_t *s)
 {
     ngx_int_t              rc;
@@ -405,13 +405,13 @@ ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "there is no session \"%V\"", id);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "there is no session \"%V\"", id);
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session store failed");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session store failed");
     }
 
     return NGX_OK;
@@ -421,7 +421,7 @@ ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
 /* 405 with an Allow header of the methods the endpoint takes */
 
 ngx_int_t
-ngx_http_agent_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
+ngx_http_agent_reply_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
 {
     ngx_table_elt_t  *h;
 
@@ -448,8 +448,8 @@ ngx_http_agent_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
         ngx_str_set(&h->value, "GET");
     }
 
-    return ngx_http_agent_error(r, NGX_HTTP_NOT_ALLOWED,
-                                "method %V is not allowed here; use %V",
+    return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_ALLOWED,
+                                      "method %V is not allowed here; use %V",
                                 &r->method_name, &h->value);
 }
 
@@ -457,7 +457,7 @@ ngx_http_agent_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
 /* a session of the request's owner: metadata an object or none */
 
 ngx_int_t
-ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
+ngx_http_agent_reply_session_create(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *title, yajl_val metadata, ngx_http_agent_session_t *s)
 {
     ngx_int_t              rc;
@@ -470,8 +470,8 @@ ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
 
     if (metadata && !YAJL_IS_NULL(metadata)) {
         if (!YAJL_IS_OBJECT(metadata)) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"metadata\" must be an object");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"metadata\" must be an object");
         }
 
         if (ngx_http_agent_json_encode(r->pool, metadata, &meta) != NGX_OK) {
@@ -486,8 +486,8 @@ ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
         return rc;
     }
 
-    return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                "the session could not be created");
+    return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                      "the session could not be created");
 }
 
 
@@ -495,7 +495,7 @@ ngx_http_agent_session_create(ngx_http_request_t *r, ngx_str_t *id,
  * given to it */
 
 ngx_int_t
-ngx_http_agent_store_wait(ngx_http_request_t *r)
+ngx_http_agent_reply_wait(ngx_http_request_t *r)
 {
     ngx_http_cleanup_t    *cln;
     ngx_http_agent_ctx_t  *ctx;

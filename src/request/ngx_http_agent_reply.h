@@ -18,31 +18,31 @@
 #include "ngx_http_agent_graph.h"
 
 
-ngx_http_agent_store_call_t *ngx_http_agent_sc(ngx_http_request_t *r);
-ngx_int_t ngx_http_agent_store_wait(ngx_http_request_t *r);
-void ngx_http_agent_finish(ngx_http_request_t *r, ngx_int_t rc);
+ngx_http_agent_store_call_t *ngx_http_agent_reply_sc(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_reply_wait(ngx_http_request_t *r);
+void ngx_http_agent_reply_finish(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_agent_reply_rc(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_agent_reply_error_json(ngx_pool_t *pool, ngx_uint_t detail,
     ngx_str_t *text, ngx_str_t *out);
-ngx_int_t ngx_http_agent_send(ngx_http_request_t *r, ngx_uint_t status,
+ngx_int_t ngx_http_agent_reply_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
-ngx_int_t ngx_http_agent_send_chain(ngx_http_request_t *r, ngx_uint_t status,
-    ngx_chain_t *out, off_t size);
-void ngx_http_agent_hold(ngx_http_request_t *r);
-ngx_int_t ngx_http_agent_release(ngx_http_request_t *r, ngx_int_t rc);
-ngx_int_t ngx_http_agent_not_allowed(ngx_http_request_t *r,
+ngx_int_t ngx_http_agent_reply_send_chain(ngx_http_request_t *r,
+    ngx_uint_t status, ngx_chain_t *out, off_t size);
+void ngx_http_agent_reply_hold(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_reply_release(ngx_http_request_t *r, ngx_int_t rc);
+ngx_int_t ngx_http_agent_reply_not_allowed(ngx_http_request_t *r,
     ngx_uint_t allowed);
-ngx_int_t ngx_http_agent_error(ngx_http_request_t *r, ngx_uint_t status,
+ngx_int_t ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *fmt, ...);
-ngx_int_t ngx_http_agent_session_lock(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_str_t *run_id, const char *after);
-ngx_int_t ngx_http_agent_parse_object(ngx_http_request_t *r,
+ngx_int_t ngx_http_agent_reply_session_lock(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_str_t *run_id, const char *after);
+ngx_int_t ngx_http_agent_reply_parse(ngx_http_request_t *r,
     ngx_str_t *body, yajl_val *v, ngx_uint_t optional);
-ngx_int_t ngx_http_agent_session_create(ngx_http_request_t *r,
+ngx_int_t ngx_http_agent_reply_session_create(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *title, yajl_val metadata,
     ngx_http_agent_session_t *s);
-ngx_int_t ngx_http_agent_session_get(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_reply_session_get(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_http_agent_session_t *s);
 
 
 #endif /* _NGX_HTTP_AGENT_REPLY_H_INCLUDED_ */

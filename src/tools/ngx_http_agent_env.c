@@ -17,7 +17,7 @@
 
 
 ngx_int_t
-ngx_http_agent_emit(ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev)
+ngx_http_agent_env_emit(ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev)
 {
     ngx_http_agent_env_t *env = run->data;
 

@@ -100,7 +100,7 @@ typedef struct {
 } ngx_http_agent_env_t;
 
 
-ngx_int_t ngx_http_agent_emit(ngx_http_agent_run_t *run,
+ngx_int_t ngx_http_agent_env_emit(ngx_http_agent_run_t *run,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
     ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model);

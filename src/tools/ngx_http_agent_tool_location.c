@@ -109,7 +109,7 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return "needs a NAME of letters, digits, \"_\" and \"-\", at most 64";
     }
 
-    if (ngx_http_agent_tool_find(amcf->tools, &value[1])) {
+    if (ngx_http_agent_tools_find(amcf->tools, &value[1])) {
         return "names a tool that exists already";
     }
 
@@ -267,8 +267,8 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
 
     if (call->args == NULL || !YAJL_IS_OBJECT(call->args)) {
         ngx_str_set(&err, "the arguments must be a JSON object");
-        return ngx_http_agent_tool_error(call->run->pool, &err,
-                                         &call->result);
+        return ngx_http_agent_tools_error(call->run->pool, &err,
+                                          &call->result);
     }
 
     if (ngx_http_agent_json_encode(call->run->pool, call->args, &body)
@@ -283,8 +283,8 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
                                           call);
     if (sub == NULL) {
         ngx_str_set(&err, "the tool's location could not be called");
-        return ngx_http_agent_tool_error(call->run->pool, &err,
-                                         &call->result);
+        return ngx_http_agent_tools_error(call->run->pool, &err,
+                                          &call->result);
     }
 
     call->data = sub;
@@ -359,7 +359,7 @@ ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
     if (status >= NGX_HTTP_BAD_REQUEST) {
         err = text;
 
-        if (ngx_http_agent_tool_error(pool, &err, &call->result) != NGX_OK) {
+        if (ngx_http_agent_tools_error(pool, &err, &call->result) != NGX_OK) {
             ngx_str_null(&call->result);
         }
 

@@ -48,7 +48,7 @@ ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name)
 
 
 ngx_int_t
-ngx_http_agent_tool_error(ngx_pool_t *pool, ngx_str_t *err,
+ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result)
 {
     ngx_http_agent_json_t  *j;
@@ -70,7 +70,7 @@ ngx_http_agent_tool_error(ngx_pool_t *pool, ngx_str_t *err,
 /* what a provider takes as a function's name: [A-Za-z0-9_-]{1,64} */
 
 ngx_uint_t
-ngx_http_agent_tool_name_valid(ngx_str_t *name)
+ngx_http_agent_tools_name_valid(ngx_str_t *name)
 {
     u_char      c;
     ngx_uint_t  i;

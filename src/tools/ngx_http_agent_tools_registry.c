@@ -52,7 +52,7 @@ ngx_http_agent_tools_next(ngx_array_t *extra, ngx_uint_t *i)
 
 
 ngx_http_agent_tool_t *
-ngx_http_agent_tool_find(ngx_array_t *extra, ngx_str_t *name)
+ngx_http_agent_tools_find(ngx_array_t *extra, ngx_str_t *name)
 {
     ngx_uint_t              i;
     ngx_http_agent_tool_t  *t;

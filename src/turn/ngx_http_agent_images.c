@@ -59,8 +59,8 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
     ngx_http_agent_json_t  *j;
 
     if (!YAJL_IS_ARRAY(images)) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"images\" must be an array");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"images\" must be an array");
     }
 
     if (images->u.array.len == 0) {
@@ -68,9 +68,9 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
     }
 
     if (images->u.array.len > NGX_HTTP_AGENT_MAX_IMAGES) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "at most %d images a message",
-                                    NGX_HTTP_AGENT_MAX_IMAGES);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "at most %d images a message",
+                                          NGX_HTTP_AGENT_MAX_IMAGES);
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -87,18 +87,19 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
             || data.len == 0
             || ngx_http_agent_json_get_str(img, "mime_type", &mime) != NGX_OK)
         {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "each image needs \"data\" (base64) "
-                                        "and \"mime_type\" (image/...)");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "each image needs \"data\" "
+                                              "(base64) and \"mime_type\" "
+                                              "(image/...)");
         }
 
         type = ngx_http_agent_images_type(&mime);
 
         if (type == NGX_DECLINED) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "an image must be image/png, "
-                                        "image/jpeg, image/webp or "
-                                        "image/gif");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "an image must be image/png, "
+                                              "image/jpeg, image/webp or "
+                                              "image/gif");
         }
 
         rc = ngx_http_agent_images_check(r, i, type, &data);
@@ -175,35 +176,35 @@ ngx_http_agent_images_check(ngx_http_request_t *r, size_t i, ngx_int_t type,
 
     for (k = 0; k < len; k++) {
         if (data->data[k] == '=') {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "images[%uz]: the \"data\" is not "
-                                        "valid base64: \"=\" only pads its "
-                                        "end, at most twice (byte %uz)",
-                                        i, k);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "images[%uz]: the \"data\" is "
+                                              "not valid base64: \"=\" only "
+                                              "pads its end, at most twice "
+                                              "(byte %uz)", i, k);
         }
 
         if (!ngx_http_agent_images_base64(data->data[k])) {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "images[%uz]: the \"data\" of an "
-                                        "image must be base64, without a "
-                                        "data: prefix or spaces (byte %uz "
-                                        "is not base64)", i, k);
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "images[%uz]: the \"data\" of an "
+                                              "image must be base64, without a "
+                                              "data: prefix or spaces (byte "
+                                              "%uz is not base64)", i, k);
         }
     }
 
     if (data->len % 4 != 0) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "images[%uz]: the \"data\" is not valid "
-                                    "base64: its length, %uz, is not a "
-                                    "multiple of 4 (padded with \"=\")",
-                                    i, data->len);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "images[%uz]: the \"data\" is not "
+                                          "valid base64: its length, %uz, is "
+                                          "not a multiple of 4 (padded with "
+                                          "\"=\")", i, data->len);
     }
 
     if (data->len / 4 * 3 > NGX_HTTP_AGENT_MAX_IMAGE_SIZE) {
-        return ngx_http_agent_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "an image is larger than %d MB",
-                                    NGX_HTTP_AGENT_MAX_IMAGE_SIZE
-                                    / 1024 / 1024);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                          "an image is larger than %d MB",
+                                          NGX_HTTP_AGENT_MAX_IMAGE_SIZE
+                                          / 1024 / 1024);
     }
 
     /* 16 characters, a multiple of 4, decode to the 12 bytes of a magic */
@@ -213,9 +214,9 @@ ngx_http_agent_images_check(ngx_http_request_t *r, size_t i, ngx_int_t type,
     dst.data = buf;
 
     if (ngx_decode_base64(&dst, &src) != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "images[%uz]: the \"data\" is not valid "
-                                    "base64", i);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "images[%uz]: the \"data\" is not "
+                                          "valid base64", i);
     }
 
     found = ngx_http_agent_images_sniff(buf, dst.len);
@@ -225,19 +226,19 @@ ngx_http_agent_images_check(ngx_http_request_t *r, size_t i, ngx_int_t type,
     }
 
     if (found == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "images[%uz] is declared %V, but its "
-                                    "data is not a PNG, JPEG, WebP or GIF "
-                                    "image", i,
-                                    &ngx_http_agent_image_types[type]);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "images[%uz] is declared %V, but its "
+                                          "data is not a PNG, JPEG, WebP or "
+                                          "GIF image", i,
+                                          &ngx_http_agent_image_types[type]);
     }
 
-    return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                "images[%uz] is declared %V, but its data is "
-                                "%s image: declare it %V",
-                                i, &ngx_http_agent_image_types[type],
-                                ngx_http_agent_image_names[found],
-                                &ngx_http_agent_image_types[found]);
+    return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST, "images[%uz] is "
+                                      "declared %V, but its data is %s image: "
+                                      "declare it %V", i,
+                                      &ngx_http_agent_image_types[type],
+                                      ngx_http_agent_image_names[found],
+                                      &ngx_http_agent_image_types[found]);
 }
 
 

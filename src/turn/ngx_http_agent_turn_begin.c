@@ -80,7 +80,7 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     rc = ngx_http_agent_limit_acquire(r, alcf->limits, &turn->env.limits,
                                       &why);
     if (rc != NGX_OK) {
-        return why.len ? ngx_http_agent_error(r, rc, "%V", &why) : rc;
+        return why.len ? ngx_http_agent_reply_error(r, rc, "%V", &why) : rc;
     }
 
     turn->session = *s;
@@ -147,12 +147,12 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session store is not available");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session store is not available");
     }
 
     /* a refusal (a 400, a 413) is sent once the lease taken is let go */
-    ngx_http_agent_hold(r);
+    ngx_http_agent_reply_hold(r);
 
     rc = ngx_http_agent_turn_input(r, turn, &turn->session);
 
@@ -183,9 +183,10 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
                 rc = ngx_http_agent_turn_files(turn, resources);
 
             } else if (rc != NGX_AGAIN) {
-                rc = ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the session's CSV files could "
-                                          "not be listed");
+                rc = ngx_http_agent_reply_error(r,
+                                                NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                                "the session's CSV files could "
+                                                "not be listed");
             }
         }
     }
@@ -215,15 +216,15 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
             return NGX_AGAIN;
         }
 
-        return ngx_http_agent_release(r, rc);
+        return ngx_http_agent_reply_release(r, rc);
     }
 
-    (void) ngx_http_agent_release(r, NGX_OK);
+    (void) ngx_http_agent_reply_release(r, NGX_OK);
 
     if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
         turn->locked = 0;
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the message could not be saved");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the message could not be saved");
     }
 
     return NGX_OK;
@@ -297,11 +298,11 @@ ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
          */
 
         if (!ngx_http_agent_turn_file_ours(turn, &res[i])) {
-            return ngx_http_agent_error(turn->request,
-                                        NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                        "the session's CSV file \"%V\" "
-                                        "is not one of this server's",
-                                        &res[i].name);
+            return ngx_http_agent_reply_error(turn->request,
+                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the session's CSV file \"%V\" "
+                                              "is not one of this server's",
+                                              &res[i].name);
         }
 
         rc = ngx_http_agent_store_resource_fetch(&turn->sc, &res[i]);
@@ -311,11 +312,11 @@ ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
         }
 
         if (rc != NGX_OK) {
-            return ngx_http_agent_error(turn->request,
-                                        NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                        "the session's CSV file \"%V\" "
-                                        "could not be fetched",
-                                        &res[i].name);
+            return ngx_http_agent_reply_error(turn->request,
+                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the session's CSV file \"%V\" "
+                                              "could not be fetched",
+                                              &res[i].name);
         }
     }
 
@@ -431,7 +432,7 @@ ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc)
     rc = ngx_http_agent_turn_started(turn, rc);
 
     if (rc != NGX_DONE) {
-        ngx_http_agent_finish(r, rc);
+        ngx_http_agent_reply_finish(r, rc);
         return;
     }
 
@@ -509,19 +510,19 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     if (rc == NGX_BUSY) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "a turn is already running on this "
-                                    "session; wait for its end event");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "a turn is already running on this "
+                                          "session; wait for its end event");
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "there is no session \"%V\"", id);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "there is no session \"%V\"", id);
     }
 
     if (rc != NGX_OK && rc != NGX_ABORT) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session could not be locked");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session could not be locked");
     }
 
     turn->locked = 1;
@@ -555,15 +556,15 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_error(r, NGX_HTTP_NOT_FOUND,
-                                    "session \"%V\" has no checkpoint \"%V\"",
-                                    id, &turn->in.fork);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "session \"%V\" has no checkpoint "
+                                          "\"%V\"", id, &turn->in.fork);
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the session's state could not be "
-                                    "read");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's state could not be "
+                                          "read");
     }
 
     turn->checkpoint_id = cp.id;
@@ -677,8 +678,8 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     rc = ngx_http_agent_graph_input(run, update);
 
     if (rc != NGX_OK && rc != NGX_AGAIN) {
-        return ngx_http_agent_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                    "the message could not be saved");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the message could not be saved");
     }
 
     return rc;

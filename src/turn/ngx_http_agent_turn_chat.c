@@ -38,7 +38,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_turn_t       *turn;
     ngx_http_agent_session_t     s;
 
-    rc = ngx_http_agent_parse_object(r, body, &v, 0);
+    rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -62,17 +62,18 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
             || ngx_http_agent_json_encode(r->pool, answer, &resumed)
                != NGX_OK)
         {
-            return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                        "\"resume\" is missing: the answer "
-                                        "to the interrupt, any JSON value");
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "\"resume\" is missing: the "
+                                              "answer to the interrupt, any "
+                                              "JSON value");
         }
 
     } else if (ngx_http_agent_json_get_str(v, "message", &text) != NGX_OK
                || text.len == 0)
     {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"message\" must be a non-empty "
-                                    "string");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"message\" must be a non-empty "
+                                          "string");
     }
 
     msg->content = text;
@@ -88,8 +89,8 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 
     rc = ngx_http_agent_json_get_str(v, "model", &name);
     if (rc == NGX_ERROR) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "\"model\" must be a string");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "\"model\" must be a string");
     }
 
     if (rc == NGX_DECLINED) {
@@ -182,35 +183,35 @@ ngx_http_agent_turn_model(ngx_http_request_t *r,
 
     if (model == NULL && name->len == 0) {
         /* seed 004: no model chosen, and no default to fall back on */
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "no model is chosen for this session "
-                                    "and none is configured as the "
-                                    "default: choose one with POST "
-                                    "/{id}/model {\"name\": ...} or "
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "no model is chosen for this session "
+                                          "and none is configured as the "
+                                          "default: choose one with POST "
+                                          "/{id}/model {\"name\": ...} or "
                                     "\"model\" in the message");
     }
 
     if (model == NULL) {
-        return ngx_http_agent_error(r, NGX_HTTP_BAD_REQUEST,
-                                    "there is no model \"%V\"", name);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "there is no model \"%V\"", name);
     }
 
     if (ngx_http_agent_llm_key(model, &key) != NGX_OK && name->len == 0
         && s->model.len == 0)
     {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "no model is chosen for this session "
-                                    "and the default \"%V\" is not "
-                                    "available (%V is not set): choose "
-                                    "one with POST /{id}/model "
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "no model is chosen for this session "
+                                          "and the default \"%V\" is not "
+                                          "available (%V is not set): choose "
+                                          "one with POST /{id}/model "
                                     "{\"name\": ...}", &model->name,
                                     &model->key_env);
     }
 
     if (ngx_http_agent_llm_key(model, &key) != NGX_OK) {
-        return ngx_http_agent_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
-                                    "the model \"%V\" has no API key: "
-                                    "set %V for nginx and add \"env %V;"
+        return ngx_http_agent_reply_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+                                          "the model \"%V\" has no API key: "
+                                          "set %V for nginx and add \"env %V;"
                                     "\" to nginx.conf", &model->name,
                                     &model->key_env, &model->key_env);
     }

@@ -46,17 +46,18 @@ ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
         }
 
         if (n == NGX_ERROR) {
-            return ngx_http_agent_error(turn->request, NGX_HTTP_BAD_REQUEST,
-                                        "the graph \"%V\" has no channel "
-                                        "\"%V\"", &run->graph->name, &name);
+            return ngx_http_agent_reply_error(turn->request,
+                                              NGX_HTTP_BAD_REQUEST, "the graph "
+                                              "\"%V\" has no channel \"%V\"",
+                                              &run->graph->name, &name);
         }
 
         if (ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
             if (!YAJL_IS_NUMBER(v->u.object.values[i])) {
-                return ngx_http_agent_error(turn->request,
-                                            NGX_HTTP_BAD_REQUEST,
-                                            "the channel \"%V\" takes a "
-                                            "number", &name);
+                return ngx_http_agent_reply_error(turn->request,
+                                                  NGX_HTTP_BAD_REQUEST,
+                                                  "the channel \"%V\" takes a "
+                                                  "number", &name);
             }
 
             if (ngx_http_agent_graph_write_number(update, n,
@@ -103,16 +104,16 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
             return NGX_DECLINED;
         }
 
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the session waits at \"%V\" for an "
-                                    "answer: POST /{id}/resume "
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "the session waits at \"%V\" for an "
+                                          "answer: POST /{id}/resume "
                                     "{\"resume\": ...}", &node);
     }
 
     if (!waits) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the session waits for no answer: send "
-                                    "a message");
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT, "the session "
+                                          "waits for no answer: send a "
+                                          "message");
     }
 
     if (ngx_http_agent_state_interrupt_graph(run, &graph) == NGX_OK
@@ -120,19 +121,19 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
             || ngx_strncmp(graph.data, run->graph->name.data, graph.len)
                != 0))
     {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the session waits at \"%V\" of the "
-                                    "graph \"%V\": answer it where that "
-                                    "graph runs", &node, &graph);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "the session waits at \"%V\" of the "
+                                          "graph \"%V\": answer it where that "
+                                          "graph runs", &node, &graph);
     }
 
     n = ngx_http_agent_graph_node(run->graph, &node);
 
     if (n == NGX_ERROR) {
-        return ngx_http_agent_error(r, NGX_HTTP_CONFLICT,
-                                    "the step \"%V\" the session waits at "
-                                    "is not in this location's graph",
-                                    &node);
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "the step \"%V\" the session waits "
+                                          "at is not in this location's graph",
+                                          &node);
     }
 
     run->current = n;

@@ -128,7 +128,7 @@ ngx_http_agent_turn_json_send(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_send(r, status, &out);
+    return ngx_http_agent_reply_send(r, status, &out);
 }
 
 

@@ -528,6 +528,7 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 void
 ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
 {
+    ngx_int_t                rc;
     ngx_connection_t        *c;
     ngx_http_request_t      *r;
     ngx_http_agent_event_t  *ev;
@@ -541,11 +542,16 @@ ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
     }
 
     if (turn->in.json) {
-        ngx_http_agent_finish(r, (turn->in.hooks && turn->in.hooks->answer)
-                                 ? turn->in.hooks->answer(turn, ev)
-                                 : ngx_http_agent_turn_json_send(r, turn->run,
-                                                       ev, &turn->session_id,
-                                                       &turn->run_id));
+        if (turn->in.hooks && turn->in.hooks->answer) {
+            rc = turn->in.hooks->answer(turn, ev);
+
+        } else {
+            rc = ngx_http_agent_turn_json_send(r, turn->run, ev,
+                                               &turn->session_id,
+                                               &turn->run_id);
+        }
+
+        ngx_http_agent_reply_finish(r, rc);
         return;
     }
 

@@ -142,11 +142,11 @@ ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
     if (size > alcf->history_max_size
         && !ngx_http_agent_graph_has_kind(in->graph, "summarize"))
     {
-        return ngx_http_agent_error(turn->request,
-                                    NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                    "this conversation has reached its "
-                                    "size limit (%L bytes stored, "
-                                    "agent_history_max_size is %uz); "
+        return ngx_http_agent_reply_error(turn->request,
+                                          NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                          "this conversation has reached its "
+                                          "size limit (%L bytes stored, "
+                                          "agent_history_max_size is %uz); "
                                     "start a new session",
                                     s->history_bytes, alcf->history_max_size);
     }
@@ -185,9 +185,9 @@ ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn)
     }
 
     if (in->answers && !run->resuming) {
-        return ngx_http_agent_error(turn->request, NGX_HTTP_CONFLICT,
-                                    "thread \"%V\" waits for nothing: "
-                                    "send an input", &turn->session_id);
+        return ngx_http_agent_reply_error(turn->request, NGX_HTTP_CONFLICT,
+                                          "thread \"%V\" waits for nothing: "
+                                          "send an input", &turn->session_id);
     }
 
     return NGX_OK;
