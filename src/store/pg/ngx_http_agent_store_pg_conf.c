@@ -11,7 +11,8 @@
 #include <libpq-fe.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_conf.h"
 #include "ngx_http_agent_params.h"
 
 
@@ -27,6 +28,10 @@ static ngx_int_t ngx_http_agent_pg_mask(ngx_pool_t *pool, ngx_str_t *url,
     ngx_str_t *masked);
 static char *ngx_http_agent_pg_password_env(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+
+
+ngx_http_agent_pg_conf_t  ngx_http_agent_pg_conf;
+ngx_str_t                 ngx_http_agent_pg_resources_dir;
 
 
 static ngx_http_agent_param_bounds_t  ngx_http_agent_pg_pool = { 1, 64 };

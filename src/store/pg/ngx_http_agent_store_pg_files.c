@@ -11,7 +11,13 @@
 #include <ngx_thread_pool.h>
 #endif
 
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_conf.h"
+#include "ngx_http_agent_store_pg_query.h"
+#include "ngx_http_agent_store_pg_send.h"
+#include "ngx_http_agent_store_pg_answers.h"
+#include "ngx_http_agent_store_pg_files.h"
 
 
 /*

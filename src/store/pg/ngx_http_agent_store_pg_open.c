@@ -7,7 +7,13 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_query.h"
+#include "ngx_http_agent_store_pg_send.h"
+#include "ngx_http_agent_store_pg_session.h"
+#include "ngx_http_agent_store_pg_files.h"
+#include "ngx_http_agent_store_pg_open.h"
 
 
 /*

@@ -8,14 +8,17 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_query.h"
 #include "ngx_http_agent_json.h"
 
 
 /*
- * A statement of the PostgreSQL store: its parameters copied, its place in
- * its connection's line, its answer kept in the caller's call (by slot) or
- * dropped when the caller is gone or wants none.
+ * A statement of the PostgreSQL store: its parameters copied, its answer
+ * kept in the caller's call (by slot) or dropped when the caller is gone or
+ * wants none.  The connections (store_pg_conn.c) run it and report its
+ * result here; its place in their lines is store_pg_send.c's.
  */
 
 
@@ -27,12 +30,11 @@ static ngx_int_t ngx_http_agent_pg_answer_one(ngx_http_agent_pg_query_t *q,
     ngx_int_t rc, PGresult *res);
 static void ngx_http_agent_pg_tell(ngx_http_agent_pg_query_t *q,
     ngx_int_t rc);
-static ngx_http_agent_pg_conn_t *ngx_http_agent_pg_pick(
-    ngx_http_agent_store_call_t *sc);
 
 
-static ngx_uint_t   ngx_http_agent_pg_next_conn;
-static ngx_queue_t  ngx_http_agent_pg_held;    /* answered later */
+ngx_log_t           *ngx_http_agent_pg_log;
+
+static ngx_queue_t   ngx_http_agent_pg_held;    /* answered later */
 
 
 /*
@@ -169,30 +171,28 @@ ngx_http_agent_pg_answer_later(ngx_http_agent_pg_query_t *q, ngx_int_t rc)
 }
 
 
-/* the connection of a call: its session's, or the next */
+/* the caller is gone: what is answered later is answered to no one */
 
-static ngx_http_agent_pg_conn_t *
-ngx_http_agent_pg_pick(ngx_http_agent_store_call_t *sc)
+void
+ngx_http_agent_pg_held_cancel(ngx_http_agent_store_call_t *sc)
 {
-    ngx_uint_t  n;
+    ngx_queue_t                *qq;
+    ngx_http_agent_pg_query_t  *q;
 
-    if (sc->conn) {
-        return sc->conn;
+    if (ngx_http_agent_pg_held.next == NULL) {
+        return;
     }
 
-    n = ngx_http_agent_pg_conf.pool;
+    for (qq = ngx_queue_head(&ngx_http_agent_pg_held);
+         qq != ngx_queue_sentinel(&ngx_http_agent_pg_held);
+         qq = ngx_queue_next(qq))
+    {
+        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
 
-    if (sc->key.len) {
-        sc->conn = &ngx_http_agent_pg_conns[ngx_hash_key(sc->key.data,
-                                                         sc->key.len)
-                                            % n];
-
-    } else {
-        sc->conn = &ngx_http_agent_pg_conns[ngx_http_agent_pg_next_conn++
-                                            % n];
+        if (q->sc == sc) {
+            q->sc = NULL;
+        }
     }
-
-    return sc->conn;
 }
 
 
@@ -360,131 +360,6 @@ ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q, int64_t n)
 }
 
 
-/*
- * NGX_AGAIN: the caller is woken with the answer; NGX_OK: a write that
- * wants none is on its way; NGX_ERROR: no connection to send it on.
- */
-
-ngx_int_t
-ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
-{
-    ngx_http_agent_store_call_t  *sc;
-    ngx_http_agent_pg_conn_t     *pc;
-    ngx_http_agent_pg_answer_t   *a;
-
-    sc = q->sc;
-    pc = ngx_http_agent_pg_pick(sc);
-    a = NULL;
-
-    /* a statement of the call's transaction: sent on its connection in it */
-    q->tx = sc->tx;
-
-    if (forget || sc->wake == NULL) {
-        q->sc = NULL;
-        q->report = sc;
-
-        /* kept as answered: a pass that runs again does not send it twice */
-        if (ngx_http_agent_pg_keep(sc, NGX_OK) == NGX_ERROR) {
-            ngx_destroy_pool(q->pool);
-            return NGX_ERROR;
-        }
-
-    } else {
-        if (sc->answers == NULL) {
-            sc->answers = ngx_array_create(sc->pool, 4,
-                                          sizeof(ngx_http_agent_pg_answer_t));
-            if (sc->answers == NULL) {
-                ngx_destroy_pool(q->pool);
-                return NGX_ERROR;
-            }
-        }
-
-        a = ngx_array_push(sc->answers);
-        if (a == NULL) {
-            ngx_destroy_pool(q->pool);
-            return NGX_ERROR;
-        }
-
-        a->rc = NGX_AGAIN;
-        a->value = NULL;
-        q->slot = sc->answers->nelts - 1;
-        sc->n++;
-    }
-
-    if (pc->state == NGX_HTTP_AGENT_PG_DOWN) {
-
-        /* waiting for the server to come back: a clear error now */
-
-        ngx_log_error(NGX_LOG_ERR, ngx_http_agent_pg_log, 0,
-                      "agent: PostgreSQL is not reachable, statement %ui "
-                      "not sent", q->stmt);
-
-        if (q->sc && a) {
-            a->rc = NGX_ERROR;
-        }
-
-        ngx_destroy_pool(q->pool);
-
-        return NGX_ERROR;
-    }
-
-    if (q->sc) {
-        sc->waiting++;
-    }
-
-    ngx_queue_insert_tail(&pc->queries, &q->queue);
-
-    /* sent at the end of this pass of the event loop: see pg_flush() */
-    if (pc->current == NULL && !pc->flush.posted) {
-        ngx_post_event(&pc->flush, &ngx_posted_events);
-    }
-
-    return q->sc ? NGX_AGAIN : NGX_OK;
-}
-
-
-/*
- * A statement with its parameters: "s" an ngx_str_t * (NULL: SQL's NULL),
- * "i" an int64_t; a first "!" for a write that wants no answer.
- */
-
-ngx_int_t
-ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
-    ngx_http_agent_pg_decode_pt decode, const char *fmt, ...)
-{
-    va_list                     args;
-    ngx_int_t                   rc;
-    ngx_uint_t                  forget;
-    ngx_http_agent_pg_query_t  *q;
-
-    q = ngx_http_agent_pg_query(sc, stmt, decode);
-    if (q == NULL) {
-        return NGX_ERROR;
-    }
-
-    forget = (*fmt == '!');
-    fmt += forget;
-    rc = NGX_OK;
-
-    va_start(args, fmt);
-
-    for ( /* void */ ; *fmt && rc == NGX_OK; fmt++) {
-        rc = (*fmt == 'i')
-             ? ngx_http_agent_pg_param_int(q, va_arg(args, int64_t))
-             : ngx_http_agent_pg_param(q, va_arg(args, ngx_str_t *));
-    }
-
-    va_end(args);
-
-    if (rc != NGX_OK) {
-        ngx_destroy_pool(q->pool);
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_pg_send(q, forget);
-}
-
-
 /* an answer known without the server's, kept as the call's next */
 
 ngx_int_t
@@ -524,20 +399,19 @@ ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc, ngx_int_t rc)
  */
 
 void
-ngx_http_agent_pg_pair(ngx_http_agent_pg_conn_t *pc,
-    ngx_http_agent_pg_query_t *q)
+ngx_http_agent_pg_pair(ngx_queue_t *queries, ngx_http_agent_pg_query_t *q)
 {
     ngx_uint_t                  i;
     ngx_queue_t                *qq;
     ngx_http_agent_pg_query_t  *next;
 
     if (q->stmt != NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE
-        || ngx_queue_empty(&pc->queries))
+        || ngx_queue_empty(queries))
     {
         return;
     }
 
-    qq = ngx_queue_head(&pc->queries);
+    qq = ngx_queue_head(queries);
     next = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
 
     if (next->stmt != NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE
@@ -595,94 +469,6 @@ ngx_http_agent_pg_params(ngx_http_agent_pg_query_t *q, char **values,
     return n;
 }
 
-
-/* a second statement for the same answer (a lease taken over, say) */
-
-ngx_int_t
-ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
-    ngx_http_agent_pg_query_t *next)
-{
-    ngx_http_agent_pg_conn_t  *pc;
-
-    pc = q->sc->conn;
-
-    next->sc = q->sc;
-    next->slot = q->slot;
-    next->tx = q->tx;
-
-    /* first in line: nothing of the session runs between the two */
-    ngx_queue_insert_head(&pc->queries, &next->queue);
-
-    return NGX_AGAIN;
-}
-
-
-/* the caller is gone: what it waits for is answered to no one */
-
-void
-ngx_http_agent_pg_cancel(ngx_http_agent_store_call_t *sc)
-{
-    ngx_queue_t                *qq;
-    ngx_http_agent_pg_conn_t   *pc;
-    ngx_http_agent_pg_query_t  *q;
-
-    pc = sc->conn;
-
-    if (pc == NULL) {
-        return;
-    }
-
-    /* its transaction's statements still run, and are undone */
-    ngx_http_agent_pg_rollback(sc);
-
-    if (pc->current && pc->current->sc == sc) {
-        pc->current->sc = NULL;
-    }
-
-    if (pc->current && pc->current->report == sc) {
-        pc->current->report = NULL;
-    }
-
-    if (pc->current && pc->current->also) {
-        if (pc->current->also->sc == sc) {
-            pc->current->also->sc = NULL;
-        }
-
-        if (pc->current->also->report == sc) {
-            pc->current->also->report = NULL;
-        }
-    }
-
-    for (qq = ngx_queue_head(&pc->queries);
-         qq != ngx_queue_sentinel(&pc->queries);
-         qq = ngx_queue_next(qq))
-    {
-        q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
-
-        if (q->sc == sc) {
-            q->sc = NULL;
-        }
-
-        if (q->report == sc) {
-            q->report = NULL;
-        }
-    }
-
-    if (ngx_http_agent_pg_held.next) {
-        for (qq = ngx_queue_head(&ngx_http_agent_pg_held);
-             qq != ngx_queue_sentinel(&ngx_http_agent_pg_held);
-             qq = ngx_queue_next(qq))
-        {
-            q = ngx_queue_data(qq, ngx_http_agent_pg_query_t, queue);
-
-            if (q->sc == sc) {
-                q->sc = NULL;
-            }
-        }
-    }
-
-    sc->waiting = 0;
-}
 
 
 ngx_int_t

@@ -7,7 +7,12 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_query.h"
+#include "ngx_http_agent_store_pg_send.h"
+#include "ngx_http_agent_store_pg_answers.h"
+#include "ngx_http_agent_store_pg_session.h"
 
 
 /*
@@ -53,7 +58,7 @@ ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s)
@@ -141,7 +146,7 @@ ngx_http_agent_pg_session_got(ngx_http_agent_pg_query_t *q, PGresult *res,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_session_t *s)
 {
@@ -190,7 +195,7 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
     ngx_array_t *sessions)
@@ -231,7 +236,7 @@ ngx_http_agent_pg_session_deleted(ngx_http_agent_pg_query_t *q,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id)
 {
@@ -249,7 +254,7 @@ ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_uint_t field, ngx_str_t *value)
 {
@@ -352,7 +357,7 @@ ngx_http_agent_pg_take_over(ngx_http_agent_pg_query_t *q, PGresult *res,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id, ngx_msec_t lease)
 {
@@ -404,7 +409,7 @@ ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id, ngx_msec_t lease)
 {
@@ -424,7 +429,7 @@ ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_str_t *run_id)
 {
@@ -523,128 +528,3 @@ ngx_http_agent_pg_unlock_send(ngx_str_t *id, ngx_str_t *run_id)
 
     return ngx_http_agent_pg_unlock_ask(sc, id, run_id);
 }
-
-
-/* generic answers */
-
-ngx_int_t
-ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    if (a && q->data && q->stmt == NGX_HTTP_AGENT_PG_SESSION_INSERT) {
-        a->value = q->data;
-    }
-
-    return NGX_OK;
-}
-
-
-/* NGX_OK: a row changed; NGX_DECLINED: none (NGX_BUSY for a take over) */
-
-ngx_int_t
-ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    char  *n;
-
-    n = PQcmdTuples(res);
-
-    if (n[0] != '\0' && n[0] != '0') {
-        return NGX_OK;
-    }
-
-    return q->stmt == NGX_HTTP_AGENT_PG_LOCK_STEAL ? NGX_BUSY : NGX_DECLINED;
-}
-
-
-ngx_int_t
-ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
-    ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows)
-{
-    ngx_http_agent_pg_rows_t  *r;
-
-    r = ngx_pcalloc(q->sc->pool, sizeof(ngx_http_agent_pg_rows_t));
-    if (r == NULL) {
-        return NGX_ERROR;
-    }
-
-    r->rows = ngx_array_create(q->sc->pool, 8, size);
-    if (r->rows == NULL) {
-        return NGX_ERROR;
-    }
-
-    a->value = r;
-    *rows = r->rows;
-
-    return NGX_OK;
-}
-
-
-/* a kept list of rows into the caller's array */
-
-ngx_int_t
-ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a, ngx_array_t *to)
-{
-    void                      *p;
-    ngx_http_agent_pg_rows_t  *r;
-
-    r = a->value;
-
-    if (r->rows->nelts == 0) {
-        return NGX_OK;
-    }
-
-    p = ngx_array_push_n(to, r->rows->nelts);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_memcpy(p, r->rows->elts, r->rows->nelts * r->rows->size);
-
-    return NGX_OK;
-}
-
-
-ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
-    ngx_string("postgresql"),
-    NGX_HTTP_AGENT_STORE_TX|NGX_HTTP_AGENT_STORE_BEHIND,
-    ngx_http_agent_pg_conf_read,
-    ngx_http_agent_pg_init,
-    ngx_http_agent_pg_open,
-    ngx_http_agent_pg_close,
-    ngx_http_agent_pg_begin,
-    ngx_http_agent_pg_commit,
-    ngx_http_agent_pg_rollback,
-    ngx_http_agent_pg_cancel,
-    ngx_http_agent_pg_session_create,
-    ngx_http_agent_pg_session_get,
-    ngx_http_agent_pg_session_list,
-    ngx_http_agent_pg_session_delete,
-    ngx_http_agent_pg_session_set,
-    ngx_http_agent_pg_lock,
-    ngx_http_agent_pg_lock_renew,
-    ngx_http_agent_pg_unlock,
-    ngx_http_agent_pg_session_open,
-    ngx_http_agent_pg_messages,
-    ngx_http_agent_pg_messages_page,
-    ngx_http_agent_pg_checkpoint_get,
-    ngx_http_agent_pg_checkpoint_list,
-    ngx_http_agent_pg_checkpoint_write,
-    ngx_http_agent_pg_fork_later,
-    ngx_http_agent_pg_fork_keep,
-    ngx_http_agent_pg_fork_cut,
-    ngx_http_agent_pg_resource_add,
-    ngx_http_agent_pg_resource_prepare,
-    ngx_http_agent_pg_resource_list,
-    ngx_http_agent_pg_resource_fetch,
-    ngx_http_agent_pg_run_insert,
-    ngx_http_agent_pg_run_status,
-    ngx_http_agent_pg_run_get,
-    ngx_http_agent_pg_run_list,
-    ngx_http_agent_pg_run_cancel,
-    ngx_http_agent_pg_run_cancelled,
-    ngx_http_agent_pg_run_event,
-    ngx_http_agent_pg_run_events,
-    ngx_http_agent_pg_run_rollback,
-    ngx_http_agent_pg_thread_busy
-};

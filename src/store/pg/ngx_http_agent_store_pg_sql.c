@@ -7,7 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_sql.h"
 
 
 /*

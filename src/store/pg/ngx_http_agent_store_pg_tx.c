@@ -7,7 +7,12 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
-#include "ngx_http_agent_store_pg.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_query.h"
+#include "ngx_http_agent_store_pg_conn.h"
+#include "ngx_http_agent_store_pg_send.h"
+#include "ngx_http_agent_store_pg_tx.h"
 
 
 static ngx_int_t ngx_http_agent_pg_tx_end(ngx_http_agent_store_call_t *sc,

@@ -1,0 +1,63 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_STORE_PG_CONN_H_INCLUDED_
+#define _NGX_HTTP_AGENT_STORE_PG_CONN_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+
+#include <libpq-fe.h>
+
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_pg_query.h"
+
+
+/*
+ * The PostgreSQL store's connections (store_pg_conn.c): libpq driven by
+ * nginx's events, a line of statements each, reconnects, deadlines.
+ */
+#pragma GCC visibility push(hidden)
+
+
+#define NGX_HTTP_AGENT_PG_DOWN        0
+#define NGX_HTTP_AGENT_PG_CONNECTING  1
+#define NGX_HTTP_AGENT_PG_SETUP       2   /* the schema, once a worker */
+#define NGX_HTTP_AGENT_PG_READY       3
+
+
+typedef struct {
+    ngx_uint_t                 index;
+    ngx_uint_t                 state;
+    PGconn                    *conn;
+    ngx_connection_t          *c;
+    ngx_queue_t                queries;   /* waiting, oldest first */
+    ngx_http_agent_pg_query_t *current;
+    uint64_t                   prepared;  /* a bit per statement */
+    ngx_event_t                retry;
+    ngx_event_t                timer;     /* the current statement's */
+    ngx_event_t                flush;     /* sends at the pass's end */
+    ngx_msec_t                 backoff;
+    ngx_uint_t                 failed;    /* the last attempt failed */
+    ngx_uint_t                 tx;        /* the transaction open: its
+                                             statements only are sent */
+} ngx_http_agent_pg_conn_t;
+
+
+extern ngx_http_agent_pg_conn_t       *ngx_http_agent_pg_conns;
+
+
+ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path);
+void ngx_http_agent_pg_close(ngx_cycle_t *cycle);
+void ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why);
+
+
+#pragma GCC visibility pop
+
+
+#endif /* _NGX_HTTP_AGENT_STORE_PG_CONN_H_INCLUDED_ */

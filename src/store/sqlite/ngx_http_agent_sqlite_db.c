@@ -1,0 +1,431 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include <sqlite3.h>
+#include <time.h>
+#include <sched.h>
+
+#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_sqlite_db.h"
+#include "ngx_http_agent_sqlite_retry.h"
+
+
+/*
+ * The SQLite store's base: the worker's handle on the file, the store's
+ * statements prepared once on it, a statement's step and columns, and the
+ * caller's transaction.  The operations (sqlite_session.c,
+ * sqlite_history.c, sqlite_run.c) are written with it; it calls none of
+ * them.
+ */
+
+
+static int ngx_http_agent_store_busy_handler(void *data, int count);
+
+
+#define NGX_HTTP_AGENT_SESSION_COLS                                           \
+    "id, title, metadata, created_at, updated_at, message_count, model, "     \
+    "database, owner, prompt_tokens, completion_tokens, cached_tokens, "       \
+    "history_bytes"
+
+/* ?4: every message; otherwise what a person reads, no tool traffic */
+#define NGX_HTTP_AGENT_MESSAGES_SHOWN                                         \
+    " AND (?4 OR NOT (role = 'tool' OR (role = 'assistant'"                   \
+    " AND tool_calls IS NOT NULL AND (content IS NULL OR content = ''))))"
+
+#define NGX_HTTP_AGENT_RUN_COLS                                               \
+    "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
+    " multitask_strategy, created_at, updated_at"
+
+#define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
+    "id, parent_id, step, node, next, msg_count, channels, created_at"
+
+
+static const char  *ngx_http_agent_store_sql[] = {
+    "INSERT INTO sessions (id, title, metadata, created_at, updated_at,"
+    " owner) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+    "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions WHERE id = ?1",
+    "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions"
+    " WHERE ?3 IS NULL OR owner = ?3"
+    " ORDER BY created_at DESC, rowid DESC LIMIT ?1 OFFSET ?2",
+    "DELETE FROM sessions WHERE id = ?1",
+    "UPDATE sessions SET model = ?2 WHERE id = ?1",
+    "UPDATE sessions SET database = ?2 WHERE id = ?1",
+    "UPDATE sessions SET updated_at = ?2,"
+    " message_count = message_count + ?3,"
+    " run_expires = ?4,"
+    " prompt_tokens = prompt_tokens + ?5,"
+    " completion_tokens = completion_tokens + ?6,"
+    " cached_tokens = cached_tokens + ?7,"
+    " history_bytes = history_bytes + ?9"
+    " WHERE id = ?1 AND run_id = ?8",
+    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4,"
+    " run_host = ?6"
+    " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5)",
+    "SELECT run_id, run_pid, run_host FROM sessions WHERE id = ?1",
+    "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?5,"
+    " run_host = ?6"
+    " WHERE id = ?1 AND run_id = ?4",
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
+    " run_host = NULL"
+    " WHERE id = ?1 AND run_id = ?2",
+    "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2",
+    "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
+    " tool_call_id, name, images, metadata, created_at)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    "WITH t(keep) AS (SELECT CASE WHEN ?3 < 0 THEN -1 WHEN ?3 = 0 THEN ?2"
+    " ELSE COALESCE((SELECT seq FROM messages WHERE session_id = ?1"
+    " AND role = 'user' AND seq < ?2 ORDER BY seq DESC LIMIT 1"
+    " OFFSET ?3 - 1), -1) END)"
+    " SELECT id, role,"
+    " CASE WHEN images IS NOT NULL AND seq < keep"
+    "  THEN COALESCE(content, '') || ' [' || json_array_length(images)"
+    "  || ' image(s) shown earlier in the conversation]' ELSE content END,"
+    " tool_calls, tool_call_id, name,"
+    " CASE WHEN seq < keep THEN NULL ELSE images END,"
+    " metadata, created_at, seq FROM messages, t"
+    " WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
+    "SELECT seq FROM (SELECT seq, COUNT(*) OVER w AS n,"
+    " SUM(length(CAST(content AS BLOB))"
+    " + COALESCE(length(CAST(tool_calls AS BLOB)), 0)"
+    " + CASE WHEN ?5 THEN COALESCE(length(CAST(images AS BLOB)), 0)"
+    " ELSE 0 END) OVER w AS bytes"
+    " FROM messages WHERE session_id = ?1 AND id < ?2"
+    NGX_HTTP_AGENT_MESSAGES_SHOWN
+    " WINDOW w AS (ORDER BY seq DESC))"
+    " WHERE n > ?3 OR (n > 1 AND bytes > ?6) LIMIT 1",
+    "SELECT id, role, content, tool_calls, tool_call_id, name,"
+    " CASE WHEN ?5 OR images IS NULL THEN images ELSE"
+    "  (SELECT json_group_array(json_object("
+    "   'mime_type', json_extract(value, '$.mime_type'),"
+    "   'size', length(json_extract(value, '$.data')) * 3 / 4))"
+    "   FROM json_each(images)) END,"
+    " metadata, created_at, seq FROM messages"
+    " WHERE session_id = ?1 AND id < ?2 AND seq > ?3"
+    NGX_HTTP_AGENT_MESSAGES_SHOWN
+    " ORDER BY seq",
+    "DELETE FROM messages WHERE session_id = ?1",
+    "INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
+    " msg_count, channels, created_at)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints"
+    " WHERE session_id = ?1 AND (?2 IS NULL OR id = ?2)"
+    " ORDER BY n DESC LIMIT 1",
+    "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints"
+    " WHERE session_id = ?1 ORDER BY n DESC LIMIT ?2",
+    "DELETE FROM checkpoints WHERE session_id = ?1",
+    "INSERT INTO resources (id, session_id, name, table_name, columns,"
+    " row_count, size_bytes, path, created_at)"
+    " SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9"
+    " WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?2)",
+    "SELECT id, name, table_name, columns, row_count, size_bytes, path,"
+    " created_at FROM resources WHERE session_id = ?1"
+    " ORDER BY created_at, rowid",
+    "DELETE FROM resources WHERE session_id = ?1",
+    "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
+    " kwargs, multitask_strategy, created_at, updated_at, events,"
+    " checkpoint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
+    "UPDATE runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
+    " WHERE run_id = ?1 AND thread_id = ?2",
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
+    " AND (?4 IS NULL OR status = ?4)"
+    " ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET ?3",
+    "UPDATE runs SET cancel = ?2"
+    " WHERE run_id = ?1 AND status IN ('pending', 'running')",
+    "SELECT cancel FROM runs WHERE run_id = ?1",
+    "INSERT INTO run_events (run_id, seq, event, data)"
+    " VALUES (?1, ?2, ?3, ?4)",
+    "SELECT seq, event, data FROM run_events"
+    " WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+    "DELETE FROM run_events WHERE run_id IN"
+    " (SELECT run_id FROM runs WHERE thread_id = ?1)",
+    "DELETE FROM runs WHERE thread_id = ?1",
+    "SELECT run_id FROM sessions WHERE id = ?1 AND run_expires >= ?2",
+    "DELETE FROM messages WHERE session_id = ?1 AND seq >= COALESCE("
+    " (SELECT msg_count FROM checkpoints WHERE id = ?2), 0)",
+    "DELETE FROM checkpoints WHERE session_id = ?1 AND n > COALESCE("
+    " (SELECT n FROM checkpoints WHERE id = ?2), 0)",
+    "UPDATE sessions SET message_count ="
+    " (SELECT COUNT(*) FROM messages WHERE session_id = ?1),"
+    " history_bytes = (SELECT COALESCE(SUM(length(CAST(content AS BLOB))"
+    " + COALESCE(length(CAST(tool_calls AS BLOB)), 0)"
+    " + COALESCE(length(CAST(images AS BLOB)), 0)), 0)"
+    " FROM messages WHERE session_id = ?1) WHERE id = ?1",
+    "DELETE FROM run_events WHERE run_id = ?1",
+    "DELETE FROM runs WHERE run_id = ?1",
+    "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
+    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints WHERE id = ?2)",
+    "UPDATE checkpoints SET channels = ?2, msg_count = 0 WHERE id = ?1",
+    "DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2",
+    "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs"
+    " WHERE events = 1 AND status NOT IN ('pending', 'running')"
+    " AND updated_at < ?1 LIMIT 64)",
+    "UPDATE runs SET events = 0 WHERE run_id IN (SELECT run_id FROM runs"
+    " WHERE events = 1 AND status NOT IN ('pending', 'running')"
+    " AND updated_at < ?1 LIMIT 64)",
+    "BEGIN IMMEDIATE",
+    "COMMIT",
+    "ROLLBACK"
+};
+
+
+sqlite3              *ngx_http_agent_sqlite_db;
+static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
+
+ngx_uint_t            ngx_http_agent_sqlite_tx;
+ngx_log_t            *ngx_http_agent_sqlite_log;
+
+
+ngx_int_t
+ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
+{
+    int  rc;
+
+    ngx_http_agent_sqlite_log = cycle->log;
+
+    rc = sqlite3_open_v2((char *) path->data, &ngx_http_agent_sqlite_db,
+                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "agent: cannot open checkpoint db \"%V\": %s",
+                      path, sqlite3_errstr(rc));
+        return NGX_ERROR;
+    }
+
+    sqlite3_busy_handler(ngx_http_agent_sqlite_db,
+                         ngx_http_agent_store_busy_handler, NULL);
+
+    /* WAL makes a commit one sequential write; NORMAL syncs at checkpoint */
+    sqlite3_exec(ngx_http_agent_sqlite_db,
+                 "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
+                 NULL, NULL, NULL);
+
+    return NGX_OK;
+}
+
+
+/*
+ * Another worker holds the write lock for the tenth of a millisecond its
+ * transaction takes: yield to it instead of SQLite's default sleeps of a
+ * millisecond and more, and give up after the spin time: a write that can
+ * wait then waits on a timer (sqlite_retry.c), not on the event loop.
+ */
+
+static int
+ngx_http_agent_store_busy_handler(void *data, int count)
+{
+    static struct timespec  start;
+    struct timespec         now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+
+    if (count == 0) {
+        start = now;
+    }
+
+    if ((now.tv_sec - start.tv_sec) * 1000
+        + (now.tv_nsec - start.tv_nsec) / 1000000
+        > (time_t) ngx_http_agent_sqlite_spin)
+    {
+        return 0;
+    }
+
+    sched_yield();
+
+    return 1;
+}
+
+
+/* a transaction of the caller's: the checkpoint writes join it */
+
+ngx_int_t
+ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc)
+{
+    ngx_int_t  rc;
+
+    /* the first of its pass: a busy file, and the caller makes it again */
+
+    if (ngx_http_agent_sqlite_can_wait(sc, 1)) {
+        rc = ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN);
+        rc = ngx_http_agent_sqlite_busy(sc, rc, NULL, NULL, 0);
+
+    } else {
+        rc = ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN);
+    }
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_http_agent_sqlite_tx = 1;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_sqlite_commit(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_sqlite_tx = 0;
+
+    if (ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_COMMIT) != NGX_OK) {
+        (void) ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc)
+{
+    if (ngx_http_agent_sqlite_tx) {
+        ngx_http_agent_sqlite_tx = 0;
+        (void) ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_ROLLBACK);
+    }
+}
+
+void
+ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < NGX_HTTP_AGENT_SQL_LAST; i++) {
+        if (ngx_http_agent_store_stmts[i]) {
+            sqlite3_finalize(ngx_http_agent_store_stmts[i]);
+            ngx_http_agent_store_stmts[i] = NULL;
+        }
+    }
+
+    if (ngx_http_agent_sqlite_db) {
+        sqlite3_close(ngx_http_agent_sqlite_db);
+        ngx_http_agent_sqlite_db = NULL;
+    }
+}
+
+
+sqlite3_stmt *
+ngx_http_agent_sqlite_stmt(ngx_uint_t n)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    if (ngx_http_agent_sqlite_db == NULL) {
+        return NULL;
+    }
+
+    stmt = ngx_http_agent_store_stmts[n];
+
+    if (stmt == NULL) {
+        rc = sqlite3_prepare_v3(ngx_http_agent_sqlite_db,
+                                ngx_http_agent_store_sql[n], -1,
+                                SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
+        if (rc != SQLITE_OK) {
+            ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL,
+                                       NULL, 1);
+            ngx_log_error(NGX_LOG_ERR, ngx_http_agent_sqlite_log, 0,
+                          "agent: sqlite prepare failed: %s",
+                          sqlite3_errmsg(ngx_http_agent_sqlite_db));
+            return NULL;
+        }
+
+        ngx_http_agent_store_stmts[n] = stmt;
+    }
+
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+
+    return stmt;
+}
+
+
+void
+ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
+{
+    if (s == NULL || s->data == NULL) {
+        sqlite3_bind_null(stmt, n);
+        return;
+    }
+
+    sqlite3_bind_text(stmt, n, (char *) s->data, s->len, SQLITE_STATIC);
+}
+
+
+ngx_int_t
+ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
+    ngx_str_t *out)
+{
+    size_t          len;
+    const u_char   *p;
+
+    p = sqlite3_column_text(stmt, col);
+
+    if (p == NULL) {
+        ngx_str_null(out);
+        return NGX_OK;
+    }
+
+    len = sqlite3_column_bytes(stmt, col);
+
+    out->data = ngx_pnalloc(pool, len + 1);
+    if (out->data == NULL) {
+        out->len = 0;
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(out->data, p, len);
+    out->data[len] = '\0';
+    out->len = len;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc)
+{
+    sqlite3_reset(stmt);
+
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
+        return NGX_OK;
+    }
+
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        ngx_http_agent_sqlite_busy_seen = 1;
+
+        if (ngx_http_agent_sqlite_spin < 100) {
+            /* the write waits on a timer: not an error yet */
+            return NGX_ERROR;
+        }
+    }
+
+    ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL, NULL, 1);
+
+    ngx_log_error(NGX_LOG_ERR, ngx_http_agent_sqlite_log, 0,
+                  "agent: sqlite step failed: %s",
+                  sqlite3_errmsg(ngx_http_agent_sqlite_db));
+
+    return NGX_ERROR;
+}
+
+
+ngx_int_t
+ngx_http_agent_sqlite_exec(ngx_uint_t n)
+{
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_sqlite_stmt(n);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+}
