@@ -249,7 +249,7 @@ ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     if (rc == NGX_BUSY) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
                                           "a turn is running on this session; "
-                                    "%s when it has ended", after);
+                                          "%s when it has ended", after);
     }
 
     if (rc == NGX_DECLINED) {
@@ -450,7 +450,7 @@ ngx_http_agent_reply_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
 
     return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_ALLOWED,
                                       "method %V is not allowed here; use %V",
-                                &r->method_name, &h->value);
+                                      &r->method_name, &h->value);
 }
 
 

@@ -188,7 +188,7 @@ ngx_http_agent_turn_model(ngx_http_request_t *r,
                                           "and none is configured as the "
                                           "default: choose one with POST "
                                           "/{id}/model {\"name\": ...} or "
-                                    "\"model\" in the message");
+                                          "\"model\" in the message");
     }
 
     if (model == NULL) {
@@ -204,16 +204,16 @@ ngx_http_agent_turn_model(ngx_http_request_t *r,
                                           "and the default \"%V\" is not "
                                           "available (%V is not set): choose "
                                           "one with POST /{id}/model "
-                                    "{\"name\": ...}", &model->name,
-                                    &model->key_env);
+                                          "{\"name\": ...}", &model->name,
+                                          &model->key_env);
     }
 
     if (ngx_http_agent_llm_key(model, &key) != NGX_OK) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
                                           "the model \"%V\" has no API key: "
                                           "set %V for nginx and add \"env %V;"
-                                    "\" to nginx.conf", &model->name,
-                                    &model->key_env, &model->key_env);
+                                          "\" to nginx.conf", &model->name,
+                                          &model->key_env, &model->key_env);
     }
 
     *mp = model;

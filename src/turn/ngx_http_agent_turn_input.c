@@ -107,7 +107,7 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
                                           "the session waits at \"%V\" for an "
                                           "answer: POST /{id}/resume "
-                                    "{\"resume\": ...}", &node);
+                                          "{\"resume\": ...}", &node);
     }
 
     if (!waits) {

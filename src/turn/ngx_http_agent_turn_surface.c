@@ -147,8 +147,9 @@ ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
                                           "this conversation has reached its "
                                           "size limit (%L bytes stored, "
                                           "agent_history_max_size is %uz); "
-                                    "start a new session",
-                                    s->history_bytes, alcf->history_max_size);
+                                          "start a new session",
+                                          s->history_bytes,
+                                          alcf->history_max_size);
     }
 
     return NGX_OK;
