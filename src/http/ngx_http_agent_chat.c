@@ -41,6 +41,8 @@ static void ngx_http_agent_connection_read(void *data, ngx_int_t rc,
     ngx_str_t *tables);
 static ngx_int_t ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_connect_t *cn, ngx_str_t *tables);
+static ngx_int_t ngx_http_agent_connection_write(
+    ngx_http_agent_store_call_t *sc, ngx_http_agent_run_t *run, void *data);
 
 
 ngx_int_t
@@ -355,84 +357,56 @@ ngx_http_agent_connection_wake(ngx_http_agent_store_call_t *sc)
 }
 
 
+/*
+ * Under the session's lease: the database named in the session, its
+ * tables in db_schema (a channel of the location's graph, or kept for one)
+ */
+
+static ngx_int_t
+ngx_http_agent_connection_write(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_t *run, void *data)
+{
+    ngx_http_agent_connect_t *cn = data;
+
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_store_session_set(sc, &cn->id,
+                                          NGX_HTTP_AGENT_STORE_DATABASE,
+                                          &cn->name);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_agent_state_set(run, "db_schema", &cn->tables);
+}
+
+
 static ngx_int_t
 ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_connect_t *cn, ngx_str_t *tables)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out, run_id, node, *id, name, next;
-    ngx_http_agent_run_t         *run;
+    ngx_str_t                     out;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_loc_conf_t    *alcf;
-    ngx_http_agent_checkpoint_t   cp;
-    ngx_http_agent_store_call_t  *sc;
+    ngx_http_agent_turn_state_t   st;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+    cn->tables = *tables;
 
-    id = &cn->id;
-    name = cn->name;
+    ngx_memzero(&st, sizeof(ngx_http_agent_turn_state_t));
 
-    rc = ngx_http_agent_reply_session_lock(r, id, &run_id, "connect");
+    st.graph = alcf->graph;
+    st.id = cn->id;
+    st.after = "connect";
+    ngx_str_set(&st.as_node, "__connection__");
+    st.write = ngx_http_agent_connection_write;
+    st.data = cn;
+
+    rc = ngx_http_agent_turn_state_update(r, &st);
     if (rc != NGX_OK) {
         return rc;
-    }
-
-    sc = ngx_http_agent_reply_sc(r);
-
-    /* db_schema: a channel of the location's graph, or kept for one */
-
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          alcf->graph);
-    if (run == NULL) {
-        rc = NGX_ERROR;
-        goto done;
-    }
-
-    rc = ngx_http_agent_store_session_set(sc, id,
-                                          NGX_HTTP_AGENT_STORE_DATABASE,
-                                          &name);
-    if (rc != NGX_OK) {
-        goto done;
-    }
-
-    rc = ngx_http_agent_state_load(sc, id, run, &cp, -1);
-    if (rc != NGX_OK) {
-        goto done;
-    }
-
-    if (ngx_http_agent_state_set(run, "db_schema", tables) != NGX_OK) {
-        rc = NGX_ERROR;
-        goto done;
-    }
-
-    ngx_str_set(&node, "__connection__");
-    next = cp.next;
-    cp.run_id = run_id;
-    cp.lease = alcf->turn_lease;
-    cp.release = 1;
-
-    rc = ngx_http_agent_state_save(sc, run, id, &cp, &node,
-                                   next.len ? &next : NULL);
-
-done:
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    /* the answer follows the lease let go (a store that answers later) */
-
-    if ((rc != NGX_OK || cp.release == 0)
-        && ngx_http_agent_store_unlock(sc, id, &run_id) == NGX_AGAIN)
-    {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the connection could not be saved");
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -442,7 +416,7 @@ done:
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "database");
-    ngx_http_agent_json_str(j, &name);
+    ngx_http_agent_json_str(j, &cn->name);
     ngx_http_agent_json_key(j, "tables");
     ngx_http_agent_json_raw(j, tables);
     ngx_http_agent_json_end(j);

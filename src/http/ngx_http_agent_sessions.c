@@ -367,8 +367,8 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_state_load(ngx_http_agent_reply_sc(r), id, run, &cp,
-                                   -1);
+    rc = ngx_http_agent_checkpoint_load(ngx_http_agent_reply_sc(r), id, run,
+                                        &cp, -1);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

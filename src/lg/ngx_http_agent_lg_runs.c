@@ -523,8 +523,8 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        rc = ngx_http_agent_state_load(&jn->sc, &jn->req->thread_id, run,
-                                       &cp, -1);
+        rc = ngx_http_agent_checkpoint_load(&jn->sc, &jn->req->thread_id, run,
+                                            &cp, -1);
         if (rc == NGX_AGAIN) {
             return NGX_AGAIN;
         }

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
@@ -258,11 +259,9 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     ngx_http_agent_checkpoint_t *cp, ngx_http_agent_run_t **runp)
 {
     ngx_int_t                      rc;
-    ngx_uint_t                     i;
-    ngx_array_t                    list;
+    ngx_str_t                      at;
     ngx_http_agent_run_t          *run;
     ngx_http_agent_graph_t        *graph;
-    ngx_http_agent_checkpoint_t   *c;
     ngx_http_agent_store_call_t   *sc;
 
     sc = ngx_http_agent_reply_sc(r);
@@ -279,60 +278,30 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     }
 
     *runp = run;
+    at = cp->id;
 
-    if (cp->id.len == 0) {
-        rc = ngx_http_agent_state_load(sc, thread_id, run, cp, -1);
+    if (at.len == 0) {
+        rc = ngx_http_agent_checkpoint_load(sc, thread_id, run, cp, -1);
 
     } else {
-
-        /* a checkpoint by id: among the thread's */
-
-        if (ngx_array_init(&list, sc->pool, 16,
-                           sizeof(ngx_http_agent_checkpoint_t))
-            != NGX_OK)
-        {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        rc = ngx_http_agent_store_checkpoint_list(sc, thread_id, &list);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc != NGX_OK) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                              "the thread's state could not be "
-                                              "read");
-        }
-
-        c = list.elts;
-
-        for (i = 0; i < list.nelts; i++) {
-            if (c[i].id.len == cp->id.len
-                && ngx_strncmp(c[i].id.data, cp->id.data, cp->id.len) == 0)
-            {
-                break;
-            }
-        }
-
-        if (i == list.nelts) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                              "thread \"%V\" has no checkpoint "
-                                              "\"%V\"", thread_id, &cp->id);
-        }
-
-        *cp = c[i];
-        rc = ngx_http_agent_state_apply(sc, thread_id, run, cp, -1);
+        rc = ngx_http_agent_checkpoint_load_at(sc, thread_id, run, cp, &at,
+                                               -1);
     }
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
 
+    if (rc == NGX_DECLINED && at.len) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "thread \"%V\" has no checkpoint "
+                                          "\"%V\"", thread_id, &at);
+    }
+
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the thread's state could not be "
-                                          "read");
+        rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return ngx_http_agent_reply_error(r, rc, "the thread's state could "
+                                          "not be read");
     }
 
     return NGX_OK;
@@ -427,185 +396,57 @@ ngx_int_t
 ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body)
 {
-    size_t                        i;
-    yajl_val                      v, values, x;
-    ngx_int_t                     rc, n, next;
-    ngx_str_t                     run_id, as_node, json, name, *nextp;
-    ngx_array_t                  *update;
-    ngx_http_agent_run_t         *run;
-    ngx_http_agent_node_t        *nodes;
+    yajl_val                      v, x;
+    ngx_int_t                     rc;
     ngx_http_agent_json_t        *j;
-    ngx_http_agent_graph_t       *graph;
-    ngx_http_agent_channel_t     *ch;
-    ngx_http_agent_session_t      s;
-    ngx_http_agent_checkpoint_t   cp;
-    ngx_http_agent_loc_conf_t    *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
-    if (rc != NGX_OK) {
-        return rc;
-    }
+    ngx_http_agent_turn_state_t   st;
 
     rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    values = ngx_http_agent_json_get(v, "values");
+    ngx_memzero(&st, sizeof(ngx_http_agent_turn_state_t));
 
-    if (values && !YAJL_IS_NULL(values) && !YAJL_IS_OBJECT(values)) {
+    st.id = req->thread_id;
+    st.after = "update its state";
+    st.values = ngx_http_agent_json_get(v, "values");
+
+    if (st.values && !YAJL_IS_NULL(st.values) && !YAJL_IS_OBJECT(st.values))
+    {
         return ngx_http_agent_reply_error(r, 422, "\"values\" must be an "
                                           "object of channels");
     }
 
-    ngx_str_set(&as_node, "__update__");
+    ngx_str_set(&st.as_node, "__update__");
 
     x = ngx_http_agent_json_get(v, "as_node");
 
     if (x && YAJL_IS_STRING(x)) {
-        as_node.data = (u_char *) YAJL_GET_STRING(x);
-        as_node.len = ngx_strlen(as_node.data);
+        st.as_node.data = (u_char *) YAJL_GET_STRING(x);
+        st.as_node.len = ngx_strlen(st.as_node.data);
+        st.node = 1;
     }
 
-    graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
-    if (graph == NULL) {
+    st.graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
+    if (st.graph == NULL) {
         return NGX_AGAIN;
     }
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log, graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    n = ngx_http_agent_graph_node(run->graph, &as_node);
-
-    if (x && n == NGX_ERROR) {
-        return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" has no "
-                                          "node \"%V\"", &run->graph->name,
-                                          &as_node);
-    }
-
-    rc = ngx_http_agent_reply_session_lock(r, &req->thread_id, &run_id,
-                                           "update its state");
+    rc = ngx_http_agent_turn_state_update(r, &st);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    /* the answer follows the lease let go */
-    ngx_http_agent_reply_hold(r);
-
-    rc = ngx_http_agent_state_load(ngx_http_agent_reply_sc(r), &req->thread_id,
-                                   run, &cp, -1);
-    if (rc != NGX_OK) {
-        rc = (rc == NGX_AGAIN) ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
-        goto done;
-    }
-
-    rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
-
-    update = ngx_http_agent_graph_update_create(r->pool);
-    if (update == NULL) {
-        goto done;
-    }
-
-    ch = run->graph->channels.elts;
-
-    for (i = 0; values && YAJL_IS_OBJECT(values) && i < values->u.object.len;
-         i++)
-    {
-        name.data = (u_char *) values->u.object.keys[i];
-        name.len = ngx_strlen(name.data);
-
-        n = ngx_http_agent_graph_channel(run->graph, &name);
-
-        if (n == NGX_ERROR || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES
-            || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM)
-        {
-            rc = ngx_http_agent_reply_error(r, 422, "\"%V\" is not a channel "
-                                            "of the graph \"%V\" that an "
-                                            "update may write", &name,
-                                            &run->graph->name);
-            goto done;
-        }
-
-        if (ngx_http_agent_json_encode(r->pool, values->u.object.values[i],
-                                       &json)
-            != NGX_OK
-            || ngx_http_agent_graph_write_value(update, n, &json) != NGX_OK)
-        {
-            goto done;
-        }
-    }
-
-    if (ngx_http_agent_graph_apply(run, update) != NGX_OK) {
-        goto done;
-    }
-
-    run->update = update;
-
-    /* next: where as_node routes now; without one, what was next */
-
-    nextp = cp.next.len ? &cp.next : NULL;
-    n = ngx_http_agent_graph_node(run->graph, &as_node);
-
-    if (n != NGX_ERROR) {
-        nodes = run->graph->nodes.elts;
-        next = ngx_http_agent_graph_route(run, &nodes[n]);
-
-        if (next == NGX_ERROR) {
-            rc = ngx_http_agent_reply_error(r, 422, "%V", &run->error);
-            goto done;
-        }
-
-        nextp = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
-    }
-
-    cp.run_id = run_id;
-    cp.lease = alcf->turn_lease;
-    cp.release = 1;
-
-    rc = ngx_http_agent_state_save(ngx_http_agent_reply_sc(r), run,
-                                   &req->thread_id, &cp, &as_node, nextp);
-    if (rc != NGX_OK) {
-        cp.release = 0;
-        rc = (rc == NGX_AGAIN) ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
-        goto done;
-    }
-
-    rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
-
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
-        goto done;
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoint");
-    ngx_http_agent_lg_checkpoint(j, &req->thread_id, &cp.id);
+    ngx_http_agent_lg_checkpoint(j, &req->thread_id, &st.checkpoint);
     ngx_http_agent_json_end(j);
 
-    rc = ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
-
-done:
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (!cp.release
-        && ngx_http_agent_store_unlock(ngx_http_agent_reply_sc(r),
-                                       &req->thread_id, &run_id)
-           == NGX_AGAIN)
-    {
-        return NGX_AGAIN;
-    }
-
-    if (rc == NGX_HTTP_INTERNAL_SERVER_ERROR) {
-        rc = ngx_http_agent_reply_error(r, rc, "the state could not be "
-                                        "updated");
-    }
-
-    return ngx_http_agent_reply_release(r, rc);
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }

@@ -424,8 +424,8 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_state_apply(ngx_http_agent_reply_sc(r), &w->thread_id,
-                                    run, c, -1);
+    rc = ngx_http_agent_checkpoint_apply(ngx_http_agent_reply_sc(r),
+                                         &w->thread_id, run, c, -1);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

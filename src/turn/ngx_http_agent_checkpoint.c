@@ -20,12 +20,12 @@
  */
 
 
-static ngx_int_t ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
-    ngx_array_t *messages);
+static ngx_int_t ngx_http_agent_checkpoint_messages(ngx_pool_t *pool,
+    yajl_val v, ngx_array_t *messages);
 
 
 ngx_int_t
-ngx_http_agent_state_load(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
@@ -44,18 +44,38 @@ ngx_http_agent_state_load(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
     }
 
-    return ngx_http_agent_state_apply(sc, id, run, cp, images_keep);
+    return ngx_http_agent_checkpoint_apply(sc, id, run, cp, images_keep);
+}
+
+
+/* the state at one checkpoint of the session; NGX_DECLINED: no such one */
+
+ngx_int_t
+ngx_http_agent_checkpoint_load_at(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *checkpoint_id, ngx_int_t images_keep)
+{
+    ngx_int_t  rc;
+
+    ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
+
+    rc = ngx_http_agent_store_checkpoint_get(sc, id, checkpoint_id, cp);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_agent_checkpoint_apply(sc, id, run, cp, images_keep);
 }
 
 
 /* the state of a checkpoint row read before: its channels, its messages */
 
 ngx_int_t
-ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
-    if (ngx_http_agent_state_read(sc->pool, run, cp) != NGX_OK) {
+    if (ngx_http_agent_checkpoint_read(sc->pool, run, cp) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -68,7 +88,7 @@ ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 /* a checkpoint's channels into the run (its messages are read apart) */
 
 ngx_int_t
-ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
+ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
     ngx_http_agent_checkpoint_t *cp)
 {
     size_t                     i;
@@ -101,8 +121,9 @@ ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
 
             msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
 
-            if (ngx_http_agent_state_messages(pool,
-                                              v->u.object.values[i], msgs)
+            if (ngx_http_agent_checkpoint_messages(pool,
+                                                   v->u.object.values[i],
+                                                   msgs)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -130,8 +151,8 @@ ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
             break;
 
         case NGX_HTTP_AGENT_REDUCE_MESSAGES:
-            if (ngx_http_agent_state_messages(pool, c,
-                                              run->state[ch].messages)
+            if (ngx_http_agent_checkpoint_messages(pool, c,
+                                                   run->state[ch].messages)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -187,7 +208,7 @@ ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
 
 
 static ngx_int_t
-ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
+ngx_http_agent_checkpoint_messages(ngx_pool_t *pool, yajl_val v,
     ngx_array_t *messages)
 {
     size_t                 i;
@@ -242,7 +263,7 @@ ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
  */
 
 ngx_int_t
-ngx_http_agent_state_fork(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+ngx_http_agent_checkpoint_fork(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *checkpoint_id, ngx_int_t images_keep)
 {
@@ -335,14 +356,14 @@ ngx_http_agent_state_fork(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         }
     }
 
-    return ngx_http_agent_state_apply(sc, id, run, cp, images_keep);
+    return ngx_http_agent_checkpoint_apply(sc, id, run, cp, images_keep);
 }
 
 
 /* a checkpoint of the run's state after node; cp: the parent, then this */
 
 ngx_int_t
-ngx_http_agent_state_save(ngx_http_agent_store_call_t *sc,
+ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *node, ngx_str_t *next)
 {

@@ -17,15 +17,18 @@
 #include "ngx_http_agent_state.h"
 
 
-ngx_int_t ngx_http_agent_state_load(ngx_http_agent_store_call_t *sc,
+ngx_int_t ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_state_apply(ngx_http_agent_store_call_t *sc,
+ngx_int_t ngx_http_agent_checkpoint_load_at(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *checkpoint_id, ngx_int_t images_keep);
+ngx_int_t ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_state_save(ngx_http_agent_store_call_t *sc,
+ngx_int_t ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *node, ngx_str_t *next);
 
@@ -33,11 +36,11 @@ ngx_int_t ngx_http_agent_state_save(ngx_http_agent_store_call_t *sc,
 /* for the files of src/turn/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-ngx_int_t ngx_http_agent_state_fork(ngx_http_agent_store_call_t *sc,
+ngx_int_t ngx_http_agent_checkpoint_fork(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *checkpoint_id, ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_state_read(ngx_pool_t *pool,
+ngx_int_t ngx_http_agent_checkpoint_read(ngx_pool_t *pool,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
 
 #pragma GCC visibility pop

@@ -93,6 +93,25 @@ typedef struct {
 } ngx_http_agent_turn_info_t;
 
 
+/*
+ * A session's state written outside a turn (turn_state.c), under its
+ * lease and through the graph's reducers, as a node named as_node would
+ */
+typedef struct {
+    ngx_http_agent_graph_t         *graph;
+    ngx_str_t                       id;        /* the session */
+    yajl_val                        values;    /* channels, or NULL */
+    ngx_str_t                       as_node;   /* the checkpoint's writer */
+    const char                     *after;     /* "... when it has ended" */
+    ngx_int_t                     (*write)(ngx_http_agent_store_call_t *sc,
+                                           ngx_http_agent_run_t *run,
+                                           void *data);
+    void                           *data;      /* write()'s */
+    ngx_str_t                       checkpoint; /* the one saved */
+    unsigned                        node:1;    /* as_node must be a node */
+} ngx_http_agent_turn_state_t;
+
+
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body, ngx_uint_t resume);
 ngx_int_t ngx_http_agent_turn_model(ngx_http_request_t *r,
@@ -112,6 +131,8 @@ void ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn,
     ngx_uint_t id, ngx_str_t *name, ngx_str_t *json, ngx_uint_t now);
 void ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_state_update(ngx_http_request_t *r,
+    ngx_http_agent_turn_state_t *st);
 
 extern ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers;
 ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);

@@ -537,17 +537,18 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     if (turn->in.fork.len) {
-        rc = ngx_http_agent_state_fork(&turn->sc, id, run, &cp, &turn->in.fork,
-                                       alcf->images_keep - 1);
+        rc = ngx_http_agent_checkpoint_fork(&turn->sc, id, run, &cp,
+                                            &turn->in.fork,
+                                            alcf->images_keep - 1);
 
     } else if (rc == NGX_ABORT) {
         /* taken over from a process that is gone: the state read apart */
         turn->files = NULL;
-        rc = ngx_http_agent_state_load(&turn->sc, id, run, &cp,
-                                       alcf->images_keep - 1);
+        rc = ngx_http_agent_checkpoint_load(&turn->sc, id, run, &cp,
+                                            alcf->images_keep - 1);
 
     } else {
-        rc = cp.id.len ? ngx_http_agent_state_read(r->pool, run, &cp)
+        rc = cp.id.len ? ngx_http_agent_checkpoint_read(r->pool, run, &cp)
                        : NGX_OK;
     }
 

@@ -225,8 +225,8 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         return rc;
     }
 
-    rc = ngx_http_agent_state_save(behind ? &turn->bsc : &turn->sc, run,
-                                   &turn->session_id, cp, node, name);
+    rc = ngx_http_agent_checkpoint_save(behind ? &turn->bsc : &turn->sc, run,
+                                        &turn->session_id, cp, node, name);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
