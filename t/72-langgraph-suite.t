@@ -24,8 +24,10 @@ use POSIX ();
 use Time::HiRes qw(time sleep);
 
 # The number of the suite's tests that pass today (of 67: 66 counted, one
-# skipped upstream); raise it as the API grows, never lower it.
-use constant FLOOR => 0;
+# skipped upstream): only "runs > non-existent graph id", since nearly
+# every other test starts with client.assistants.create (POST /assistants,
+# 404 here).  Raise it as the API grows, never lower it.
+use constant FLOOR => 1;
 
 # vitest is stopped after this long (the file must end within ~6 minutes)
 use constant VITEST_LIMIT => 300;
