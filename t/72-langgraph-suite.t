@@ -23,11 +23,12 @@ use HTTP::Tiny;
 use POSIX ();
 use Time::HiRes qw(time sleep);
 
-# The number of the suite's tests that pass today (of 67: 66 counted, one
-# skipped upstream): only "runs > non-existent graph id", since nearly
-# every other test starts with client.assistants.create (POST /assistants,
-# 404 here).  Raise it as the API grows, never lower it.
-use constant FLOOR => 1;
+# The number of the suite's tests that pass at least (of 67: 66 counted,
+# one skipped upstream).  17 pass today with assistants made, versioned
+# and searched (POST /assistants and the rest); the floor leaves two for
+# the multitasking tests, which race timers on a loaded host.  Raise it
+# as the API grows, never lower it.
+use constant FLOOR => 15;
 
 # vitest is stopped after this long (the file must end within ~6 minutes)
 use constant VITEST_LIMIT => 300;

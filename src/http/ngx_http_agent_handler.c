@@ -115,7 +115,7 @@ ngx_http_agent_handler(ngx_http_request_t *r)
         }
     }
 
-    if (rc == NGX_OK && !(r->method & NGX_HTTP_POST)) {
+    if (rc == NGX_OK && !(r->method & (NGX_HTTP_POST|NGX_HTTP_PATCH))) {
         if (ngx_http_discard_request_body(r) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }

@@ -32,8 +32,12 @@
 typedef enum {
     NGX_HTTP_AGENT_LG_OK = 0,
     NGX_HTTP_AGENT_LG_INFO,
+    NGX_HTTP_AGENT_LG_ASSISTANTS,
     NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH,
+    NGX_HTTP_AGENT_LG_ASSISTANTS_COUNT,
     NGX_HTTP_AGENT_LG_ASSISTANT,
+    NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS,
+    NGX_HTTP_AGENT_LG_ASSISTANT_LATEST,
     NGX_HTTP_AGENT_LG_THREADS,
     NGX_HTTP_AGENT_LG_THREADS_SEARCH,
     NGX_HTTP_AGENT_LG_THREAD,
@@ -52,6 +56,15 @@ typedef enum {
 } ngx_http_agent_lg_route_e;
 
 
+/* what an assistants' search asks for */
+typedef struct {
+    ngx_str_t                  graph_id;
+    ngx_str_t                  name;        /* a part of it, any case */
+    yajl_val                   metadata;    /* within the assistant's */
+    ngx_uint_t                 system;      /* a graph's own */
+} ngx_http_agent_lg_filter_t;
+
+
 /* a request of the LangGraph API: the route and the ids in its path */
 typedef struct {
     ngx_http_agent_lg_route_e  route;
@@ -64,6 +77,8 @@ typedef struct {
     ngx_str_t                  body;
     ngx_str_t                  before;      /* the run it waits for */
     void                      *walk;        /* history, search (walk.c) */
+    ngx_str_t                  made;        /* an id made for this
+                                               request, in each pass */
     unsigned                   queued:1;
     unsigned                   rollback:1;
 } ngx_http_agent_lg_req_t;
@@ -77,12 +92,26 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 /* the rest: for the files of src/lg/ only, hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-/* lg_assistants.c */
-ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,
-    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+/* lg_assistant.c */
+ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,
+    ngx_str_t *id);
+ngx_int_t ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, yajl_val v);
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
     ngx_str_t *id);
 void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
+ngx_int_t ngx_http_agent_lg_assistant_find(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_http_agent_graph_t **graph,
+    ngx_http_agent_assistant_row_t *row);
+ngx_uint_t ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
+    ngx_str_t *graph_id, ngx_str_t *name, yajl_val metadata);
+void ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
+    ngx_http_agent_json_t *j, ngx_http_agent_assistant_row_t *row,
+    ngx_uint_t updated);
+
+/* lg_assistants.c */
+ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg.c */
 ngx_int_t ngx_http_agent_lg_id_valid(ngx_str_t *id);
@@ -90,6 +119,8 @@ ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_t *j);
 void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
+
+/* lg_thread.c */
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
 

@@ -7,176 +7,535 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
-#include <ngx_sha1.h>
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /*
- * Assistants: each graph a location may run is one, its id LangGraph's
- * uuid5 of the graph's name
+ * The assistants' endpoints (lg_assistant.c finds, shows and searches
+ * them).  An assistant a client makes over one of the location's graphs,
+ * and its versions: created, updated (each update a new version, the latest),
+ * one made the latest again, deleted; its versions listed.  The store
+ * keeps them for their owner (assistant_put and the rest).
  */
 
 
-static void ngx_http_agent_lg_assistant_json(ngx_http_agent_json_t *j,
-    ngx_http_agent_graph_t *g);
+static ngx_int_t ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, yajl_val v);
+static ngx_int_t ngx_http_agent_lg_assistant_update(ngx_http_request_t *r,
+    ngx_str_t *id, yajl_val v);
+static ngx_int_t ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r,
+    ngx_str_t *id);
+static ngx_int_t ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r,
+    ngx_str_t *id, yajl_val v);
+static ngx_int_t ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r,
+    ngx_str_t *id, yajl_val v);
+static ngx_int_t ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
+    ngx_http_agent_assistant_row_t *row, yajl_val v, yajl_val old);
 
 
-/* LangGraph's namespace for assistant ids: uuid5(NAMESPACE_GRAPH, graph) */
-static u_char  ngx_http_agent_lg_namespace[16] = {
-    0x6b, 0xa7, 0xb8, 0x21, 0x9d, 0xad, 0x11, 0xd1,
-    0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8
-};
-
-
-/* an assistant's id: its graph's name's uuid5, as LangGraph's servers */
-
-void
-ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf)
-{
-    u_char      h[20];
-    ngx_sha1_t  sha1;
-
-    ngx_sha1_init(&sha1);
-    ngx_sha1_update(&sha1, ngx_http_agent_lg_namespace, 16);
-    ngx_sha1_update(&sha1, graph->data, graph->len);
-    ngx_sha1_final(h, &sha1);
-
-    h[6] = (h[6] & 0x0f) | 0x50;
-    h[8] = (h[8] & 0x3f) | 0x80;
-
-    ngx_sprintf(buf, "%02xd%02xd%02xd%02xd-%02xd%02xd-%02xd%02xd-%02xd%02xd-"
-                "%02xd%02xd%02xd%02xd%02xd%02xd",
-                h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8], h[9],
-                h[10], h[11], h[12], h[13], h[14], h[15]);
-}
-
-
-/*
- * The graph an assistant id names, by name or by its uuid5: one of the
- * location's (its own, agent_assistants), never another declared graph
- */
-
-ngx_http_agent_graph_t *
-ngx_http_agent_lg_assistant(ngx_http_request_t *r, ngx_str_t *id)
-{
-    u_char                      buf[36];
-    ngx_uint_t                  i;
-    ngx_http_agent_graph_t    **g;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    if (alcf->assistant_graphs == NULL) {
-        return NULL;
-    }
-
-    g = alcf->assistant_graphs->elts;
-
-    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
-        if (g[i]->name.len == id->len
-            && ngx_strncmp(g[i]->name.data, id->data, id->len) == 0)
-        {
-            return g[i];
-        }
-
-        if (id->len == 36) {
-            ngx_http_agent_lg_assistant_id(&g[i]->name, buf);
-
-            if (ngx_strncasecmp(buf, id->data, 36) == 0) {
-                return g[i];
-            }
-        }
-    }
-
-    return NULL;
-}
-
+/* the assistants' endpoints */
 
 ngx_int_t
 ngx_http_agent_lg_assistants(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body)
 {
-    yajl_val                     v;
-    ngx_int_t                    rc, limit, offset, n;
-    ngx_str_t                    graph_id;
-    ngx_uint_t                   i;
-    ngx_http_agent_json_t       *j;
-    ngx_http_agent_graph_t     **g, *one;
-    ngx_http_agent_loc_conf_t   *alcf;
+    yajl_val    v;
+    ngx_int_t   rc;
+    ngx_uint_t  optional;
 
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT
+        && r->method == NGX_HTTP_GET)
+    {
+        return ngx_http_agent_lg_assistant_get(r, &req->id);
+    }
+
+    if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT
+        && r->method == NGX_HTTP_DELETE)
+    {
+        return ngx_http_agent_lg_assistant_delete(r, &req->id);
+    }
+
+    optional = (req->route == NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH
+                || req->route == NGX_HTTP_AGENT_LG_ASSISTANTS_COUNT
+                || req->route == NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS);
+
+    rc = ngx_http_agent_reply_parse(r, body, &v, optional);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    switch (req->route) {
+
+    case NGX_HTTP_AGENT_LG_ASSISTANTS:
+        return ngx_http_agent_lg_assistant_create(r, req, v);
+
+    case NGX_HTTP_AGENT_LG_ASSISTANT:
+        return ngx_http_agent_lg_assistant_update(r, &req->id, v);
+
+    case NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS:
+        return ngx_http_agent_lg_assistant_versions(r, &req->id, v);
+
+    case NGX_HTTP_AGENT_LG_ASSISTANT_LATEST:
+        return ngx_http_agent_lg_assistant_latest(r, &req->id, v);
+
+    default:
+        return ngx_http_agent_lg_assistant_search(r, req, v);
+    }
+}
+
+
+/* POST /assistants {graph_id, assistant_id, config, ..., if_exists} */
+
+static ngx_int_t
+ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, yajl_val v)
+{
+    u_char                          *p;
+    ngx_int_t                        rc;
+    ngx_str_t                        if_exists;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_graph_t          *g;
+    ngx_http_agent_assistant_row_t   row, old;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ngx_memzero(&row, sizeof(ngx_http_agent_assistant_row_t));
+
+    if (ngx_http_agent_json_get_str(v, "graph_id", &row.graph_id) != NGX_OK) {
+        return ngx_http_agent_reply_error(r, 422, "\"graph_id\" is required: "
+                                          "a graph this location serves");
+    }
+
+    g = ngx_http_agent_lg_assistant(r, &row.graph_id);
+
+    if (g == NULL) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Graph \"%V\" not found",
+                                          &row.graph_id);
+    }
+
+    row.graph_id = g->name;
+
+    rc = ngx_http_agent_json_get_str(v, "assistant_id", &row.assistant_id);
+
+    if (rc == NGX_ERROR
+        || (rc == NGX_OK
+            && (ngx_http_agent_lg_id_valid(&row.assistant_id) != NGX_OK
+                || ngx_http_agent_lg_assistant(r, &row.assistant_id))))
+    {
+        return ngx_http_agent_reply_error(r, 422, "\"assistant_id\" takes 1 "
+                                          "to 64 letters, digits, \"-\" or "
+                                          "\"_\", and not a graph's own");
+    }
+
+    if (rc != NGX_OK) {
+        /* the same id in each pass of the request */
+
+        if (req->made.len == 0) {
+            p = ngx_pnalloc(r->pool, 36);
+            if (p == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            ngx_http_agent_store_new_id(p);
+            req->made.data = p;
+            req->made.len = 36;
+        }
+
+        row.assistant_id = req->made;
+    }
+
+    rc = ngx_http_agent_lg_assistant_doc(r, &row, v, NULL);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    row.version = 1;
+    row.latest = 1;
+    row.versions = 1;
+    row.created_at = row.updated_at;
+
+    if (ctx->owner) {
+        row.owner = *ctx->owner;
+    }
+
+    rc = ngx_http_agent_store_assistant_put(ngx_http_agent_reply_sc(r), &row);
+
+    if (rc == NGX_DECLINED) {
+        if (ngx_http_agent_json_get_str(v, "if_exists", &if_exists) != NGX_OK
+            || if_exists.len != 10
+            || ngx_strncmp(if_exists.data, "do_nothing", 10) != 0)
+        {
+            return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                              "Assistant \"%V\" already "
+                                              "exists", &row.assistant_id);
+        }
+
+        rc = ngx_http_agent_store_assistant_get(ngx_http_agent_reply_sc(r),
+                                                ctx->owner, &row.assistant_id,
+                                                0, &old);
+        if (rc == NGX_DECLINED) {
+            /* another owner's */
+            return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                              "Assistant \"%V\" already "
+                                              "exists", &row.assistant_id);
+        }
+
+        row = old;
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT) {
-        one = ngx_http_agent_lg_assistant(r, &req->id);
+    ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
 
-        if (one == NULL) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                              "No assistant found for \"%V\"",
-                                              &req->id);
-        }
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
 
-        ngx_http_agent_lg_assistant_json(j, one);
+/*
+ * PATCH /assistants/{id}: a new version, the latest one, of what was the
+ * latest with the fields given (metadata merged into its own)
+ */
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+static ngx_int_t
+ngx_http_agent_lg_assistant_update(ngx_http_request_t *r, ngx_str_t *id,
+    yajl_val v)
+{
+    yajl_val                         old;
+    ngx_int_t                        rc;
+    ngx_str_t                        graph_id;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_graph_t          *g;
+    ngx_http_agent_assistant_row_t   row;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
     }
 
-    rc = ngx_http_agent_reply_parse(r, body, &v, 1);
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (row.assistant_id.len == 0) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "the assistant of the graph \"%V\" "
+                                          "is nginx.conf's: create another "
+                                          "over the graph", &g->name);
+    }
+
+    if (ngx_http_agent_json_get_str(v, "graph_id", &graph_id) == NGX_OK) {
+        g = ngx_http_agent_lg_assistant(r, &graph_id);
+
+        if (g == NULL) {
+            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                              "Graph \"%V\" not found",
+                                              &graph_id);
+        }
+
+        row.graph_id = g->name;
+    }
+
+    old = ngx_http_agent_json_parse(r->pool, row.doc.data, row.doc.len,
+                                    NULL);
+
+    rc = ngx_http_agent_lg_assistant_doc(r, &row, v, old);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    ngx_str_null(&graph_id);
+    row.version = row.versions + 1;
+    row.latest = row.version;
+    row.versions = row.version;
+
+    if (ctx->owner) {
+        row.owner = *ctx->owner;
+    }
+
+    rc = ngx_http_agent_store_assistant_put(ngx_http_agent_reply_sc(r), &row);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "the assistant changed meanwhile: "
+                                          "try again");
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+/*
+ * A version's document, written by our generator from the values given
+ * (a JSON object each, a string each) over the old version's: name,
+ * description, config, context, metadata (merged); its time now
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
+    ngx_http_agent_assistant_row_t *row, yajl_val v, yajl_val old)
+{
+    u_char                 *now;
+    size_t                  i, k;
+    yajl_val                x, o, m;
+    ngx_uint_t              n;
+    ngx_http_agent_json_t  *j;
+
+    static const char      *keys[] = { "config", "context", "metadata",
+                                       "name", "description" };
+
+    j = ngx_http_agent_json_create(r->pool);
+    now = ngx_pnalloc(r->pool, 32);
+
+    if (j == NULL || now == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (n = 0; n < 5; n++) {
+        x = ngx_http_agent_json_get(v, keys[n]);
+        o = old ? ngx_http_agent_json_get(old, keys[n]) : NULL;
+
+        if (x && YAJL_IS_NULL(x)) {
+            x = NULL;
+        }
+
+        if (x && (n < 3 ? !YAJL_IS_OBJECT(x) : !YAJL_IS_STRING(x))) {
+            return ngx_http_agent_reply_error(r, 422, "\"%s\" must be %s",
+                                              keys[n], n < 3 ? "an object"
+                                                             : "a string");
+        }
+
+        ngx_http_agent_json_cstr(j, keys[n]);
+
+        if (n == 2 && o && x && YAJL_IS_OBJECT(o)) {
+
+            /* metadata: the old keys the new ones do not name, then those */
+
+            ngx_http_agent_json_obj(j);
+
+            for (i = 0; i < o->u.object.len; i++) {
+                m = ngx_http_agent_json_get(x, o->u.object.keys[i]);
+
+                if (m == NULL) {
+                    ngx_http_agent_json_cstr(j, o->u.object.keys[i]);
+                    ngx_http_agent_json_val(j, o->u.object.values[i]);
+                }
+            }
+
+            for (k = 0; k < x->u.object.len; k++) {
+                ngx_http_agent_json_cstr(j, x->u.object.keys[k]);
+                ngx_http_agent_json_val(j, x->u.object.values[k]);
+            }
+
+            ngx_http_agent_json_end(j);
+            continue;
+        }
+
+        if (x == NULL) {
+            x = o;
+        }
+
+        if (x) {
+            ngx_http_agent_json_val(j, x);
+
+        } else if (n < 3) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+
+        } else if (n == 3) {
+            ngx_http_agent_json_str(j, &row->graph_id);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &row->doc) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    row->updated_at.data = now;
+    row->updated_at.len = ngx_http_agent_store_now(now) - now;
+
+    return NGX_OK;
+}
+
+/* DELETE /assistants/{id} */
+
+static ngx_int_t
+ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t              rc;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ngx_http_agent_lg_assistant(r, id)) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "a graph's own assistant is "
+                                          "nginx.conf's: it cannot be "
+                                          "deleted");
+    }
+
+    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
+    }
+
+    rc = ngx_http_agent_store_assistant_delete(ngx_http_agent_reply_sc(r),
+                                               ctx->owner, id);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
+}
+
+/* POST /assistants/{id}/versions {metadata, limit, offset}: newest first */
+
+static ngx_int_t
+ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
+    yajl_val v)
+{
+    yajl_val                          x, doc;
+    ngx_int_t                         rc, limit, offset, n;
+    ngx_uint_t                        i;
+    ngx_array_t                       rows;
+    ngx_http_agent_ctx_t             *ctx;
+    ngx_http_agent_json_t            *j;
+    ngx_http_agent_lg_filter_t        f;
+    ngx_http_agent_assistant_row_t   *row;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ngx_memzero(&f, sizeof(ngx_http_agent_lg_filter_t));
+
     limit = 10;
     offset = 0;
 
     if (v) {
-        if (ngx_http_agent_json_get_str(v, "graph_id", &graph_id)
-            == NGX_ERROR)
-        {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
-                                              "\"graph_id\" must be a string");
+        f.metadata = ngx_http_agent_json_get(v, "metadata");
+
+        if (f.metadata && !YAJL_IS_OBJECT(f.metadata)) {
+            f.metadata = NULL;
+        }
+
+        x = ngx_http_agent_json_get(v, "limit");
+
+        if (x && YAJL_IS_INTEGER(x)) {
+            limit = ngx_max(0, ngx_min(YAJL_GET_INTEGER(x), 1000));
+        }
+
+        x = ngx_http_agent_json_get(v, "offset");
+
+        if (x && YAJL_IS_INTEGER(x) && YAJL_GET_INTEGER(x) > 0) {
+            offset = YAJL_GET_INTEGER(x);
         }
     }
 
-    if (v && ngx_http_agent_json_get(v, "limit")
-        && YAJL_IS_INTEGER(ngx_http_agent_json_get(v, "limit")))
-    {
-        limit = YAJL_GET_INTEGER(ngx_http_agent_json_get(v, "limit"));
+    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
     }
 
-    if (v && ngx_http_agent_json_get(v, "offset")
-        && YAJL_IS_INTEGER(ngx_http_agent_json_get(v, "offset")))
+    if (ngx_array_init(&rows, r->pool, 8,
+                       sizeof(ngx_http_agent_assistant_row_t))
+        != NGX_OK)
     {
-        offset = YAJL_GET_INTEGER(ngx_http_agent_json_get(v, "offset"));
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* the location's graphs only */
-    g = alcf->assistant_graphs->elts;
-    n = 0;
+    rc = ngx_http_agent_store_assistant_list(ngx_http_agent_reply_sc(r),
+                                             ctx->owner, NULL, id, &rows);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (rows.nelts == 0) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     ngx_http_agent_json_arr(j);
 
-    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
-        if (graph_id.len
-            && (g[i]->name.len != graph_id.len
-                || ngx_strncmp(g[i]->name.data, graph_id.data, graph_id.len)
-                   != 0))
+    n = 0;
+    row = rows.elts;
+
+    for (i = 0; i < rows.nelts; i++) {
+        doc = ngx_http_agent_json_parse(r->pool, row[i].doc.data,
+                                        row[i].doc.len, NULL);
+
+        if (!ngx_http_agent_lg_assistant_match(&f, &row[i].graph_id,
+                                               &row[i].graph_id,
+                                               doc ? ngx_http_agent_json_get(
+                                                         doc, "metadata")
+                                                   : NULL))
         {
             continue;
         }
 
-        if (n++ < offset || n > offset + limit) {
-            continue;
+        if (n++ >= offset && n <= offset + limit) {
+            ngx_http_agent_lg_assistant_row_json(r->pool, j, &row[i], 0);
         }
-
-        ngx_http_agent_lg_assistant_json(j, g[i]);
     }
 
     ngx_http_agent_json_arr_end(j);
@@ -184,40 +543,65 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }
 
+/* POST /assistants/{id}/latest {version} */
 
-static void
-ngx_http_agent_lg_assistant_json(ngx_http_agent_json_t *j,
-    ngx_http_agent_graph_t *g)
+static ngx_int_t
+ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
+    yajl_val v)
 {
-    u_char  buf[36];
+    u_char                           now[32];
+    yajl_val                         x;
+    ngx_int_t                        rc;
+    ngx_str_t                        at;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_graph_t          *g;
+    ngx_http_agent_assistant_row_t   row;
 
-    ngx_http_agent_lg_assistant_id(&g->name, buf);
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "assistant_id");
-    ngx_http_agent_json_bytes(j, buf, 36);
-    ngx_http_agent_json_key(j, "graph_id");
-    ngx_http_agent_json_str(j, &g->name);
-    ngx_http_agent_json_key(j, "name");
-    ngx_http_agent_json_str(j, &g->name);
-    ngx_http_agent_json_key(j, "description");
-    ngx_http_agent_json_null(j);
-    ngx_http_agent_json_key(j, "config");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "context");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "metadata");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "created_by");
-    ngx_http_agent_json_cstr(j, "system");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "version");
-    ngx_http_agent_json_int(j, 1);
-    ngx_http_agent_json_key(j, "created_at");
-    ngx_http_agent_json_cstr(j, "1970-01-01T00:00:00.000Z");
-    ngx_http_agent_json_key(j, "updated_at");
-    ngx_http_agent_json_cstr(j, "1970-01-01T00:00:00.000Z");
-    ngx_http_agent_json_end(j);
+    x = ngx_http_agent_json_get(v, "version");
+
+    if (x == NULL || !YAJL_IS_INTEGER(x) || YAJL_GET_INTEGER(x) < 1) {
+        return ngx_http_agent_reply_error(r, 422, "\"version\" is a "
+                                          "version's number");
+    }
+
+    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
+    }
+
+    at.data = now;
+    at.len = ngx_http_agent_store_now(now) - now;
+
+    rc = ngx_http_agent_store_assistant_latest(ngx_http_agent_reply_sc(r),
+                                               ctx->owner, id,
+                                               YAJL_GET_INTEGER(x), &at);
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant \"%V\" has no version "
+                                          "%L", id, YAJL_GET_INTEGER(x));
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }

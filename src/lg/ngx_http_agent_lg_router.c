@@ -39,9 +39,16 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_OK },
     { "ok", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_OK },
     { "info", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_INFO },
+    { "assistants", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_ASSISTANTS },
     { "assistants/search", NGX_HTTP_POST,
       NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH },
-    { "assistants/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_ASSISTANT },
+    { "assistants/count", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_ASSISTANTS_COUNT },
+    { "assistants/*", NGX_HTTP_GET|NGX_HTTP_PATCH|NGX_HTTP_DELETE,
+      NGX_HTTP_AGENT_LG_ASSISTANT },
+    { "assistants/*/versions", NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS },
+    { "assistants/*/latest", NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_ASSISTANT_LATEST },
     { "threads", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS },
     { "threads/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_SEARCH },
     { "threads/*", NGX_HTTP_GET|NGX_HTTP_DELETE, NGX_HTTP_AGENT_LG_THREAD },
@@ -225,8 +232,12 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_INFO:
         return ngx_http_agent_lg_info(r, req->route);
 
+    case NGX_HTTP_AGENT_LG_ASSISTANTS:
     case NGX_HTTP_AGENT_LG_ASSISTANTS_SEARCH:
+    case NGX_HTTP_AGENT_LG_ASSISTANTS_COUNT:
     case NGX_HTTP_AGENT_LG_ASSISTANT:
+    case NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS:
+    case NGX_HTTP_AGENT_LG_ASSISTANT_LATEST:
         return ngx_http_agent_lg_assistants(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREADS:

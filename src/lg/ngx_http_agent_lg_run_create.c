@@ -38,16 +38,17 @@ ngx_int_t
 ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body)
 {
-    u_char                    buf[36];
-    yajl_val                  v, a, cfg, model;
-    ngx_int_t                 rc;
-    ngx_str_t                 assistant, name, none;
-    ngx_http_agent_graph_t   *graph;
-    ngx_http_agent_turn_t    *turn;
-    ngx_http_agent_model_t   *m;
-    ngx_http_agent_lg_run_t  *lr;
-    ngx_http_agent_turn_in_t *in;
-    ngx_http_agent_session_t  s;
+    u_char                          buf[36];
+    yajl_val                        v, a, cfg, model;
+    ngx_int_t                       rc;
+    ngx_str_t                       assistant, name, none;
+    ngx_http_agent_graph_t         *graph;
+    ngx_http_agent_turn_t          *turn;
+    ngx_http_agent_model_t         *m;
+    ngx_http_agent_lg_run_t        *lr;
+    ngx_http_agent_turn_in_t       *in;
+    ngx_http_agent_session_t        s;
+    ngx_http_agent_assistant_row_t  row;
 
     rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
@@ -65,12 +66,16 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     assistant.data = (u_char *) YAJL_GET_STRING(a);
     assistant.len = ngx_strlen(assistant.data);
 
-    graph = ngx_http_agent_lg_assistant(r, &assistant);
+    rc = ngx_http_agent_lg_assistant_find(r, &assistant, &graph, &row);
 
-    if (graph == NULL) {
+    if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "No assistant found for \"%V\"",
                                           &assistant);
+    }
+
+    if (rc != NGX_OK) {
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     lr = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_run_t));
@@ -157,15 +162,21 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->sink = ngx_http_agent_lg_run_sink;
     in->state = 1;
 
-    ngx_http_agent_lg_assistant_id(&graph->name, buf);
+    if (row.assistant_id.len) {
+        /* one a client made: its own id */
+        in->assistant = row.assistant_id;
 
-    in->assistant.data = ngx_pnalloc(r->pool, 36);
-    if (in->assistant.data == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    } else {
+        ngx_http_agent_lg_assistant_id(&graph->name, buf);
+
+        in->assistant.data = ngx_pnalloc(r->pool, 36);
+        if (in->assistant.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_memcpy(in->assistant.data, buf, 36);
+        in->assistant.len = 36;
     }
-
-    ngx_memcpy(in->assistant.data, buf, 36);
-    in->assistant.len = 36;
 
     rc = ngx_http_agent_lg_run_parse(r, lr, v, in);
     if (rc != NGX_OK) {

@@ -423,30 +423,37 @@ ngx_http_agent_reply_session_get(ngx_http_request_t *r, ngx_str_t *id,
 ngx_int_t
 ngx_http_agent_reply_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
 {
+    u_char           *p;
+    ngx_uint_t        i;
     ngx_table_elt_t  *h;
 
+    static ngx_uint_t   methods[] = { NGX_HTTP_GET, NGX_HTTP_POST,
+                                      NGX_HTTP_PATCH, NGX_HTTP_DELETE };
+    static const char  *names[] = { "GET", "POST", "PATCH", "DELETE" };
+
     h = ngx_list_push(&r->headers_out.headers);
-    if (h == NULL) {
+    p = ngx_pnalloc(r->pool, sizeof("GET, POST, PATCH, DELETE"));
+
+    if (h == NULL || p == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     h->hash = 1;
     ngx_str_set(&h->key, "Allow");
+    h->value.data = p;
 
-    if ((allowed & (NGX_HTTP_GET|NGX_HTTP_POST))
-        == (NGX_HTTP_GET|NGX_HTTP_POST))
-    {
-        ngx_str_set(&h->value, "GET, POST");
+    for (i = 0; i < 4; i++) {
+        if (allowed & methods[i]) {
+            if (p != h->value.data) {
+                *p++ = ',';
+                *p++ = ' ';
+            }
 
-    } else if (allowed & NGX_HTTP_DELETE) {
-        ngx_str_set(&h->value, "GET, DELETE");
-
-    } else if (allowed & NGX_HTTP_POST) {
-        ngx_str_set(&h->value, "POST");
-
-    } else {
-        ngx_str_set(&h->value, "GET");
+            p = ngx_cpymem(p, names[i], ngx_strlen(names[i]));
+        }
     }
+
+    h->value.len = p - h->value.data;
 
     return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_ALLOWED,
                                       "method %V is not allowed here; use %V",

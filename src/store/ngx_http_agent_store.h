@@ -87,6 +87,26 @@ typedef struct {
 } ngx_http_agent_run_row_t;
 
 
+/*
+ * An assistant of the LangGraph API (a configuration of a declared
+ * graph), at one of its versions
+ */
+typedef struct {
+    ngx_str_t                  assistant_id;
+    ngx_str_t                  owner;        /* empty: none */
+    ngx_str_t                  graph_id;
+    int64_t                    version;      /* this row's */
+    int64_t                    latest;       /* the assistant's own */
+    int64_t                    versions;     /* its highest */
+    ngx_str_t                  doc;          /* the version's name,
+                                                description, config,
+                                                context and metadata: a
+                                                JSON object we wrote */
+    ngx_str_t                  created_at;   /* the assistant's */
+    ngx_str_t                  updated_at;   /* the version's */
+} ngx_http_agent_assistant_row_t;
+
+
 /* an event of a resumable run, its strings valid until the next one */
 typedef ngx_int_t (*ngx_http_agent_store_event_pt)(void *data, int64_t seq,
     ngx_str_t *event, ngx_str_t *json);
@@ -329,6 +349,34 @@ typedef struct {
     /* a run holds the thread: NGX_OK and its id; NGX_DECLINED, none */
     ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *thread_id, ngx_str_t *run_id);
+
+    /*
+     * an assistant's version written: version 1 creates it (NGX_DECLINED:
+     * the id is taken), a later one follows its highest and becomes its
+     * latest (NGX_DECLINED: another was written first, or no such one)
+     */
+    ngx_int_t  (*assistant_put)(ngx_http_agent_store_call_t *sc,
+                                ngx_http_agent_assistant_row_t *row);
+    /* an owner's assistant at its latest version (0) or at version */
+    ngx_int_t  (*assistant_get)(ngx_http_agent_store_call_t *sc,
+                                ngx_str_t *owner, ngx_str_t *id,
+                                int64_t version,
+                                ngx_http_agent_assistant_row_t *row);
+    /*
+     * an owner's assistants at their latest versions, newest first (of
+     * graph_id when given); with id, every version of that one, newest
+     * first
+     */
+    ngx_int_t  (*assistant_list)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *owner, ngx_str_t *graph_id,
+                                 ngx_str_t *id, ngx_array_t *rows);
+    /* version made the latest: NGX_DECLINED, no such version */
+    ngx_int_t  (*assistant_latest)(ngx_http_agent_store_call_t *sc,
+                                   ngx_str_t *owner, ngx_str_t *id,
+                                   int64_t version, ngx_str_t *now);
+    /* an assistant and its versions gone: NGX_DECLINED, no such one */
+    ngx_int_t  (*assistant_delete)(ngx_http_agent_store_call_t *sc,
+                                   ngx_str_t *owner, ngx_str_t *id);
 } ngx_http_agent_store_backend_t;
 
 

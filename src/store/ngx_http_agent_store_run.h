@@ -26,6 +26,16 @@
 #define ngx_http_agent_store_run_events   ngx_http_agent_store->run_events
 #define ngx_http_agent_store_run_rollback ngx_http_agent_store->run_rollback
 #define ngx_http_agent_store_thread_busy  ngx_http_agent_store->thread_busy
+#define ngx_http_agent_store_assistant_put                                    \
+    ngx_http_agent_store->assistant_put
+#define ngx_http_agent_store_assistant_get                                    \
+    ngx_http_agent_store->assistant_get
+#define ngx_http_agent_store_assistant_list                                   \
+    ngx_http_agent_store->assistant_list
+#define ngx_http_agent_store_assistant_latest                                 \
+    ngx_http_agent_store->assistant_latest
+#define ngx_http_agent_store_assistant_delete                                 \
+    ngx_http_agent_store->assistant_delete
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_RUN_H_INCLUDED_ */

@@ -18,6 +18,7 @@
 #include "ngx_http_agent_store_pg_history.h"
 #include "ngx_http_agent_store_pg_files.h"
 #include "ngx_http_agent_store_pg_runs.h"
+#include "ngx_http_agent_store_pg_assistant.h"
 
 
 /*
@@ -129,5 +130,10 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_run_event,
     ngx_http_agent_pg_run_events,
     ngx_http_agent_pg_run_rollback,
-    ngx_http_agent_pg_thread_busy
+    ngx_http_agent_pg_thread_busy,
+    ngx_http_agent_pg_assistant_put,
+    ngx_http_agent_pg_assistant_get,
+    ngx_http_agent_pg_assistant_list,
+    ngx_http_agent_pg_assistant_latest,
+    ngx_http_agent_pg_assistant_delete
 };

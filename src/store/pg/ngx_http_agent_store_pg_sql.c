@@ -33,6 +33,10 @@
 #define NGX_HTTP_AGENT_PG_CHECKPOINT_COLS                                     \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
 
+#define NGX_HTTP_AGENT_PG_ASSISTANT_COLS                                      \
+    "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
+    " v.doc, a.created_at, v.created_at"
+
 #define NGX_HTTP_AGENT_PG_RUN_COLS                                            \
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
@@ -61,7 +65,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 1) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 2) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -186,7 +190,18 @@ const char  *ngx_http_agent_pg_schema =
     "  PERFORM agent_recount(t);"
     " END $f$ LANGUAGE plpgsql;"
 
-    " INSERT INTO agent_schema VALUES (1) ON CONFLICT DO NOTHING;"
+    /* version 2: the LangGraph API's assistants */
+
+    " CREATE TABLE IF NOT EXISTS assistants ("
+    "  assistant_id text PRIMARY KEY, owner text, graph_id text NOT NULL,"
+    "  latest bigint NOT NULL, versions bigint NOT NULL,"
+    "  created_at text NOT NULL, updated_at text NOT NULL);"
+    " CREATE TABLE IF NOT EXISTS assistant_versions ("
+    "  assistant_id text NOT NULL, version bigint NOT NULL,"
+    "  graph_id text NOT NULL, doc text NOT NULL, created_at text NOT NULL,"
+    "  PRIMARY KEY (assistant_id, version));"
+
+    " INSERT INTO agent_schema VALUES (1), (2) ON CONFLICT DO NOTHING;"
     " END $agent$";
 
 
@@ -468,6 +483,50 @@ const char  *ngx_http_agent_pg_sql[] = {
     " $6, $7, $8::bigint, $9, $10 FROM u UNION ALL SELECT $19, $1, $20,"
     " $21::bigint, $22, $23, $24::bigint, $25, $26 FROM u)"
     " SELECT EXISTS (SELECT 1 FROM u)",
+
+    /* NGX_HTTP_AGENT_PG_ASSISTANT_CREATE: NGX_DECLINED, the id is taken */
+    "WITH a AS (INSERT INTO assistants (assistant_id, owner, graph_id,"
+    " latest, versions, created_at, updated_at) VALUES ($1, $2::text, $3,"
+    " 1, 1, $5, $5) ON CONFLICT DO NOTHING RETURNING 1)"
+    " INSERT INTO assistant_versions (assistant_id, version, graph_id, doc,"
+    " created_at) SELECT $1::text, 1, $3::text, $4::text, $5::text FROM a",
+
+    /* NGX_HTTP_AGENT_PG_ASSISTANT_BUMP: version $6 after the highest */
+    "WITH a AS (UPDATE assistants SET latest = $6::bigint,"
+    " versions = $6::bigint, graph_id = $3, updated_at = $5"
+    " WHERE assistant_id = $1 AND owner IS NOT DISTINCT FROM $2::text"
+    " AND versions = $6::bigint - 1 RETURNING 1)"
+    " INSERT INTO assistant_versions (assistant_id, version, graph_id, doc,"
+    " created_at) SELECT $1::text, $6::bigint, $3::text, $4::text,"
+    " $5::text FROM a",
+
+    /* NGX_HTTP_AGENT_PG_ASSISTANT_GET: $3 the version, 0 the latest */
+    "SELECT " NGX_HTTP_AGENT_PG_ASSISTANT_COLS " FROM assistants a"
+    " JOIN assistant_versions v ON v.assistant_id = a.assistant_id"
+    " AND v.version = CASE WHEN $3::bigint > 0 THEN $3::bigint"
+    " ELSE a.latest END"
+    " WHERE a.assistant_id = $1 AND a.owner IS NOT DISTINCT FROM $2::text",
+
+    /* NGX_HTTP_AGENT_PG_ASSISTANT_LIST: $3 one's versions, or all latest */
+    "SELECT " NGX_HTTP_AGENT_PG_ASSISTANT_COLS " FROM assistants a"
+    " JOIN assistant_versions v ON v.assistant_id = a.assistant_id"
+    " AND ($3::text IS NOT NULL OR v.version = a.latest)"
+    " WHERE a.owner IS NOT DISTINCT FROM $1::text"
+    " AND ($2::text IS NULL OR v.graph_id = $2::text)"
+    " AND ($3::text IS NULL OR a.assistant_id = $3::text)"
+    " ORDER BY a.created_at DESC, a.assistant_id, v.version DESC",
+
+    /* NGX_HTTP_AGENT_PG_ASSISTANT_LATEST */
+    "UPDATE assistants SET latest = $3::bigint, updated_at = $4"
+    " WHERE assistant_id = $1 AND owner IS NOT DISTINCT FROM $2::text"
+    " AND EXISTS (SELECT 1 FROM assistant_versions WHERE assistant_id = $1"
+    " AND version = $3::bigint)",
+
+    /* NGX_HTTP_AGENT_PG_ASSISTANT_DELETE */
+    "WITH a AS (DELETE FROM assistants WHERE assistant_id = $1"
+    " AND owner IS NOT DISTINCT FROM $2::text RETURNING assistant_id)"
+    " DELETE FROM assistant_versions WHERE assistant_id IN"
+    " (SELECT assistant_id FROM a)",
 
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",

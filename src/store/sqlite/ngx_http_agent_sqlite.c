@@ -16,6 +16,7 @@
 #include "ngx_http_agent_sqlite_session.h"
 #include "ngx_http_agent_sqlite_history.h"
 #include "ngx_http_agent_sqlite_run.h"
+#include "ngx_http_agent_sqlite_assistant.h"
 #include "ngx_http_agent_files.h"
 
 
@@ -81,7 +82,15 @@ static const char  *ngx_http_agent_store_schema =
     "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
     "CREATE TABLE IF NOT EXISTS run_events ("
     " run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,"
-    " data TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;";
+    " data TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS assistants ("
+    " assistant_id TEXT PRIMARY KEY, owner TEXT, graph_id TEXT NOT NULL,"
+    " latest INTEGER NOT NULL, versions INTEGER NOT NULL,"
+    " created_at TEXT NOT NULL, updated_at TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS assistant_versions ("
+    " assistant_id TEXT NOT NULL, version INTEGER NOT NULL,"
+    " graph_id TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " PRIMARY KEY (assistant_id, version)) WITHOUT ROWID;";
 
 
 static ngx_int_t
@@ -335,5 +344,10 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_run_event,
     ngx_http_agent_sqlite_run_events,
     ngx_http_agent_sqlite_run_rollback,
-    ngx_http_agent_sqlite_thread_busy
+    ngx_http_agent_sqlite_thread_busy,
+    ngx_http_agent_sqlite_assistant_put,
+    ngx_http_agent_sqlite_assistant_get,
+    ngx_http_agent_sqlite_assistant_list,
+    ngx_http_agent_sqlite_assistant_latest,
+    ngx_http_agent_sqlite_assistant_delete
 };

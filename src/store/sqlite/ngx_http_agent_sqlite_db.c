@@ -46,6 +46,10 @@ static int ngx_http_agent_store_busy_handler(void *data, int count);
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
 
+#define NGX_HTTP_AGENT_SQL_ASSISTANT_COLS                                     \
+    "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
+    " v.doc, a.created_at, v.created_at"
+
 
 static const char  *ngx_http_agent_store_sql[] = {
     "INSERT INTO sessions (id, title, metadata, created_at, updated_at,"
@@ -170,6 +174,30 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE runs SET events = 0 WHERE run_id IN (SELECT run_id FROM runs"
     " WHERE events = 1 AND status NOT IN ('pending', 'running')"
     " AND updated_at < ?1 LIMIT 64)",
+    "INSERT INTO assistants (assistant_id, owner, graph_id, latest,"
+    " versions, created_at, updated_at) VALUES (?1, ?2, ?3, 1, 1, ?4, ?4)"
+    " ON CONFLICT DO NOTHING",
+    "UPDATE assistants SET latest = ?3, versions = ?3, graph_id = ?4,"
+    " updated_at = ?5 WHERE assistant_id = ?1 AND owner IS ?2"
+    " AND versions = ?3 - 1",
+    "INSERT INTO assistant_versions (assistant_id, version, graph_id, doc,"
+    " created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    "SELECT " NGX_HTTP_AGENT_SQL_ASSISTANT_COLS " FROM assistants a"
+    " JOIN assistant_versions v ON v.assistant_id = a.assistant_id"
+    " AND v.version = CASE WHEN ?3 > 0 THEN ?3 ELSE a.latest END"
+    " WHERE a.assistant_id = ?1 AND a.owner IS ?2",
+    "SELECT " NGX_HTTP_AGENT_SQL_ASSISTANT_COLS " FROM assistants a"
+    " JOIN assistant_versions v ON v.assistant_id = a.assistant_id"
+    " AND (?3 IS NOT NULL OR v.version = a.latest)"
+    " WHERE a.owner IS ?1 AND (?2 IS NULL OR v.graph_id = ?2)"
+    " AND (?3 IS NULL OR a.assistant_id = ?3)"
+    " ORDER BY a.created_at DESC, a.assistant_id, v.version DESC",
+    "UPDATE assistants SET latest = ?3, updated_at = ?4"
+    " WHERE assistant_id = ?1 AND owner IS ?2 AND EXISTS (SELECT 1"
+    " FROM assistant_versions WHERE assistant_id = ?1 AND version = ?3)",
+    "DELETE FROM assistants WHERE assistant_id = ?1 AND owner IS ?2",
+    "DELETE FROM assistant_versions WHERE assistant_id = ?1 AND NOT EXISTS"
+    " (SELECT 1 FROM assistants WHERE assistant_id = ?1)",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
