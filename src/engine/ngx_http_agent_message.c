@@ -489,6 +489,7 @@ void
 ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     ngx_http_agent_msg_t *m, ngx_str_t *id)
 {
+    yajl_val                v;
     ngx_uint_t              i;
     ngx_array_t            *calls;
     ngx_http_agent_call_t  *c;
@@ -515,7 +516,27 @@ ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     }
 
     ngx_http_agent_json_key(j, "content");
-    ngx_http_agent_json_str(j, &m->content);
+
+    /*
+     * a tool's result is kept as JSON; one that is text is a string to
+     * LangChain, not JSON text ("tool_call__begin", not "\"...\"")
+     */
+
+    v = NULL;
+
+    if (m->role.len && m->role.data[0] == 't'
+        && m->content.len > 1 && m->content.data[0] == '"')
+    {
+        v = ngx_http_agent_json_parse(pool, m->content.data, m->content.len,
+                                      NULL);
+    }
+
+    if (v && YAJL_IS_STRING(v)) {
+        ngx_http_agent_json_val(j, v);
+
+    } else {
+        ngx_http_agent_json_str(j, &m->content);
+    }
 
     if (id) {
         /* the LangGraph API's: with an id and LangChain's empty fields */

@@ -130,14 +130,21 @@ ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s)
 {
     size_t                      size;
+    ngx_uint_t                  i;
     ngx_http_agent_turn_in_t   *in;
     ngx_http_agent_loc_conf_t  *alcf;
 
     in = &turn->in;
     alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
 
-    size = (size_t) s->history_bytes + in->text.len
-           + (in->msgs ? in->msgs->images.len : 0);
+    size = (size_t) s->history_bytes + (in->msgs ? 0 : in->text.len);
+
+    /* the input's messages (the text among them), or none ("messages": []) */
+
+    for (i = 0; in->msgs && i < in->nmsgs; i++) {
+        size += in->msgs[i].content.len + in->msgs[i].tool_calls.len
+                + in->msgs[i].images.len;
+    }
 
     if (size > alcf->history_max_size
         && !ngx_http_agent_graph_has_kind(in->graph, "summarize"))
