@@ -1,7 +1,9 @@
 #!/usr/bin/perl
 # What LangGraph's clients expect of agent_langgraph_api's shapes (issue
-# 30, item 2): a tool's result that is text is a plain string, not JSON
-# text; a run whose input has no message ("messages": []) runs, not 413.
+# 30, items 2 and 3): a tool's result that is text is a plain string, not
+# JSON text; a run whose input has no message ("messages": []) runs, not
+# 413; a thread's metadata is patched (merged), names the graph and the
+# assistant of its runs, and threads are searched by it.
 
 use strict;
 use warnings;
@@ -54,5 +56,36 @@ $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'loop',
     input => { messages => [] } });
 isnt($r->{status}, 413, 'an input with no message is no size limit');
 is($r->{status}, 200, '... it runs');
+
+# threads and their metadata
+my $md = lg('GET', "/threads/$th")->{json}{metadata};
+is($md->{graph_id}, 'loop', 'a thread names the graph of its runs');
+like($md->{assistant_id}, qr/^[0-9a-f-]{36}$/, '... and the assistant');
+
+my $t2 = lg('POST', '/threads', { metadata => { team => 'a', n => 1 } })
+    ->{json}{thread_id};
+$r = lg('PATCH', "/threads/$t2", { metadata => { n => 2, tag => 'x y' } });
+is($r->{status}, 200, 'PATCH /threads/{id}');
+is_deeply($r->{json}{metadata}, { team => 'a', n => 2, tag => 'x y' },
+          'its metadata merged');
+is_deeply(lg('GET', "/threads/$t2")->{json}{metadata},
+          { team => 'a', n => 2, tag => 'x y' }, 'and kept');
+is(lg('PATCH', "/threads/$t2", { metadata => [] })->{status}, 422,
+   'metadata is an object');
+is(lg('PATCH', '/threads/nope', { metadata => {} })->{status}, 404,
+   'an unknown thread');
+
+$r = lg('POST', '/threads/search', { metadata => { team => 'a' } });
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2 ],
+          'threads/search by metadata');
+$r = lg('POST', '/threads/search', { metadata => { graph_id => 'loop' } });
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $th ],
+          '... by the graph of its runs');
+$r = lg('POST', '/threads/search', { metadata => { team => 'b' } });
+is_deeply($r->{json}, [], '... none');
+$r = lg('POST', '/threads/search', { metadata => {} });
+is(scalar @{ $r->{json} }, 2, 'an empty filter: all');
+is(lg('POST', '/threads/search', { metadata => 'x' })->{status}, 422,
+   'a filter is an object');
 
 done_testing;

@@ -177,7 +177,8 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
     }
 
     rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), limit,
-                                           offset, ctx->owner, &sessions);
+                                           offset, ctx->owner, NULL,
+                                           &sessions);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

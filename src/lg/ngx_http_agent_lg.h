@@ -121,6 +121,8 @@ void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
 
 /* lg_thread.c */
+ngx_int_t ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, yajl_val add);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
 

@@ -25,7 +25,6 @@
  */
 
 
-static ngx_uint_t ngx_http_agent_lg_contains(yajl_val have, yajl_val want);
 static void ngx_http_agent_lg_assistant_json(ngx_http_agent_json_t *j,
     ngx_http_agent_graph_t *g);
 
@@ -392,7 +391,7 @@ ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
         }
 
         if (metadata == NULL
-            || !ngx_http_agent_lg_contains(
+            || !ngx_http_agent_json_contains(
                    ngx_http_agent_json_get(metadata,
                                            f->metadata->u.object.keys[i]),
                    x))
@@ -402,59 +401,6 @@ ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
     }
 
     return 1;
-}
-
-
-/* a value within another: objects by their keys, the rest equal */
-
-static ngx_uint_t
-ngx_http_agent_lg_contains(yajl_val have, yajl_val want)
-{
-    size_t  i;
-
-    if (have == NULL || have->type != want->type) {
-        return 0;
-    }
-
-    switch (want->type) {
-
-    case yajl_t_object:
-        for (i = 0; i < want->u.object.len; i++) {
-            if (!ngx_http_agent_lg_contains(
-                     ngx_http_agent_json_get(have, want->u.object.keys[i]),
-                     want->u.object.values[i]))
-            {
-                return 0;
-            }
-        }
-
-        return 1;
-
-    case yajl_t_string:
-        return ngx_strcmp(have->u.string, want->u.string) == 0;
-
-    case yajl_t_number:
-        return YAJL_GET_DOUBLE(have) == YAJL_GET_DOUBLE(want);
-
-    case yajl_t_array:
-        if (have->u.array.len != want->u.array.len) {
-            return 0;
-        }
-
-        for (i = 0; i < want->u.array.len; i++) {
-            if (!ngx_http_agent_lg_contains(have->u.array.values[i],
-                                            want->u.array.values[i]))
-            {
-                return 0;
-            }
-        }
-
-        return 1;
-
-    default:
-        /* true, false, null: the same type */
-        return 1;
-    }
 }
 
 

@@ -141,6 +141,27 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
             return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
         }
+
+        if (r->method == NGX_HTTP_PATCH) {
+            /* PATCH /threads/{id} {"metadata"}: merged into its own */
+
+            rc = ngx_http_agent_reply_parse(r, body, &v, 0);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+            v = ngx_http_agent_json_get(v, "metadata");
+
+            if (v && !YAJL_IS_NULL(v) && !YAJL_IS_OBJECT(v)) {
+                return ngx_http_agent_reply_error(r, 422, "\"metadata\" "
+                                                  "must be an object");
+            }
+
+            rc = ngx_http_agent_lg_thread_metadata(r, &s, v);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+        }
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -166,6 +187,74 @@ ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_set(&title, "");
 
     return ngx_http_agent_reply_session_create(r, id, &title, metadata, s);
+}
+
+
+/*
+ * A thread's metadata with the keys of add set (a PATCH, a run's graph_id
+ * and assistant_id), written by our generator; s has it after
+ */
+
+ngx_int_t
+ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, yajl_val add)
+{
+    size_t                  i;
+    yajl_val                old;
+    ngx_int_t               rc;
+    ngx_str_t               out;
+    ngx_http_agent_json_t  *j;
+
+    if (add == NULL || !YAJL_IS_OBJECT(add) || add->u.object.len == 0) {
+        return NGX_OK;
+    }
+
+    old = s->metadata.len ? ngx_http_agent_json_parse(r->pool,
+                                                      s->metadata.data,
+                                                      s->metadata.len, NULL)
+                          : NULL;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; old && YAJL_IS_OBJECT(old) && i < old->u.object.len; i++) {
+        if (ngx_http_agent_json_get(add, old->u.object.keys[i]) == NULL) {
+            ngx_http_agent_json_cstr(j, old->u.object.keys[i]);
+            ngx_http_agent_json_val(j, old->u.object.values[i]);
+        }
+    }
+
+    for (i = 0; i < add->u.object.len; i++) {
+        ngx_http_agent_json_cstr(j, add->u.object.keys[i]);
+        ngx_http_agent_json_val(j, add->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_session_set(ngx_http_agent_reply_sc(r), &s->id,
+                                          NGX_HTTP_AGENT_STORE_METADATA,
+                                          &out);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return ngx_http_agent_reply_error(r, rc, "the thread's metadata "
+                                          "could not be saved");
+    }
+
+    s->metadata = out;
+
+    return NGX_OK;
 }
 
 

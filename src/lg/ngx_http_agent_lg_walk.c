@@ -189,6 +189,7 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 {
     yajl_val                   v, n;
     ngx_int_t                  rc, limit, offset;
+    ngx_str_t                  meta, *filter;
     ngx_array_t                sessions;
     ngx_http_agent_ctx_t      *ctx;
     ngx_http_agent_lg_walk_t  *w;
@@ -219,16 +220,21 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         offset = YAJL_GET_INTEGER(n);
     }
 
-    /* filters this search cannot apply are refused, never dropped: a
-     * client would take all threads for those that match */
+    /* the threads whose metadata holds these keys and values */
 
     n = v ? ngx_http_agent_json_get(v, "metadata") : NULL;
+    filter = NULL;
 
-    if (n && !YAJL_IS_NULL(n)
-        && !(YAJL_IS_OBJECT(n) && n->u.object.len == 0))
-    {
-        return ngx_http_agent_reply_error(r, 422, "\"metadata\" filters are "
-                                          "not supported by this server");
+    if (n && YAJL_IS_OBJECT(n) && n->u.object.len) {
+        if (ngx_http_agent_json_encode(r->pool, n, &meta) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        filter = &meta;
+
+    } else if (n && !YAJL_IS_NULL(n) && !YAJL_IS_OBJECT(n)) {
+        return ngx_http_agent_reply_error(r, 422, "\"metadata\" must be an "
+                                          "object");
     }
 
     if (ngx_array_init(&sessions, r->pool, 8,
@@ -239,7 +245,8 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), limit,
-                                           offset, ctx->owner, &sessions);
+                                           offset, ctx->owner, filter,
+                                           &sessions);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

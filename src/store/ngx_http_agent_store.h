@@ -212,14 +212,18 @@ typedef struct {
     /* a session's row: NGX_DECLINED, none */
     ngx_int_t  (*session_get)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *id, ngx_http_agent_session_t *s);
-    /* a page of sessions, an owner's only when owner is given */
+    /*
+     * a page of sessions, an owner's only when owner is given, those whose
+     * metadata holds metadata (a JSON object) when it is given
+     */
     ngx_int_t  (*session_list)(ngx_http_agent_store_call_t *sc,
                                ngx_int_t limit, ngx_int_t offset,
-                               ngx_str_t *owner, ngx_array_t *sessions);
+                               ngx_str_t *owner, ngx_str_t *metadata,
+                               ngx_array_t *sessions);
     /* a session and all it has */
     ngx_int_t  (*session_delete)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id);
-    /* a session's field (NGX_HTTP_AGENT_STORE_MODEL, _DATABASE) set */
+    /* a session's field (NGX_HTTP_AGENT_STORE_MODEL, _DATABASE, _METADATA) */
     ngx_int_t  (*session_set)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *id, ngx_uint_t field,
                               ngx_str_t *value);
@@ -452,6 +456,7 @@ u_char *ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago);
 
 #define NGX_HTTP_AGENT_STORE_MODEL     0
 #define NGX_HTTP_AGENT_STORE_DATABASE  1
+#define NGX_HTTP_AGENT_STORE_METADATA  2
 
 
 /* for the files of src/store/ only: hidden from the module's exports */

@@ -83,6 +83,7 @@ size_t ngx_http_agent_json_utf8_char(u_char *p, size_t len);
 yajl_val ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data,
     size_t len, ngx_str_t *err);
 yajl_val ngx_http_agent_json_get(yajl_val obj, const char *key);
+ngx_uint_t ngx_http_agent_json_contains(yajl_val have, yajl_val want);
 ngx_int_t ngx_http_agent_json_get_str(yajl_val obj, const char *key,
     ngx_str_t *out);
 ngx_int_t ngx_http_agent_json_encode(ngx_pool_t *pool, yajl_val v,

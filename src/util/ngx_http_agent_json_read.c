@@ -204,3 +204,59 @@ ngx_http_agent_json_get_str(yajl_val obj, const char *key, ngx_str_t *out)
 
     return NGX_OK;
 }
+
+
+/*
+ * A value within another, as PostgreSQL's jsonb @> for objects: objects
+ * by their keys, arrays element for element, the rest equal
+ */
+
+ngx_uint_t
+ngx_http_agent_json_contains(yajl_val have, yajl_val want)
+{
+    size_t  i;
+
+    if (have == NULL || have->type != want->type) {
+        return 0;
+    }
+
+    switch (want->type) {
+
+    case yajl_t_object:
+        for (i = 0; i < want->u.object.len; i++) {
+            if (!ngx_http_agent_json_contains(
+                     ngx_http_agent_json_get(have, want->u.object.keys[i]),
+                     want->u.object.values[i]))
+            {
+                return 0;
+            }
+        }
+
+        return 1;
+
+    case yajl_t_string:
+        return ngx_strcmp(have->u.string, want->u.string) == 0;
+
+    case yajl_t_number:
+        return YAJL_GET_DOUBLE(have) == YAJL_GET_DOUBLE(want);
+
+    case yajl_t_array:
+        if (have->u.array.len != want->u.array.len) {
+            return 0;
+        }
+
+        for (i = 0; i < want->u.array.len; i++) {
+            if (!ngx_http_agent_json_contains(have->u.array.values[i],
+                                            want->u.array.values[i]))
+            {
+                return 0;
+            }
+        }
+
+        return 1;
+
+    default:
+        /* true, false, null: the same type */
+        return 1;
+    }
+}

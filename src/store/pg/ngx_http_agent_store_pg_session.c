@@ -197,7 +197,7 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
 
 ngx_int_t
 ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner,
+    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_str_t *metadata,
     ngx_array_t *sessions)
 {
     ngx_http_agent_pg_answer_t  *a;
@@ -209,8 +209,9 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
-                                 ngx_http_agent_pg_session_listed, "iis",
-                                 (int64_t) limit, (int64_t) offset, owner);
+                                 ngx_http_agent_pg_session_listed, "iiss",
+                                 (int64_t) limit, (int64_t) offset, owner,
+                                 metadata);
 }
 
 
@@ -266,9 +267,9 @@ ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         return a->rc;
     }
 
-    return ngx_http_agent_pg_ask(sc, field == NGX_HTTP_AGENT_STORE_MODEL
-                                     ? NGX_HTTP_AGENT_PG_SESSION_SET_MODEL
-                                     : NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE,
+    /* the statements in the order of the fields */
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_SET_MODEL
+                                     + field,
                                  ngx_http_agent_pg_done, "ss", id, value);
 }
 

@@ -216,7 +216,9 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_SESSION_LIST */
     "SELECT " NGX_HTTP_AGENT_PG_SESSION_COLS " FROM sessions"
-    " WHERE $3::text IS NULL OR owner = $3"
+    " WHERE ($3::text IS NULL OR owner = $3)"
+    " AND ($4::text IS NULL"
+    " OR COALESCE(metadata, '{}')::jsonb @> $4::jsonb)"
     " ORDER BY created_at DESC, n DESC LIMIT $1::bigint OFFSET $2::bigint",
 
     /* NGX_HTTP_AGENT_PG_SESSION_DELETE */
@@ -227,6 +229,9 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_SESSION_SET_DATABASE */
     "UPDATE sessions SET database = $2 WHERE id = $1",
+
+    /* NGX_HTTP_AGENT_PG_SESSION_SET_METADATA */
+    "UPDATE sessions SET metadata = $2 WHERE id = $1",
 
     /* NGX_HTTP_AGENT_PG_LOCK */
     "SELECT status, o_run, o_pid, o_host FROM agent_lock($1, $2,"

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite_db.h"
 #include "ngx_http_agent_sqlite_retry.h"
+#include "ngx_http_agent_json.h"
 
 
 /*
@@ -27,6 +28,8 @@
 
 
 static int ngx_http_agent_store_busy_handler(void *data, int count);
+static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
+    sqlite3_value **argv);
 
 
 #define NGX_HTTP_AGENT_SESSION_COLS                                           \
@@ -56,11 +59,13 @@ static const char  *ngx_http_agent_store_sql[] = {
     " owner) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
     "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions WHERE id = ?1",
     "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions"
-    " WHERE ?3 IS NULL OR owner = ?3"
+    " WHERE (?3 IS NULL OR owner = ?3)"
+    " AND (?4 IS NULL OR agent_contains(metadata, ?4))"
     " ORDER BY created_at DESC, rowid DESC LIMIT ?1 OFFSET ?2",
     "DELETE FROM sessions WHERE id = ?1",
     "UPDATE sessions SET model = ?2 WHERE id = ?1",
     "UPDATE sessions SET database = ?2 WHERE id = ?1",
+    "UPDATE sessions SET metadata = ?2 WHERE id = ?1",
     "UPDATE sessions SET updated_at = ?2,"
     " message_count = message_count + ?3,"
     " run_expires = ?4,"
@@ -211,6 +216,45 @@ ngx_uint_t            ngx_http_agent_sqlite_tx;
 ngx_log_t            *ngx_http_agent_sqlite_log;
 
 
+/*
+ * agent_contains(json, want): whether a JSON text holds want, as
+ * PostgreSQL's jsonb @> (a session's metadata filtered in the query, not
+ * page by page in C).  Both are JSON the module wrote.
+ */
+
+static void
+ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
+    sqlite3_value **argv)
+{
+    int                   n;
+    yajl_val              have, want;
+    const unsigned char  *a, *b;
+
+    a = sqlite3_value_text(argv[0]);
+    b = sqlite3_value_text(argv[1]);
+
+    if (a == NULL || b == NULL
+        || ngx_http_agent_json_depth((u_char *) a,
+                                     sqlite3_value_bytes(argv[0])) != NGX_OK
+        || ngx_http_agent_json_depth((u_char *) b,
+                                     sqlite3_value_bytes(argv[1])) != NGX_OK)
+    {
+        sqlite3_result_int(ctx, 0);
+        return;
+    }
+
+    have = yajl_tree_parse((const char *) a, NULL, 0);
+    want = yajl_tree_parse((const char *) b, NULL, 0);
+
+    n = (have && want) ? (int) ngx_http_agent_json_contains(have, want) : 0;
+
+    yajl_tree_free(have);
+    yajl_tree_free(want);
+
+    sqlite3_result_int(ctx, n);
+}
+
+
 ngx_int_t
 ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
 {
@@ -229,6 +273,16 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
 
     sqlite3_busy_handler(ngx_http_agent_sqlite_db,
                          ngx_http_agent_store_busy_handler, NULL);
+
+    if (sqlite3_create_function(ngx_http_agent_sqlite_db, "agent_contains",
+                                2, SQLITE_UTF8|SQLITE_DETERMINISTIC, NULL,
+                                ngx_http_agent_sqlite_contains, NULL, NULL)
+        != SQLITE_OK)
+    {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "agent: sqlite3_create_function() failed");
+        return NGX_ERROR;
+    }
 
     /* WAL makes a commit one sequential write; NORMAL syncs at checkpoint */
     sqlite3_exec(ngx_http_agent_sqlite_db,

@@ -142,7 +142,8 @@ ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_array_t *sessions)
+    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_str_t *metadata,
+    ngx_array_t *sessions)
 {
     int                        rc;
     sqlite3_stmt              *stmt;
@@ -156,6 +157,7 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int64(stmt, 1, limit);
     sqlite3_bind_int64(stmt, 2, offset);
     ngx_http_agent_sqlite_bind(stmt, 3, owner);
+    ngx_http_agent_sqlite_bind(stmt, 4, metadata);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         s = ngx_array_push(sessions);
@@ -263,9 +265,9 @@ ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(field == NGX_HTTP_AGENT_STORE_MODEL
-                                     ? NGX_HTTP_AGENT_SQL_SESSION_SET_MODEL
-                                     : NGX_HTTP_AGENT_SQL_SESSION_SET_DATABASE);
+    /* the statements in the order of the fields */
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_SET_MODEL
+                                      + field);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
