@@ -20,6 +20,7 @@ FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
 FUZZ_SRCS_json   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c
 FUZZ_SRCS_llm    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
+                    src/llm/ngx_http_agent_llm_state.c \
                     src/llm/ngx_http_agent_llm_stream.c \
                     src/llm/ngx_http_agent_provider.c \
                     src/llm/ngx_http_agent_provider_openai.c \
