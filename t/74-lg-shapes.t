@@ -87,5 +87,15 @@ $r = lg('POST', '/threads/search', { metadata => {} });
 is(scalar @{ $r->{json} }, 2, 'an empty filter: all');
 is(lg('POST', '/threads/search', { metadata => 'x' })->{status}, 422,
    'a filter is an object');
+$r = lg('POST', '/threads/search', { sort_by => 'created_at',
+                                      sort_order => 'asc' });
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $th, $t2 ],
+          'oldest first');
+$r = lg('POST', '/threads/search', { sort_order => 'desc' });
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2, $th ],
+          'newest first');
+$r = lg('POST', "/threads/$th/history", { limit => 10000 });
+is($r->{status}, 200, 'a history of limit 10000 is a page of 1000');
+ok(@{ $r->{json} } >= 2, '... with the thread\'s checkpoints');
 
 done_testing;

@@ -138,13 +138,14 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 ngx_int_t
 ngx_http_agent_sessions_list(ngx_http_request_t *r)
 {
-    ngx_int_t                  rc, limit, offset;
-    ngx_str_t                  arg, out;
-    ngx_uint_t                 i;
-    ngx_array_t                sessions;
-    ngx_http_agent_json_t     *j;
-    ngx_http_agent_ctx_t      *ctx;
-    ngx_http_agent_session_t  *s;
+    ngx_int_t                        rc, limit, offset;
+    ngx_str_t                        arg, out;
+    ngx_uint_t                       i;
+    ngx_array_t                      sessions;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_session_t        *s;
+    ngx_http_agent_session_query_t   q;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -176,8 +177,12 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), limit,
-                                           offset, ctx->owner, NULL,
+    ngx_memzero(&q, sizeof(ngx_http_agent_session_query_t));
+    q.limit = limit;
+    q.offset = offset;
+    q.owner = ctx->owner;
+
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), &q,
                                            &sessions);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;

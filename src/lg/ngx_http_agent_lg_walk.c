@@ -114,10 +114,13 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         limit = ngx_atoi(arg.data, arg.len);
     }
 
-    if (limit < 1 || limit > 1000) {
+    if (limit < 1) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
-                                          "\"limit\" must be from 1 to 1000");
+                                          "\"limit\" must be at least 1");
     }
+
+    /* more is a page of 1000 (LangGraph's clients ask for 10000) */
+    limit = ngx_min(limit, 1000);
 
     /* before: a checkpoint id, or a config {"configurable": {...}} */
 
@@ -181,18 +184,19 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 }
 
 
-/* POST /threads/search: the owner's threads, newest first */
+/* POST /threads/search: the owner's threads, newest first or oldest */
 
 ngx_int_t
 ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_str_t *body)
 {
-    yajl_val                   v, n;
-    ngx_int_t                  rc, limit, offset;
-    ngx_str_t                  meta, *filter;
-    ngx_array_t                sessions;
-    ngx_http_agent_ctx_t      *ctx;
-    ngx_http_agent_lg_walk_t  *w;
+    yajl_val                         v, n;
+    ngx_int_t                        rc, limit, offset;
+    ngx_str_t                        meta, order, *filter;
+    ngx_array_t                      sessions;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_lg_walk_t        *w;
+    ngx_http_agent_session_query_t   q;
 
     if (req->walk) {
         return ngx_http_agent_lg_walk_send(r, req->walk);
@@ -244,8 +248,17 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), limit,
-                                           offset, ctx->owner, filter,
+    ngx_memzero(&q, sizeof(ngx_http_agent_session_query_t));
+    q.limit = limit;
+    q.offset = offset;
+    q.owner = ctx->owner;
+    q.metadata = filter;
+
+    /* sort_by: created_at (updated_at and the ids are read the same) */
+    q.asc = (ngx_http_agent_json_get_str(v, "sort_order", &order) == NGX_OK
+             && order.len == 3 && ngx_strncmp(order.data, "asc", 3) == 0);
+
+    rc = ngx_http_agent_store_session_list(ngx_http_agent_reply_sc(r), &q,
                                            &sessions);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;

@@ -87,6 +87,17 @@ typedef struct {
 } ngx_http_agent_run_row_t;
 
 
+/* what a page of sessions holds */
+typedef struct {
+    ngx_int_t                  limit;
+    ngx_int_t                  offset;
+    ngx_str_t                 *owner;        /* NULL: anyone's */
+    ngx_str_t                 *metadata;     /* a JSON object within
+                                                theirs, or NULL */
+    ngx_uint_t                 asc;          /* oldest first */
+} ngx_http_agent_session_query_t;
+
+
 /*
  * An assistant of the LangGraph API (a configuration of a declared
  * graph), at one of its versions
@@ -212,13 +223,9 @@ typedef struct {
     /* a session's row: NGX_DECLINED, none */
     ngx_int_t  (*session_get)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *id, ngx_http_agent_session_t *s);
-    /*
-     * a page of sessions, an owner's only when owner is given, those whose
-     * metadata holds metadata (a JSON object) when it is given
-     */
+    /* a page of sessions, newest first unless q->asc */
     ngx_int_t  (*session_list)(ngx_http_agent_store_call_t *sc,
-                               ngx_int_t limit, ngx_int_t offset,
-                               ngx_str_t *owner, ngx_str_t *metadata,
+                               ngx_http_agent_session_query_t *q,
                                ngx_array_t *sessions);
     /* a session and all it has */
     ngx_int_t  (*session_delete)(ngx_http_agent_store_call_t *sc,

@@ -197,8 +197,7 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
 
 ngx_int_t
 ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_str_t *metadata,
-    ngx_array_t *sessions)
+    ngx_http_agent_session_query_t *q, ngx_array_t *sessions)
 {
     ngx_http_agent_pg_answer_t  *a;
 
@@ -209,9 +208,10 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
-                                 ngx_http_agent_pg_session_listed, "iiss",
-                                 (int64_t) limit, (int64_t) offset, owner,
-                                 metadata);
+                                 ngx_http_agent_pg_session_listed, "iissi",
+                                 (int64_t) q->limit, (int64_t) q->offset,
+                                 q->owner, q->metadata,
+                                 (int64_t) (q->asc ? 1 : 0));
 }
 
 

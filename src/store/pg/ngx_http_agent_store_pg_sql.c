@@ -219,7 +219,9 @@ const char  *ngx_http_agent_pg_sql[] = {
     " WHERE ($3::text IS NULL OR owner = $3)"
     " AND ($4::text IS NULL"
     " OR COALESCE(metadata, '{}')::jsonb @> $4::jsonb)"
-    " ORDER BY created_at DESC, n DESC LIMIT $1::bigint OFFSET $2::bigint",
+    " ORDER BY CASE WHEN $5::int = 1 THEN created_at END,"
+    " CASE WHEN $5::int = 1 THEN n END, created_at DESC, n DESC"
+    " LIMIT $1::bigint OFFSET $2::bigint",
 
     /* NGX_HTTP_AGENT_PG_SESSION_DELETE */
     "SELECT agent_session_delete($1)",

@@ -61,7 +61,9 @@ static const char  *ngx_http_agent_store_sql[] = {
     "SELECT " NGX_HTTP_AGENT_SESSION_COLS " FROM sessions"
     " WHERE (?3 IS NULL OR owner = ?3)"
     " AND (?4 IS NULL OR agent_contains(metadata, ?4))"
-    " ORDER BY created_at DESC, rowid DESC LIMIT ?1 OFFSET ?2",
+    " ORDER BY CASE WHEN ?5 = 1 THEN created_at END,"
+    " CASE WHEN ?5 = 1 THEN rowid END, created_at DESC, rowid DESC"
+    " LIMIT ?1 OFFSET ?2",
     "DELETE FROM sessions WHERE id = ?1",
     "UPDATE sessions SET model = ?2 WHERE id = ?1",
     "UPDATE sessions SET database = ?2 WHERE id = ?1",

@@ -142,8 +142,7 @@ ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_str_t *metadata,
-    ngx_array_t *sessions)
+    ngx_http_agent_session_query_t *q, ngx_array_t *sessions)
 {
     int                        rc;
     sqlite3_stmt              *stmt;
@@ -154,10 +153,11 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    sqlite3_bind_int64(stmt, 1, limit);
-    sqlite3_bind_int64(stmt, 2, offset);
-    ngx_http_agent_sqlite_bind(stmt, 3, owner);
-    ngx_http_agent_sqlite_bind(stmt, 4, metadata);
+    sqlite3_bind_int64(stmt, 1, q->limit);
+    sqlite3_bind_int64(stmt, 2, q->offset);
+    ngx_http_agent_sqlite_bind(stmt, 3, q->owner);
+    ngx_http_agent_sqlite_bind(stmt, 4, q->metadata);
+    sqlite3_bind_int(stmt, 5, q->asc ? 1 : 0);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         s = ngx_array_push(sessions);

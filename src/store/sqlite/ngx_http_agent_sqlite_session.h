@@ -32,8 +32,7 @@ ngx_int_t ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
-    ngx_int_t limit, ngx_int_t offset, ngx_str_t *owner, ngx_str_t *metadata,
-    ngx_array_t *sessions);
+    ngx_http_agent_session_query_t *q, ngx_array_t *sessions);
 ngx_int_t ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
