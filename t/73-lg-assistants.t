@@ -165,6 +165,18 @@ is($r->{json}[0]{assistant_id}, $id, 'the run names the assistant');
 is(lg('POST', "/threads/$th/runs/wait", { assistant_id => 'my-nothing',
     input => {} }, %ann)->{status}, 404, 'an unknown one: 404');
 
+# its graph as LangGraph draws it
+$r = lg('GET', "/assistants/$id/graph", undef, %ann);
+is($r->{status}, 200, 'GET /assistants/{id}/graph');
+is_deeply([ map { "$_->{id}:$_->{type}" } @{ $r->{json}{nodes} } ],
+          [ '__start__:schema', 'model:runnable', '__end__:schema' ],
+          'its nodes');
+is($r->{json}{nodes}[1]{data}{name}, 'model', 'a node names itself');
+is_deeply([ map { "$_->{source}>$_->{target}" } @{ $r->{json}{edges} } ],
+          [ '__start__>model', 'model>__end__' ], 'its edges');
+is(lg('GET', "/assistants/nope/graph", undef, %ann)->{status}, 404,
+   'an unknown assistant\'s graph');
+
 # gone
 is(lg('DELETE', "/assistants/$id", undef, %bob)->{status}, 404,
    'another owner cannot delete it');

@@ -38,6 +38,7 @@ typedef enum {
     NGX_HTTP_AGENT_LG_ASSISTANT,
     NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS,
     NGX_HTTP_AGENT_LG_ASSISTANT_LATEST,
+    NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH,
     NGX_HTTP_AGENT_LG_THREADS,
     NGX_HTTP_AGENT_LG_THREADS_SEARCH,
     NGX_HTTP_AGENT_LG_THREAD,
@@ -94,6 +95,8 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 
 /* lg_assistant.c */
 ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,
+    ngx_str_t *id);
+ngx_int_t ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v);

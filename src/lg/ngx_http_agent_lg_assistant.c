@@ -181,6 +181,135 @@ ngx_http_agent_lg_assistant_get(ngx_http_request_t *r, ngx_str_t *id)
 
 
 /*
+ * GET /assistants/{id}/graph: its graph as LangGraph draws it, nodes and
+ * edges; the edges of a node with a condition are all conditional (ours
+ * are tried in order: the last is the else)
+ */
+
+ngx_int_t
+ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                        rc;
+    ngx_uint_t                       i, k, cond;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_edge_t           *e;
+    ngx_http_agent_node_t           *n;
+    ngx_http_agent_graph_t          *g;
+    ngx_http_agent_assistant_row_t   row;
+
+    rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
+    }
+
+    if (rc != NGX_OK) {
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    n = g->nodes.elts;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "nodes");
+    ngx_http_agent_json_arr(j);
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_cstr(j, "__start__");
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "schema");
+    ngx_http_agent_json_key(j, "data");
+    ngx_http_agent_json_cstr(j, "__start__");
+    ngx_http_agent_json_end(j);
+
+    for (i = 0; i < g->nodes.nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &n[i].name);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "runnable");
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_cstr(j, "nginx");
+        ngx_http_agent_json_str(j, &n[i].kind->name);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &n[i].name);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_cstr(j, "__end__");
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "schema");
+    ngx_http_agent_json_key(j, "data");
+    ngx_http_agent_json_cstr(j, "__end__");
+    ngx_http_agent_json_end(j);
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "edges");
+    ngx_http_agent_json_arr(j);
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "source");
+    ngx_http_agent_json_cstr(j, "__start__");
+    ngx_http_agent_json_key(j, "target");
+    ngx_http_agent_json_str(j, &n[g->entry].name);
+    ngx_http_agent_json_end(j);
+
+    for (i = 0; i < g->nodes.nelts; i++) {
+        e = n[i].edges.elts;
+        cond = 0;
+
+        for (k = 0; k < n[i].edges.nelts; k++) {
+            cond |= (e[k].cond != NULL);
+        }
+
+        for (k = 0; k < n[i].edges.nelts; k++) {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "source");
+            ngx_http_agent_json_str(j, &n[i].name);
+            ngx_http_agent_json_key(j, "target");
+
+            if (e[k].to == NGX_HTTP_AGENT_END) {
+                ngx_http_agent_json_cstr(j, "__end__");
+
+            } else {
+                ngx_http_agent_json_str(j, &e[k].to_name);
+            }
+
+            if (cond) {
+                ngx_http_agent_json_key(j, "conditional");
+                ngx_http_agent_json_bool(j, 1);
+            }
+
+            if (e[k].cond) {
+                ngx_http_agent_json_key(j, "data");
+                ngx_http_agent_json_str(j, &e[k].text);
+            }
+
+            ngx_http_agent_json_end(j);
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/*
  * POST /assistants/search and /count {graph_id, name, metadata, limit,
  * offset}: the owner's assistants, newest first, then the location's
  * graphs' own

@@ -52,6 +52,10 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
         return ngx_http_agent_lg_assistant_get(r, &req->id);
     }
 
+    if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH) {
+        return ngx_http_agent_lg_assistant_graph(r, &req->id);
+    }
+
     if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT
         && r->method == NGX_HTTP_DELETE)
     {
