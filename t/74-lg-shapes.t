@@ -57,6 +57,18 @@ $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'loop',
 isnt($r->{status}, 413, 'an input with no message is no size limit');
 is($r->{status}, 200, '... it runs');
 
+# config.recursion_limit: fewer steps, LangGraph's error name
+my $t3 = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$t3/runs/wait", { assistant_id => 'loop',
+    config => { recursion_limit => 1 },
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+is($r->{json}{__error__}{error}, 'GraphRecursionError',
+   'recursion_limit 1: GraphRecursionError');
+like($r->{json}{__error__}{message}, qr/1 steps/, '... after one step');
+is(lg('POST', "/threads/$t3/runs/wait", { assistant_id => 'loop',
+    config => { recursion_limit => 'x' }, input => {} })->{status}, 422,
+   'recursion_limit is a number');
+
 # threads and their metadata
 my $md = lg('GET', "/threads/$th")->{json}{metadata};
 is($md->{graph_id}, 'loop', 'a thread names the graph of its runs');
@@ -79,20 +91,20 @@ $r = lg('POST', '/threads/search', { metadata => { team => 'a' } });
 is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2 ],
           'threads/search by metadata');
 $r = lg('POST', '/threads/search', { metadata => { graph_id => 'loop' } });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $th ],
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t3, $th ],
           '... by the graph of its runs');
 $r = lg('POST', '/threads/search', { metadata => { team => 'b' } });
 is_deeply($r->{json}, [], '... none');
 $r = lg('POST', '/threads/search', { metadata => {} });
-is(scalar @{ $r->{json} }, 2, 'an empty filter: all');
+is(scalar @{ $r->{json} }, 3, 'an empty filter: all');
 is(lg('POST', '/threads/search', { metadata => 'x' })->{status}, 422,
    'a filter is an object');
 $r = lg('POST', '/threads/search', { sort_by => 'created_at',
                                       sort_order => 'asc' });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $th, $t2 ],
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $th, $t3, $t2 ],
           'oldest first');
 $r = lg('POST', '/threads/search', { sort_order => 'desc' });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2, $th ],
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2, $t3, $th ],
           'newest first');
 $r = lg('POST', "/threads/$th/history", { limit => 10000 });
 is($r->{status}, 200, 'a history of limit 10000 is a page of 1000');

@@ -250,6 +250,21 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
         return rc;
     }
 
+    /* config.recursion_limit: fewer steps than the location's */
+
+    cfg = ngx_http_agent_json_get(v, "config");
+    a = cfg ? ngx_http_agent_json_get(cfg, "recursion_limit") : NULL;
+
+    if (a && !YAJL_IS_NULL(a)) {
+        if (!YAJL_IS_INTEGER(a) || YAJL_GET_INTEGER(a) < 1) {
+            return ngx_http_agent_reply_error(r, 422, "\"config."
+                                              "recursion_limit\" must be a "
+                                              "number of steps");
+        }
+
+        in->recursion = (ngx_uint_t) ngx_min(YAJL_GET_INTEGER(a), 1000000);
+    }
+
     in->modes = lr->modes;
     in->waits = lr->waits;
     in->go = lr->go;

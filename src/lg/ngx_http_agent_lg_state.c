@@ -174,7 +174,18 @@ ngx_http_agent_lg_error(ngx_http_agent_json_t *j, ngx_str_t *code,
 {
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_str(j, code);
+
+    /* the names LangGraph's clients test for */
+
+    if (code->len == 15
+        && ngx_strncmp(code->data, "recursion_limit", 15) == 0)
+    {
+        ngx_http_agent_json_cstr(j, "GraphRecursionError");
+
+    } else {
+        ngx_http_agent_json_str(j, code);
+    }
+
     ngx_http_agent_json_key(j, "message");
     ngx_http_agent_json_str(j, message);
     ngx_http_agent_json_end(j);

@@ -72,6 +72,9 @@ typedef struct {
                                                   it continues at */
     u_char                         *waits;     /* interrupts asked per
                                                   node, or NULL */
+    ngx_uint_t                      recursion; /* fewer steps than
+                                                  agent_recursion_limit,
+                                                  or 0 */
     unsigned                        json:1;    /* one answer, no stream */
     unsigned                        state:1;   /* the stream shows the
                                                   run's state */

@@ -472,6 +472,12 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     turn->run = run;
     run->limit = alcf->recursion_limit;
+
+    if (turn->in.recursion && turn->in.recursion < run->limit) {
+        /* a run may ask for fewer steps, not more */
+        run->limit = turn->in.recursion;
+    }
+
     run->handlers = &ngx_http_agent_turn_handlers;
     run->ctx = turn;
     run->data = &turn->env;
