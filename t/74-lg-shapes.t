@@ -65,9 +65,13 @@ $r = lg('POST', "/threads/$t3/runs/wait", { assistant_id => 'loop',
 is($r->{json}{__error__}{error}, 'GraphRecursionError',
    'recursion_limit 1: GraphRecursionError');
 like($r->{json}{__error__}{message}, qr/1 steps/, '... after one step');
+is(lg('GET', "/threads/$t3")->{json}{status}, 'error',
+   'the thread of a failed run is in error');
 is(lg('POST', "/threads/$t3/runs/wait", { assistant_id => 'loop',
     config => { recursion_limit => 'x' }, input => {} })->{status}, 422,
    'recursion_limit is a number');
+is(lg('GET', "/threads/$th")->{json}{status}, 'idle',
+   'one whose last run ended well is idle');
 
 # threads and their metadata
 my $md = lg('GET', "/threads/$th")->{json}{metadata};

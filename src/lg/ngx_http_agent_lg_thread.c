@@ -258,15 +258,21 @@ ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
 }
 
 
-/* a Thread: its status is busy (a run holds it), interrupted or idle */
+/*
+ * a Thread: its status is busy (a run holds it), interrupted, error (its
+ * last run failed) or idle
+ */
 
 ngx_int_t
 ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
     ngx_http_agent_session_t *s)
 {
-    ngx_int_t                     rc;
+    ngx_int_t                     rc, busy;
     ngx_str_t                     run_id, interrupt;
+    ngx_uint_t                    failed;
+    ngx_array_t                   last;
     ngx_http_agent_run_t         *run;
+    ngx_http_agent_run_row_t     *row;
     ngx_http_agent_checkpoint_t   cp;
 
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
@@ -281,6 +287,26 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
+
+    /* a thread whose last run failed is in "error", as LangGraph's */
+
+    if (ngx_array_init(&last, r->pool, 1, sizeof(ngx_http_agent_run_row_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (rc != NGX_OK) {
+        busy = ngx_http_agent_store_run_list(ngx_http_agent_reply_sc(r),
+                                             &s->id, NULL, 1, 0, &last);
+        if (busy == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+    }
+
+    row = last.elts;
+    failed = (last.nelts == 1 && row->status.len == 5
+              && ngx_strncmp(row->status.data, "error", 5) == 0);
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
@@ -306,6 +332,9 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
 
     } else if (ngx_http_agent_lg_interrupt_of(run, &interrupt) == NGX_OK) {
         ngx_http_agent_json_cstr(j, "interrupted");
+
+    } else if (failed) {
+        ngx_http_agent_json_cstr(j, "error");
 
     } else {
         ngx_http_agent_json_cstr(j, "idle");
