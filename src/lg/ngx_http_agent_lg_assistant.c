@@ -309,6 +309,37 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
 }
 
 
+/* a page of a list: its metadata filter, limit (10, at most 1000), offset */
+
+void
+ngx_http_agent_lg_page(yajl_val v, ngx_http_agent_lg_filter_t *f,
+    ngx_int_t *limit, ngx_int_t *offset)
+{
+    yajl_val  x;
+
+    *limit = 10;
+    *offset = 0;
+
+    f->metadata = ngx_http_agent_json_get(v, "metadata");
+
+    if (f->metadata && !YAJL_IS_OBJECT(f->metadata)) {
+        f->metadata = NULL;
+    }
+
+    x = ngx_http_agent_json_get(v, "limit");
+
+    if (x && YAJL_IS_INTEGER(x)) {
+        *limit = ngx_max(0, ngx_min(YAJL_GET_INTEGER(x), 1000));
+    }
+
+    x = ngx_http_agent_json_get(v, "offset");
+
+    if (x && YAJL_IS_INTEGER(x) && YAJL_GET_INTEGER(x) > 0) {
+        *offset = YAJL_GET_INTEGER(x);
+    }
+}
+
+
 /*
  * POST /assistants/search and /count {graph_id, name, metadata, limit,
  * offset}: the owner's assistants, newest first, then the location's
@@ -319,7 +350,7 @@ ngx_int_t
 ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v)
 {
-    yajl_val                          x, doc, meta;
+    yajl_val                          doc, meta;
     ngx_int_t                         rc, limit, offset, n;
     ngx_str_t                         name;
     ngx_uint_t                        i, count;
@@ -336,35 +367,13 @@ ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
 
     ngx_memzero(&f, sizeof(ngx_http_agent_lg_filter_t));
 
-    limit = 10;
-    offset = 0;
+    ngx_http_agent_lg_page(v, &f, &limit, &offset);
 
-    if (v) {
-        if (ngx_http_agent_json_get_str(v, "graph_id", &f.graph_id)
-            == NGX_ERROR
-            || ngx_http_agent_json_get_str(v, "name", &f.name) == NGX_ERROR)
-        {
-            return ngx_http_agent_reply_error(r, 422, "\"graph_id\" and "
-                                              "\"name\" are strings");
-        }
-
-        f.metadata = ngx_http_agent_json_get(v, "metadata");
-
-        if (f.metadata && !YAJL_IS_OBJECT(f.metadata)) {
-            f.metadata = NULL;
-        }
-
-        x = ngx_http_agent_json_get(v, "limit");
-
-        if (x && YAJL_IS_INTEGER(x)) {
-            limit = ngx_max(0, ngx_min(YAJL_GET_INTEGER(x), 1000));
-        }
-
-        x = ngx_http_agent_json_get(v, "offset");
-
-        if (x && YAJL_IS_INTEGER(x) && YAJL_GET_INTEGER(x) > 0) {
-            offset = YAJL_GET_INTEGER(x);
-        }
+    if (ngx_http_agent_json_get_str(v, "graph_id", &f.graph_id) == NGX_ERROR
+        || ngx_http_agent_json_get_str(v, "name", &f.name) == NGX_ERROR)
+    {
+        return ngx_http_agent_reply_error(r, 422, "\"graph_id\" and "
+                                          "\"name\" are strings");
     }
 
     if (ngx_array_init(&rows, r->pool, 8,

@@ -316,8 +316,7 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
     ngx_http_agent_assistant_row_t *row, yajl_val v, yajl_val old)
 {
     u_char                 *now;
-    size_t                  i, k;
-    yajl_val                x, o, m;
+    yajl_val                x, o;
     ngx_uint_t              n;
     ngx_http_agent_json_t  *j;
 
@@ -351,25 +350,8 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
 
         if (n == 2 && o && x && YAJL_IS_OBJECT(o)) {
 
-            /* metadata: the old keys the new ones do not name, then those */
-
-            ngx_http_agent_json_obj(j);
-
-            for (i = 0; i < o->u.object.len; i++) {
-                m = ngx_http_agent_json_get(x, o->u.object.keys[i]);
-
-                if (m == NULL) {
-                    ngx_http_agent_json_cstr(j, o->u.object.keys[i]);
-                    ngx_http_agent_json_val(j, o->u.object.values[i]);
-                }
-            }
-
-            for (k = 0; k < x->u.object.len; k++) {
-                ngx_http_agent_json_cstr(j, x->u.object.keys[k]);
-                ngx_http_agent_json_val(j, x->u.object.values[k]);
-            }
-
-            ngx_http_agent_json_end(j);
+            /* metadata: the new keys over the old */
+            ngx_http_agent_json_merge(j, o, x);
             continue;
         }
 
@@ -451,7 +433,7 @@ static ngx_int_t
 ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
     yajl_val v)
 {
-    yajl_val                          x, doc;
+    yajl_val                          doc;
     ngx_int_t                         rc, limit, offset, n;
     ngx_uint_t                        i;
     ngx_array_t                       rows;
@@ -464,28 +446,7 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_memzero(&f, sizeof(ngx_http_agent_lg_filter_t));
 
-    limit = 10;
-    offset = 0;
-
-    if (v) {
-        f.metadata = ngx_http_agent_json_get(v, "metadata");
-
-        if (f.metadata && !YAJL_IS_OBJECT(f.metadata)) {
-            f.metadata = NULL;
-        }
-
-        x = ngx_http_agent_json_get(v, "limit");
-
-        if (x && YAJL_IS_INTEGER(x)) {
-            limit = ngx_max(0, ngx_min(YAJL_GET_INTEGER(x), 1000));
-        }
-
-        x = ngx_http_agent_json_get(v, "offset");
-
-        if (x && YAJL_IS_INTEGER(x) && YAJL_GET_INTEGER(x) > 0) {
-            offset = YAJL_GET_INTEGER(x);
-        }
-    }
+    ngx_http_agent_lg_page(v, &f, &limit, &offset);
 
     if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,

@@ -199,7 +199,6 @@ ngx_int_t
 ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, yajl_val add)
 {
-    size_t                  i;
     yajl_val                old;
     ngx_int_t               rc;
     ngx_str_t               out;
@@ -219,21 +218,7 @@ ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; old && YAJL_IS_OBJECT(old) && i < old->u.object.len; i++) {
-        if (ngx_http_agent_json_get(add, old->u.object.keys[i]) == NULL) {
-            ngx_http_agent_json_cstr(j, old->u.object.keys[i]);
-            ngx_http_agent_json_val(j, old->u.object.values[i]);
-        }
-    }
-
-    for (i = 0; i < add->u.object.len; i++) {
-        ngx_http_agent_json_cstr(j, add->u.object.keys[i]);
-        ngx_http_agent_json_val(j, add->u.object.values[i]);
-    }
-
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_merge(j, old, add);
 
     if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;

@@ -69,6 +69,8 @@ u_char *ngx_http_agent_json_number_text(u_char *p, double n);
 double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
+void ngx_http_agent_json_merge(ngx_http_agent_json_t *j, yajl_val old,
+    yajl_val add);
 ngx_int_t ngx_http_agent_json_done(ngx_http_agent_json_t *j, ngx_str_t *out);
 ngx_http_agent_json_t *ngx_http_agent_json_chain(ngx_pool_t *pool);
 ngx_int_t ngx_http_agent_json_chain_done(ngx_http_agent_json_t *j,

@@ -260,3 +260,32 @@ ngx_http_agent_json_contains(yajl_val have, yajl_val want)
         return 1;
     }
 }
+
+
+/*
+ * An object of old's keys that add does not name, then add's: a metadata
+ * update (old may be NULL or not an object)
+ */
+
+void
+ngx_http_agent_json_merge(ngx_http_agent_json_t *j, yajl_val old,
+    yajl_val add)
+{
+    size_t  i;
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; old && YAJL_IS_OBJECT(old) && i < old->u.object.len; i++) {
+        if (ngx_http_agent_json_get(add, old->u.object.keys[i]) == NULL) {
+            ngx_http_agent_json_cstr(j, old->u.object.keys[i]);
+            ngx_http_agent_json_val(j, old->u.object.values[i]);
+        }
+    }
+
+    for (i = 0; add && YAJL_IS_OBJECT(add) && i < add->u.object.len; i++) {
+        ngx_http_agent_json_cstr(j, add->u.object.keys[i]);
+        ngx_http_agent_json_val(j, add->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_end(j);
+}
