@@ -73,6 +73,16 @@ is(lg('POST', "/threads/$t3/runs/wait", { assistant_id => 'loop',
 is(lg('GET', "/threads/$th")->{json}{status}, 'idle',
    'one whose last run ended well is idle');
 
+# a failed run's error is its stream's last event, after debug and events
+my $t4 = lg('POST', '/threads', {})->{json}{thread_id};
+my $st = $t->stream("/lg/threads/$t4/runs/stream", encode_json({
+    assistant_id => 'loop', config => { recursion_limit => 1 },
+    stream_mode => [ 'debug', 'events' ],
+    input => { messages => [ { role => 'user', content => 'go' } ] } }));
+my @names = map { $_->{_event} } @{ $st->{events} };
+is($names[-1], "error", "the error is the last event") or diag($st->{raw});
+is($st->{events}[-1]{_json}{error}, 'GraphRecursionError', '... named');
+
 # threads and their metadata
 my $md = lg('GET', "/threads/$th")->{json}{metadata};
 is($md->{graph_id}, 'loop', 'a thread names the graph of its runs');
@@ -95,21 +105,21 @@ $r = lg('POST', '/threads/search', { metadata => { team => 'a' } });
 is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2 ],
           'threads/search by metadata');
 $r = lg('POST', '/threads/search', { metadata => { graph_id => 'loop' } });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t3, $th ],
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t4, $t3, $th ],
           '... by the graph of its runs');
 $r = lg('POST', '/threads/search', { metadata => { team => 'b' } });
 is_deeply($r->{json}, [], '... none');
 $r = lg('POST', '/threads/search', { metadata => {} });
-is(scalar @{ $r->{json} }, 3, 'an empty filter: all');
+is(scalar @{ $r->{json} }, 4, 'an empty filter: all');
 is(lg('POST', '/threads/search', { metadata => 'x' })->{status}, 422,
    'a filter is an object');
 $r = lg('POST', '/threads/search', { sort_by => 'created_at',
                                       sort_order => 'asc' });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $th, $t3, $t2 ],
-          'oldest first');
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ],
+          [ $th, $t3, $t4, $t2 ], 'oldest first');
 $r = lg('POST', '/threads/search', { sort_order => 'desc' });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2, $t3, $th ],
-          'newest first');
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ],
+          [ $t2, $t4, $t3, $th ], 'newest first');
 $r = lg('POST', "/threads/$th/history", { limit => 10000 });
 is($r->{status}, 200, 'a history of limit 10000 is a page of 1000');
 ok(@{ $r->{json} } >= 2, '... with the thread\'s checkpoints');

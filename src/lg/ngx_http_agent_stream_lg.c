@@ -208,15 +208,6 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 
         break;
 
-    case NGX_HTTP_AGENT_EV_ERROR:
-        ngx_http_agent_lg_error(j, ev->code, ev->text);
-
-        if (ngx_http_agent_lg_send(s, j, "error", 1) != NGX_OK) {
-            return NGX_ERROR;
-        }
-
-        break;
-
     default:
         break;
     }
@@ -249,6 +240,16 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             break;
 
         default:
+            return NGX_ERROR;
+        }
+    }
+
+    /* a run's error is its last event, after the other modes' (LangGraph) */
+
+    if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
+        ngx_http_agent_lg_error(j, ev->code, ev->text);
+
+        if (ngx_http_agent_lg_send(s, j, "error", 1) != NGX_OK) {
             return NGX_ERROR;
         }
     }
