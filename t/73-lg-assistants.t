@@ -19,6 +19,7 @@ $t->mock(sub { return { text => 'Hello from the mock' } });
 my $conf = $t->conf(http => <<'HTTP');
 agent_owner $http_x_user;
 agent_graph chat {
+    channel tone value;
     node model llm;
     edge START model;
     edge model END;
@@ -162,6 +163,14 @@ is($r->{status}, 200, 'a run on the assistant');
 is($r->{json}{messages}[-1]{content}, 'Hello from the mock', 'answers');
 $r = lg('GET', "/threads/$th/runs", undef, %ann);
 is($r->{json}[0]{assistant_id}, $id, 'the run names the assistant');
+is(lg('GET', "/threads/$th/state", undef, %ann)->{json}{values}{tone},
+   'dry', 'its context wrote the graph\'s channel');
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => $id,
+    input => { tone => 'warm',
+               messages => [ { role => 'user', content => 'hi' } ] } },
+    %ann);
+is(lg('GET', "/threads/$th/state", undef, %ann)->{json}{values}{tone},
+   'warm', 'the run\'s input wins over it');
 is(lg('POST', "/threads/$th/runs/wait", { assistant_id => 'my-nothing',
     input => {} }, %ann)->{status}, 404, 'an unknown one: 404');
 

@@ -23,6 +23,9 @@
  */
 
 
+static ngx_int_t ngx_http_agent_lg_run_context(ngx_http_request_t *r,
+    ngx_http_agent_graph_t *graph, yajl_val context,
+    ngx_http_agent_turn_in_t *in);
 static ngx_int_t ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *graph_id,
     ngx_str_t *assistant_id);
@@ -91,6 +94,77 @@ ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
 }
 
 
+/*
+ * An assistant's context: values of the graph's channels, written under
+ * the run's input (the input wins); keys that are no channel of the graph
+ * are not the graph's, and messages are the input's alone
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_run_context(ngx_http_request_t *r,
+    ngx_http_agent_graph_t *graph, yajl_val context,
+    ngx_http_agent_turn_in_t *in)
+{
+    size_t                  i;
+    ngx_str_t               key, out;
+    ngx_int_t               n;
+    ngx_uint_t              any;
+    ngx_http_agent_json_t  *j;
+
+    if (context == NULL || !YAJL_IS_OBJECT(context)) {
+        return NGX_OK;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    any = 0;
+
+    for (i = 0; i < context->u.object.len; i++) {
+        key.data = (u_char *) context->u.object.keys[i];
+        key.len = ngx_strlen(key.data);
+
+        n = ngx_http_agent_graph_channel(graph, &key);
+
+        if (n == NGX_ERROR || n == NGX_HTTP_AGENT_CH_MESSAGES
+            || ngx_http_agent_json_get(in->values, (char *) key.data))
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &key);
+        ngx_http_agent_json_val(j, context->u.object.values[i]);
+        any = 1;
+    }
+
+    if (!any) {
+        return NGX_OK;
+    }
+
+    /* then the input's own */
+
+    for (i = 0; in->values && YAJL_IS_OBJECT(in->values)
+                && i < in->values->u.object.len; i++)
+    {
+        ngx_http_agent_json_cstr(j, in->values->u.object.keys[i]);
+        ngx_http_agent_json_val(j, in->values->u.object.values[i]);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    in->values = ngx_http_agent_json_parse(r->pool, out.data, out.len, NULL);
+
+    return in->values ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+
 /* POST /threads/{id}/runs/stream and /wait, /runs/stream and /wait */
 
 ngx_int_t
@@ -98,7 +172,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body)
 {
     u_char                          buf[36];
-    yajl_val                        v, a, cfg, model;
+    yajl_val                        v, a, cfg, model, doc;
     ngx_int_t                       rc;
     ngx_str_t                       assistant, name, none;
     ngx_http_agent_graph_t         *graph;
@@ -192,6 +266,18 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     cfg = cfg ? ngx_http_agent_json_get(cfg, "configurable") : NULL;
     model = cfg ? ngx_http_agent_json_get(cfg, "model") : NULL;
 
+    /* an assistant's own configuration under the run's */
+
+    doc = row.doc.len ? ngx_http_agent_json_parse(r->pool, row.doc.data,
+                                                  row.doc.len, NULL)
+                      : NULL;
+
+    if (model == NULL && doc) {
+        cfg = ngx_http_agent_json_get(doc, "config");
+        cfg = cfg ? ngx_http_agent_json_get(cfg, "configurable") : NULL;
+        model = cfg ? ngx_http_agent_json_get(cfg, "model") : NULL;
+    }
+
     if (model && YAJL_IS_STRING(model)) {
         name.data = (u_char *) YAJL_GET_STRING(model);
         name.len = ngx_strlen(name.data);
@@ -248,6 +334,16 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     rc = ngx_http_agent_lg_run_parse(r, lr, v, in);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    if (doc && !lr->answers) {
+        rc = ngx_http_agent_lg_run_context(r, graph,
+                                           ngx_http_agent_json_get(doc,
+                                                                   "context"),
+                                           in);
+        if (rc != NGX_OK) {
+            return rc;
+        }
     }
 
     /* config.recursion_limit: fewer steps than the location's */
