@@ -193,6 +193,20 @@ is(lg('DELETE', "/assistants/$id", undef, %ann)->{status}, 204, 'DELETE');
 is(lg('GET', "/assistants/$id", undef, %ann)->{status}, 404, 'gone');
 is(lg('POST', "/assistants/$id/versions", {}, %ann)->{status}, 404,
    'with its versions');
+# deleted with its threads
+my $b = lg('POST', '/assistants', { graph_id => 'chat' }, %ann)->{json};
+my $tb = lg('POST', '/threads', {}, %ann)->{json}{thread_id};
+lg('POST', "/threads/$tb/runs/wait", { assistant_id => $b->{assistant_id},
+    input => { messages => [ { role => 'user', content => 'hi' } ] } },
+    %ann);
+my $keep = lg('POST', '/threads', {}, %ann)->{json}{thread_id};
+is(lg('DELETE', "/assistants/$b->{assistant_id}?delete_threads=true", undef,
+      %ann)->{status}, 204, 'DELETE ?delete_threads=true');
+is(lg('GET', "/threads/$tb", undef, %ann)->{status}, 404,
+   'its threads are gone');
+is(lg('GET', "/threads/$keep", undef, %ann)->{status}, 200,
+   'others are not');
+
 my $own = lg('POST', '/assistants/search', { graph_id => 'chat',
     metadata => { created_by => 'system' } }, %ann)->{json}[0]{assistant_id};
 is(lg('DELETE', "/assistants/$own", undef, %ann)->{status}, 409,

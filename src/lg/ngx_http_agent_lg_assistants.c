@@ -32,6 +32,8 @@ static ngx_int_t ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val v);
 static ngx_int_t ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val v);
+static ngx_int_t ngx_http_agent_lg_assistant_threads(ngx_http_request_t *r,
+    ngx_str_t *id);
 static ngx_int_t ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
     ngx_http_agent_assistant_row_t *row, yajl_val v, yajl_val old);
 
@@ -392,6 +394,7 @@ static ngx_int_t
 ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t              rc;
+    ngx_str_t              arg;
     ngx_http_agent_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
@@ -424,8 +427,97 @@ ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    if (ngx_http_arg(r, (u_char *) "delete_threads", 14, &arg) == NGX_OK
+        && arg.len == 4 && ngx_strncmp(arg.data, "true", 4) == 0)
+    {
+        rc = ngx_http_agent_lg_assistant_threads(r, id);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
     return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
 }
+
+
+/*
+ * ?delete_threads=true: the owner's threads whose metadata names the
+ * assistant (its runs'), those no run holds, at most 100 a request
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_assistant_threads(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                        rc;
+    ngx_str_t                        filter;
+    ngx_uint_t                       i;
+    ngx_array_t                      sessions;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_session_t        *s;
+    ngx_http_agent_store_call_t     *sc;
+    ngx_http_agent_session_query_t   q;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    sc = ngx_http_agent_reply_sc(r);
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "assistant_id");
+    ngx_http_agent_json_str(j, id);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &filter) != NGX_OK
+        || ngx_array_init(&sessions, r->pool, 8,
+                          sizeof(ngx_http_agent_session_t))
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_memzero(&q, sizeof(ngx_http_agent_session_query_t));
+    q.limit = 100;
+    q.owner = ctx->owner;
+    q.metadata = &filter;
+
+    rc = ngx_http_agent_store_session_list(sc, &q, &sessions);
+    if (rc != NGX_OK) {
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    s = sessions.elts;
+
+    for (i = 0; i < sessions.nelts; i++) {
+
+        /*
+         * the lease first, for a second, under the assistant's id (the
+         * same in each pass): a thread a run holds is left
+         */
+
+        rc = ngx_http_agent_store_lock(sc, &s[i].id, id, 1000);
+
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
+            continue;
+        }
+
+        rc = ngx_http_agent_store_session_delete(sc, &s[i].id);
+
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+    }
+
+    return NGX_OK;
+}
+
 
 /* POST /assistants/{id}/versions {metadata, limit, offset}: newest first */
 
