@@ -83,6 +83,28 @@ my @names = map { $_->{_event} } @{ $st->{events} };
 is($names[-1], "error", "the error is the last event") or diag($st->{raw});
 is($st->{events}[-1]{_json}{error}, 'GraphRecursionError', '... named');
 
+# stream_mode "messages": the message so far at each chunk, then whole
+my $t5 = lg('POST', '/threads', {})->{json}{thread_id};
+$st = $t->stream("/lg/threads/$t5/runs/stream", encode_json({
+    assistant_id => 'loop', stream_mode => [ 'messages', 'values' ],
+    input => { messages => [ { role => 'user', content => 'go' } ] } }));
+my @ev = @{ $st->{events} };
+my %seen = map { ($_->{_event} // '') => 1 } @ev;
+is_deeply([ sort keys %seen ], [ sort qw(metadata messages/metadata
+    messages/partial messages/complete values) ],
+    'messages mode: metadata, partial, complete') or diag(join ' ',
+    map { $_->{_event} } @ev);
+is($ev[-1]{_event}, 'messages/complete', 'a message whole is the last');
+is($ev[-1]{_json}[0]{content}, 'done', '... the answer');
+my @partial = grep { $_->{_event} eq 'messages/partial' } @ev;
+is($partial[-1]{_json}[0]{content}, 'done',
+   'the last partial holds the whole text');
+is($partial[-1]{_json}[0]{id}, $ev[-1]{_json}[0]{id}, '... of that message');
+my @complete = map { $_->{_json}[0]{type} }
+               grep { $_->{_event} eq 'messages/complete' } @ev;
+is_deeply(\@complete, [ qw(ai tool ai) ],
+          'each message the run adds, once');
+
 # threads and their metadata
 my $md = lg('GET', "/threads/$th")->{json}{metadata};
 is($md->{graph_id}, 'loop', 'a thread names the graph of its runs');
@@ -105,21 +127,21 @@ $r = lg('POST', '/threads/search', { metadata => { team => 'a' } });
 is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t2 ],
           'threads/search by metadata');
 $r = lg('POST', '/threads/search', { metadata => { graph_id => 'loop' } });
-is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t4, $t3, $th ],
+is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ], [ $t5, $t4, $t3, $th ],
           '... by the graph of its runs');
 $r = lg('POST', '/threads/search', { metadata => { team => 'b' } });
 is_deeply($r->{json}, [], '... none');
 $r = lg('POST', '/threads/search', { metadata => {} });
-is(scalar @{ $r->{json} }, 4, 'an empty filter: all');
+is(scalar @{ $r->{json} }, 5, 'an empty filter: all');
 is(lg('POST', '/threads/search', { metadata => 'x' })->{status}, 422,
    'a filter is an object');
 $r = lg('POST', '/threads/search', { sort_by => 'created_at',
                                       sort_order => 'asc' });
 is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ],
-          [ $th, $t3, $t4, $t2 ], 'oldest first');
+          [ $th, $t3, $t4, $t5, $t2 ], 'oldest first');
 $r = lg('POST', '/threads/search', { sort_order => 'desc' });
 is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ],
-          [ $t2, $t4, $t3, $th ], 'newest first');
+          [ $t2, $t5, $t4, $t3, $th ], 'newest first');
 $r = lg('POST', "/threads/$th/history", { limit => 10000 });
 is($r->{status}, 200, 'a history of limit 10000 is a page of 1000');
 ok(@{ $r->{json} } >= 2, '... with the thread\'s checkpoints');

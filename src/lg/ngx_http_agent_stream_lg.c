@@ -32,6 +32,12 @@ static ngx_int_t ngx_http_agent_lg_debug(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
+static void ngx_http_agent_lg_chunk(ngx_http_agent_json_t *j,
+    ngx_str_t *text, ngx_str_t *id);
+static ngx_int_t ngx_http_agent_lg_partial(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *id);
+static ngx_int_t ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
+    ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
 
 
 /* updates 2: the step's update from the run, no JSON of ours first */
@@ -67,6 +73,12 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         }
 
         /* the input step's values: the state the first node starts with */
+
+        if (run) {
+            /* the messages mode shows whole those the run adds */
+            s->messages_seen =
+                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
+        }
 
         if ((s->modes & NGX_HTTP_AGENT_MODE_VALUES) && run) {
             ngx_http_agent_lg_values(j, run, &s->session_id);
@@ -113,10 +125,16 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             }
         }
 
+        if ((s->modes & NGX_HTTP_AGENT_MODE_PARTIAL)
+            && ngx_http_agent_lg_complete(s, run, j) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
         break;
 
     case NGX_HTTP_AGENT_EV_CHUNK:
-        if (!(s->modes & NGX_HTTP_AGENT_MODE_MESSAGES) || run == NULL) {
+        if (run == NULL) {
             break;
         }
 
@@ -125,35 +143,20 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_lg_message_id(buf, &s->session_id,
                  run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts, &id);
 
-        ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "content");
-        ngx_http_agent_json_str(j, ev->text);
-        ngx_http_agent_json_key(j, "additional_kwargs");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_key(j, "response_metadata");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_key(j, "type");
-        /* as LangGraph's JS server serializes a chunk (Python: the class) */
-        ngx_http_agent_json_cstr(j, "ai");
-        ngx_http_agent_json_key(j, "id");
-        ngx_http_agent_json_str(j, &id);
-        ngx_http_agent_json_key(j, "tool_calls");
-        ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_arr_end(j);
-        ngx_http_agent_json_key(j, "invalid_tool_calls");
-        ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_arr_end(j);
-        ngx_http_agent_json_key(j, "tool_call_chunks");
-        ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_arr_end(j);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_lg_meta(s, j);
-        ngx_http_agent_json_arr_end(j);
+        if (s->modes & NGX_HTTP_AGENT_MODE_MESSAGES) {
+            ngx_http_agent_json_arr(j);
+            ngx_http_agent_lg_chunk(j, ev->text, &id);
+            ngx_http_agent_lg_meta(s, j);
+            ngx_http_agent_json_arr_end(j);
 
-        if (ngx_http_agent_lg_send(s, j, "messages", 0) != NGX_OK) {
+            if (ngx_http_agent_lg_send(s, j, "messages", 0) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_PARTIAL)
+            && ngx_http_agent_lg_partial(s, ev, j, &id) != NGX_OK)
+        {
             return NGX_ERROR;
         }
 
@@ -272,6 +275,131 @@ ngx_http_agent_lg_send(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j,
     n.len = ngx_strlen(name);
 
     return s->sink(s->sink_data, &n, &json, now);
+}
+
+
+/* a message's chunk as LangGraph's JS server serializes it */
+
+static void
+ngx_http_agent_lg_chunk(ngx_http_agent_json_t *j, ngx_str_t *text,
+    ngx_str_t *id)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_str(j, text);
+    ngx_http_agent_json_key(j, "additional_kwargs");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "response_metadata");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "type");
+    /* (Python's server: the class) */
+    ngx_http_agent_json_cstr(j, "ai");
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, id);
+    ngx_http_agent_json_key(j, "tool_calls");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "invalid_tool_calls");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "tool_call_chunks");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * stream_mode "messages": the message so far at each chunk
+ * (messages/partial), its metadata before its first, and each message of
+ * a step whole after the step's values (messages/complete)
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_partial(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *id)
+{
+    u_char  *p;
+    size_t   size;
+
+    if (s->partial.len == 0) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_str(j, id);
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "metadata");
+        ngx_http_agent_lg_meta(s, j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+
+        if (ngx_http_agent_lg_send(s, j, "messages/metadata", 0) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    /* the text so far, in a buffer that doubles */
+
+    if (s->partial.len + ev->text->len > s->partial_size) {
+        size = ngx_max(2 * s->partial_size,
+                       s->partial.len + ev->text->len + 256);
+
+        p = ngx_pnalloc(s->pool, size);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(p, s->partial.data, s->partial.len);
+        s->partial.data = p;
+        s->partial_size = size;
+    }
+
+    ngx_memcpy(s->partial.data + s->partial.len, ev->text->data,
+               ev->text->len);
+    s->partial.len += ev->text->len;
+
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_lg_chunk(j, &s->partial, id);
+    ngx_http_agent_json_arr_end(j);
+
+    return ngx_http_agent_lg_send(s, j, "messages/partial", 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
+    ngx_http_agent_run_t *run, ngx_http_agent_json_t *j)
+{
+    u_char                 buf[NGX_HTTP_AGENT_LG_MSG_ID];
+    ngx_str_t              id;
+    ngx_uint_t             n;
+    ngx_array_t           *msgs;
+    ngx_http_agent_msg_t  *m;
+
+    s->partial.len = 0;
+
+    if (run == NULL) {
+        return NGX_OK;
+    }
+
+    msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    m = msgs->elts;
+
+    for (n = s->messages_seen; n < msgs->nelts; n++) {
+        ngx_http_agent_lg_message_id(buf, &s->session_id, n, &id);
+
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_message_lc(j, run->pool, &m[n], &id);
+        ngx_http_agent_json_arr_end(j);
+
+        if (ngx_http_agent_lg_send(s, j, "messages/complete", 1) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    s->messages_seen = msgs->nelts;
+
+    return NGX_OK;
 }
 
 

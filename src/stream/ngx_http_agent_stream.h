@@ -101,6 +101,11 @@ struct ngx_http_agent_stream_s {
     ngx_uint_t                 modes;       /* NGX_HTTP_AGENT_MODE_* */
     void                      *state;       /* the run, for the formats
                                                that show its state */
+    ngx_str_t                  partial;     /* a message so far, for a
+                                               format that shows it whole
+                                               as it streams */
+    size_t                     partial_size;
+    ngx_uint_t                 messages_seen; /* shown whole */
     ngx_str_t                  assistant;
 };
 
