@@ -295,8 +295,12 @@ for my $x (@failed) {
     diag("FAIL $x->{fullName}: $line");
 }
 
-cmp_ok($passed, '>=', FLOOR, "$passed of LangGraph's tests pass (floor "
-                             . FLOOR . ')');
+# under the sanitizers (make test-asan) nginx is a few times slower: the
+# tests that race timers get five more
+my $floor = $ENV{AGENT_SANITIZER_LOGS} ? FLOOR - 5 : FLOOR;
+
+cmp_ok($passed, '>=', $floor, "$passed of LangGraph's tests pass (floor "
+                              . $floor . ')');
 
 note(sprintf 'the file took %.0f s', time - $started);
 
