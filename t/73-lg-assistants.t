@@ -186,6 +186,20 @@ is_deeply([ map { "$_->{source}>$_->{target}" } @{ $r->{json}{edges} } ],
 is(lg('GET', "/assistants/nope/graph", undef, %ann)->{status}, 404,
    'an unknown assistant\'s graph');
 
+# its schemas, from the graph's channels
+$r = lg('GET', "/assistants/$id/schemas", undef, %ann);
+is($r->{status}, 200, 'GET /assistants/{id}/schemas');
+is($r->{json}{state_schema}{properties}{messages}{type}, 'array',
+   'the state: messages, an array');
+ok(exists $r->{json}{state_schema}{properties}{tone}, '... and tone');
+my $ctx = $r->{json}{context_schema}{properties};
+ok(exists $ctx->{tone} && !exists $ctx->{messages},
+   'the context: the channels but messages');
+is($r->{json}{config_schema}{properties}{model}{type}, 'string',
+   'the config: a model');
+is($r->{json}{input_schema}{'$schema'},
+   'http://json-schema.org/draft-07/schema#', 'draft-07');
+
 # gone
 is(lg('DELETE', "/assistants/$id", undef, %bob)->{status}, 404,
    'another owner cannot delete it');

@@ -39,6 +39,7 @@ typedef enum {
     NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS,
     NGX_HTTP_AGENT_LG_ASSISTANT_LATEST,
     NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH,
+    NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS,
     NGX_HTTP_AGENT_LG_THREADS,
     NGX_HTTP_AGENT_LG_THREADS_SEARCH,
     NGX_HTTP_AGENT_LG_THREAD,
@@ -97,6 +98,10 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r,
+    ngx_str_t *id);
+
+/* lg_schemas.c */
+ngx_int_t ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v);

@@ -50,6 +50,8 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "assistants/*/latest", NGX_HTTP_POST,
       NGX_HTTP_AGENT_LG_ASSISTANT_LATEST },
     { "assistants/*/graph", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH },
+    { "assistants/*/schemas", NGX_HTTP_GET,
+      NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS },
     { "threads", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS },
     { "threads/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_SEARCH },
     { "threads/*", NGX_HTTP_GET|NGX_HTTP_PATCH|NGX_HTTP_DELETE,
@@ -241,6 +243,7 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_ASSISTANT_VERSIONS:
     case NGX_HTTP_AGENT_LG_ASSISTANT_LATEST:
     case NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH:
+    case NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS:
         return ngx_http_agent_lg_assistants(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREADS:
