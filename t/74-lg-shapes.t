@@ -135,6 +135,11 @@ $r = lg('POST', '/threads/search', { metadata => {} });
 is(scalar @{ $r->{json} }, 5, 'an empty filter: all');
 is(lg('POST', '/threads/search', { metadata => 'x' })->{status}, 422,
    'a filter is an object');
+is(lg('POST', '/threads/count', {})->{json}, 5, 'threads/count');
+is(lg('POST', '/threads/count', { metadata => { graph_id => 'loop' } })
+   ->{json}, 4, '... by metadata');
+is(lg('POST', '/threads/count', { metadata => { team => 'b' } })->{json}, 0,
+   '... none');
 $r = lg('POST', '/threads/search', { sort_by => 'created_at',
                                       sort_order => 'asc' });
 is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ],

@@ -42,6 +42,7 @@ typedef enum {
     NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS,
     NGX_HTTP_AGENT_LG_THREADS,
     NGX_HTTP_AGENT_LG_THREADS_SEARCH,
+    NGX_HTTP_AGENT_LG_THREADS_COUNT,
     NGX_HTTP_AGENT_LG_THREAD,
     NGX_HTTP_AGENT_LG_STATE,
     NGX_HTTP_AGENT_LG_STATE_AT,
@@ -149,6 +150,8 @@ ngx_http_agent_graph_t *ngx_http_agent_lg_thread_graph(ngx_http_request_t *r,
     ngx_str_t *thread_id);
 
 /* lg_walk.c */
+ngx_int_t ngx_http_agent_lg_threads_count(ngx_http_request_t *r,
+    ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,

@@ -54,6 +54,7 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
       NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS },
     { "threads", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS },
     { "threads/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_SEARCH },
+    { "threads/count", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_COUNT },
     { "threads/*", NGX_HTTP_GET|NGX_HTTP_PATCH|NGX_HTTP_DELETE,
       NGX_HTTP_AGENT_LG_THREAD },
     { "threads/*/state", NGX_HTTP_GET|NGX_HTTP_POST,
@@ -254,6 +255,9 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_LG_THREAD:
         return ngx_http_agent_lg_thread(r, req, body);
+
+    case NGX_HTTP_AGENT_LG_THREADS_COUNT:
+        return ngx_http_agent_lg_threads_count(r, body);
 
     case NGX_HTTP_AGENT_LG_STATE:
         if (r->method == NGX_HTTP_POST) {

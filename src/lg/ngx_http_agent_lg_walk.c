@@ -53,6 +53,8 @@ struct ngx_http_agent_lg_walk_s {
 };
 
 
+static ngx_int_t ngx_http_agent_lg_threads_filter(ngx_http_request_t *r,
+    yajl_val v, ngx_str_t *meta, ngx_str_t **filter);
 static ngx_http_agent_lg_walk_t *ngx_http_agent_lg_walk_create(
     ngx_http_request_t *r, ngx_array_t *list, ngx_uint_t limit,
     ngx_http_agent_lg_entry_pt entry);
@@ -224,21 +226,9 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         offset = YAJL_GET_INTEGER(n);
     }
 
-    /* the threads whose metadata holds these keys and values */
-
-    n = v ? ngx_http_agent_json_get(v, "metadata") : NULL;
-    filter = NULL;
-
-    if (n && YAJL_IS_OBJECT(n) && n->u.object.len) {
-        if (ngx_http_agent_json_encode(r->pool, n, &meta) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        filter = &meta;
-
-    } else if (n && !YAJL_IS_NULL(n) && !YAJL_IS_OBJECT(n)) {
-        return ngx_http_agent_reply_error(r, 422, "\"metadata\" must be an "
-                                          "object");
+    rc = ngx_http_agent_lg_threads_filter(r, v, &meta, &filter);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     if (ngx_array_init(&sessions, r->pool, 8,
@@ -278,6 +268,77 @@ ngx_http_agent_lg_threads(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     req->walk = w;
 
     return ngx_http_agent_lg_walk_send(r, w);
+}
+
+
+/* POST /threads/count {"metadata"}: how many threads the owner has */
+
+ngx_int_t
+ngx_http_agent_lg_threads_count(ngx_http_request_t *r, ngx_str_t *body)
+{
+    int64_t                          count;
+    yajl_val                         v;
+    ngx_int_t                        rc;
+    ngx_str_t                        meta, out;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_session_query_t   q;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_reply_parse(r, body, &v, 1);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_memzero(&q, sizeof(ngx_http_agent_session_query_t));
+    q.owner = ctx->owner;
+
+    rc = ngx_http_agent_lg_threads_filter(r, v, &meta, &q.metadata);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    rc = ngx_http_agent_store_session_count(ngx_http_agent_reply_sc(r), &q,
+                                            &count);
+    if (rc != NGX_OK) {
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    out.data = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+    if (out.data == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    out.len = ngx_sprintf(out.data, "%L", count) - out.data;
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+}
+
+
+/* the threads whose metadata holds these keys and values: our JSON */
+
+static ngx_int_t
+ngx_http_agent_lg_threads_filter(ngx_http_request_t *r, yajl_val v,
+    ngx_str_t *meta, ngx_str_t **filter)
+{
+    yajl_val  n;
+
+    n = ngx_http_agent_json_get(v, "metadata");
+    *filter = NULL;
+
+    if (n && YAJL_IS_OBJECT(n) && n->u.object.len) {
+        if (ngx_http_agent_json_encode(r->pool, n, meta) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        *filter = meta;
+
+    } else if (n && !YAJL_IS_NULL(n) && !YAJL_IS_OBJECT(n)) {
+        return ngx_http_agent_reply_error(r, 422, "\"metadata\" must be an "
+                                          "object");
+    }
+
+    return NGX_OK;
 }
 
 

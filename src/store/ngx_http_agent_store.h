@@ -227,6 +227,10 @@ typedef struct {
     ngx_int_t  (*session_list)(ngx_http_agent_store_call_t *sc,
                                ngx_http_agent_session_query_t *q,
                                ngx_array_t *sessions);
+    /* how many sessions q holds (its owner, its metadata; no page) */
+    ngx_int_t  (*session_count)(ngx_http_agent_store_call_t *sc,
+                                ngx_http_agent_session_query_t *q,
+                                int64_t *count);
     /* a session and all it has */
     ngx_int_t  (*session_delete)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id);
@@ -414,6 +418,8 @@ extern ngx_str_t                        ngx_http_agent_store_host;
     ngx_http_agent_store->session_create
 #define ngx_http_agent_store_session_get  ngx_http_agent_store->session_get
 #define ngx_http_agent_store_session_list ngx_http_agent_store->session_list
+#define ngx_http_agent_store_session_count                                    \
+    ngx_http_agent_store->session_count
 #define ngx_http_agent_store_session_delete                                   \
     ngx_http_agent_store->session_delete
 #define ngx_http_agent_store_session_set  ngx_http_agent_store->session_set

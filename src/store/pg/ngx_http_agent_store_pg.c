@@ -103,6 +103,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_session_create,
     ngx_http_agent_pg_session_get,
     ngx_http_agent_pg_session_list,
+    ngx_http_agent_pg_session_count,
     ngx_http_agent_pg_session_delete,
     ngx_http_agent_pg_session_set,
     ngx_http_agent_pg_lock,

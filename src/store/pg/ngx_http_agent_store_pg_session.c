@@ -195,6 +195,46 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
 }
 
 
+static ngx_int_t
+ngx_http_agent_pg_session_counted(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int64_t  *n;
+
+    n = ngx_palloc(q->sc->pool, sizeof(int64_t));
+    if (n == NULL || PQntuples(res) != 1) {
+        return NGX_ERROR;
+    }
+
+    *n = ngx_http_agent_pg_int(res, 0, 0);
+    a->value = n;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_session_count(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_session_query_t *q, int64_t *count)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc == NGX_OK) {
+            *count = *(int64_t *) a->value;
+        }
+
+        return a->rc;
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_COUNT,
+                                 ngx_http_agent_pg_session_counted, "ss",
+                                 q->owner, q->metadata);
+}
+
+
 ngx_int_t
 ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_query_t *q, ngx_array_t *sessions)

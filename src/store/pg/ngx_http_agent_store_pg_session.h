@@ -45,6 +45,8 @@ ngx_int_t ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_pg_session_count(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_session_query_t *q, int64_t *count);
 ngx_int_t ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_query_t *q, ngx_array_t *sessions);
 ngx_int_t ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,

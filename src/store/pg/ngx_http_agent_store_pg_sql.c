@@ -223,6 +223,11 @@ const char  *ngx_http_agent_pg_sql[] = {
     " CASE WHEN $5::int = 1 THEN n END, created_at DESC, n DESC"
     " LIMIT $1::bigint OFFSET $2::bigint",
 
+    /* NGX_HTTP_AGENT_PG_SESSION_COUNT */
+    "SELECT count(*) FROM sessions WHERE ($1::text IS NULL OR owner = $1)"
+    " AND ($2::text IS NULL"
+    " OR COALESCE(metadata, '{}')::jsonb @> $2::jsonb)",
+
     /* NGX_HTTP_AGENT_PG_SESSION_DELETE */
     "SELECT agent_session_delete($1)",
 

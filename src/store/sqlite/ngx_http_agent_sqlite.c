@@ -317,6 +317,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_session_create,
     ngx_http_agent_sqlite_session_get,
     ngx_http_agent_sqlite_session_list,
+    ngx_http_agent_sqlite_session_count,
     ngx_http_agent_sqlite_session_delete,
     ngx_http_agent_sqlite_session_set,
     ngx_http_agent_sqlite_lock,

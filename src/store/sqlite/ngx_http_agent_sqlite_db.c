@@ -64,6 +64,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " ORDER BY CASE WHEN ?5 = 1 THEN created_at END,"
     " CASE WHEN ?5 = 1 THEN rowid END, created_at DESC, rowid DESC"
     " LIMIT ?1 OFFSET ?2",
+    "SELECT count(*) FROM sessions WHERE (?1 IS NULL OR owner = ?1)"
+    " AND (?2 IS NULL OR agent_contains(metadata, ?2))",
     "DELETE FROM sessions WHERE id = ?1",
     "UPDATE sessions SET model = ?2 WHERE id = ?1",
     "UPDATE sessions SET database = ?2 WHERE id = ?1",

@@ -174,6 +174,32 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
 
 
 ngx_int_t
+ngx_http_agent_sqlite_session_count(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_session_query_t *q, int64_t *count)
+{
+    int            rc;
+    sqlite3_stmt  *stmt;
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_COUNT);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, q->owner);
+    ngx_http_agent_sqlite_bind(stmt, 2, q->metadata);
+
+    rc = sqlite3_step(stmt);
+
+    if (rc == SQLITE_ROW) {
+        *count = sqlite3_column_int64(stmt, 0);
+        rc = sqlite3_step(stmt);
+    }
+
+    return ngx_http_agent_sqlite_done(stmt, rc);
+}
+
+
+ngx_int_t
 ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id)
 {
