@@ -216,6 +216,7 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }
 
+
 /*
  * PATCH /assistants/{id}: a new version, the latest one, of what was the
  * latest with the fields given (metadata merged into its own)
@@ -311,6 +312,7 @@ ngx_http_agent_lg_assistant_update(ngx_http_request_t *r, ngx_str_t *id,
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }
 
+
 /*
  * A version's document, written by our generator from the values given
  * (a JSON object each, a string each) over the old version's: name,
@@ -391,6 +393,7 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
 
     return NGX_OK;
 }
+
 
 /* DELETE /assistants/{id} */
 
@@ -603,6 +606,7 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }
+
 
 /* POST /assistants/{id}/latest {version} */
 

@@ -32,9 +32,6 @@
  */
 
 
-
-
-
 static ngx_int_t ngx_http_agent_turn_interrupt_keep(
     ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,

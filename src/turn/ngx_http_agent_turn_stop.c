@@ -126,6 +126,7 @@ ngx_http_agent_turn_timeout(ngx_event_t *ev)
     ngx_http_agent_turn_done(run, NGX_ERROR);
 }
 
+
 /* the worker shuts down and this turn must end now */
 
 static void

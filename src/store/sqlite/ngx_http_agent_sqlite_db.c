@@ -379,6 +379,7 @@ ngx_http_agent_sqlite_rollback(ngx_http_agent_store_call_t *sc)
     }
 }
 
+
 void
 ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
 {
