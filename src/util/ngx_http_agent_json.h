@@ -51,9 +51,10 @@ typedef struct {
     ngx_http_agent_json_ok(j, yajl_gen_null((j)->gen))
 #define ngx_http_agent_json_bool(j, b)                                        \
     ngx_http_agent_json_ok(j, yajl_gen_bool((j)->gen, (b)))
+/* k: a string literal only (its length is its sizeof): "" k "" says so */
 #define ngx_http_agent_json_key(j, k)                                         \
-    ngx_http_agent_json_ok(j, yajl_gen_string((j)->gen, (u_char *) (k),      \
-                                              sizeof(k) - 1))
+    ngx_http_agent_json_ok(j, yajl_gen_string((j)->gen, (u_char *) "" k "",  \
+                                              sizeof("" k "") - 1))
 
 
 ngx_http_agent_json_t *ngx_http_agent_json_create(ngx_pool_t *pool);
