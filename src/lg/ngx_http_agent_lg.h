@@ -112,6 +112,11 @@ void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
 ngx_int_t ngx_http_agent_lg_assistant_find(ngx_http_request_t *r,
     ngx_str_t *id, ngx_http_agent_graph_t **graph,
     ngx_http_agent_assistant_row_t *row);
+ngx_int_t ngx_http_agent_lg_assistant_found(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_http_agent_graph_t **graph,
+    ngx_http_agent_assistant_row_t *row);
+ngx_int_t ngx_http_agent_lg_assistant_send(ngx_http_request_t *r,
+    ngx_http_agent_assistant_row_t *row);
 void ngx_http_agent_lg_page(yajl_val v, ngx_http_agent_lg_filter_t *f,
     ngx_int_t *limit, ngx_int_t *offset);
 ngx_uint_t ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,

@@ -149,19 +149,13 @@ ngx_http_agent_lg_assistant_get(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
 
-    rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "Assistant not found");
-    }
-
+    rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
     if (rc != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return rc;
+    }
+
+    if (row.assistant_id.len) {
+        return ngx_http_agent_lg_assistant_send(r, &row);
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -169,12 +163,52 @@ ngx_http_agent_lg_assistant_get(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (row.assistant_id.len) {
-        ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
+    ngx_http_agent_lg_assistant_json(j, g);
 
-    } else {
-        ngx_http_agent_lg_assistant_json(j, g);
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/*
+ * The assistant an endpoint names: NGX_OK, or what answered it (404
+ * "Assistant not found", 500) or NGX_AGAIN
+ */
+
+ngx_int_t
+ngx_http_agent_lg_assistant_found(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_graph_t **graph, ngx_http_agent_assistant_row_t *row)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_lg_assistant_find(r, id, graph, row);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Assistant not found");
     }
+
+    if (rc != NGX_OK && rc != NGX_AGAIN) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return rc;
+}
+
+
+/* one a client made, answered as its latest version */
+
+ngx_int_t
+ngx_http_agent_lg_assistant_send(ngx_http_request_t *r,
+    ngx_http_agent_assistant_row_t *row)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_lg_assistant_row_json(r->pool, j, row, 1);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }
@@ -197,15 +231,9 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
 
-    rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
-
-    if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "Assistant not found");
-    }
-
+    rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
     if (rc != NGX_OK) {
-        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return rc;
     }
 
     j = ngx_http_agent_json_create(r->pool);

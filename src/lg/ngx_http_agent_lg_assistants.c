@@ -107,7 +107,6 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
     ngx_int_t                        rc;
     ngx_str_t                        if_exists;
     ngx_http_agent_ctx_t            *ctx;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row, old;
 
@@ -206,14 +205,7 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_lg_assistant_send(r, &row);
 }
 
 
@@ -230,25 +222,14 @@ ngx_http_agent_lg_assistant_update(ngx_http_request_t *r, ngx_str_t *id,
     ngx_int_t                        rc;
     ngx_str_t                        graph_id;
     ngx_http_agent_ctx_t            *ctx;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "Assistant not found");
-    }
-
+    rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
     if (rc != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return rc;
     }
 
     if (row.assistant_id.len == 0) {
@@ -302,14 +283,7 @@ ngx_http_agent_lg_assistant_update(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_lg_assistant_send(r, &row);
 }
 
 
@@ -619,7 +593,6 @@ ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
     ngx_int_t                        rc;
     ngx_str_t                        at;
     ngx_http_agent_ctx_t            *ctx;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
 
@@ -661,12 +634,5 @@ ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_lg_assistant_row_json(r->pool, j, &row, 1);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_lg_assistant_send(r, &row);
 }

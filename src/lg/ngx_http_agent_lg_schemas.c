@@ -33,15 +33,9 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
 
-    rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
-
-    if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "Assistant not found");
-    }
-
+    rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
     if (rc != NGX_OK) {
-        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return rc;
     }
 
     j = ngx_http_agent_json_create(r->pool);
