@@ -204,9 +204,21 @@ sub run {
         if ($s) {
             close $s;
             # the master listens before its workers start (it may set a
-            # PostgreSQL schema up first): a test may look for them at once
-            wait_for(sub { $self->worker_pids }, 10);
-            return $self;
+            # PostgreSQL schema up first): a test may look for them at once.
+            # What answered may be another test's nginx, on a port this one
+            # let go between two starts: ours is up only once it has workers
+            my $exited;
+            wait_for(sub {
+                return 1 if $self->worker_pids;
+                $exited = waitpid($pid, WNOHANG) == $pid;
+                return $exited;
+            }, 10);
+            return $self if !$exited && $self->worker_pids;
+            delete $self->{nginx};
+            kill 'KILL', $pid unless $exited;
+            waitpid($pid, 0) unless $exited;
+            die "nginx did not start:\n" . $self->slurp('nginx.out')
+                . $self->slurp('error.log');
         }
         if (waitpid($pid, WNOHANG) == $pid) {
             delete $self->{nginx};
