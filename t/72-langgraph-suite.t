@@ -243,7 +243,9 @@ if ($pid == 0) {
     exec('node', $vitest, 'run', 'tests/api.test.mts',
          '--reporter=default', '--reporter=json',
          "--outputFile.json=$report", '--testTimeout=20000',
-         '--hookTimeout=30000', '--teardownTimeout=5000')
+         '--hookTimeout=30000', '--teardownTimeout=5000',
+         # LG_ONLY=pattern: the tests whose names match it, to work on them
+         $ENV{LG_ONLY} ? ('-t', $ENV{LG_ONLY}) : ())
         or POSIX::_exit(1);
 }
 
@@ -260,6 +262,7 @@ ok($ended, sprintf('vitest ended (%.0f s)', $secs))
 my $r = eval { decode_json(slurp($report)) } // {};
 my @tests = map { @{ $_->{assertionResults} // [] } }
                 @{ $r->{testResults} // [] };
+diag(slurp($log)) if $ENV{LG_ONLY};
 ok(@tests >= 66, 'the suite ran: ' . scalar(@tests) . ' tests in the report')
     or diag(join "\n", map { $_->{message} // () }
                            @{ $r->{testResults} // [] }),

@@ -45,6 +45,8 @@ static char *ngx_http_agent_graph_directive(ngx_conf_t *cf,
     ngx_command_t *dummy, void *conf);
 static char *ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
+static char *ngx_http_agent_graph_output_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
 static char *ngx_http_agent_graph_node_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
 static char *ngx_http_agent_graph_default(ngx_conf_t *cf, void *post,
@@ -221,8 +223,13 @@ ngx_http_agent_graph_directive(ngx_conf_t *cf, ngx_command_t *dummy,
         return ngx_http_agent_graph_edge_conf(cf, ctx);
     }
 
+    if (value[0].len == 6 && ngx_strncmp(value[0].data, "output", 6) == 0) {
+        return ngx_http_agent_graph_output_conf(cf, ctx->graph);
+    }
+
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown directive \"%V\" in "
-                       "agent_graph: use channel, node or edge", &value[0]);
+                       "agent_graph: use channel, node, edge or output",
+                       &value[0]);
 
     return NGX_CONF_ERROR;
 }
@@ -316,6 +323,50 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
     if (ngx_http_agent_json_encode(cf->pool, v, &ch->dflt) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * output CHANNEL ...: what a run answers (LangGraph's output schema), the
+ * channels declared before it; the state keeps them all
+ */
+
+static char *
+ngx_http_agent_graph_output_conf(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph)
+{
+    ngx_int_t                  n;
+    ngx_str_t                 *value;
+    ngx_uint_t                 i;
+    ngx_http_agent_channel_t  *ch;
+
+    value = cf->args->elts;
+    ch = graph->channels.elts;
+
+    if (cf->args->nelts < 2 || graph->outputs) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "output: use one "
+                           "\"output CHANNEL ...;\" in a graph");
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        n = ngx_http_agent_graph_channel(graph, &value[i]);
+
+        if (n == NGX_ERROR || n == NGX_HTTP_AGENT_CH_INPUT
+            || n == NGX_HTTP_AGENT_CH_SESSION_ID)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "output: \"%V\" is no "
+                               "channel of the graph declared before it",
+                               &value[i]);
+            return NGX_CONF_ERROR;
+        }
+
+        ch[n].output = 1;
+    }
+
+    graph->outputs = 1;
 
     return NGX_CONF_OK;
 }

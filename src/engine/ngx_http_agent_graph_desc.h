@@ -61,6 +61,7 @@ typedef struct {
     ngx_http_agent_reducer_e   reducer;
     ngx_str_t                  dflt;          /* JSON, or empty */
     ngx_uint_t                 turn;          /* scope=turn: reset */
+    unsigned                   output:1;      /* named by "output" */
 } ngx_http_agent_channel_t;
 
 
@@ -101,6 +102,9 @@ typedef struct {
     ngx_str_t                  file;
     ngx_uint_t                 line;
     unsigned                   builtin:1;
+    unsigned                   outputs:1;     /* an "output" statement:
+                                                 a run's output is those
+                                                 channels only */
     unsigned                   prompt_missing:1; /* agent_prompts has no
                                                     react_system.md */
 } ngx_http_agent_graph_t;

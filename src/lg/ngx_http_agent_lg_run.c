@@ -40,7 +40,7 @@ static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
 
 
 
-/* the input checked by the turn: a streamed answer's headers go now */
+/* the input checked by the turn: where the run is, in every answer's head */
 
 ngx_int_t
 ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
@@ -50,11 +50,9 @@ ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
     ngx_int_t            rc;
     ngx_http_cleanup_t  *cln;
 
-    if (!lr->wait || lr->background) {
-        rc = ngx_http_agent_lg_run_headers(lr->request, lr);
-        if (rc != NGX_OK) {
-            return rc;
-        }
+    rc = ngx_http_agent_lg_run_headers(lr->request, lr);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     cln = ngx_http_cleanup_add(lr->request, 0);
@@ -221,7 +219,8 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
                                               alcf->run_events_keep)
                      - row.expire.data;
 
-    rc = ngx_http_agent_store_run_insert(lr->info.sc, &row, lr->resumable);
+    /* any run may keep events: its error at least (lg_run_done) */
+    rc = ngx_http_agent_store_run_insert(lr->info.sc, &row, 1);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
@@ -246,7 +245,9 @@ ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 
     lr->seq++;
 
-    if (lr->resumable
+    /* the last, an error, was kept with the run's end (lg_run_done) */
+
+    if (lr->resumable && !lr->finished
         && ngx_http_agent_lg_run_keep(lr, name, json) != NGX_OK)
     {
         return NGX_ERROR;

@@ -95,9 +95,10 @@ ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
 
 
 /*
- * An assistant's context: values of the graph's channels, written under
- * the run's input (the input wins); keys that are no channel of the graph
- * are not the graph's, and messages are the input's alone
+ * A run's or its assistant's context (LangGraph's runtime context): values
+ * of the graph's channels, written under the run's input (the input wins);
+ * keys that are no channel of the graph are not the graph's, and messages
+ * are the input's alone
  */
 
 static ngx_int_t
@@ -334,6 +335,18 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     rc = ngx_http_agent_lg_run_parse(r, lr, v, in);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    /* the run's context over its assistant's, the input over both */
+
+    if (!lr->answers) {
+        rc = ngx_http_agent_lg_run_context(r, graph,
+                                           ngx_http_agent_json_get(v,
+                                                                   "context"),
+                                           in);
+        if (rc != NGX_OK) {
+            return rc;
+        }
     }
 
     if (doc && !lr->answers) {

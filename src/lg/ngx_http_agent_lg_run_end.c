@@ -26,6 +26,8 @@
 
 static ngx_int_t ngx_http_agent_lg_run_end(ngx_http_agent_lg_run_t *lr);
 static void ngx_http_agent_lg_run_stored(ngx_http_agent_store_call_t *sc);
+static ngx_int_t ngx_http_agent_lg_run_keep_error(ngx_http_agent_lg_run_t *lr,
+    ngx_http_agent_event_t *ev);
 
 
 /*
@@ -57,6 +59,19 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
 
     } else {
         lr->status = "success";
+    }
+
+    /*
+     * its error, the stream's last event, is kept with the rest before the
+     * end is stored, and for any run: a join after the end still says how
+     */
+
+    if (ev->type == NGX_HTTP_AGENT_EV_ERROR
+        && ngx_http_agent_lg_run_keep_error(lr, ev) != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_ERR, lr->request->connection->log, 0,
+                      "agent: the error of run \"%V\" could not be kept",
+                      lr->info.run_id);
     }
 
     lr->finished = 1;
@@ -176,8 +191,42 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
         ngx_http_agent_json_end(j);
 
     } else {
-        ngx_http_agent_lg_values(j, lr->info.run, lr->info.session_id);
+        ngx_http_agent_lg_values(j, lr->info.run, lr->info.session_id,
+                                 1);
     }
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+static ngx_int_t
+ngx_http_agent_lg_run_keep_error(ngx_http_agent_lg_run_t *lr,
+    ngx_http_agent_event_t *ev)
+{
+    ngx_str_t               name, json;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(lr->request->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_lg_error(j, ev->code, ev->text);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&name, "error");
+
+    /* the number the stream gives it next */
+    lr->seq++;
+
+    if (ngx_http_agent_lg_run_keep(lr, &name, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    lr->seq--;
+
+    return NGX_OK;
 }

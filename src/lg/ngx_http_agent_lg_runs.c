@@ -533,7 +533,7 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        ngx_http_agent_lg_values(j, run, &jn->req->thread_id);
+        ngx_http_agent_lg_values(j, run, &jn->req->thread_id, 0);
 
         return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
     }

@@ -21,6 +21,8 @@
  */
 
 
+static ngx_uint_t ngx_http_agent_lg_shown(ngx_http_agent_run_t *run,
+    ngx_uint_t ch, ngx_uint_t output);
 static void ngx_http_agent_lg_value(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_uint_t ch, ngx_http_agent_value_t *v,
     ngx_uint_t base, ngx_str_t *thread_id);
@@ -41,9 +43,14 @@ ngx_http_agent_lg_message_id(u_char *buf, ngx_str_t *thread_id,
 }
 
 
+/*
+ * The state's values; output: a run's output (values and updates events,
+ * a wait's answer), the channels of the graph's "output" statement alone
+ */
+
 void
 ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
-    ngx_str_t *thread_id)
+    ngx_str_t *thread_id, ngx_uint_t output)
 {
     size_t                     i;
     yajl_val                   extra;
@@ -54,8 +61,7 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     ngx_http_agent_json_obj(j);
 
     for (i = 0; i < run->graph->channels.nelts; i++) {
-        if (i == NGX_HTTP_AGENT_CH_INPUT || i == NGX_HTTP_AGENT_CH_SESSION_ID) {
-            /* ours: the turn's text and session, not the graph's state */
+        if (!ngx_http_agent_lg_shown(run, i, output)) {
             continue;
         }
 
@@ -63,7 +69,7 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
         ngx_http_agent_lg_value(j, run, i, &run->state[i], 0, thread_id);
     }
 
-    extra = run->extra.len
+    extra = run->extra.len && !(output && run->graph->outputs)
             ? ngx_http_agent_json_parse(run->pool, run->extra.data,
                                         run->extra.len, NULL)
             : NULL;
@@ -89,7 +95,7 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
 
 void
 ngx_http_agent_lg_update(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
-    ngx_str_t *thread_id)
+    ngx_str_t *thread_id, ngx_uint_t output)
 {
     ngx_uint_t                 i, base;
     ngx_http_agent_write_t    *w;
@@ -110,15 +116,11 @@ ngx_http_agent_lg_update(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     ngx_http_agent_json_obj(j);
 
     for (i = 0; w && i < run->update->nelts; i++) {
-        if (w[i].channel == NGX_HTTP_AGENT_CH_INPUT
-            || w[i].channel == NGX_HTTP_AGENT_CH_SESSION_ID)
-        {
-            continue;
+        if (ngx_http_agent_lg_shown(run, w[i].channel, output)) {
+            ngx_http_agent_json_str(j, &ch[w[i].channel].name);
+            ngx_http_agent_lg_value(j, run, w[i].channel, &w[i].value, base,
+                                    thread_id);
         }
-
-        ngx_http_agent_json_str(j, &ch[w[i].channel].name);
-        ngx_http_agent_lg_value(j, run, w[i].channel, &w[i].value, base,
-                                thread_id);
 
         if (w[i].value.messages) {
             base += w[i].value.messages->nelts;
@@ -126,6 +128,23 @@ ngx_http_agent_lg_update(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     }
 
     ngx_http_agent_json_end(j);
+}
+
+
+static ngx_uint_t
+ngx_http_agent_lg_shown(ngx_http_agent_run_t *run, ngx_uint_t ch,
+    ngx_uint_t output)
+{
+    ngx_http_agent_channel_t  *channels;
+
+    if (ch == NGX_HTTP_AGENT_CH_INPUT || ch == NGX_HTTP_AGENT_CH_SESSION_ID) {
+        /* ours: the turn's text and session, not the graph's state */
+        return 0;
+    }
+
+    channels = run->graph->channels.elts;
+
+    return !output || !run->graph->outputs || channels[ch].output;
 }
 
 
@@ -296,7 +315,7 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "values");
-    ngx_http_agent_lg_values(j, run, thread_id);
+    ngx_http_agent_lg_values(j, run, thread_id, 0);
 
     ngx_http_agent_json_key(j, "next");
     ngx_http_agent_json_arr(j);

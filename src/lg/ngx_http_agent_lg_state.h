@@ -27,9 +27,9 @@
 void ngx_http_agent_lg_message_id(u_char *buf, ngx_str_t *thread_id,
     ngx_uint_t n, ngx_str_t *id);
 void ngx_http_agent_lg_values(ngx_http_agent_json_t *j,
-    ngx_http_agent_run_t *run, ngx_str_t *thread_id);
+    ngx_http_agent_run_t *run, ngx_str_t *thread_id, ngx_uint_t output);
 void ngx_http_agent_lg_update(ngx_http_agent_json_t *j,
-    ngx_http_agent_run_t *run, ngx_str_t *thread_id);
+    ngx_http_agent_run_t *run, ngx_str_t *thread_id, ngx_uint_t output);
 void ngx_http_agent_lg_error(ngx_http_agent_json_t *j, ngx_str_t *code,
     ngx_str_t *message);
 void ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json);

@@ -333,7 +333,7 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
 
     if (cp.id.len) {
         ngx_http_agent_json_key(j, "values");
-        ngx_http_agent_lg_values(j, run, &s->id);
+        ngx_http_agent_lg_values(j, run, &s->id, 0);
 
         ngx_http_agent_json_key(j, "interrupts");
         ngx_http_agent_json_obj(j);

@@ -81,7 +81,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         }
 
         if ((s->modes & NGX_HTTP_AGENT_MODE_VALUES) && run) {
-            ngx_http_agent_lg_values(j, run, &s->session_id);
+            ngx_http_agent_lg_values(j, run, &s->session_id, 1);
 
             if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
                 return NGX_ERROR;
@@ -109,7 +109,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         if (s->modes & NGX_HTTP_AGENT_MODE_UPDATES) {
             ngx_http_agent_json_obj(j);
             ngx_http_agent_json_str(j, &s->node);
-            ngx_http_agent_lg_update(j, run, &s->session_id);
+            ngx_http_agent_lg_update(j, run, &s->session_id, 1);
             ngx_http_agent_json_end(j);
 
             if (ngx_http_agent_lg_send(s, j, "updates", 1) != NGX_OK) {
@@ -118,7 +118,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         }
 
         if (s->modes & NGX_HTTP_AGENT_MODE_VALUES) {
-            ngx_http_agent_lg_values(j, run, &s->session_id);
+            ngx_http_agent_lg_values(j, run, &s->session_id, 1);
 
             if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
                 return NGX_ERROR;
@@ -552,7 +552,7 @@ ngx_http_agent_lg_debug(ngx_http_agent_stream_t *s,
 
     if (ev->type == NGX_HTTP_AGENT_EV_UPDATE && run) {
         ngx_http_agent_json_key(j, "result");
-        ngx_http_agent_lg_update(j, run, &s->session_id);
+        ngx_http_agent_lg_update(j, run, &s->session_id, 0);
         ngx_http_agent_json_key(j, "error");
         ngx_http_agent_json_null(j);
         ngx_http_agent_json_key(j, "interrupts");
