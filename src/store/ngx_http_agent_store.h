@@ -118,6 +118,47 @@ typedef struct {
 } ngx_http_agent_assistant_row_t;
 
 
+/*
+ * An item of the LangGraph store (long-term memory across threads): a JSON
+ * object under a namespace and a key, an owner's.  The namespace is its
+ * labels joined by "." (a label holds none, as LangGraph's).
+ */
+typedef struct {
+    ngx_str_t                  owner;        /* empty: none */
+    ngx_str_t                  ns;           /* "a.b.c" */
+    ngx_str_t                  key;
+    ngx_str_t                  value;        /* a JSON object we wrote */
+    ngx_str_t                  text;         /* what a query finds it by
+                                                (put only); empty: not
+                                                indexed */
+    int64_t                    expires;      /* unix seconds; 0: never */
+    ngx_str_t                  created_at;
+    ngx_str_t                  updated_at;   /* put: now, both times */
+    double                     score;        /* a query's rank, higher
+                                                better; 0 without one */
+} ngx_http_agent_item_t;
+
+
+/* a search of the items, or of their namespaces */
+typedef struct {
+    ngx_str_t                  owner;        /* empty: none */
+    ngx_str_t                  prefix;       /* a namespace prefix ("a.b"
+                                                holds "a.b" and "a.b.c",
+                                                not "a.bc"); empty: all */
+    ngx_str_t                  suffix;       /* namespaces: one that ends
+                                                so ("b.c": "a.b.c") */
+    ngx_str_t                  filter;       /* items: a JSON object the
+                                                value holds (jsonb @>), or
+                                                empty */
+    ngx_str_t                  query;        /* items: words the text has
+                                                (any; ranked), or empty */
+    ngx_uint_t                 limit;
+    ngx_uint_t                 offset;
+    int64_t                    now;          /* unix seconds: what expired
+                                                before is not there */
+} ngx_http_agent_item_query_t;
+
+
 /* an event of a resumable run, its strings valid until the next one */
 typedef ngx_int_t (*ngx_http_agent_store_event_pt)(void *data, int64_t seq,
     ngx_str_t *event, ngx_str_t *json);
@@ -392,6 +433,36 @@ typedef struct {
     /* an assistant and its versions gone: NGX_DECLINED, no such one */
     ngx_int_t  (*assistant_delete)(ngx_http_agent_store_call_t *sc,
                                    ngx_str_t *owner, ngx_str_t *id);
+
+    /*
+     * an item written (made, or its value, text and expiry replaced: its
+     * created_at kept); items that expired before now go, a few at a time
+     */
+    ngx_int_t  (*item_put)(ngx_http_agent_store_call_t *sc,
+                           ngx_http_agent_item_t *item, int64_t now);
+    /* an owner's item: NGX_DECLINED, none (or it expired before now) */
+    ngx_int_t  (*item_get)(ngx_http_agent_store_call_t *sc,
+                           ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key,
+                           int64_t now, ngx_http_agent_item_t *item);
+    /* an owner's item gone: NGX_DECLINED, there was none */
+    ngx_int_t  (*item_delete)(ngx_http_agent_store_call_t *sc,
+                              ngx_str_t *owner, ngx_str_t *ns,
+                              ngx_str_t *key);
+    /*
+     * a page of an owner's items (ngx_http_agent_item_t): under q->prefix,
+     * holding q->filter, matching q->query (best first), else the latest
+     * updated first
+     */
+    ngx_int_t  (*item_search)(ngx_http_agent_store_call_t *sc,
+                              ngx_http_agent_item_query_t *q,
+                              ngx_array_t *items);
+    /*
+     * the namespaces of an owner's items (ngx_str_t, each once, in order),
+     * under q->prefix and ending with q->suffix; no page: at most q->limit
+     */
+    ngx_int_t  (*item_namespaces)(ngx_http_agent_store_call_t *sc,
+                                  ngx_http_agent_item_query_t *q,
+                                  ngx_array_t *namespaces);
 } ngx_http_agent_store_backend_t;
 
 

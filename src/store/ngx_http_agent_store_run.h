@@ -36,6 +36,12 @@
     ngx_http_agent_store->assistant_latest
 #define ngx_http_agent_store_assistant_delete                                 \
     ngx_http_agent_store->assistant_delete
+#define ngx_http_agent_store_item_put     ngx_http_agent_store->item_put
+#define ngx_http_agent_store_item_get     ngx_http_agent_store->item_get
+#define ngx_http_agent_store_item_delete  ngx_http_agent_store->item_delete
+#define ngx_http_agent_store_item_search  ngx_http_agent_store->item_search
+#define ngx_http_agent_store_item_namespaces                                  \
+    ngx_http_agent_store->item_namespaces
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_RUN_H_INCLUDED_ */
