@@ -136,5 +136,6 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_assistant_get,
     ngx_http_agent_pg_assistant_list,
     ngx_http_agent_pg_assistant_latest,
-    ngx_http_agent_pg_assistant_delete
+    ngx_http_agent_pg_assistant_delete,
+    NULL, NULL, NULL, NULL, NULL    /* items: to come, in pg_items.c */
 };

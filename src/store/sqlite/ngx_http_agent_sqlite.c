@@ -17,6 +17,7 @@
 #include "ngx_http_agent_sqlite_history.h"
 #include "ngx_http_agent_sqlite_run.h"
 #include "ngx_http_agent_sqlite_assistant.h"
+#include "ngx_http_agent_sqlite_items.h"
 #include "ngx_http_agent_files.h"
 
 
@@ -350,5 +351,10 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_assistant_get,
     ngx_http_agent_sqlite_assistant_list,
     ngx_http_agent_sqlite_assistant_latest,
-    ngx_http_agent_sqlite_assistant_delete
+    ngx_http_agent_sqlite_assistant_delete,
+    ngx_http_agent_sqlite_item_put,
+    ngx_http_agent_sqlite_item_get,
+    ngx_http_agent_sqlite_item_delete,
+    ngx_http_agent_sqlite_item_search,
+    ngx_http_agent_sqlite_item_namespaces
 };
