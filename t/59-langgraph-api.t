@@ -147,8 +147,15 @@ ok(!exists $vals->[-1]{input} && !exists $vals->[-1]{session_id},
 is(scalar @{ $o->{state}{values}{messages} }, 2, 'getState: the values');
 is_deeply($o->{state}{next}, [], 'nothing next');
 ok($o->{state}{checkpoint}{checkpoint_id}, 'the checkpoint');
-is(scalar @{ $o->{history} }, 2, 'getHistory: input, model, newest first')
+is(scalar @{ $o->{history} }, 3,
+   'getHistory: before the input, the input, the model, newest first')
     or diag explain $o->{history};
+is_deeply([ map { $_->{metadata}{step} } @{ $o->{history} } ], [ 1, 0, -1 ],
+          '... steps 1, 0, -1');
+is_deeply($o->{history}[-1]{next}, [ '__start__' ],
+          'the first: before the input, next __start__');
+is($o->{history}[-1]{metadata}{source}, 'input', '... its source "input"');
+is_deeply($o->{history}[-1]{values}{messages}, [], '... no message yet');
 is($o->{history}[0]{checkpoint}{checkpoint_id},
    $o->{state}{checkpoint}{checkpoint_id}, 'the newest is the state');
 is($o->{history}[0]{parent_checkpoint}{checkpoint_id},
@@ -339,7 +346,8 @@ is(scalar @{ $o->{at}{values}{messages} }, 2,
    'getState at an earlier checkpoint');
 ok($o->{update}{checkpoint}{checkpoint_id}, 'updateState: a checkpoint');
 is($o->{updated}{values}{note}, 'set by hand', 'the value is written');
-is($o->{updated}{metadata}{step}, 4, 'as a step of its own (after 0-3)');
+is($o->{updated}{metadata}{step}, 5,
+   'as a step of its own (after -1 to 4: two runs, each with its input)');
 is($o->{bad_update}{error}{status}, 422, 'an unknown channel: 422');
 
 # an update refused under the thread's lease is answered once the lease is

@@ -171,13 +171,14 @@ for my $k (qw(no_thread no_assistant)) {
        "errors: $k");
 }
 
-# history: theirs has the checkpoint before the input (step -1) too
+# history: the checkpoint before the input (step -1) too, in both
 my ($h1, $h2) = ($ours->{history}, $theirs->{history});
-is(scalar @$h1, scalar @$h2 - 1, 'history: theirs has one more, step -1');
-is_deeply([ map { state_of($_) } @$h1 ],
-          [ map { state_of($_) } @$h2[0 .. $#$h1] ],
-          'the others the same, newest first');
-is($h2->[-1]{metadata}{step}, -1, 'theirs: the empty input checkpoint');
+is(scalar @$h1, scalar @$h2, 'history: as many checkpoints');
+is_deeply([ map { state_of($_) } @$h1 ], [ map { state_of($_) } @$h2 ],
+          'the same states, newest first');
+is($h1->[-1]{metadata}{step}, -1, 'ours too: the empty input checkpoint');
+is_deeply([ map { $_->{metadata}{source} } @$h1 ],
+          [ map { $_->{metadata}{source} } @$h2 ], 'the same sources');
 
 $t->check_log;
 

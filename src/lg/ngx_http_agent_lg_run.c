@@ -67,7 +67,7 @@ ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
 }
 
 
-/* the run has begun (its row written, its graph started) */
+/* the run has begun (its row written), its graph about to start */
 
 void
 ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)

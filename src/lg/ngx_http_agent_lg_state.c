@@ -357,10 +357,17 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_key(j, "metadata");
     ngx_http_agent_json_obj(j);
-    /* LangGraph's "input" checkpoint is the one before its input: ours
-       start after it, as its step 0 does */
+    /* the state before a run's input (turn_before) is its "input" step */
     ngx_http_agent_json_key(j, "source");
-    ngx_http_agent_json_cstr(j, "loop");
+
+    if (cp->next.len == 9 && ngx_strncmp(cp->next.data, "__start__", 9) == 0)
+    {
+        ngx_http_agent_json_cstr(j, "input");
+
+    } else {
+        ngx_http_agent_json_cstr(j, "loop");
+    }
+
     ngx_http_agent_json_key(j, "step");
     ngx_http_agent_json_int(j, cp->step);
     ngx_http_agent_json_key(j, "parents");

@@ -26,7 +26,8 @@ typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
 
 /*
  * what a protocol adds to its turn: its answer started once the input is
- * checked (ready), a run's record, its end (done: NGX_AGAIN
+ * checked (ready), a run's record (begin), what goes before the graph
+ * starts, which may end it at once (started), its end (done: NGX_AGAIN
  * when the end is still being stored, then ngx_http_agent_turn_finish()
  * once it is)
  */
@@ -80,6 +81,10 @@ typedef struct {
                                                   run's state */
     unsigned                        answers:1; /* refused unless the
                                                   thread waits */
+    unsigned                        before:1;  /* a checkpoint of the
+                                                  state before the input
+                                                  (LangGraph's "input"
+                                                  step), next "__start__" */
 } ngx_http_agent_turn_in_t;
 
 

@@ -41,6 +41,8 @@ static ngx_int_t ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn,
 static void ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
+static ngx_int_t ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run);
 
 
 /*
@@ -390,11 +392,17 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         ngx_add_timer(&turn->timeout, alcf->turn_timeout);
     }
 
-    ngx_http_agent_graph_start(turn->run);
+    /*
+     * the protocol's part first: a graph may run to its end inside
+     * graph_start (no step waits), and what answers at the start (a
+     * background run's record) must go before the end's answer
+     */
 
     if (turn->in.hooks && turn->in.hooks->started) {
         turn->in.hooks->started(turn);
     }
+
+    ngx_http_agent_graph_start(turn->run);
 
     return NGX_DONE;
 }
@@ -689,6 +697,13 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    if (turn->in.before) {
+        rc = ngx_http_agent_turn_before(turn, run);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
     rc = ngx_http_agent_graph_input(run, update);
 
     if (rc != NGX_OK && rc != NGX_AGAIN) {
@@ -697,4 +712,57 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     return rc;
+}
+
+
+/*
+ * The state before the input, a checkpoint of its own (LangGraph's "input"
+ * step, -1 on a new thread): its next is "__start__", and a run that
+ * forks from it starts the graph again with another input (an edited
+ * first message).  In the begin's unit of writes, before the input step.
+ */
+
+static ngx_int_t
+ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run)
+{
+    ngx_int_t                    rc;
+    ngx_str_t                    node, next;
+    ngx_http_agent_checkpoint_t  cp;
+
+    ngx_str_set(&node, "__start__");
+    ngx_str_set(&next, "__start__");
+
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+    cp.id = turn->checkpoint_id;
+    cp.step = cp.id.len ? turn->step : -2;
+    cp.run_id = turn->run_id;
+    cp.lease = turn->lease_ms;
+
+    /* no step wrote it: no messages of its own */
+    run->update = NULL;
+
+    rc = ngx_http_agent_checkpoint_save(&turn->sc, run, &turn->session_id,
+                                        &cp, &node, &next);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(turn->request, NGX_HTTP_CONFLICT,
+                                          "a turn is already running on this "
+                                          "session; wait for its end event");
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_error(turn->request,
+                                          NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's state could not be "
+                                          "saved");
+    }
+
+    turn->checkpoint_id = cp.id;
+    turn->step = cp.step;
+
+    return NGX_OK;
 }
