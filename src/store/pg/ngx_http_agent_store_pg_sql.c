@@ -65,7 +65,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 2) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 3) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -201,7 +201,22 @@ const char  *ngx_http_agent_pg_schema =
     "  graph_id text NOT NULL, doc text NOT NULL, created_at text NOT NULL,"
     "  PRIMARY KEY (assistant_id, version));"
 
-    " INSERT INTO agent_schema VALUES (1), (2) ON CONFLICT DO NOTHING;"
+    /*
+     * version 3: the LangGraph store's items; '' is no owner, so that the
+     * three are a key; n orders the rows of one updated_at as SQLite's
+     */
+
+    " CREATE TABLE IF NOT EXISTS items ("
+    "  n bigserial, owner text NOT NULL DEFAULT '', ns text NOT NULL,"
+    "  key text NOT NULL, value text NOT NULL, text text,"
+    "  created_at text NOT NULL, updated_at text NOT NULL, expires bigint,"
+    "  PRIMARY KEY (owner, ns, key));"
+    " CREATE INDEX IF NOT EXISTS items_text"
+    "  ON items USING gin (to_tsvector('simple', text));"
+    " CREATE INDEX IF NOT EXISTS items_expires ON items (expires)"
+    "  WHERE expires IS NOT NULL;"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3) ON CONFLICT DO NOTHING;"
     " END $agent$";
 
 
