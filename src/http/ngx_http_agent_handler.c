@@ -115,7 +115,13 @@ ngx_http_agent_handler(ngx_http_request_t *r)
         }
     }
 
-    if (rc == NGX_OK && !(r->method & (NGX_HTTP_POST|NGX_HTTP_PATCH))) {
+    /* a body is read for what takes one (the LangGraph store's DELETE) */
+
+    if (rc == NGX_OK && !(r->method & (NGX_HTTP_POST|NGX_HTTP_PATCH
+                                       |NGX_HTTP_PUT))
+        && !(r->method == NGX_HTTP_DELETE
+             && ctx->endpoint == NGX_HTTP_AGENT_EP_LANGGRAPH))
+    {
         if (ngx_http_discard_request_body(r) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }

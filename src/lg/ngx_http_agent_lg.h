@@ -55,7 +55,10 @@ typedef enum {
     NGX_HTTP_AGENT_LG_RUN_JOIN,
     NGX_HTTP_AGENT_LG_RUN_JOIN_JSON,
     NGX_HTTP_AGENT_LG_STATELESS_STREAM,
-    NGX_HTTP_AGENT_LG_STATELESS_WAIT
+    NGX_HTTP_AGENT_LG_STATELESS_WAIT,
+    NGX_HTTP_AGENT_LG_STORE,
+    NGX_HTTP_AGENT_LG_STORE_SEARCH,
+    NGX_HTTP_AGENT_LG_STORE_NAMESPACES
 } ngx_http_agent_lg_route_e;
 
 
@@ -124,6 +127,10 @@ ngx_uint_t ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
 void ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
     ngx_http_agent_json_t *j, ngx_http_agent_assistant_row_t *row,
     ngx_uint_t updated);
+
+/* lg_store.c */
+ngx_int_t ngx_http_agent_lg_store(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg_assistants.c */
 ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,

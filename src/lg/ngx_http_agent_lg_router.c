@@ -18,7 +18,7 @@
  * LangGraph's own SDK and UIs work against nginx.  This file routes and
  * answers /ok and /info; assistants are lg_assistants.c's, threads and
  * their state lg_thread.c's, runs lg_run.c's, runs as records and joins
- * lg_runs.c's.
+ * lg_runs.c's, the store's items lg_store.c's.
  */
 
 
@@ -74,6 +74,10 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
       NGX_HTTP_AGENT_LG_RUN_JOIN_JSON },
     { "runs/stream", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_STREAM },
     { "runs/wait", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_WAIT },
+    { "store/items", NGX_HTTP_GET|NGX_HTTP_PUT|NGX_HTTP_DELETE,
+      NGX_HTTP_AGENT_LG_STORE },
+    { "store/items/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STORE_SEARCH },
+    { "store/namespaces", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STORE_NAMESPACES },
     { NULL, 0, 0 }
 };
 
@@ -275,6 +279,11 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_RUN_JOIN:
     case NGX_HTTP_AGENT_LG_RUN_JOIN_JSON:
         return ngx_http_agent_lg_join(r, req);
+
+    case NGX_HTTP_AGENT_LG_STORE:
+    case NGX_HTTP_AGENT_LG_STORE_SEARCH:
+    case NGX_HTTP_AGENT_LG_STORE_NAMESPACES:
+        return ngx_http_agent_lg_store(r, req, body);
 
     case NGX_HTTP_AGENT_LG_RUNS:
     case NGX_HTTP_AGENT_LG_RUN:

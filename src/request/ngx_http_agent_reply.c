@@ -428,11 +428,12 @@ ngx_http_agent_reply_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
     ngx_table_elt_t  *h;
 
     static ngx_uint_t   methods[] = { NGX_HTTP_GET, NGX_HTTP_POST,
-                                      NGX_HTTP_PATCH, NGX_HTTP_DELETE };
-    static const char  *names[] = { "GET", "POST", "PATCH", "DELETE" };
+                                      NGX_HTTP_PUT, NGX_HTTP_PATCH,
+                                      NGX_HTTP_DELETE };
+    static const char  *names[] = { "GET", "POST", "PUT", "PATCH", "DELETE" };
 
     h = ngx_list_push(&r->headers_out.headers);
-    p = ngx_pnalloc(r->pool, sizeof("GET, POST, PATCH, DELETE"));
+    p = ngx_pnalloc(r->pool, sizeof("GET, POST, PUT, PATCH, DELETE"));
 
     if (h == NULL || p == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -442,7 +443,7 @@ ngx_http_agent_reply_not_allowed(ngx_http_request_t *r, ngx_uint_t allowed)
     ngx_str_set(&h->key, "Allow");
     h->value.data = p;
 
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
         if (allowed & methods[i]) {
             if (p != h->value.data) {
                 *p++ = ',';

@@ -91,7 +91,25 @@ static const char  *ngx_http_agent_store_schema =
     "CREATE TABLE IF NOT EXISTS assistant_versions ("
     " assistant_id TEXT NOT NULL, version INTEGER NOT NULL,"
     " graph_id TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL,"
-    " PRIMARY KEY (assistant_id, version)) WITHOUT ROWID;";
+    " PRIMARY KEY (assistant_id, version)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS items ("
+    " n INTEGER PRIMARY KEY, owner TEXT NOT NULL, ns TEXT NOT NULL,"
+    " key TEXT NOT NULL, value TEXT NOT NULL, text TEXT,"
+    " created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires INTEGER,"
+    " UNIQUE (owner, ns, key));"
+    "CREATE INDEX IF NOT EXISTS items_expires ON items (expires)"
+    " WHERE expires IS NOT NULL;"
+    /* the items' text, found by words; kept by triggers, in each write */
+    "CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(text);"
+    "CREATE TRIGGER IF NOT EXISTS items_ai AFTER INSERT ON items"
+    " WHEN new.text IS NOT NULL BEGIN"
+    " INSERT INTO items_fts (rowid, text) VALUES (new.n, new.text); END;"
+    "CREATE TRIGGER IF NOT EXISTS items_ad AFTER DELETE ON items BEGIN"
+    " DELETE FROM items_fts WHERE rowid = old.n; END;"
+    "CREATE TRIGGER IF NOT EXISTS items_au AFTER UPDATE OF text ON items"
+    " BEGIN DELETE FROM items_fts WHERE rowid = old.n;"
+    " INSERT INTO items_fts (rowid, text) SELECT new.n, new.text"
+    " WHERE new.text IS NOT NULL; END;";
 
 
 static ngx_int_t

@@ -49,6 +49,18 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
     "id, parent_id, step, node, next, msg_count, channels, created_at"
 
+#define NGX_HTTP_AGENT_SQL_ITEM_COLS                                          \
+    "owner, ns, key, value, created_at, updated_at, expires"
+
+/* ns under the prefix ?2 (itself, or "?2." then more): a range of the key */
+#define NGX_HTTP_AGENT_SQL_ITEM_UNDER                                         \
+    "(?2 IS NULL OR ns = ?2 OR (ns >= ?2 || '.' AND ns < ?2 || '/'))"
+
+#define NGX_HTTP_AGENT_SQL_ITEM_WHERE                                         \
+    "owner = COALESCE(?1, '') AND " NGX_HTTP_AGENT_SQL_ITEM_UNDER             \
+    " AND (expires IS NULL OR expires > ?3)"                                  \
+    " AND (?4 IS NULL OR agent_contains(value, ?4))"
+
 #define NGX_HTTP_AGENT_SQL_ASSISTANT_COLS                                     \
     "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
     " v.doc, a.created_at, v.created_at"
@@ -207,6 +219,30 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM assistants WHERE assistant_id = ?1 AND owner IS ?2",
     "DELETE FROM assistant_versions WHERE assistant_id = ?1 AND NOT EXISTS"
     " (SELECT 1 FROM assistants WHERE assistant_id = ?1)",
+    "INSERT INTO items (owner, ns, key, value, text, created_at,"
+    " updated_at, expires) VALUES (COALESCE(?1, ''), ?2, ?3, ?4, ?5, ?6, ?6,"
+    " ?7) ON CONFLICT (owner, ns, key) DO UPDATE SET value = excluded.value,"
+    " text = excluded.text, updated_at = excluded.updated_at,"
+    " expires = excluded.expires",
+    "DELETE FROM items WHERE n IN (SELECT n FROM items"
+    " WHERE expires <= ?1 LIMIT 64)",
+    "SELECT " NGX_HTTP_AGENT_SQL_ITEM_COLS ", 0 FROM items"
+    " WHERE owner = COALESCE(?1, '') AND ns = ?2 AND key = ?3"
+    " AND (expires IS NULL OR expires > ?4)",
+    "DELETE FROM items WHERE owner = COALESCE(?1, '') AND ns = ?2"
+    " AND key = ?3",
+    "SELECT " NGX_HTTP_AGENT_SQL_ITEM_COLS ", 0 FROM items"
+    " WHERE " NGX_HTTP_AGENT_SQL_ITEM_WHERE
+    " ORDER BY updated_at DESC, n DESC LIMIT ?5 OFFSET ?6",
+    "SELECT " NGX_HTTP_AGENT_SQL_ITEM_COLS ", -bm25(items_fts)"
+    " FROM items_fts JOIN items ON n = items_fts.rowid"
+    " WHERE items_fts MATCH ?7 AND " NGX_HTTP_AGENT_SQL_ITEM_WHERE
+    " ORDER BY bm25(items_fts), n DESC LIMIT ?5 OFFSET ?6",
+    "SELECT DISTINCT ns FROM items WHERE owner = COALESCE(?1, '')"
+    " AND " NGX_HTTP_AGENT_SQL_ITEM_UNDER
+    " AND (expires IS NULL OR expires > ?3)"
+    " AND (?4 IS NULL OR ns = ?4 OR substr(ns, -length(?4) - 1) = '.' || ?4)"
+    " ORDER BY ns LIMIT ?5",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
