@@ -4,7 +4,9 @@
 # their values hold (filter) and by words (query, full-text: FTS5 on
 # SQLite, tsvector on PostgreSQL), paged; their namespaces listed (prefix,
 # suffix, max_depth, paged); an item's ttl; every item its owner's
-# (agent_owner); bad input a clear 422.  On both stores (make test-pg).
+# (agent_owner); bad input a clear 422.  Then the store node kind: a
+# graph puts, gets, searches and deletes the session owner's items, the
+# same the API shows.  On both stores (make test-pg).
 
 use strict;
 use warnings;
@@ -18,9 +20,31 @@ use Time::HiRes qw(sleep);
 my $t = AgentTest->new;
 $t->mock(sub { { text => 'hello' } });
 
-my $conf = $t->conf;
+my $conf = $t->conf(http => <<'HTTP');
+agent_graph memo {
+    channel user value;
+    channel note value;
+    channel recalled value;
+    channel found value;
+    channel gone value;
+    node put store op=put "namespace=users.{{user}}" key=note
+        value=text:note,by:user ttl=60;
+    node get store op=get "namespace=users.{{user}}" key=note
+        output=recalled;
+    node find store op=search namespace=users "query={{input}}"
+        output=found limit=5;
+    node del store op=delete "namespace=users.{{user}}" key=other
+        output=gone;
+    edge START put;
+    edge put get;
+    edge get find;
+    edge find del;
+    edge del END;
+}
+HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
-    location /mine/ { agent_langgraph_api; agent_owner \$http_x_user; }
+    location /mine/ { agent_langgraph_api; agent_owner \$http_x_user;
+                      agent_assistants memo; }
     $1};
 $t->run($conf);
 
@@ -184,6 +208,29 @@ is(get_item([ 'n' ], 'k')->{content}, 'null',
 is($t->http('GET', '/mine/store/items?namespace=n&key=k')->{status}, 401,
    'no owner where one is needed: 401');
 
+# --- the store node ---------------------------------------------------------
+
+$r = $t->http('POST', '/mine/runs/wait', { assistant_id => 'memo', input => {
+    user => 'u1', note => 'remember the milk',
+    messages => [ { role => 'user', content => 'milk' } ] } }, %ann);
+is($r->{status}, 200, 'a graph with store nodes ran') or diag($r->{content});
+is_deeply($r->{json}{recalled}, { text => 'remember the milk', by => 'u1' },
+          'put, then got: an object of channels under names');
+is(scalar @{ $r->{json}{found} }, 1, 'searched by the input\'s words');
+is($r->{json}{found}[0]{namespace}, 'users.u1', '... the item found');
+is_deeply($r->{json}{found}[0]{value}{by}, 'u1', '... with its value');
+is($r->{json}{gone}, JSON::PP::false, 'a delete of none: false');
+is(get_item([ 'users', 'u1' ], 'note', '/mine', %ann)->{json}{value}{text},
+   'remember the milk', 'the owner\'s, as the API shows it');
+is(get_item([ 'users', 'u1' ], 'note', '/mine', %bob)->{content}, 'null',
+   'not another owner\'s');
+$r = $t->http('POST', '/mine/runs/wait', { assistant_id => 'memo', input => {
+    user => '', note => 'x',
+    messages => [ { role => 'user', content => 'x' } ] } }, %ann);
+is($r->{json}{__error__}{error}, 'node_failed',
+   'a namespace with an empty label: the run fails');
+like($r->{json}{__error__}{message}, qr/has an empty label/, '... and says');
+
 # --- bad input --------------------------------------------------------------
 
 for my $bad ([ { key => 'k', value => {} }, 'no namespace' ],
@@ -241,4 +288,34 @@ is(get_item([ 'a' ], 'k')->{content}, 'null', '... not stored');
 
 $t->stop;
 $t->check_log;
+
+# --- nginx -t ---------------------------------------------------------------
+
+my $g = AgentTest->new;
+$g->mock(sub { { text => 'x' } });
+
+sub conf_test {
+    my ($node) = @_;
+    $g->write_conf($g->conf(http => "agent_graph g {\n channel c value;\n"
+        . " node n store $node;\n edge START n;\n edge n END;\n}\n"));
+    return ($g->test_conf)[1];
+}
+
+like(conf_test('op=get key=k output=c'), qr/needs namespace=/,
+     'a store node without a namespace');
+like(conf_test('op=get namespace=a output=c'), qr/needs key=/,
+     '... a get without a key');
+like(conf_test('op=get namespace=a key=k'), qr/needs output=CHANNEL to get/,
+     '... a get without output');
+like(conf_test('op=put namespace=a key=k'), qr/needs value=CHANNEL/,
+     '... a put without value');
+like(conf_test('op=put namespace=a key=k value=nope'),
+     qr/value=nope: a channel of the graph/, '... a value of no channel');
+like(conf_test('op=put namespace=a key=k value=x:c,:c'),
+     qr/a channel of the graph, or NAME:CHANNEL/, '... a field without name');
+like(conf_test('op=merge namespace=a key=k'), qr/one of put get search delete/,
+     '... an unknown op');
+like(conf_test('op=search namespace=a output=c limit=0'), qr/limit/,
+     '... a limit of 0');
+
 done_testing;

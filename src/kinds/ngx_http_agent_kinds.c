@@ -26,6 +26,7 @@ extern ngx_http_agent_kind_t  ngx_http_agent_summarize_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_http_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_fail_kind;
+extern ngx_http_agent_kind_t  ngx_http_agent_store_kind;
 
 
 ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
@@ -40,5 +41,6 @@ ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
     &ngx_http_agent_http_kind,
     &ngx_http_agent_interrupt_kind,
     &ngx_http_agent_fail_kind,
+    &ngx_http_agent_store_kind,
     NULL
 };

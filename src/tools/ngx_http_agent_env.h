@@ -70,6 +70,8 @@ typedef struct {
  */
 typedef struct {
     ngx_str_t                       session_id;
+    ngx_str_t                       owner;     /* agent_owner's; empty:
+                                                  none (the store's items) */
     ngx_http_agent_services_t       services;
     ngx_http_agent_model_t         *model;     /* the session's */
     ngx_http_agent_sql_ctx_t        sql;

@@ -582,6 +582,13 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     env = &turn->env;
     env->session_id = *id;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->owner) {
+        env->owner = *ctx->owner;
+    }
+
     env->stream = &turn->stream;
     env->sql.timeout = alcf->sql_timeout;
     env->sql.max_rows = alcf->sql_max_rows;

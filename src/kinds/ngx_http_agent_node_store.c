@@ -1,0 +1,573 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * "node NAME store op=put|get|search|delete namespace=TEMPLATE
+ * [key=TEMPLATE] [value=CHANNEL|NAME:CHANNEL,...] [output=CHANNEL]
+ * [query=TEMPLATE] [limit=N] [ttl=MINUTES]": the LangGraph store from a
+ * graph, long-term memory across threads (LangGraph's store.put, get,
+ * search in a node).  The items are the session owner's, the same the
+ * LangGraph API's /store/items shows.  The namespace is its labels joined
+ * by ".", each rendered; a value is a channel's object, or an object of
+ * channels' values under names (value=id:user_id is {"id": user_id}):
+ * never text made into JSON.
+ */
+
+
+#define NGX_HTTP_AGENT_STORE_PUT     0
+#define NGX_HTTP_AGENT_STORE_GET     1
+#define NGX_HTTP_AGENT_STORE_SEARCH  2
+#define NGX_HTTP_AGENT_STORE_DELETE  3
+
+
+typedef struct {
+    ngx_str_t                  name;        /* empty: the channel's own */
+    ngx_int_t                  channel;
+} ngx_http_agent_node_store_field_t;
+
+
+typedef struct {
+    ngx_uint_t                 op;
+    ngx_str_t                  ns;
+    ngx_str_t                  key;
+    ngx_str_t                  value;
+    ngx_array_t               *fields;      /* the value's, resolved */
+    ngx_str_t                  query;
+    ngx_int_t                  limit;
+    ngx_int_t                  ttl;         /* minutes, 0: none */
+    ngx_str_t                  output_name;
+    ngx_int_t                  output;
+} ngx_http_agent_node_store_conf_t;
+
+
+typedef struct {
+    ngx_http_agent_run_t         *run;
+    ngx_http_agent_node_t        *node;
+    ngx_http_agent_store_call_t   sc;
+    ngx_http_agent_item_t         item;
+    ngx_http_agent_item_query_t   q;
+} ngx_http_agent_node_store_ctx_t;
+
+
+static ngx_int_t ngx_http_agent_node_store_check(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_store_pass(
+    ngx_http_agent_node_store_ctx_t *ctx);
+static void ngx_http_agent_node_store_wake(ngx_http_agent_store_call_t *sc);
+static void ngx_http_agent_node_store_cancel(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_node_store_ns(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_str_t *ns);
+static ngx_int_t ngx_http_agent_node_store_value(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_node_store_items(ngx_http_agent_run_t *run,
+    ngx_array_t *items, ngx_str_t *json);
+
+
+static ngx_conf_enum_t  ngx_http_agent_node_store_ops[] = {
+    { ngx_string("put"), NGX_HTTP_AGENT_STORE_PUT },
+    { ngx_string("get"), NGX_HTTP_AGENT_STORE_GET },
+    { ngx_string("search"), NGX_HTTP_AGENT_STORE_SEARCH },
+    { ngx_string("delete"), NGX_HTTP_AGENT_STORE_DELETE },
+    { ngx_null_string, 0 }
+};
+
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_store_limits = {
+    1, 1000
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_store_ttls = {
+    1, 525600 * 100
+};
+
+
+static ngx_http_agent_param_t  ngx_http_agent_node_store_params[] = {
+    { ngx_string("op"), ngx_http_agent_params_set_enum,
+      offsetof(ngx_http_agent_node_store_conf_t, op),
+      ngx_http_agent_node_store_ops },
+    { ngx_string("namespace"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_store_conf_t, ns), NULL },
+    { ngx_string("key"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_store_conf_t, key), NULL },
+    { ngx_string("value"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_store_conf_t, value), NULL },
+    { ngx_string("query"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_store_conf_t, query), NULL },
+    { ngx_string("limit"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_node_store_conf_t, limit),
+      &ngx_http_agent_node_store_limits },
+    { ngx_string("ttl"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_node_store_conf_t, ttl),
+      &ngx_http_agent_node_store_ttls },
+    { ngx_string("output"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_store_conf_t, output_name),
+      &ngx_http_agent_param_optional },
+    ngx_http_agent_null_param
+};
+
+
+ngx_http_agent_kind_t  ngx_http_agent_store_kind = {
+    ngx_string("store"),
+    NULL,
+    ngx_http_agent_node_store_params,
+    ngx_http_agent_node_store_check,
+    ngx_http_agent_node_store_run,
+    0,
+    NULL,
+    sizeof(ngx_http_agent_node_store_conf_t)
+};
+
+
+static ngx_int_t
+ngx_http_agent_node_store_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_store_conf_t *sc = node->conf;
+
+    u_char                             *p, *last, *s, *colon;
+    ngx_str_t                           ch;
+    ngx_http_agent_node_store_field_t  *f;
+
+    if (sc->ns.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\" "
+                           "needs namespace=", &node->name);
+        return NGX_ERROR;
+    }
+
+    if (sc->limit == 0) {
+        sc->limit = 10;
+    }
+
+    if (sc->op != NGX_HTTP_AGENT_STORE_SEARCH && sc->key.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\" "
+                           "needs key=", &node->name);
+        return NGX_ERROR;
+    }
+
+    if ((sc->op == NGX_HTTP_AGENT_STORE_GET
+         || sc->op == NGX_HTTP_AGENT_STORE_SEARCH)
+        && sc->output < 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\" "
+                           "needs output=CHANNEL to %s", &node->name,
+                           sc->op == NGX_HTTP_AGENT_STORE_GET ? "get"
+                                                               : "search");
+        return NGX_ERROR;
+    }
+
+    if (sc->op != NGX_HTTP_AGENT_STORE_PUT) {
+        return NGX_OK;
+    }
+
+    if (sc->value.len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\" "
+                           "needs value=CHANNEL or value=NAME:CHANNEL,... "
+                           "to put", &node->name);
+        return NGX_ERROR;
+    }
+
+    /* CHANNEL, or NAME:CHANNEL,...: resolved now */
+
+    sc->fields = ngx_array_create(cf->pool, 2,
+                                  sizeof(ngx_http_agent_node_store_field_t));
+    if (sc->fields == NULL) {
+        return NGX_ERROR;
+    }
+
+    last = sc->value.data + sc->value.len;
+
+    for (s = sc->value.data, p = s; p <= last; p++) {
+        if (p < last && *p != ',') {
+            continue;
+        }
+
+        f = ngx_array_push(sc->fields);
+        if (f == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_str_null(&f->name);
+        ch.data = s;
+        ch.len = p - s;
+
+        colon = ngx_strlchr(s, p, ':');
+
+        if (colon) {
+            f->name.data = s;
+            f->name.len = colon - s;
+            ch.data = colon + 1;
+            ch.len = p - ch.data;
+        }
+
+        f->channel = ngx_http_agent_graph_channel(graph, &ch);
+
+        if (f->channel == NGX_ERROR || (colon && f->name.len == 0)
+            || (colon == NULL && sc->value.len != ch.len))
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\": "
+                               "value=%V: a channel of the graph, or NAME:"
+                               "CHANNEL,... (\"%V\" is none)", &node->name,
+                               &sc->value, &ch);
+            return NGX_ERROR;
+        }
+
+        s = p + 1;
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
+{
+    ngx_http_agent_node_store_conf_t *sc = node->conf;
+
+    ngx_int_t                         rc;
+    ngx_http_agent_env_t             *env;
+    ngx_http_agent_node_store_ctx_t  *ctx;
+
+    env = run->data;
+
+    ctx = ngx_pcalloc(run->pool, sizeof(ngx_http_agent_node_store_ctx_t));
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->run = run;
+    ctx->node = node;
+    ctx->item.owner = env->owner;
+
+    if (ngx_http_agent_node_store_ns(run, node, &ctx->item.ns) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (sc->key.len
+        && ngx_http_agent_template_render(run, run->pool, &sc->key,
+                                          &ctx->item.key) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (sc->op != NGX_HTTP_AGENT_STORE_SEARCH
+        && (ctx->item.key.len == 0 || ctx->item.key.len > 1024))
+    {
+        return ngx_http_agent_graph_fail(run, "node_failed", "the store node "
+                                         "\"%V\": its key is empty or longer "
+                                         "than 1024 bytes", &node->name);
+    }
+
+    switch (sc->op) {
+
+    case NGX_HTTP_AGENT_STORE_PUT:
+        if (ngx_http_agent_node_store_value(run, node, &ctx->item.value)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        ctx->item.text = ctx->item.value;
+        ctx->item.expires = sc->ttl ? ngx_time() + sc->ttl * 60 : 0;
+
+        ctx->item.updated_at.data = ngx_pnalloc(run->pool, 32);
+        if (ctx->item.updated_at.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        ctx->item.updated_at.len =
+                        ngx_http_agent_store_now(ctx->item.updated_at.data)
+                        - ctx->item.updated_at.data;
+        break;
+
+    case NGX_HTTP_AGENT_STORE_SEARCH:
+        ctx->q.owner = env->owner;
+        ctx->q.prefix = ctx->item.ns;
+        ctx->q.limit = sc->limit;
+        ctx->q.now = ngx_time();
+
+        if (sc->query.len
+            && ngx_http_agent_template_render(run, run->pool, &sc->query,
+                                              &ctx->q.query) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        ctx->q.query.len = ngx_min(ctx->q.query.len, 1024);
+        break;
+
+    default:
+        break;
+    }
+
+    ngx_http_agent_store_call_init(&ctx->sc, run->pool, run->log,
+                                   ngx_http_agent_node_store_wake, ctx);
+    ctx->sc.key = env->session_id;
+
+    rc = ngx_http_agent_node_store_pass(ctx);
+
+    if (rc == NGX_AGAIN) {
+        run->node_data = ctx;
+        run->cancel = ngx_http_agent_node_store_cancel;
+    }
+
+    return rc;
+}
+
+
+/* the store's call, made again from its start when the store answers */
+
+static ngx_int_t
+ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
+{
+    ngx_http_agent_node_store_conf_t *sc = ctx->node->conf;
+
+    ngx_int_t               rc;
+    ngx_str_t               json;
+    ngx_array_t            *items;
+    ngx_http_agent_run_t   *run;
+    ngx_http_agent_item_t   got;
+
+    run = ctx->run;
+    ctx->sc.n = 0;
+    items = NULL;
+
+    switch (sc->op) {
+
+    case NGX_HTTP_AGENT_STORE_PUT:
+        rc = ngx_http_agent_store_item_put(&ctx->sc, &ctx->item, ngx_time());
+        break;
+
+    case NGX_HTTP_AGENT_STORE_GET:
+        rc = ngx_http_agent_store_item_get(&ctx->sc, &ctx->item.owner,
+                                           &ctx->item.ns, &ctx->item.key,
+                                           ngx_time(), &got);
+        break;
+
+    case NGX_HTTP_AGENT_STORE_DELETE:
+        rc = ngx_http_agent_store_item_delete(&ctx->sc, &ctx->item.owner,
+                                              &ctx->item.ns, &ctx->item.key);
+        break;
+
+    default: /* NGX_HTTP_AGENT_STORE_SEARCH */
+        items = ngx_array_create(run->pool, 4, sizeof(ngx_http_agent_item_t));
+        if (items == NULL) {
+            return NGX_ERROR;
+        }
+
+        rc = ngx_http_agent_store_item_search(&ctx->sc, &ctx->q, items);
+        break;
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        return ngx_http_agent_graph_fail(run, "node_failed", "the store node "
+                                         "\"%V\" could not reach the store",
+                                         &ctx->node->name);
+    }
+
+    if (sc->output < 0) {
+        return NGX_OK;
+    }
+
+    /* get: the item's value, or null; search: the items found */
+
+    if (sc->op == NGX_HTTP_AGENT_STORE_GET) {
+        if (rc == NGX_OK) {
+            json = got.value;
+
+        } else {
+            ngx_str_set(&json, "null");
+        }
+
+    } else if (sc->op == NGX_HTTP_AGENT_STORE_SEARCH) {
+        if (ngx_http_agent_node_store_items(run, items, &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+    } else if (rc == NGX_OK) {
+        ngx_str_set(&json, "true");     /* delete: it was there */
+
+    } else {
+        ngx_str_set(&json, "false");
+    }
+
+    return ngx_http_agent_graph_write_value(run->update, sc->output, &json);
+}
+
+
+static void
+ngx_http_agent_node_store_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_node_store_ctx_t *ctx = sc->data;
+
+    ngx_int_t              rc;
+    ngx_http_agent_run_t  *run;
+
+    run = ctx->run;
+
+    rc = ngx_http_agent_node_store_pass(ctx);
+
+    if (rc == NGX_AGAIN) {
+        return;
+    }
+
+    run->cancel = NULL;
+    ngx_http_agent_graph_node_done(run, rc);
+}
+
+
+/* the run stops: the store's answer, when it comes, is dropped */
+
+static void
+ngx_http_agent_node_store_cancel(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_node_store_ctx_t *ctx = run->node_data;
+
+    ngx_http_agent_store_cancel(&ctx->sc);
+}
+
+
+/* "a.{{user}}": each label rendered, none empty */
+
+static ngx_int_t
+ngx_http_agent_node_store_ns(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_str_t *ns)
+{
+    ngx_http_agent_node_store_conf_t *sc = node->conf;
+
+    u_char  *p, *last;
+
+    if (ngx_http_agent_template_render(run, run->pool, &sc->ns, ns)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    last = ns->data + ns->len;
+
+    for (p = ns->data; p < last; p++) {
+        if (*p == '.' && (p == ns->data || p + 1 == last || p[1] == '.')) {
+            break;
+        }
+    }
+
+    if (ns->len == 0 || ns->len > 1024 || p < last) {
+        return ngx_http_agent_graph_fail(run, "node_failed", "the store node "
+                                         "\"%V\": the namespace \"%V\" has "
+                                         "an empty label", &node->name, ns);
+    }
+
+    return NGX_OK;
+}
+
+
+/* a channel's object, or {NAME: a channel's value, ...} */
+
+static ngx_int_t
+ngx_http_agent_node_store_value(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_str_t *value)
+{
+    ngx_http_agent_node_store_conf_t *sc = node->conf;
+
+    yajl_val                            v;
+    ngx_str_t                           json;
+    ngx_uint_t                          i;
+    ngx_http_agent_json_t              *j;
+    ngx_http_agent_node_store_field_t  *f;
+
+    f = sc->fields->elts;
+
+    if (f[0].name.len == 0) {
+        if (ngx_http_agent_graph_value(run, f[0].channel, &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        v = ngx_http_agent_json_parse(run->pool, json.data, json.len, NULL);
+
+        if (v == NULL || !YAJL_IS_OBJECT(v)) {
+            return ngx_http_agent_graph_fail(run, "node_failed", "the store "
+                                             "node \"%V\": value=%V holds "
+                                             "no JSON object", &node->name,
+                                             &sc->value);
+        }
+
+        *value = json;
+        return NGX_OK;
+    }
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; i < sc->fields->nelts; i++) {
+        if (ngx_http_agent_graph_value(run, f[i].channel, &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_str(j, &f[i].name);
+        ngx_http_agent_json_raw(j, &json);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, value);
+}
+
+
+/* [{"namespace": "a.b", "key", "value", "score"}, ...] */
+
+static ngx_int_t
+ngx_http_agent_node_store_items(ngx_http_agent_run_t *run,
+    ngx_array_t *items, ngx_str_t *json)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_json_t  *j;
+    ngx_http_agent_item_t  *item;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    item = items->elts;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < items->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "namespace");
+        ngx_http_agent_json_str(j, &item[i].ns);
+        ngx_http_agent_json_key(j, "key");
+        ngx_http_agent_json_str(j, &item[i].key);
+        ngx_http_agent_json_key(j, "value");
+        ngx_http_agent_json_raw(j, &item[i].value);
+        ngx_http_agent_json_key(j, "score");
+        ngx_http_agent_json_double(j, item[i].score);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    return ngx_http_agent_json_done(j, json);
+}
