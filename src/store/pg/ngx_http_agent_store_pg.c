@@ -19,6 +19,7 @@
 #include "ngx_http_agent_store_pg_files.h"
 #include "ngx_http_agent_store_pg_runs.h"
 #include "ngx_http_agent_store_pg_assistant.h"
+#include "ngx_http_agent_store_pg_items.h"
 
 
 /*
@@ -137,5 +138,9 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_assistant_list,
     ngx_http_agent_pg_assistant_latest,
     ngx_http_agent_pg_assistant_delete,
-    NULL, NULL, NULL, NULL, NULL    /* items: to come, in pg_items.c */
+    ngx_http_agent_pg_item_put,
+    ngx_http_agent_pg_item_get,
+    ngx_http_agent_pg_item_delete,
+    ngx_http_agent_pg_item_search,
+    ngx_http_agent_pg_item_namespaces
 };

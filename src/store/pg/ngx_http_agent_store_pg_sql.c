@@ -37,6 +37,16 @@
     "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
     " v.doc, a.created_at, v.created_at"
 
+#define NGX_HTTP_AGENT_PG_ITEM_COLS                                           \
+    "owner, ns, key, value, created_at, updated_at, expires"
+
+/* the rows of owner $1 under the prefix $2, not expired at $3, holding $4 */
+#define NGX_HTTP_AGENT_PG_ITEM_WHERE                                          \
+    " owner = COALESCE($1::text, '')"                                         \
+    " AND ($2::text IS NULL OR ns = $2 OR starts_with(ns, $2 || '.'))"        \
+    " AND (expires IS NULL OR expires > $3::bigint)"                          \
+    " AND ($4::text IS NULL OR value::jsonb @> $4::jsonb)"
+
 #define NGX_HTTP_AGENT_PG_RUN_COLS                                            \
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
@@ -65,7 +75,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 2) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 3) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -201,7 +211,22 @@ const char  *ngx_http_agent_pg_schema =
     "  graph_id text NOT NULL, doc text NOT NULL, created_at text NOT NULL,"
     "  PRIMARY KEY (assistant_id, version));"
 
-    " INSERT INTO agent_schema VALUES (1), (2) ON CONFLICT DO NOTHING;"
+    /*
+     * version 3: the LangGraph store's items; '' is no owner, so that the
+     * three are a key; n orders the rows of one updated_at as SQLite's
+     */
+
+    " CREATE TABLE IF NOT EXISTS items ("
+    "  n bigserial, owner text NOT NULL DEFAULT '', ns text NOT NULL,"
+    "  key text NOT NULL, value text NOT NULL, text text,"
+    "  created_at text NOT NULL, updated_at text NOT NULL, expires bigint,"
+    "  PRIMARY KEY (owner, ns, key));"
+    " CREATE INDEX IF NOT EXISTS items_text"
+    "  ON items USING gin (to_tsvector('simple', text));"
+    " CREATE INDEX IF NOT EXISTS items_expires ON items (expires)"
+    "  WHERE expires IS NOT NULL;"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3) ON CONFLICT DO NOTHING;"
     " END $agent$";
 
 
@@ -539,6 +564,60 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND owner IS NOT DISTINCT FROM $2::text RETURNING assistant_id)"
     " DELETE FROM assistant_versions WHERE assistant_id IN"
     " (SELECT assistant_id FROM a)",
+
+    /*
+     * NGX_HTTP_AGENT_PG_ITEM_PUT: and up to 64 expired items, the one put
+     * aside (a row written twice in one statement is an error): one that
+     * expired is made anew, its created_at too
+     */
+    "WITH x AS (DELETE FROM items WHERE ctid IN (SELECT ctid FROM items"
+    " WHERE expires <= $8::bigint AND NOT (owner = COALESCE($1::text, '')"
+    " AND ns = $2 AND key = $3) LIMIT 64 FOR UPDATE SKIP LOCKED))"
+    " INSERT INTO items (owner, ns, key, value, text, created_at,"
+    " updated_at, expires) VALUES (COALESCE($1::text, ''), $2, $3, $4,"
+    " NULLIF($5::text, ''), $6, $6, NULLIF($7::bigint, 0))"
+    " ON CONFLICT (owner, ns, key) DO UPDATE SET value = excluded.value,"
+    " text = excluded.text, updated_at = excluded.updated_at,"
+    " expires = excluded.expires, created_at = CASE"
+    " WHEN items.expires <= $8::bigint THEN excluded.created_at"
+    " ELSE items.created_at END",
+
+    /* NGX_HTTP_AGENT_PG_ITEM_GET */
+    "SELECT " NGX_HTTP_AGENT_PG_ITEM_COLS ", 0 FROM items"
+    " WHERE owner = COALESCE($1::text, '') AND ns = $2 AND key = $3"
+    " AND (expires IS NULL OR expires > $4::bigint)",
+
+    /* NGX_HTTP_AGENT_PG_ITEM_DELETE */
+    "DELETE FROM items WHERE owner = COALESCE($1::text, '') AND ns = $2"
+    " AND key = $3",
+
+    /* NGX_HTTP_AGENT_PG_ITEM_SEARCH: the latest updated first */
+    "SELECT " NGX_HTTP_AGENT_PG_ITEM_COLS ", 0 FROM items"
+    " WHERE" NGX_HTTP_AGENT_PG_ITEM_WHERE
+    " ORDER BY updated_at DESC, n DESC LIMIT $5::bigint OFFSET $6::bigint",
+
+    /*
+     * NGX_HTTP_AGENT_PG_ITEM_QUERY: the text having any word of $7, best
+     * first.  The words are the parser's (plainto_tsquery: no syntax of
+     * the client's is read), its AND made OR; none (punctuation only) is
+     * no match, without the notice the cast of an empty query would log
+     */
+    "WITH t AS (SELECT CASE WHEN length(to_tsvector('simple', $7::text)) > 0"
+    " THEN replace(plainto_tsquery('simple', $7::text)::text,"
+    " ' & ', ' | ')::tsquery END AS q)"
+    " SELECT " NGX_HTTP_AGENT_PG_ITEM_COLS ","
+    " ts_rank(to_tsvector('simple', text), t.q) AS r FROM items, t"
+    " WHERE to_tsvector('simple', text) @@ t.q AND"
+    NGX_HTTP_AGENT_PG_ITEM_WHERE
+    " ORDER BY r DESC, n DESC LIMIT $5::bigint OFFSET $6::bigint",
+
+    /* NGX_HTTP_AGENT_PG_ITEM_NAMESPACES: in the order of their bytes */
+    "SELECT ns FROM items WHERE owner = COALESCE($1::text, '')"
+    " AND ($2::text IS NULL OR ns = $2 OR starts_with(ns, $2 || '.'))"
+    " AND (expires IS NULL OR expires > $3::bigint)"
+    " AND ($4::text IS NULL OR ns = $4"
+    " OR right(ns, length($4) + 1) = '.' || $4)"
+    " GROUP BY ns ORDER BY ns COLLATE \"C\" LIMIT $5::bigint",
 
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",
