@@ -326,6 +326,8 @@ ngx_http_agent_lg_run_modes(ngx_http_request_t *r, yajl_val v,
         { ngx_string("custom"), NGX_HTTP_AGENT_MODE_CUSTOM },
         { ngx_string("events"), NGX_HTTP_AGENT_MODE_EVENTS },
         { ngx_string("debug"), NGX_HTTP_AGENT_MODE_DEBUG },
+        { ngx_string("tasks"), NGX_HTTP_AGENT_MODE_TASKS },
+        { ngx_string("checkpoints"), NGX_HTTP_AGENT_MODE_CHECKPOINTS },
         { ngx_null_string, 0 }
     };
 
@@ -367,7 +369,8 @@ invalid:
     return ngx_http_agent_reply_error(r, 422, "\"stream_mode\" takes "
                                       "\"values\", \"updates\", "
                                       "\"messages-tuple\", \"messages\", "
-                                      "\"custom\", \"events\" or \"debug\"");
+                                      "\"custom\", \"events\", \"debug\", "
+                                      "\"tasks\" or \"checkpoints\"");
 }
 
 

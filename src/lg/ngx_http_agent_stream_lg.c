@@ -11,6 +11,7 @@
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_checkpoint.h"
 
 
 /*
@@ -28,8 +29,16 @@ static ngx_int_t ngx_http_agent_lg_send(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *name, ngx_uint_t now);
 static void ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j);
-static ngx_int_t ngx_http_agent_lg_debug(ngx_http_agent_stream_t *s,
+static ngx_int_t ngx_http_agent_lg_task(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
+static void ngx_http_agent_lg_task_payload(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
+static ngx_int_t ngx_http_agent_lg_checkpoint_event(
+    ngx_http_agent_stream_t *s, ngx_http_agent_event_t *ev,
+    ngx_http_agent_json_t *j);
+static ngx_int_t ngx_http_agent_lg_checkpoint_state(
+    ngx_http_agent_stream_t *s, ngx_http_agent_checkpoint_t *cp,
+    ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
 static void ngx_http_agent_lg_chunk(ngx_http_agent_json_t *j,
@@ -215,10 +224,15 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         break;
     }
 
-    if ((s->modes & NGX_HTTP_AGENT_MODE_DEBUG)
-        && ngx_http_agent_lg_debug(s, ev, j) != NGX_OK)
+    if ((s->modes & (NGX_HTTP_AGENT_MODE_DEBUG|NGX_HTTP_AGENT_MODE_TASKS))
+        && ngx_http_agent_lg_task(s, ev, j) != NGX_OK)
     {
         return NGX_ERROR;
+    }
+
+    if (ev->type == NGX_HTTP_AGENT_EV_CHECKPOINT) {
+        return ngx_http_agent_lg_checkpoint_event(s, ev, j) == NGX_OK
+               ? NGX_DECLINED : NGX_ERROR;
     }
 
     if (s->modes & NGX_HTTP_AGENT_MODE_EVENTS) {
@@ -516,57 +530,204 @@ ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s, ngx_http_agent_run_t *run,
 }
 
 
-/* debug mode: a task before a node runs, its result after */
+/*
+ * a node's task before it runs, its result after: "tasks" events, and in
+ * "debug" the same payloads as {"type": "task" | "task_result", ...}
+ */
 
 static ngx_int_t
-ngx_http_agent_lg_debug(ngx_http_agent_stream_t *s,
+ngx_http_agent_lg_task(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
 {
-    const char            *type;
-    ngx_http_agent_run_t  *run;
+    if (ev->type != NGX_HTTP_AGENT_EV_NODE_START
+        && ev->type != NGX_HTTP_AGENT_EV_UPDATE)
+    {
+        return NGX_OK;
+    }
 
-    run = s->state;
+    if (s->modes & NGX_HTTP_AGENT_MODE_TASKS) {
+        ngx_http_agent_lg_task_payload(s, ev, j);
 
-    switch (ev->type) {
-    case NGX_HTTP_AGENT_EV_NODE_START:
-        type = "task";
-        break;
-    case NGX_HTTP_AGENT_EV_UPDATE:
-        type = "task_result";
-        break;
-    default:
+        if (ngx_http_agent_lg_send(s, j, "tasks", 1) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    if (!(s->modes & NGX_HTTP_AGENT_MODE_DEBUG)) {
         return NGX_OK;
     }
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, type);
+    ngx_http_agent_json_cstr(j, ev->type == NGX_HTTP_AGENT_EV_NODE_START
+                                ? "task" : "task_result");
     ngx_http_agent_json_key(j, "step");
     ngx_http_agent_json_int(j, s->step);
     ngx_http_agent_json_key(j, "payload");
+    ngx_http_agent_lg_task_payload(s, ev, j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_lg_send(s, j, "debug", 1);
+}
+
+
+/* LangGraph's task: {id, name, input, triggers} or {id, name, result} */
+
+static void
+ngx_http_agent_lg_task_payload(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
+{
+    ngx_str_t              trigger;
+    ngx_http_agent_run_t  *run;
+
+    run = s->state;
+
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "id");
     ngx_http_agent_json_str(j, &s->node_run_id);
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &s->node);
 
-    if (ev->type == NGX_HTTP_AGENT_EV_UPDATE && run) {
+    if (ev->type == NGX_HTTP_AGENT_EV_UPDATE) {
         ngx_http_agent_json_key(j, "result");
-        ngx_http_agent_lg_update(j, run, &s->session_id, 0);
+
+        if (run) {
+            ngx_http_agent_lg_update(j, run, &s->session_id, 0);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
         ngx_http_agent_json_key(j, "error");
         ngx_http_agent_json_null(j);
-        ngx_http_agent_json_key(j, "interrupts");
-        ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_arr_end(j);
 
     } else {
+        /* the state the node starts with, and the edge that led to it */
+
+        ngx_http_agent_json_key(j, "input");
+
+        if (run) {
+            ngx_http_agent_lg_values(j, run, &s->session_id, 0);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
         ngx_http_agent_json_key(j, "triggers");
         ngx_http_agent_json_arr(j);
+
+        trigger.len = sizeof("branch:to:") - 1 + s->node.len;
+        trigger.data = ngx_pnalloc(s->pool, trigger.len);
+
+        if (trigger.data) {
+            ngx_sprintf(trigger.data, "branch:to:%V", &s->node);
+            ngx_http_agent_json_str(j, &trigger);
+        }
+
         ngx_http_agent_json_arr_end(j);
     }
 
+    ngx_http_agent_json_key(j, "interrupts");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * a step saved: the ThreadState at it, as the history shows it, in
+ * "checkpoints", and in "debug" as {"type": "checkpoint", ...}
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_checkpoint_event(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
+{
+    ngx_http_agent_checkpoint_t  *cp;
+
+    cp = ev->checkpoint;
+
+    if (s->state == NULL || cp == NULL) {
+        return NGX_OK;
+    }
+
+    if (s->modes & NGX_HTTP_AGENT_MODE_CHECKPOINTS) {
+        if (ngx_http_agent_lg_checkpoint_state(s, cp, j) != NGX_OK
+            || ngx_http_agent_lg_send(s, j, "checkpoints", 1) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    if (!(s->modes & NGX_HTTP_AGENT_MODE_DEBUG)) {
+        return NGX_OK;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "checkpoint");
+    ngx_http_agent_json_key(j, "timestamp");
+    ngx_http_agent_json_str(j, &cp->created_at);
+    ngx_http_agent_json_key(j, "step");
+    ngx_http_agent_json_int(j, cp->step);
+    ngx_http_agent_json_key(j, "payload");
+
+    if (ngx_http_agent_lg_checkpoint_state(s, cp, j) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_lg_send(s, j, "debug", 1);
+}
+
+
+/*
+ * the state at a checkpoint just saved: its channels as saved, the run's
+ * messages as many as it had; read in a pool of its own, gone after
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_checkpoint_state(ngx_http_agent_stream_t *s,
+    ngx_http_agent_checkpoint_t *cp, ngx_http_agent_json_t *j)
+{
+    ngx_int_t              rc;
+    ngx_pool_t            *pool;
+    ngx_array_t           *msgs, *live;
+    ngx_http_agent_run_t  *run, *at;
+
+    run = s->state;
+
+    pool = ngx_create_pool(4096, s->pool->log);
+    if (pool == NULL) {
+        return NGX_ERROR;
+    }
+
+    rc = NGX_ERROR;
+
+    at = ngx_http_agent_graph_run_create(pool, s->pool->log, run->graph);
+    if (at == NULL) {
+        goto done;
+    }
+
+    live = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    msgs = at->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+
+    /* the messages are the run's first ones: read, never written */
+    msgs->elts = live->elts;
+    msgs->nelts = ngx_min(live->nelts, (ngx_uint_t) cp->msg_count);
+    msgs->nalloc = msgs->nelts;
+
+    if (ngx_http_agent_checkpoint_read(pool, at, cp) != NGX_OK) {
+        goto done;
+    }
+
+    ngx_http_agent_lg_state_json(j, at, cp, &s->session_id);
+    rc = NGX_OK;
+
+done:
+
+    ngx_destroy_pool(pool);
+
+    return rc;
 }

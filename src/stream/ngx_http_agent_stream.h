@@ -28,6 +28,9 @@ typedef enum {
                                        that show it (updates: 1) */
     NGX_HTTP_AGENT_EV_CUSTOM,
     NGX_HTTP_AGENT_EV_INTERRUPT,    /* json: {"node", "value"} */
+    NGX_HTTP_AGENT_EV_CHECKPOINT,   /* a step saved (checkpoint), for a
+                                       stream with MODE_CHECKPOINTS or
+                                       MODE_DEBUG only */
     NGX_HTTP_AGENT_EV_END,
     NGX_HTTP_AGENT_EV_ERROR
 } ngx_http_agent_ev_e;
@@ -42,6 +45,8 @@ typedef enum {
 #define NGX_HTTP_AGENT_MODE_DEBUG     0x20
 #define NGX_HTTP_AGENT_MODE_PARTIAL   0x40    /* messages: partial,
                                                  complete */
+#define NGX_HTTP_AGENT_MODE_TASKS     0x80    /* a node's task, result */
+#define NGX_HTTP_AGENT_MODE_CHECKPOINTS 0x100 /* each step saved */
 
 
 typedef struct {
@@ -53,6 +58,9 @@ typedef struct {
     yajl_val                   value;       /* or a parsed value */
     ngx_str_t                 *code;        /* error */
     ngx_str_t                 *checkpoint_id;
+    void                      *checkpoint;  /* EV_CHECKPOINT's: an
+                                               ngx_http_agent_checkpoint_t,
+                                               its channels those saved */
     ngx_array_t               *messages;    /* a model's input */
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;

@@ -51,6 +51,10 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 {
     switch (ev->type) {
 
+    case NGX_HTTP_AGENT_EV_CHECKPOINT:
+        /* not an event of astream_events */
+        return NGX_DECLINED;
+
     case NGX_HTTP_AGENT_EV_START:
         ngx_str_set(name, "on_chain_start");
         ngx_http_agent_events_head(s, j, "on_chain_start", &s->graph,

@@ -38,6 +38,7 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_MODEL_START:
     case NGX_HTTP_AGENT_EV_MODEL_END:
     case NGX_HTTP_AGENT_EV_UPDATE:
+    case NGX_HTTP_AGENT_EV_CHECKPOINT:
         return NGX_DECLINED;
 
     default:

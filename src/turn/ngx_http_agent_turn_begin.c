@@ -382,6 +382,18 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         return NGX_ERROR;
     }
 
+    /* the steps the begin saved, for a stream that shows them */
+
+    if ((turn->before.id.len
+         && ngx_http_agent_turn_checkpoint_event(turn, &turn->before)
+            != NGX_OK)
+        || (turn->input_step
+            && ngx_http_agent_turn_checkpoint_event(turn, &turn->cp)
+               != NGX_OK))
+    {
+        return NGX_ERROR;
+    }
+
     /* a client that goes away ends the turn: see the cleanup */
     r->read_event_handler = ngx_http_test_reading;
 
@@ -585,6 +597,13 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     turn->checkpoint_id = cp.id;
     turn->started_from = cp.id;
     turn->step = cp.step;
+
+    if (turn->in.modes & (NGX_HTTP_AGENT_MODE_CHECKPOINTS
+                          |NGX_HTTP_AGENT_MODE_DEBUG))
+    {
+        /* a resumed run's stream shows first where it starts from */
+        turn->before = cp;
+    }
     run->messages_at_start =
                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
 
@@ -763,6 +782,18 @@ ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
 
     turn->checkpoint_id = cp.id;
     turn->step = cp.step;
+
+    if (turn->in.modes & (NGX_HTTP_AGENT_MODE_CHECKPOINTS
+                          |NGX_HTTP_AGENT_MODE_DEBUG))
+    {
+        /* its channels are in a text the next save writes over */
+        turn->before = cp;
+        turn->before.channels.data = ngx_pstrdup(turn->request->pool,
+                                                 &cp.channels);
+        if (turn->before.channels.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
 
     return NGX_OK;
 }

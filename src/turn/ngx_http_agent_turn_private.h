@@ -45,6 +45,11 @@ struct ngx_http_agent_turn_s {
     int64_t                         step;
     ngx_http_agent_checkpoint_t     saved;     /* tokens saved so far */
     ngx_http_agent_checkpoint_t     cp;        /* the one being saved */
+    ngx_http_agent_checkpoint_t     before;    /* the stream's first
+                                                  checkpoint: the one
+                                                  before the input
+                                                  (turn_before), or the
+                                                  one a run resumes */
     ngx_http_agent_session_t        session;
     ngx_http_agent_store_call_t     sc;        /* the begin, checkpoints */
     ngx_http_agent_store_call_t     lease_sc;
@@ -64,6 +69,9 @@ struct ngx_http_agent_turn_s {
     unsigned                        interrupted:1;
     unsigned                        started:1; /* the graph runs */
     unsigned                        input_saved:1;
+    unsigned                        input_step:1; /* saved in the begin */
+    unsigned                        cp_pending:1; /* its event follows the
+                                                     step's end */
 };
 
 
@@ -74,6 +82,9 @@ ngx_int_t ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
 ngx_int_t ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn);
 
 ngx_int_t ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_checkpoint_event(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_checkpoint_t *cp);
+void ngx_http_agent_turn_checkpoint_pending(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
     ngx_http_agent_node_t *node);
 void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);

@@ -170,6 +170,11 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
     cp->id = turn->checkpoint_id;
     cp->step = turn->step;
+
+    if (!turn->started) {
+        /* the begin's: its stream shows it once the stream starts */
+        turn->input_step = 1;
+    }
     cp->run_id = turn->run_id;
     cp->lease = turn->lease_ms;
 
@@ -288,7 +293,50 @@ ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     turn->saved.completion_tokens = turn->env.completion_tokens;
     turn->saved.cached_tokens = turn->env.cached_tokens;
 
+    /* its event after the step's own, as LangGraph's: turn_node */
+    turn->cp_pending = turn->started;
+
     return NGX_OK;
+}
+
+
+/* a step saved whose event waits: now (a client gone is the stream's) */
+
+void
+ngx_http_agent_turn_checkpoint_pending(ngx_http_agent_turn_t *turn)
+{
+    if (turn->cp_pending) {
+        turn->cp_pending = 0;
+        (void) ngx_http_agent_turn_checkpoint_event(turn, &turn->cp);
+    }
+}
+
+
+/*
+ * A step saved, for a stream that shows checkpoints (the LangGraph API's
+ * "checkpoints" and "debug" modes): its channels are those saved, read
+ * before another save reuses the text
+ */
+
+ngx_int_t
+ngx_http_agent_turn_checkpoint_event(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    ngx_http_agent_event_t  ev;
+
+    if (turn->in.json
+        || !(turn->stream.modes & (NGX_HTTP_AGENT_MODE_CHECKPOINTS
+                                   |NGX_HTTP_AGENT_MODE_DEBUG)))
+    {
+        return NGX_OK;
+    }
+
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ev.type = NGX_HTTP_AGENT_EV_CHECKPOINT;
+    ev.checkpoint_id = &cp->id;
+    ev.checkpoint = cp;
+
+    return ngx_http_agent_stream_emit(&turn->stream, &ev);
 }
 
 
@@ -362,7 +410,16 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
                     : NGX_HTTP_AGENT_EV_NODE_END;
     ev.json = NULL;
 
-    return ngx_http_agent_stream_emit(s, &ev);
+    if (ngx_http_agent_stream_emit(s, &ev) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (!start) {
+        /* the step's checkpoint after the step's events */
+        ngx_http_agent_turn_checkpoint_pending(turn);
+    }
+
+    return NGX_OK;
 }
 
 
@@ -387,6 +444,9 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     ngx_http_agent_turn_list_remove(&turn->queue);
     ngx_http_agent_limit_release(turn->env.limits);
+
+    /* a step saved with no end of its own (interrupt_before) */
+    ngx_http_agent_turn_checkpoint_pending(turn);
 
     if (turn->timeout.timer_set) {
         ngx_del_timer(&turn->timeout);

@@ -1,0 +1,153 @@
+#!/usr/bin/perl
+# A run's checkpoints as LangGraph streams and keeps them (issue 30, item
+# 2): the state before the input is a checkpoint of its own (step -1 on a
+# new thread, source "input", next __start__); the "checkpoints" stream
+# mode sends each step saved, the "tasks" mode each node's task and
+# result, "debug" both as {"type": "checkpoint" | "task" | "task_result"};
+# their ids are the history's; a resumed run's stream starts with the
+# checkpoint it resumes; a fork from the input checkpoint runs the graph
+# again on another input (an edited first message).
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+
+my $t = AgentTest->new;
+$t->mock(sub { { text => 'answer to ' . AgentTest::last_user($_[0]) } });
+
+my $conf = $t->conf(http => <<'HTTP');
+agent_graph two {
+    channel note value;
+    node think llm;
+    node mark template output=note text=marked;
+    edge START think;
+    edge think mark;
+    edge mark END;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+        agent_use_graph two; }
+    $1};
+$t->run($conf);
+
+sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }
+sub run_stream {
+    my ($th, $body) = @_;
+    my $st = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+        assistant_id => 'two', %$body }));
+    return [ map { { event => $_->{_event}, data => $_->{_json} } }
+                 @{ $st->{events} } ];
+}
+sub msgs { [ map { $_->{content} } @{ $_[0]{values}{messages} } ] }
+
+my $in = { messages => [ { role => 'user', content => 'hi' } ] };
+
+# --- checkpoints and tasks --------------------------------------------------
+
+my $th = lg('POST', '/threads', {})->{json}{thread_id};
+my $ev = run_stream($th, { input => $in,
+                           stream_mode => [ 'tasks', 'checkpoints' ] });
+
+is_deeply([ map { $_->{event} } @$ev ],
+          [ qw(metadata checkpoints checkpoints tasks tasks checkpoints tasks
+               tasks checkpoints) ],
+          'the order: the input\'s two checkpoints, then each node\'s task, '
+          . 'result, checkpoint');
+my @cps = map { $_->{data} } grep { $_->{event} eq 'checkpoints' } @$ev;
+is_deeply([ map { $_->{metadata}{step} } @cps ], [ -1, 0, 1, 2 ],
+          'steps -1 to 2');
+is_deeply([ map { $_->{metadata}{source} } @cps ],
+          [ qw(input loop loop loop) ], 'sources');
+is_deeply([ map { $_->{next} } @cps ],
+          [ [ '__start__' ], [ 'think' ], [ 'mark' ], [] ], 'next');
+is_deeply(msgs($cps[0]), [], 'before the input: no message');
+is_deeply(msgs($cps[1]), [ 'hi' ], 'the input step: the message');
+is_deeply(msgs($cps[2]), [ 'hi', 'answer to hi' ], 'after think');
+is($cps[3]{values}{note}, 'marked', 'after mark: its channel');
+is($cps[0]{parent_checkpoint}, undef, 'the first has no parent');
+is($cps[1]{parent_checkpoint}{checkpoint_id},
+   $cps[0]{checkpoint}{checkpoint_id}, 'each the parent of the next');
+
+my @tasks = map { $_->{data} } grep { $_->{event} eq 'tasks' } @$ev;
+is($tasks[0]{name}, 'think', 'a task: its node');
+is_deeply($tasks[0]{triggers}, [ 'branch:to:think' ], '... its trigger');
+is_deeply(msgs({ values => $tasks[0]{input} }), [ 'hi' ],
+          '... the state it starts with');
+is($tasks[1]{result}{messages}[0]{content}, 'answer to hi',
+   'a result: what the node wrote');
+is($tasks[1]{error}, undef, '... no error');
+is_deeply($tasks[3]{result}, { note => 'marked' }, 'the second\'s');
+is($tasks[0]{id}, $tasks[1]{id}, 'a task and its result: one id');
+
+my $hist = lg('POST', "/threads/$th/history", { limit => 10 })->{json};
+is_deeply([ map { $_->{checkpoint}{checkpoint_id} } reverse @$hist ],
+          [ map { $_->{checkpoint}{checkpoint_id} } @cps ],
+          'the history: the same checkpoints');
+is_deeply([ map { $_->{metadata}{source} } reverse @$hist ],
+          [ qw(input loop loop loop) ], '... and sources');
+
+# a second run: its input step follows the last (4, not -1)
+$ev = run_stream($th, { input => { messages => [ { role => 'user',
+                                                  content => 'again' } ] },
+                        stream_mode => [ 'checkpoints' ] });
+@cps = map { $_->{data} } grep { $_->{event} eq 'checkpoints' } @$ev;
+is_deeply([ map { $_->{metadata}{step} } @cps ], [ 3, 4, 5, 6 ],
+          'a second run: steps on from the first');
+is_deeply(msgs($cps[0]), [ 'hi', 'answer to hi' ],
+          '... its input checkpoint: the state the first left');
+
+# --- debug ------------------------------------------------------------------
+
+my $t2 = lg('POST', '/threads', {})->{json}{thread_id};
+$ev = run_stream($t2, { input => $in, stream_mode => 'debug' });
+my @dbg = map { $_->{data} } grep { $_->{event} eq 'debug' } @$ev;
+is_deeply([ map { $_->{type} } @dbg ],
+          [ qw(checkpoint checkpoint task task_result checkpoint task
+               task_result checkpoint) ], 'debug: the same, typed');
+is_deeply([ map { $_->{step} } grep { $_->{type} eq 'checkpoint' } @dbg ],
+          [ -1, 0, 1, 2 ], '... checkpoints with their steps');
+like($dbg[0]{timestamp}, qr/^\d{4}-/, '... and when');
+is_deeply($dbg[0]{payload}{next}, [ '__start__' ],
+          '... the payload: the state');
+
+# --- a resumed run ----------------------------------------------------------
+
+my $t3 = lg('POST', '/threads', {})->{json}{thread_id};
+$ev = run_stream($t3, { input => $in, interrupt_before => [ 'mark' ],
+                        stream_mode => [ 'checkpoints' ] });
+@cps = map { $_->{data} } grep { $_->{event} eq 'checkpoints' } @$ev;
+is_deeply([ map { $_->{metadata}{step} } @cps ], [ -1, 0, 1, 2 ],
+          'interrupted before mark: the wait saved as a step, sent too');
+is_deeply($cps[-1]{next}, [ 'mark' ], '... next mark');
+my $last = $cps[-1]{checkpoint}{checkpoint_id};
+$ev = run_stream($t3, { stream_mode => [ 'checkpoints' ] });
+my @more = map { $_->{data} } grep { $_->{event} eq 'checkpoints' } @$ev;
+is($more[0]{checkpoint}{checkpoint_id}, $last,
+   'resumed: the stream starts with the checkpoint it resumes');
+is_deeply([ map { $_->{metadata}{step} } @more ], [ 2, 3 ], '... then on');
+
+# --- a fork from the input checkpoint: an edited first message --------------
+
+$hist = lg('POST', "/threads/$th/history", { limit => 20 })->{json};
+my ($first) = grep { $_->{metadata}{step} == -1 } @$hist;
+my $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'two',
+    checkpoint_id => $first->{checkpoint}{checkpoint_id},
+    input => { messages => [ { role => 'user', content => 'edited' } ] } });
+is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
+          [ 'edited', 'answer to edited' ],
+          'a fork from step -1: the graph again on the edited message');
+
+# other streams see none of it
+my $sid = $t->http('POST', '/api/sessions/', {})->{json}{id};
+my $turn = $t->turn($sid, 'plain');
+ok(!grep({ ($_->{type} // '') =~ /checkpoint/ } @{ $turn->{events} }),
+   'the chat stream has no checkpoint events');
+is($turn->{types}[-1], 'end', '... and ends as ever');
+
+$t->stop;
+$t->check_log;
+done_testing;
