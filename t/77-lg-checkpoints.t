@@ -6,7 +6,9 @@
 # result, "debug" both as {"type": "checkpoint" | "task" | "task_result"};
 # their ids are the history's; a resumed run's stream starts with the
 # checkpoint it resumes; a fork from the input checkpoint runs the graph
-# again on another input (an edited first message).
+# again on another input (an edited first message); a run with no input
+# on a thread that waits for nothing: a command's update saved as a step,
+# a goto's node run, a fork's next node run again (regenerate).
 
 use strict;
 use warnings;
@@ -140,6 +142,37 @@ my $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'two',
 is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
           [ 'edited', 'answer to edited' ],
           'a fork from step -1: the graph again on the edited message');
+
+# --- runs with no input on a thread that waits for nothing -----------------
+
+my $t4 = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$t4/runs/wait", { assistant_id => 'two', input => $in });
+my $before = lg('GET', "/threads/$t4/state")->{json};
+$r = lg('POST', "/threads/$t4/runs/wait", { assistant_id => 'two',
+    command => { update => { note => 'by hand' } } });
+is($r->{status}, 200, 'a command\'s update on a finished thread: 200');
+my $after = lg('GET', "/threads/$t4/state")->{json};
+is($after->{values}{note}, 'by hand', '... written');
+is(scalar @{ $after->{values}{messages} },
+   scalar @{ $before->{values}{messages} }, '... and no node ran');
+is($after->{metadata}{step}, $before->{metadata}{step} + 1,
+   '... a step of its own');
+is_deeply($after->{next}, [], '... nothing next');
+
+$r = lg('POST', "/threads/$t4/runs/wait", { assistant_id => 'two',
+    command => { goto => 'mark' } });
+is($r->{json}{note}, 'marked', 'a goto on a finished thread: that node runs');
+
+# regenerate (Agent Chat UI): no input, from the checkpoint before an answer
+$hist = lg('POST', "/threads/$t4/history", { limit => 20 })->{json};
+my ($pre) = grep { ($_->{next}[0] // '') eq 'think' } @$hist;
+my $calls = () = $t->{mock}->requests;
+$r = lg('POST', "/threads/$t4/runs/wait", { assistant_id => 'two',
+    checkpoint_id => $pre->{checkpoint}{checkpoint_id}, input => undef });
+is($r->{status}, 200, 'a run with no input from a checkpoint before think');
+is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
+          [ 'hi', 'answer to hi' ], 'think ran again: one answer, anew');
+is(scalar(() = $t->{mock}->requests), $calls + 1, '... the model asked once more');
 
 # other streams see none of it
 my $sid = $t->http('POST', '/api/sessions/', {})->{json}{id};

@@ -28,8 +28,10 @@ static ngx_int_t ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
 #define NGX_HTTP_AGENT_SAVE_BEFORE     1   /* interrupt_before: then wait */
 #define NGX_HTTP_AGENT_SAVE_INTERRUPT  2   /* a node's interrupt: wait */
 #define NGX_HTTP_AGENT_SAVE_STEP       3   /* a step: then the next */
+#define NGX_HTTP_AGENT_SAVE_END        4   /* nothing to run: then end */
 
 
+static void ngx_http_agent_graph_end(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_graph_save(ngx_http_agent_run_t *run,
     ngx_uint_t saving, ngx_http_agent_node_t *node, ngx_int_t next,
     ngx_uint_t after);
@@ -156,6 +158,18 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
     ngx_http_agent_node_t  *node;
 
     while (!run->finished) {
+
+        if (run->current == NGX_HTTP_AGENT_END) {
+
+            /*
+             * a run with no node to run (LangGraph's Command on a thread
+             * that waits for nothing): what it wrote is a step of its
+             * own, then it ends
+             */
+
+            ngx_http_agent_graph_end(run);
+            return;
+        }
 
         if (run->step >= run->limit) {
             ngx_http_agent_graph_fail(run, "recursion_limit",
@@ -336,6 +350,29 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 }
 
 
+/* nothing to run: the state saved as the input's step, then the end */
+
+static void
+ngx_http_agent_graph_end(ngx_http_agent_run_t *run)
+{
+    ngx_int_t  rc;
+    ngx_str_t  name;
+
+    ngx_str_set(&name, "__input__");
+
+    run->saving = NGX_HTTP_AGENT_SAVE_END;
+    run->saving_node = NULL;
+    run->saving_next = NGX_HTTP_AGENT_END;
+    run->saving_after = 0;
+
+    rc = run->handlers->checkpoint(run, &name, NGX_HTTP_AGENT_END);
+
+    if (rc != NGX_AGAIN) {
+        (void) ngx_http_agent_graph_after(run, rc);
+    }
+}
+
+
 /* the checkpoint, now or when the embedder has saved it */
 
 static ngx_int_t
@@ -398,6 +435,11 @@ ngx_http_agent_graph_after(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     if (saving == NGX_HTTP_AGENT_SAVE_BEFORE) {
         ngx_http_agent_graph_finish(run, NGX_HTTP_AGENT_INTERRUPT);
+        return NGX_DONE;
+    }
+
+    if (saving == NGX_HTTP_AGENT_SAVE_END) {
+        ngx_http_agent_graph_finish(run, NGX_OK);
         return NGX_DONE;
     }
 

@@ -644,7 +644,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     /* a run waits on a human: only an answer continues it */
 
-    rc = ngx_http_agent_turn_waits(r, turn, run);
+    rc = ngx_http_agent_turn_waits(r, turn, run, &cp.next);
 
     if (rc == NGX_OK && turn->in.values) {
 

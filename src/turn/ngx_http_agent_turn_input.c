@@ -85,13 +85,16 @@ ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
 
 /*
  * An interrupted run continues where it waits, with the answer, and takes
- * no message; a session that waits for nothing takes no answer.  NGX_OK:
- * resumed; NGX_DECLINED: a message, as usual; else the error sent.
+ * no message; a session that waits for nothing takes no answer, but for a
+ * run that asks for none (in.answers: LangGraph's input-less run, a
+ * Command): that goes on at the checkpoint's next node (a fork: the node
+ * runs again), or with none, only saves what it writes.  NGX_OK: resumed;
+ * NGX_DECLINED: a message, as usual; else the error sent.
  */
 
 ngx_int_t
 ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
-    ngx_http_agent_run_t *run)
+    ngx_http_agent_run_t *run, ngx_str_t *next)
 {
     ngx_int_t   n;
     ngx_str_t   node, graph;
@@ -108,6 +111,23 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
                                           "the session waits at \"%V\" for an "
                                           "answer: POST /{id}/resume "
                                           "{\"resume\": ...}", &node);
+    }
+
+    if (!waits && turn->in.answers) {
+        n = next->len ? ngx_http_agent_graph_node(run->graph, next)
+                      : NGX_HTTP_AGENT_END;
+
+        if (n == NGX_ERROR) {
+            return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                              "the step \"%V\" the session "
+                                              "goes on at is not in this "
+                                              "location's graph", next);
+        }
+
+        run->current = n;
+        run->resuming = 1;
+
+        return NGX_OK;
     }
 
     if (!waits) {
