@@ -174,6 +174,43 @@ is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
           [ 'hi', 'answer to hi' ], 'think ran again: one answer, anew');
 is(scalar(() = $t->{mock}->requests), $calls + 1, '... the model asked once more');
 
+# --- an update that replaces a message (human review's edit) ----------------
+
+my $t5 = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$t5/runs/wait", { assistant_id => 'two', input => $in });
+my $st = lg('GET', "/threads/$t5/state")->{json};
+my $ai = { %{ $st->{values}{messages}[1] } };
+my $old = $ai->{content};
+$ai->{content} = 'edited by a human';
+$r = lg('POST', "/threads/$t5/state", { values => { messages => [ $ai ] } });
+is($r->{status}, 200, 'an update with a message of ours (its id)')
+    or diag($r->{content});
+$st = lg('GET', "/threads/$t5/state")->{json};
+is_deeply([ map { $_->{content} } @{ $st->{values}{messages} } ],
+          [ 'hi', 'edited by a human' ], 'it replaced that message, in place');
+is($st->{values}{messages}[1]{id}, $ai->{id}, '... under its id');
+$hist = lg('POST', "/threads/$t5/history", { limit => 10 })->{json};
+is($hist->[1]{values}{messages}[1]{content}, $old,
+   'the checkpoint before still has the old one');
+lg('POST', "/threads/$t5/state", { values => { messages => [
+    { type => 'human', content => 'a new one' } ] } });
+$st = lg('GET', "/threads/$t5/state")->{json};
+is_deeply([ map { $_->{content} } @{ $st->{values}{messages} } ],
+          [ 'hi', 'edited by a human', 'a new one' ],
+          'one without an id of ours: appended, the edit kept');
+$r = lg('POST', "/threads/$t5/runs/wait", { assistant_id => 'two',
+    input => { messages => [ { role => 'user', content => 'next' } ] } });
+my ($req) = grep { AgentTest::last_user($_) eq 'next' }
+            map { $_->{body} // $_ } $t->{mock}->requests;
+ok($req && grep({ ($_->{content} // '') eq 'edited by a human' }
+                @{ $req->{messages} }), 'the model reads the edit next');
+is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
+          [ 'hi', 'edited by a human', 'a new one', 'next', 'answer to next' ],
+          'and the thread goes on from it');
+$r = lg('POST', "/threads/$t5/state", { values => { messages => [
+    { type => 'robot', content => 'x' } ] } });
+is($r->{status}, 422, 'a message of no known type: 422');
+
 # other streams see none of it
 my $sid = $t->http('POST', '/api/sessions/', {})->{json}{id};
 my $turn = $t->turn($sid, 'plain');

@@ -77,20 +77,20 @@ ngx_http_agent_graph_reduce(ngx_http_agent_run_t *run,
         for (i = 0; i < w->messages->nelts; i++) {
 
             /* a message with the id of one already there replaces it */
-            if (add[i].seq) {
+            if (add[i].replace && add[i].seq >= 0
+                && (ngx_uint_t) add[i].seq < v->messages->nelts)
+            {
                 m = v->messages->elts;
+                k = (ngx_uint_t) add[i].seq;
 
-                for (k = 0; k < v->messages->nelts; k++) {
-                    if (m[k].seq == add[i].seq) {
-                        m[k] = add[i];
-                        break;
-                    }
-                }
-
-                if (k < v->messages->nelts) {
-                    continue;
-                }
+                m[k] = add[i];
+                m[k].replace = 0;
+                m[k].replaced = 1;
+                continue;
             }
+
+            /* no such message: appended (the update says so to its save) */
+            add[i].replace = 0;
 
             m = ngx_array_push(v->messages);
             if (m == NULL) {

@@ -128,6 +128,11 @@ void ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
     ngx_http_agent_json_t *j, ngx_http_agent_assistant_row_t *row,
     ngx_uint_t updated);
 
+/* lg_messages.c */
+ngx_int_t ngx_http_agent_lg_messages(ngx_http_request_t *r,
+    ngx_str_t *thread_id, yajl_val msgs, const char *what,
+    ngx_http_agent_msg_t **out, ngx_uint_t *n);
+
 /* lg_store.c */
 ngx_int_t ngx_http_agent_lg_store(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);

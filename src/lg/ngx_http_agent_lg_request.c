@@ -185,10 +185,9 @@ static ngx_int_t
 ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
     ngx_http_agent_turn_in_t *in)
 {
-    size_t                 i, k;
-    yajl_val               msgs, m, c, part;
-    ngx_str_t              role, text;
-    ngx_http_agent_msg_t  *msg;
+    yajl_val    msgs;
+    ngx_int_t   rc;
+    ngx_uint_t  i;
 
     if (!YAJL_IS_OBJECT(input)) {
         return ngx_http_agent_reply_error(r, 422, "\"input\" must be an object "
@@ -203,102 +202,17 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
         return NGX_OK;
     }
 
-    if (YAJL_IS_OBJECT(msgs) || YAJL_IS_STRING(msgs)) {
-        /* one message as itself */
-        m = msgs;
-        msgs = NULL;
-
-    } else if (!YAJL_IS_ARRAY(msgs)) {
-        return ngx_http_agent_reply_error(r, 422, "\"input.messages\" must be "
-                                          "a list of messages");
-
-    } else {
-        m = NULL;
+    rc = ngx_http_agent_lg_messages(r, NULL, msgs, "input.messages",
+                                    &in->msgs, &in->nmsgs);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
-    in->nmsgs = msgs ? msgs->u.array.len : 1;
-
-    if (in->nmsgs > 64) {
-        return ngx_http_agent_reply_error(r, 422, "\"input.messages\" has more "
-                                          "than 64 messages");
-    }
-
-    in->msgs = ngx_pcalloc(r->pool,
-                             in->nmsgs * sizeof(ngx_http_agent_msg_t));
-    if (in->msgs == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    /* the turn's text: its last human message's */
 
     for (i = 0; i < in->nmsgs; i++) {
-        msg = &in->msgs[i];
-        m = msgs ? msgs->u.array.values[i] : m;
-
-        ngx_str_set(&role, "human");
-
-        if (YAJL_IS_STRING(m)) {
-            c = m;
-
-        } else if (YAJL_IS_OBJECT(m)) {
-            if (ngx_http_agent_json_get_str(m, "role", &role) != NGX_OK) {
-                (void) ngx_http_agent_json_get_str(m, "type", &role);
-            }
-
-            c = ngx_http_agent_json_get(m, "content");
-
-        } else {
-            c = NULL;
-        }
-
-        /* content: a string, or LangChain's [{"type": "text", ...}] */
-
-        ngx_str_null(&text);
-
-        if (c && YAJL_IS_STRING(c)) {
-            text.data = (u_char *) YAJL_GET_STRING(c);
-            text.len = ngx_strlen(text.data);
-
-        } else if (c && YAJL_IS_ARRAY(c)) {
-            for (k = 0; k < c->u.array.len; k++) {
-                part = c->u.array.values[k];
-
-                if (YAJL_IS_OBJECT(part)
-                    && ngx_http_agent_json_get_str(part, "text", &text)
-                       == NGX_OK)
-                {
-                    break;
-                }
-            }
-        }
-
-        if (text.data == NULL) {
-            return ngx_http_agent_reply_error(r, 422, "message %uz of "
-                                              "\"input.messages\" has no text "
-                                              "content", i);
-        }
-
-        if ((role.len == 4 && ngx_strncmp(role.data, "user", 4) == 0)
-            || (role.len == 5 && ngx_strncmp(role.data, "human", 5) == 0))
-        {
-            ngx_str_set(&msg->role, "user");
-
-        } else if ((role.len == 2 && ngx_strncmp(role.data, "ai", 2) == 0)
-                   || (role.len == 9
-                       && ngx_strncmp(role.data, "assistant", 9) == 0))
-        {
-            ngx_str_set(&msg->role, "assistant");
-
-        } else {
-            return ngx_http_agent_reply_error(r, 422, "message %uz of "
-                                              "\"input.messages\" has the role "
-                                              "\"%V\": use \"human\" "
-                                              "(\"user\") or \"ai\" "
-                                              "(\"assistant\")", i, &role);
-        }
-
-        msg->content = text;
-
-        if (msg->role.data[0] == 'u') {
-            in->text = text;
+        if (in->msgs[i].role.data[0] == 'u') {
+            in->text = in->msgs[i].content;
         }
     }
 

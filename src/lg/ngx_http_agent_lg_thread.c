@@ -521,6 +521,19 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
                                           "object of channels");
     }
 
+    x = st.values && YAJL_IS_OBJECT(st.values)
+        ? ngx_http_agent_json_get(st.values, "messages") : NULL;
+
+    if (x && !YAJL_IS_NULL(x)) {
+        /* an id of ours replaces its message: the edit of human review */
+        rc = ngx_http_agent_lg_messages(r, &req->thread_id, x,
+                                        "values.messages", &st.msgs,
+                                        &st.nmsgs);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
     ngx_str_set(&st.as_node, "__update__");
 
     x = ngx_http_agent_json_get(v, "as_node");

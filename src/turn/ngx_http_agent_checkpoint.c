@@ -22,6 +22,10 @@
 
 static ngx_int_t ngx_http_agent_checkpoint_messages(ngx_pool_t *pool,
     yajl_val v, ngx_array_t *messages);
+static ngx_int_t ngx_http_agent_checkpoint_appended(ngx_pool_t *pool,
+    ngx_array_t **added);
+static void ngx_http_agent_checkpoint_overlay(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t appended);
 
 
 ngx_int_t
@@ -75,13 +79,20 @@ ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)
 {
+    ngx_int_t  rc;
+
     if (ngx_http_agent_checkpoint_read(sc->pool, run, cp) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    return ngx_http_agent_store_messages(sc, id, cp->msg_count,
+    rc = ngx_http_agent_store_messages(sc, id, cp->msg_count,
                        images_keep,
                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_agent_checkpoint_replaced(sc->pool, run, cp);
 }
 
 
@@ -133,7 +144,9 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
         }
 
         if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
-            extra += (ch == NGX_ERROR);
+            /* the replaced messages: ours, read with the rows */
+            extra += (ch == NGX_ERROR
+                      && ngx_strcmp(name.data, "__replaced__") != 0);
             continue;
         }
 
@@ -188,7 +201,9 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
             name.data = (u_char *) v->u.object.keys[i];
             name.len = ngx_strlen(name.data);
 
-            if (ngx_http_agent_graph_channel(run->graph, &name) != NGX_ERROR) {
+            if (ngx_http_agent_graph_channel(run->graph, &name) != NGX_ERROR
+                || ngx_strcmp(name.data, "__replaced__") == 0)
+            {
                 continue;
             }
 
@@ -375,6 +390,23 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
 
     parent = *cp;
 
+    /* only what this step added goes to the messages table */
+
+    added = NULL;
+    w = run->update ? run->update->elts : NULL;
+
+    for (i = 0; w && i < run->update->nelts; i++) {
+        if (w[i].channel == NGX_HTTP_AGENT_CH_MESSAGES) {
+            added = w[i].value.messages;
+        }
+    }
+
+    if (added && ngx_http_agent_checkpoint_appended(run->pool, &added)
+                 != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     /* the channels are bound to the insert and forgotten: a scratch text */
     if (run->scratch == NULL) {
         run->scratch = ngx_http_agent_json_create(run->pool);
@@ -387,21 +419,11 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_state_channels(j, run, 0);
+    ngx_http_agent_checkpoint_overlay(j, run, added ? added->nelts : 0);
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_scratch(j, &cp->channels) != NGX_OK) {
         return NGX_ERROR;
-    }
-
-    /* only what this step added goes to the messages table */
-
-    added = NULL;
-    w = run->update ? run->update->elts : NULL;
-
-    for (i = 0; w && i < run->update->nelts; i++) {
-        if (w[i].channel == NGX_HTTP_AGENT_CH_MESSAGES) {
-            added = w[i].value.messages;
-        }
     }
 
     cp->parent_id = parent.id;
@@ -418,4 +440,173 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_store_checkpoint_write(sc, id, cp, added);
+}
+
+
+/*
+ * A step's messages that replaced others in place (an id of ours): not
+ * rows of their own.  The array is the update's: a copy without them.
+ */
+
+static ngx_int_t
+ngx_http_agent_checkpoint_appended(ngx_pool_t *pool, ngx_array_t **added)
+{
+    ngx_uint_t             i, n;
+    ngx_array_t           *a;
+    ngx_http_agent_msg_t  *m, *to;
+
+    m = (*added)->elts;
+    n = 0;
+
+    for (i = 0; i < (*added)->nelts; i++) {
+        n += m[i].replace;
+    }
+
+    if (n == 0) {
+        return NGX_OK;
+    }
+
+    a = ngx_array_create(pool, ngx_max((*added)->nelts - n, 1),
+                         sizeof(ngx_http_agent_msg_t));
+    if (a == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < (*added)->nelts; i++) {
+        if (m[i].replace) {
+            continue;
+        }
+
+        to = ngx_array_push(a);
+        if (to == NULL) {
+            return NGX_ERROR;
+        }
+
+        *to = m[i];
+    }
+
+    *added = a;
+
+    return NGX_OK;
+}
+
+
+/*
+ * "__replaced__": the messages of stored rows that the line replaced,
+ * {"seq": [...], "messages": [...]}, carried by each checkpoint after
+ * (the rows stay as they were written: earlier checkpoints read them so)
+ */
+
+static void
+ngx_http_agent_checkpoint_overlay(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t appended)
+{
+    ngx_uint_t             i, n, any;
+    ngx_array_t           *msgs;
+    ngx_http_agent_msg_t  *m;
+
+    msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    m = msgs->elts;
+    n = msgs->nelts - ngx_min(appended, msgs->nelts);
+
+    for (i = 0, any = 0; i < n; i++) {
+        any |= m[i].replaced;
+    }
+
+    if (!any) {
+        return;
+    }
+
+    ngx_http_agent_json_key(j, "__replaced__");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "seq");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < n; i++) {
+        if (m[i].replaced) {
+            ngx_http_agent_json_int(j, i);
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "messages");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < n; i++) {
+        if (m[i].replaced) {
+            ngx_http_agent_message_json(j, NULL, &m[i], 1);
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a checkpoint's replaced messages over those read from their rows */
+
+ngx_int_t
+ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp)
+{
+    size_t                 i;
+    int64_t                seq;
+    yajl_val               v, o, seqs, msgs;
+    ngx_array_t            got, *state;
+    ngx_http_agent_msg_t  *m, *to;
+
+    if (cp->channels.len == 0
+        || ngx_strlcasestrn(cp->channels.data,
+                            cp->channels.data + cp->channels.len,
+                            (u_char *) "__replaced__", 12 - 1) == NULL)
+    {
+        return NGX_OK;
+    }
+
+    v = ngx_http_agent_json_parse(pool, cp->channels.data, cp->channels.len,
+                                  NULL);
+    o = v ? ngx_http_agent_json_get(v, "__replaced__") : NULL;
+
+    if (o == NULL || !YAJL_IS_OBJECT(o)) {
+        return NGX_OK;
+    }
+
+    seqs = ngx_http_agent_json_get(o, "seq");
+    msgs = ngx_http_agent_json_get(o, "messages");
+
+    if (seqs == NULL || msgs == NULL || !YAJL_IS_ARRAY(seqs)
+        || !YAJL_IS_ARRAY(msgs) || seqs->u.array.len != msgs->u.array.len)
+    {
+        return NGX_ERROR;
+    }
+
+    if (ngx_array_init(&got, pool, ngx_max(msgs->u.array.len, 1),
+                       sizeof(ngx_http_agent_msg_t))
+        != NGX_OK
+        || ngx_http_agent_checkpoint_messages(pool, msgs, &got) != NGX_OK
+        || got.nelts != seqs->u.array.len)
+    {
+        return NGX_ERROR;
+    }
+
+    state = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    to = state->elts;
+    m = got.elts;
+
+    for (i = 0; i < got.nelts; i++) {
+        if (!YAJL_IS_INTEGER(seqs->u.array.values[i])) {
+            return NGX_ERROR;
+        }
+
+        seq = YAJL_GET_INTEGER(seqs->u.array.values[i]);
+
+        if (seq >= 0 && (ngx_uint_t) seq < state->nelts) {
+            m[i].seq = seq;
+            m[i].created_at = to[seq].created_at;
+            m[i].replaced = 1;
+            to[seq] = m[i];
+        }
+    }
+
+    return NGX_OK;
 }

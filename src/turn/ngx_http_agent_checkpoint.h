@@ -42,6 +42,8 @@ ngx_int_t ngx_http_agent_checkpoint_fork(ngx_http_agent_store_call_t *sc,
     ngx_str_t *checkpoint_id, ngx_int_t images_keep);
 ngx_int_t ngx_http_agent_checkpoint_read(ngx_pool_t *pool,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
 
 #pragma GCC visibility pop
 

@@ -109,6 +109,9 @@ typedef struct {
     ngx_http_agent_graph_t         *graph;
     ngx_str_t                       id;        /* the session */
     yajl_val                        values;    /* channels, or NULL */
+    ngx_http_agent_msg_t           *msgs;      /* values' "messages", as
+                                                  the protocol read them */
+    ngx_uint_t                      nmsgs;
     ngx_str_t                       as_node;   /* the checkpoint's writer */
     const char                     *after;     /* "... when it has ended" */
     ngx_int_t                     (*write)(ngx_http_agent_store_call_t *sc,

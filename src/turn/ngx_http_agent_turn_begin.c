@@ -573,9 +573,13 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
         rc = ngx_http_agent_checkpoint_load(&turn->sc, id, run, &cp,
                                             alcf->images_keep - 1);
 
-    } else {
-        rc = cp.id.len ? ngx_http_agent_checkpoint_read(r->pool, run, &cp)
-                       : NGX_OK;
+    } else if (cp.id.len) {
+        rc = ngx_http_agent_checkpoint_read(r->pool, run, &cp);
+
+        if (rc == NGX_OK) {
+            /* the messages came with the session: replaced ones now */
+            rc = ngx_http_agent_checkpoint_replaced(r->pool, run, &cp);
+        }
     }
 
     if (rc == NGX_AGAIN) {

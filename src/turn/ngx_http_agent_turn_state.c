@@ -24,7 +24,7 @@
 
 
 static ngx_int_t ngx_http_agent_turn_state_values(ngx_http_request_t *r,
-    ngx_http_agent_run_t *run, yajl_val values);
+    ngx_http_agent_run_t *run, ngx_http_agent_turn_state_t *st);
 
 
 ngx_int_t
@@ -76,7 +76,7 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
         goto done;
     }
 
-    rc = ngx_http_agent_turn_state_values(r, run, st->values);
+    rc = ngx_http_agent_turn_state_values(r, run, st);
     if (rc != NGX_OK) {
         goto done;
     }
@@ -139,17 +139,23 @@ done:
 }
 
 
-/* the values written through their channels' reducers, as a node's */
+/*
+ * the values written through their channels' reducers, as a node's; the
+ * messages as the protocol read them (an id of one there replaces it)
+ */
 
 static ngx_int_t
 ngx_http_agent_turn_state_values(ngx_http_request_t *r,
-    ngx_http_agent_run_t *run, yajl_val values)
+    ngx_http_agent_run_t *run, ngx_http_agent_turn_state_t *st)
 {
     size_t                     i;
+    yajl_val                   values;
     ngx_int_t                  n;
     ngx_str_t                  name, json;
     ngx_array_t               *update;
     ngx_http_agent_channel_t  *ch;
+
+    values = st->values;
 
     if (values == NULL || !YAJL_IS_OBJECT(values)) {
         return NGX_OK;
@@ -160,6 +166,16 @@ ngx_http_agent_turn_state_values(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
+    for (i = 0; i < st->nmsgs; i++) {
+        if (ngx_http_agent_graph_write_message(run, update,
+                                               NGX_HTTP_AGENT_CH_MESSAGES,
+                                               &st->msgs[i])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
     ch = run->graph->channels.elts;
 
     for (i = 0; i < values->u.object.len; i++) {
@@ -167,6 +183,10 @@ ngx_http_agent_turn_state_values(ngx_http_request_t *r,
         name.len = ngx_strlen(name.data);
 
         n = ngx_http_agent_graph_channel(run->graph, &name);
+
+        if (n == NGX_HTTP_AGENT_CH_MESSAGES && st->msgs) {
+            continue;
+        }
 
         if (n == NGX_ERROR || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES
             || ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM)

@@ -26,6 +26,11 @@ typedef struct {
     ngx_str_t                  images;        /* JSON array, or empty */
     ngx_str_t                  created_at;
     ngx_str_t                  metadata;      /* JSON object, or empty */
+    unsigned                   replace:1;     /* an update's: it takes the
+                                                 place seq of the channel
+                                                 (a message id of ours) */
+    unsigned                   replaced:1;    /* in a channel: not as the
+                                                 store's row has it */
 } ngx_http_agent_msg_t;
 
 
