@@ -682,52 +682,27 @@ ngx_http_agent_lg_checkpoint_event(ngx_http_agent_stream_t *s,
 }
 
 
-/*
- * the state at a checkpoint just saved: its channels as saved, the run's
- * messages as many as it had; read in a pool of its own, gone after
- */
+/* the state at a checkpoint just saved, read in a pool gone after */
 
 static ngx_int_t
 ngx_http_agent_lg_checkpoint_state(ngx_http_agent_stream_t *s,
     ngx_http_agent_checkpoint_t *cp, ngx_http_agent_json_t *j)
 {
-    ngx_int_t              rc;
     ngx_pool_t            *pool;
-    ngx_array_t           *msgs, *live;
-    ngx_http_agent_run_t  *run, *at;
-
-    run = s->state;
+    ngx_http_agent_run_t  *at;
 
     pool = ngx_create_pool(4096, s->pool->log);
     if (pool == NULL) {
         return NGX_ERROR;
     }
 
-    rc = NGX_ERROR;
+    at = ngx_http_agent_checkpoint_state(pool, s->state, cp);
 
-    at = ngx_http_agent_graph_run_create(pool, s->pool->log, run->graph);
-    if (at == NULL) {
-        goto done;
+    if (at) {
+        ngx_http_agent_lg_state_json(j, at, cp, &s->session_id);
     }
-
-    live = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
-    msgs = at->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
-
-    /* the messages are the run's first ones: read, never written */
-    msgs->elts = live->elts;
-    msgs->nelts = ngx_min(live->nelts, (ngx_uint_t) cp->msg_count);
-    msgs->nalloc = msgs->nelts;
-
-    if (ngx_http_agent_checkpoint_read(pool, at, cp) != NGX_OK) {
-        goto done;
-    }
-
-    ngx_http_agent_lg_state_json(j, at, cp, &s->session_id);
-    rc = NGX_OK;
-
-done:
 
     ngx_destroy_pool(pool);
 
-    return rc;
+    return at ? NGX_OK : NGX_ERROR;
 }

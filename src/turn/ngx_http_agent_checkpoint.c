@@ -610,3 +610,36 @@ ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
 
     return NGX_OK;
 }
+
+
+/*
+ * The state at a checkpoint the run saved, as a run of its own in pool:
+ * its channels as saved, the run's first messages as many as it had (read,
+ * never written: the run's own)
+ */
+
+ngx_http_agent_run_t *
+ngx_http_agent_checkpoint_state(ngx_pool_t *pool, ngx_http_agent_run_t *run,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    ngx_array_t           *msgs, *live;
+    ngx_http_agent_run_t  *at;
+
+    at = ngx_http_agent_graph_run_create(pool, pool->log, run->graph);
+    if (at == NULL) {
+        return NULL;
+    }
+
+    live = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    msgs = at->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+
+    msgs->elts = live->elts;
+    msgs->nelts = ngx_min(live->nelts, (ngx_uint_t) cp->msg_count);
+    msgs->nalloc = msgs->nelts;
+
+    if (ngx_http_agent_checkpoint_read(pool, at, cp) != NGX_OK) {
+        return NULL;
+    }
+
+    return at;
+}

@@ -31,6 +31,8 @@ ngx_int_t ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *node, ngx_str_t *next);
+ngx_http_agent_run_t *ngx_http_agent_checkpoint_state(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
 
 
 /* for the files of src/turn/ only: hidden from the module's exports */

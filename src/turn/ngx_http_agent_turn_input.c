@@ -162,3 +162,68 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     return NGX_OK;
 }
+
+
+/*
+ * The state before the input, a checkpoint of its own (LangGraph's "input"
+ * step, -1 on a new thread): its next is "__start__", and a run that
+ * forks from it starts the graph again with another input (an edited
+ * first message).  In the begin's unit of writes, before the input step.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run)
+{
+    ngx_int_t                    rc;
+    ngx_str_t                    node, next;
+    ngx_http_agent_checkpoint_t  cp;
+
+    ngx_str_set(&node, "__start__");
+    ngx_str_set(&next, "__start__");
+
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+    cp.id = turn->checkpoint_id;
+    cp.step = cp.id.len ? turn->step : -2;
+    cp.run_id = turn->run_id;
+    cp.lease = turn->lease_ms;
+
+    /* no step wrote it: no messages of its own */
+    run->update = NULL;
+
+    rc = ngx_http_agent_checkpoint_save(&turn->sc, run, &turn->session_id,
+                                        &cp, &node, &next);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(turn->request, NGX_HTTP_CONFLICT,
+                                          "a turn is already running on this "
+                                          "session; wait for its end event");
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_error(turn->request,
+                                          NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's state could not be "
+                                          "saved");
+    }
+
+    turn->checkpoint_id = cp.id;
+    turn->step = cp.step;
+
+    if (turn->in.modes & (NGX_HTTP_AGENT_MODE_CHECKPOINTS
+                          |NGX_HTTP_AGENT_MODE_DEBUG))
+    {
+        /* its channels are in a text the next save writes over */
+        turn->before = cp;
+        turn->before.channels.data = ngx_pstrdup(turn->request->pool,
+                                                 &cp.channels);
+        if (turn->before.channels.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}

@@ -101,6 +101,8 @@ void ngx_http_agent_turn_timeout(ngx_event_t *ev);
 void ngx_http_agent_turn_unlocked(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
     ngx_http_agent_run_t *run, ngx_array_t *update);
+ngx_int_t ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run, ngx_str_t *next);
 void ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn);
