@@ -463,6 +463,18 @@ typedef struct {
     ngx_int_t  (*item_namespaces)(ngx_http_agent_store_call_t *sc,
                                   ngx_http_agent_item_query_t *q,
                                   ngx_array_t *namespaces);
+
+    /*
+     * a session copied as to, at now: its row (free, not leased), its
+     * messages, its checkpoints and its runs, in one transaction; the
+     * checkpoints' and runs' ids are new, the same function of the old id
+     * and to everywhere (md5 of old || to, written as a uuid), so parents
+     * stay parents; its files are not copied.  NGX_DECLINED: no session
+     * from, or to is taken
+     */
+    ngx_int_t  (*session_copy)(ngx_http_agent_store_call_t *sc,
+                               ngx_str_t *from, ngx_str_t *to,
+                               ngx_str_t *now);
 } ngx_http_agent_store_backend_t;
 
 
@@ -494,6 +506,7 @@ extern ngx_str_t                        ngx_http_agent_store_host;
 #define ngx_http_agent_store_session_delete                                   \
     ngx_http_agent_store->session_delete
 #define ngx_http_agent_store_session_set  ngx_http_agent_store->session_set
+#define ngx_http_agent_store_session_copy ngx_http_agent_store->session_copy
 #define ngx_http_agent_store_lock         ngx_http_agent_store->lock
 #define ngx_http_agent_store_lock_renew   ngx_http_agent_store->lock_renew
 #define ngx_http_agent_store_unlock       ngx_http_agent_store->unlock

@@ -374,5 +374,6 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_item_get,
     ngx_http_agent_sqlite_item_delete,
     ngx_http_agent_sqlite_item_search,
-    ngx_http_agent_sqlite_item_namespaces
+    ngx_http_agent_sqlite_item_namespaces,
+    ngx_http_agent_sqlite_session_copy
 };

@@ -7,6 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include <ngx_md5.h>
 #include <sqlite3.h>
 #include <time.h>
 #include <sched.h>
@@ -243,6 +244,26 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND (expires IS NULL OR expires > ?3)"
     " AND (?4 IS NULL OR ns = ?4 OR substr(ns, -length(?4) - 1) = '.' || ?4)"
     " ORDER BY ns LIMIT ?5",
+    "INSERT INTO sessions (id, title, metadata, created_at, updated_at,"
+    " message_count, model, database, owner, history_bytes, prompt_tokens,"
+    " completion_tokens, cached_tokens) SELECT ?2, title, metadata, ?3, ?3,"
+    " message_count, model, database, owner, history_bytes, prompt_tokens,"
+    " completion_tokens, cached_tokens FROM sessions WHERE id = ?1"
+    " AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?2)",
+    "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
+    " tool_call_id, name, images, metadata, created_at) SELECT ?2, seq, role,"
+    " content, tool_calls, tool_call_id, name, images, metadata, created_at"
+    " FROM messages WHERE session_id = ?1 ORDER BY seq",
+    "INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
+    " msg_count, channels, created_at) SELECT agent_copy_id(id, ?2), ?2,"
+    " agent_copy_id(parent_id, ?2), step, node, next, msg_count, channels,"
+    " created_at FROM checkpoints WHERE session_id = ?1 ORDER BY n",
+    "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
+    " kwargs, multitask_strategy, created_at, updated_at, events, checkpoint)"
+    " SELECT agent_copy_id(run_id, ?2), ?2, assistant_id, status, metadata,"
+    " kwargs, multitask_strategy, created_at, updated_at, 0,"
+    " agent_copy_id(checkpoint, ?2) FROM runs WHERE thread_id = ?1"
+    " ORDER BY created_at",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
@@ -295,6 +316,48 @@ ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 }
 
 
+/*
+ * agent_copy_id(id, to): a copied session's id for a checkpoint's or a
+ * run's id, md5(id || to) written as a uuid, as PostgreSQL's
+ * md5(id || to)::uuid; NULL stays NULL
+ */
+
+static void
+ngx_http_agent_sqlite_copy_id(sqlite3_context *ctx, int argc,
+    sqlite3_value **argv)
+{
+    u_char                hash[16], hex[33], out[36], *p;
+    ngx_md5_t             md5;
+    ngx_uint_t            i;
+    const unsigned char  *id, *to;
+
+    id = sqlite3_value_text(argv[0]);
+    to = sqlite3_value_text(argv[1]);
+
+    if (id == NULL || to == NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+
+    ngx_md5_init(&md5);
+    ngx_md5_update(&md5, id, sqlite3_value_bytes(argv[0]));
+    ngx_md5_update(&md5, to, sqlite3_value_bytes(argv[1]));
+    ngx_md5_final(hash, &md5);
+
+    ngx_hex_dump(hex, hash, 16);
+
+    for (i = 0, p = out; i < 32; i++) {
+        if (i == 8 || i == 12 || i == 16 || i == 20) {
+            *p++ = '-';
+        }
+
+        *p++ = hex[i];
+    }
+
+    sqlite3_result_text(ctx, (char *) out, 36, SQLITE_TRANSIENT);
+}
+
+
 ngx_int_t
 ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
 {
@@ -317,7 +380,11 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
     if (sqlite3_create_function(ngx_http_agent_sqlite_db, "agent_contains",
                                 2, SQLITE_UTF8|SQLITE_DETERMINISTIC, NULL,
                                 ngx_http_agent_sqlite_contains, NULL, NULL)
-        != SQLITE_OK)
+        != SQLITE_OK
+        || sqlite3_create_function(ngx_http_agent_sqlite_db, "agent_copy_id",
+                                   2, SQLITE_UTF8|SQLITE_DETERMINISTIC, NULL,
+                                   ngx_http_agent_sqlite_copy_id, NULL, NULL)
+           != SQLITE_OK)
     {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "agent: sqlite3_create_function() failed");

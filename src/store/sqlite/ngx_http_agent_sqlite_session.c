@@ -594,3 +594,66 @@ ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
 
     return ngx_http_agent_sqlite_done(stmt, rc);
 }
+
+
+/* a session copied as to, its rows with it, in one transaction */
+
+ngx_int_t
+ngx_http_agent_sqlite_session_copy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *from, ngx_str_t *to, ngx_str_t *now)
+{
+    ngx_int_t      rc;
+    ngx_uint_t     i;
+    sqlite3_stmt  *stmt;
+
+    static ngx_uint_t  copies[] = {
+        NGX_HTTP_AGENT_SQL_COPY_MESSAGES,
+        NGX_HTTP_AGENT_SQL_COPY_CHECKPOINTS,
+        NGX_HTTP_AGENT_SQL_COPY_RUNS
+    };
+
+    rc = ngx_http_agent_sqlite_begin(sc);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_COPY_SESSION);
+    if (stmt == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, from);
+    ngx_http_agent_sqlite_bind(stmt, 2, to);
+    ngx_http_agent_sqlite_bind(stmt, 3, now);
+
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        goto failed;
+    }
+
+    if (sqlite3_changes(ngx_http_agent_sqlite_db) == 0) {
+        ngx_http_agent_sqlite_rollback(sc);
+        return NGX_DECLINED;
+    }
+
+    for (i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
+        stmt = ngx_http_agent_sqlite_stmt(copies[i]);
+        if (stmt == NULL) {
+            goto failed;
+        }
+
+        ngx_http_agent_sqlite_bind(stmt, 1, from);
+        ngx_http_agent_sqlite_bind(stmt, 2, to);
+
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            goto failed;
+        }
+    }
+
+    return ngx_http_agent_sqlite_commit(sc);
+
+failed:
+
+    ngx_http_agent_sqlite_rollback(sc);
+
+    return NGX_ERROR;
+}

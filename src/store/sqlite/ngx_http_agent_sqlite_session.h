@@ -38,6 +38,8 @@ ngx_int_t ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_query_t *q, ngx_array_t *sessions);
 ngx_int_t ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id);
+ngx_int_t ngx_http_agent_sqlite_session_copy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *from, ngx_str_t *to, ngx_str_t *now);
 ngx_int_t ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_uint_t field, ngx_str_t *value);
 ngx_int_t ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc,
