@@ -20,7 +20,11 @@
  */
 
 
-/* the other channels a run request's input writes (the LangGraph API) */
+/*
+ * the other channels a run request's input writes (the LangGraph API);
+ * a key that is no channel of the graph is not the graph's (CopilotKit
+ * sends its own "tools")
+ */
 
 ngx_int_t
 ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
@@ -46,10 +50,11 @@ ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
         }
 
         if (n == NGX_ERROR) {
-            return ngx_http_agent_reply_error(turn->request,
-                                              NGX_HTTP_BAD_REQUEST, "the graph "
-                                              "\"%V\" has no channel \"%V\"",
-                                              &run->graph->name, &name);
+            /* not the graph's: dropped, as LangGraph's input schema does */
+            ngx_log_debug2(NGX_LOG_DEBUG_HTTP, run->log, 0,
+                           "agent: the graph \"%V\" has no channel \"%V\": "
+                           "dropped", &run->graph->name, &name);
+            continue;
         }
 
         if (ch[n].reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
