@@ -145,6 +145,7 @@ is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
 
 # --- runs with no input on a thread that waits for nothing -----------------
 
+my $st;
 my $t4 = lg('POST', '/threads', {})->{json}{thread_id};
 lg('POST', "/threads/$t4/runs/wait", { assistant_id => 'two', input => $in });
 my $before = lg('GET', "/threads/$t4/state")->{json};
@@ -163,6 +164,19 @@ $r = lg('POST', "/threads/$t4/runs/wait", { assistant_id => 'two',
     command => { goto => 'mark' } });
 is($r->{json}{note}, 'marked', 'a goto on a finished thread: that node runs');
 
+# Agent Chat UI's "mark as resolved": goto __end__ on a waiting thread
+my $t6 = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$t6/runs/wait", { assistant_id => 'two', input => $in,
+                                       interrupt_before => [ 'mark' ] });
+is(lg('GET', "/threads/$t6")->{json}{status}, 'interrupted', 'a thread waits');
+$r = lg('POST', "/threads/$t6/runs/wait", { assistant_id => 'two',
+    command => { goto => '__end__' } });
+is($r->{status}, 200, 'command goto __end__');
+is(lg('GET', "/threads/$t6")->{json}{status}, 'idle', '... it waits no more');
+$st = lg('GET', "/threads/$t6/state")->{json};
+is_deeply($st->{next}, [], '... nothing next');
+ok(!defined $st->{values}{note}, '... and mark never ran');
+
 # regenerate (Agent Chat UI): no input, from the checkpoint before an answer
 $hist = lg('POST', "/threads/$t4/history", { limit => 20 })->{json};
 my ($pre) = grep { ($_->{next}[0] // '') eq 'think' } @$hist;
@@ -178,7 +192,7 @@ is(scalar(() = $t->{mock}->requests), $calls + 1, '... the model asked once more
 
 my $t5 = lg('POST', '/threads', {})->{json}{thread_id};
 lg('POST', "/threads/$t5/runs/wait", { assistant_id => 'two', input => $in });
-my $st = lg('GET', "/threads/$t5/state")->{json};
+$st = lg('GET', "/threads/$t5/state")->{json};
 my $ai = { %{ $st->{values}{messages}[1] } };
 my $old = $ai->{content};
 $ai->{content} = 'edited by a human';

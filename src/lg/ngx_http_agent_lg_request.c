@@ -77,7 +77,12 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
             lr->go.data = (u_char *) YAJL_GET_STRING(x);
             lr->go.len = ngx_strlen(lr->go.data);
 
-            if (ngx_http_agent_graph_node(lr->graph, &lr->go) == NGX_ERROR) {
+            /* "__end__": the run ends there (Agent Chat UI's resolve) */
+
+            if (!(lr->go.len == 7
+                  && ngx_strncmp(lr->go.data, "__end__", 7) == 0)
+                && ngx_http_agent_graph_node(lr->graph, &lr->go) == NGX_ERROR)
+            {
                 return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" "
                                                   "has no node \"%V\"",
                                                   &lr->graph->name, &lr->go);

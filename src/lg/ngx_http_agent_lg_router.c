@@ -57,6 +57,7 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "threads/count", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_COUNT },
     { "threads/*", NGX_HTTP_GET|NGX_HTTP_PATCH|NGX_HTTP_DELETE,
       NGX_HTTP_AGENT_LG_THREAD },
+    { "threads/*/copy", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREAD_COPY },
     { "threads/*/state", NGX_HTTP_GET|NGX_HTTP_POST,
       NGX_HTTP_AGENT_LG_STATE },
     { "threads/*/state/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_STATE_AT },
@@ -258,6 +259,7 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                : ngx_http_agent_lg_threads(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREAD:
+    case NGX_HTTP_AGENT_LG_THREAD_COPY:
         return ngx_http_agent_lg_thread(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREADS_COUNT:

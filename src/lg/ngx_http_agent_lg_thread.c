@@ -31,6 +31,10 @@ static ngx_int_t ngx_http_agent_lg_load(ngx_http_request_t *r,
 
 /* POST /threads, GET and DELETE /threads/{id} */
 
+static ngx_int_t ngx_http_agent_lg_thread_copy(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_http_agent_session_t *s);
+
+
 ngx_int_t
 ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_str_t *body)
@@ -112,7 +116,13 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             return rc;
         }
 
-        if (r->method == NGX_HTTP_DELETE) {
+        if (req->route == NGX_HTTP_AGENT_LG_THREAD_COPY) {
+            rc = ngx_http_agent_lg_thread_copy(r, req, &s);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+        } else if (r->method == NGX_HTTP_DELETE) {
             rc = ngx_http_agent_reply_session_lock(r, &req->thread_id, &run_id,
                                                    "delete it");
             if (rc != NGX_OK) {
@@ -140,9 +150,8 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             }
 
             return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
-        }
 
-        if (r->method == NGX_HTTP_PATCH) {
+        } else if (r->method == NGX_HTTP_PATCH) {
             /* PATCH /threads/{id} {"metadata"}: merged into its own */
 
             rc = ngx_http_agent_reply_parse(r, body, &v, 0);
@@ -565,4 +574,50 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/*
+ * POST /threads/{id}/copy: a new thread with all the thread has, its
+ * checkpoints and runs under ids of their own; s: then the copy
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_thread_copy(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_http_agent_session_t *s)
+{
+    u_char     *p;
+    ngx_int_t   rc;
+    ngx_str_t   now;
+
+    /* the same id and time in each pass of the request */
+
+    if (req->made.len == 0) {
+        p = ngx_pnalloc(r->pool, 36 + 32);
+        if (p == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_http_agent_store_new_id(p);
+        req->made.data = p;
+        req->made.len = 36;
+        req->before.data = p + 36;
+        req->before.len = ngx_http_agent_store_now(p + 36) - (p + 36);
+    }
+
+    now = req->before;
+
+    rc = ngx_http_agent_store_session_copy(ngx_http_agent_reply_sc(r),
+                                           &req->thread_id, &req->made, &now);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "thread \"%V\" could not be "
+                                          "copied", &req->thread_id);
+    }
+
+    return ngx_http_agent_reply_session_get(r, &req->made, s);
 }
