@@ -143,5 +143,5 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_item_delete,
     ngx_http_agent_pg_item_search,
     ngx_http_agent_pg_item_namespaces,
-    NULL                            /* session_copy: pg_session.c's */
+    ngx_http_agent_pg_session_copy
 };

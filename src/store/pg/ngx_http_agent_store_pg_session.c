@@ -314,6 +314,27 @@ ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 }
 
 
+/* a session copied as to, its rows with it: one statement, one transaction */
+
+ngx_int_t
+ngx_http_agent_pg_session_copy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *from, ngx_str_t *to, ngx_str_t *now)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    /* the answer's one row: the session's copy made; none, NGX_DECLINED */
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_COPY,
+                                 ngx_http_agent_pg_changed, "sss", from, to,
+                                 now);
+}
+
+
 /*
  * The lease, as the SQLite store takes it: held by a process of this host
  * that is gone, it is taken over at once; on another host only its expiry

@@ -53,6 +53,8 @@ ngx_int_t ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_uint_t field, ngx_str_t *value);
+ngx_int_t ngx_http_agent_pg_session_copy(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *from, ngx_str_t *to, ngx_str_t *now);
 ngx_int_t ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
 ngx_int_t ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc,

@@ -51,6 +51,13 @@
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
 
+/*
+ * a copied session's id for a checkpoint's or a run's id (to is $2), as
+ * the SQLite store's agent_copy_id(): NULL stays NULL
+ */
+#define NGX_HTTP_AGENT_PG_COPY_ID(c)                                          \
+    "md5(" c " || $2::text)::uuid::text"
+
 /* a step's messages as json_to_recordset() reads them */
 #define NGX_HTTP_AGENT_PG_MSG_COLS                                            \
     "seq bigint, role text, content text, tool_calls text,"                   \
@@ -618,6 +625,41 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND ($4::text IS NULL OR ns = $4"
     " OR right(ns, length($4) + 1) = '.' || $4)"
     " GROUP BY ns ORDER BY ns COLLATE \"C\" LIMIT $5::bigint",
+
+    /*
+     * NGX_HTTP_AGENT_PG_SESSION_COPY: session $1 copied as $2 at $3 with
+     * its rows, as the SQLite store's COPY statements; one row when the
+     * copy was made, none when there is no $1 or $2 is taken
+     */
+    "WITH s AS (INSERT INTO sessions (id, title, metadata, created_at,"
+    " updated_at, message_count, model, database, owner, history_bytes,"
+    " prompt_tokens, completion_tokens, cached_tokens) SELECT $2::text,"
+    " title, metadata, $3::text, $3::text, message_count, model, database,"
+    " owner, history_bytes, prompt_tokens, completion_tokens, cached_tokens"
+    " FROM sessions WHERE id = $1::text ON CONFLICT (id) DO NOTHING"
+    " RETURNING 1),"
+    " m AS (INSERT INTO messages (session_id, seq, role, content,"
+    " tool_calls, tool_call_id, name, images, metadata, created_at)"
+    " SELECT $2::text, x.seq, x.role, x.content, x.tool_calls,"
+    " x.tool_call_id, x.name, x.images, x.metadata, x.created_at"
+    " FROM messages x WHERE x.session_id = $1::text"
+    " AND EXISTS (SELECT 1 FROM s) ORDER BY x.seq),"
+    " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
+    " next, msg_count, channels, created_at) SELECT "
+    NGX_HTTP_AGENT_PG_COPY_ID("x.id") ", $2::text, "
+    NGX_HTTP_AGENT_PG_COPY_ID("x.parent_id") ", x.step, x.node, x.next,"
+    " x.msg_count, x.channels, x.created_at FROM checkpoints x"
+    " WHERE x.session_id = $1::text AND EXISTS (SELECT 1 FROM s)"
+    " ORDER BY x.n),"
+    " r AS (INSERT INTO runs (run_id, thread_id, assistant_id, status,"
+    " metadata, kwargs, multitask_strategy, created_at, updated_at, events,"
+    " checkpoint) SELECT " NGX_HTTP_AGENT_PG_COPY_ID("x.run_id") ","
+    " $2::text, x.assistant_id, x.status, x.metadata, x.kwargs,"
+    " x.multitask_strategy, x.created_at, x.updated_at, 0, "
+    NGX_HTTP_AGENT_PG_COPY_ID("x.checkpoint") " FROM runs x"
+    " WHERE x.thread_id = $1::text AND EXISTS (SELECT 1 FROM s)"
+    " ORDER BY x.created_at, x.n)"
+    " SELECT 1 FROM s",
 
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",
