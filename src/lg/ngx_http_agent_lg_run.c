@@ -219,8 +219,8 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
                                               alcf->run_events_keep)
                      - row.expire.data;
 
-    /* any run may keep events: its error at least (lg_run_done) */
-    rc = ngx_http_agent_store_run_insert(lr->info.sc, &row, 1);
+    /* a run that fails keeps its error too: run_status marks it then */
+    rc = ngx_http_agent_store_run_insert(lr->info.sc, &row, lr->resumable);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

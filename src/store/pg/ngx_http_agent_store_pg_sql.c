@@ -402,7 +402,9 @@ const char  *ngx_http_agent_pg_sql[] = {
     " checkpoint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10)",
 
     /* NGX_HTTP_AGENT_PG_RUN_STATUS */
-    "UPDATE runs SET status = $2, updated_at = $3 WHERE run_id = $1",
+    "UPDATE runs SET status = $2, updated_at = $3,"
+    " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END"
+    " WHERE run_id = $1",
 
     /* NGX_HTTP_AGENT_PG_RUN_GET */
     "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs"

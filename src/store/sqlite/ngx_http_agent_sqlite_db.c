@@ -157,7 +157,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
     " checkpoint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
-    "UPDATE runs SET status = ?2, updated_at = ?3 WHERE run_id = ?1",
+    /* a run that failed keeps its error event: let go with the others */
+    "UPDATE runs SET status = ?2, updated_at = ?3,"
+    " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END"
+    " WHERE run_id = ?1",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
     " WHERE run_id = ?1 AND thread_id = ?2",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
