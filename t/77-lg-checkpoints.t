@@ -194,7 +194,7 @@ my $t5 = lg('POST', '/threads', {})->{json}{thread_id};
 lg('POST', "/threads/$t5/runs/wait", { assistant_id => 'two', input => $in });
 $st = lg('GET', "/threads/$t5/state")->{json};
 my $ai = { %{ $st->{values}{messages}[1] } };
-my $old = $ai->{content};
+my $was = $ai->{content};
 $ai->{content} = 'edited by a human';
 $r = lg('POST', "/threads/$t5/state", { values => { messages => [ $ai ] } });
 is($r->{status}, 200, 'an update with a message of ours (its id)')
@@ -204,7 +204,7 @@ is_deeply([ map { $_->{content} } @{ $st->{values}{messages} } ],
           [ 'hi', 'edited by a human' ], 'it replaced that message, in place');
 is($st->{values}{messages}[1]{id}, $ai->{id}, '... under its id');
 $hist = lg('POST', "/threads/$t5/history", { limit => 10 })->{json};
-is($hist->[1]{values}{messages}[1]{content}, $old,
+is($hist->[1]{values}{messages}[1]{content}, $was,
    'the checkpoint before still has the old one');
 lg('POST', "/threads/$t5/state", { values => { messages => [
     { type => 'human', content => 'a new one' } ] } });
@@ -224,6 +224,43 @@ is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
 $r = lg('POST', "/threads/$t5/state", { values => { messages => [
     { type => 'robot', content => 'x' } ] } });
 is($r->{status}, 422, 'a message of no known type: 422');
+
+# no input from an input checkpoint (next __start__): the graph again
+my $t7 = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'two', input => $in });
+lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'two',
+    input => { messages => [ { role => 'user', content => 'again' } ] } });
+$hist = lg('POST', "/threads/$t7/history", { limit => 20 })->{json};
+my ($in2) = grep { $_->{metadata}{source} eq 'input'
+                   && $_->{metadata}{step} > 0 } @$hist;
+$r = lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'two',
+    checkpoint_id => $in2->{checkpoint}{checkpoint_id}, input => undef });
+is($r->{status}, 200, 'no input from an input checkpoint: 200');
+is_deeply([ map { $_->{content} } @{ $r->{json}{messages} } ],
+          [ 'hi', 'answer to hi', 'answer to hi' ],
+          '... the graph ran again on the state before that input');
+
+# a fork's old branch (its messages in its channels), streamed in debug
+my $t8 = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$t8/runs/wait", { assistant_id => 'two', input => $in });
+lg('POST', "/threads/$t8/runs/wait", { assistant_id => 'two',
+    input => { messages => [ { role => 'user', content => 'two' } ] } });
+$hist = lg('POST', "/threads/$t8/history", { limit => 20 })->{json};
+my ($end1) = grep { $_->{metadata}{step} == 2 } @$hist;
+my ($old) = grep { ($_->{next}[0] // '') eq 'mark'
+                   && $_->{metadata}{step} > 4 } @$hist;
+lg('POST', "/threads/$t8/runs/wait", { assistant_id => 'two',
+    checkpoint_id => $end1->{checkpoint}{checkpoint_id},
+    input => { messages => [ { role => 'user', content => 'three' } ] } });
+$ev = run_stream($t8, { checkpoint_id => $old->{checkpoint}{checkpoint_id},
+                        input => undef, stream_mode => [ 'debug' ] });
+my ($c0) = map { $_->{data} } grep { $_->{event} eq 'debug'
+                                     && $_->{data}{type} eq 'checkpoint' }
+                                   @$ev;
+is_deeply(msgs($c0->{payload}),
+          [ 'hi', 'answer to hi', 'two', 'answer to two' ],
+          'a run from the old branch: its first checkpoint event, its messages');
+is($ev->[-1]{event}, 'debug', '... and the run goes on to its end');
 
 # other streams see none of it
 my $sid = $t->http('POST', '/api/sessions/', {})->{json}{id};

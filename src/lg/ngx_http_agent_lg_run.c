@@ -35,8 +35,6 @@ static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
 static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
 static void ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_lg_run_cleanup(void *data);
-static ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
-    ngx_http_agent_lg_run_t *lr);
 
 
 
@@ -67,7 +65,7 @@ ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
 }
 
 
-/* the run has begun (its row written), its graph about to start */
+/* the run has begun (its row written, its graph started, maybe ended) */
 
 void
 ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
@@ -85,17 +83,18 @@ ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
         r->read_event_handler = ngx_http_block_reading;
     }
 
-    if (lr->background) {
+    if (lr->background && !lr->answered) {
 
         /*
          * POST /threads/{id}/runs: the run's record now, the run after;
          * the connection closes with the answer, the request ends with
-         * the run
+         * the run (a run that ended already answered it: lg_run_answer)
          */
 
         r->keepalive = 0;
         r->read_event_handler = ngx_http_block_reading;
 
+        lr->answered = 1;
         rc = ngx_http_agent_lg_run_created(r, lr);
 
         if (rc == NGX_ERROR || rc >= NGX_HTTP_SPECIAL_RESPONSE) {
@@ -482,7 +481,7 @@ ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr)
 {

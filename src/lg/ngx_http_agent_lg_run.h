@@ -62,6 +62,7 @@ typedef struct {
     unsigned                   rollback:1;  /* cancelled, undone */
     unsigned                   background:1;
     unsigned                   finished:1;
+    unsigned                   answered:1;  /* a background run's record */
 } ngx_http_agent_lg_run_t;
 
 
@@ -74,6 +75,8 @@ ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
 ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
     ngx_str_t *name, ngx_str_t *json);
 ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
+ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr);
 void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
     ngx_uint_t rollback);
 

@@ -168,8 +168,16 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info(turn, &lr->info);
 
     if (lr->background) {
-        /* answered when it began */
-        return NGX_OK;
+        if (lr->answered) {
+            /* answered when it began */
+            return NGX_OK;
+        }
+
+        /* it ended inside its start, before its record could go */
+        r->keepalive = 0;
+        lr->answered = 1;
+
+        return ngx_http_agent_lg_run_created(r, lr);
     }
 
     j = ngx_http_agent_json_create(r->pool);

@@ -633,9 +633,17 @@ ngx_http_agent_checkpoint_state(ngx_pool_t *pool, ngx_http_agent_run_t *run,
     live = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
     msgs = at->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
 
-    msgs->elts = live->elts;
-    msgs->nelts = ngx_min(live->nelts, (ngx_uint_t) cp->msg_count);
-    msgs->nalloc = msgs->nelts;
+    /*
+     * a checkpoint with rows: the run's first ones, borrowed; with none
+     * (a fork's old branch), its messages are in its channels: read into
+     * the array of its own, never pushed onto the borrowed one
+     */
+
+    if (cp->msg_count > 0) {
+        msgs->elts = live->elts;
+        msgs->nelts = ngx_min(live->nelts, (ngx_uint_t) cp->msg_count);
+        msgs->nalloc = msgs->nelts;
+    }
 
     if (ngx_http_agent_checkpoint_read(pool, at, cp) != NGX_OK) {
         return NULL;

@@ -26,8 +26,8 @@ typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
 
 /*
  * what a protocol adds to its turn: its answer started once the input is
- * checked (ready), a run's record (begin), what goes before the graph
- * starts, which may end it at once (started), its end (done: NGX_AGAIN
+ * checked (ready), a run's record (begin), what follows the graph's start,
+ * which may have ended it already (started), its end (done: NGX_AGAIN
  * when the end is still being stored, then ngx_http_agent_turn_finish()
  * once it is)
  */

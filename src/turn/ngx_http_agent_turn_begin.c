@@ -402,17 +402,16 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         ngx_add_timer(&turn->timeout, alcf->turn_timeout);
     }
 
+    ngx_http_agent_graph_start(turn->run);
+
     /*
-     * the protocol's part first: a graph may run to its end inside
-     * graph_start (no step waits), and what answers at the start (a
-     * background run's record) must go before the end's answer
+     * a graph may have run to its end inside graph_start (no step waits):
+     * the protocol's answer of the start then went with the end's
      */
 
     if (turn->in.hooks && turn->in.hooks->started) {
         turn->in.hooks->started(turn);
     }
-
-    ngx_http_agent_graph_start(turn->run);
 
     return NGX_DONE;
 }

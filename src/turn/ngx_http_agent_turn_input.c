@@ -119,8 +119,16 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     if (!waits && turn->in.answers) {
-        n = next->len ? ngx_http_agent_graph_node(run->graph, next)
-                      : NGX_HTTP_AGENT_END;
+
+        /* "__start__" (the state before an input): the graph again */
+
+        if (next->len == 9 && ngx_strncmp(next->data, "__start__", 9) == 0) {
+            n = run->graph->entry;
+
+        } else {
+            n = next->len ? ngx_http_agent_graph_node(run->graph, next)
+                          : NGX_HTTP_AGENT_END;
+        }
 
         if (n == NGX_ERROR) {
             return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
