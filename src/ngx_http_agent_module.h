@@ -152,6 +152,8 @@ typedef struct {
     unsigned                        has_body:1;
     unsigned                        waited:1;
     unsigned                        hold:1;
+    unsigned                        plain:1;   /* the answer is text */
+    unsigned                        held_plain:1;
 } ngx_http_agent_ctx_t;
 
 

@@ -503,10 +503,19 @@ ok(AgentTest::wait_for(sub {
     $t->http('GET', "/lg/threads/$th")->{json}{status} eq 'idle' }, 10),
    'and the thread free');
 
-# bad requests: 422 with {"detail"}, unknown routes 404, methods 405
+# bad requests: 422 with the sentence as text (LangGraph's JS server), or
+# {"detail"} when JSON is asked for (its Python server); unknown routes
+# 404, methods 405
 my $bad = $t->http('POST', "/lg/threads/$th/runs/wait", { input => {} });
 is($bad->{status}, 422, 'no assistant_id: 422');
-ok($bad->{json}{detail}, 'with "detail"');
+like($bad->{headers}{'content-type'}, qr{^text/plain}, 'as text');
+like($bad->{content}, qr/assistant_id/, '... that says what is wrong');
+$bad = $t->http('POST', "/lg/threads/$th/runs/wait", { input => {} },
+                Accept => 'application/json');
+like($bad->{json}{detail} // '', qr/assistant_id/,
+     'with Accept: application/json, in "detail"');
+is($t->http('GET', '/lg/assistants/nope')->{content}, "Assistant not found\n",
+   'a 404 says what the JS SDK shows ("HTTP 404: Assistant not found")');
 is($t->http('POST', "/lg/threads/$th/runs/wait", {
     assistant_id => 'chat', stream_mode => ['nope'],
     input => { messages => [] } })->{status}, 422, 'an unknown mode: 422');

@@ -206,7 +206,7 @@ $r = $t->http('POST', '/lg2/threads/i-1/runs/wait',
               { assistant_id => 'approval2',
                 command => { resume => 'yes' } });
 is($r->{status}, 409, 'an answer through another graph\'s same step: 409');
-like($r->{content}, qr/of the graph \\"approval\\"/, 'naming the graph');
+like($r->{content}, qr/of the graph "approval"/, 'naming the graph');
 my $msgs = $t->http('GET', '/lg/threads/i-1/state')->{json}{values}{messages};
 ok(!grep({ ($_->{content} // '') =~ /^Ran:/ } @$msgs),
    'its step did not run');
@@ -245,11 +245,15 @@ $t->http('POST', '/lgev/threads/ev-1/runs/wait', { assistant_id => 'chat',
 is(kept($ev_run), '0 0', 'past agent_run_events_keep, the next run lets '
    . 'them go');
 
-# nginx's own errors at a LangGraph location say "detail", as ours do
+# nginx's own errors at a LangGraph location are worded as ours are
 $r = $t->http('POST', '/lgtiny/threads', { metadata => { x => 'y' x 4000 } });
 is($r->{status}, 413, 'a body past client_max_body_size: 413');
+like($r->{content} // '', qr/^[^{].*larger than 1024 bytes/,
+     '... said as text, what the JS SDK shows');
+$r = $t->http('POST', '/lgtiny/threads', { metadata => { x => 'y' x 4000 } },
+              Accept => 'application/json');
 like($r->{json}{detail} // '', qr/larger than 1024 bytes/,
-     '... worded in "detail", what the SDK reads');
+     '... and in "detail" when JSON is asked for');
 
 $t->stop;
 $t->check_log;

@@ -256,7 +256,7 @@ for my $bad ([ { key => 'k', value => {} }, 'no namespace' ],
     is($r->{status}, 422, "put, $bad->[1]: 422");
 }
 like(lg('PUT', '/store/items', { namespace => [ 'a.b' ], key => 'k',
-                                 value => {} })->{json}{detail},
+                                 value => {} })->{content},
      qr/"namespace" must be a list of 1 to 16 labels/, '... said');
 is($t->http('PUT', '/lg/store/items', '{"namespace": [', 'Content-Type',
             'application/json')->{status}, 400, 'bad JSON: 400');

@@ -74,6 +74,8 @@ static ngx_http_output_body_filter_pt    ngx_http_agent_next_body_filter;
 
 static ngx_str_t  ngx_http_agent_filter_type =
     ngx_string("application/json");
+static ngx_str_t  ngx_http_agent_filter_text_type =
+    ngx_string("text/plain; charset=utf-8");
 
 
 static ngx_int_t
@@ -116,19 +118,34 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
         return NGX_ERROR;
     }
 
-    /* the LangGraph API's clients read "detail", as in our own errors */
+    /* the LangGraph API's errors as ours (ngx_http_agent_reply_plain) */
 
-    if (ngx_http_agent_reply_error_json(r->pool,
-                                        alcf->kind == NGX_HTTP_AGENT_LANGGRAPH,
-                                        &text, &fctx->json)
-        != NGX_OK)
+    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH
+        && ngx_http_agent_reply_plain(r))
     {
-        return NGX_ERROR;
+        fctx->json.data = ngx_pstrdup(r->pool, &text);
+        if (fctx->json.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        fctx->json.len = text.len;
+        r->headers_out.content_type = ngx_http_agent_filter_text_type;
+
+    } else {
+        if (ngx_http_agent_reply_error_json(r->pool,
+                                            alcf->kind
+                                            == NGX_HTTP_AGENT_LANGGRAPH,
+                                            &text, &fctx->json)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        r->headers_out.content_type = ngx_http_agent_filter_type;
     }
 
     /* the body filter finds its text here; nginx's page is dropped */
-    r->headers_out.content_type = ngx_http_agent_filter_type;
-    r->headers_out.content_type_len = ngx_http_agent_filter_type.len;
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
     r->headers_out.content_type_lowcase = NULL;
     r->headers_out.charset.len = 0;
     r->headers_out.content_length_n = fctx->json.len + 1;

@@ -24,6 +24,8 @@ static void ngx_http_agent_store_cleanup(void *data);
 
 
 static ngx_str_t  ngx_http_agent_json_type = ngx_string("application/json");
+static ngx_str_t  ngx_http_agent_text_type =
+    ngx_string("text/plain; charset=utf-8");
 
 
 ngx_int_t
@@ -71,12 +73,21 @@ ngx_http_agent_reply_send_chain(ngx_http_request_t *r, ngx_uint_t status,
         ctx->held = out;
         ctx->held_size = size;
         ctx->held_status = status;
+        ctx->held_plain = ctx->plain;
+        ctx->plain = 0;
         return NGX_OK;
     }
 
     r->headers_out.status = status;
-    r->headers_out.content_type = ngx_http_agent_json_type;
-    r->headers_out.content_type_len = ngx_http_agent_json_type.len;
+
+    if (ctx && ctx->plain) {
+        r->headers_out.content_type = ngx_http_agent_text_type;
+
+    } else {
+        r->headers_out.content_type = ngx_http_agent_json_type;
+    }
+
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
     r->headers_out.content_length_n = out ? size + 1 : 0;
 
     if (out == NULL) {
@@ -148,6 +159,7 @@ ngx_http_agent_reply_release(ngx_http_request_t *r, ngx_int_t rc)
 
     status = ctx->held_status;
     ctx->held_status = 0;
+    ctx->plain = ctx->held_plain;
 
     ctx->sent_rc = ngx_http_agent_reply_send_chain(r, status, ctx->held,
                                                    ctx->held_size);
@@ -158,8 +170,8 @@ ngx_http_agent_reply_release(ngx_http_request_t *r, ngx_int_t rc)
 
 
 /*
- * An error answer: {"error": "..."} ({"detail": "..."} for the LangGraph
- * API), written now, or held (ngx_http_agent_reply_hold).  It returns the
+ * An error answer: {"error": "..."} (for the LangGraph API the sentence as
+ * text, or {"detail": "..."}: ngx_http_agent_reply_plain), written now, or held (ngx_http_agent_reply_hold).  It returns the
  * status, so that its caller stops; whatever ends the request gives nginx the
  * writing's own end instead (ngx_http_agent_reply_rc).  The first answer
  * written is the one the client gets.
@@ -191,8 +203,18 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "agent: %V", &msg);
     }
 
-    if (ngx_http_agent_reply_error_json(r->pool, ctx->api != NULL, &msg, &out)
-        != NGX_OK)
+    if (ctx->api && ngx_http_agent_reply_plain(r)) {
+        out.data = ngx_pstrdup(r->pool, &msg);
+        if (out.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        out.len = msg.len;
+        ctx->plain = 1;
+
+    } else if (ngx_http_agent_reply_error_json(r->pool, ctx->api != NULL,
+                                               &msg, &out)
+               != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -278,6 +300,49 @@ ngx_http_agent_reply_finish(ngx_http_request_t *r, ngx_int_t rc)
 
     ngx_http_finalize_request(r, ngx_http_agent_reply_rc(r, rc));
     ngx_http_run_posted_requests(c);
+}
+
+
+/*
+ * A LangGraph API error is its sentence as text, as LangGraph's JS server
+ * answers (its SDK's errors read "HTTP 404: Assistant not found"), unless
+ * the client's Accept names JSON: then {"detail": "..."}, as the Python
+ * server answers.
+ */
+
+ngx_uint_t
+ngx_http_agent_reply_plain(ngx_http_request_t *r)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                break;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == 6
+            && ngx_strncasecmp(h[i].key.data, (u_char *) "Accept", 6) == 0
+            && ngx_strlcasestrn(h[i].value.data,
+                                h[i].value.data + h[i].value.len,
+                                (u_char *) "application/json", 16 - 1))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 

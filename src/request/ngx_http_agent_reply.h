@@ -22,6 +22,7 @@ ngx_http_agent_store_call_t *ngx_http_agent_reply_sc(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_reply_wait(ngx_http_request_t *r);
 void ngx_http_agent_reply_finish(ngx_http_request_t *r, ngx_int_t rc);
 ngx_int_t ngx_http_agent_reply_rc(ngx_http_request_t *r, ngx_int_t rc);
+ngx_uint_t ngx_http_agent_reply_plain(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_reply_error_json(ngx_pool_t *pool, ngx_uint_t detail,
     ngx_str_t *text, ngx_str_t *out);
 ngx_int_t ngx_http_agent_reply_send(ngx_http_request_t *r, ngx_uint_t status,
