@@ -7,7 +7,8 @@
 # of the graph's, as a node that raises does; a run's error is kept, so a
 # join after it ended, or a join of a run that was not resumable, ends with
 # it; every run's answer says where the run is (Content-Location).  Then
-# what nginx -t says of a bad `output` or `fail`.
+# what nginx -t says of a bad `output` or `fail`.  after_seconds: a run
+# "pending" that holds its thread until its graph runs, or is cancelled.
 
 use strict;
 use warnings;
@@ -185,6 +186,37 @@ $st = $t->stream("/lg/threads/$tj/runs/$rid/stream", '', method => 'GET');
 is_deeply([ map { $_->{_event} } @{ $st->{events} } ],
           [ map { $_->{_event} } @{ $first->{events} } ],
           'a resumable one: the same events as its stream, the error once');
+
+# --- after_seconds: a pending run --------------------------------------------
+
+my $tp = lg('POST', '/threads', {})->{json}{thread_id};
+my $p = lg('POST', "/threads/$tp/runs", { assistant_id => 'ctx',
+                                          input => $in, after_seconds => 1.5 });
+is($p->{json}{status}, 'pending', 'after_seconds: the run is pending');
+is(scalar @{ lg('GET', "/threads/$tp/runs?status=pending")->{json} }, 1,
+   '... listed as pending');
+is(lg('GET', "/threads/$tp")->{json}{status}, 'busy', '... its thread busy');
+is(lg('POST', "/threads/$tp/state", { values => { note => 'x' } })->{status},
+   409, '... and not written to meanwhile');
+ok(AgentTest::wait_for(sub {
+    lg('GET', "/threads/$tp/runs/$p->{json}{run_id}")->{json}{status}
+        eq 'success' }, 10), 'then it runs to its end');
+is(lg('GET', "/threads/$tp/state")->{json}{values}{model}, 'model unknown',
+   '... its graph ran');
+
+$p = lg('POST', "/threads/$tp/runs", { assistant_id => 'ctx', input => $in,
+                                       after_seconds => 30 });
+is($p->{json}{status}, 'pending', 'a run 30 s away');
+is(lg('POST', "/threads/$tp/runs/$p->{json}{run_id}/cancel?wait=1")
+   ->{status}, 204, 'cancelled while pending');
+is(lg('GET', "/threads/$tp/runs/$p->{json}{run_id}")->{json}{status},
+   'interrupted', '... interrupted');
+is(lg('GET', "/threads/$tp")->{json}{status}, 'idle', '... its thread idle');
+for my $bad (-1, 'soon', 86401) {
+    is(lg('POST', "/threads/$tp/runs", { assistant_id => 'ctx', input => $in,
+                                         after_seconds => $bad })->{status},
+       422, "after_seconds $bad: 422");
+}
 
 # --- nginx -t ---------------------------------------------------------------
 

@@ -254,8 +254,7 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
         (void) ngx_delete_file(res->path.data);
 
         if (rc == NGX_DECLINED) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                              "there is no session \"%V\"", id);
+            return ngx_http_agent_reply_no_session(r, id);
         }
 
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,

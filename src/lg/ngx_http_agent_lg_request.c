@@ -135,6 +135,24 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         }
     }
 
+    /* after_seconds: a pending run, the thread held until it runs */
+
+    x = ngx_http_agent_json_get(v, "after_seconds");
+
+    if (x && !YAJL_IS_NULL(x)) {
+        if (!YAJL_IS_DOUBLE(x) || YAJL_GET_DOUBLE(x) < 0
+            || YAJL_GET_DOUBLE(x) > NGX_HTTP_AGENT_LG_AFTER_MAX)
+        {
+            return ngx_http_agent_reply_error(r, 422, "\"after_seconds\" "
+                                              "must be a number of seconds "
+                                              "from 0 to %d",
+                                              NGX_HTTP_AGENT_LG_AFTER_MAX);
+        }
+
+        in->delay = (ngx_msec_t) (YAJL_GET_DOUBLE(x) * 1000);
+        lr->pending = (in->delay > 0);
+    }
+
     ngx_str_set(&lr->strategy, "reject");
 
     if (ngx_http_agent_json_get_str(v, "multitask_strategy", &s) == NGX_OK) {

@@ -195,7 +195,13 @@ ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
     row.run_id = *lr->info.run_id;
     row.thread_id = *lr->info.session_id;
     row.assistant_id = ngx_http_agent_turn_in(turn)->assistant;
-    ngx_str_set(&row.status, "running");
+    if (lr->pending) {
+        ngx_str_set(&row.status, "pending");
+
+    } else {
+        ngx_str_set(&row.status, "running");
+    }
+
     row.metadata = lr->metadata;
     row.kwargs = lr->kwargs;
     row.multitask_strategy = lr->strategy;
@@ -311,6 +317,30 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
     ngx_connection_t  *c;
 
     sc->n = 0;
+
+    if (lr->pending && !ngx_http_agent_turn_pending(lr->turn)) {
+
+        /* after_seconds passed: the run's graph runs, its row says so */
+
+        rc = ngx_http_agent_store_run_status(sc, lr->info.run_id, "running");
+
+        if (rc == NGX_AGAIN) {
+            return;
+        }
+
+        ngx_http_agent_store_call_reset(sc);
+        lr->pending = 0;
+
+        if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
+            return;
+        }
+
+        if (!lr->poll.timer_set) {
+            ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
+        }
+
+        return;
+    }
 
     rc = ngx_http_agent_store_run_cancelled(sc, lr->info.run_id, &action);
 

@@ -21,6 +21,10 @@
 #pragma GCC visibility push(hidden)
 
 
+/* after_seconds: at most a day */
+#define NGX_HTTP_AGENT_LG_AFTER_MAX  86400
+
+
 /* an event of a resumable run, waiting to be saved */
 typedef struct {
     int64_t                    seq;
@@ -63,6 +67,8 @@ typedef struct {
     unsigned                   background:1;
     unsigned                   finished:1;
     unsigned                   answered:1;  /* a background run's record */
+    unsigned                   pending:1;   /* after_seconds: "pending"
+                                               until its graph starts */
 } ngx_http_agent_lg_run_t;
 
 

@@ -229,6 +229,26 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+/* 404 for a session that is not there, or not the client's to see */
+
+ngx_int_t
+ngx_http_agent_reply_no_session(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->api) {
+        /* LangGraph's words, which its clients look for */
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Thread with ID %V not found", id);
+    }
+
+    return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                      "there is no session \"%V\"", id);
+}
+
+
 /*
  * The session's turn lock for a request that changes it (DELETE, POST
  * /connection): 409 while a turn runs, saying what to do after it.
@@ -275,8 +295,7 @@ ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "there is no session \"%V\"", id);
+        return ngx_http_agent_reply_no_session(r, id);
     }
 
     if (rc != NGX_OK) {
@@ -470,8 +489,7 @@ ngx_http_agent_reply_session_get(ngx_http_request_t *r, ngx_str_t *id,
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "there is no session \"%V\"", id);
+        return ngx_http_agent_reply_no_session(r, id);
     }
 
     if (rc != NGX_OK) {

@@ -370,7 +370,7 @@ typedef struct {
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
-    /* a run's status set */
+    /* a run's status set ("running" only over "pending") */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
     /* a run's row: NGX_DECLINED, none */

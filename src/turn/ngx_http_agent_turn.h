@@ -76,6 +76,9 @@ typedef struct {
     ngx_uint_t                      recursion; /* fewer steps than
                                                   agent_recursion_limit,
                                                   or 0 */
+    ngx_msec_t                      delay;     /* the graph starts this
+                                                  long after the begin
+                                                  (a pending run), or 0 */
     unsigned                        json:1;    /* one answer, no stream */
     unsigned                        state:1;   /* the stream shows the
                                                   run's state */
@@ -137,6 +140,7 @@ void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
     const char *code, const char *text);
+ngx_uint_t ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn);
 ngx_uint_t ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn,

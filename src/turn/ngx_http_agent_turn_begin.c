@@ -39,6 +39,8 @@ static ngx_int_t ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
 static ngx_int_t ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
 static void ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc);
+static void ngx_http_agent_turn_go(ngx_http_agent_turn_t *turn);
+static void ngx_http_agent_turn_delayed(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
 
@@ -395,14 +397,17 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     /* a client that goes away ends the turn: see the cleanup */
     r->read_event_handler = ngx_http_test_reading;
 
-    if (alcf->turn_timeout) {
-        turn->timeout.handler = ngx_http_agent_turn_timeout;
-        turn->timeout.data = turn;
-        turn->timeout.log = r->connection->log;
-        ngx_add_timer(&turn->timeout, alcf->turn_timeout);
-    }
+    if (turn->in.delay) {
+        /* pending: the lease held, a cancel heard, the graph not run */
+        turn->delay.handler = ngx_http_agent_turn_delayed;
+        turn->delay.data = turn;
+        turn->delay.log = r->connection->log;
+        turn->delay.cancelable = 1;
+        ngx_add_timer(&turn->delay, turn->in.delay);
 
-    ngx_http_agent_graph_start(turn->run);
+    } else {
+        ngx_http_agent_turn_go(turn);
+    }
 
     /*
      * a graph may have run to its end inside graph_start (no step waits):
@@ -414,6 +419,46 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     }
 
     return NGX_DONE;
+}
+
+
+/* the graph runs, within agent_turn_timeout */
+
+static void
+ngx_http_agent_turn_go(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
+
+    if (alcf->turn_timeout) {
+        turn->timeout.handler = ngx_http_agent_turn_timeout;
+        turn->timeout.data = turn;
+        turn->timeout.log = turn->request->connection->log;
+        ngx_add_timer(&turn->timeout, alcf->turn_timeout);
+    }
+
+    ngx_http_agent_graph_start(turn->run);
+}
+
+
+/* a pending turn's time has come, unless it was cancelled meanwhile */
+
+static void
+ngx_http_agent_turn_delayed(ngx_event_t *ev)
+{
+    ngx_http_agent_turn_t *turn = ev->data;
+
+    ngx_connection_t  *c;
+
+    if (!ngx_http_agent_turn_running(turn)) {
+        return;
+    }
+
+    c = turn->request->connection;
+
+    ngx_http_agent_turn_go(turn);
+    ngx_http_run_posted_requests(c);
 }
 
 
@@ -539,8 +584,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "there is no session \"%V\"", id);
+        return ngx_http_agent_reply_no_session(r, id);
     }
 
     if (rc != NGX_OK && rc != NGX_ABORT) {

@@ -59,6 +59,7 @@ struct ngx_http_agent_turn_s {
     ngx_array_t                    *files;     /* read with the lease */
     ngx_event_t                     lease;
     ngx_event_t                     timeout;   /* agent_turn_timeout */
+    ngx_event_t                     delay;     /* in.delay: pending */
     ngx_msec_t                      lease_ms;
     ngx_queue_t                     queue;     /* the worker's turns */
     ngx_http_agent_event_t          end;       /* the last event */

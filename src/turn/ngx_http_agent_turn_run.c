@@ -452,6 +452,10 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         ngx_del_timer(&turn->timeout);
     }
 
+    if (turn->delay.timer_set) {
+        ngx_del_timer(&turn->delay);
+    }
+
     /*
      * a turn that did not let the session go with its last step (an
      * error, an interrupt): the end event follows the unlock, so that a
@@ -694,6 +698,10 @@ ngx_http_agent_turn_cleanup(void *data)
 
     if (turn->timeout.timer_set) {
         ngx_del_timer(&turn->timeout);
+    }
+
+    if (turn->delay.timer_set) {
+        ngx_del_timer(&turn->delay);
     }
 
     ngx_http_agent_limit_release(turn->env.limits);

@@ -66,6 +66,15 @@ ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn)
 }
 
 
+/* a pending turn: its graph waits for in.delay to pass */
+
+ngx_uint_t
+ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn)
+{
+    return turn->delay.timer_set;
+}
+
+
 /* the turn outlives its client: its stream is written to nobody */
 
 void

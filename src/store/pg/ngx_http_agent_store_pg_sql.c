@@ -404,7 +404,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_RUN_STATUS */
     "UPDATE runs SET status = $2, updated_at = $3,"
     " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END"
-    " WHERE run_id = $1",
+    " WHERE run_id = $1 AND ($2 <> 'running' OR status = 'pending')",
 
     /* NGX_HTTP_AGENT_PG_RUN_GET */
     "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs"

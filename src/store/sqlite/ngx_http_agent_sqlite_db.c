@@ -160,7 +160,7 @@ static const char  *ngx_http_agent_store_sql[] = {
     /* a run that failed keeps its error event: let go with the others */
     "UPDATE runs SET status = ?2, updated_at = ?3,"
     " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END"
-    " WHERE run_id = ?1",
+    " WHERE run_id = ?1 AND (?2 <> 'running' OR status = 'pending')",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
     " WHERE run_id = ?1 AND thread_id = ?2",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
