@@ -3,7 +3,9 @@
 # graphs, kept in the store for their owner (agent_owner), each update a
 # new version; versions listed and one made the latest again; searched
 # and counted with the graphs' own; a run on one; deleted.  On SQLite
-# and (t/pg/run) PostgreSQL alike.
+# and (t/pg/run) PostgreSQL alike.  Channels declared config=on are
+# written by a run's or an assistant's config.configurable; their
+# type= and enum= are their schemas'.
 
 use strict;
 use warnings;
@@ -20,6 +22,8 @@ my $conf = $t->conf(http => <<'HTTP');
 agent_owner $http_x_user;
 agent_graph chat {
     channel tone value;
+    channel level value config=on type=integer default=1;
+    channel mood value enum=calm,sad;
     node model llm;
     edge START model;
     edge model END;
@@ -227,5 +231,45 @@ is(lg('DELETE', "/assistants/$own", undef, %ann)->{status}, 409,
    'a graph\'s own cannot be deleted');
 is(lg('PATCH', "/assistants/$own", {}, %ann)->{status}, 409,
    'nor changed');
+
+# --- configurable channels, types and enums ---------------------------------
+
+$r = lg('GET', "/assistants/$own/schemas", undef, %ann)->{json};
+is_deeply($r->{config_schema}{properties}{level},
+          { type => 'integer', default => 1 },
+          'a config=on channel is in the config schema, with its type');
+ok(!exists $r->{config_schema}{properties}{tone}, '... the others are not');
+is($r->{config_schema}{properties}{model}{type}, 'string',
+   '... nor is the model taken');
+is_deeply($r->{state_schema}{properties}{mood},
+          { type => 'string', enum => [ 'calm', 'sad' ] }, 'an enum');
+my $msgs = $r->{state_schema}{properties}{messages};
+is($msgs->{langgraph_type}, 'messages', 'messages said as LangGraph JS does');
+my ($ref) = $msgs->{items}{'$ref'} =~ m{^#/definitions/(.+)};
+ok($ref && $r->{state_schema}{definitions}{$ref}, '... with its definition');
+is_deeply(lg('GET', "/assistants/$own", undef, %ann)->{json}{config},
+          { configurable => { level => 1 } },
+          'the graph\'s own assistant: the defaults of its config channels');
+
+my $in = { messages => [ { role => 'user', content => 'hi' } ] };
+my $tc = lg('POST', '/threads', {}, %ann)->{json}{thread_id};
+$r = lg('POST', "/threads/$tc/runs/wait", { assistant_id => 'chat',
+    input => $in, config => { configurable => { level => 5, tone => 'x' } } },
+    %ann);
+is($r->{json}{level}, 5, 'a run\'s config.configurable writes the channel');
+ok(!defined $r->{json}{tone}, '... only a config=on one');
+my $c = lg('POST', '/assistants', { graph_id => 'chat',
+    config => { configurable => { level => 7 } } }, %ann)->{json};
+$r = lg('POST', "/threads/$tc/runs/wait", { assistant_id =>
+    $c->{assistant_id}, input => $in }, %ann);
+is($r->{json}{level}, 7, 'an assistant\'s config too');
+$r = lg('POST', "/threads/$tc/runs/wait", { assistant_id =>
+    $c->{assistant_id}, input => $in,
+    config => { configurable => { level => 8 } } }, %ann);
+is($r->{json}{level}, 8, '... under the run\'s');
+$r = lg('POST', "/threads/$tc/runs/wait", { assistant_id =>
+    $c->{assistant_id}, input => { %$in, level => 9 },
+    config => { configurable => { level => 8 } } }, %ann);
+is($r->{json}{level}, 9, '... and the input over both');
 
 done_testing;

@@ -257,6 +257,21 @@ like($out, qr/the fail node "a" needs message=/, 'a fail node without message');
 like($out, qr/error=no-way: letters, digits and _ only/,
      'a fail node\'s error name is a name');
 
+($ok, $out) = conf_test("channel b value type=date;\n"
+                        . "node a template text=x;\n edge START a;\n"
+                        . "edge a END;");
+like($out, qr/type=date.*one of string number integer boolean object array/,
+     'a channel\'s type is one of JSON Schema\'s');
+($ok, $out) = conf_test("channel b messages config=on;\n"
+                        . "node a template text=x;\n edge START a;\n"
+                        . "edge a END;");
+like($out, qr/channel "b": messages are not configurable/,
+     'messages are not configurable');
+($ok, $out) = conf_test("channel b value config=on type=string enum=x,y;\n"
+                        . "node a template text=x;\n edge START a;\n"
+                        . "edge a END;");
+ok($ok, 'config=on, type= and enum= together: accepted') or diag($out);
+
 $t->stop;
 $t->check_log;
 done_testing;

@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_graph_channel.h"
 #include "ngx_http_agent_expr.h"
 #include "ngx_http_agent_json.h"
 
@@ -43,14 +44,10 @@ typedef struct {
 
 static char *ngx_http_agent_graph_directive(ngx_conf_t *cf,
     ngx_command_t *dummy, void *conf);
-static char *ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph);
 static char *ngx_http_agent_graph_output_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
 static char *ngx_http_agent_graph_node_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
-static char *ngx_http_agent_graph_default(ngx_conf_t *cf, void *post,
-    void *data);
 static char *ngx_http_agent_graph_edge_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_graph_link(ngx_conf_t *cf,
@@ -62,38 +59,6 @@ static void ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file,
 
 
 ngx_http_agent_kind_t  **ngx_http_agent_graph_kinds;
-
-
-static ngx_str_t  ngx_http_agent_reducers[] = {
-    ngx_string("messages"),
-    ngx_string("append"),
-    ngx_string("sum"),
-    ngx_string("value"),
-    ngx_string("merge"),
-    ngx_null_string
-};
-
-
-static ngx_conf_enum_t  ngx_http_agent_graph_scopes[] = {
-    { ngx_string("session"), 0 },
-    { ngx_string("turn"), 1 },
-    { ngx_null_string, 0 }
-};
-
-
-static ngx_conf_post_t  ngx_http_agent_graph_default_post = {
-    ngx_http_agent_graph_default
-};
-
-
-static ngx_http_agent_param_t  ngx_http_agent_graph_channel_params[] = {
-    { ngx_string("scope"), ngx_http_agent_params_set_enum,
-      offsetof(ngx_http_agent_channel_t, turn), ngx_http_agent_graph_scopes },
-    { ngx_string("default"), ngx_http_agent_params_set_str,
-      offsetof(ngx_http_agent_channel_t, dflt),
-      &ngx_http_agent_graph_default_post },
-    ngx_http_agent_null_param
-};
 
 
 /* any node's; then its kind's */
@@ -235,99 +200,6 @@ ngx_http_agent_graph_directive(ngx_conf_t *cf, ngx_command_t *dummy,
 }
 
 
-static char *
-ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph)
-{
-    yajl_val                   v;
-    ngx_str_t                 *value, err;
-    ngx_uint_t                 i;
-    ngx_http_agent_channel_t  *ch;
-
-    value = cf->args->elts;
-
-    if (cf->args->nelts < 3 || cf->args->nelts > 5) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel: use "
-                           "\"channel NAME REDUCER [default=JSON] "
-                           "[scope=turn];\"");
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_http_agent_graph_channel(graph, &value[1]) != NGX_ERROR) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel \"%V\" is declared "
-                           "twice (messages, input and session_id are "
-                           "built in)", &value[1]);
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_http_agent_params_name(&value[1]) != NGX_OK) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel name \"%V\": "
-                           "letters, digits and _ only", &value[1]);
-        return NGX_CONF_ERROR;
-    }
-
-    ch = ngx_array_push(&graph->channels);
-    if (ch == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    ngx_memzero(ch, sizeof(ngx_http_agent_channel_t));
-    ch->name = value[1];
-
-    for (i = 0; ngx_http_agent_reducers[i].len; i++) {
-        if (ngx_http_agent_reducers[i].len == value[2].len
-            && ngx_strncmp(ngx_http_agent_reducers[i].data, value[2].data,
-                           value[2].len) == 0)
-        {
-            break;
-        }
-    }
-
-    if (ngx_http_agent_reducers[i].len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "unknown reducer \"%V\" of "
-                           "channel \"%V\": use messages, append, sum, value "
-                           "or merge", &value[2], &value[1]);
-        return NGX_CONF_ERROR;
-    }
-
-    ch->reducer = i;
-
-    if (ngx_http_agent_params_parse(cf, ngx_http_agent_graph_channel_params,
-                                    &value[3], cf->args->nelts - 3, ch,
-                                    "channel", &value[1])
-        != NGX_OK)
-    {
-        return NGX_CONF_ERROR;
-    }
-
-    if (ch->dflt.len == 0) {
-        return NGX_CONF_OK;
-    }
-
-    ngx_str_set(&err, "");
-
-    v = ngx_http_agent_json_parse(cf->temp_pool, ch->dflt.data, ch->dflt.len,
-                                  &err);
-
-    if (v == NULL || (ch->reducer == NGX_HTTP_AGENT_REDUCE_SUM
-                      && !YAJL_IS_NUMBER(v))
-        || ch->reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES)
-    {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the default of channel "
-                           "\"%V\" is not valid JSON for its reducer %V",
-                           &value[1], &err);
-        return NGX_CONF_ERROR;
-    }
-
-    /* kept as our generator writes it: compact */
-    if (ngx_http_agent_json_encode(cf->pool, v, &ch->dflt) != NGX_OK) {
-        return NGX_CONF_ERROR;
-    }
-
-    return NGX_CONF_OK;
-}
-
-
 /*
  * output CHANNEL ...: what a run answers (LangGraph's output schema), the
  * channels declared before it; the state keeps them all
@@ -461,15 +333,6 @@ ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
     }
 
     return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_agent_graph_default(ngx_conf_t *cf, void *post, void *data)
-{
-    ngx_str_t  *dflt = data;
-
-    return dflt->len ? NGX_CONF_OK : "a JSON value";
 }
 
 

@@ -56,11 +56,21 @@ typedef struct {
 } ngx_http_agent_value_t;
 
 
+/* a channel's type=, as JSON Schema names them; 0: not said */
+#define NGX_HTTP_AGENT_TYPE_NAMES                                             \
+    { NULL, "string", "number", "integer", "boolean", "object", "array" }
+
+
 typedef struct {
     ngx_str_t                  name;
     ngx_http_agent_reducer_e   reducer;
     ngx_str_t                  dflt;          /* JSON, or empty */
     ngx_uint_t                 turn;          /* scope=turn: reset */
+    ngx_uint_t                 type;          /* type=: its schema's */
+    ngx_array_t               *choices;       /* enum=A,B: ngx_str_t */
+    ngx_flag_t                 config;        /* config=on: a run's
+                                                 config.configurable
+                                                 writes it */
     unsigned                   output:1;      /* named by "output" */
 } ngx_http_agent_channel_t;
 

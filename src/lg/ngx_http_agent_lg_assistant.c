@@ -633,7 +633,9 @@ static void
 ngx_http_agent_lg_assistant_json(ngx_http_agent_json_t *j,
     ngx_http_agent_graph_t *g)
 {
-    u_char  buf[36];
+    u_char                     buf[36];
+    ngx_uint_t                 i, any;
+    ngx_http_agent_channel_t  *ch;
 
     ngx_http_agent_lg_assistant_id(&g->name, buf);
 
@@ -648,6 +650,31 @@ ngx_http_agent_lg_assistant_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_null(j);
     ngx_http_agent_json_key(j, "config");
     ngx_http_agent_json_obj(j);
+
+    /* the defaults of its configurable channels (config=on) */
+
+    ch = g->channels.elts;
+    any = 0;
+
+    for (i = 0; i < g->channels.nelts; i++) {
+        if (ch[i].config != 1 || ch[i].dflt.len == 0) {
+            continue;
+        }
+
+        if (!any) {
+            ngx_http_agent_json_key(j, "configurable");
+            ngx_http_agent_json_obj(j);
+            any = 1;
+        }
+
+        ngx_http_agent_json_str(j, &ch[i].name);
+        ngx_http_agent_json_raw(j, &ch[i].dflt);
+    }
+
+    if (any) {
+        ngx_http_agent_json_end(j);
+    }
+
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "context");
     ngx_http_agent_json_obj(j);

@@ -24,8 +24,10 @@
 
 
 static ngx_int_t ngx_http_agent_lg_run_context(ngx_http_request_t *r,
-    ngx_http_agent_graph_t *graph, yajl_val context,
+    ngx_http_agent_graph_t *graph, yajl_val context, ngx_uint_t config,
     ngx_http_agent_turn_in_t *in);
+static ngx_int_t ngx_http_agent_lg_run_contexts(ngx_http_request_t *r,
+    ngx_http_agent_graph_t *graph, yajl_val v, ngx_http_agent_turn_in_t *in);
 static ngx_int_t ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *graph_id,
     ngx_str_t *assistant_id);
@@ -95,26 +97,56 @@ ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
 
 
 /*
+ * What a run's channels start from under its input: the run's context,
+ * its config.configurable's keys that are channels declared config=on,
+ * then the same of its assistant (v: the request, or the assistant's doc)
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_run_contexts(ngx_http_request_t *r,
+    ngx_http_agent_graph_t *graph, yajl_val v, ngx_http_agent_turn_in_t *in)
+{
+    yajl_val   cfg;
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_lg_run_context(r, graph,
+                                       ngx_http_agent_json_get(v, "context"),
+                                       0, in);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    cfg = ngx_http_agent_json_get(v, "config");
+    cfg = cfg ? ngx_http_agent_json_get(cfg, "configurable") : NULL;
+
+    return ngx_http_agent_lg_run_context(r, graph, cfg, 1, in);
+}
+
+
+/*
  * A run's or its assistant's context (LangGraph's runtime context): values
  * of the graph's channels, written under the run's input (the input wins);
  * keys that are no channel of the graph are not the graph's, and messages
- * are the input's alone
+ * are the input's alone.  Of a config, the channels declared config=on.
  */
 
 static ngx_int_t
 ngx_http_agent_lg_run_context(ngx_http_request_t *r,
-    ngx_http_agent_graph_t *graph, yajl_val context,
+    ngx_http_agent_graph_t *graph, yajl_val context, ngx_uint_t config,
     ngx_http_agent_turn_in_t *in)
 {
-    size_t                  i;
-    ngx_str_t               key, out;
-    ngx_int_t               n;
-    ngx_uint_t              any;
-    ngx_http_agent_json_t  *j;
+    size_t                     i;
+    ngx_str_t                  key, out;
+    ngx_int_t                  n;
+    ngx_uint_t                 any;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_channel_t  *ch;
 
     if (context == NULL || !YAJL_IS_OBJECT(context)) {
         return NGX_OK;
     }
+
+    ch = graph->channels.elts;
 
     j = ngx_http_agent_json_create(r->pool);
     if (j == NULL) {
@@ -131,6 +163,7 @@ ngx_http_agent_lg_run_context(ngx_http_request_t *r,
         n = ngx_http_agent_graph_channel(graph, &key);
 
         if (n == NGX_ERROR || n == NGX_HTTP_AGENT_CH_MESSAGES
+            || (config && ch[n].config != 1)
             || ngx_http_agent_json_get(in->values, (char *) key.data))
         {
             continue;
@@ -174,8 +207,9 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
 {
     u_char                          buf[36];
     yajl_val                        v, a, cfg, model, doc;
-    ngx_int_t                       rc;
-    ngx_str_t                       assistant, name, none;
+    ngx_int_t                       rc, n;
+    ngx_str_t                       assistant, name, none, key;
+    ngx_http_agent_channel_t       *ch;
     ngx_http_agent_graph_t         *graph;
     ngx_http_agent_turn_t          *turn;
     ngx_http_agent_model_t         *m;
@@ -279,7 +313,15 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
         model = cfg ? ngx_http_agent_json_get(cfg, "model") : NULL;
     }
 
-    if (model && YAJL_IS_STRING(model)) {
+    /* a graph's own configurable channel "model" takes the key */
+
+    ngx_str_set(&key, "model");
+    n = ngx_http_agent_graph_channel(graph, &key);
+    ch = graph->channels.elts;
+
+    if (model && YAJL_IS_STRING(model)
+        && (n == NGX_ERROR || ch[n].config != 1))
+    {
         name.data = (u_char *) YAJL_GET_STRING(model);
         name.len = ngx_strlen(name.data);
     }
@@ -340,20 +382,14 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     /* the run's context over its assistant's, the input over both */
 
     if (!lr->answers) {
-        rc = ngx_http_agent_lg_run_context(r, graph,
-                                           ngx_http_agent_json_get(v,
-                                                                   "context"),
-                                           in);
+        rc = ngx_http_agent_lg_run_contexts(r, graph, v, in);
         if (rc != NGX_OK) {
             return rc;
         }
     }
 
     if (doc && !lr->answers) {
-        rc = ngx_http_agent_lg_run_context(r, graph,
-                                           ngx_http_agent_json_get(doc,
-                                                                   "context"),
-                                           in);
+        rc = ngx_http_agent_lg_run_contexts(r, graph, doc, in);
         if (rc != NGX_OK) {
             return rc;
         }

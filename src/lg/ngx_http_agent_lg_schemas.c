@@ -14,15 +14,28 @@
 
 /*
  * GET /assistants/{id}/schemas: JSON Schema (draft-07) of an assistant's
- * graph, from its channels: the state, its input and its output are the
- * channels (a graph has no others); the context is the channels an
- * assistant's context may write (all but messages); the config is the
- * model a run or an assistant may name.
+ * graph, from its channels (their reducers, type= and enum=): the state
+ * and its input are the channels, its output those of its output
+ * statement; the context is the channels an assistant's context may
+ * write (all but messages); the config is the model a run or an
+ * assistant may name and the channels declared config=on.  Messages are
+ * said as LangGraph JS says them, which its clients know.
  */
 
 
+#define NGX_HTTP_AGENT_LG_MESSAGE                                             \
+    "BaseMessage<MessageStructure<MessageToolSet>,MessageType>"
+
+#define NGX_HTTP_AGENT_LG_SCHEMA_STATE    0
+#define NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT   1
+#define NGX_HTTP_AGENT_LG_SCHEMA_CONTEXT  2
+#define NGX_HTTP_AGENT_LG_SCHEMA_CONFIG   3
+
+
 static void ngx_http_agent_lg_schema(ngx_http_agent_json_t *j,
-    ngx_http_agent_graph_t *g, ngx_uint_t context);
+    ngx_http_agent_graph_t *g, ngx_uint_t which);
+static void ngx_http_agent_lg_schema_channel(ngx_http_agent_json_t *j,
+    ngx_http_agent_channel_t *ch);
 
 
 ngx_int_t
@@ -47,29 +60,15 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_key(j, "graph_id");
     ngx_http_agent_json_str(j, &g->name);
     ngx_http_agent_json_key(j, "input_schema");
-    ngx_http_agent_lg_schema(j, g, 0);
+    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
     ngx_http_agent_json_key(j, "output_schema");
-    ngx_http_agent_lg_schema(j, g, 0);
+    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT);
     ngx_http_agent_json_key(j, "state_schema");
-    ngx_http_agent_lg_schema(j, g, 0);
+    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
     ngx_http_agent_json_key(j, "context_schema");
-    ngx_http_agent_lg_schema(j, g, 1);
-
+    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONTEXT);
     ngx_http_agent_json_key(j, "config_schema");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "$schema");
-    ngx_http_agent_json_cstr(j, "http://json-schema.org/draft-07/schema#");
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "object");
-    ngx_http_agent_json_key(j, "properties");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "model");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "string");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONFIG);
 
     ngx_http_agent_json_end(j);
 
@@ -77,16 +76,23 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id)
 }
 
 
-/* the graph's channels as an object's properties, by their reducers */
+/* the graph's channels as an object's properties */
 
 static void
 ngx_http_agent_lg_schema(ngx_http_agent_json_t *j, ngx_http_agent_graph_t *g,
-    ngx_uint_t context)
+    ngx_uint_t which)
 {
-    ngx_uint_t                 i;
+    ngx_uint_t                 i, outputs, model, messages;
     ngx_http_agent_channel_t  *ch;
 
     ch = g->channels.elts;
+    outputs = 0;
+    model = 0;
+    messages = 0;
+
+    for (i = 0; i < g->channels.nelts; i++) {
+        outputs |= ch[i].output;
+    }
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "$schema");
@@ -99,48 +105,158 @@ ngx_http_agent_lg_schema(ngx_http_agent_json_t *j, ngx_http_agent_graph_t *g,
     ngx_http_agent_json_obj(j);
 
     for (i = 0; i < g->channels.nelts; i++) {
-        if (context && ch[i].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES) {
-            continue;
+
+        switch (which) {
+
+        case NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT:
+            if (outputs && !ch[i].output) {
+                continue;
+            }
+
+            break;
+
+        case NGX_HTTP_AGENT_LG_SCHEMA_CONTEXT:
+            if (ch[i].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES) {
+                continue;
+            }
+
+            break;
+
+        case NGX_HTTP_AGENT_LG_SCHEMA_CONFIG:
+            if (ch[i].config != 1) {
+                continue;
+            }
+
+            if (ch[i].name.len == 5
+                && ngx_strncmp(ch[i].name.data, "model", 5) == 0)
+            {
+                /* the graph's own "model" takes config's model key */
+                model = 1;
+            }
+
+            break;
         }
+
+        messages |= (ch[i].reducer == NGX_HTTP_AGENT_REDUCE_MESSAGES);
 
         ngx_http_agent_json_str(j, &ch[i].name);
+        ngx_http_agent_lg_schema_channel(j, &ch[i]);
+    }
+
+    if (which == NGX_HTTP_AGENT_LG_SCHEMA_CONFIG && !model) {
+        /* the model of a run: one of those the location may use */
+        ngx_http_agent_json_key(j, "model");
         ngx_http_agent_json_obj(j);
-
-        switch (ch[i].reducer) {
-
-        case NGX_HTTP_AGENT_REDUCE_MESSAGES:
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "array");
-            ngx_http_agent_json_key(j, "items");
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "object");
-            ngx_http_agent_json_end(j);
-            break;
-
-        case NGX_HTTP_AGENT_REDUCE_APPEND:
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "array");
-            break;
-
-        case NGX_HTTP_AGENT_REDUCE_SUM:
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "number");
-            break;
-
-        case NGX_HTTP_AGENT_REDUCE_MERGE:
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "object");
-            break;
-
-        default:
-            /* a value: any JSON */
-            break;
-        }
-
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "string");
         ngx_http_agent_json_end(j);
     }
 
     ngx_http_agent_json_end(j);
+
+    if (messages) {
+        ngx_http_agent_json_key(j, "definitions");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, NGX_HTTP_AGENT_LG_MESSAGE);
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "object");
+        ngx_http_agent_json_key(j, "properties");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "string");
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "content");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "string");
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a channel's schema: by its reducer, then its type= and enum= */
+
+static void
+ngx_http_agent_lg_schema_channel(ngx_http_agent_json_t *j,
+    ngx_http_agent_channel_t *ch)
+{
+    ngx_uint_t   i;
+    ngx_str_t   *choice;
+    static const char  *types[] = NGX_HTTP_AGENT_TYPE_NAMES;
+
+    ngx_http_agent_json_obj(j);
+
+    switch (ch->reducer) {
+
+    case NGX_HTTP_AGENT_REDUCE_MESSAGES:
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "array");
+        ngx_http_agent_json_key(j, "items");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "$ref");
+        ngx_http_agent_json_cstr(j, "#/definitions/" NGX_HTTP_AGENT_LG_MESSAGE);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_key(j, "langgraph_type");
+        ngx_http_agent_json_cstr(j, "messages");
+        break;
+
+    case NGX_HTTP_AGENT_REDUCE_APPEND:
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "array");
+        break;
+
+    case NGX_HTTP_AGENT_REDUCE_SUM:
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "number");
+        break;
+
+    case NGX_HTTP_AGENT_REDUCE_MERGE:
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "object");
+        break;
+
+    default:
+        /* a value: any JSON, or its type= */
+        if (ch->type) {
+            ngx_http_agent_json_key(j, "type");
+            ngx_http_agent_json_cstr(j, types[ch->type]);
+
+        } else if (ch->choices) {
+            ngx_http_agent_json_key(j, "type");
+            ngx_http_agent_json_cstr(j, "string");
+        }
+
+        break;
+    }
+
+    if (ch->choices) {
+        ngx_http_agent_json_key(j, "enum");
+        ngx_http_agent_json_arr(j);
+
+        choice = ch->choices->elts;
+
+        for (i = 0; i < ch->choices->nelts; i++) {
+            ngx_http_agent_json_str(j, &choice[i]);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+    }
+
+    if (ch->dflt.len) {
+        ngx_http_agent_json_key(j, "default");
+        ngx_http_agent_json_raw(j, &ch->dflt);
+    }
+
     ngx_http_agent_json_end(j);
 }
