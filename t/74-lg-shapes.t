@@ -3,7 +3,11 @@
 # 30, items 2 and 3): a tool's result that is text is a plain string, not
 # JSON text; a run whose input has no message ("messages": []) runs, not
 # 413; a thread's metadata is patched (merged), names the graph and the
-# assistant of its runs, and threads are searched by it.
+# assistant of its runs, and threads are searched by it.  A template node
+# with role=tool answers tool calls as a LangGraph function node that
+# returns a ToolMessage does, "{{messages.last}}" is the last message's
+# text; "events" mode sends no on_chain_stream of the graph, as
+# LangGraph's servers do.
 
 use strict;
 use warnings;
@@ -31,9 +35,20 @@ agent_graph loop {
     edge agent END;
     edge tool agent;
 }
+agent_graph echo {
+    node agent llm tools=lookup;
+    node tool template role=tool "text=answered {{messages.last}}";
+    node say template "text=you said: {{messages.last}}";
+    edge START say;
+    edge say agent;
+    edge agent tool if=tool_calls;
+    edge agent END;
+    edge tool agent;
+}
 HTTP
 $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "tool_call__begin"; }
-    location /lg/ { agent_langgraph_api; agent_use_graph loop; }
+    location /lg/ { agent_langgraph_api; agent_use_graph loop;
+        agent_assistants echo; }
     $1};
 $t->run($conf);
 
@@ -150,5 +165,30 @@ is_deeply([ map { $_->{thread_id} } @{ $r->{json} } ],
 $r = lg('POST', "/threads/$th/history", { limit => 10000 });
 is($r->{status}, 200, 'a history of limit 10000 is a page of 1000');
 ok(@{ $r->{json} } >= 2, '... with the thread\'s checkpoints');
+
+# a template that answers tool calls; the last message's text
+my $t6 = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$t6/runs/wait", { assistant_id => 'echo',
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+my @m = @{ $r->{json}{messages} };
+is($m[1]{content}, 'you said: go', '{{messages.last}}: the last message');
+is_deeply([ map { $_->{type} } @m ], [ qw(human ai ai tool ai) ],
+          'role=tool: a tool message after the call') or diag explain \@m;
+is($m[3]{tool_call_id}, 'c1', '... answering it');
+is($m[3]{content}, 'answered ', '... with the text (the call had none)');
+is($m[-1]{content}, 'done', '... and the model went on');
+
+# events mode: no on_chain_stream of the graph; a tools node's tool events
+for my $g ([ 'echo', [] ], [ 'loop', [ 'on_tool_end', 'on_tool_start' ] ]) {
+    my $tt = lg('POST', '/threads', {})->{json}{thread_id};
+    $st = $t->stream("/lg/threads/$tt/runs/stream", encode_json({
+        assistant_id => $g->[0], stream_mode => [ 'events' ],
+        input => { messages => [ { role => 'user', content => 'go' } ] } }));
+    my %k = map { $_->{_json}{event} => 1 }
+            grep { ($_->{_event} // '') eq 'events' } @{ $st->{events} };
+    is_deeply([ sort keys %k ], [ sort qw(on_chain_start on_chain_end
+        on_chat_model_start on_chat_model_stream on_chat_model_end),
+        @{ $g->[1] } ], "events of $g->[0]: LangGraph's kinds");
+}
 
 done_testing;

@@ -273,7 +273,7 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_int_t               next;
     ngx_uint_t              after;
-    ngx_http_agent_node_t  *node;
+    ngx_http_agent_node_t  *node, *to;
 
     node = (ngx_http_agent_node_t *) run->graph->nodes.elts + run->current;
 
@@ -343,6 +343,23 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
     {
         ngx_http_agent_graph_finish(run, NGX_ERROR);
         return NGX_ERROR;
+    }
+
+    /*
+     * interrupt_before=on of the next node: this step's checkpoint is
+     * where the run waits, as LangGraph's is (no checkpoint of its own)
+     */
+
+    if (!after && next != NGX_HTTP_AGENT_END) {
+        to = (ngx_http_agent_node_t *) run->graph->nodes.elts + next;
+        after = to->interrupt_before
+                || (run->waits && (run->waits[next] & 1));
+
+        if (after && ngx_http_agent_graph_interrupt(run, to, NULL) != NGX_OK)
+        {
+            ngx_http_agent_graph_finish(run, NGX_ERROR);
+            return NGX_ERROR;
+        }
     }
 
     return ngx_http_agent_graph_save(run, NGX_HTTP_AGENT_SAVE_STEP, node,
@@ -507,7 +524,7 @@ ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
     if (next != NGX_HTTP_AGENT_END) {
         to = (ngx_http_agent_node_t *) run->graph->nodes.elts + next;
 
-        if (to->kind->calls) {
+        if (to->kind->calls || to->answers) {
             return NGX_OK;
         }
     }

@@ -101,6 +101,10 @@ typedef struct {
     ngx_uint_t                 line;
     ngx_flag_t                 interrupt_before;
     ngx_flag_t                 interrupt_after;
+    unsigned                   answers:1;     /* answers the last message's
+                                                 tool calls, as its kind's
+                                                 calls does (its check
+                                                 says) */
 } ngx_http_agent_node_t;
 
 

@@ -10,12 +10,14 @@
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_graph_state.h"
 
 
 /*
  * Templates (prompt files, text=): "{{channel}}" and "{{channel.field}}"
- * become the value, strings as they are, anything else as JSON.  A name
- * that is no channel is left as it is written.
+ * become the value, strings as they are, anything else as JSON, and
+ * "{{messages.last}}" the last message's text.  A name that is no channel
+ * is left as it is written.
  */
 
 
@@ -88,10 +90,11 @@ ngx_int_t
 ngx_http_agent_template_value(ngx_http_agent_run_t *run, ngx_pool_t *pool,
     ngx_str_t *name, ngx_str_t *out)
 {
-    u_char     *dot, key[129];
-    yajl_val    v;
-    ngx_int_t   ch;
-    ngx_str_t   channel, json, field;
+    u_char                *dot, key[129];
+    yajl_val               v;
+    ngx_int_t              ch;
+    ngx_str_t              channel, json, field;
+    ngx_http_agent_msg_t  *m;
 
     channel = *name;
     ngx_str_null(&field);
@@ -104,6 +107,22 @@ ngx_http_agent_template_value(ngx_http_agent_run_t *run, ngx_pool_t *pool,
     }
 
     ch = ngx_http_agent_graph_channel(run->graph, &channel);
+
+    if (ch == NGX_HTTP_AGENT_CH_MESSAGES && field.len == 4
+        && ngx_strncmp(field.data, "last", 4) == 0)
+    {
+        /* {{messages.last}}: the last message's text */
+        m = ngx_http_agent_graph_last_message(run, ch);
+
+        if (m) {
+            *out = m->content;
+
+        } else {
+            ngx_str_set(out, "");
+        }
+
+        return NGX_OK;
+    }
 
     if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
         return NGX_DECLINED;

@@ -10,11 +10,15 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_template.h"
+#include "ngx_http_agent_message.h"
 
 
 /*
- * "node NAME template text=TEMPLATE [output=messages|CHANNEL]": a fixed
- * answer, or a channel written from others, with no model call.
+ * "node NAME template text=TEMPLATE [output=messages|CHANNEL]
+ * [role=assistant|tool]": a fixed answer, or a channel written from
+ * others, with no model call.  role=tool answers each tool call of the
+ * last AI message with the text, as a node of LangGraph's that returns
+ * a ToolMessage does.
  */
 
 
@@ -22,6 +26,7 @@ typedef struct {
     ngx_str_t                  text;
     ngx_str_t                  output_name;
     ngx_int_t                  output;
+    ngx_uint_t                 tool;        /* role=tool */
 } ngx_http_agent_node_template_conf_t;
 
 
@@ -31,7 +36,21 @@ static ngx_int_t ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 
 
+static ngx_int_t ngx_http_agent_node_template_tool(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_str_t *text);
+
+
+static ngx_conf_enum_t  ngx_http_agent_node_template_roles[] = {
+    { ngx_string("assistant"), 0 },
+    { ngx_string("tool"), 1 },
+    { ngx_null_string, 0 }
+};
+
+
 static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
+    { ngx_string("role"), ngx_http_agent_params_set_enum,
+      offsetof(ngx_http_agent_node_template_conf_t, tool),
+      ngx_http_agent_node_template_roles },
     { ngx_string("text"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_template_conf_t, text), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
@@ -65,6 +84,15 @@ ngx_http_agent_node_template_check(ngx_conf_t *cf,
         return NGX_ERROR;
     }
 
+    if (tc->tool && tc->output != NGX_HTTP_AGENT_CH_MESSAGES) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the template node \"%V\": "
+                           "role=tool writes messages, not a channel",
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    node->answers = tc->tool;
+
     return NGX_OK;
 }
 
@@ -94,6 +122,10 @@ ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
                                                 &json);
     }
 
+    if (tc->tool) {
+        return ngx_http_agent_node_template_tool(run, node, &text);
+    }
+
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
     ev.type = NGX_HTTP_AGENT_EV_CHUNK;
     ev.text = &text;
@@ -110,4 +142,54 @@ ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
     return ngx_http_agent_graph_write_message(run, run->update,
                                               NGX_HTTP_AGENT_CH_MESSAGES,
                                               &msg);
+}
+
+
+/* role=tool: the text answers each call of the last AI message */
+
+static ngx_int_t
+ngx_http_agent_node_template_tool(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_str_t *text)
+{
+    ngx_uint_t              i;
+    ngx_array_t            *calls;
+    ngx_http_agent_msg_t    msg, *last;
+    ngx_http_agent_call_t  *c;
+
+    last = ngx_http_agent_graph_last_message(run, NGX_HTTP_AGENT_CH_MESSAGES);
+
+    if (last == NULL || last->role.data[0] != 'a'
+        || last->tool_calls.len == 0)
+    {
+        return ngx_http_agent_graph_fail(run, "no_tool_calls", "the node "
+                                         "\"%V\" answers tool calls, and "
+                                         "the last message has none",
+                                         &node->name);
+    }
+
+    if (ngx_http_agent_message_calls(run->pool, &last->tool_calls, &calls, 0)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    c = calls->elts;
+
+    for (i = 0; i < calls->nelts; i++) {
+        ngx_memzero(&msg, sizeof(ngx_http_agent_msg_t));
+        ngx_str_set(&msg.role, "tool");
+        msg.content = *text;
+        msg.tool_call_id = c[i].id;
+        msg.name = c[i].name;
+
+        if (ngx_http_agent_graph_write_message(run, run->update,
+                                               NGX_HTTP_AGENT_CH_MESSAGES,
+                                               &msg)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
 }

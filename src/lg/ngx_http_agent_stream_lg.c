@@ -235,9 +235,15 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
                ? NGX_DECLINED : NGX_ERROR;
     }
 
-    if (s->modes & NGX_HTTP_AGENT_MODE_EVENTS) {
-
-        /* astream_events v2, as our "events" format words them */
+    if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+        && ev->type != NGX_HTTP_AGENT_EV_UPDATE
+        && ev->type != NGX_HTTP_AGENT_EV_INTERRUPT)
+    {
+        /*
+         * astream_events v2, as our "events" format words them, but the
+         * graph's own on_chain_stream: LangGraph's servers send those as
+         * the other modes' events only
+         */
 
         ngx_str_null(&ename);
 
