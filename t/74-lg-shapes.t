@@ -7,7 +7,8 @@
 # with role=tool answers tool calls as a LangGraph function node that
 # returns a ToolMessage does, "{{messages.last}}" is the last message's
 # text; "events" mode sends no on_chain_stream of the graph, as
-# LangGraph's servers do.
+# LangGraph's servers do.  A client's own message ids are kept, a message
+# with one replaces the message that has it (add_messages), in a copy too.
 
 use strict;
 use warnings;
@@ -190,5 +191,34 @@ for my $g ([ 'echo', [] ], [ 'loop', [ 'on_tool_end', 'on_tool_start' ] ]) {
         on_chat_model_start on_chat_model_stream on_chat_model_end),
         @{ $g->[1] } ], "events of $g->[0]: LangGraph's kinds");
 }
+
+# a client's own message ids
+my $t7 = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'echo',
+    input => { messages => [ { type => 'human', content => 'foo',
+                               id => 'initial-message' } ] } });
+is($r->{json}{messages}[0]{id}, 'initial-message', 'a client\'s id is kept');
+like($r->{json}{messages}[1]{id}, qr/^\Q$t7\E-1$/, '... ours for the rest');
+is(lg('POST', "/threads/$t7/state", { values => { messages => [
+    { type => 'human', content => 'bar', id => 'initial-message' } ] } })
+   ->{status}, 200, 'a state update with that id');
+my $v = lg('GET', "/threads/$t7/state")->{json}{values}{messages};
+is_deeply([ map { $_->{content} } @$v[0, 1] ], [ 'bar', 'you said: foo' ],
+          '... replaces that message, in place');
+is($v->[0]{id}, 'initial-message', '... which keeps its id');
+$r = lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'echo',
+    input => { messages => [ { type => 'human', content => 'again',
+                               id => 'second' } ] } });
+is_deeply([ map { $_->{id} } @{ $r->{json}{messages} }[0, 5] ],
+          [ 'initial-message', 'second' ],
+          'both kept through the next run (read back from the store)');
+is($r->{json}{messages}[0]{content}, 'bar', '... the edit too');
+my $c7 = lg('POST', "/threads/$t7/copy", {})->{json}{thread_id};
+is(lg('GET', "/threads/$c7/state")->{json}{values}{messages}[0]{id},
+   'initial-message', 'a copy keeps them');
+is(lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'echo',
+    input => { messages => [ { type => 'human', content => 'x',
+                               id => 'y' x 257 } ] } })->{status}, 422,
+   'an id past 256 bytes: 422');
 
 done_testing;

@@ -89,6 +89,31 @@ ngx_http_agent_graph_reduce(ngx_http_agent_run_t *run,
                 continue;
             }
 
+            /* a client's id: the message with that id, replaced */
+            if (!add[i].replace && add[i].id.len) {
+                m = v->messages->elts;
+
+                for (k = 0; k < v->messages->nelts; k++) {
+                    if (m[k].id.len == add[i].id.len
+                        && ngx_strncmp(m[k].id.data, add[i].id.data,
+                                       add[i].id.len) == 0)
+                    {
+                        break;
+                    }
+                }
+
+                if (k < v->messages->nelts) {
+                    /* the update says so to its save, as for our ids */
+                    add[i].replace = 1;
+                    add[i].seq = k;
+
+                    m[k] = add[i];
+                    m[k].replace = 0;
+                    m[k].replaced = 1;
+                    continue;
+                }
+            }
+
             /* no such message: appended (the update says so to its save) */
             add[i].replace = 0;
 

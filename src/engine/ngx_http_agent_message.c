@@ -541,7 +541,7 @@ ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     if (id) {
         /* the LangGraph API's: with an id and LangChain's empty fields */
         ngx_http_agent_json_key(j, "id");
-        ngx_http_agent_json_str(j, id);
+        ngx_http_agent_json_str(j, m->id.len ? &m->id : id);
         ngx_http_agent_json_key(j, "additional_kwargs");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_end(j);
@@ -643,6 +643,12 @@ ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
         ngx_http_agent_json_str(j, &m->tool_call_id);
         ngx_http_agent_json_key(j, "name");
         ngx_http_agent_json_str(j, &m->name);
+    }
+
+    if (session_id == NULL && m->metadata.len) {
+        /* a checkpoint's copy: with the client's id it may hold */
+        ngx_http_agent_json_key(j, "metadata");
+        ngx_http_agent_json_raw(j, &m->metadata);
     }
 
     if (session_id) {

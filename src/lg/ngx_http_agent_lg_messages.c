@@ -19,11 +19,14 @@
  * "content" (a string, or content blocks whose text is taken), "id",
  * "tool_calls" ([{"name", "args", "id"}]), "tool_call_id", "name"}.  An
  * id of ours in this thread ("{thread_id}-{n}", as we send them) names
- * the message it replaces, as LangGraph's add_messages reducer does.
+ * the message it replaces, as LangGraph's add_messages reducer does; any
+ * other id is the client's own, kept with the message, and a later
+ * message with it replaces that one.
  */
 
 
-#define NGX_HTTP_AGENT_LG_MESSAGES_MAX  64
+#define NGX_HTTP_AGENT_LG_MESSAGES_MAX    64
+#define NGX_HTTP_AGENT_LG_MESSAGE_ID_MAX  256
 
 
 static ngx_int_t ngx_http_agent_lg_message(ngx_http_request_t *r,
@@ -83,11 +86,12 @@ static ngx_int_t
 ngx_http_agent_lg_message(ngx_http_request_t *r, ngx_str_t *thread_id,
     yajl_val m, const char *what, size_t i, ngx_http_agent_msg_t *msg)
 {
-    u_char     *p, *last;
-    size_t      k;
-    yajl_val    c, part, calls;
-    ngx_str_t   role, text, id;
-    ngx_int_t   seq;
+    u_char                 *p, *last;
+    size_t                  k;
+    yajl_val                c, part, calls;
+    ngx_str_t               role, text, id;
+    ngx_int_t               seq;
+    ngx_http_agent_json_t  *j;
 
     ngx_str_set(&role, "human");
     ngx_str_null(&id);
@@ -175,24 +179,56 @@ ngx_http_agent_lg_message(ngx_http_request_t *r, ngx_str_t *thread_id,
                                           "\"tool_call_id\"" : "");
     }
 
-    /* "{thread_id}-{n}": the message n of this thread, replaced */
-
-    if (thread_id == NULL || id.len <= thread_id->len + 1
-        || ngx_strncmp(id.data, thread_id->data, thread_id->len) != 0
-        || id.data[thread_id->len] != '-')
-    {
+    if (id.len == 0) {
         return NGX_OK;
     }
 
-    p = id.data + thread_id->len + 1;
-    last = id.data + id.len;
-
-    seq = ngx_atoi(p, last - p);
-
-    if (seq != NGX_ERROR) {
-        msg->seq = seq;
-        msg->replace = 1;
+    if (id.len > NGX_HTTP_AGENT_LG_MESSAGE_ID_MAX) {
+        return ngx_http_agent_reply_error(r, 422, "message %uz of \"%s\" has "
+                                          "an id longer than %d bytes", i,
+                                          what,
+                                          NGX_HTTP_AGENT_LG_MESSAGE_ID_MAX);
     }
+
+    /* "{thread_id}-{n}": the message n of this thread, replaced */
+
+    if (thread_id && id.len > thread_id->len + 1
+        && ngx_strncmp(id.data, thread_id->data, thread_id->len) == 0
+        && id.data[thread_id->len] == '-')
+    {
+        p = id.data + thread_id->len + 1;
+        last = id.data + id.len;
+
+        seq = ngx_atoi(p, last - p);
+
+        if (seq != NGX_ERROR) {
+            msg->seq = seq;
+            msg->replace = 1;
+            return NGX_OK;
+        }
+    }
+
+    /*
+     * a client's own id ("initial-message", or another thread's): kept
+     * with the message, in its metadata; a message with the same id
+     * replaces it (LangGraph's add_messages)
+     */
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, &id);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &msg->metadata) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    msg->id = id;
 
     return NGX_OK;
 }

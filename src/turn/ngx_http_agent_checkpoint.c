@@ -254,6 +254,16 @@ ngx_http_agent_checkpoint_messages(ngx_pool_t *pool, yajl_val v,
                                            &m->tool_call_id);
         (void) ngx_http_agent_json_get_str(o, "name", &m->name);
 
+        tc = ngx_http_agent_json_get(o, "metadata");
+
+        if (tc && YAJL_IS_OBJECT(tc)) {
+            if (ngx_http_agent_json_encode(pool, tc, &m->metadata) != NGX_OK) {
+                return NGX_ERROR;
+            }
+
+            (void) ngx_http_agent_json_get_str(tc, "id", &m->id);
+        }
+
         tc = ngx_http_agent_json_get(o, "tool_calls");
 
         if (tc && YAJL_IS_ARRAY(tc)
@@ -543,7 +553,10 @@ ngx_http_agent_checkpoint_overlay(ngx_http_agent_json_t *j,
 }
 
 
-/* a checkpoint's replaced messages over those read from their rows */
+/*
+ * A checkpoint's replaced messages over those read from their rows; the
+ * ids clients gave their messages, from the rows' metadata
+ */
 
 ngx_int_t
 ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
@@ -554,6 +567,22 @@ ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
     yajl_val               v, o, seqs, msgs;
     ngx_array_t            got, *state;
     ngx_http_agent_msg_t  *m, *to;
+
+    state = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    m = state->elts;
+
+    for (i = 0; i < state->nelts; i++) {
+        if (m[i].metadata.len == 0 || m[i].id.len) {
+            continue;
+        }
+
+        v = ngx_http_agent_json_parse(pool, m[i].metadata.data,
+                                      m[i].metadata.len, NULL);
+
+        if (v && YAJL_IS_OBJECT(v)) {
+            (void) ngx_http_agent_json_get_str(v, "id", &m[i].id);
+        }
+    }
 
     if (cp->channels.len == 0
         || ngx_strlcasestrn(cp->channels.data,

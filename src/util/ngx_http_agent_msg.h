@@ -26,6 +26,9 @@ typedef struct {
     ngx_str_t                  images;        /* JSON array, or empty */
     ngx_str_t                  created_at;
     ngx_str_t                  metadata;      /* JSON object, or empty */
+    ngx_str_t                  id;            /* a client's own id (its
+                                                 metadata's "id"), or
+                                                 empty: ours */
     unsigned                   replace:1;     /* an update's: it takes the
                                                  place seq of the channel
                                                  (a message id of ours) */
