@@ -9,6 +9,7 @@
 # text; "events" mode sends no on_chain_stream of the graph, as
 # LangGraph's servers do.  A client's own message ids are kept, a message
 # with one replaces the message that has it (add_messages), in a copy too.
+# A thread made with supersteps has them as its history.
 
 use strict;
 use warnings;
@@ -220,5 +221,39 @@ is(lg('POST', "/threads/$t7/runs/wait", { assistant_id => 'echo',
     input => { messages => [ { type => 'human', content => 'x',
                                id => 'y' x 257 } ] } })->{status}, 422,
    'an id past 256 bytes: 422');
+
+# a thread made with a history: supersteps
+my $n0 = lg('POST', '/threads/count', {})->{json};
+my $hi = { type => 'human', content => 'foo', id => 'h1' };
+$r = lg('POST', '/threads', { graph_id => 'echo', supersteps => [
+    { updates => [ { as_node => '__input__',
+                     values => { messages => [ $hi ] } } ] },
+    { updates => [ { as_node => '__start__',
+                     values => { messages => [ $hi ] } } ] },
+    { updates => [ { as_node => 'say', values => { messages => [
+        { type => 'ai', content => 'you said: foo', id => 'a1' } ] } } ] },
+] });
+is($r->{status}, 200, 'POST /threads with supersteps') or diag($r->{content});
+my $ts = $r->{json}{thread_id};
+is($r->{json}{metadata}{graph_id}, 'echo', '... names its graph');
+my $hs = lg('POST', "/threads/$ts/history", {})->{json};
+is_deeply([ map { $_->{metadata}{step} } @$hs ], [ 1, 0, -1 ],
+          'a checkpoint per superstep');
+is_deeply([ map { $_->{next} } @$hs ], [ [ 'agent' ], [ 'say' ],
+          [ '__start__' ] ], '... each next as the graph routes');
+is_deeply([ map { scalar @{ $_->{values}{messages} } } @$hs ], [ 2, 1, 0 ],
+          '... "__input__" the input, which "__start__" writes');
+is_deeply([ map { $_->{id} } @{ $hs->[0]{values}{messages} } ], [ 'h1', 'a1' ],
+          '... the messages with their ids');
+is(lg('POST', '/threads', { supersteps => [ { updates => [
+    { as_node => 'nope', values => {} } ] } ] })->{status}, 422,
+   'a superstep of no node: 422');
+is(lg('POST', '/threads', { supersteps => [ { updates => [
+    { as_node => 'say', values => {} }, { as_node => 'say', values => {} }
+] } ] })->{status}, 422, 'two updates in one superstep: 422');
+is(lg('POST', '/threads', { graph_id => 'hidden', supersteps => [] })
+   ->{status}, 404, 'a graph the location does not serve: 404');
+is(lg('POST', '/threads/count', {})->{json}, $n0 + 1,
+   '... and no thread made by a refused one');
 
 done_testing;

@@ -21,6 +21,9 @@
 /* the longest id in a path, a thread's given by a client too */
 #define NGX_HTTP_AGENT_LG_ID_MAX  64
 
+/* a thread made with a history: at most this many supersteps */
+#define NGX_HTTP_AGENT_LG_SUPERSTEPS_MAX  1000
+
 
 /*
  * The most an answer of whole states (history, threads/search) holds:
@@ -99,6 +102,11 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 /* the rest: for the files of src/lg/ only, hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
+/* lg_supersteps.c */
+ngx_int_t ngx_http_agent_lg_supersteps(ngx_http_request_t *r, yajl_val v,
+    ngx_http_agent_session_t *s, ngx_uint_t check,
+    ngx_http_agent_graph_t **made);
+
 /* lg_assistant.c */
 ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,
     ngx_str_t *id);
@@ -150,6 +158,9 @@ void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
 
 /* lg_thread.c */
+ngx_int_t ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, ngx_str_t *graph_id,
+    ngx_str_t *assistant_id);
 ngx_int_t ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, yajl_val add);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,

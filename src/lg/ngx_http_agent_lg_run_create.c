@@ -28,9 +28,6 @@ static ngx_int_t ngx_http_agent_lg_run_context(ngx_http_request_t *r,
     ngx_http_agent_turn_in_t *in);
 static ngx_int_t ngx_http_agent_lg_run_contexts(ngx_http_request_t *r,
     ngx_http_agent_graph_t *graph, yajl_val v, ngx_http_agent_turn_in_t *in);
-static ngx_int_t ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
-    ngx_http_agent_session_t *s, ngx_str_t *graph_id,
-    ngx_str_t *assistant_id);
 
 
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
@@ -40,60 +37,6 @@ static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
     ngx_http_agent_lg_run_done,
     ngx_http_agent_lg_run_answer
 };
-
-
-/*
- * The thread's metadata names the graph and the assistant of its runs, as
- * LangGraph's does (Agent Chat UI lists a graph's threads by them)
- */
-
-static ngx_int_t
-ngx_http_agent_lg_run_thread(ngx_http_request_t *r,
-    ngx_http_agent_session_t *s, ngx_str_t *graph_id, ngx_str_t *assistant_id)
-{
-    yajl_val                old, add;
-    ngx_str_t               g, a, out;
-    ngx_http_agent_json_t  *j;
-
-    old = s->metadata.len ? ngx_http_agent_json_parse(r->pool,
-                                                      s->metadata.data,
-                                                      s->metadata.len, NULL)
-                          : NULL;
-
-    if (old
-        && ngx_http_agent_json_get_str(old, "graph_id", &g) == NGX_OK
-        && ngx_http_agent_json_get_str(old, "assistant_id", &a) == NGX_OK
-        && g.len == graph_id->len
-        && ngx_strncmp(g.data, graph_id->data, g.len) == 0
-        && a.len == assistant_id->len
-        && ngx_strncmp(a.data, assistant_id->data, a.len) == 0)
-    {
-        return NGX_OK;
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "graph_id");
-    ngx_http_agent_json_str(j, graph_id);
-    ngx_http_agent_json_key(j, "assistant_id");
-    ngx_http_agent_json_str(j, assistant_id);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    add = ngx_http_agent_json_parse(r->pool, out.data, out.len, NULL);
-    if (add == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_lg_thread_metadata(r, s, add);
-}
 
 
 /*
@@ -367,7 +310,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     }
 
     if (!lr->stateless) {
-        rc = ngx_http_agent_lg_run_thread(r, &s, &graph->name,
+        rc = ngx_http_agent_lg_thread_names(r, &s, &graph->name,
                                           &in->assistant);
         if (rc != NGX_OK) {
             return rc;

@@ -39,10 +39,12 @@ ngx_int_t
 ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_str_t *body)
 {
+    u_char                     buf[36];
     yajl_val                   v;
     ngx_int_t                  rc;
-    ngx_str_t                  id, exists, run_id;
+    ngx_str_t                  id, exists, run_id, aid;
     ngx_http_agent_json_t     *j;
+    ngx_http_agent_graph_t    *g;
     ngx_http_agent_session_t   s;
 
     if (req->route == NGX_HTTP_AGENT_LG_THREADS) {
@@ -102,11 +104,34 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             }
 
         } else {
+            rc = ngx_http_agent_lg_supersteps(r, v, NULL, 1, &g);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
             rc = ngx_http_agent_lg_thread_create(r, &id,
                            v ? ngx_http_agent_json_get(v, "metadata") : NULL,
                            &s);
             if (rc != NGX_OK) {
                 return rc;
+            }
+
+            rc = ngx_http_agent_lg_supersteps(r, v, &s, 0, &g);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+            /* a thread with a history names its graph, as a run's would */
+
+            if (g) {
+                ngx_http_agent_lg_assistant_id(&g->name, buf);
+                aid.data = buf;
+                aid.len = 36;
+
+                rc = ngx_http_agent_lg_thread_names(r, &s, &g->name, &aid);
+                if (rc != NGX_OK) {
+                    return rc;
+                }
             }
         }
 
@@ -196,6 +221,60 @@ ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_set(&title, "");
 
     return ngx_http_agent_reply_session_create(r, id, &title, metadata, s);
+}
+
+
+/*
+ * The thread's metadata names the graph and the assistant of its runs, as
+ * LangGraph's does (Agent Chat UI lists a graph's threads by them)
+ */
+
+ngx_int_t
+ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, ngx_str_t *graph_id, ngx_str_t *assistant_id)
+{
+    yajl_val                old, add;
+    ngx_str_t               g, a, out;
+    ngx_http_agent_json_t  *j;
+
+    old = s->metadata.len ? ngx_http_agent_json_parse(r->pool,
+                                                      s->metadata.data,
+                                                      s->metadata.len, NULL)
+                          : NULL;
+
+    if (old
+        && ngx_http_agent_json_get_str(old, "graph_id", &g) == NGX_OK
+        && ngx_http_agent_json_get_str(old, "assistant_id", &a) == NGX_OK
+        && g.len == graph_id->len
+        && ngx_strncmp(g.data, graph_id->data, g.len) == 0
+        && a.len == assistant_id->len
+        && ngx_strncmp(a.data, assistant_id->data, a.len) == 0)
+    {
+        return NGX_OK;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "graph_id");
+    ngx_http_agent_json_str(j, graph_id);
+    ngx_http_agent_json_key(j, "assistant_id");
+    ngx_http_agent_json_str(j, assistant_id);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    add = ngx_http_agent_json_parse(r->pool, out.data, out.len, NULL);
+    if (add == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_lg_thread_metadata(r, s, add);
 }
 
 

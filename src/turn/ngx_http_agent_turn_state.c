@@ -23,8 +23,13 @@
  */
 
 
+#define NGX_HTTP_AGENT_TURN_STATE_INPUT  1
+#define NGX_HTTP_AGENT_TURN_STATE_START  2
+
+
 static ngx_int_t ngx_http_agent_turn_state_values(ngx_http_request_t *r,
     ngx_http_agent_run_t *run, ngx_http_agent_turn_state_t *st);
+static ngx_uint_t ngx_http_agent_turn_state_special(ngx_str_t *as_node);
 
 
 ngx_int_t
@@ -32,7 +37,8 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
     ngx_http_agent_turn_state_t *st)
 {
     ngx_int_t                     rc, n, next;
-    ngx_str_t                     run_id, *nextp;
+    ngx_str_t                     run_id, *nextp, start;
+    ngx_uint_t                    special;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_node_t        *nodes;
     ngx_http_agent_session_t      s;
@@ -57,8 +63,9 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
     }
 
     n = ngx_http_agent_graph_node(run->graph, &st->as_node);
+    special = ngx_http_agent_turn_state_special(&st->as_node);
 
-    if (st->node && n == NGX_ERROR) {
+    if (st->node && n == NGX_ERROR && special == 0) {
         return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" has no "
                                           "node \"%V\"", &run->graph->name,
                                           &st->as_node);
@@ -76,7 +83,10 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
         goto done;
     }
 
-    rc = ngx_http_agent_turn_state_values(r, run, st);
+    /* "__input__" writes the input, which channels show from __start__ */
+
+    rc = (special == NGX_HTTP_AGENT_TURN_STATE_INPUT)
+         ? NGX_OK : ngx_http_agent_turn_state_values(r, run, st);
     if (rc != NGX_OK) {
         goto done;
     }
@@ -91,9 +101,23 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
     /* next: where as_node routes now; without one, what was next */
 
     nextp = cp.next.len ? &cp.next : NULL;
+    nodes = run->graph->nodes.elts;
 
-    if (n != NGX_ERROR) {
-        nodes = run->graph->nodes.elts;
+    if (special == NGX_HTTP_AGENT_TURN_STATE_INPUT) {
+        /* LangGraph's input step: -1 on a new thread, next __start__ */
+        ngx_str_set(&start, "__start__");
+        nextp = &start;
+
+        if (cp.id.len == 0) {
+            cp.step = -2;
+        }
+
+    } else if (special == NGX_HTTP_AGENT_TURN_STATE_START) {
+        /* the graph's start: next its first node */
+        nextp = (run->graph->entry >= 0) ? &nodes[run->graph->entry].name
+                                         : NULL;
+
+    } else if (n != NGX_ERROR) {
         next = ngx_http_agent_graph_route(run, &nodes[n]);
 
         if (next == NGX_ERROR) {
@@ -136,6 +160,31 @@ done:
     }
 
     return ngx_http_agent_reply_release(r, rc);
+}
+
+
+/*
+ * LangGraph's writers that are no node: "__input__" (the state before a
+ * run's input) and "__start__" (the input taken, the graph's first node
+ * next), as a thread's supersteps name them
+ */
+
+static ngx_uint_t
+ngx_http_agent_turn_state_special(ngx_str_t *as_node)
+{
+    if (as_node->len == 9
+        && ngx_strncmp(as_node->data, "__input__", 9) == 0)
+    {
+        return NGX_HTTP_AGENT_TURN_STATE_INPUT;
+    }
+
+    if (as_node->len == 9
+        && ngx_strncmp(as_node->data, "__start__", 9) == 0)
+    {
+        return NGX_HTTP_AGENT_TURN_STATE_START;
+    }
+
+    return 0;
 }
 
 
