@@ -263,6 +263,42 @@ is_deeply(msgs($c0->{payload}),
           'a run from the old branch: its first checkpoint event, its messages');
 is($ev->[-1]{event}, 'debug', '... and the run goes on to its end');
 
+# a checkpoint names the run that saved it, with the run's metadata;
+# history's "metadata" filter finds a run's checkpoints
+my $t9 = lg('POST', '/threads', {})->{json}{thread_id};
+my $r1 = lg('POST', "/threads/$t9/runs", { assistant_id => 'two',
+    input => $in })->{json};
+lg('GET', "/threads/$t9/runs/$r1->{run_id}/join");
+my $r2 = lg('POST', "/threads/$t9/runs", { assistant_id => 'two',
+    input => { messages => [ { role => 'user', content => 'b' } ] },
+    metadata => { tag => 'second', n => 2 } })->{json};
+lg('GET', "/threads/$t9/runs/$r2->{run_id}/join");
+$hist = lg('POST', "/threads/$t9/history", { limit => 20 })->{json};
+is(scalar @$hist, 8, 'two runs: eight checkpoints');
+is_deeply([ map { $_->{metadata}{run_id} } @$hist ],
+          [ ($r2->{run_id}) x 4, ($r1->{run_id}) x 4 ],
+          'each names the run that saved it');
+is_deeply([ map { $_->{metadata}{tag} // '' } @$hist ],
+          [ ('second') x 4, ('') x 4 ], '... with that run\'s metadata');
+my $f = lg('POST', "/threads/$t9/history", { metadata => { tag => 'second' },
+                                             limit => 20 })->{json};
+is_deeply([ map { $_->{checkpoint}{checkpoint_id} } @$f ],
+          [ map { $_->{checkpoint}{checkpoint_id} } @$hist[0 .. 3] ],
+          'history filtered by metadata: that run\'s checkpoints');
+$f = lg('POST', "/threads/$t9/history", { metadata => { tag => 'second' },
+    limit => 2, before => $hist->[0]{checkpoint}{checkpoint_id} })->{json};
+is_deeply([ map { $_->{checkpoint}{checkpoint_id} } @$f ],
+          [ map { $_->{checkpoint}{checkpoint_id} } @$hist[1, 2] ],
+          '... with before and limit');
+is(scalar @{ lg('POST', "/threads/$t9/history",
+               { metadata => { tag => 'none' } })->{json} }, 0,
+   '... none that hold another value');
+is(lg('POST', "/threads/$t9/history", { metadata => [] })->{status}, 422,
+   'metadata is an object');
+lg('POST', "/threads/$t9/state", { values => { note => 'x' } });
+my $u = lg('POST', "/threads/$t9/history", { limit => 1 })->{json}[0];
+ok(!exists $u->{metadata}{tag}, 'a state update is no run\'s: no metadata');
+
 # other streams see none of it
 my $sid = $t->http('POST', '/api/sessions/', {})->{json}{id};
 my $turn = $t->turn($sid, 'plain');

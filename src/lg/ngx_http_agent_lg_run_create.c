@@ -354,6 +354,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     }
 
     in->modes = lr->modes;
+    in->metadata = lr->metadata;
     in->waits = lr->waits;
     in->go = lr->go;
     in->answers = lr->answers;

@@ -308,8 +308,11 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *thread_id)
 {
-    ngx_str_t   interrupt;
-    ngx_uint_t  waits;
+    const char  *key;
+    size_t       i;
+    yajl_val     meta;
+    ngx_str_t    interrupt;
+    ngx_uint_t   waits;
 
     waits = (ngx_http_agent_lg_interrupt_of(run, &interrupt) == NGX_OK);
 
@@ -375,6 +378,34 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, thread_id);
+
+    /* the run that saved it: its id and its metadata, as LangGraph's */
+
+    if (cp->saved_by.len) {
+        ngx_http_agent_json_key(j, "run_id");
+        ngx_http_agent_json_str(j, &cp->saved_by);
+    }
+
+    meta = cp->metadata.len
+           ? ngx_http_agent_json_parse(j->pool, cp->metadata.data,
+                                       cp->metadata.len, NULL)
+           : NULL;
+
+    for (i = 0; meta && YAJL_IS_OBJECT(meta) && i < meta->u.object.len; i++) {
+        key = meta->u.object.keys[i];
+
+        if (ngx_strcmp(key, "source") == 0 || ngx_strcmp(key, "step") == 0
+            || ngx_strcmp(key, "parents") == 0
+            || ngx_strcmp(key, "thread_id") == 0
+            || ngx_strcmp(key, "run_id") == 0)
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_cstr(j, key);
+        ngx_http_agent_json_val(j, meta->u.object.values[i]);
+    }
+
     ngx_http_agent_json_end(j);
 
     ngx_http_agent_json_key(j, "created_at");

@@ -53,6 +53,8 @@ struct ngx_http_agent_lg_walk_s {
 };
 
 
+static ngx_int_t ngx_http_agent_lg_history_filter(ngx_http_request_t *r,
+    ngx_array_t *list, yajl_val want);
 static ngx_int_t ngx_http_agent_lg_threads_filter(ngx_http_request_t *r,
     yajl_val v, ngx_str_t *meta, ngx_str_t **filter);
 static ngx_http_agent_lg_walk_t *ngx_http_agent_lg_walk_create(
@@ -69,7 +71,10 @@ static ngx_int_t ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
     ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
 
 
-/* POST or GET /threads/{id}/history: newest first, limit, before */
+/*
+ * POST or GET /threads/{id}/history: newest first, limit, before, and
+ * metadata: the checkpoints whose run's metadata holds it
+ */
 
 ngx_int_t
 ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
@@ -157,15 +162,6 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                           "read");
     }
 
-    w = ngx_http_agent_lg_walk_create(r, &list, limit,
-                                      ngx_http_agent_lg_history_entry);
-    if (w == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    w->graph = graph;
-    w->thread_id = req->thread_id;
-
     /* the entries after "before"; none if the thread has no such one */
 
     c = list.elts;
@@ -178,11 +174,90 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         }
     }
 
-    w->next = before.len ? i + 1 : 0;
+    if (before.len) {
+        i = ngx_min(i + 1, list.nelts);
+        list.elts = c + i;
+        list.nelts -= i;
+        list.nalloc = list.nelts;
+    }
+
+    /* then those whose run's metadata holds "metadata" */
+
+    b = v ? ngx_http_agent_json_get(v, "metadata") : NULL;
+
+    if (b && !YAJL_IS_NULL(b)) {
+        if (!YAJL_IS_OBJECT(b)) {
+            return ngx_http_agent_reply_error(r, 422, "\"metadata\" must be "
+                                              "an object");
+        }
+
+        if (ngx_http_agent_lg_history_filter(r, &list, b) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    w = ngx_http_agent_lg_walk_create(r, &list, limit,
+                                      ngx_http_agent_lg_history_entry);
+    if (w == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    w->graph = graph;
+    w->thread_id = req->thread_id;
 
     req->walk = w;
 
     return ngx_http_agent_lg_walk_send(r, w);
+}
+
+
+/*
+ * The checkpoints saved by a run whose metadata holds want (as jsonb's
+ * @>), in their order: each one's channels read in a pool of their own
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_history_filter(ngx_http_request_t *r, ngx_array_t *list,
+    yajl_val want)
+{
+    yajl_val                      v, run, have;
+    ngx_uint_t                    i, n, keep;
+    ngx_pool_t                   *pool;
+    ngx_http_agent_checkpoint_t  *c;
+
+    c = list->elts;
+    n = 0;
+
+    for (i = 0; i < list->nelts; i++) {
+        keep = 0;
+
+        if (ngx_strlcasestrn(c[i].channels.data,
+                             c[i].channels.data + c[i].channels.len,
+                             (u_char *) "__run__", 7 - 1))
+        {
+            pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE, r->connection->log);
+            if (pool == NULL) {
+                return NGX_ERROR;
+            }
+
+            v = ngx_http_agent_json_parse(pool, c[i].channels.data,
+                                          c[i].channels.len, NULL);
+            run = v ? ngx_http_agent_json_get(v, "__run__") : NULL;
+            have = run ? ngx_http_agent_json_get(run, "metadata") : NULL;
+
+            keep = (have && ngx_http_agent_json_contains(have, want));
+
+            ngx_destroy_pool(pool);
+        }
+
+        if (keep) {
+            c[n++] = c[i];
+        }
+    }
+
+    list->nelts = n;
+
+    return NGX_OK;
 }
 
 

@@ -46,6 +46,13 @@ typedef struct {
     ngx_msec_t                 lease;
     ngx_uint_t                 release;  /* the last: the lease let go */
 
+    /*
+     * the run that saved it: its metadata (a JSON object), written, and
+     * its id, read back; kept in the channels as "__run__"
+     */
+    ngx_str_t                  metadata;
+    ngx_str_t                  saved_by;
+
     /* tokens spent since the last checkpoint: the session's totals */
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;

@@ -20,6 +20,8 @@
  */
 
 
+static void ngx_http_agent_checkpoint_run(ngx_pool_t *pool, yajl_val v,
+    ngx_http_agent_checkpoint_t *cp);
 static ngx_int_t ngx_http_agent_checkpoint_messages(ngx_pool_t *pool,
     yajl_val v, ngx_array_t *messages);
 static ngx_int_t ngx_http_agent_checkpoint_appended(ngx_pool_t *pool,
@@ -96,6 +98,28 @@ ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 }
 
 
+/* "__run__": the run that saved the checkpoint, and its metadata */
+
+static void
+ngx_http_agent_checkpoint_run(ngx_pool_t *pool, yajl_val v,
+    ngx_http_agent_checkpoint_t *cp)
+{
+    yajl_val  m;
+
+    if (!YAJL_IS_OBJECT(v)) {
+        return;
+    }
+
+    (void) ngx_http_agent_json_get_str(v, "run_id", &cp->saved_by);
+
+    m = ngx_http_agent_json_get(v, "metadata");
+
+    if (m && YAJL_IS_OBJECT(m)) {
+        (void) ngx_http_agent_json_encode(pool, m, &cp->metadata);
+    }
+}
+
+
 /* a checkpoint's channels into the run (its messages are read apart) */
 
 ngx_int_t
@@ -110,6 +134,10 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
     ngx_array_t               *msgs;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_channel_t  *channels;
+
+    /* a row of a list has none of these: "__run__" sets them */
+    ngx_str_null(&cp->metadata);
+    ngx_str_null(&cp->saved_by);
 
     v = ngx_http_agent_json_parse(pool, cp->channels.data,
                                   cp->channels.len, NULL);
@@ -140,6 +168,11 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
                 return NGX_ERROR;
             }
 
+            continue;
+        }
+
+        if (ch == NGX_ERROR && ngx_strcmp(name.data, "__run__") == 0) {
+            ngx_http_agent_checkpoint_run(pool, v->u.object.values[i], cp);
             continue;
         }
 
@@ -202,7 +235,8 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
             name.len = ngx_strlen(name.data);
 
             if (ngx_http_agent_graph_channel(run->graph, &name) != NGX_ERROR
-                || ngx_strcmp(name.data, "__replaced__") == 0)
+                || ngx_strcmp(name.data, "__replaced__") == 0
+                || ngx_strcmp(name.data, "__run__") == 0)
             {
                 continue;
             }
@@ -430,6 +464,23 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_json_obj(j);
     ngx_http_agent_state_channels(j, run, 0);
     ngx_http_agent_checkpoint_overlay(j, run, added ? added->nelts : 0);
+
+    /* the run that saved it, with its metadata (LangGraph's has them) */
+
+    if (cp->run_id.len) {
+        ngx_http_agent_json_key(j, "__run__");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "run_id");
+        ngx_http_agent_json_str(j, &cp->run_id);
+
+        if (cp->metadata.len) {
+            ngx_http_agent_json_key(j, "metadata");
+            ngx_http_agent_json_raw(j, &cp->metadata);
+        }
+
+        ngx_http_agent_json_end(j);
+    }
+
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_scratch(j, &cp->channels) != NGX_OK) {

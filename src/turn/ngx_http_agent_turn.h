@@ -76,6 +76,9 @@ typedef struct {
     ngx_uint_t                      recursion; /* fewer steps than
                                                   agent_recursion_limit,
                                                   or 0 */
+    ngx_str_t                       metadata;  /* the run's (a JSON object
+                                                  of our generator's), kept
+                                                  with its checkpoints */
     ngx_msec_t                      delay;     /* the graph starts this
                                                   long after the begin
                                                   (a pending run), or 0 */

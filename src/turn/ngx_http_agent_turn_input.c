@@ -199,6 +199,7 @@ ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
     cp.id = turn->checkpoint_id;
     cp.step = cp.id.len ? turn->step : -2;
     cp.run_id = turn->run_id;
+    cp.metadata = turn->in.metadata;
     cp.lease = turn->lease_ms;
 
     /* no step wrote it: no messages of its own */

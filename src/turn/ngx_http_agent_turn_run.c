@@ -176,6 +176,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         turn->input_step = 1;
     }
     cp->run_id = turn->run_id;
+    cp->metadata = turn->in.metadata;
     cp->lease = turn->lease_ms;
 
     /* the tokens of the step's model calls, in the same transaction */

@@ -129,6 +129,7 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
     }
 
     cp.run_id = run_id;
+    ngx_str_null(&cp.metadata);
     cp.lease = alcf->turn_lease;
     cp.release = 1;
 

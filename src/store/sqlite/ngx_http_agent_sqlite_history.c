@@ -191,6 +191,8 @@ static void
 ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_checkpoint_t *cp)
 {
+    ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
+
     (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &cp->id);
     (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &cp->parent_id);
     cp->step = sqlite3_column_int64(stmt, 2);
