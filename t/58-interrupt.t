@@ -173,8 +173,9 @@ $r = guarded('message', { message => 'count' });
 ($ev) = grep { $_->{type} eq 'interrupt' } @{ $r->{events} };
 is_deeply($ev->{data}, { node => 'tools', value => [ { id => 'q1',
               name => 'execute_sql_query',
-              args => { query => 'SELECT 1 AS one' } } ] },
-          'approve: the calls shown before they run');
+              args => { query => 'SELECT 1 AS one' } } ],
+              approve => JSON::PP::true },
+          'approve: the calls shown before they run, marked as such');
 ok(!(grep { $_->{type} eq 'tool_start' } @{ $r->{events} }),
    'approve: nothing ran');
 

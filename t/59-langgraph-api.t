@@ -257,8 +257,16 @@ is($o->{nothing}{error}{status}, 409, 'a resume with nothing waiting: 409');
 
 # 3. tool approval: approved, edited, rejected
 $o = $t->lg_sdk($url, 'tools');
-is($o->{approve_ask}{__interrupt__}[0]{value}[0]{name}, 'execute_sql_query',
-   'the calls are the interrupt');
+my $hitl = $o->{approve_ask}{__interrupt__}[0]{value};
+is($hitl->{action_requests}[0]{name}, 'execute_sql_query',
+   'the calls are the interrupt, as LangChain\'s HITLRequest');
+ok($hitl->{action_requests}[0]{args}{query}, '... with their arguments');
+like($hitl->{action_requests}[0]{description},
+     qr/^Tool execution requires approval\n\nTool: execute_sql_query\nArgs: /,
+     '... described as LangChain describes them');
+is_deeply($hitl->{review_configs}, [ { action_name => 'execute_sql_query',
+    allowed_decisions => [ qw(approve edit reject respond) ] } ],
+    '... each with its review config');
 is($o->{approve_state}{tasks}[0]{name}, 'tools', 'waiting at tools');
 my @tools = map { $_->[0] } grep { $_->[0]{type} eq 'tool' }
             @{ of($o->{approve_resume}, 'messages') };
@@ -271,6 +279,15 @@ like($tools[0]{content}, qr/two/, 'edited: the edited query ran');
          @{ of($o->{reject_resume}, 'messages') };
 like($tools[0]{content}, qr/rejected it \(not today\)/,
      'rejected: the model is told why');
+my %want = (d_approve => qr/one/, d_edit => qr/three/, d_reject => qr/not now/,
+            d_respond => qr/^I did it by hand$/,
+            d_wrong => qr/not one per tool call/);
+for my $d (sort keys %want) {
+    @tools = map { $_->[0] } grep { $_->[0]{type} eq 'tool' }
+             @{ of($o->{"${d}_resume"}, 'messages') };
+    like($tools[0]{content} // '', $want{$d}, "decisions, $d")
+        or diag explain $o->{"${d}_resume"};
+}
 
 # 4. cancel mid-token; a double run
 $o = $t->lg_sdk($url, 'cancel');

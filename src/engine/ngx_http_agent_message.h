@@ -22,6 +22,8 @@ typedef struct {
     yajl_val                   args;        /* parsed, or NULL */
     ngx_str_t                  arguments;   /* as JSON text, or the raw
                                                text that did not parse */
+    ngx_str_t                  answer;      /* a human's result instead
+                                               of a run (JSON), or empty */
 } ngx_http_agent_call_t;
 
 

@@ -174,6 +174,7 @@ calls:
         c->name = call[i].name;
         c->arguments = call[i].arguments;
         c->args = call[i].args;
+        c->answer = call[i].answer;
 
         if (ctx->conf->args
             && ngx_http_agent_node_tools_args(run, ctx->conf, c) != NGX_OK)
@@ -357,6 +358,12 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
         call->started = ngx_current_msec;
     }
 
+    if (call->answer.len) {
+        /* a human answered it instead (a decision of approve=) */
+        call->result = call->answer;
+        return ngx_http_agent_node_tools_result(ctx, call);
+    }
+
     if (call->tool == NULL) {
         ngx_str_set(&err, "not a tool of this step");
 
@@ -524,7 +531,7 @@ ngx_http_agent_node_tools_room(ngx_http_agent_node_tools_ctx_t *ctx,
 {
     ngx_http_agent_env_t  *env;
 
-    if (call->tool == NULL) {
+    if (call->tool == NULL || call->answer.len) {
         return 1;
     }
 
@@ -658,7 +665,8 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
 
     /* only a call that ran is tried again: not one a human rejected */
 
-    if (call->tool && call->attempt && call->attempt <= ctx->conf->retries
+    if (call->tool && call->answer.len == 0 && call->attempt
+        && call->attempt <= ctx->conf->retries
         && call->result.len > 9
         && ngx_strncmp(call->result.data, "{\"error\":", 9) == 0)
     {

@@ -21,6 +21,8 @@
  */
 
 
+static void ngx_http_agent_lg_hitl(ngx_http_agent_json_t *j,
+    yajl_val calls);
 static ngx_uint_t ngx_http_agent_lg_shown(ngx_http_agent_run_t *run,
     ngx_uint_t ch, ngx_uint_t output);
 static void ngx_http_agent_lg_value(ngx_http_agent_json_t *j,
@@ -238,7 +240,12 @@ ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json)
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "value");
 
-        if (value) {
+        if (value && YAJL_IS_ARRAY(value)
+            && YAJL_IS_TRUE(ngx_http_agent_json_get(v, "approve")))
+        {
+            ngx_http_agent_lg_hitl(j, value);
+
+        } else if (value) {
             ngx_http_agent_json_val(j, value);
 
         } else {
@@ -257,6 +264,94 @@ ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json)
     }
 
     ngx_http_agent_json_arr_end(j);
+}
+
+
+/*
+ * A tools node's calls to approve as LangChain's HITLRequest, which
+ * Agent Chat UI shows with its buttons: an action and a review config per
+ * call (its answers: tools_approve.c)
+ */
+
+static void
+ngx_http_agent_lg_hitl(ngx_http_agent_json_t *j, yajl_val calls)
+{
+    size_t     i;
+    u_char    *p;
+    yajl_val   c, args;
+    ngx_str_t  name, text, json;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "action_requests");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < calls->u.array.len; i++) {
+        c = calls->u.array.values[i];
+        args = ngx_http_agent_json_get(c, "args");
+
+        ngx_str_null(&name);
+        (void) ngx_http_agent_json_get_str(c, "name", &name);
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &name);
+        ngx_http_agent_json_key(j, "args");
+
+        if (args) {
+            ngx_http_agent_json_val(j, args);
+
+        } else {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+        }
+
+        /* LangChain's own words, with the arguments as JSON */
+
+        ngx_str_set(&json, "{}");
+
+        if (args) {
+            (void) ngx_http_agent_json_encode(j->pool, args, &json);
+        }
+
+        p = ngx_pnalloc(j->pool, name.len + json.len + 64);
+
+        if (p) {
+            text.data = p;
+            text.len = ngx_sprintf(p, "Tool execution requires approval\n\n"
+                                   "Tool: %V\nArgs: %V", &name, &json)
+                       - p;
+
+            ngx_http_agent_json_key(j, "description");
+            ngx_http_agent_json_str(j, &text);
+        }
+
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "review_configs");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < calls->u.array.len; i++) {
+        ngx_str_null(&name);
+        (void) ngx_http_agent_json_get_str(calls->u.array.values[i], "name",
+                                           &name);
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "action_name");
+        ngx_http_agent_json_str(j, &name);
+        ngx_http_agent_json_key(j, "allowed_decisions");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_cstr(j, "approve");
+        ngx_http_agent_json_cstr(j, "edit");
+        ngx_http_agent_json_cstr(j, "reject");
+        ngx_http_agent_json_cstr(j, "respond");
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
 }
 
 

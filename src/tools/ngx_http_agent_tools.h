@@ -39,6 +39,8 @@ struct ngx_http_agent_tool_call_s {
     ngx_msec_t                      started;   /* its first attempt */
 
     ngx_str_t                       result;      /* JSON */
+    ngx_str_t                       answer;      /* a human's result: it
+                                                    does not run */
     ngx_array_t                    *writes;      /* channel updates */
 
     /* an asynchronous tool calls done() and may be cancelled */

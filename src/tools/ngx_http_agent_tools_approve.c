@@ -10,6 +10,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_state.h"
+#include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_tools_approve.h"
 
 
@@ -23,15 +24,27 @@
  *     {"action": "edit", "calls": {"ID": {...}}}   by call id
  *     {"action": "reject", "reason": "..."}
  *
+ * or LangChain's HITLResponse, a decision per call in their order:
+ *
+ *     {"decisions": [{"type": "approve"},
+ *                    {"type": "edit", "edited_action": {"args": {...}}},
+ *                    {"type": "reject", "message": "..."},
+ *                    {"type": "respond", "message": "..."}]}
+ *
  * Edited arguments replace the model's (written anew, an object each); a
  * rejected round runs nothing and every call answers that a human
- * rejected it, with the reason, so the model can go on.  An answer of any
- * other shape is a rejection that says so.
+ * rejected it, with the reason, so the model can go on; a decision
+ * rejects or answers its own call only ("respond": the message is the
+ * call's result).  An answer of any other shape is a rejection that says
+ * so.  The interrupt is marked "approve" (the LangGraph API shows it as
+ * LangChain's HITLRequest).
  */
 
 
 static ngx_int_t ngx_http_agent_tools_approve_edit(ngx_pool_t *pool,
     ngx_http_agent_call_t *c, yajl_val args);
+static ngx_int_t ngx_http_agent_tools_approve_decisions(ngx_pool_t *pool,
+    ngx_array_t *calls, yajl_val decisions, ngx_str_t *reason);
 
 
 ngx_int_t
@@ -74,6 +87,8 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
     }
 
     ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "approve");
+    ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
@@ -118,6 +133,13 @@ ngx_http_agent_tools_approve_answer(ngx_http_agent_run_t *run,
         action.len = ngx_strlen(action.data);
 
     } else if (v && YAJL_IS_OBJECT(v)) {
+        map = ngx_http_agent_json_get(v, "decisions");
+
+        if (map) {
+            return ngx_http_agent_tools_approve_decisions(run->pool, calls,
+                                                          map, reason);
+        }
+
         (void) ngx_http_agent_json_get_str(v, "action", &action);
         (void) ngx_http_agent_json_get_str(v, "reason", reason);
     }
@@ -186,3 +208,101 @@ ngx_http_agent_tools_approve_edit(ngx_pool_t *pool, ngx_http_agent_call_t *c,
 
     return c->args ? NGX_OK : NGX_ERROR;
 }
+
+
+/* LangChain's decisions, one per call in order: each call's own */
+
+static ngx_int_t
+ngx_http_agent_tools_approve_decisions(ngx_pool_t *pool, ngx_array_t *calls,
+    yajl_val decisions, ngx_str_t *reason)
+{
+    u_char                 *p;
+    yajl_val                d, a, args;
+    ngx_str_t               type, text;
+    ngx_uint_t              i;
+    ngx_http_agent_call_t  *c;
+
+    if (!YAJL_IS_ARRAY(decisions) || decisions->u.array.len != calls->nelts) {
+        ngx_str_set(reason, "the decisions were not one per tool call");
+        return NGX_DECLINED;
+    }
+
+    c = calls->elts;
+
+    for (i = 0; i < calls->nelts; i++) {
+        d = decisions->u.array.values[i];
+
+        if (!YAJL_IS_OBJECT(d)
+            || ngx_http_agent_json_get_str(d, "type", &type) != NGX_OK)
+        {
+            ngx_str_set(reason, "a decision without a \"type\"");
+            return NGX_DECLINED;
+        }
+
+        ngx_str_null(&text);
+        (void) ngx_http_agent_json_get_str(d, "message", &text);
+
+        if (type.len == 7 && ngx_strncmp(type.data, "approve", 7) == 0) {
+            continue;
+        }
+
+        if (type.len == 4 && ngx_strncmp(type.data, "edit", 4) == 0) {
+            /* "args" (LangChain 1.0), "arguments" (before) */
+
+            a = ngx_http_agent_json_get(d, "edited_action");
+            args = a ? ngx_http_agent_json_get(a, "args") : NULL;
+
+            if (a && args == NULL) {
+                args = ngx_http_agent_json_get(a, "arguments");
+            }
+
+            if (args == NULL
+                || ngx_http_agent_tools_approve_edit(pool, &c[i], args)
+                   != NGX_OK)
+            {
+                ngx_str_set(reason, "the edited arguments are not a JSON "
+                            "object");
+                return NGX_DECLINED;
+            }
+
+            continue;
+        }
+
+        if (type.len == 7 && ngx_strncmp(type.data, "respond", 7) == 0) {
+            /* the human answers as the tool would: its result */
+            if (ngx_http_agent_json_quote(pool, &text, &c[i].answer)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            continue;
+        }
+
+        if (!(type.len == 6 && ngx_strncmp(type.data, "reject", 6) == 0)) {
+            ngx_str_set(reason, "a decision is approve, edit, reject or "
+                        "respond");
+            return NGX_DECLINED;
+        }
+
+        if (text.len == 0) {
+            /* LangChain's words for a rejection without a message */
+            p = ngx_pnalloc(pool, c[i].name.len + c[i].id.len + 64);
+            if (p == NULL) {
+                return NGX_ERROR;
+            }
+
+            text.data = p;
+            text.len = ngx_sprintf(p, "User rejected the tool call for `%V` "
+                                   "with id %V", &c[i].name, &c[i].id)
+                       - p;
+        }
+
+        if (ngx_http_agent_tools_error(pool, &text, &c[i].answer) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+

@@ -113,12 +113,22 @@ const scenarios = {
     },
 
     async tools() {
-        // a tools node with approve=on: approved, edited, rejected
+        // a tools node with approve=on: approved, edited, rejected; ours,
+        // then LangChain's decisions as Agent Chat UI sends them
         const answers = {
             approve: 'approve',
             edit: { action: 'edit',
                     args: { query: 'SELECT 2 AS two' } },
             reject: { action: 'reject', reason: 'not today' },
+            d_approve: { decisions: [ { type: 'approve' } ] },
+            d_edit: { decisions: [ { type: 'edit', edited_action: {
+                name: 'execute_sql_query',
+                args: { query: 'SELECT 3 AS three' } } } ] },
+            d_reject: { decisions: [ { type: 'reject',
+                                       message: 'not now' } ] },
+            d_respond: { decisions: [ { type: 'respond',
+                                        message: 'I did it by hand' } ] },
+            d_wrong: { decisions: [] },
         };
         for (const [name, resume] of Object.entries(answers)) {
             const t = await client.threads.create();
