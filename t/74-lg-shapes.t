@@ -9,7 +9,9 @@
 # text; "events" mode sends no on_chain_stream of the graph, as
 # LangGraph's servers do.  A client's own message ids are kept, a message
 # with one replaces the message that has it (add_messages), in a copy too.
-# A thread made with supersteps has them as its history.
+# A thread made with supersteps has them as its history.  An input on a
+# thread that waits goes over the wait (Agent Chat UI's message while an
+# approval waits, with the tool messages it adds).
 
 use strict;
 use warnings;
@@ -37,6 +39,14 @@ agent_graph loop {
     edge agent END;
     edge tool agent;
 }
+agent_graph guard {
+    node agent llm tools=lookup;
+    node tool tools approve=on;
+    edge START agent;
+    edge agent tool if=tool_calls;
+    edge agent END;
+    edge tool agent;
+}
 agent_graph echo {
     node agent llm tools=lookup;
     node tool template role=tool "text=answered {{messages.last}}";
@@ -50,7 +60,7 @@ agent_graph echo {
 HTTP
 $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "tool_call__begin"; }
     location /lg/ { agent_langgraph_api; agent_use_graph loop;
-        agent_assistants echo; }
+        agent_assistants echo guard; }
     $1};
 $t->run($conf);
 
@@ -255,5 +265,23 @@ is(lg('POST', '/threads', { graph_id => 'hidden', supersteps => [] })
    ->{status}, 404, 'a graph the location does not serve: 404');
 is(lg('POST', '/threads/count', {})->{json}, $n0 + 1,
    '... and no thread made by a refused one');
+
+# an input on a thread that waits: over the wait, as LangGraph's
+my $tg = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$tg/runs/wait", { assistant_id => 'guard',
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+ok($r->{json}{__interrupt__}, 'an approval waits');
+$r = lg('POST', "/threads/$tg/runs/wait", { assistant_id => 'guard',
+    input => { messages => [
+        { type => 'tool', tool_call_id => 'c1',
+          content => 'Successfully handled tool call.' },
+        { type => 'human', content => 'something else' } ] } });
+is($r->{status}, 200, 'a message with the tool message Agent Chat UI adds')
+    or diag($r->{content});
+is_deeply([ map { $_->{type} } @{ $r->{json}{messages} } ],
+          [ qw(human ai tool human ai) ], '... runs from the start')
+    or diag explain $r->{json}{messages};
+ok(!$r->{json}{__interrupt__}, '... the wait dropped');
+is(lg('GET', "/threads/$tg")->{json}{status}, 'idle', '... the thread idle');
 
 done_testing;

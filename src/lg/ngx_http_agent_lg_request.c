@@ -22,7 +22,7 @@
 
 
 static ngx_int_t ngx_http_agent_lg_run_input(ngx_http_request_t *r,
-    yajl_val input, ngx_http_agent_turn_in_t *in);
+    ngx_str_t *thread_id, yajl_val input, ngx_http_agent_turn_in_t *in);
 static ngx_int_t ngx_http_agent_lg_run_modes(ngx_http_request_t *r,
     yajl_val v, ngx_uint_t *modes);
 
@@ -109,7 +109,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         lr->answers = 1;
 
     } else {
-        rc = ngx_http_agent_lg_run_input(r, input, in);
+        rc = ngx_http_agent_lg_run_input(r, lr->info.session_id, input, in);
         if (rc != NGX_OK) {
             return rc;
         }
@@ -202,11 +202,15 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 }
 
 
-/* input {"messages": [...], "channel": value, ...} */
+/*
+ * input {"messages": [...], "channel": value, ...}: messages as a state
+ * update takes them (a tool message answering a call, an id of one in the
+ * thread replacing it)
+ */
 
 static ngx_int_t
-ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
-    ngx_http_agent_turn_in_t *in)
+ngx_http_agent_lg_run_input(ngx_http_request_t *r, ngx_str_t *thread_id,
+    yajl_val input, ngx_http_agent_turn_in_t *in)
 {
     yajl_val    msgs;
     ngx_int_t   rc;
@@ -225,7 +229,7 @@ ngx_http_agent_lg_run_input(ngx_http_request_t *r, yajl_val input,
         return NGX_OK;
     }
 
-    rc = ngx_http_agent_lg_messages(r, NULL, msgs, "input.messages",
+    rc = ngx_http_agent_lg_messages(r, thread_id, msgs, "input.messages",
                                     &in->msgs, &in->nmsgs);
     if (rc != NGX_OK) {
         return rc;

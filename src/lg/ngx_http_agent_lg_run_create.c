@@ -359,6 +359,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->go = lr->go;
     in->answers = lr->answers;
     in->before = 1;
+    in->over = 1;
 
     return ngx_http_agent_turn_begin(turn, &s);
 }

@@ -87,6 +87,10 @@ typedef struct {
                                                   run's state */
     unsigned                        answers:1; /* refused unless the
                                                   thread waits */
+    unsigned                        over:1;    /* an input on a session
+                                                  that waits drops the
+                                                  wait (LangGraph's),
+                                                  not 409 */
     unsigned                        before:1;  /* a checkpoint of the
                                                   state before the input
                                                   (LangGraph's "input"

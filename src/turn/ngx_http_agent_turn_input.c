@@ -112,6 +112,14 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
             return NGX_DECLINED;
         }
 
+        if (turn->in.over) {
+            /* the input goes over the wait: it runs from the start */
+            ngx_str_set(&graph, "null");
+
+            return ngx_http_agent_state_set(run, "__interrupt__", &graph)
+                   == NGX_OK ? NGX_DECLINED : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
         return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
                                           "the session waits at \"%V\" for an "
                                           "answer: POST /{id}/resume "
