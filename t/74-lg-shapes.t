@@ -11,7 +11,8 @@
 # with one replaces the message that has it (add_messages), in a copy too.
 # A thread made with supersteps has them as its history.  An input on a
 # thread that waits goes over the wait (Agent Chat UI's message while an
-# approval waits, with the tool messages it adds).
+# approval waits, with the tool messages it adds).  Images in LangChain's
+# content blocks reach the model and are stored with the message.
 
 use strict;
 use warnings;
@@ -283,5 +284,41 @@ is_deeply([ map { $_->{type} } @{ $r->{json}{messages} } ],
     or diag explain $r->{json}{messages};
 ok(!$r->{json}{__interrupt__}, '... the wait dropped');
 is(lg('GET', "/threads/$tg")->{json}{status}, 'idle', '... the thread idle');
+
+# images in content blocks
+my $png = 'iVBORw0KGgo=';
+my $ti = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$ti/runs/wait", { assistant_id => 'loop',
+    input => { messages => [ { type => 'human', content => [
+        { type => 'text', text => 'look' },
+        { type => 'image', mimeType => 'image/png', data => $png },
+        { type => 'image_url',
+          image_url => { url => "data:image/jpeg;base64,/9j/4AAQSkZJRg==" } },
+    ] } ] } });
+is($r->{status}, 200, 'a message with image blocks') or diag($r->{content});
+my ($seen) = grep { ref $_->{content} eq 'ARRAY' }
+             map { @{ $_->{body}{messages} // [] } } $t->{mock}->requests;
+is_deeply([ map { $_->{image_url}{url} // $_->{text} }
+            @{ $seen->{content} // [] } ],
+          [ 'look', "data:image/png;base64,$png",
+            'data:image/jpeg;base64,/9j/4AAQSkZJRg==' ],
+          '... the images reach the model with the text');
+is_deeply([ map { $_->{type} } @{ $r->{json}{messages}[0]{content} } ],
+          [ qw(text image image) ], '... and are kept with the message');
+$r = lg('POST', "/threads/$ti/runs/wait", { assistant_id => 'loop',
+    input => { messages => [ { type => 'human', content => [
+        { type => 'image', mimeType => 'image/png', data => $png } ] } ] } });
+is($r->{status}, 200, 'an image alone');
+for my $bad ([ { type => 'image_url', image_url => 'https://x/y.png' },
+               'a remote image' ],
+             [ { type => 'file', mimeType => 'application/pdf',
+                 data => 'JVBERi0=' }, 'a file' ],
+             [ { type => 'image', mimeType => 'image/tiff', data => $png },
+               'a TIFF' ]) {
+    isnt(lg('POST', "/threads/$ti/runs/wait", { assistant_id => 'loop',
+        input => { messages => [ { type => 'human', content => [
+            { type => 'text', text => 'x' }, $bad->[0] ] } ] } })->{status},
+         200, "$bad->[1]: refused");
+}
 
 done_testing;

@@ -21,6 +21,8 @@
  */
 
 
+static void ngx_http_agent_message_blocks(ngx_http_agent_json_t *j,
+    ngx_pool_t *pool, ngx_http_agent_msg_t *m);
 static ngx_int_t ngx_http_agent_message_calls_fast(ngx_pool_t *pool,
     ngx_str_t *json, ngx_array_t **calls);
 static u_char *ngx_http_agent_message_string(u_char *p, u_char *last,
@@ -483,6 +485,52 @@ ngx_http_agent_message_copy(ngx_pool_t *pool, ngx_array_t *in, ngx_uint_t n,
 }
 
 
+/* a message's text and images as LangChain's content blocks */
+
+static void
+ngx_http_agent_message_blocks(ngx_http_agent_json_t *j, ngx_pool_t *pool,
+    ngx_http_agent_msg_t *m)
+{
+    size_t     i;
+    yajl_val   v, img;
+    ngx_str_t  mime, data;
+
+    ngx_http_agent_json_arr(j);
+
+    if (m->content.len) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "text");
+        ngx_http_agent_json_key(j, "text");
+        ngx_http_agent_json_str(j, &m->content);
+        ngx_http_agent_json_end(j);
+    }
+
+    v = ngx_http_agent_json_parse(pool, m->images.data, m->images.len, NULL);
+
+    for (i = 0; v && YAJL_IS_ARRAY(v) && i < v->u.array.len; i++) {
+        img = v->u.array.values[i];
+
+        if (ngx_http_agent_json_get_str(img, "mime_type", &mime) != NGX_OK
+            || ngx_http_agent_json_get_str(img, "data", &data) != NGX_OK)
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "image");
+        ngx_http_agent_json_key(j, "mimeType");
+        ngx_http_agent_json_str(j, &mime);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_str(j, &data);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+}
+
+
 /* a message as LangChain serializes it: {"type": "human", ...} */
 
 void
@@ -533,6 +581,10 @@ ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
 
     if (v && YAJL_IS_STRING(v)) {
         ngx_http_agent_json_val(j, v);
+
+    } else if (id && m->images.len) {
+        /* the LangGraph API's: LangChain's blocks, the text then images */
+        ngx_http_agent_message_blocks(j, pool, m);
 
     } else {
         ngx_http_agent_json_str(j, &m->content);

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_message.h"
+#include "ngx_http_agent_turn.h"
 
 
 /*
@@ -34,6 +35,8 @@ static ngx_int_t ngx_http_agent_lg_message(ngx_http_request_t *r,
     ngx_http_agent_msg_t *msg);
 static ngx_int_t ngx_http_agent_lg_message_calls(ngx_http_request_t *r,
     yajl_val calls, ngx_str_t *out);
+static ngx_int_t ngx_http_agent_lg_message_images(ngx_http_request_t *r,
+    yajl_val blocks, const char *what, size_t i, ngx_str_t *out);
 
 
 ngx_int_t
@@ -90,7 +93,7 @@ ngx_http_agent_lg_message(ngx_http_request_t *r, ngx_str_t *thread_id,
     size_t                  k;
     yajl_val                c, part, calls;
     ngx_str_t               role, text, id;
-    ngx_int_t               seq;
+    ngx_int_t               seq, rc;
     ngx_http_agent_json_t  *j;
 
     ngx_str_set(&role, "human");
@@ -128,6 +131,17 @@ ngx_http_agent_lg_message(ngx_http_request_t *r, ngx_str_t *thread_id,
             {
                 break;
             }
+        }
+
+        /* image blocks: the message's images, as the chat API's */
+
+        rc = ngx_http_agent_lg_message_images(r, c, what, i, &msg->images);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (text.data == NULL && msg->images.len) {
+            ngx_str_set(&text, "");
         }
     }
 
@@ -278,3 +292,139 @@ ngx_http_agent_lg_message_calls(ngx_http_request_t *r, yajl_val calls,
 
     return ngx_http_agent_json_done(j, out);
 }
+
+
+/*
+ * LangChain's image blocks of a message's content: {"type": "image",
+ * "mimeType" (or "mime_type"), "data"} and {"type": "image_url",
+ * "image_url": "data:...;base64,..." (or {"url": ...})}, as the chat API's
+ * images [{"mime_type", "data"}], checked alike (images.c).  An image
+ * by a remote URL, a file: 422, nothing is fetched.  Other blocks than
+ * text and images are left out.
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_message_images(ngx_http_request_t *r, yajl_val blocks,
+    const char *what, size_t i, ngx_str_t *out)
+{
+    u_char                 *p, *last;
+    size_t                  k;
+    yajl_val                b, u, arr;
+    ngx_str_t               type, mime, data, url;
+    ngx_uint_t              n;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_arr(j);
+    n = 0;
+
+    for (k = 0; k < blocks->u.array.len; k++) {
+        b = blocks->u.array.values[k];
+
+        if (!YAJL_IS_OBJECT(b)
+            || ngx_http_agent_json_get_str(b, "type", &type) != NGX_OK)
+        {
+            continue;
+        }
+
+        ngx_str_null(&mime);
+        ngx_str_null(&data);
+
+        if (type.len == 5 && ngx_strncmp(type.data, "image", 5) == 0) {
+            if (ngx_http_agent_json_get_str(b, "mimeType", &mime) != NGX_OK) {
+                (void) ngx_http_agent_json_get_str(b, "mime_type", &mime);
+            }
+
+            (void) ngx_http_agent_json_get_str(b, "data", &data);
+
+        } else if (type.len == 9
+                   && ngx_strncmp(type.data, "image_url", 9) == 0)
+        {
+            u = ngx_http_agent_json_get(b, "image_url");
+
+            if (u && YAJL_IS_OBJECT(u)) {
+                u = ngx_http_agent_json_get(u, "url");
+            }
+
+            if (u == NULL || !YAJL_IS_STRING(u)) {
+                goto bad;
+            }
+
+            /* data:MIME;base64,DATA */
+
+            url.data = (u_char *) YAJL_GET_STRING(u);
+            url.len = ngx_strlen(url.data);
+            last = url.data + url.len;
+
+            if (url.len < 5 || ngx_strncmp(url.data, "data:", 5) != 0) {
+                goto bad;
+            }
+
+            p = ngx_strlchr(url.data + 5, last, ';');
+
+            if (p == NULL || last - p < 8
+                || ngx_strncmp(p, ";base64,", 8) != 0)
+            {
+                goto bad;
+            }
+
+            mime.data = url.data + 5;
+            mime.len = p - mime.data;
+            data.data = p + 8;
+            data.len = last - data.data;
+
+        } else if ((type.len == 4 && ngx_strncmp(type.data, "file", 4) == 0)
+                   || (type.len == 5 && ngx_strncmp(type.data, "audio", 5)
+                                        == 0))
+        {
+            return ngx_http_agent_reply_error(r, 422, "message %uz of \"%s\" "
+                                              "has a %V block: a message "
+                                              "takes text and images only",
+                                              i, what, &type);
+        } else {
+            continue;
+        }
+
+        if (data.len == 0 || mime.len == 0) {
+            goto bad;
+        }
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "mime_type");
+        ngx_http_agent_json_str(j, &mime);
+        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_json_str(j, &data);
+        ngx_http_agent_json_end(j);
+        n++;
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    if (n == 0) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_json_done(j, &url) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    arr = ngx_http_agent_json_parse(r->pool, url.data, url.len, NULL);
+    if (arr == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* the checks of the chat API's images: types, sizes, how many */
+    return ngx_http_agent_turn_images(r, arr, out);
+
+bad:
+
+    return ngx_http_agent_reply_error(r, 422, "message %uz of \"%s\" has an "
+                                      "image that is not base64 data with "
+                                      "its MIME type (a remote URL is not "
+                                      "fetched)", i, what);
+}
+

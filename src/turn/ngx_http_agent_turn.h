@@ -148,6 +148,8 @@ void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
     const char *code, const char *text);
 ngx_uint_t ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
+    ngx_str_t *out);
 ngx_uint_t ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn,

@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn_private.h"
+#include "ngx_http_agent_images.h"
 #include "ngx_http_agent_reply.h"
 
 
@@ -63,6 +64,16 @@ ngx_uint_t
 ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn)
 {
     return turn->run && !turn->run->finished;
+}
+
+
+/* a message's images, checked as every protocol's are (images.c) */
+
+ngx_int_t
+ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
+    ngx_str_t *out)
+{
+    return ngx_http_agent_images(r, images, out);
 }
 
 
