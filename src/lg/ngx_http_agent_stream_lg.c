@@ -23,6 +23,9 @@
  */
 
 
+static ngx_int_t ngx_http_agent_lg_events(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
 static ngx_int_t ngx_http_agent_lg_send(ngx_http_agent_stream_t *s,
@@ -62,7 +65,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
 {
     u_char                 buf[NGX_HTTP_AGENT_LG_MSG_ID];
-    ngx_str_t              ename, id;
+    ngx_str_t              id;
     ngx_http_agent_run_t  *run;
 
     run = s->state;
@@ -236,35 +239,9 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     }
 
     if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
-        && ev->type != NGX_HTTP_AGENT_EV_UPDATE
-        && ev->type != NGX_HTTP_AGENT_EV_INTERRUPT)
+        && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
     {
-        /*
-         * astream_events v2, as our "events" format words them, but the
-         * graph's own on_chain_stream: LangGraph's servers send those as
-         * the other modes' events only
-         */
-
-        ngx_str_null(&ename);
-
-        switch (ngx_http_agent_events_format.write(s, ev, j, &ename)) {
-
-        case NGX_OK:
-            if (ngx_http_agent_lg_send(s, j, "events",
-                                       ev->type != NGX_HTTP_AGENT_EV_CHUNK)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
-
-            break;
-
-        case NGX_DECLINED:
-            break;
-
-        default:
-            return NGX_ERROR;
-        }
+        return NGX_ERROR;
     }
 
     /* a run's error is its last event, after the other modes' (LangGraph) */
@@ -712,3 +689,101 @@ ngx_http_agent_lg_checkpoint_state(ngx_http_agent_stream_t *s,
 
     return at ? NGX_OK : NGX_ERROR;
 }
+
+
+/*
+ * "events": astream_events v2, as our "events" format words them, in
+ * LangChain's shapes (a chunk with the id of the message it becomes, a
+ * tool's end a ToolMessage, a model's tool calls as tool_call_chunks
+ * before its end); not the graph's own on_chain_stream: LangGraph's
+ * servers send those as the other modes' events only; nor a template's
+ * text as a model's stream (a function node of LangGraph's has none)
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_events(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run)
+{
+    u_char                  buf[NGX_HTTP_AGENT_LG_MSG_ID];
+    ngx_str_t               ename;
+    ngx_uint_t              i;
+    ngx_array_t            *calls;
+    ngx_http_agent_call_t  *c;
+
+    if (ev->type == NGX_HTTP_AGENT_EV_UPDATE
+        || ev->type == NGX_HTTP_AGENT_EV_INTERRUPT
+        || (ev->type == NGX_HTTP_AGENT_EV_CHUNK && s->model_run_id.len == 0))
+    {
+        /* nor a template's text: no model streamed it */
+        return NGX_OK;
+    }
+
+    s->lc = 1;
+    ngx_str_null(&s->chunk_id);
+
+    if (run && (ev->type == NGX_HTTP_AGENT_EV_CHUNK
+                || ev->type == NGX_HTTP_AGENT_EV_MODEL_END))
+    {
+        ngx_http_agent_lg_message_id(buf, &s->session_id,
+                 run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts,
+                 &s->chunk_id);
+    }
+
+    if (ev->type == NGX_HTTP_AGENT_EV_MODEL_END && ev->json) {
+
+        /* each call: its name and id, its arguments, its end */
+
+        if (ngx_http_agent_message_calls(s->pool, ev->json, &calls, 0)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        c = calls->elts;
+
+        /* the text streamed before ends first: a chunk of nothing */
+
+        if (calls->nelts) {
+            ngx_http_agent_events_call_chunk(s, j, NULL, NULL, NULL);
+            if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+
+        for (i = 0; i < calls->nelts; i++) {
+            ngx_http_agent_events_call_chunk(s, j, &c[i].id, &c[i].name,
+                                             NULL);
+            if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
+                return NGX_ERROR;
+            }
+
+            ngx_http_agent_events_call_chunk(s, j, NULL, NULL,
+                                             &c[i].arguments);
+            if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
+                return NGX_ERROR;
+            }
+
+            ngx_http_agent_events_call_chunk(s, j, NULL, NULL, NULL);
+            if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
+                return NGX_ERROR;
+            }
+        }
+    }
+
+    ngx_str_null(&ename);
+
+    switch (ngx_http_agent_events_format.write(s, ev, j, &ename)) {
+
+    case NGX_OK:
+        return ngx_http_agent_lg_send(s, j, "events",
+                                      ev->type != NGX_HTTP_AGENT_EV_CHUNK);
+
+    case NGX_DECLINED:
+        return NGX_OK;
+
+    default:
+        return NGX_ERROR;
+    }
+}
+

@@ -114,10 +114,18 @@ struct ngx_http_agent_stream_s {
                                                as it streams */
     size_t                     partial_size;
     ngx_uint_t                 messages_seen; /* shown whole */
+    ngx_str_t                  chunk_id;    /* "events": the id of the
+                                               message being streamed,
+                                               if the protocol names it */
+    unsigned                   lc:1;        /* "events": a tool's end as
+                                               LangChain's ToolMessage */
     ngx_str_t                  assistant;
 };
 
 
+void ngx_http_agent_events_call_chunk(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_str_t *id, ngx_str_t *name,
+    ngx_str_t *args);
 extern ngx_http_agent_format_t  ngx_http_agent_events_format;
 extern ngx_http_agent_format_t  ngx_http_agent_lg_format;
 

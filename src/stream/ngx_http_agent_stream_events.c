@@ -32,6 +32,11 @@ static void ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, ngx_http_agent_event_t *ev);
 static void ngx_http_agent_events_value(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
+static void ngx_http_agent_events_chunk(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_str_t *text, ngx_str_t *id,
+    ngx_str_t *name, ngx_str_t *args);
+static void ngx_http_agent_events_tool_message(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev);
 
 
 ngx_http_agent_format_t  ngx_http_agent_events_format = {
@@ -129,10 +134,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "chunk");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "content");
-        ngx_http_agent_json_str(j, ev->text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_events_chunk(s, j, ev->text, NULL, NULL, NULL);
         ngx_http_agent_json_end(j);
         break;
 
@@ -183,12 +185,18 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 
         if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
             ngx_http_agent_json_key(j, "input");
+            ngx_http_agent_events_value(j, ev);
+
+        } else if (s->lc) {
+            /* LangChain's ToolMessage, its content the result as text */
+            ngx_http_agent_json_key(j, "output");
+            ngx_http_agent_events_tool_message(j, ev);
 
         } else {
             ngx_http_agent_json_key(j, "output");
+            ngx_http_agent_events_value(j, ev);
         }
 
-        ngx_http_agent_events_value(j, ev);
         ngx_http_agent_json_end(j);
         break;
 
@@ -372,3 +380,168 @@ ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 }
+
+
+/*
+ * A model's chunk as LangChain's AIMessageChunk: its text, or a piece of
+ * a tool call (tool_call_chunks: its name and id, then its arguments),
+ * with the id of the message it becomes when the protocol names one
+ */
+
+static void
+ngx_http_agent_events_chunk(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_str_t *text, ngx_str_t *id,
+    ngx_str_t *name, ngx_str_t *args)
+{
+    ngx_str_t  *mid;
+
+    mid = s->chunk_id.len ? &s->chunk_id : &s->model_run_id;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "content");
+
+    if (text) {
+        ngx_http_agent_json_str(j, text);
+
+    } else {
+        ngx_http_agent_json_cstr(j, "");
+    }
+
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "AIMessageChunk");
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, mid);
+    ngx_http_agent_json_key(j, "additional_kwargs");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "response_metadata");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "tool_calls");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "invalid_tool_calls");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "tool_call_chunks");
+    ngx_http_agent_json_arr(j);
+
+    if (name || args) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "tool_call_chunk");
+        ngx_http_agent_json_key(j, "index");
+        ngx_http_agent_json_int(j, 0);
+        ngx_http_agent_json_key(j, "id");
+
+        if (id) {
+            ngx_http_agent_json_str(j, id);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        ngx_http_agent_json_key(j, "name");
+
+        if (name) {
+            ngx_http_agent_json_str(j, name);
+
+        } else {
+            ngx_http_agent_json_null(j);
+        }
+
+        ngx_http_agent_json_key(j, "args");
+
+        if (args) {
+            ngx_http_agent_json_str(j, args);
+
+        } else {
+            ngx_http_agent_json_cstr(j, "");
+        }
+
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "usage_metadata");
+    ngx_http_agent_json_null(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * A model's tool call as on_chat_model_stream events, LangChain's way:
+ * one with its name and id (args NULL), one with its arguments (name
+ * NULL), one with neither (the call is over).  A protocol sends them
+ * after the model's text, before its on_chat_model_end.
+ */
+
+void
+ngx_http_agent_events_call_chunk(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_str_t *id, ngx_str_t *name,
+    ngx_str_t *args)
+{
+    ngx_str_t  *mname, *mrun;
+
+    mname = s->model.len ? &s->model : &s->node;
+    mrun = s->model_run_id.len ? &s->model_run_id : &s->node_run_id;
+
+    ngx_http_agent_events_head(s, j, "on_chat_model_stream", mname, mrun,
+                               s->model_run_id.len
+                               ? NGX_HTTP_AGENT_EVENTS_MODEL : 2);
+    ngx_http_agent_json_key(j, "data");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "chunk");
+    ngx_http_agent_events_chunk(s, j, NULL, id, name, args);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a tool's result as LangChain's ToolMessage: {"type": "tool", ...} */
+
+static void
+ngx_http_agent_events_tool_message(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev)
+{
+    ngx_str_t  text;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "tool");
+    ngx_http_agent_json_key(j, "tool_call_id");
+    ngx_http_agent_json_str(j, ev->id);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, ev->name);
+    ngx_http_agent_json_key(j, "content");
+
+    /* text as text; anything else as its JSON text */
+
+    if (ev->value && YAJL_IS_STRING(ev->value)) {
+        ngx_http_agent_json_val(j, ev->value);
+
+    } else if (ev->json) {
+        text = *ev->json;
+
+        if (text.len > 1 && text.data[0] == '"') {
+            ngx_http_agent_json_raw(j, &text);
+
+        } else {
+            ngx_http_agent_json_str(j, &text);
+        }
+
+    } else if (ev->value
+               && ngx_http_agent_json_encode(j->pool, ev->value, &text)
+                  == NGX_OK)
+    {
+        ngx_http_agent_json_str(j, &text);
+
+    } else {
+        ngx_http_agent_json_cstr(j, "");
+    }
+
+    ngx_http_agent_json_key(j, "status");
+    ngx_http_agent_json_cstr(j, "success");
+    ngx_http_agent_json_end(j);
+}
+
