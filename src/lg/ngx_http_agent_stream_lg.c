@@ -745,26 +745,26 @@ ngx_http_agent_lg_events(ngx_http_agent_stream_t *s,
         /* the text streamed before ends first: a chunk of nothing */
 
         if (calls->nelts) {
-            ngx_http_agent_events_call_chunk(s, j, NULL, NULL, NULL);
+            ngx_http_agent_stream_events_call(s, j, NULL, NULL, NULL);
             if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
                 return NGX_ERROR;
             }
         }
 
         for (i = 0; i < calls->nelts; i++) {
-            ngx_http_agent_events_call_chunk(s, j, &c[i].id, &c[i].name,
-                                             NULL);
+            ngx_http_agent_stream_events_call(s, j, &c[i].id, &c[i].name,
+                                              NULL);
             if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
                 return NGX_ERROR;
             }
 
-            ngx_http_agent_events_call_chunk(s, j, NULL, NULL,
-                                             &c[i].arguments);
+            ngx_http_agent_stream_events_call(s, j, NULL, NULL,
+                                              &c[i].arguments);
             if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
                 return NGX_ERROR;
             }
 
-            ngx_http_agent_events_call_chunk(s, j, NULL, NULL, NULL);
+            ngx_http_agent_stream_events_call(s, j, NULL, NULL, NULL);
             if (ngx_http_agent_lg_send(s, j, "events", 0) != NGX_OK) {
                 return NGX_ERROR;
             }

@@ -477,7 +477,7 @@ ngx_http_agent_events_chunk(ngx_http_agent_stream_t *s,
  */
 
 void
-ngx_http_agent_events_call_chunk(ngx_http_agent_stream_t *s,
+ngx_http_agent_stream_events_call(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, ngx_str_t *id, ngx_str_t *name,
     ngx_str_t *args)
 {
