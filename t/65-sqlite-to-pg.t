@@ -88,6 +88,15 @@ my $run = $t->http('POST', "/lg/threads/$th/runs/wait",
                    { assistant_id => 'react', input => { messages => [
                        { role => 'user', content => 'from the API' } ] } });
 is($run->{status}, 200, 'a LangGraph run') or diag $run->{content};
+my $as = $t->http('POST', '/lg/assistants', { graph_id => 'react',
+    name => 'moved', config => { configurable => { model => 'mock' } } });
+is($as->{status}, 200, 'an assistant') or diag $as->{content};
+$as = $as->{json}{assistant_id};
+is($t->http('PATCH', "/lg/assistants/$as", { name => 'moved twice' })
+   ->{status}, 200, '... with a second version');
+is($t->http('PUT', '/lg/store/items', { namespace => [ 'memories', 'ann' ],
+    key => 'k1', value => { text => 'likes tea' } })->{status}, 204,
+   'an item of the store');
 
 sub snapshot {
     my %s;
@@ -100,6 +109,14 @@ sub snapshot {
         $s{$id}{session} = $t->http('GET', "/api/sessions/$id")->{json};
     }
     $s{runs} = $t->http('GET', "/lg/threads/$th/runs")->{json};
+    $s{assistant} = $t->http('GET', "/lg/assistants/$as")->{json};
+    $s{versions} = $t->http('POST', "/lg/assistants/$as/versions", {})
+                   ->{json};
+    $s{item} = $t->http('GET', '/lg/store/items?namespace=memories.ann'
+                        . '&key=k1')->{json};
+    $s{found} = [ map { $_->{key} } @{ $t->http('POST',
+        '/lg/store/items/search', { namespace_prefix => [ 'memories' ],
+                                    query => 'tea' })->{json}{items} } ];
     return \%s;
 }
 
@@ -112,7 +129,8 @@ $t->stop;
 
 # the rows of every table the script copies, in the SQLite file (the CLI
 # itself: AgentTest's sqlite() would ask PostgreSQL) and in PostgreSQL
-my @tables = qw(sessions messages checkpoints resources runs run_events);
+my @tables = qw(sessions messages checkpoints resources runs run_events
+                assistants assistant_versions items);
 
 sub lite_count {
     my ($file, $table) = @_;
@@ -159,7 +177,7 @@ $t->stop;
 $out = `$script $db $url 2>&1`;
 is($? >> 8, 0, 'copied') or diag $out;
 my $said = 'copied 5 sessions, \d+ messages, \d+ checkpoints, 1 files, '
-           . '1 runs';
+           . '1 runs, 1 assistants, 1 items';
 like($out, qr/$said/, 'and says what');
 is(AgentTest::pg_query($name, 'SELECT count(*) FROM blobs'), 1,
    'the upload\'s file stored once');
@@ -176,7 +194,9 @@ like($out, qr/has 5 sessions already/, 'saying why');
 $t->run($pgconf);
 my $after = snapshot();
 is_deeply($after, $before,
-          'sessions, messages, state, history and runs as they were');
+          'sessions, messages, state, history, runs, assistants and '
+          . 'items as they were');
+is_deeply($after->{found}, [ 'k1' ], '... an item found by its words');
 is($after->{$sa}{session}{title}, $title, 'the title whole');
 is($after->{$sd}{session}{title}, $tricky, 'the title with markers whole');
 is($after->{$se}{session}{title}, $forge, 'the title made to add a row whole');
