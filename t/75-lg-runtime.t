@@ -9,6 +9,8 @@
 # it; every run's answer says where the run is (Content-Location).  Then
 # what nginx -t says of a bad `output` or `fail`.  after_seconds: a run
 # "pending" that holds its thread until its graph runs, or is cancelled.
+# interrupt_if=: a node that waits on a condition, with a value, its
+# answer written to interrupt_resume=.
 
 use strict;
 use warnings;
@@ -41,6 +43,15 @@ agent_graph boom {
     edge greet fail;
     edge fail END;
 }
+agent_graph asker {
+    channel want value;
+    channel got value scope=turn;
+    node answer template output=got "text=got {{got}}"
+        "interrupt_if=want && !got" "interrupt_value=may I? {{want}}"
+        interrupt_resume=got;
+    edge START answer;
+    edge answer END;
+}
 agent_graph quiet {
     node fail fail "message=plain";
     edge START fail;
@@ -50,7 +61,7 @@ HTTP
 
 my $conf = $t->conf(http => $graphs);
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
-        agent_use_graph ctx; agent_assistants boom quiet; }
+        agent_use_graph ctx; agent_assistants boom quiet asker; }
     location /api/boom/ { agent_chat; agent_use_graph boom; }
     $1};
 $t->run($conf);
@@ -218,6 +229,26 @@ for my $bad (-1, 'soon', 86401) {
        422, "after_seconds $bad: 422");
 }
 
+# --- interrupt_if: an interrupt() inside a node -----------------------------
+
+my $tq = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$tq/runs/wait", { assistant_id => 'asker',
+    input => { %$in, want => 'cake' } });
+is_deeply($r->{json}{__interrupt__}[0]{value}, 'may I? cake',
+          'interrupt_if=: the run waits with the rendered value');
+$st = lg('GET', "/threads/$tq/state")->{json};
+is_deeply($st->{next}, [ 'answer' ], '... at that node');
+is($st->{tasks}[0]{interrupts}[0]{value}, 'may I? cake', '... its task\'s');
+is(lg('GET', "/threads/$tq")->{json}{status}, 'interrupted',
+   '... the thread interrupted');
+$r = lg('POST', "/threads/$tq/runs/wait", { assistant_id => 'asker',
+    command => { resume => 'yes' } });
+is($r->{json}{got}, 'got yes', 'resumed: the answer in interrupt_resume=, '
+   . 'the node ran');
+$r = lg('POST', "/threads/$tq/runs/wait", { assistant_id => 'asker',
+    input => { %$in, want => undef } });
+is($r->{json}{got}, 'got ', 'its condition false: no wait');
+
 # --- nginx -t ---------------------------------------------------------------
 
 my $g = AgentTest->new;
@@ -257,6 +288,18 @@ like($out, qr/the fail node "a" needs message=/, 'a fail node without message');
 like($out, qr/error=no-way: letters, digits and _ only/,
      'a fail node\'s error name is a name');
 
+($ok, $out) = conf_test("node a template text=x interrupt_value=v;\n"
+                        . "edge START a;\n edge a END;");
+like($out, qr/want interrupt_if=/, 'interrupt_value= without interrupt_if=');
+($ok, $out) = conf_test("node a template text=x \"interrupt_if=(\";\n"
+                        . "edge START a;\n edge a END;");
+like($out, qr/interrupt_if="\(" of node "a" does not parse/,
+     'an interrupt_if= that does not parse');
+($ok, $out) = conf_test("channel n sum;\n node a template text=x "
+                        . "interrupt_if=n interrupt_resume=n;\n"
+                        . "edge START a;\n edge a END;");
+like($out, qr/interrupt_resume=n of node "a" names no value channel/,
+     'interrupt_resume= of a sum channel');
 ($ok, $out) = conf_test("channel b value type=date;\n"
                         . "node a template text=x;\n edge START a;\n"
                         . "edge a END;");

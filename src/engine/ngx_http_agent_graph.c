@@ -11,6 +11,7 @@
 #include "ngx_http_agent_expr.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
+#include "ngx_http_agent_graph_wait.h"
 
 
 /*
@@ -20,11 +21,11 @@
  */
 
 
+static ngx_int_t ngx_http_agent_graph_waiting(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
 static void ngx_http_agent_graph_loop(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_int_t next);
-static ngx_int_t ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_t *node, ngx_http_agent_node_t *after);
 #define NGX_HTTP_AGENT_SAVE_BEFORE     1   /* interrupt_before: then wait */
 #define NGX_HTTP_AGENT_SAVE_INTERRUPT  2   /* a node's interrupt: wait */
 #define NGX_HTTP_AGENT_SAVE_STEP       3   /* a step: then the next */
@@ -188,17 +189,16 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
             return;
         }
 
-        if ((node->interrupt_before
-             || (run->waits && (run->waits[run->current] & 1)))
-            && !run->resuming)
-        {
+        rc = run->resuming ? 0 : ngx_http_agent_graph_waiting(run, node);
 
-            /* interrupt_before=on: the run waits before the node */
+        if (rc == NGX_ERROR) {
+            ngx_http_agent_graph_finish(run, NGX_ERROR);
+            return;
+        }
 
-            if (ngx_http_agent_graph_interrupt(run, node, NULL) != NGX_OK) {
-                ngx_http_agent_graph_finish(run, NGX_ERROR);
-                return;
-            }
+        if (rc) {
+
+            /* interrupt_before=on, interrupt_if=: it waits before the node */
 
             (void) ngx_http_agent_graph_save(run, NGX_HTTP_AGENT_SAVE_BEFORE,
                                              node, run->current, 0);
@@ -217,6 +217,19 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
                                           "went away");
             }
 
+            ngx_http_agent_graph_finish(run, NGX_ERROR);
+            return;
+        }
+
+        /*
+         * interrupt_resume=: the answer the node waited for, in the state
+         * the node reads (as interrupt() returns it) and in its step's
+         * writes
+         */
+
+        if (run->resuming && run->resume.len && node->interrupt_resume >= 0
+            && ngx_http_agent_graph_wait_answer(run, node) != NGX_OK)
+        {
             ngx_http_agent_graph_finish(run, NGX_ERROR);
             return;
         }
@@ -336,7 +349,7 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
                                       run->graph->nodes.elts] & 2));
 
     if (after && next != NGX_HTTP_AGENT_END
-        && ngx_http_agent_graph_interrupt(run,
+        && ngx_http_agent_graph_wait_breakpoint(run,
                           (ngx_http_agent_node_t *) run->graph->nodes.elts
                           + next, node)
            != NGX_OK)
@@ -346,20 +359,22 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
     }
 
     /*
-     * interrupt_before=on of the next node: this step's checkpoint is
-     * where the run waits, as LangGraph's is (no checkpoint of its own)
+     * interrupt_before=on or interrupt_if= of the next node: this step's
+     * checkpoint is where the run waits, as LangGraph's is (no checkpoint
+     * of its own)
      */
 
     if (!after && next != NGX_HTTP_AGENT_END) {
         to = (ngx_http_agent_node_t *) run->graph->nodes.elts + next;
-        after = to->interrupt_before
-                || (run->waits && (run->waits[next] & 1));
 
-        if (after && ngx_http_agent_graph_interrupt(run, to, NULL) != NGX_OK)
-        {
+        rc = ngx_http_agent_graph_waiting(run, to);
+
+        if (rc == NGX_ERROR) {
             ngx_http_agent_graph_finish(run, NGX_ERROR);
             return NGX_ERROR;
         }
+
+        after = (rc != 0);
     }
 
     return ngx_http_agent_graph_save(run, NGX_HTTP_AGENT_SAVE_STEP, node,
@@ -575,40 +590,25 @@ ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
 }
 
 
-/*
- * interrupt_before= and interrupt_after=: the run waits at node (after:
- * the node that ran) with no value; the embedder keeps run->interrupt with
- * the state, and a resumed run starts at node
- */
+/* whether the run waits before node (graph_wait.c); an error said */
 
 static ngx_int_t
-ngx_http_agent_graph_interrupt(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_t *node, ngx_http_agent_node_t *after)
+ngx_http_agent_graph_waiting(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node)
 {
-    u_char  *p;
+    ngx_int_t  rc;
 
-    p = ngx_pnalloc(run->pool, node->name.len * 2
-                               + (after ? after->name.len * 2 : 0) + 80);
-    if (p == NULL) {
-        return NGX_ERROR;
+    rc = ngx_http_agent_graph_wait_before(run, node);
+
+    if (rc == NGX_ABORT) {
+        return ngx_http_agent_graph_fail(run, "bad_route", "the condition "
+                                         "\"%V\" of the step \"%V\" could "
+                                         "not be evaluated",
+                                         &node->interrupt_if_text,
+                                         &node->name);
     }
 
-    run->interrupt.data = p;
-
-    /* node names are [A-Za-z0-9_]: nothing to escape */
-
-    /* a breakpoint (interrupt_before/after), not a node's own interrupt */
-    p = ngx_sprintf(p, "{\"node\":\"%V\",\"value\":null,\"breakpoint\":true",
-                    &node->name);
-
-    if (after) {
-        p = ngx_sprintf(p, ",\"after\":\"%V\"", &after->name);
-    }
-
-    *p++ = '}';
-    run->interrupt.len = p - run->interrupt.data;
-
-    return NGX_OK;
+    return rc;
 }
 
 

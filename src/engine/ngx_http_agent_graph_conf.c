@@ -69,6 +69,12 @@ static ngx_http_agent_param_t  ngx_http_agent_graph_node_params[] = {
       offsetof(ngx_http_agent_node_t, interrupt_before), NULL },
     { ngx_string("interrupt_after"), ngx_http_agent_params_set_flag,
       offsetof(ngx_http_agent_node_t, interrupt_after), NULL },
+    { ngx_string("interrupt_if"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_t, interrupt_if_text), NULL },
+    { ngx_string("interrupt_value"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_t, interrupt_value), NULL },
+    { ngx_string("interrupt_resume"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_t, interrupt_resume_name), NULL },
     ngx_http_agent_null_param
 };
 
@@ -463,6 +469,60 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
             ngx_http_agent_graph_error(cf, &e[i].file, e[i].line,
                                        "the condition \"if=%V\" does not "
                                        "parse: %s", &e[i].cond, err);
+            return NGX_ERROR;
+        }
+    }
+
+    /* interrupt_if=: a condition, as an edge's */
+
+    channels = graph->channels.elts;
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        nodes[i].interrupt_resume = -1;
+
+        if (nodes[i].interrupt_if_text.len == 0) {
+            if (nodes[i].interrupt_value.len
+                || nodes[i].interrupt_resume_name.len)
+            {
+                ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                           "interrupt_value= and "
+                                           "interrupt_resume= of node \"%V\" "
+                                           "want interrupt_if=",
+                                           &nodes[i].name);
+                return NGX_ERROR;
+            }
+
+            continue;
+        }
+
+        if (nodes[i].interrupt_resume_name.len) {
+            ch = ngx_http_agent_graph_channel(graph,
+                                              &nodes[i].interrupt_resume_name);
+
+            if (ch == NGX_ERROR
+                || channels[ch].reducer != NGX_HTTP_AGENT_REDUCE_VALUE)
+            {
+                ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                           "interrupt_resume=%V of node "
+                                           "\"%V\" names no value channel",
+                                           &nodes[i].interrupt_resume_name,
+                                           &nodes[i].name);
+                return NGX_ERROR;
+            }
+
+            nodes[i].interrupt_resume = ch;
+        }
+
+        err[0] = '\0';
+        nodes[i].interrupt_if = ngx_http_agent_expr_parse(cf->pool, graph,
+                                               &nodes[i].interrupt_if_text,
+                                               err, sizeof(err));
+        if (nodes[i].interrupt_if == NULL) {
+            ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                       "interrupt_if=\"%V\" of node \"%V\" "
+                                       "does not parse: %s",
+                                       &nodes[i].interrupt_if_text,
+                                       &nodes[i].name, err);
             return NGX_ERROR;
         }
     }

@@ -101,6 +101,14 @@ typedef struct {
     ngx_uint_t                 line;
     ngx_flag_t                 interrupt_before;
     ngx_flag_t                 interrupt_after;
+    ngx_str_t                  interrupt_if_text;
+    ngx_http_agent_expr_t     *interrupt_if;  /* the run waits before the
+                                                 node when it holds (an
+                                                 interrupt() inside it) */
+    ngx_str_t                  interrupt_value; /* then: a template */
+    ngx_str_t                  interrupt_resume_name;
+    ngx_int_t                  interrupt_resume; /* the answer's channel,
+                                                    or -1 */
     unsigned                   answers:1;     /* answers the last message's
                                                  tool calls, as its kind's
                                                  calls does (its check
