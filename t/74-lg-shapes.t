@@ -264,8 +264,21 @@ is(lg('POST', '/threads', { supersteps => [ { updates => [
 ] } ] })->{status}, 422, 'two updates in one superstep: 422');
 is(lg('POST', '/threads', { graph_id => 'hidden', supersteps => [] })
    ->{status}, 404, 'a graph the location does not serve: 404');
+is(lg('POST', '/threads', { supersteps => [
+    { updates => [ { as_node => 'say', values => {} } ] },
+    { updates => [ { as_node => 'say', values => { messages => [
+        { type => 'robot', content => 'x' } ] } } ] } ] })->{status}, 422,
+   'a message a later superstep cannot write: 422');
+is(lg('POST', '/threads', { supersteps => [ map { { updates => [
+    { as_node => 'say', values => { messages => [ ('m') x 60 ] } } ] } }
+    1 .. 17 ] })->{status}, 422, 'more than 1000 messages in all: 422');
 is(lg('POST', '/threads/count', {})->{json}, $n0 + 1,
    '... and no thread made by a refused one');
+$r = lg('POST', '/threads', { graph_id => 'echo', supersteps => [ map { {
+    updates => [ { as_node => 'say', values => { messages => [
+        { type => 'ai', content => "step $_" } ] } } ] } } 1 .. 40 ] });
+is(scalar @{ lg('POST', "/threads/$r->{json}{thread_id}/history",
+                { limit => 100 })->{json} }, 40, '40 supersteps, 40 steps');
 
 # an input on a thread that waits: over the wait, as LangGraph's
 my $tg = lg('POST', '/threads', {})->{json}{thread_id};

@@ -110,6 +110,16 @@ ngx_http_agent_graph_channel_conf(ngx_conf_t *cf,
         return NGX_CONF_ERROR;
     }
 
+    /* "__run__", "__interrupt__": the state's own keys */
+
+    if (value[1].len > 1 && value[1].data[0] == '_' && value[1].data[1] == '_')
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "channel name \"%V\": "
+                           "names that start with \"__\" are the state's "
+                           "own", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
     ch = ngx_array_push(&graph->channels);
     if (ch == NULL) {
         return NGX_CONF_ERROR;

@@ -62,7 +62,7 @@ ngx_http_agent_graph_reduce(ngx_http_agent_run_t *run,
     ngx_http_agent_channel_t *ch, ngx_http_agent_value_t *v,
     ngx_http_agent_value_t *w)
 {
-    ngx_uint_t             i, k;
+    ngx_uint_t             i, k, base;
     ngx_http_agent_msg_t  *m, *add;
 
     switch (ch->reducer) {
@@ -73,6 +73,7 @@ ngx_http_agent_graph_reduce(ngx_http_agent_run_t *run,
         }
 
         add = w->messages->elts;
+        base = v->messages->nelts;
 
         for (i = 0; i < w->messages->nelts; i++) {
 
@@ -89,11 +90,14 @@ ngx_http_agent_graph_reduce(ngx_http_agent_run_t *run,
                 continue;
             }
 
-            /* a client's id: the message with that id, replaced */
+            /*
+             * a client's id: the message with that id, replaced; only one
+             * there before this write (a save writes rows it appended)
+             */
             if (!add[i].replace && add[i].id.len) {
                 m = v->messages->elts;
 
-                for (k = 0; k < v->messages->nelts; k++) {
+                for (k = 0; k < base; k++) {
                     if (m[k].id.len == add[i].id.len
                         && ngx_strncmp(m[k].id.data, add[i].id.data,
                                        add[i].id.len) == 0)
@@ -102,7 +106,7 @@ ngx_http_agent_graph_reduce(ngx_http_agent_run_t *run,
                     }
                 }
 
-                if (k < v->messages->nelts) {
+                if (k < base) {
                     /* the update says so to its save, as for our ids */
                     add[i].replace = 1;
                     add[i].seq = k;

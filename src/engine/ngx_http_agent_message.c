@@ -660,7 +660,8 @@ ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
 
 /*
  * A message as JSON: its role and content; full: its tool calls and the
- * call a tool message answers too; with a session_id: as our API lists a
+ * call a tool message answers too (NGX_HTTP_AGENT_MESSAGE_KEPT: and its
+ * metadata, a checkpoint's copy); with a session_id: as our API lists a
  * session's messages (its id, times, metadata with its images)
  */
 
@@ -697,7 +698,7 @@ ngx_http_agent_message_json(ngx_http_agent_json_t *j, ngx_str_t *session_id,
         ngx_http_agent_json_str(j, &m->name);
     }
 
-    if (session_id == NULL && m->metadata.len) {
+    if (full == NGX_HTTP_AGENT_MESSAGE_KEPT && m->metadata.len) {
         /* a checkpoint's copy: with the client's id it may hold */
         ngx_http_agent_json_key(j, "metadata");
         ngx_http_agent_json_raw(j, &m->metadata);

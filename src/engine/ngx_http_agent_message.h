@@ -27,6 +27,10 @@ typedef struct {
 } ngx_http_agent_call_t;
 
 
+/* message_json()'s full: as a checkpoint keeps it, its metadata too */
+#define NGX_HTTP_AGENT_MESSAGE_KEPT  2
+
+
 ngx_int_t ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
     ngx_array_t **calls, ngx_uint_t parse);
 void ngx_http_agent_message_call_json(ngx_http_agent_json_t *j,

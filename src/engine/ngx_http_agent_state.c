@@ -48,8 +48,12 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
 
             ngx_http_agent_json_arr(j);
 
+            /* a checkpoint's (all unset) keeps their metadata too */
+
             for (n = 0; n < msgs->nelts; n++) {
-                ngx_http_agent_message_json(j, NULL, &m[n], 1);
+                ngx_http_agent_message_json(j, NULL, &m[n],
+                                            all ? 1
+                                                : NGX_HTTP_AGENT_MESSAGE_KEPT);
             }
 
             ngx_http_agent_json_arr_end(j);

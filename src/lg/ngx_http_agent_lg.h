@@ -22,7 +22,8 @@
 #define NGX_HTTP_AGENT_LG_ID_MAX  64
 
 /* a thread made with a history: at most this many supersteps */
-#define NGX_HTTP_AGENT_LG_SUPERSTEPS_MAX  1000
+#define NGX_HTTP_AGENT_LG_SUPERSTEPS_MAX  100
+#define NGX_HTTP_AGENT_LG_SUPERSTEPS_MSGS 1000
 
 
 /*
@@ -89,6 +90,9 @@ typedef struct {
     void                      *walk;        /* history, search (walk.c) */
     ngx_str_t                  made;        /* an id made for this
                                                request, in each pass */
+    ngx_uint_t                 step;        /* supersteps written */
+    ngx_uint_t                 step_n0;     /* the store's call slot
+                                               where each one's start */
     unsigned                   queued:1;
     unsigned                   rollback:1;
 } ngx_http_agent_lg_req_t;
@@ -103,9 +107,9 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
 #pragma GCC visibility push(hidden)
 
 /* lg_supersteps.c */
-ngx_int_t ngx_http_agent_lg_supersteps(ngx_http_request_t *r, yajl_val v,
-    ngx_http_agent_session_t *s, ngx_uint_t check,
-    ngx_http_agent_graph_t **made);
+ngx_int_t ngx_http_agent_lg_supersteps(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, yajl_val v, ngx_http_agent_session_t *s,
+    ngx_uint_t check, ngx_http_agent_graph_t **made);
 
 /* lg_assistant.c */
 ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,

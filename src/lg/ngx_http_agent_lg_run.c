@@ -29,6 +29,13 @@
 
 #define NGX_HTTP_AGENT_LG_POLL  100
 
+/* a pending run's graph has not started: its cancel is heard less often */
+#define NGX_HTTP_AGENT_LG_POLL_PENDING  1000
+
+#define ngx_http_agent_lg_run_poll_ms(lr)                                     \
+    ((lr)->pending && ngx_http_agent_turn_pending((lr)->turn)               \
+     ? NGX_HTTP_AGENT_LG_POLL_PENDING : NGX_HTTP_AGENT_LG_POLL)
+
 
 static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
@@ -111,7 +118,7 @@ ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
     lr->poll.data = lr;
     lr->poll.log = r->connection->log;
     lr->poll.cancelable = 1;
-    ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
+    ngx_add_timer(&lr->poll, ngx_http_agent_lg_run_poll_ms(lr));
 }
 
 
@@ -290,7 +297,7 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
     (void) ngx_http_agent_lg_run_flush(lr);
 
     if (lr->poll_sc.waiting) {
-        ngx_add_timer(ev, NGX_HTTP_AGENT_LG_POLL);
+        ngx_add_timer(ev, ngx_http_agent_lg_run_poll_ms(lr));
         return;
     }
 
@@ -300,6 +307,9 @@ ngx_http_agent_lg_run_poll(ngx_event_t *ev)
                                        lr);
         lr->poll_sc.key = *lr->info.session_id;
     }
+
+    /* what this poll asks, kept for its answer: not asked again then */
+    lr->poll_status = (lr->pending && !ngx_http_agent_turn_pending(lr->turn));
 
     ngx_http_agent_lg_run_polled(&lr->poll_sc);
 }
@@ -318,7 +328,7 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
 
     sc->n = 0;
 
-    if (lr->pending && !ngx_http_agent_turn_pending(lr->turn)) {
+    if (lr->poll_status) {
 
         /* after_seconds passed: the run's graph runs, its row says so */
 
@@ -330,13 +340,14 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
 
         ngx_http_agent_store_call_reset(sc);
         lr->pending = 0;
+        lr->poll_status = 0;
 
         if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
             return;
         }
 
         if (!lr->poll.timer_set) {
-            ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
+            ngx_add_timer(&lr->poll, ngx_http_agent_lg_run_poll_ms(lr));
         }
 
         return;
@@ -364,7 +375,7 @@ ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
     }
 
     if (!lr->poll.timer_set) {
-        ngx_add_timer(&lr->poll, NGX_HTTP_AGENT_LG_POLL);
+        ngx_add_timer(&lr->poll, ngx_http_agent_lg_run_poll_ms(lr));
     }
 }
 

@@ -69,6 +69,8 @@ typedef struct {
     unsigned                   answered:1;  /* a background run's record */
     unsigned                   pending:1;   /* after_seconds: "pending"
                                                until its graph starts */
+    unsigned                   poll_status:1; /* the poll writes
+                                                 "running" */
 } ngx_http_agent_lg_run_t;
 
 

@@ -104,7 +104,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             }
 
         } else {
-            rc = ngx_http_agent_lg_supersteps(r, v, NULL, 1, &g);
+            rc = ngx_http_agent_lg_supersteps(r, req, v, NULL, 1, &g);
             if (rc != NGX_OK) {
                 return rc;
             }
@@ -116,7 +116,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                 return rc;
             }
 
-            rc = ngx_http_agent_lg_supersteps(r, v, &s, 0, &g);
+            rc = ngx_http_agent_lg_supersteps(r, req, v, &s, 0, &g);
             if (rc != NGX_OK) {
                 return rc;
             }

@@ -671,18 +671,22 @@ static ngx_int_t
 ngx_http_agent_lg_checkpoint_state(ngx_http_agent_stream_t *s,
     ngx_http_agent_checkpoint_t *cp, ngx_http_agent_json_t *j)
 {
-    ngx_pool_t            *pool;
-    ngx_http_agent_run_t  *at;
+    ngx_pool_t                   *pool;
+    ngx_http_agent_run_t         *at;
+    ngx_http_agent_checkpoint_t   copy;
 
     pool = ngx_create_pool(4096, s->pool->log);
     if (pool == NULL) {
         return NGX_ERROR;
     }
 
-    at = ngx_http_agent_checkpoint_state(pool, s->state, cp);
+    /* read into a copy: what the read sets is the pool's, gone after */
+    copy = *cp;
+
+    at = ngx_http_agent_checkpoint_state(pool, s->state, &copy);
 
     if (at) {
-        ngx_http_agent_lg_state_json(j, at, cp, &s->session_id);
+        ngx_http_agent_lg_state_json(j, at, &copy, &s->session_id);
     }
 
     ngx_destroy_pool(pool);
@@ -706,6 +710,7 @@ ngx_http_agent_lg_events(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run)
 {
     u_char                  buf[NGX_HTTP_AGENT_LG_MSG_ID];
+    ngx_int_t               rc;
     ngx_str_t               ename;
     ngx_uint_t              i;
     ngx_array_t            *calls;
@@ -773,7 +778,12 @@ ngx_http_agent_lg_events(ngx_http_agent_stream_t *s,
 
     ngx_str_null(&ename);
 
-    switch (ngx_http_agent_events_format.write(s, ev, j, &ename)) {
+    rc = ngx_http_agent_events_format.write(s, ev, j, &ename);
+
+    /* the id is this frame's: not left to another writer */
+    ngx_str_null(&s->chunk_id);
+
+    switch (rc) {
 
     case NGX_OK:
         return ngx_http_agent_lg_send(s, j, "events",

@@ -504,6 +504,7 @@ static void
 ngx_http_agent_events_tool_message(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev)
 {
+    yajl_val   v;
     ngx_str_t  text;
 
     ngx_http_agent_json_obj(j);
@@ -521,10 +522,14 @@ ngx_http_agent_events_tool_message(ngx_http_agent_json_t *j,
         ngx_http_agent_json_val(j, ev->value);
 
     } else if (ev->json) {
+        /* a string result as its text, parsed; anything else its JSON */
         text = *ev->json;
+        v = (text.len > 1 && text.data[0] == '"')
+            ? ngx_http_agent_json_parse(j->pool, text.data, text.len, NULL)
+            : NULL;
 
-        if (text.len > 1 && text.data[0] == '"') {
-            ngx_http_agent_json_raw(j, &text);
+        if (v && YAJL_IS_STRING(v)) {
+            ngx_http_agent_json_val(j, v);
 
         } else {
             ngx_http_agent_json_str(j, &text);

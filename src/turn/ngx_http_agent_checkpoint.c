@@ -384,7 +384,8 @@ ngx_http_agent_checkpoint_fork(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         m = msgs.elts;
 
         for (n = 0; n < msgs.nelts; n++) {
-            ngx_http_agent_message_json(j, NULL, &m[n], 1);
+            ngx_http_agent_message_json(j, NULL, &m[n],
+                                        NGX_HTTP_AGENT_MESSAGE_KEPT);
         }
 
         ngx_http_agent_json_arr_end(j);
@@ -595,7 +596,8 @@ ngx_http_agent_checkpoint_overlay(ngx_http_agent_json_t *j,
 
     for (i = 0; i < n; i++) {
         if (m[i].replaced) {
-            ngx_http_agent_message_json(j, NULL, &m[i], 1);
+            ngx_http_agent_message_json(j, NULL, &m[i],
+                                            NGX_HTTP_AGENT_MESSAGE_KEPT);
         }
     }
 

@@ -398,11 +398,15 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     r->read_event_handler = ngx_http_test_reading;
 
     if (turn->in.delay) {
-        /* pending: the lease held, a cancel heard, the graph not run */
+        /*
+         * pending: the lease held, a cancel heard, the graph not run; not
+         * cancelable, so that a worker that shuts down ends the turn as
+         * it ends a running one (turn_stop.c) and the run is not left
+         * pending
+         */
         turn->delay.handler = ngx_http_agent_turn_delayed;
         turn->delay.data = turn;
         turn->delay.log = r->connection->log;
-        turn->delay.cancelable = 1;
         ngx_add_timer(&turn->delay, turn->in.delay);
 
     } else {
