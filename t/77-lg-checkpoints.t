@@ -293,6 +293,12 @@ is_deeply([ map { $_->{checkpoint}{checkpoint_id} } @$f ],
 is(scalar @{ lg('POST', "/threads/$t9/history",
                { metadata => { tag => 'none' } })->{json} }, 0,
    '... none that hold another value');
+is_deeply([ map { $_->{metadata}{step} } @{ lg('POST',
+    "/threads/$t9/history", { metadata => { source => 'input' } })->{json} } ],
+          [ 3, -1 ], '... or by what each checkpoint\'s metadata says');
+is_deeply([ map { $_->{metadata}{step} } @{ lg('POST',
+    "/threads/$t9/history", { metadata => { tag => 'second', step => 4 } })
+    ->{json} } ], [ 4 ], '... both at once');
 is(lg('POST', "/threads/$t9/history", { metadata => [] })->{status}, 422,
    'metadata is an object');
 lg('POST', "/threads/$t9/state", { values => { note => 'x' } });

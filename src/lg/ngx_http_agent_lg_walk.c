@@ -212,43 +212,90 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
 
 /*
- * The checkpoints saved by a run whose metadata holds want (as jsonb's
- * @>), in their order: each one's channels read in a pool of their own
+ * The checkpoints whose metadata holds want (as jsonb's @>): the keys a
+ * history entry's metadata shows (source, step, run_id, the run's own
+ * metadata; thread_id is the thread's), in their order, each read in a
+ * pool of its own
  */
 
 static ngx_int_t
 ngx_http_agent_lg_history_filter(ngx_http_request_t *r, ngx_array_t *list,
     yajl_val want)
 {
-    yajl_val                      v, run, have;
+    size_t                        k;
+    yajl_val                      v, run, meta, have;
+    const char                   *key;
+    ngx_str_t                     text, id;
     ngx_uint_t                    i, n, keep;
     ngx_pool_t                   *pool;
+    ngx_http_agent_json_t        *j;
     ngx_http_agent_checkpoint_t  *c;
 
     c = list->elts;
     n = 0;
 
     for (i = 0; i < list->nelts; i++) {
-        keep = 0;
+        pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE, r->connection->log);
+        if (pool == NULL) {
+            return NGX_ERROR;
+        }
 
-        if (ngx_strlcasestrn(c[i].channels.data,
+        /* the metadata a history entry shows (lg_state.c) */
+
+        v = ngx_strlcasestrn(c[i].channels.data,
                              c[i].channels.data + c[i].channels.len,
-                             (u_char *) "__run__", 7 - 1))
+                             (u_char *) "__run__", 7 - 1)
+            ? ngx_http_agent_json_parse(pool, c[i].channels.data,
+                                        c[i].channels.len, NULL)
+            : NULL;
+        run = v ? ngx_http_agent_json_get(v, "__run__") : NULL;
+        meta = run ? ngx_http_agent_json_get(run, "metadata") : NULL;
+
+        j = ngx_http_agent_json_create(pool);
+        if (j == NULL) {
+            ngx_destroy_pool(pool);
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_obj(j);
+
+        for (k = 0; meta && YAJL_IS_OBJECT(meta) && k < meta->u.object.len;
+             k++)
         {
-            pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE, r->connection->log);
-            if (pool == NULL) {
-                return NGX_ERROR;
+            key = meta->u.object.keys[k];
+
+            if (ngx_strcmp(key, "source") == 0 || ngx_strcmp(key, "step") == 0
+                || ngx_strcmp(key, "run_id") == 0)
+            {
+                continue;
             }
 
-            v = ngx_http_agent_json_parse(pool, c[i].channels.data,
-                                          c[i].channels.len, NULL);
-            run = v ? ngx_http_agent_json_get(v, "__run__") : NULL;
-            have = run ? ngx_http_agent_json_get(run, "metadata") : NULL;
-
-            keep = (have && ngx_http_agent_json_contains(have, want));
-
-            ngx_destroy_pool(pool);
+            ngx_http_agent_json_cstr(j, key);
+            ngx_http_agent_json_val(j, meta->u.object.values[k]);
         }
+
+        ngx_http_agent_json_key(j, "source");
+        ngx_http_agent_json_cstr(j, (c[i].next.len == 9
+                                     && ngx_strncmp(c[i].next.data,
+                                                    "__start__", 9) == 0)
+                                    ? "input" : "loop");
+        ngx_http_agent_json_key(j, "step");
+        ngx_http_agent_json_int(j, c[i].step);
+
+        if (run && ngx_http_agent_json_get_str(run, "run_id", &id) == NGX_OK) {
+            ngx_http_agent_json_key(j, "run_id");
+            ngx_http_agent_json_str(j, &id);
+        }
+
+        ngx_http_agent_json_end(j);
+
+        have = (ngx_http_agent_json_done(j, &text) == NGX_OK)
+               ? ngx_http_agent_json_parse(pool, text.data, text.len, NULL)
+               : NULL;
+
+        keep = (have && ngx_http_agent_json_contains(have, want));
+
+        ngx_destroy_pool(pool);
 
         if (keep) {
             c[n++] = c[i];
