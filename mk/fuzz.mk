@@ -36,6 +36,9 @@ FUZZ_SRCS_mcp    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/mcp/ngx_http_agent_mcp_rpc.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/engine/ngx_http_agent_graph.c \
+                    src/engine/ngx_http_agent_graph_wait.c \
+                    src/engine/ngx_http_agent_template.c \
+                    src/engine/ngx_http_agent_prompt.c \
                     src/engine/ngx_http_agent_graph_desc.c \
                     src/engine/ngx_http_agent_graph_state.c \
                     src/engine/ngx_http_agent_message.c \
