@@ -176,8 +176,8 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
 /*
  * A cancel: this worker's run stops at once; another worker's sees the
- * request at its next poll.  ?wait=1 answers 204 when the run has ended,
- * otherwise 202 at once.
+ * request at its next poll.  ?wait=1 answers 204 when the run's end is
+ * stored, otherwise 202 at once.
  */
 
 static ngx_int_t
@@ -212,8 +212,14 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         && ngx_http_agent_turn_running(turn))
     {
         ngx_http_agent_lg_run_cancel(turn, action.len == 8);
-        return ngx_http_agent_reply_send(r, wait ? NGX_HTTP_NO_CONTENT
-                                                 : NGX_HTTP_ACCEPTED, NULL);
+
+        if (!wait) {
+            return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);
+        }
+
+        /* its end may still be on its way to the store (PostgreSQL) */
+        return ngx_http_agent_lg_follow(r, req, NGX_HTTP_AGENT_LG_RUN_CANCEL,
+                                        0);
     }
 
     rc = ngx_http_agent_store_run_cancel(ngx_http_agent_reply_sc(r),
