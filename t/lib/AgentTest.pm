@@ -179,8 +179,21 @@ sub test_conf {
     return ($? == 0, $out);
 }
 
+sub port_free {
+    my ($p) = @_;
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => $p,
+                                  Listen => 1, ReuseAddr => 1) or return 0;
+    close $s;
+    return 1;
+}
+
 sub run {
     my ($self, $conf) = @_;
+
+    # the port picked by new() was let go: a mock that listens on port 0
+    # since may have been given it; then another one (nothing had it yet)
+    $self->{port} = free_port() unless port_free($self->{port});
+
     $self->write_conf($conf // $self->conf);
 
     my $pid = fork();
