@@ -171,10 +171,11 @@ ngx_http_agent_reply_release(ngx_http_request_t *r, ngx_int_t rc)
 
 /*
  * An error answer: {"error": "..."} (for the LangGraph API the sentence as
- * text, or {"detail": "..."}: ngx_http_agent_reply_plain), written now, or held (ngx_http_agent_reply_hold).  It returns the
- * status, so that its caller stops; whatever ends the request gives nginx the
- * writing's own end instead (ngx_http_agent_reply_rc).  The first answer
- * written is the one the client gets.
+ * text, or {"detail": "..."}: ngx_http_agent_reply_plain), written now, or
+ * held (ngx_http_agent_reply_hold).  It returns the status, so that its
+ * caller stops; whatever ends the request gives nginx the writing's own end
+ * instead (ngx_http_agent_reply_rc).  The first answer written is the one
+ * the client gets.
  */
 
 ngx_int_t
