@@ -37,6 +37,7 @@ FUZZ_SRCS_mcp    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/engine/ngx_http_agent_graph.c \
                     src/engine/ngx_http_agent_graph_wait.c \
+                    src/engine/ngx_http_agent_graph_parts.c \
                     src/engine/ngx_http_agent_template.c \
                     src/engine/ngx_http_agent_prompt.c \
                     src/engine/ngx_http_agent_graph_desc.c \

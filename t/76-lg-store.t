@@ -41,10 +41,22 @@ agent_graph memo {
     edge find del;
     edge del END;
 }
+
+agent_graph steps {
+    channel user value;
+    channel recalled value;
+    node talk llm then=remember,recall;
+    node remember store op=put "namespace=users.{{user}}" key=last
+        value=who:user;
+    node recall store op=get "namespace=users.{{user}}" key=last
+        output=recalled;
+    edge START talk;
+    edge talk END;
+}
 HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
     location /mine/ { agent_langgraph_api; agent_owner \$http_x_user;
-                      agent_assistants memo; }
+                      agent_assistants memo steps; }
     $1};
 $t->run($conf);
 
@@ -231,6 +243,38 @@ is($r->{json}{__error__}{error}, 'node_failed',
    'a namespace with an empty label: the run fails');
 like($r->{json}{__error__}{message}, qr/has an empty label/, '... and says');
 
+# --- then=: store work inside another node's step ---------------------------
+
+$r = $t->http('POST', '/mine/threads', {}, %ann);
+my $tid = $r->{json}{thread_id};
+$r = $t->http('POST', "/mine/threads/$tid/runs/stream", {
+    assistant_id => 'steps', stream_mode => [ 'updates' ], input => {
+    user => 'u2', messages => [ { role => 'user', content => 'hi' } ] } },
+    %ann);
+my @ups = map { /^data: (.*)/m ? decode_json($1) : () }
+          grep { /^event: updates/m } split /\n\n/, $r->{content};
+is_deeply([ map { keys %$_ } @ups ], [ 'talk' ],
+          'then=: one step, the node\'s, no updates of its parts');
+is($ups[0]{talk}{messages}[0]{content}, 'hello', '... its model answered');
+is_deeply($ups[0]{talk}{recalled}, { who => 'u2' },
+          '... then it put, then got what it put, in the same step');
+is(get_item([ 'users', 'u2' ], 'last', '/mine', %ann)->{json}{value}{who},
+   'u2', '... the item is the owner\'s, as the API shows it');
+$r = $t->http('POST', "/mine/threads/$tid/history", {}, %ann);
+is_deeply([ map { $_->{metadata}{step} } @{ $r->{json} } ], [ 1, 0, -1 ],
+          '... one checkpoint for the step (then the start and the input)');
+is_deeply($r->{json}[0]{values}{recalled}, { who => 'u2' },
+          '... which holds what its parts wrote');
+$r = $t->http('POST', "/mine/threads/$tid/runs/wait", {
+    assistant_id => 'steps', input => { user => '',
+    messages => [ { role => 'user', content => 'again' } ] } }, %ann);
+is($r->{json}{__error__}{error}, 'node_failed', 'a part that fails fails '
+   . 'the step');
+$r = $t->http('GET', "/mine/threads/$tid/state", undef, %ann);
+is(scalar @{ $r->{json}{values}{messages} }, 3,
+   '... whose answer is not kept (the input is)');
+is($r->{json}{values}{recalled}{who}, 'u2', '... nor its writes');
+
 # --- bad input --------------------------------------------------------------
 
 for my $bad ([ { key => 'k', value => {} }, 'no namespace' ],
@@ -317,5 +361,30 @@ like(conf_test('op=merge namespace=a key=k'), qr/one of put get search delete/,
      '... an unknown op');
 like(conf_test('op=search namespace=a output=c limit=0'), qr/limit/,
      '... a limit of 0');
+
+sub then_test {
+    my ($nodes) = @_;
+    $g->write_conf($g->conf(http => "agent_graph g {\n channel c value;\n"
+        . " $nodes\n edge START n;\n edge n END;\n}\n"));
+    return ($g->test_conf)[1];
+}
+
+my $put = 'store op=put namespace=a key=k value=c';
+like(then_test("node n template text=x then=p;"),
+     qr/then=p: "p" is no other node of the graph/, 'then= of no node');
+like(then_test("node n template text=x then=n;"),
+     qr/then=n: "n" is no other node/, '... of itself');
+like(then_test("node n template text=x then=p; node p $put "
+               . 'interrupt_before=on;'),
+     qr/"p" waits or has then= of its own: a part of a step may not/,
+     '... of a node that waits');
+like(then_test("node n template text=x then=p; node p $put then=q; "
+               . "node q $put;"),
+     qr/"p" waits or has then= of its own/, '... of a node with then=');
+like(then_test("node n template text=x then=p; node p $put; node q $put;"),
+     qr/no edge leaves the node "q"/,
+     'a node that is no part still needs its edges');
+unlike(then_test("node n template text=x then=p,q; node p $put; "
+                 . "node q $put;"), qr/emerg/, 'parts need none');
 
 done_testing;

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_graph_wait.h"
+#include "ngx_http_agent_graph_parts.h"
 
 
 /*
@@ -236,6 +237,7 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
 
         run->visits[run->current]++;
         run->node_data = NULL;
+        run->part = 0;
 
         run->in_node = 1;
         run->async_done = 0;
@@ -248,6 +250,14 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
             }
 
             rc = run->async_rc;
+        }
+
+        /* then=: the step's other parts */
+
+        rc = ngx_http_agent_graph_parts_run(run, node, rc);
+
+        if (rc == NGX_AGAIN) {
+            return;
         }
 
         if (ngx_http_agent_graph_step(run, rc) != NGX_OK) {
@@ -270,6 +280,13 @@ ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         /* completed before the node returned: the loop goes on */
         run->async_done = 1;
         run->async_rc = rc;
+        return;
+    }
+
+    rc = ngx_http_agent_graph_parts_run(run, (ngx_http_agent_node_t *)
+                                             run->graph->nodes.elts
+                                             + run->current, rc);
+    if (rc == NGX_AGAIN) {
         return;
     }
 

@@ -9,6 +9,7 @@
 
 #include "ngx_http_agent_graph_conf.h"
 #include "ngx_http_agent_graph_channel.h"
+#include "ngx_http_agent_graph_parts.h"
 #include "ngx_http_agent_expr.h"
 #include "ngx_http_agent_json.h"
 
@@ -75,6 +76,8 @@ static ngx_http_agent_param_t  ngx_http_agent_graph_node_params[] = {
       offsetof(ngx_http_agent_node_t, interrupt_value), NULL },
     { ngx_string("interrupt_resume"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_t, interrupt_resume_name), NULL },
+    { ngx_string("then"), ngx_http_agent_params_set_str,
+      offsetof(ngx_http_agent_node_t, then_text), NULL },
     ngx_http_agent_null_param
 };
 
@@ -535,9 +538,17 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
         return NGX_ERROR;
     }
 
+    if (ngx_http_agent_graph_parts_conf(cf, graph) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     channels = graph->channels.elts;
 
     for (i = 0; i < graph->nodes.nelts; i++) {
+
+        if (nodes[i].edges.nelts == 0 && nodes[i].part) {
+            continue;       /* only a part of other nodes' steps */
+        }
 
         if (nodes[i].edges.nelts == 0) {
             ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
@@ -596,6 +607,10 @@ ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
     ok = ngx_pcalloc(cf->temp_pool, graph->nodes.nelts + 1);
     if (ok == NULL) {
         return NGX_ERROR;
+    }
+
+    for (i = 0; i < graph->nodes.nelts; i++) {
+        ok[i] = (nodes[i].part && nodes[i].edges.nelts == 0);
     }
 
     do {

@@ -109,6 +109,10 @@ typedef struct {
     ngx_str_t                  interrupt_resume_name;
     ngx_int_t                  interrupt_resume; /* the answer's channel,
                                                     or -1 */
+    ngx_str_t                  then_text;
+    ngx_array_t               *parts;         /* then=: node indexes run
+                                                 in its step, or NULL */
+    unsigned                   part:1;        /* named by a then= */
     unsigned                   answers:1;     /* answers the last message's
                                                  tool calls, as its kind's
                                                  calls does (its check
@@ -209,6 +213,7 @@ struct ngx_http_agent_run_s {
     void                           (*cancel)(ngx_http_agent_run_t *run);
 
     ngx_int_t                        async_rc;
+    ngx_uint_t                       part;       /* the step's parts run */
 
     /* a checkpoint being saved: what follows it */
     ngx_uint_t                       saving;
