@@ -289,6 +289,38 @@ for my $d (sort keys %want) {
         or diag explain $o->{"${d}_resume"};
 }
 
+# 3b. Agent Chat UI's calls, as its useStream makes them
+$o = $t->lg_sdk($url, 'chatui');
+sub contents { [ map { ref $_->{content} ? 'blocks' : $_->{content} }
+                     @{ $_[0]{values}{messages} // [] } ] }
+is_deeply(contents($o->{regenerated}), [ 'one', 'Hello from the mock' ],
+          'regenerate: the answer made again from its parent checkpoint, '
+          . 'not appended') or diag explain $o->{regenerate};
+my %kids;
+$kids{ $_->{parent_checkpoint}{checkpoint_id} // '' }++
+    for @{ $o->{regenerated_history} };
+is(scalar(grep { $_ == 2 } values %kids), 1,
+   '... a branch: the parent has the old answer and the new as children');
+is_deeply(contents($o->{edited}), [ 'uno', 'Hello from the mock' ],
+          'edit of the first message: a fork from the input checkpoint');
+is_deeply($o->{resolved}{next}, [], 'mark as resolved (goto __end__): '
+          . 'nothing waits') or diag explain $o->{resolve};
+is($o->{resolved_thread}{status}, 'idle', '... the thread is idle');
+is(scalar @{ $o->{open_calls} // [] }, 1, 'an approval waits with its call');
+is_deeply([ map { $_->{type} } @{ $o->{after_waiting}{values}{messages} } ],
+          [ qw(human ai tool human ai) ],
+          'a tool message the UI adds before a new message: taken, the '
+          . 'wait dropped') or diag explain $o->{while_waiting};
+is($o->{after_waiting}{values}{messages}[-1]{content}, 'Hello from the mock',
+   '... and the model answers the new message');
+is($o->{after_waiting_thread}{status}, 'idle', '... the thread is idle');
+my $img = $o->{imaged}{values}{messages}[0]{content};
+is_deeply([ map { $_->{type} } @{ ref $img ? $img : [] } ],
+          [ qw(text image) ], 'an image attached: kept with its message')
+    or diag explain $o->{image};
+is($o->{imaged}{values}{messages}[-1]{content}, 'Hello from the mock',
+   '... and answered');
+
 # 4. cancel mid-token; a double run
 $o = $t->lg_sdk($url, 'cancel');
 ok(!exists $o->{cancel}{error}, 'runs.cancel(wait)')

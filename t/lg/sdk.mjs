@@ -278,6 +278,71 @@ const scenarios = {
             checkpointId: '00000000-0000-4000-8000-000000000000' }));
     },
 
+    async chatui() {
+        // Agent Chat UI's calls (useStream's submit as it makes them):
+        // regenerate, edit of the first message, "mark as resolved", a
+        // tool message it adds while an interrupt waits, an image
+        const firstSeen = (history, id) => [...history].reverse().find(
+            (s) => s.values.messages?.some((m) => m.id === id));
+        const t = await client.threads.create();
+        await client.runs.wait(t.thread_id, 'chat', { input: human('one') });
+        let history = await client.threads.getHistory(t.thread_id,
+                                                      { limit: 20 });
+        const [q, a] = history[0].values.messages;
+        await events('regenerate', client.runs.stream(t.thread_id, 'chat', {
+            checkpoint: firstSeen(history, a.id).parent_checkpoint,
+            streamMode: ['values'] }));
+        await call('regenerated', () => client.threads.getState(t.thread_id));
+        await call('regenerated_history',
+                   () => client.threads.getHistory(t.thread_id,
+                                                   { limit: 20 }));
+        history = await client.threads.getHistory(t.thread_id, { limit: 20 });
+        await events('edit', client.runs.stream(t.thread_id, 'chat', {
+            input: { messages: [{ type: 'human', content: 'uno' }] },
+            checkpoint: firstSeen(history, q.id).parent_checkpoint,
+            streamMode: ['values'] }));
+        await call('edited', () => client.threads.getState(t.thread_id));
+
+        const w = await client.threads.create();
+        await client.runs.wait(w.thread_id, 'approval', {
+            input: human('go') });
+        await events('resolve', client.runs.stream(w.thread_id, 'approval', {
+            input: {}, command: { goto: '__end__' },
+            streamMode: ['values'] }));
+        await call('resolved', () => client.threads.getState(w.thread_id));
+        await call('resolved_thread', () => client.threads.get(w.thread_id));
+
+        const g = await client.threads.create();
+        const asked = await client.runs.wait(g.thread_id, 'guarded', {
+            input: human('run it') });
+        const st = await client.threads.getState(g.thread_id);
+        const calls = st.values.messages.at(-1).tool_calls ?? [];
+        out('open_calls', calls.map((c) => c.id));
+        await events('while_waiting', client.runs.stream(g.thread_id,
+            'guarded', { input: { messages: [
+                ...calls.map((c) => ({ type: 'tool', tool_call_id: c.id,
+                    id: `do-not-render-${c.id}`, name: c.name,
+                    content: 'Successfully handled tool call.' })),
+                { type: 'human', content: 'never mind' }] },
+            streamMode: ['values'] }));
+        await call('after_waiting', () => client.threads.getState(
+            g.thread_id));
+        await call('after_waiting_thread', () => client.threads.get(
+            g.thread_id));
+
+        const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV'
+                    + 'R42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+        const i = await client.threads.create();
+        await events('image', client.runs.stream(i.thread_id, 'chat', {
+            input: { messages: [{ type: 'human', content: [
+                { type: 'text', text: 'what is this?' },
+                { type: 'image', source_type: 'base64',
+                  mime_type: 'image/png', data: png,
+                  metadata: { name: 'dot.png' } }] }] },
+            streamMode: ['values'] }));
+        await call('imaged', () => client.threads.getState(i.thread_id));
+    },
+
     async update() {
         // the state at an earlier checkpoint; an update as a node
         const t = await client.threads.create();
