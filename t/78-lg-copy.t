@@ -1,7 +1,9 @@
 #!/usr/bin/perl
 # POST /threads/{id}/copy (issue 30, item 3): a new thread with all the
-# thread has: its state, its history (checkpoints with ids of their own,
-# each the parent of the next as before), its runs, its metadata; the copy
+# thread has: its state, its history (its checkpoints with the same ids,
+# as LangGraph's copy keeps them: a checkpoint's id is its thread's; each
+# the parent of the next as before), its messages with the same ids, its
+# runs, its metadata; the copy
 # and the original go on apart; another owner's thread is not there to
 # copy; a thread waiting on an interrupt is copied waiting.  On both
 # stores (make test-pg).
@@ -56,8 +58,11 @@ my $copy = lg('GET', "/threads/$cp/state")->{json};
 is_deeply(texts($copy), texts($orig), 'the same messages');
 is($copy->{values}{note}, 'marked', 'the same channels');
 is($copy->{metadata}{step}, $orig->{metadata}{step}, 'at the same step');
-isnt($copy->{checkpoint}{checkpoint_id}, $orig->{checkpoint}{checkpoint_id},
-     'its checkpoints have ids of their own');
+is($copy->{checkpoint}{checkpoint_id}, $orig->{checkpoint}{checkpoint_id},
+   'its checkpoints keep their ids (LangGraph\'s copy)');
+is_deeply([ map { $_->{id} } @{ $copy->{values}{messages} } ],
+          [ map { $_->{id} } @{ $orig->{values}{messages} } ],
+          '... and its messages theirs');
 is($copy->{checkpoint}{thread_id}, $cp, '... in the copy');
 
 my $chist = lg('POST', "/threads/$cp/history", { limit => 20 })->{json};
@@ -71,6 +76,12 @@ for my $i (0 .. $#$chist - 1) {
                  eq $chist->[$i + 1]{checkpoint}{checkpoint_id};
 }
 ok($chained, 'each checkpoint the parent of the next, as before');
+is_deeply([ map { $_->{checkpoint}{checkpoint_id} } @$chist ],
+          [ map { $_->{checkpoint}{checkpoint_id} } @$ohist ],
+          '... with the same ids');
+is(lg('GET', "/threads/$cp/state/$ohist->[1]{checkpoint}{checkpoint_id}")
+   ->{json}{checkpoint}{thread_id}, $cp,
+   'a checkpoint of the copy read by its id: the copy\'s');
 is_deeply([ map { texts($_) } @$chist ], [ map { texts($_) } @$ohist ],
           'each with its messages');
 
@@ -114,6 +125,14 @@ lg('POST', "/threads/$t2/state", { values => { messages => [ $ai ] } });
 my $c2 = lg('POST', "/threads/$t2/copy")->{json}{thread_id};
 is_deeply(texts(lg('GET', "/threads/$c2/state")->{json}), [ 'x', 'edited' ],
           'a replaced message: copied replaced');
+my $ai2 = { %{ lg('GET', "/threads/$c2/state")->{json}{values}{messages}[0] } };
+$ai2->{content} = 'x again';
+lg('POST', "/threads/$c2/state", { values => { messages => [ $ai2 ] } });
+is_deeply(texts(lg('GET', "/threads/$c2/state")->{json}),
+          [ 'x again', 'edited' ],
+          'a copied message edited by its kept id: replaced in the copy');
+is_deeply(texts(lg('GET', "/threads/$t2/state")->{json}), [ 'x', 'edited' ],
+          '... not in the original');
 
 # waiting on an interrupt: so is the copy
 my $t3 = lg('POST', '/threads', {})->{json}{thread_id};
@@ -142,6 +161,45 @@ is(lg('POST', '/threads/nothing-here/copy')->{status}, 404,
    'no such thread: 404');
 is(lg('GET', "/threads/$cp/copy")->{status}, 405, 'GET: 405');
 
+my $was = texts(lg('GET', "/threads/$cp/state")->{json});
 $t->stop;
 $t->check_log;
+
+# a file of an earlier version (checkpoint ids unique across threads): its
+# checkpoints rebuilt once at start, none lost
+SKIP: {
+    skip 'SQLite files only', 5 if $ENV{AGENT_PG};
+    my $db = $t->dir . '/agent.db';
+    # (a copy's ids are its original's: such an earlier file has one each)
+    system('sqlite3', $db, 'ALTER TABLE checkpoints RENAME TO c0;'
+        . ' DROP INDEX checkpoints_session; DROP INDEX checkpoints_id;'
+        . ' CREATE TABLE checkpoints (n INTEGER PRIMARY KEY AUTOINCREMENT,'
+        . ' id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, parent_id TEXT,'
+        . ' step INTEGER NOT NULL, node TEXT NOT NULL, next TEXT,'
+        . ' msg_count INTEGER NOT NULL, channels TEXT NOT NULL,'
+        . ' created_at TEXT NOT NULL);'
+        . ' CREATE INDEX checkpoints_session ON checkpoints (session_id, n);'
+        . ' INSERT INTO checkpoints SELECT * FROM c0 WHERE id IN'
+        . ' (SELECT id FROM c0 GROUP BY id HAVING count(*) = 1);'
+        . ' DROP TABLE c0;') == 0 or die;
+    my $rows = $t->sqlite($db, 'SELECT count(*) || \',\' || sum(n)'
+                               . ' FROM checkpoints');
+    is($t->sqlite($db, "SELECT count(*) FROM sqlite_master WHERE name ="
+                       . " 'sqlite_autoindex_checkpoints_1'"), 1,
+       'an earlier file: ids unique across threads');
+    $t->run($conf);
+    is($t->sqlite($db, "SELECT count(*) FROM sqlite_master WHERE name ="
+                       . " 'sqlite_autoindex_checkpoints_1'"), 0,
+       '... rebuilt at start: unique per thread');
+    is($t->sqlite($db, 'SELECT count(*) || \',\' || sum(n)'
+                       . ' FROM checkpoints'), $rows,
+       '... every checkpoint kept, in its order');
+    is_deeply(texts(lg('GET', "/threads/$cp/state")->{json}), $was,
+              '... a thread reads as before');
+    is(lg('POST', "/threads/$cp/copy")->{status}, 200,
+       '... and is copied, its ids kept');
+    $t->stop;
+    $t->check_log;
+}
+
 done_testing;

@@ -346,7 +346,7 @@ typedef struct {
                              ngx_str_t *id, ngx_str_t *from,
                              ngx_array_t *later);
     /* a fork: the checkpoint kept, its channels rewritten */
-    ngx_int_t  (*fork_keep)(ngx_http_agent_store_call_t *sc,
+    ngx_int_t  (*fork_keep)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                             ngx_str_t *checkpoint_id, ngx_str_t *channels);
     /* a fork: the messages past msg_count dropped */
     ngx_int_t  (*fork_cut)(ngx_http_agent_store_call_t *sc, ngx_str_t *id,

@@ -403,7 +403,7 @@ ngx_http_agent_checkpoint_fork(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
             return NGX_ERROR;
         }
 
-        rc = ngx_http_agent_store_fork_keep(sc, &c[i].id, &json);
+        rc = ngx_http_agent_store_fork_keep(sc, id, &c[i].id, &json);
         if (rc != NGX_OK) {
             return rc == NGX_AGAIN ? NGX_AGAIN : NGX_ERROR;
         }

@@ -267,7 +267,7 @@ ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
 ngx_int_t
 ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *checkpoint_id, ngx_str_t *channels)
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
     ngx_http_agent_pg_answer_t  *a;
 
@@ -278,8 +278,8 @@ ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_FORK_KEEP,
-                                 ngx_http_agent_pg_done, "ss", checkpoint_id,
-                                 channels);
+                                 ngx_http_agent_pg_done, "sss", checkpoint_id,
+                                 channels, id);
 }
 
 

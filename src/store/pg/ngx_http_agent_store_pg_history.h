@@ -36,7 +36,7 @@ ngx_int_t ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *from, ngx_array_t *later);
 ngx_int_t ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *checkpoint_id, ngx_str_t *channels);
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels);
 ngx_int_t ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, int64_t msg_count);
 ngx_int_t ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,

@@ -52,11 +52,25 @@
     " multitask_strategy, created_at, updated_at"
 
 /*
- * a copied session's id for a checkpoint's or a run's id (to is $2), as
- * the SQLite store's agent_copy_id(): NULL stays NULL
+ * a copied session's id for a run's id (to is $2), as the SQLite store's
+ * agent_copy_id(): NULL stays NULL
  */
 #define NGX_HTTP_AGENT_PG_COPY_ID(c)                                          \
     "md5(" c " || $2::text)::uuid::text"
+
+/*
+ * a copied message keeps the id it had ("{thread}-{seq}", or the client's
+ * own in its metadata), as LangGraph's copy keeps message ids; the
+ * SQLite store's NGX_HTTP_AGENT_SQLITE_COPY_META
+ */
+#define NGX_HTTP_AGENT_PG_COPY_META                                           \
+    "CASE WHEN x.metadata IS NULL"                                            \
+    " THEN json_build_object('id', $1::text || '-' || x.seq)::text"           \
+    " WHEN jsonb_typeof(x.metadata::jsonb) = 'object'"                        \
+    " AND NOT x.metadata::jsonb ? 'id'"                                       \
+    " THEN (x.metadata::jsonb"                                                \
+    " || jsonb_build_object('id', $1::text || '-' || x.seq))::text"           \
+    " ELSE x.metadata END"
 
 /* a step's messages as json_to_recordset() reads them */
 #define NGX_HTTP_AGENT_PG_MSG_COLS                                            \
@@ -82,7 +96,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 3) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 4) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -116,13 +130,21 @@ const char  *ngx_http_agent_pg_schema =
     "  ALTER COLUMN images SET STORAGE EXTERNAL;"
 
     " CREATE TABLE IF NOT EXISTS checkpoints ("
-    "  n bigserial PRIMARY KEY, id text NOT NULL UNIQUE,"
+    "  n bigserial PRIMARY KEY, id text NOT NULL,"
     "  session_id text NOT NULL, parent_id text, step bigint NOT NULL,"
     "  node text NOT NULL, next text, msg_count bigint NOT NULL,"
     "  channels text NOT NULL, created_at text NOT NULL);"
     " CREATE INDEX IF NOT EXISTS checkpoints_session"
     "  ON checkpoints (session_id, n);"
     " ALTER TABLE checkpoints ALTER COLUMN channels SET STORAGE EXTERNAL;"
+
+    /*
+     * version 4: a checkpoint's id is its thread's (a copied thread keeps
+     * the original's, as LangGraph's copy does)
+     */
+    " ALTER TABLE checkpoints DROP CONSTRAINT IF EXISTS checkpoints_id_key;"
+    " CREATE UNIQUE INDEX IF NOT EXISTS checkpoints_id"
+    "  ON checkpoints (session_id, id);"
 
     " CREATE TABLE IF NOT EXISTS resources ("
     "  n bigserial, id text PRIMARY KEY, session_id text NOT NULL,"
@@ -193,9 +215,10 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE OR REPLACE FUNCTION agent_run_rollback(t text, r text, b text)"
     "  RETURNS void AS $f$ BEGIN"
     "  DELETE FROM messages WHERE session_id = t AND seq >= COALESCE("
-    "   (SELECT msg_count FROM checkpoints WHERE id = b), 0);"
+    "   (SELECT msg_count FROM checkpoints WHERE session_id = t"
+    "    AND id = b), 0);"
     "  DELETE FROM checkpoints WHERE session_id = t AND n > COALESCE("
-    "   (SELECT n FROM checkpoints WHERE id = b), 0);"
+    "   (SELECT n FROM checkpoints WHERE session_id = t AND id = b), 0);"
     "  PERFORM agent_recount(t);"
     "  DELETE FROM run_events WHERE run_id = r;"
     "  DELETE FROM runs WHERE run_id = r;"
@@ -233,7 +256,8 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS items_expires ON items (expires)"
     "  WHERE expires IS NOT NULL;"
 
-    " INSERT INTO agent_schema VALUES (1), (2), (3) ON CONFLICT DO NOTHING;"
+    " INSERT INTO agent_schema VALUES (1), (2), (3), (4)"
+    "  ON CONFLICT DO NOTHING;"
     " END $agent$";
 
 
@@ -362,10 +386,12 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_FORK_LATER */
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = $1"
-    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints WHERE id = $2)",
+    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
+    " WHERE session_id = $1 AND id = $2)",
 
     /* NGX_HTTP_AGENT_PG_FORK_KEEP */
-    "UPDATE checkpoints SET channels = $2, msg_count = 0 WHERE id = $1",
+    "UPDATE checkpoints SET channels = $2, msg_count = 0"
+    " WHERE session_id = $3 AND id = $1",
 
     /* NGX_HTTP_AGENT_PG_FORK_CUT */
     "SELECT agent_fork_cut($1, $2::bigint)",
@@ -643,13 +669,12 @@ const char  *ngx_http_agent_pg_sql[] = {
     " m AS (INSERT INTO messages (session_id, seq, role, content,"
     " tool_calls, tool_call_id, name, images, metadata, created_at)"
     " SELECT $2::text, x.seq, x.role, x.content, x.tool_calls,"
-    " x.tool_call_id, x.name, x.images, x.metadata, x.created_at"
-    " FROM messages x WHERE x.session_id = $1::text"
+    " x.tool_call_id, x.name, x.images, " NGX_HTTP_AGENT_PG_COPY_META ","
+    " x.created_at FROM messages x WHERE x.session_id = $1::text"
     " AND EXISTS (SELECT 1 FROM s) ORDER BY x.seq),"
     " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
-    " next, msg_count, channels, created_at) SELECT "
-    NGX_HTTP_AGENT_PG_COPY_ID("x.id") ", $2::text, "
-    NGX_HTTP_AGENT_PG_COPY_ID("x.parent_id") ", x.step, x.node, x.next,"
+    " next, msg_count, channels, created_at) SELECT x.id, $2::text,"
+    " x.parent_id, x.step, x.node, x.next,"
     " x.msg_count, x.channels, x.created_at FROM checkpoints x"
     " WHERE x.session_id = $1::text AND EXISTS (SELECT 1 FROM s)"
     " ORDER BY x.n),"
@@ -657,8 +682,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " metadata, kwargs, multitask_strategy, created_at, updated_at, events,"
     " checkpoint) SELECT " NGX_HTTP_AGENT_PG_COPY_ID("x.run_id") ","
     " $2::text, x.assistant_id, x.status, x.metadata, x.kwargs,"
-    " x.multitask_strategy, x.created_at, x.updated_at, 0, "
-    NGX_HTTP_AGENT_PG_COPY_ID("x.checkpoint") " FROM runs x"
+    " x.multitask_strategy, x.created_at, x.updated_at, 0,"
+    " x.checkpoint FROM runs x"
     " WHERE x.thread_id = $1::text AND EXISTS (SELECT 1 FROM s)"
     " ORDER BY x.created_at, x.n)"
     " SELECT 1 FROM s",

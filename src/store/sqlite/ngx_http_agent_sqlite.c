@@ -38,8 +38,25 @@ static ngx_int_t ngx_http_agent_sqlite_resource_fetch(
 static char *ngx_http_agent_sqlite_conf(ngx_conf_t *cf, ngx_str_t *db);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
+static int ngx_http_agent_store_found(void *data, int n, char **values,
+    char **names);
 static ngx_int_t ngx_http_agent_store_give(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
+
+
+/*
+ * a checkpoint's id is its thread's: a copied thread keeps the original's
+ * ids, as LangGraph's copy does (files of earlier versions had them unique
+ * across threads: rebuilt once, below)
+ */
+#define NGX_HTTP_AGENT_SQLITE_CHECKPOINTS                                     \
+    "CREATE TABLE IF NOT EXISTS checkpoints ("                                \
+    " n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL,"                 \
+    " session_id TEXT NOT NULL, parent_id TEXT, step INTEGER NOT NULL,"       \
+    " node TEXT NOT NULL, next TEXT, msg_count INTEGER NOT NULL,"             \
+    " channels TEXT NOT NULL, created_at TEXT NOT NULL);"                     \
+    "CREATE UNIQUE INDEX IF NOT EXISTS checkpoints_id"                        \
+    " ON checkpoints (session_id, id);"
 
 
 static const char  *ngx_http_agent_store_schema =
@@ -60,11 +77,7 @@ static const char  *ngx_http_agent_store_schema =
     " metadata TEXT, created_at TEXT NOT NULL);"
     "CREATE UNIQUE INDEX IF NOT EXISTS messages_seq"
     " ON messages (session_id, seq);"
-    "CREATE TABLE IF NOT EXISTS checkpoints ("
-    " n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,"
-    " session_id TEXT NOT NULL, parent_id TEXT, step INTEGER NOT NULL,"
-    " node TEXT NOT NULL, next TEXT, msg_count INTEGER NOT NULL,"
-    " channels TEXT NOT NULL, created_at TEXT NOT NULL);"
+    NGX_HTTP_AGENT_SQLITE_CHECKPOINTS
     "CREATE INDEX IF NOT EXISTS checkpoints_session"
     " ON checkpoints (session_id, n);"
     "CREATE TABLE IF NOT EXISTS resources ("
@@ -204,6 +217,33 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN cached_tokens "
                         "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
 
+    /* a file whose checkpoint ids are unique across threads: rebuilt */
+    if (sqlite3_exec(db, "SELECT 1 FROM sqlite_master"
+                     " WHERE name = 'sqlite_autoindex_checkpoints_1'",
+                     ngx_http_agent_store_found, NULL, NULL)
+        == SQLITE_ABORT
+        && sqlite3_exec(db, "BEGIN IMMEDIATE;"
+                        "ALTER TABLE checkpoints RENAME TO checkpoints_old;"
+                        "DROP INDEX IF EXISTS checkpoints_session;"
+                        "DROP INDEX IF EXISTS checkpoints_id;"
+                        NGX_HTTP_AGENT_SQLITE_CHECKPOINTS
+                        "CREATE INDEX checkpoints_session"
+                        " ON checkpoints (session_id, n);"
+                        "INSERT INTO checkpoints SELECT n, id, session_id,"
+                        " parent_id, step, node, next, msg_count, channels,"
+                        " created_at FROM checkpoints_old ORDER BY n;"
+                        "DROP TABLE checkpoints_old;"
+                        "COMMIT", NULL, NULL, &err)
+           != SQLITE_OK)
+    {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "agent_checkpoint_db: cannot rebuild the checkpoints "
+                      "of \"%V\": %s", path, err);
+        sqlite3_free(err);
+        sqlite3_close(db);
+        return NGX_ERROR;
+    }
+
     sqlite3_close(db);
 
     /* the master runs as root, the workers do not */
@@ -213,6 +253,15 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
 
 
 /* the database, its -wal and -shm: the workers' (ngx_http_agent_files.c) */
+
+/* sqlite3_exec()'s callback: a row, and it stops (SQLITE_ABORT) */
+
+static int
+ngx_http_agent_store_found(void *data, int n, char **values, char **names)
+{
+    return 1;
+}
+
 
 static ngx_int_t
 ngx_http_agent_store_give(ngx_cycle_t *cycle, ngx_str_t *path,

@@ -67,6 +67,19 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
     " v.doc, a.created_at, v.created_at"
 
 
+/*
+ * a copied message keeps the id it had ("{thread}-{seq}", or the client's
+ * own in its metadata), as LangGraph's copy keeps message ids
+ */
+#define NGX_HTTP_AGENT_SQLITE_COPY_META                                       \
+    " CASE WHEN metadata IS NULL"                                             \
+    " THEN json_object('id', ?1 || '-' || seq)"                               \
+    " WHEN json_valid(metadata) AND json_type(metadata) = 'object'"           \
+    " AND json_type(metadata, '$.id') IS NULL"                                \
+    " THEN json_set(metadata, '$.id', ?1 || '-' || seq)"                      \
+    " ELSE metadata END"
+
+
 static const char  *ngx_http_agent_store_sql[] = {
     "INSERT INTO sessions (id, title, metadata, created_at, updated_at,"
     " owner) VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
@@ -178,9 +191,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM runs WHERE thread_id = ?1",
     "SELECT run_id FROM sessions WHERE id = ?1 AND run_expires >= ?2",
     "DELETE FROM messages WHERE session_id = ?1 AND seq >= COALESCE("
-    " (SELECT msg_count FROM checkpoints WHERE id = ?2), 0)",
+    " (SELECT msg_count FROM checkpoints WHERE session_id = ?1"
+    " AND id = ?2), 0)",
     "DELETE FROM checkpoints WHERE session_id = ?1 AND n > COALESCE("
-    " (SELECT n FROM checkpoints WHERE id = ?2), 0)",
+    " (SELECT n FROM checkpoints WHERE session_id = ?1 AND id = ?2), 0)",
     "UPDATE sessions SET message_count ="
     " (SELECT COUNT(*) FROM messages WHERE session_id = ?1),"
     " history_bytes = (SELECT COALESCE(SUM(length(CAST(content AS BLOB))"
@@ -190,8 +204,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM run_events WHERE run_id = ?1",
     "DELETE FROM runs WHERE run_id = ?1",
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
-    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints WHERE id = ?2)",
-    "UPDATE checkpoints SET channels = ?2, msg_count = 0 WHERE id = ?1",
+    " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
+    " WHERE session_id = ?1 AND id = ?2)",
+    "UPDATE checkpoints SET channels = ?2, msg_count = 0"
+    " WHERE session_id = ?3 AND id = ?1",
     "DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2",
     "DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs"
     " WHERE events = 1 AND status NOT IN ('pending', 'running')"
@@ -255,17 +271,18 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND NOT EXISTS (SELECT 1 FROM sessions WHERE id = ?2)",
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at) SELECT ?2, seq, role,"
-    " content, tool_calls, tool_call_id, name, images, metadata, created_at"
+    " content, tool_calls, tool_call_id, name, images,"
+    NGX_HTTP_AGENT_SQLITE_COPY_META ", created_at"
     " FROM messages WHERE session_id = ?1 ORDER BY seq",
     "INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
-    " msg_count, channels, created_at) SELECT agent_copy_id(id, ?2), ?2,"
-    " agent_copy_id(parent_id, ?2), step, node, next, msg_count, channels,"
-    " created_at FROM checkpoints WHERE session_id = ?1 ORDER BY n",
+    " msg_count, channels, created_at) SELECT id, ?2, parent_id, step, node,"
+    " next, msg_count, channels, created_at FROM checkpoints"
+    " WHERE session_id = ?1 ORDER BY n",
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events, checkpoint)"
     " SELECT agent_copy_id(run_id, ?2), ?2, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, 0,"
-    " agent_copy_id(checkpoint, ?2) FROM runs WHERE thread_id = ?1"
+    " checkpoint FROM runs WHERE thread_id = ?1"
     " ORDER BY created_at",
     "BEGIN IMMEDIATE",
     "COMMIT",
@@ -320,9 +337,9 @@ ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 
 
 /*
- * agent_copy_id(id, to): a copied session's id for a checkpoint's or a
- * run's id, md5(id || to) written as a uuid, as PostgreSQL's
- * md5(id || to)::uuid; NULL stays NULL
+ * agent_copy_id(id, to): a copied session's id for a run's id (runs are
+ * known by their id alone), md5(id || to) written as a uuid, as
+ * PostgreSQL's md5(id || to)::uuid; NULL stays NULL
  */
 
 static void

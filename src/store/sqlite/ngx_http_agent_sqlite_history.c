@@ -561,7 +561,7 @@ ngx_http_agent_sqlite_fork_later(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_sqlite_fork_keep(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *checkpoint_id, ngx_str_t *channels)
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
     sqlite3_stmt  *stmt;
 
@@ -572,6 +572,7 @@ ngx_http_agent_sqlite_fork_keep(ngx_http_agent_store_call_t *sc,
 
     ngx_http_agent_sqlite_bind(stmt, 1, checkpoint_id);
     ngx_http_agent_sqlite_bind(stmt, 2, channels);
+    ngx_http_agent_sqlite_bind(stmt, 3, id);
 
     return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
