@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # One react conversation against each provider's wire format (OpenAI,
-# Azure, Anthropic, Gemini): a turn with an image that calls two tools at
+# Azure, Anthropic, Gemini): a turn with an image and a PDF that calls two
+# tools at
 # once (arguments split mid-JSON), then answers; a second turn.  Each
 # scripted provider checks what it received: its path, its key header,
 # the system prompt, the tools, the image, the tool calls and results in
@@ -19,6 +20,8 @@ use JSON::PP;
 
 my $png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk'
         . '+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+# a PDF's first bytes ("%PDF-1.4\n"), as Agent Chat UI attaches one
+my $pdf = 'JVBERi0xLjQKJcfsj6IK';
 my $csv = "city,people\nOslo,700000\nBergen,285000\nTrondheim,212000\n";
 my $query = 'SELECT COUNT(*) AS n FROM csv_data';
 my $qjson = JSON::PP->new->canonical->encode({ query => $query });
@@ -73,7 +76,9 @@ for my $p (qw(openai azure anthropic gemini)) {
 
     $r = $t->turn($sid, { message => 'How many cities?',
                           images => [ { mime_type => 'image/png',
-                                        data => $png } ] });
+                                        data => $png },
+                                      { mime_type => 'application/pdf',
+                                        data => $pdf } ] });
     is_deeply(AgentTest::plain($r), [qw(start tool_start tool_start
                                         tool_result tool_result end)],
               "$p: two tools, then the answer")
@@ -114,8 +119,9 @@ for my $p (qw(openai azure anthropic gemini)) {
     is_deeply([ sort @{ $n[0]{tools} } ],
               [qw(execute_sql_query load_csv_data)], "$p: the tools");
     is_deeply($n[0]{messages}, [ { role => 'user', text => 'How many cities?',
-                                   images => ['image/png'] } ],
-              "$p: the question with its image");
+                                   images => [ 'image/png',
+                                               'application/pdf' ] } ],
+              "$p: the question with its image and its PDF");
     $seen{$p} = $n[2]{messages};
 
     my $m = $n[2]{messages};
@@ -134,6 +140,10 @@ for my $p (qw(openai azure anthropic gemini)) {
         my $b = $req[0]{body};
         like($b->{messages}[1]{content}[1]{image_url}{url},
              qr{^data:image/png;base64,\Q$png\E$}, "$p: the image as a data URL");
+        is_deeply($b->{messages}[1]{content}[2],
+                  { type => 'file', file => { filename => 'document.pdf',
+                    file_data => "data:application/pdf;base64,$pdf" } },
+                  "$p: the PDF as a file part");
         is_deeply([ @{ $req[2]{body}{messages} }[0 .. 4] ],
                   $req[1]{body}{messages},
                   "$p: the prefix unchanged from call to call (cacheable)");
@@ -144,6 +154,10 @@ for my $p (qw(openai azure anthropic gemini)) {
         is($b->{max_tokens}, 4096, "$p: max_tokens");
         is($b->{messages}[0]{content}[0]{source}{data}, $png,
            "$p: the image as a base64 source");
+        is_deeply($b->{messages}[0]{content}[1],
+                  { type => 'document', source => { type => 'base64',
+                    media_type => 'application/pdf', data => $pdf } },
+                  "$p: the PDF as a document block");
         my $marks = () = encode_json($b) =~ /"cache_control"/g;
         is($marks, 4, "$p: four cache breakpoints");
         ok($b->{system}[-1]{cache_control} && $b->{tools}[-1]{cache_control},
@@ -161,17 +175,23 @@ for my $p (qw(openai azure anthropic gemini)) {
         my $b = $req[0]{body};
         is($b->{contents}[0]{parts}[1]{inlineData}{data}, $png,
            "$p: the image as inlineData");
+        is_deeply($b->{contents}[0]{parts}[2]{inlineData},
+                  { mimeType => 'application/pdf', data => $pdf },
+                  "$p: the PDF as inlineData too");
         is_deeply([ map { $_->{role} } @{ $req[2]{body}{contents} } ],
                   [qw(user model user model user)], "$p: user and model");
     }
 
     $r = $t->http('GET', "/api/sessions/$sid/messages?include_images=1");
     is_deeply($r->{json}{messages}[0]{metadata}{images},
-              [ { mime_type => 'image/png', data => $png } ],
-              "$p: the image kept with the message");
+              [ { mime_type => 'image/png', data => $png },
+                { mime_type => 'application/pdf', data => $pdf } ],
+              "$p: the image and the PDF kept with the message");
     $r = $t->http('GET', "/api/sessions/$sid/messages");
     is_deeply($r->{json}{messages}[0]{metadata}{images},
-              [ { mime_type => 'image/png', size => int(length($png) * 3 / 4) } ],
+              [ { mime_type => 'image/png', size => int(length($png) * 3 / 4) },
+                { mime_type => 'application/pdf',
+                  size => int(length($pdf) * 3 / 4) } ],
               "$p: without include_images, its type and size only");
     $r = $t->http('GET', "/api/sessions/$sid");
     is_deeply($r->{json}{usage}, { prompt_tokens => 310,

@@ -322,10 +322,39 @@ $r = lg('POST', "/threads/$ti/runs/wait", { assistant_id => 'loop',
     input => { messages => [ { type => 'human', content => [
         { type => 'image', mimeType => 'image/png', data => $png } ] } ] } });
 is($r->{status}, 200, 'an image alone');
+
+# a PDF as Agent Chat UI attaches it: a file block
+my $pdf = 'JVBERi0xLjQKJcfsj6IK';
+$r = lg('POST', "/threads/$ti/runs/wait", { assistant_id => 'loop',
+    input => { messages => [ { type => 'human', content => [
+        { type => 'text', text => 'read this' },
+        { type => 'file', source_type => 'base64',
+          mime_type => 'application/pdf', data => $pdf,
+          metadata => { filename => 'a.pdf' } } ] } ] } });
+is($r->{status}, 200, 'a PDF in a file block') or diag($r->{content});
+($seen) = grep { ref $_->{content} eq 'ARRAY'
+                 && grep { $_->{type} eq 'file' } @{ $_->{content} } }
+          map { @{ $_->{body}{messages} // [] } } $t->{mock}->requests;
+is_deeply($seen->{content}[1], { type => 'file', file => {
+    filename => 'document.pdf',
+    file_data => "data:application/pdf;base64,$pdf" } },
+    '... reaches the model as a file part');
+my ($kept) = grep { $_->{content} && ref $_->{content}
+                    && ($_->{content}[0]{text} // '') eq 'read this' }
+             @{ $r->{json}{messages} };
+is_deeply($kept->{content}[1], { type => 'file',
+                                 mimeType => 'application/pdf',
+                                 data => $pdf },
+          '... and is kept with the message as a file block');
 for my $bad ([ { type => 'image_url', image_url => 'https://x/y.png' },
                'a remote image' ],
+             [ { type => 'file', source_type => 'url',
+                 url => 'https://x/y.pdf', mime_type => 'application/pdf' },
+               'a file by URL' ],
              [ { type => 'file', mimeType => 'application/pdf',
-                 data => 'JVBERi0=' }, 'a file' ],
+                 data => $png }, 'a PNG declared a PDF' ],
+             [ { type => 'audio', mimeType => 'audio/wav',
+                 data => 'UklGRg==' }, 'audio' ],
              [ { type => 'image', mimeType => 'image/tiff', data => $png },
                'a TIFF' ]) {
     isnt(lg('POST', "/threads/$ti/runs/wait", { assistant_id => 'loop',

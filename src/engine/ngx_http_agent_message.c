@@ -517,9 +517,12 @@ ngx_http_agent_message_blocks(ngx_http_agent_json_t *j, ngx_pool_t *pool,
             continue;
         }
 
+        /* a PDF: LangChain's file block */
+
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "image");
+        ngx_http_agent_json_cstr(j, ngx_http_agent_message_document(&mime)
+                                    ? "file" : "image");
         ngx_http_agent_json_key(j, "mimeType");
         ngx_http_agent_json_str(j, &mime);
         ngx_http_agent_json_key(j, "data");
@@ -528,6 +531,15 @@ ngx_http_agent_message_blocks(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     }
 
     ngx_http_agent_json_arr_end(j);
+}
+
+
+/* an attachment that is no image (a PDF): a document part to a provider */
+
+ngx_uint_t
+ngx_http_agent_message_document(ngx_str_t *mime)
+{
+    return mime->len < 6 || ngx_strncmp(mime->data, "image/", 6) != 0;
 }
 
 

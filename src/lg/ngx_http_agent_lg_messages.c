@@ -295,12 +295,13 @@ ngx_http_agent_lg_message_calls(ngx_http_request_t *r, yajl_val calls,
 
 
 /*
- * LangChain's image blocks of a message's content: {"type": "image",
- * "mimeType" (or "mime_type"), "data"} and {"type": "image_url",
+ * LangChain's image and file blocks of a message's content: {"type":
+ * "image" or "file", "mimeType" (or "mime_type"), "data" (or "base64")}
+ * (Agent Chat UI adds "source_type": "base64") and {"type": "image_url",
  * "image_url": "data:...;base64,..." (or {"url": ...})}, as the chat API's
- * images [{"mime_type", "data"}], checked alike (images.c).  An image
- * by a remote URL, a file: 422, nothing is fetched.  Other blocks than
- * text and images are left out.
+ * images [{"mime_type", "data"}], checked alike (images.c: images and
+ * PDFs).  One by a remote URL or a provider's file id, audio: 422, nothing
+ * is fetched.  Other blocks than text, images and files are left out.
  */
 
 static ngx_int_t
@@ -334,12 +335,16 @@ ngx_http_agent_lg_message_images(ngx_http_request_t *r, yajl_val blocks,
         ngx_str_null(&mime);
         ngx_str_null(&data);
 
-        if (type.len == 5 && ngx_strncmp(type.data, "image", 5) == 0) {
+        if ((type.len == 5 && ngx_strncmp(type.data, "image", 5) == 0)
+            || (type.len == 4 && ngx_strncmp(type.data, "file", 4) == 0))
+        {
             if (ngx_http_agent_json_get_str(b, "mimeType", &mime) != NGX_OK) {
                 (void) ngx_http_agent_json_get_str(b, "mime_type", &mime);
             }
 
-            (void) ngx_http_agent_json_get_str(b, "data", &data);
+            if (ngx_http_agent_json_get_str(b, "data", &data) != NGX_OK) {
+                (void) ngx_http_agent_json_get_str(b, "base64", &data);
+            }
 
         } else if (type.len == 9
                    && ngx_strncmp(type.data, "image_url", 9) == 0)
@@ -377,14 +382,11 @@ ngx_http_agent_lg_message_images(ngx_http_request_t *r, yajl_val blocks,
             data.data = p + 8;
             data.len = last - data.data;
 
-        } else if ((type.len == 4 && ngx_strncmp(type.data, "file", 4) == 0)
-                   || (type.len == 5 && ngx_strncmp(type.data, "audio", 5)
-                                        == 0))
-        {
+        } else if (type.len == 5 && ngx_strncmp(type.data, "audio", 5) == 0) {
             return ngx_http_agent_reply_error(r, 422, "message %uz of \"%s\" "
                                               "has a %V block: a message "
-                                              "takes text and images only",
-                                              i, what, &type);
+                                              "takes text, images and PDFs "
+                                              "only", i, what, &type);
         } else {
             continue;
         }
@@ -423,8 +425,8 @@ ngx_http_agent_lg_message_images(ngx_http_request_t *r, yajl_val blocks,
 bad:
 
     return ngx_http_agent_reply_error(r, 422, "message %uz of \"%s\" has an "
-                                      "image that is not base64 data with "
-                                      "its MIME type (a remote URL is not "
-                                      "fetched)", i, what);
+                                      "image or a file that is not base64 "
+                                      "data with its MIME type (a remote URL "
+                                      "is not fetched)", i, what);
 }
 

@@ -224,9 +224,12 @@ ngx_http_agent_anthropic_blocks(ngx_http_agent_llm_t *llm,
             continue;
         }
 
+        /* a PDF: a document block, its source as an image's */
+
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "image");
+        ngx_http_agent_json_cstr(j, ngx_http_agent_message_document(&mime)
+                                    ? "document" : "image");
         ngx_http_agent_json_key(j, "source");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "type");

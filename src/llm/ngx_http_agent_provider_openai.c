@@ -184,7 +184,8 @@ ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
 
 /*
  * The stored images, [{"mime_type", "data"}], as OpenAI's content parts:
- * the text, then each image as a data URL (the mime types were checked).
+ * the text, then each image as a data URL (the mime types were checked),
+ * each PDF as a file part.
  * Messages stored before images were provider-neutral hold the parts.
  */
 
@@ -234,6 +235,23 @@ ngx_http_agent_llm_images(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
 
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "type");
+
+        if (ngx_http_agent_message_document(&mime)) {
+
+            /* a PDF: a file part, the data URL its file_data */
+
+            ngx_http_agent_json_cstr(j, "file");
+            ngx_http_agent_json_key(j, "file");
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_key(j, "filename");
+            ngx_http_agent_json_cstr(j, "document.pdf");
+            ngx_http_agent_json_key(j, "file_data");
+            ngx_http_agent_json_str(j, &url);
+            ngx_http_agent_json_end(j);
+            ngx_http_agent_json_end(j);
+            continue;
+        }
+
         ngx_http_agent_json_cstr(j, "image_url");
         ngx_http_agent_json_key(j, "image_url");
         ngx_http_agent_json_obj(j);

@@ -28,24 +28,28 @@ static ngx_int_t ngx_http_agent_images_sniff(u_char *p, size_t n);
 static ngx_uint_t ngx_http_agent_images_base64(u_char c);
 
 
-/* the types every provider takes, stored as written here: lower case */
+/*
+ * the types every provider takes, stored as written here: lower case; a
+ * PDF is a document part to each (LangChain's "file" blocks)
+ */
 
 static ngx_str_t  ngx_http_agent_image_types[] = {
     ngx_string("image/png"),
     ngx_string("image/jpeg"),
     ngx_string("image/webp"),
-    ngx_string("image/gif")
+    ngx_string("image/gif"),
+    ngx_string("application/pdf")
 };
 
 
 static char  *ngx_http_agent_image_names[] = {
-    "a PNG", "a JPEG", "a WebP", "a GIF"
+    "a PNG image", "a JPEG image", "a WebP image", "a GIF image", "a PDF"
 };
 
 
 /*
- * The images of a message, provider-neutral: [{"mime_type", "data"}]; each
- * provider writes them its own way.
+ * The images of a message, and its PDFs, provider-neutral: [{"mime_type",
+ * "data"}]; each provider writes them its own way.
  */
 
 ngx_int_t
@@ -99,7 +103,8 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
             return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                               "an image must be image/png, "
                                               "image/jpeg, image/webp or "
-                                              "image/gif");
+                                              "image/gif (a document: "
+                                              "application/pdf)");
         }
 
         rc = ngx_http_agent_images_check(r, i, type, &data);
@@ -202,7 +207,8 @@ ngx_http_agent_images_check(ngx_http_request_t *r, size_t i, ngx_int_t type,
 
     if (data->len / 4 * 3 > NGX_HTTP_AGENT_MAX_IMAGE_SIZE) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                          "an image is larger than %d MB",
+                                          "an image or a PDF is larger than "
+                                          "%d MB",
                                           NGX_HTTP_AGENT_MAX_IMAGE_SIZE
                                           / 1024 / 1024);
     }
@@ -228,13 +234,14 @@ ngx_http_agent_images_check(ngx_http_request_t *r, size_t i, ngx_int_t type,
     if (found == NGX_DECLINED) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                           "images[%uz] is declared %V, but its "
-                                          "data is not a PNG, JPEG, WebP or "
-                                          "GIF image", i,
-                                          &ngx_http_agent_image_types[type]);
+                                          "data is not %s", i,
+                                          &ngx_http_agent_image_types[type],
+                                          type == 4 ? "a PDF"
+                                          : "a PNG, JPEG, WebP or GIF image");
     }
 
     return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST, "images[%uz] is "
-                                      "declared %V, but its data is %s image: "
+                                      "declared %V, but its data is %s: "
                                       "declare it %V", i,
                                       &ngx_http_agent_image_types[type],
                                       ngx_http_agent_image_names[found],
@@ -266,6 +273,10 @@ ngx_http_agent_images_sniff(u_char *p, size_t n)
             || ngx_memcmp(p, "GIF89a", 6) == 0))
     {
         return 3;
+    }
+
+    if (n >= 5 && ngx_memcmp(p, "%PDF-", 5) == 0) {
+        return 4;
     }
 
     return NGX_DECLINED;

@@ -56,6 +56,11 @@ sub openai {
                 push @images, $1
                     if $p->{type} eq 'image_url'
                        && $p->{image_url}{url} =~ /^data:([^;]+);base64,/;
+                # a PDF: a file part, its data URL in file_data
+                push @images, $1
+                    if $p->{type} eq 'file'
+                       && ($p->{file}{file_data} // '')
+                          =~ /^data:([^;]+);base64,/;
             }
         } else {
             $text = $m->{content} // '';
@@ -96,7 +101,7 @@ sub anthropic {
                     content => maybe_json($p->{content}) };
             } elsif ($p->{type} eq 'text') {
                 $text .= $p->{text};
-            } elsif ($p->{type} eq 'image') {
+            } elsif ($p->{type} eq 'image' || $p->{type} eq 'document') {
                 push @images, $p->{source}{media_type};
             } elsif ($p->{type} eq 'tool_use') {
                 $names{ $p->{id} } = $p->{name};
