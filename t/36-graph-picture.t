@@ -63,5 +63,25 @@ like($m, qr/\n    graph_ --> end_;\n/, 'and its edges use that id');
 is($t->turn($t->session, 'hello')->{events}[-1]{full_response}, 'bye',
    'the graph runs');
 $t->check_log;
+$t->stop;
+
+# then=: a part of other nodes' steps is named in their box, not drawn
+$t = AgentTest->new;
+$t->mock(sub { { text => 'x' } });
+$t->run($t->conf(http => <<'G'));
+agent_graph parts {
+    channel note value;
+    node talk llm then=mark;
+    node mark template output=note text=seen;
+    edge START talk;
+    edge talk END;
+}
+agent_use_graph parts;
+G
+$m = $t->http('GET', '/api/sessions/_graph')->{json}{mermaid};
+like($m, qr/\n    talk\["talk \(llm, then mark\)"\]\n/,
+     'a node with then= names its parts');
+unlike($m, qr/mark\[/, '... which are not drawn');
+$t->check_log;
 
 done_testing;

@@ -190,6 +190,13 @@ is_deeply([ map { "$_->{source}>$_->{target}" } @{ $r->{json}{edges} } ],
 is(lg('GET', "/assistants/nope/graph", undef, %ann)->{status}, 404,
    'an unknown assistant\'s graph');
 
+# its subgraphs: none (no node kind runs a graph of its own yet)
+$r = lg('GET', "/assistants/$id/subgraphs?recurse=true", undef, %ann);
+is($r->{status}, 200, 'GET /assistants/{id}/subgraphs');
+is_deeply($r->{json}, {}, '... none');
+is(lg('GET', "/assistants/nope/subgraphs", undef, %ann)->{status}, 404,
+   'an unknown assistant\'s subgraphs');
+
 # its schemas, from the graph's channels
 $r = lg('GET', "/assistants/$id/schemas", undef, %ann);
 is($r->{status}, 200, 'GET /assistants/{id}/schemas');

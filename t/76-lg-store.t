@@ -265,6 +265,10 @@ is_deeply([ map { $_->{metadata}{step} } @{ $r->{json} } ], [ 1, 0, -1 ],
           '... one checkpoint for the step (then the start and the input)');
 is_deeply($r->{json}[0]{values}{recalled}, { who => 'u2' },
           '... which holds what its parts wrote');
+$r = $t->http('GET', '/mine/assistants/steps/graph', undef, %ann);
+is_deeply([ map { $_->{id} } @{ $r->{json}{nodes} } ],
+          [ qw(__start__ talk __end__) ],
+          '... its parts are no nodes of its graph');
 $r = $t->http('POST', "/mine/threads/$tid/runs/wait", {
     assistant_id => 'steps', input => { user => '',
     messages => [ { role => 'user', content => 'again' } ] } }, %ann);

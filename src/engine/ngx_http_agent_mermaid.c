@@ -37,7 +37,8 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
     size = 128;
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        size += 3 * n[i].name.len + n[i].kind->name.len + 40;
+        size += 3 * n[i].name.len + n[i].kind->name.len
+                + n[i].then_text.len + 50;
         e = n[i].edges.elts;
 
         for (k = 0; k < n[i].edges.nelts; k++) {
@@ -58,9 +59,22 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
                    sizeof("    __start__([START]):::first\n") - 1);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
+        if (n[i].part && n[i].edges.nelts == 0) {
+            /* only a part of other nodes' steps: named in their boxes */
+            continue;
+        }
+
         p = ngx_cpymem(p, "    ", 4);
         p = ngx_http_agent_mermaid_id(p, &n[i].name);
-        p = ngx_sprintf(p, "[\"%V (%V)\"]\n", &n[i].name, &n[i].kind->name);
+
+        if (n[i].then_text.len) {
+            p = ngx_sprintf(p, "[\"%V (%V, then %V)\"]\n", &n[i].name,
+                            &n[i].kind->name, &n[i].then_text);
+
+        } else {
+            p = ngx_sprintf(p, "[\"%V (%V)\"]\n", &n[i].name,
+                            &n[i].kind->name);
+        }
     }
 
     p = ngx_cpymem(p, "    __end__([END]):::last\n",

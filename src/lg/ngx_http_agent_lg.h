@@ -44,6 +44,7 @@ typedef enum {
     NGX_HTTP_AGENT_LG_ASSISTANT_LATEST,
     NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH,
     NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS,
+    NGX_HTTP_AGENT_LG_ASSISTANT_SUBGRAPHS,
     NGX_HTTP_AGENT_LG_THREADS,
     NGX_HTTP_AGENT_LG_THREADS_SEARCH,
     NGX_HTTP_AGENT_LG_THREADS_COUNT,
@@ -115,6 +116,8 @@ ngx_int_t ngx_http_agent_lg_supersteps(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r,
+    ngx_str_t *id);
+ngx_int_t ngx_http_agent_lg_assistant_subgraphs(ngx_http_request_t *r,
     ngx_str_t *id);
 
 /* lg_schemas.c */

@@ -257,6 +257,11 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_end(j);
 
     for (i = 0; i < g->nodes.nelts; i++) {
+        if (n[i].part && n[i].edges.nelts == 0) {
+            /* then=: a part of other nodes' steps, no node of the graph */
+            continue;
+        }
+
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "id");
         ngx_http_agent_json_str(j, &n[i].name);
@@ -331,6 +336,36 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
     }
 
     ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/*
+ * GET /assistants/{id}/subgraphs[?recurse=true]: the graphs its nodes run
+ * as steps of their own, by node name: {} (no node kind runs a graph yet)
+ */
+
+ngx_int_t
+ngx_http_agent_lg_assistant_subgraphs(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_int_t                        rc;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_graph_t          *g;
+    ngx_http_agent_assistant_row_t   row;
+
+    rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);

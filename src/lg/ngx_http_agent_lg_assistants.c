@@ -62,6 +62,10 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
         return ngx_http_agent_lg_assistant_schemas(r, &req->id);
     }
 
+    if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT_SUBGRAPHS) {
+        return ngx_http_agent_lg_assistant_subgraphs(r, &req->id);
+    }
+
     if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT
         && r->method == NGX_HTTP_DELETE)
     {

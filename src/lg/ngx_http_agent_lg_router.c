@@ -52,6 +52,8 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "assistants/*/graph", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH },
     { "assistants/*/schemas", NGX_HTTP_GET,
       NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS },
+    { "assistants/*/subgraphs", NGX_HTTP_GET,
+      NGX_HTTP_AGENT_LG_ASSISTANT_SUBGRAPHS },
     { "threads", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS },
     { "threads/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_SEARCH },
     { "threads/count", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREADS_COUNT },
@@ -250,6 +252,7 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_ASSISTANT_LATEST:
     case NGX_HTTP_AGENT_LG_ASSISTANT_GRAPH:
     case NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS:
+    case NGX_HTTP_AGENT_LG_ASSISTANT_SUBGRAPHS:
         return ngx_http_agent_lg_assistants(r, req, body);
 
     case NGX_HTTP_AGENT_LG_THREADS:
