@@ -97,7 +97,7 @@ for my $case ([ 'api/chat', 3, [1, 2, 3, 3] ], [ 'keep1', 1, [1, 1, 1, 1] ]) {
     my $c = ref $old->{content}
             ? join ' ', map { $_->{text} // '' } @{ $old->{content} }
             : $old->{content};
-    like($c, qr/\[1 image\(s\) shown earlier in the conversation\]/,
+    like($c, qr/\[1 attachment\(s\) shown earlier in the conversation\]/,
          "agent_images_keep $keep: an older turn says an image was there");
     my $all = $t->http('GET', "/api/sessions/$s/messages?include_images=1");
     is(scalar(grep { @{ $_->{metadata}{images} // [] } }

@@ -53,10 +53,25 @@ agent_graph steps {
     edge START talk;
     edge talk END;
 }
+
+agent_graph chain {
+    channel user value;
+    channel note value;
+    channel kept value;
+    channel parts sum;
+    node pick template output=note "text=picked by {{user}}"
+        then=keep,look;
+    node keep store op=put "namespace=notes.{{user}}" key=last
+        value=note:note count=parts;
+    node look store op=get "namespace=notes.{{user}}" key=last
+        output=kept count=parts;
+    edge START pick;
+    edge pick END;
+}
 HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
     location /mine/ { agent_langgraph_api; agent_owner \$http_x_user;
-                      agent_assistants memo steps; }
+                      agent_assistants memo steps chain; }
     $1};
 $t->run($conf);
 
@@ -279,6 +294,13 @@ is(scalar @{ $r->{json}{values}{messages} }, 3,
    '... whose answer is not kept (the input is)');
 is($r->{json}{values}{recalled}{who}, 'u2', '... nor its writes');
 
+$r = $t->http('POST', '/mine/runs/wait', { assistant_id => 'chain',
+    input => { user => 'u3', messages => [ { role => 'user',
+                                             content => 'x' } ] } }, %ann);
+is_deeply($r->{json}{kept}, { note => 'picked by u3' },
+          'each part reads what the node and the parts before it wrote');
+is($r->{json}{parts}, 2, '... and counts itself (count=)');
+
 # --- bad input --------------------------------------------------------------
 
 for my $bad ([ { key => 'k', value => {} }, 'no namespace' ],
@@ -380,15 +402,30 @@ like(then_test("node n template text=x then=n;"),
      qr/then=n: "n" is no other node/, '... of itself');
 like(then_test("node n template text=x then=p; node p $put "
                . 'interrupt_before=on;'),
-     qr/"p" waits or has then= of its own: a part of a step may not/,
+     qr/"p" waits, runs tool calls or has then= of its own: a part of a step/,
      '... of a node that waits');
 like(then_test("node n template text=x then=p; node p $put then=q; "
                . "node q $put;"),
-     qr/"p" waits or has then= of its own/, '... of a node with then=');
+     qr/"p" waits, runs tool calls or has then= of its own/, '... of a node with then=');
 like(then_test("node n template text=x then=p; node p $put; node q $put;"),
      qr/no edge leaves the node "q"/,
      'a node that is no part still needs its edges');
 unlike(then_test("node n template text=x then=p,q; node p $put; "
                  . "node q $put;"), qr/emerg/, 'parts need none');
+like(then_test("node n template text=x then=p; node p $put; "
+               . "node m template text=y; edge m p;"),
+     qr/its edge leads to "p", only a part of other nodes' steps/,
+     'an edge to a node that is only a part');
+$g->write_conf($g->conf(http => "agent_graph g {\n channel c value;\n"
+    . " node n template text=x then=p;\n node p $put;\n edge START p;\n"
+    . " edge n END;\n}\n"));
+like(($g->test_conf)[1], qr/START leads to "p", only a part/,
+     '... START to one');
+like(then_test("node n template text=x then=p; node p tools;"),
+     qr/"p" waits, runs tool calls or has then= of its own/,
+     'a part that runs tool calls');
+like(then_test("node n template text=x then=p; node p $put count=nope;"),
+     qr/count=nope of the node "p" names no sum channel/,
+     'a part\'s count= is checked');
 
 done_testing;

@@ -168,7 +168,7 @@ $t->check_log;
 # a file of an earlier version (checkpoint ids unique across threads): its
 # checkpoints rebuilt once at start, none lost
 SKIP: {
-    skip 'SQLite files only', 5 if $ENV{AGENT_PG};
+    skip 'SQLite files only', 6 if $ENV{AGENT_PG};
     my $db = $t->dir . '/agent.db';
     # (a copy's ids are its original's: such an earlier file has one each)
     system('sqlite3', $db, 'ALTER TABLE checkpoints RENAME TO c0;'
@@ -181,7 +181,12 @@ SKIP: {
         . ' CREATE INDEX checkpoints_session ON checkpoints (session_id, n);'
         . ' INSERT INTO checkpoints SELECT * FROM c0 WHERE id IN'
         . ' (SELECT id FROM c0 GROUP BY id HAVING count(*) = 1);'
-        . ' DROP TABLE c0;') == 0 or die;
+        . ' DROP TABLE c0;'
+        # rows deleted at its end once: AUTOINCREMENT past the last row
+        . " UPDATE sqlite_sequence SET seq = seq + 100"
+        . " WHERE name = 'checkpoints';") == 0 or die;
+    my $seq = $t->sqlite($db, "SELECT seq FROM sqlite_sequence"
+                              . " WHERE name = 'checkpoints'");
     my $rows = $t->sqlite($db, 'SELECT count(*) || \',\' || sum(n)'
                                . ' FROM checkpoints');
     is($t->sqlite($db, "SELECT count(*) FROM sqlite_master WHERE name ="
@@ -194,6 +199,9 @@ SKIP: {
     is($t->sqlite($db, 'SELECT count(*) || \',\' || sum(n)'
                        . ' FROM checkpoints'), $rows,
        '... every checkpoint kept, in its order');
+    is($t->sqlite($db, "SELECT seq FROM sqlite_sequence"
+                       . " WHERE name = 'checkpoints'"), $seq,
+       '... its AUTOINCREMENT carried over');
     is_deeply(texts(lg('GET', "/threads/$cp/state")->{json}), $was,
               '... a thread reads as before');
     is(lg('POST', "/threads/$cp/copy")->{status}, 200,

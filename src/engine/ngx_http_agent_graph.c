@@ -238,6 +238,7 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
         run->visits[run->current]++;
         run->node_data = NULL;
         run->part = 0;
+        run->applied = 0;
 
         run->in_node = 1;
         run->async_done = 0;
@@ -314,7 +315,7 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
          * next, and a resumed run starts here (run->resume set)
          */
 
-        if (ngx_http_agent_graph_apply(run, run->update) != NGX_OK) {
+        if (ngx_http_agent_graph_parts_apply(run) != NGX_OK) {
             ngx_http_agent_graph_finish(run, NGX_ERROR);
             return NGX_ERROR;
         }
@@ -336,7 +337,7 @@ ngx_http_agent_graph_step(ngx_http_agent_run_t *run, ngx_int_t rc)
     if ((node->count >= 0
          && ngx_http_agent_graph_write_number(run->update, node->count, 1)
             != NGX_OK)
-        || ngx_http_agent_graph_apply(run, run->update) != NGX_OK)
+        || ngx_http_agent_graph_parts_apply(run) != NGX_OK)
     {
         ngx_http_agent_graph_finish(run, NGX_ERROR);
         return NGX_ERROR;

@@ -546,8 +546,29 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
 
     for (i = 0; i < graph->nodes.nelts; i++) {
 
+        if (nodes[i].count_name.len) {
+            ch = ngx_http_agent_graph_channel(graph, &nodes[i].count_name);
+
+            if (ch == NGX_ERROR
+                || channels[ch].reducer != NGX_HTTP_AGENT_REDUCE_SUM)
+            {
+                ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
+                                           "count=%V of the node \"%V\" "
+                                           "names no sum channel",
+                                           &nodes[i].count_name,
+                                           &nodes[i].name);
+                return NGX_ERROR;
+            }
+
+            nodes[i].count = ch;
+        }
+
         if (nodes[i].edges.nelts == 0 && nodes[i].part) {
             continue;       /* only a part of other nodes' steps */
+        }
+
+        if (ngx_http_agent_graph_parts_led(cf, graph, &nodes[i]) != NGX_OK) {
+            return NGX_ERROR;
         }
 
         if (nodes[i].edges.nelts == 0) {
@@ -568,24 +589,6 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
                                        &nodes[i].name);
             return NGX_ERROR;
         }
-
-        if (nodes[i].count_name.len == 0) {
-            continue;
-        }
-
-        ch = ngx_http_agent_graph_channel(graph, &nodes[i].count_name);
-
-        if (ch == NGX_ERROR
-            || channels[ch].reducer != NGX_HTTP_AGENT_REDUCE_SUM)
-        {
-            ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
-                                       "count=%V of the node \"%V\" names "
-                                       "no sum channel",
-                                       &nodes[i].count_name, &nodes[i].name);
-            return NGX_ERROR;
-        }
-
-        nodes[i].count = ch;
     }
 
     return NGX_OK;

@@ -214,6 +214,7 @@ struct ngx_http_agent_run_s {
 
     ngx_int_t                        async_rc;
     ngx_uint_t                       part;       /* the step's parts run */
+    ngx_uint_t                       applied;    /* its writes in state */
 
     /* a checkpoint being saved: what follows it */
     ngx_uint_t                       saving;

@@ -20,8 +20,11 @@
 
 ngx_int_t ngx_http_agent_graph_parts_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
+ngx_int_t ngx_http_agent_graph_parts_led(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node);
 ngx_int_t ngx_http_agent_graph_parts_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_int_t rc);
+ngx_int_t ngx_http_agent_graph_parts_apply(ngx_http_agent_run_t *run);
 
 
 #pragma GCC visibility pop

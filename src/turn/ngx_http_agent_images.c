@@ -14,6 +14,9 @@
 
 
 #define NGX_HTTP_AGENT_MAX_IMAGES       8
+
+/* ngx_http_agent_image_types[]'s PDF */
+#define NGX_HTTP_AGENT_IMAGE_PDF        4
 #define NGX_HTTP_AGENT_MAX_IMAGE_SIZE   (5 * 1024 * 1024)
 
 
@@ -73,7 +76,8 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
 
     if (images->u.array.len > NGX_HTTP_AGENT_MAX_IMAGES) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
-                                          "at most %d images a message",
+                                          "at most %d images or PDFs a "
+                                          "message",
                                           NGX_HTTP_AGENT_MAX_IMAGES);
     }
 
@@ -92,9 +96,10 @@ ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
             || ngx_http_agent_json_get_str(img, "mime_type", &mime) != NGX_OK)
         {
             return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
-                                              "each image needs \"data\" "
-                                              "(base64) and \"mime_type\" "
-                                              "(image/...)");
+                                              "each image or PDF needs "
+                                              "\"data\" (base64) and "
+                                              "\"mime_type\" (image/... or "
+                                              "application/pdf)");
         }
 
         type = ngx_http_agent_images_type(&mime);
@@ -236,7 +241,8 @@ ngx_http_agent_images_check(ngx_http_request_t *r, size_t i, ngx_int_t type,
                                           "images[%uz] is declared %V, but its "
                                           "data is not %s", i,
                                           &ngx_http_agent_image_types[type],
-                                          type == 4 ? "a PDF"
+                                          type == NGX_HTTP_AGENT_IMAGE_PDF
+                                          ? "a PDF"
                                           : "a PNG, JPEG, WebP or GIF image");
     }
 
@@ -276,7 +282,7 @@ ngx_http_agent_images_sniff(u_char *p, size_t n)
     }
 
     if (n >= 5 && ngx_memcmp(p, "%PDF-", 5) == 0) {
-        return 4;
+        return NGX_HTTP_AGENT_IMAGE_PDF;
     }
 
     return NGX_DECLINED;

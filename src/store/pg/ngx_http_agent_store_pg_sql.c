@@ -64,13 +64,7 @@
  * SQLite store's NGX_HTTP_AGENT_SQLITE_COPY_META
  */
 #define NGX_HTTP_AGENT_PG_COPY_META                                           \
-    "CASE WHEN x.metadata IS NULL"                                            \
-    " THEN json_build_object('id', $1::text || '-' || x.seq)::text"           \
-    " WHEN jsonb_typeof(x.metadata::jsonb) = 'object'"                        \
-    " AND NOT x.metadata::jsonb ? 'id'"                                       \
-    " THEN (x.metadata::jsonb"                                                \
-    " || jsonb_build_object('id', $1::text || '-' || x.seq))::text"           \
-    " ELSE x.metadata END"
+    "agent_meta_id(x.metadata, $1::text || '-' || x.seq)"
 
 /* a step's messages as json_to_recordset() reads them */
 #define NGX_HTTP_AGENT_PG_MSG_COLS                                            \
@@ -210,6 +204,21 @@ const char  *ngx_http_agent_pg_schema =
     "  RETURN QUERY SELECT unnest(COALESCE(p, '{}'));"
     " END $f$ LANGUAGE plpgsql;"
 
+    /*
+     * a copied message's metadata with its id (NGX_HTTP_AGENT_PG_COPY_META):
+     * one that is no JSON object is kept as it is
+     */
+
+    " CREATE OR REPLACE FUNCTION agent_meta_id(m text, id text)"
+    "  RETURNS text AS $f$ BEGIN"
+    "  IF m IS NULL THEN RETURN json_build_object('id', id)::text; END IF;"
+    "  IF jsonb_typeof(m::jsonb) = 'object' AND NOT m::jsonb ? 'id' THEN"
+    "   RETURN (m::jsonb || jsonb_build_object('id', id))::text;"
+    "  END IF;"
+    "  RETURN m;"
+    " EXCEPTION WHEN others THEN RETURN m;"
+    " END $f$ LANGUAGE plpgsql;"
+
     /* a run undone: the thread as before it, the run forgotten */
 
     " CREATE OR REPLACE FUNCTION agent_run_rollback(t text, r text, b text)"
@@ -321,7 +330,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " SELECT id, role,"
     " CASE WHEN images IS NOT NULL AND seq < keep"
     "  THEN COALESCE(content, '') || ' [' || json_array_length(images::json)"
-    "  || ' image(s) shown earlier in the conversation]' ELSE content END,"
+    "  || ' attachment(s) shown earlier in the conversation]'"
+    "  ELSE content END,"
     " tool_calls, tool_call_id, name,"
     " CASE WHEN seq < keep THEN NULL ELSE images END,"
     " metadata, created_at FROM messages, t"
@@ -512,7 +522,7 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     " UNION ALL (SELECT 2, m.role, CASE WHEN m.images IS NOT NULL"
     " AND m.seq < tk.ks THEN COALESCE(m.content, '') || ' [' ||"
-    " json_array_length(m.images::json) || ' image(s) shown earlier in"
+    " json_array_length(m.images::json) || ' attachment(s) shown earlier in"
     " the conversation]' ELSE m.content END, m.tool_calls, m.tool_call_id,"
     " m.name, CASE WHEN m.seq < tk.ks THEN NULL ELSE m.images END,"
     " m.metadata, m.created_at, m.id, NULL" NGX_HTTP_AGENT_PG_NO_SESSION

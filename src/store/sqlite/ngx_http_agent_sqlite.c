@@ -217,7 +217,14 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN cached_tokens "
                         "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
 
-    /* a file whose checkpoint ids are unique across threads: rebuilt */
+    /*
+     * a file whose checkpoint ids are unique across threads: rebuilt, its
+     * AUTOINCREMENT carried over; the old workers of a reload may write
+     * meanwhile: waited for (the master's start, no event loop yet)
+     */
+
+    sqlite3_busy_timeout(db, 10000);
+
     if (sqlite3_exec(db, "SELECT 1 FROM sqlite_master"
                      " WHERE name = 'sqlite_autoindex_checkpoints_1'",
                      ngx_http_agent_store_found, NULL, NULL)
@@ -232,6 +239,10 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         "INSERT INTO checkpoints SELECT n, id, session_id,"
                         " parent_id, step, node, next, msg_count, channels,"
                         " created_at FROM checkpoints_old ORDER BY n;"
+                        "DELETE FROM sqlite_sequence"
+                        " WHERE name = 'checkpoints';"
+                        "UPDATE sqlite_sequence SET name = 'checkpoints'"
+                        " WHERE name = 'checkpoints_old';"
                         "DROP TABLE checkpoints_old;"
                         "COMMIT", NULL, NULL, &err)
            != SQLITE_OK)
