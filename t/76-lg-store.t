@@ -300,6 +300,17 @@ $r = $t->http('POST', '/mine/runs/wait', { assistant_id => 'chain',
 is_deeply($r->{json}{kept}, { note => 'picked by u3' },
           'each part reads what the node and the parts before it wrote');
 is($r->{json}{parts}, 2, '... and counts itself (count=)');
+for my $ask ([ { interrupt_before => [ 'remember' ],
+                 input => { user => 'u2' } }, 'a breakpoint at' ],
+             [ { command => { goto => 'remember' } }, 'a goto to' ]) {
+    $r = $t->http('POST', "/mine/threads/$tid/runs/wait",
+                  { assistant_id => 'steps', %{ $ask->[0] } }, %ann);
+    is($r->{status}, 422, "$ask->[1] a node that is only a part: 422");
+    like($r->{content}, qr/has no node "remember"/, '... said');
+}
+is($t->http('POST', "/mine/threads/$tid/state", { values => { user => 'x' },
+                                                  as_node => 'remember' },
+            %ann)->{status}, 422, 'a state update as one: 422');
 
 # --- bad input --------------------------------------------------------------
 

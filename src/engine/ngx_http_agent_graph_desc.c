@@ -52,6 +52,30 @@ ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph, ngx_str_t *name)
 }
 
 
+/*
+ * a node a request may name (a run's goto and breakpoints, a state
+ * update's as_node): not one that is only a then= part of other steps
+ */
+
+ngx_int_t
+ngx_http_agent_graph_step_node(ngx_http_agent_graph_t *graph,
+    ngx_str_t *name)
+{
+    ngx_int_t               i;
+    ngx_http_agent_node_t  *n;
+
+    i = ngx_http_agent_graph_node(graph, name);
+
+    if (i == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    n = (ngx_http_agent_node_t *) graph->nodes.elts + i;
+
+    return (n->part && n->edges.nelts == 0) ? NGX_ERROR : i;
+}
+
+
 /* whether a node of the graph is of that kind */
 
 ngx_uint_t

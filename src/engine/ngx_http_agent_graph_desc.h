@@ -233,6 +233,8 @@ ngx_int_t ngx_http_agent_graph_channel(ngx_http_agent_graph_t *graph,
     ngx_str_t *name);
 ngx_int_t ngx_http_agent_graph_node(ngx_http_agent_graph_t *graph,
     ngx_str_t *name);
+ngx_int_t ngx_http_agent_graph_step_node(ngx_http_agent_graph_t *graph,
+    ngx_str_t *name);
 ngx_uint_t ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph,
     const char *kind);
 

@@ -81,7 +81,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
             if (!(lr->go.len == 7
                   && ngx_strncmp(lr->go.data, "__end__", 7) == 0)
-                && ngx_http_agent_graph_node(lr->graph, &lr->go) == NGX_ERROR)
+                && ngx_http_agent_graph_step_node(lr->graph, &lr->go)
+                   == NGX_ERROR)
             {
                 return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" "
                                                   "has no node \"%V\"",
@@ -369,7 +370,7 @@ ngx_http_agent_lg_run_waits(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
             name.data = (u_char *) YAJL_GET_STRING(n);
             name.len = ngx_strlen(name.data);
 
-            node = ngx_http_agent_graph_node(lr->graph, &name);
+            node = ngx_http_agent_graph_step_node(lr->graph, &name);
 
             if (node == NGX_ERROR) {
                 return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" "
@@ -390,3 +391,4 @@ invalid:
                                       "\"interrupt_after\" are \"*\" or a list "
                                       "of node names");
 }
+

@@ -139,7 +139,8 @@ ngx_http_agent_lg_supersteps(ngx_http_request_t *r,
                 }
             }
 
-            if (ngx_http_agent_graph_node(graph, &st.as_node) == NGX_ERROR
+            if (ngx_http_agent_graph_step_node(graph, &st.as_node)
+                == NGX_ERROR
                 && !(st.as_node.len == 9
                      && (ngx_strncmp(st.as_node.data, "__input__", 9) == 0
                          || ngx_strncmp(st.as_node.data, "__start__", 9)

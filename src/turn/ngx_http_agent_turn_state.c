@@ -62,7 +62,7 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    n = ngx_http_agent_graph_node(run->graph, &st->as_node);
+    n = ngx_http_agent_graph_step_node(run->graph, &st->as_node);
     special = ngx_http_agent_turn_state_special(&st->as_node);
 
     if (st->node && n == NGX_ERROR && special == 0) {

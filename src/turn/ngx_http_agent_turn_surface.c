@@ -208,7 +208,7 @@ ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn)
 
     if (in->go.len && run->resuming) {
         /* goto: the run continues at that node instead, or ends */
-        n = ngx_http_agent_graph_node(in->graph, &in->go);
+        n = ngx_http_agent_graph_step_node(in->graph, &in->go);
         run->current = (n == NGX_ERROR) ? NGX_HTTP_AGENT_END : n;
     }
 
