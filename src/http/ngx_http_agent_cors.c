@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_cors.h"
+#include "ngx_http_agent_header.h"
 
 
 /*
@@ -36,8 +37,6 @@
 
 
 static ngx_int_t ngx_http_agent_cors_origin_valid(ngx_str_t *o);
-static ngx_table_elt_t *ngx_http_agent_cors_header_in(ngx_http_request_t *r,
-    const char *name, size_t len);
 static ngx_int_t ngx_http_agent_cors_add(ngx_http_request_t *r,
     const char *key, ngx_str_t *value);
 
@@ -133,7 +132,7 @@ ngx_http_agent_cors_handler(ngx_http_request_t *r,
         return NGX_DECLINED;
     }
 
-    origin = ngx_http_agent_cors_header_in(r, "origin", 6);
+    origin = ngx_http_agent_header_in(r, "origin", NULL);
 
     if (!cors->any) {
         /* the answer depends on the Origin: caches must know */
@@ -186,8 +185,8 @@ ngx_http_agent_cors_handler(ngx_http_request_t *r,
     }
 
     if (r->method != NGX_HTTP_OPTIONS
-        || ngx_http_agent_cors_header_in(r, "access-control-request-method",
-                                         29)
+        || ngx_http_agent_header_in(r, "access-control-request-method",
+                                    NULL)
            == NULL)
     {
         ngx_str_set(&v, NGX_HTTP_AGENT_CORS_EXPOSE);
@@ -267,37 +266,6 @@ ngx_http_agent_cors_origin_valid(ngx_str_t *o)
     }
 
     return NGX_OK;
-}
-
-
-static ngx_table_elt_t *
-ngx_http_agent_cors_header_in(ngx_http_request_t *r, const char *name,
-    size_t len)
-{
-    ngx_uint_t        i;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
-
-    part = &r->headers_in.headers.part;
-    h = part->elts;
-
-    for (i = 0; /* void */; i++) {
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                return NULL;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == len
-            && ngx_strncasecmp(h[i].key.data, (u_char *) name, len) == 0)
-        {
-            return &h[i];
-        }
-    }
 }
 
 

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_header.h"
 
 
 /*
@@ -251,9 +252,6 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
 {
     int64_t                    last;
     ngx_int_t                  rc;
-    ngx_str_t                  name;
-    ngx_uint_t                 i;
-    ngx_list_part_t           *part;
     ngx_table_elt_t           *h;
     ngx_http_agent_session_t   s;
     ngx_http_agent_run_row_t   row;
@@ -283,33 +281,15 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
     /* Last-Event-ID: the events after it; none or -1: from the start */
 
     last = 0;
-    ngx_str_set(&name, "Last-Event-ID");
+    h = ngx_http_agent_header_in(r, "Last-Event-ID", NULL);
 
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    if (h && h->value.len && h->value.data[0] != '-') {
+        last = ngx_atoi(h->value.data, h->value.len);
 
-    for (i = 0; /* void */; i++) {
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                break;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == name.len
-            && ngx_strncasecmp(h[i].key.data, name.data, name.len) == 0
-            && h[i].value.len && h[i].value.data[0] != '-')
-        {
-            last = ngx_atoi(h[i].value.data, h[i].value.len);
-
-            if (last == NGX_ERROR) {
-                return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
-                                                  "Last-Event-ID must be an "
-                                                  "event's id");
-            }
+        if (last == NGX_ERROR) {
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "Last-Event-ID must be an "
+                                              "event's id");
         }
     }
 

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_trace.h"
 #include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_header.h"
 
 
 /*
@@ -54,8 +55,7 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
     ngx_str_t *graph, ngx_str_t *session)
 {
     ngx_str_t                tp;
-    ngx_uint_t               i, n, sampled;
-    ngx_list_part_t         *part;
+    ngx_uint_t               n, sampled;
     ngx_table_elt_t         *h;
     ngx_http_agent_span_t   *root;
     ngx_http_agent_trace_t  *t;
@@ -79,29 +79,11 @@ ngx_http_agent_trace_start(ngx_http_request_t *r, ngx_http_agent_otlp_t *otlp,
 
     /* traceparent: 00-<32 hex trace id>-<16 hex parent>-<2 hex flags> */
 
-    n = 0;
     ngx_str_null(&tp);
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    h = ngx_http_agent_header_in(r, "traceparent", &n);
 
-    for (i = 0; /* void */; i++) {
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                break;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == 11
-            && ngx_strncasecmp(h[i].key.data, (u_char *) "traceparent", 11)
-               == 0)
-        {
-            tp = h[i].value;
-            n++;
-        }
+    if (h) {
+        tp = h->value;
     }
 
     sampled = ((ngx_uint_t) ngx_random() % 10000 < otlp->sample);

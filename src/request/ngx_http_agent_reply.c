@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_header.h"
 
 
 /*
@@ -333,36 +334,14 @@ ngx_http_agent_reply_finish(ngx_http_request_t *r, ngx_int_t rc)
 ngx_uint_t
 ngx_http_agent_reply_plain(ngx_http_request_t *r)
 {
-    ngx_uint_t        i;
-    ngx_list_part_t  *part;
     ngx_table_elt_t  *h;
 
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    h = ngx_http_agent_header_in(r, "Accept", NULL);
 
-    for (i = 0; /* void */; i++) {
-
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                break;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == 6
-            && ngx_strncasecmp(h[i].key.data, (u_char *) "Accept", 6) == 0
-            && ngx_strlcasestrn(h[i].value.data,
-                                h[i].value.data + h[i].value.len,
-                                (u_char *) "application/json", 16 - 1))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
+    return h == NULL
+           || ngx_strlcasestrn(h->value.data, h->value.data + h->value.len,
+                               (u_char *) "application/json", 16 - 1)
+              == NULL;
 }
 
 

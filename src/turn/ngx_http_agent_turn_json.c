@@ -11,6 +11,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_turn_json.h"
+#include "ngx_http_agent_header.h"
 
 
 /*
@@ -31,47 +32,23 @@ ngx_uint_t
 ngx_http_agent_turn_json_wanted(ngx_http_request_t *r)
 {
     u_char           *p, *last;
-    ngx_uint_t        i, json;
-    ngx_list_part_t  *part;
     ngx_table_elt_t  *h;
 
-    json = 0;
-    part = &r->headers_in.headers.part;
-    h = part->elts;
+    h = ngx_http_agent_header_in(r, "Accept", NULL);
 
-    for (i = 0; /* void */; i++) {
-
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                break;
-            }
-
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len != 6
-            || ngx_strncasecmp(h[i].key.data, (u_char *) "Accept", 6) != 0)
-        {
-            continue;
-        }
-
-        p = h[i].value.data;
-        last = p + h[i].value.len;
-
-        if (ngx_strlcasestrn(p, last, (u_char *) "text/event-stream", 17 - 1))
-        {
-            return 0;
-        }
-
-        if (ngx_strlcasestrn(p, last, (u_char *) "application/json", 16 - 1))
-        {
-            json = 1;
-        }
+    if (h == NULL) {
+        return 0;
     }
 
-    return json;
+    p = h->value.data;
+    last = p + h->value.len;
+
+    if (ngx_strlcasestrn(p, last, (u_char *) "text/event-stream", 17 - 1)) {
+        return 0;
+    }
+
+    return ngx_strlcasestrn(p, last, (u_char *) "application/json", 16 - 1)
+           != NULL;
 }
 
 
