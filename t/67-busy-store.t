@@ -32,7 +32,10 @@ $t->mock(sub {
         if $q =~ /sql/;
     return { text => "fine: $q", delay => 0.2 };
 });
-$t->run;
+my $conf = $t->conf;
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+    $1};
+$t->run($conf);
 
 my $SESSIONS = 8;
 my $TURNS = 4;
@@ -127,6 +130,40 @@ for my $sid (@sids) {
                ne join(',', ('user', 'assistant') x (2 * $TURNS));
 }
 is($lost, 0, 'every session holds exactly the turns its client saw end');
+
+# 3. the LangGraph API's writes in a transaction wait too, and are
+# answered: a thread's copy, an assistant made (they hung: a busy file's
+# wait was no answer to come for the request's pass)
+my $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+$t->http('POST', "/lg/threads/$th/runs/wait", { assistant_id => 'react',
+    input => { messages => [ { role => 'user', content => 'hi' } ] } });
+$w = writer(1, 1, 0);
+sleep 0.3;
+my $t0 = time;
+my @lg;
+for my $req ([ 'POST', "/lg/threads/$th/copy", undef ],
+             [ 'POST', '/lg/assistants', { graph_id => 'react' } ]) {
+    my $pid = fork() // die;
+    if ($pid == 0) {
+        my $r = $t->http(@$req);
+        open my $fh, '>', "$dir/lg-" . scalar(@lg) or POSIX::_exit(1);
+        print $fh "$r->{status} " . sprintf('%.2f', time - $t0);
+        close $fh;
+        POSIX::_exit(0);
+    }
+    push @lg, $pid;
+}
+waitpid($_, 0) for @lg, $w;
+sub got_lg {
+    open my $fh, '<', "$dir/lg-$_[0]" or return '? 0';
+    return scalar <$fh>;
+}
+my @got = map { got_lg($_) } 0 .. 1;
+is(join(' ', map { (split / /)[0] } @got), '200 200',
+   'a copy and an assistant made while the file is locked: answered');
+ok(!grep({ (split / /)[1] < 0.6 || (split / /)[1] > 10 } @got),
+   '... once it is let go (' . join(', ', map { (split / /)[1] . ' s' }
+                                              @got) . ')');
 
 my $log = $t->slurp('error.log');
 like($log, qr/the store is busy, the write waits/,

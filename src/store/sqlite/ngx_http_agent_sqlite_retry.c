@@ -161,6 +161,9 @@ ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc, ngx_int_t rc,
 
     ngx_add_timer(&r->ev, r->delay);
 
+    /* an answer to come, as a PostgreSQL query's: the caller waits for it */
+    sc->waiting++;
+
     return NGX_AGAIN;
 }
 
@@ -174,6 +177,7 @@ ngx_http_agent_sqlite_retry(ngx_event_t *ev)
     ngx_http_agent_store_call_t  *sc;
 
     sc = r->sc;
+    sc->waiting--;
 
     if (r->try == NULL) {
         /* the caller makes its pass again, from its begin */
@@ -204,6 +208,7 @@ ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc)
 
     if (r && r->ev.timer_set) {
         ngx_del_timer(&r->ev);
+        sc->waiting--;
     }
 }
 
