@@ -320,6 +320,12 @@ is_deeply([ map { $_->{type} } @{ ref $img ? $img : [] } ],
     or diag explain $o->{image};
 is($o->{imaged}{values}{messages}[-1]{content}, 'Hello from the mock',
    '... and answered');
+my $pdf = $o->{pdfed}{values}{messages}[0]{content};
+is_deeply([ map { $_->{type} } @{ ref $pdf ? $pdf : [] } ],
+          [ qw(text file) ], 'a PDF attached: kept with its message')
+    or diag explain $o->{pdf};
+is($o->{pdfed}{values}{messages}[-1]{content}, 'Hello from the mock',
+   '... and answered');
 
 # 4. cancel mid-token; a double run
 $o = $t->lg_sdk($url, 'cancel');

@@ -341,6 +341,17 @@ const scenarios = {
                   metadata: { name: 'dot.png' } }] }] },
             streamMode: ['values'] }));
         await call('imaged', () => client.threads.getState(i.thread_id));
+
+        // a PDF, as Agent Chat UI's multimodal upload attaches it
+        const f = await client.threads.create();
+        await events('pdf', client.runs.stream(f.thread_id, 'chat', {
+            input: { messages: [{ type: 'human', content: [
+                { type: 'text', text: 'read this' },
+                { type: 'file', source_type: 'base64',
+                  mime_type: 'application/pdf', data: 'JVBERi0xLjQKJcfsj6IK',
+                  metadata: { filename: 'a.pdf' } }] }] },
+            streamMode: ['values'] }));
+        await call('pdfed', () => client.threads.getState(f.thread_id));
     },
 
     async update() {
