@@ -563,7 +563,7 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
             nodes[i].count = ch;
         }
 
-        if (nodes[i].edges.nelts == 0 && nodes[i].part) {
+        if (nodes[i].part) {
             continue;       /* only a part of other nodes' steps */
         }
 
@@ -613,7 +613,7 @@ ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
     }
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        ok[i] = (nodes[i].part && nodes[i].edges.nelts == 0);
+        ok[i] = nodes[i].part;
     }
 
     do {

@@ -72,7 +72,7 @@ ngx_http_agent_graph_step_node(ngx_http_agent_graph_t *graph,
 
     n = (ngx_http_agent_node_t *) graph->nodes.elts + i;
 
-    return (n->part && n->edges.nelts == 0) ? NGX_ERROR : i;
+    return n->part ? NGX_ERROR : i;
 }
 
 

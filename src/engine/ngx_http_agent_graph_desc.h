@@ -112,7 +112,9 @@ typedef struct {
     ngx_str_t                  then_text;
     ngx_array_t               *parts;         /* then=: node indexes run
                                                  in its step, or NULL */
-    unsigned                   part:1;        /* named by a then= */
+    unsigned                   part:1;        /* only a part of other
+                                                 nodes' steps (then=), no
+                                                 edges of its own */
     unsigned                   answers:1;     /* answers the last message's
                                                  tool calls, as its kind's
                                                  calls does (its check

@@ -72,13 +72,13 @@ ngx_http_agent_graph_parts_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
             }
 
             *ks = k;
-            nodes[k].part = 1;
+
+            /* the edges are linked: a part that has none is only a part */
+            nodes[k].part = (nodes[k].edges.nelts == 0);
         }
     }
 
-    if (graph->entry >= 0 && nodes[graph->entry].part
-        && nodes[graph->entry].edges.nelts == 0)
-    {
+    if (graph->entry >= 0 && nodes[graph->entry].part) {
         ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_graph \"%V\": "
                       "START leads to \"%V\", only a part of other nodes' "
                       "steps (then=): give it edges of its own in %V:%ui",
@@ -133,9 +133,7 @@ ngx_http_agent_graph_parts_led(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     e = node->edges.elts;
 
     for (k = 0; k < node->edges.nelts; k++) {
-        if (e[k].to == NGX_HTTP_AGENT_END || !nodes[e[k].to].part
-            || nodes[e[k].to].edges.nelts)
-        {
+        if (e[k].to == NGX_HTTP_AGENT_END || !nodes[e[k].to].part) {
             continue;
         }
 

@@ -59,7 +59,7 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
                    sizeof("    __start__([START]):::first\n") - 1);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        if (n[i].part && n[i].edges.nelts == 0) {
+        if (n[i].part) {
             /* only a part of other nodes' steps: named in their boxes */
             continue;
         }

@@ -257,7 +257,7 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_end(j);
 
     for (i = 0; i < g->nodes.nelts; i++) {
-        if (n[i].part && n[i].edges.nelts == 0) {
+        if (n[i].part) {
             /* then=: a part of other nodes' steps, no node of the graph */
             continue;
         }
@@ -351,24 +351,17 @@ ngx_int_t
 ngx_http_agent_lg_assistant_subgraphs(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                        rc;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
+
+    static ngx_str_t  none = ngx_string("{}");
 
     rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &none);
 }
 
 
