@@ -374,6 +374,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_LANGGRAPH },
 
+    { ngx_string("agent_agui"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_AGUI },
+
       ngx_null_command
 };
 
@@ -671,8 +678,8 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_agent_main_conf_t  *amcf;
 
     if (alcf->kind) {
-        return "is duplicate: a location serves chat, sessions or the "
-               "LangGraph API";
+        return "is duplicate: a location serves chat, sessions, the "
+               "LangGraph API or AG-UI";
     }
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);

@@ -20,6 +20,11 @@
 #define NGX_HTTP_AGENT_CHAT      1
 #define NGX_HTTP_AGENT_SESSIONS  2
 #define NGX_HTTP_AGENT_LANGGRAPH 3
+#define NGX_HTTP_AGENT_AGUI      4
+
+/* a protocol over the turn surface: it runs agent_use_graph's graph and
+ * agent_assistants' */
+#define ngx_http_agent_kind_protocol(kind)  ((kind) >= NGX_HTTP_AGENT_LANGGRAPH)
 
 
 typedef struct {
@@ -119,7 +124,8 @@ typedef enum {
     NGX_HTTP_AGENT_EP_CONNECTION,
     NGX_HTTP_AGENT_EP_RESUME,
     NGX_HTTP_AGENT_EP_GRAPH,
-    NGX_HTTP_AGENT_EP_LANGGRAPH
+    NGX_HTTP_AGENT_EP_LANGGRAPH,
+    NGX_HTTP_AGENT_EP_AGUI
 } ngx_http_agent_endpoint_e;
 
 

@@ -57,7 +57,7 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
 
     if (conf->graph->prompt_missing
         && (conf->kind == NGX_HTTP_AGENT_CHAT
-            || conf->kind == NGX_HTTP_AGENT_LANGGRAPH))
+            || ngx_http_agent_kind_protocol(conf->kind)))
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, NGX_ENOENT, "agent_prompts: "
                            "cannot open the prompt template \"%V/%s\" of "
@@ -70,7 +70,7 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     /* checked by the directive */
     conf->format = ngx_http_agent_stream_format_find(&conf->format_name);
 
-    if (conf->kind == NGX_HTTP_AGENT_LANGGRAPH
+    if (ngx_http_agent_kind_protocol(conf->kind)
         && ngx_http_agent_merge_assistants(cf, conf, amcf) != NGX_CONF_OK)
     {
         return NGX_CONF_ERROR;
@@ -79,14 +79,14 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     /* the inputs of turns: checked where turns run */
     if (conf->inputs == NULL
         || (conf->kind != NGX_HTTP_AGENT_CHAT
-            && conf->kind != NGX_HTTP_AGENT_LANGGRAPH))
+            && !ngx_http_agent_kind_protocol(conf->kind)))
     {
         return NGX_CONF_OK;
     }
 
-    g = conf->kind == NGX_HTTP_AGENT_LANGGRAPH
+    g = ngx_http_agent_kind_protocol(conf->kind)
         ? conf->assistant_graphs->elts : &conf->graph;
-    n = conf->kind == NGX_HTTP_AGENT_LANGGRAPH
+    n = ngx_http_agent_kind_protocol(conf->kind)
         ? conf->assistant_graphs->nelts : 1;
 
     in = conf->inputs->elts;
@@ -114,7 +114,7 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
 
 
 /*
- * The graphs a LangGraph API location runs: its own (agent_use_graph)
+ * The graphs a protocol's location (the LangGraph API, AG-UI) runs: its own (agent_use_graph)
  * first, then those agent_assistants names; no other, whatever a client
  * names in assistant_id.
  */

@@ -291,7 +291,6 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->data = lr;
     in->json = lr->wait;
     in->sink = ngx_http_agent_lg_run_sink;
-    in->state = 1;
 
     if (row.assistant_id.len) {
         /* one a client made: its own id */

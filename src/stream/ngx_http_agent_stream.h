@@ -120,6 +120,8 @@ struct ngx_http_agent_stream_s {
     unsigned                   lc:1;        /* "events": a tool's end as
                                                LangChain's ToolMessage */
     ngx_str_t                  assistant;
+    void                      *format_data; /* the format's own, from
+                                               the stream's pool */
 };
 
 
@@ -128,6 +130,7 @@ void ngx_http_agent_stream_events_call(ngx_http_agent_stream_t *s,
     ngx_str_t *args);
 extern ngx_http_agent_format_t  ngx_http_agent_events_format;
 extern ngx_http_agent_format_t  ngx_http_agent_lg_format;
+extern ngx_http_agent_format_t  ngx_http_agent_agui_format;
 
 
 ngx_http_agent_format_t *ngx_http_agent_stream_format_find(ngx_str_t *name);

@@ -60,6 +60,9 @@ typedef struct {
     void                           *data;      /* the hooks' and sink's */
     ngx_http_agent_stream_sink_pt   sink;      /* NULL: the SSE writer */
     ngx_str_t                       assistant; /* for the stream's events */
+    ngx_str_t                       run_id;    /* the protocol's own id of
+                                                  the run, or empty: a new
+                                                  one */
     ngx_uint_t                      modes;     /* the stream's modes */
     ngx_http_agent_msg_t           *msgs;      /* the input's messages */
     ngx_uint_t                      nmsgs;
@@ -83,8 +86,6 @@ typedef struct {
                                                   long after the begin
                                                   (a pending run), or 0 */
     unsigned                        json:1;    /* one answer, no stream */
-    unsigned                        state:1;   /* the stream shows the
-                                                  run's state */
     unsigned                        answers:1; /* refused unless the
                                                   thread waits */
     unsigned                        over:1;    /* an input on a session

@@ -65,6 +65,11 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
+    if (turn->in.run_id.len) {
+        /* the protocol names its runs (AG-UI's runId) */
+        turn->run_id = turn->in.run_id;
+    }
+
     /* every protocol's input checked alike, before its answer starts */
 
     rc = ngx_http_agent_turn_ask(turn, s);

@@ -198,9 +198,8 @@ ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn)
     in = &turn->in;
     run = turn->run;
 
-    if (in->state) {
-        turn->stream.state = run;
-    }
+    /* the run, for the formats that show its state */
+    turn->stream.state = run;
 
     if (in->waits) {
         run->waits = in->waits;

@@ -227,7 +227,7 @@ ngx_http_agent_variables_inputs(ngx_http_request_t *r,
 
     if (alcf->inputs == NULL
         || (run->graph != alcf->graph
-            && alcf->kind != NGX_HTTP_AGENT_LANGGRAPH))
+            && !ngx_http_agent_kind_protocol(alcf->kind)))
     {
         return NGX_OK;
     }

@@ -1,0 +1,41 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_AGUI_INPUT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_AGUI_INPUT_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_msg.h"
+#include "ngx_http_agent_graph.h"
+
+
+/* the longest threadId and runId */
+#define NGX_HTTP_AGENT_AGUI_ID_MAX  64
+
+
+/* AG-UI's RunAgentInput, as a run asks it (agui_input.c) */
+typedef struct {
+    ngx_str_t                  thread_id;
+    ngx_str_t                  run_id;
+    ngx_http_agent_msg_t      *msg;         /* the new user message, or
+                                               NULL */
+    ngx_str_t                  resume;      /* an interrupt's answer
+                                               (JSON), or empty */
+    yajl_val                   values;      /* state to write, or NULL */
+    unsigned                   cancelled:1; /* the interrupt is dropped */
+} ngx_http_agent_agui_input_t;
+
+
+ngx_int_t ngx_http_agent_agui_input(ngx_pool_t *pool, yajl_val v,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_agui_input_t *in,
+    ngx_str_t *why);
+
+
+#endif /* _NGX_HTTP_AGENT_AGUI_INPUT_H_INCLUDED_ */
