@@ -1,14 +1,14 @@
 # make fuzz: libFuzzer targets (clang) for the request JSON, the provider
 # stream parser (whole against split), the CSV importer, the prompt
-# renderer, the conditions of edges and MCP servers' answers (JSON-RPC,
-# batches, event streams), each run FUZZ_SECONDS from its
-# seeds in t/fuzz/<target>/.
+# renderer, the conditions of edges, MCP servers' answers (JSON-RPC,
+# batches, event streams) and AG-UI's RunAgentInput, each run
+# FUZZ_SECONDS from its seeds in t/fuzz/<target>/.
 # The module's sources are built with the fuzzer, ASan and UBSan beside a
 # small shim of nginx's core (t/fuzz/ngx_fuzz_core.c).  See docs/security.md.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_TARGETS := json llm csv prompt expr mcp
+FUZZ_TARGETS := json llm csv prompt expr mcp agui
 FUZZ_CC      := clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined \
@@ -34,6 +34,9 @@ FUZZ_SRCS_csv    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
 FUZZ_SRCS_prompt := src/engine/ngx_http_agent_prompt.c
 FUZZ_SRCS_mcp    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/mcp/ngx_http_agent_mcp_rpc.c
+FUZZ_SRCS_agui   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
+                    src/agui/ngx_http_agent_agui_input.c \
+                    src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/engine/ngx_http_agent_graph.c \
                     src/engine/ngx_http_agent_graph_wait.c \

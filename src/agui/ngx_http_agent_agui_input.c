@@ -275,7 +275,7 @@ ngx_http_agent_agui_resume(ngx_pool_t *pool, yajl_val v,
         }
 
         if (status.len == 9) {
-            in->cancelled = 1;
+            /* the wait dropped: a message goes over it (in.over) */
             return NGX_OK;
         }
 

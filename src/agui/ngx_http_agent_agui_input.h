@@ -29,7 +29,6 @@ typedef struct {
     ngx_str_t                  resume;      /* an interrupt's answer
                                                (JSON), or empty */
     yajl_val                   values;      /* state to write, or NULL */
-    unsigned                   cancelled:1; /* the interrupt is dropped */
 } ngx_http_agent_agui_input_t;
 
 
