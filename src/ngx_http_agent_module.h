@@ -22,8 +22,10 @@
 #define NGX_HTTP_AGENT_LANGGRAPH 3
 #define NGX_HTTP_AGENT_AGUI      4
 
-/* a protocol over the turn surface: it runs agent_use_graph's graph and
- * agent_assistants' */
+/*
+ * a protocol over the turn surface: it runs agent_use_graph's graph and
+ * agent_assistants'
+ */
 #define ngx_http_agent_kind_protocol(kind)  ((kind) >= NGX_HTTP_AGENT_LANGGRAPH)
 
 

@@ -74,7 +74,7 @@ agent_graph notes {
     channel count sum;
     channel summary value;
     node note template "text=noted {{topic}}" output=summary;
-    node say template "text=about {{topic}}";
+    node say template "text=about {{topic}} ({{input}})";
     edge START note;
     edge note say;
     edge say END;
@@ -97,6 +97,12 @@ while (my $line = <$fh>) {
 }
 close $fh;
 diag($o{__died__}) if $o{__died__};
+
+sub post {
+    my ($path, $body, %h) = @_;
+    return $t->http('POST', $path, $body,
+                    'Content-Type' => 'application/json', %h);
+}
 
 sub types { [ map { $_->{type} } @{ $_[0]{events} } ] }
 sub has { my ($r, $type) = @_; scalar grep { $_ eq $type } @{ types($r) } }
@@ -164,7 +170,15 @@ is($snap->{snapshot}{count}, 0, '... a sum channel not (it would grow by '
 ok(!exists $snap->{snapshot}{ignored}, '... a key that is no channel not');
 is($snap->{snapshot}{summary}, 'noted cats', 'STATE_SNAPSHOT after the step');
 is($r->{state}{summary}, 'noted cats', 'the agent\'s state');
-is(text($r), 'about cats', 'a template\'s text as a text message');
+is(text($r), 'about cats (note it)', 'a template\'s text as a text message');
+ok(!exists $snap->{snapshot}{input} && !exists $snap->{snapshot}{session_id},
+   '... the turn\'s own channels are not the state shown');
+my $sse = post('/agui/notes', encode_json({ threadId => $r->{threadId},
+    runId => 'n2', state => { topic => 'dogs', input => 'evil',
+                              session_id => 'other' },
+    messages => [ { id => 'n2m', role => 'user', content => 'more' } ] }));
+is(join('', $sse->{content} =~ /"delta":"([^"]*)"/g), 'about dogs (more)',
+   '... nor written from the client\'s state');
 
 # interrupt
 $r = $o{ask};
@@ -182,6 +196,27 @@ ok(!$r->{error}, 'answered through resume') or diag explain $r;
 is(text($r), 'you said yes', '... and the graph went on');
 is((of($r, 'RUN_FINISHED'))[0]{outcome}{type}, 'success', '... to its end');
 
+# an answer for an interrupt answered already: 409
+my $ask = $o{ask};
+$sse = post('/agui/approval', encode_json({ threadId => $ask->{threadId},
+    runId => 'a3', messages => [ { id => 'a3m', role => 'user',
+                                   content => 'delete again' } ] }));
+my ($again) = $sse->{content} =~ /"interrupts":\[\{"id":"([^"]+)"/;
+ok($again && $again ne $ask->{pending}[0]{id},
+   'the thread waits at a new interrupt');
+my $stale = post('/agui/approval', encode_json({ threadId => $ask->{threadId},
+    runId => 'a4', messages => [],
+    resume => [ { interruptId => $ask->{pending}[0]{id},
+                  status => 'resolved', payload => 'no' } ] }));
+is($stale->{status}, 409, 'an answer to the old one: 409');
+like($stale->{content}, qr/the answer is for the interrupt/, '... says why');
+$sse = post('/agui/approval', encode_json({ threadId => $ask->{threadId},
+    runId => 'a5', messages => [],
+    resume => [ { interruptId => $again, status => 'resolved',
+                  payload => 'no' } ] }));
+is(join('', $sse->{content} =~ /"delta":"([^"]*)"/g), 'you said no',
+   'an answer to the new one goes on');
+
 # abort
 ok(has($o{abort}, 'TEXT_MESSAGE_CONTENT'), 'a slow run streams');
 ok(!has($o{abort}, 'RUN_FINISHED'), '... aborted before its end');
@@ -196,11 +231,6 @@ like($o{bob}{error} // '', qr/404/, 'another owner\'s thread: 404')
     or diag explain $o{bob};
 
 # malformed requests: our JSON errors
-sub post {
-    my ($path, $body, %h) = @_;
-    return $t->http('POST', $path, $body,
-                    'Content-Type' => 'application/json', %h);
-}
 my $res2 = post('/agui/', '{"threadId": ');
 is($res2->{status}, 400, 'bad JSON: 400');
 like($res2->{content}, qr/"error"/, '... our JSON error');
@@ -223,6 +253,17 @@ is($res2->{status}, 422, 'messages not an array: 422');
 $res2 = $t->http('GET', '/agui/');
 is($res2->{status}, 405, 'GET: 405');
 
+# a run sent again with the same message (a retry): the message is not
+# stored twice (its id replaces it, as LangGraph's add_messages)
+for my $run (qw(rt1 rt2)) {
+    post('/agui/', encode_json({ threadId => 'retry-1', runId => $run,
+        messages => [ { id => 'same', role => 'user', content => 'once' } ] }));
+}
+my $st = $t->http('GET', '/lg/threads/retry-1/state');
+is_deeply([ map { $_->{type} } @{ $st->{json}{values}{messages} } ],
+          [ qw(human ai ai) ], 'a retry: the user message once')
+    or diag explain $st->{json}{values}{messages};
+
 # the thread AG-UI made goes on through the LangGraph API and our chat API
 my $tid = $o{thread};
 my $lg = $t->http('POST', "/lg/threads/$tid/runs/wait", encode_json({
@@ -239,7 +280,7 @@ my $chat = $t->http('POST', "/api/chat/$tid/message",
                     'Accept' => 'application/json');
 is($chat->{status}, 200, 'and so does our chat API') or diag explain $chat;
 like($chat->{content}, qr/Hello, you said from chat \(4\)/, '... with it all');
-my $sse = post('/agui/', encode_json({ threadId => $tid, runId => 'back-1',
+$sse = post('/agui/', encode_json({ threadId => $tid, runId => 'back-1',
     messages => [ { id => 'x1', role => 'user', content => 'back' } ] }));
 is(join('', $sse->{content} =~ /"delta":"([^"]*)"/g),
    'Hello, you said back (5)', 'and back through AG-UI');

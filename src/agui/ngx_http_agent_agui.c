@@ -111,7 +111,7 @@ ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body)
 {
     yajl_val                      v;
     ngx_int_t                     rc;
-    ngx_str_t                     why, none;
+    ngx_str_t                     why, none, meta;
     ngx_http_agent_ctx_t         *ctx;
     ngx_http_agent_turn_t        *turn;
     ngx_http_agent_model_t       *m;
@@ -148,8 +148,16 @@ ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body)
 
     if (rc == NGX_DECLINED) {
         ngx_str_set(&none, "");
-        rc = ngx_http_agent_reply_session_create(r, &in.thread_id, &none,
-                                                 NULL, &s);
+        ngx_str_null(&meta);
+
+        rc = ngx_http_agent_store_session_create(ngx_http_agent_reply_sc(r),
+                                                 &in.thread_id, &none, &meta,
+                                                 ctx->owner, &s);
+
+        /* a first run of the same new thread made it since: as it is */
+        if (rc == NGX_ERROR) {
+            rc = ngx_http_agent_reply_session_get(r, &in.thread_id, &s);
+        }
 
     } else if (rc == NGX_OK) {
         rc = ngx_http_agent_reply_session_get(r, &in.thread_id, &s);
@@ -178,6 +186,7 @@ ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body)
     tin->run_id = in.run_id;
     tin->values = in.values;
     tin->resume = in.resume;
+    tin->resume_at = in.resume_at;
 
     /* a new message, or an interrupt cancelled, goes over a wait */
     tin->over = 1;

@@ -15,8 +15,9 @@
  * whole conversation each run; the thread keeps it already, so the run's
  * input is the last message, the user's, or the answer to the interrupt
  * the thread waits at (resume[0], or CopilotKit's
- * forwardedProps.command.resume).  Of its state, the channels whose
- * reducer takes the same value twice alike (value, merge): a client
+ * forwardedProps.command.resume).  Of its state, the graph's channels
+ * (not the turn's own input and session_id) whose reducer takes the same
+ * value twice alike (value, merge): a client
  * sends back the state it was shown, and an append or sum channel would
  * grow by it each run.  No I/O here: the fuzz target calls it as is.
  */
@@ -176,7 +177,7 @@ ngx_http_agent_agui_message(ngx_pool_t *pool, yajl_val m,
             size += id.len;
         }
 
-        text.data = ngx_pnalloc(pool, size + 1);
+        text.data = ngx_pnalloc(pool, size);
         if (text.data == NULL) {
             return NGX_ERROR;
         }
@@ -279,6 +280,9 @@ ngx_http_agent_agui_resume(ngx_pool_t *pool, yajl_val v,
             return NGX_OK;
         }
 
+        (void) ngx_http_agent_json_get_str(entry, "interruptId",
+                                           &in->resume_at);
+
         payload = ngx_http_agent_json_get(entry, "payload");
 
         if (payload == NULL) {
@@ -335,6 +339,8 @@ ngx_http_agent_agui_state(ngx_pool_t *pool, yajl_val state,
         n = ngx_http_agent_graph_channel(graph, &key);
 
         if (n == NGX_ERROR || n == NGX_HTTP_AGENT_CH_MESSAGES
+            || n == NGX_HTTP_AGENT_CH_INPUT
+            || n == NGX_HTTP_AGENT_CH_SESSION_ID
             || (ch[n].reducer != NGX_HTTP_AGENT_REDUCE_VALUE
                 && ch[n].reducer != NGX_HTTP_AGENT_REDUCE_MERGE))
         {

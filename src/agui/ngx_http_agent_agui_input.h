@@ -28,6 +28,8 @@ typedef struct {
                                                NULL */
     ngx_str_t                  resume;      /* an interrupt's answer
                                                (JSON), or empty */
+    ngx_str_t                  resume_at;   /* the interrupt it answers,
+                                               or empty */
     yajl_val                   values;      /* state to write, or NULL */
 } ngx_http_agent_agui_input_t;
 

@@ -114,9 +114,9 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
 
 
 /*
- * The graphs a protocol's location (the LangGraph API, AG-UI) runs: its own (agent_use_graph)
- * first, then those agent_assistants names; no other, whatever a client
- * names in assistant_id.
+ * The graphs a protocol's location (the LangGraph API, AG-UI) runs: its
+ * own (agent_use_graph) first, then those agent_assistants names; no
+ * other, whatever a client names.
  */
 
 static char *

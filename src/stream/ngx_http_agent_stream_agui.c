@@ -53,6 +53,8 @@ static ngx_int_t ngx_http_agent_agui_result(ngx_http_agent_stream_t *s,
 static ngx_int_t ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
     ngx_http_agent_agui_t *a, ngx_http_agent_event_t *ev,
     ngx_http_agent_json_t *j);
+static ngx_uint_t ngx_http_agent_agui_shown(ngx_http_agent_run_t *run,
+    const char *name);
 static void ngx_http_agent_agui_finished(ngx_http_agent_stream_t *s,
     ngx_http_agent_agui_t *a, ngx_http_agent_json_t *j);
 
@@ -69,6 +71,7 @@ ngx_http_agent_agui_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
 {
     yajl_val                v;
+    ngx_str_t               text;
     ngx_http_agent_agui_t  *a;
 
     a = s->format_data;
@@ -209,8 +212,13 @@ ngx_http_agent_agui_write(ngx_http_agent_stream_t *s,
         if (v && YAJL_IS_STRING(v)) {
             ngx_http_agent_json_val(j, v);
 
+        } else if (v && ngx_http_agent_json_encode(s->pool, v, &text)
+                        == NGX_OK)
+        {
+            ngx_http_agent_json_str(j, &text);
+
         } else {
-            ngx_http_agent_json_raw(j, ev->json);
+            ngx_http_agent_json_cstr(j, "null");
         }
 
         ngx_http_agent_json_end(j);
@@ -486,9 +494,10 @@ ngx_http_agent_agui_result(ngx_http_agent_stream_t *s,
 
 
 /*
- * A step's update: the state but its messages (AG-UI's messages are
- * events of their own), whole the first time, then as a JSON Patch of
- * the channels the step wrote, each to its value after the reducers
+ * A step's update: the graph's channels but messages (AG-UI's messages are
+ * events of their own) and the turn's own input and session_id, whole the
+ * first time, then as a JSON Patch of the channels the step wrote, each to
+ * its value after the reducers
  */
 
 static ngx_int_t
@@ -498,11 +507,14 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
 {
     size_t                  i;
     yajl_val                update, state, v;
-    ngx_str_t               json;
+    ngx_str_t               json, key;
     ngx_uint_t              any;
+    ngx_http_agent_run_t   *run;
     ngx_http_agent_json_t  *sj;
 
-    if (s->state == NULL || ev->json == NULL) {
+    run = s->state;
+
+    if (run == NULL || ev->json == NULL) {
         return NGX_DECLINED;
     }
 
@@ -515,9 +527,7 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
     any = 0;
 
     for (i = 0; i < update->u.object.len; i++) {
-        if (ngx_strcmp(update->u.object.keys[i], "messages") != 0) {
-            any = 1;
-        }
+        any |= ngx_http_agent_agui_shown(run, update->u.object.keys[i]);
     }
 
     if (!any && a->state) {
@@ -529,9 +539,14 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_state_values(sj, s->state);
+    ngx_http_agent_state_values(sj, run);
 
     if (ngx_http_agent_json_done(sj, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    state = ngx_http_agent_json_parse(s->pool, json.data, json.len, NULL);
+    if (state == NULL || !YAJL_IS_OBJECT(state)) {
         return NGX_ERROR;
     }
 
@@ -540,16 +555,20 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
 
         ngx_http_agent_agui_head(j, "STATE_SNAPSHOT");
         ngx_http_agent_json_key(j, "snapshot");
-        ngx_http_agent_json_raw(j, &json);
+        ngx_http_agent_json_obj(j);
+
+        for (i = 0; i < state->u.object.len; i++) {
+            if (ngx_http_agent_agui_shown(run, state->u.object.keys[i])) {
+                ngx_http_agent_json_cstr(j, state->u.object.keys[i]);
+                ngx_http_agent_json_val(j, state->u.object.values[i]);
+            }
+        }
+
+        ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
 
         return ngx_http_agent_agui_send(s, j, 1) == NGX_OK ? NGX_DECLINED
                                                            : NGX_ERROR;
-    }
-
-    state = ngx_http_agent_json_parse(s->pool, json.data, json.len, NULL);
-    if (state == NULL) {
-        return NGX_ERROR;
     }
 
     ngx_http_agent_agui_head(j, "STATE_DELTA");
@@ -557,6 +576,10 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_arr(j);
 
     for (i = 0; i < update->u.object.len; i++) {
+        if (!ngx_http_agent_agui_shown(run, update->u.object.keys[i])) {
+            continue;
+        }
+
         v = ngx_http_agent_json_get(state, update->u.object.keys[i]);
 
         if (v == NULL) {
@@ -565,19 +588,20 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
 
         /* "add" sets a member that is there as well; names have no / ~ */
 
+        key.len = ngx_strlen(update->u.object.keys[i]) + 1;
+        key.data = ngx_pnalloc(s->pool, key.len);
+        if (key.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        key.data[0] = '/';
+        ngx_memcpy(key.data + 1, update->u.object.keys[i], key.len - 1);
+
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "op");
         ngx_http_agent_json_cstr(j, "add");
         ngx_http_agent_json_key(j, "path");
-        json.len = ngx_strlen(update->u.object.keys[i]) + 1;
-        json.data = ngx_pnalloc(s->pool, json.len);
-        if (json.data == NULL) {
-            return NGX_ERROR;
-        }
-
-        json.data[0] = '/';
-        ngx_memcpy(json.data + 1, update->u.object.keys[i], json.len - 1);
-        ngx_http_agent_json_str(j, &json);
+        ngx_http_agent_json_str(j, &key);
         ngx_http_agent_json_key(j, "value");
         ngx_http_agent_json_val(j, v);
         ngx_http_agent_json_end(j);
@@ -588,6 +612,25 @@ ngx_http_agent_agui_state(ngx_http_agent_stream_t *s,
 
     return ngx_http_agent_agui_send(s, j, 1) == NGX_OK ? NGX_DECLINED
                                                        : NGX_ERROR;
+}
+
+
+/* a channel of the graph's state, as AG-UI shows it */
+
+static ngx_uint_t
+ngx_http_agent_agui_shown(ngx_http_agent_run_t *run, const char *name)
+{
+    ngx_int_t  n;
+    ngx_str_t  key;
+
+    key.data = (u_char *) name;
+    key.len = ngx_strlen(name);
+
+    n = ngx_http_agent_graph_channel(run->graph, &key);
+
+    return n != NGX_ERROR && n != NGX_HTTP_AGENT_CH_MESSAGES
+           && n != NGX_HTTP_AGENT_CH_INPUT
+           && n != NGX_HTTP_AGENT_CH_SESSION_ID;
 }
 
 

@@ -14,7 +14,6 @@
 
 extern ngx_http_agent_format_t  ngx_http_agent_typed_format;
 extern ngx_http_agent_format_t  ngx_http_agent_events_format;
-extern ngx_http_agent_format_t  ngx_http_agent_agui_format;
 
 
 static ngx_http_agent_format_t  *ngx_http_agent_formats[] = {

@@ -61,14 +61,18 @@ typedef struct {
     ngx_http_agent_stream_sink_pt   sink;      /* NULL: the SSE writer */
     ngx_str_t                       assistant; /* for the stream's events */
     ngx_str_t                       run_id;    /* the protocol's own id of
-                                                  the run, or empty: a new
-                                                  one */
+                                                  the run, for its events
+                                                  (the turn's is ours), or
+                                                  empty */
     ngx_uint_t                      modes;     /* the stream's modes */
     ngx_http_agent_msg_t           *msgs;      /* the input's messages */
     ngx_uint_t                      nmsgs;
     ngx_str_t                       text;
     yajl_val                        values;    /* other input channels */
     ngx_str_t                       resume;    /* the answer: a resume */
+    ngx_str_t                       resume_at; /* the checkpoint it answers
+                                                  (AG-UI's interruptId), or
+                                                  empty: any */
     ngx_str_t                       fork;      /* a checkpoint to start
                                                   from instead of the
                                                   latest (time travel) */

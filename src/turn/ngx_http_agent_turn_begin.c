@@ -65,11 +65,6 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (turn->in.run_id.len) {
-        /* the protocol names its runs (AG-UI's runId) */
-        turn->run_id = turn->in.run_id;
-    }
-
     /* every protocol's input checked alike, before its answer starts */
 
     rc = ngx_http_agent_turn_ask(turn, s);
@@ -368,10 +363,6 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     turn->env.trace = ngx_http_agent_trace_start(r, amcf->otlp,
                                                  &turn->in.graph->name,
                                                  &turn->session_id);
-
-    if (turn->in.hooks == NULL) {
-        turn->in.json = ngx_http_agent_turn_json_wanted(r);
-    }
 
     if (!turn->in.json
         && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
@@ -688,7 +679,8 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     stream->format = turn->in.format;
     stream->pool = r->pool;
     stream->session_id = *id;
-    stream->run_id = turn->run_id;
+    /* the protocol's own id of the run in its events (AG-UI's runId) */
+    stream->run_id = turn->in.run_id.len ? turn->in.run_id : turn->run_id;
     stream->graph = turn->in.graph->name;
 
     if (stream->sink == NULL) {

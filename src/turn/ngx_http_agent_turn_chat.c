@@ -13,6 +13,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
+#include "ngx_http_agent_turn_json.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -107,6 +108,8 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    /* our API answers in one JSON object if asked (Accept) */
+    turn->in.json = ngx_http_agent_turn_json_wanted(r);
     turn->in.resume = resumed;
     turn->in.text = text;
     turn->check = ngx_http_agent_turn_check;

@@ -157,6 +157,20 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
                                           "message");
     }
 
+    if (turn->in.resume_at.len
+        && (turn->in.resume_at.len != turn->started_from.len
+            || ngx_strncmp(turn->in.resume_at.data, turn->started_from.data,
+                           turn->started_from.len) != 0))
+    {
+        /* an answer to an interrupt answered already (another tab) */
+        return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                          "the answer is for the interrupt "
+                                          "\"%V\", the session waits at "
+                                          "\"%V\" of checkpoint \"%V\"",
+                                          &turn->in.resume_at, &node,
+                                          &turn->started_from);
+    }
+
     if (ngx_http_agent_state_interrupt_graph(run, &graph) == NGX_OK
         && (graph.len != run->graph->name.len
             || ngx_strncmp(graph.data, run->graph->name.data, graph.len)
