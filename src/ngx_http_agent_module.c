@@ -381,6 +381,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_AGUI },
 
+    { ngx_string("agent_mcp_server"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_MCP_SERVER },
+
       ngx_null_command
 };
 
@@ -679,7 +686,7 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     if (alcf->kind) {
         return "is duplicate: a location serves chat, sessions, the "
-               "LangGraph API or AG-UI";
+               "LangGraph API, AG-UI or MCP";
     }
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);

@@ -21,6 +21,7 @@
 #define NGX_HTTP_AGENT_SESSIONS  2
 #define NGX_HTTP_AGENT_LANGGRAPH 3
 #define NGX_HTTP_AGENT_AGUI      4
+#define NGX_HTTP_AGENT_MCP_SERVER 5
 
 /*
  * a protocol over the turn surface: it runs agent_use_graph's graph and
@@ -127,7 +128,8 @@ typedef enum {
     NGX_HTTP_AGENT_EP_RESUME,
     NGX_HTTP_AGENT_EP_GRAPH,
     NGX_HTTP_AGENT_EP_LANGGRAPH,
-    NGX_HTTP_AGENT_EP_AGUI
+    NGX_HTTP_AGENT_EP_AGUI,
+    NGX_HTTP_AGENT_EP_MCP
 } ngx_http_agent_endpoint_e;
 
 
@@ -144,6 +146,11 @@ typedef struct {
     void                           *sse;       /* its stream */
     void                           *api;       /* the LangGraph API's
                                                   request (lg.c) */
+    void                           *proto;     /* another protocol's, kept
+                                                  across the passes */
+    ngx_int_t                     (*error)(ngx_http_request_t *r,
+                                           ngx_str_t *msg, ngx_str_t *out);
+                                               /* its error bodies */
 
     /* the store's calls: a pass that waits on one runs again on its answer */
     ngx_http_agent_store_call_t     store;

@@ -205,7 +205,13 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "agent: %V", &msg);
     }
 
-    if (ctx->api && ngx_http_agent_reply_plain(r)) {
+    if (ctx->error) {
+        /* the protocol's own shape (MCP's JSON-RPC error) */
+        if (ctx->error(r, &msg, &out) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+    } else if (ctx->api && ngx_http_agent_reply_plain(r)) {
         out.data = ngx_pstrdup(r->pool, &msg);
         if (out.data == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;

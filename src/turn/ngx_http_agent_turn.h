@@ -56,6 +56,8 @@ typedef struct {
     ngx_http_agent_graph_t         *graph;     /* the location's, or an
                                                   assistant's */
     ngx_http_agent_format_t        *format;
+    void                           *format_data; /* what the protocol
+                                                  tells its format */
     ngx_http_agent_turn_hooks_t    *hooks;
     void                           *data;      /* the hooks' and sink's */
     ngx_http_agent_stream_sink_pt   sink;      /* NULL: the SSE writer */

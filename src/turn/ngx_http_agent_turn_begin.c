@@ -677,6 +677,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     stream = &turn->stream;
     stream->format = turn->in.format;
+    stream->format_data = turn->in.format_data;
     stream->pool = r->pool;
     stream->session_id = *id;
     /* the protocol's own id of the run in its events (AG-UI's runId) */

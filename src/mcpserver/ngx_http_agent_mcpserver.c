@@ -1,0 +1,690 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <ngx_md5.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_mcpserver.h"
+#include "ngx_http_agent_mcpserver_rpc.h"
+#include "ngx_http_agent_mcpserver_reply.h"
+#include "ngx_http_agent_mcpserver_stream.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+
+
+/*
+ * agent_mcp_server: the location's graphs as the tools of an MCP server
+ * (Streamable HTTP; docs/protocols.md).  POST takes one JSON-RPC message:
+ * initialize (2025-11-25 and the revisions before it) or server/discover
+ * (the stateless 2026-07-28 revision), ping, tools/list, tools/call.  A
+ * tool is a graph that agent_use_graph or agent_assistants names; a call
+ * is a turn on a thread (a new one, or "thread_id": the owner's), its
+ * answer an event stream of progress and the result.  Mcp-Session-Id
+ * keeps no state: it is an id and a digest of it with the owner, so that
+ * any worker of any host checks that the owner who made it uses it.
+ */
+
+
+#define NGX_HTTP_AGENT_MCPSERVER_SID_LEN  (36 + 1 + 16)
+
+
+
+static ngx_int_t ngx_http_agent_mcpserver_sid(ngx_http_request_t *r,
+    u_char *id, u_char *out);
+static ngx_int_t ngx_http_agent_mcpserver_session(ngx_http_request_t *r);
+static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_rpc_t *rpc, ngx_uint_t discover);
+static ngx_int_t ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_rpc_t *rpc);
+static void ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
+    ngx_http_agent_graph_t *graph);
+static ngx_int_t ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_rpc_t *rpc);
+static ngx_http_agent_graph_t *ngx_http_agent_mcpserver_graph(
+    ngx_http_request_t *r, ngx_str_t *name);
+
+
+/* the protocol revisions an initialize may settle on, the latest first */
+
+static ngx_str_t  ngx_http_agent_mcpserver_versions[] = {
+    ngx_string("2025-11-25"),
+    ngx_string("2025-06-18"),
+    ngx_string("2025-03-26"),
+    ngx_null_string
+};
+
+
+ngx_int_t
+ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx)
+{
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    ctx->endpoint = NGX_HTTP_AGENT_EP_MCP;
+
+    if (!clcf->regex && r->uri.len > clcf->name.len
+        && !(r->uri.len == clcf->name.len + 1
+             && r->uri.data[r->uri.len - 1] == '/'))
+    {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "no such endpoint: %V", &r->uri);
+    }
+
+    if (r->method & (NGX_HTTP_POST|NGX_HTTP_DELETE)) {
+        return NGX_OK;
+    }
+
+    /* no stream of the server's own (GET): each answer is its request's */
+
+    return ngx_http_agent_reply_not_allowed(r, NGX_HTTP_POST|NGX_HTTP_DELETE);
+}
+
+
+/* a pass of POST (or DELETE) {location} */
+
+ngx_int_t
+ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
+{
+    ngx_int_t                        rc;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_mcpserver_rpc_t   rpc;
+    ngx_http_agent_mcpserver_req_t  *req;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    req = ctx->proto;
+
+    if (req == NULL) {
+        req = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_mcpserver_req_t));
+        if (req == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ctx->proto = req;
+    }
+
+    /* the turn's refusals (409, 429, ...) as JSON-RPC errors too */
+    ctx->error = ngx_http_agent_mcpserver_refused;
+
+    rc = ngx_http_agent_mcpserver_session(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (r->method == NGX_HTTP_DELETE) {
+        /* a session ends: nothing is kept of it */
+        return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
+    }
+
+    if (body == NULL || body->len == 0) {
+        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_BAD_REQUEST,
+                                      NGX_HTTP_AGENT_RPC_INVALID_REQUEST,
+                                      "Invalid Request: the body must be a "
+                                      "JSON-RPC message");
+    }
+
+    ngx_http_agent_mcpserver_rpc_read(r->pool, body, &rpc);
+
+    req->id = rpc.id;
+
+    if (rpc.code) {
+        return ngx_http_agent_mcpserver_error(r,
+                   rpc.code == NGX_HTTP_AGENT_RPC_INVALID_PARAMS
+                   ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
+                   rpc.code, "%V", &rpc.error);
+    }
+
+#define ngx_http_agent_method_is(s)                                           \
+    (rpc.method.len == sizeof(s) - 1                                          \
+     && ngx_strncmp(rpc.method.data, s, sizeof(s) - 1) == 0)
+
+    if (rpc.id.len == 0) {
+        /* a notification (initialized, cancelled, ...): taken, no answer */
+        return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);
+    }
+
+    if (ngx_http_agent_method_is("initialize")) {
+        return ngx_http_agent_mcpserver_initialize(r, &rpc, 0);
+    }
+
+    if (ngx_http_agent_method_is("server/discover")) {
+        return ngx_http_agent_mcpserver_initialize(r, &rpc, 1);
+    }
+
+    if (ngx_http_agent_method_is("ping")) {
+        j = ngx_http_agent_json_create(r->pool);
+        if (j == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+
+        return ngx_http_agent_mcpserver_answer(r, NGX_HTTP_OK, &rpc.id, j);
+    }
+
+    if (ngx_http_agent_method_is("tools/list")) {
+        return ngx_http_agent_mcpserver_list(r, &rpc);
+    }
+
+    if (ngx_http_agent_method_is("tools/call")) {
+        return ngx_http_agent_mcpserver_call(r, &rpc);
+    }
+
+#undef ngx_http_agent_method_is
+
+    return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK,
+                                          NGX_HTTP_AGENT_RPC_METHOD_NOT_FOUND,
+                                          "Method not found: %V",
+                                          &rpc.method);
+}
+
+
+/*
+ * Mcp-Session-Id: a new id, a dot, and 16 hex digits of the MD5 of the
+ * owner and the id; out gets NGX_HTTP_AGENT_MCPSERVER_SID_LEN bytes
+ */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id, u_char *out)
+{
+    u_char                 digest[16];
+    ngx_md5_t              md5;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ngx_md5_init(&md5);
+    ngx_md5_update(&md5, id, 36);
+    ngx_md5_update(&md5, "\n", 1);
+
+    if (ctx->owner) {
+        ngx_md5_update(&md5, ctx->owner->data, ctx->owner->len);
+    }
+
+    ngx_md5_final(digest, &md5);
+
+    ngx_memcpy(out, id, 36);
+    out[36] = '.';
+    ngx_hex_dump(out + 37, digest, 8);
+
+    return NGX_OK;
+}
+
+
+/* a session id sent is one made for this owner, or the request is 404 */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
+{
+    u_char            want[NGX_HTTP_AGENT_MCPSERVER_SID_LEN];
+    ngx_table_elt_t  *h;
+
+    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
+
+    if (h == NULL) {
+        /* none: the stateless revision, or a first request */
+        return NGX_OK;
+    }
+
+    if (h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN
+        && ngx_http_agent_mcpserver_sid(r, h->value.data, want) == NGX_OK
+        && ngx_strncmp(want, h->value.data, h->value.len) == 0)
+    {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_mcpserver_error(r, NGX_HTTP_NOT_FOUND,
+                                          NGX_HTTP_AGENT_RPC_INVALID_REQUEST,
+                                          "Session not found: start a new "
+                                          "one with initialize");
+}
+
+
+/*
+ * initialize: the client's revision if we speak it, else our latest, and
+ * a session id; server/discover (2026-07-28): every revision, no session
+ */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_rpc_t *rpc, ngx_uint_t discover)
+{
+    u_char                 *sid, id[36];
+    ngx_str_t              *version, want;
+    ngx_uint_t              i;
+    ngx_table_elt_t        *h;
+    ngx_http_agent_json_t  *j;
+
+    version = &ngx_http_agent_mcpserver_versions[0];
+
+    if (!discover
+        && ngx_http_agent_json_get_str(rpc->params, "protocolVersion", &want)
+           == NGX_OK)
+    {
+        for (i = 0; ngx_http_agent_mcpserver_versions[i].len; i++) {
+            if (ngx_http_agent_mcpserver_versions[i].len == want.len
+                && ngx_strncmp(ngx_http_agent_mcpserver_versions[i].data,
+                               want.data, want.len) == 0)
+            {
+                version = &ngx_http_agent_mcpserver_versions[i];
+                break;
+            }
+        }
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    if (discover) {
+        ngx_http_agent_json_key(j, "supportedVersions");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_cstr(j, "2026-07-28");
+
+        for (i = 0; ngx_http_agent_mcpserver_versions[i].len; i++) {
+            ngx_http_agent_json_str(j, &ngx_http_agent_mcpserver_versions[i]);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+
+    } else {
+        ngx_http_agent_json_key(j, "protocolVersion");
+        ngx_http_agent_json_str(j, version);
+    }
+
+    ngx_http_agent_json_key(j, "capabilities");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "tools");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "listChanged");
+    ngx_http_agent_json_bool(j, 0);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "serverInfo");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_cstr(j, "ngx_http_agent_module");
+    ngx_http_agent_json_key(j, "version");
+    ngx_http_agent_json_cstr(j, "1");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "instructions");
+    ngx_http_agent_json_cstr(j, "Each tool runs an agent graph. Pass "
+                             "\"thread_id\" from a result to go on in the "
+                             "same conversation.");
+    ngx_http_agent_json_end(j);
+
+    if (!discover) {
+        sid = ngx_pnalloc(r->pool, NGX_HTTP_AGENT_MCPSERVER_SID_LEN);
+        h = ngx_list_push(&r->headers_out.headers);
+
+        if (sid == NULL || h == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_http_agent_store_new_id(id);
+        (void) ngx_http_agent_mcpserver_sid(r, id, sid);
+
+        h->hash = 1;
+        ngx_str_set(&h->key, "Mcp-Session-Id");
+        h->value.data = sid;
+        h->value.len = NGX_HTTP_AGENT_MCPSERVER_SID_LEN;
+    }
+
+    return ngx_http_agent_mcpserver_answer(r, NGX_HTTP_OK, &rpc->id, j);
+}
+
+
+/* tools/list: the location's graphs, each a tool of its name */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_rpc_t *rpc)
+{
+    ngx_uint_t                  i;
+    ngx_http_agent_graph_t    **g;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    g = alcf->assistant_graphs->elts;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "tools");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &g[i]->name);
+        ngx_http_agent_json_key(j, "description");
+        ngx_http_agent_json_cstr(j, "Runs the agent graph of this name on "
+                                 "a message; \"thread_id\" goes on in a "
+                                 "conversation, \"resume\" answers what a "
+                                 "run waits for.");
+        ngx_http_agent_mcpserver_schema(j, g[i]);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_mcpserver_answer(r, NGX_HTTP_OK, &rpc->id, j);
+}
+
+
+/* a graph's inputSchema and outputSchema */
+
+static void
+ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
+    ngx_http_agent_graph_t *graph)
+{
+    ngx_str_t                 *c;
+    ngx_uint_t                 i, k;
+    ngx_http_agent_channel_t  *ch;
+
+    static const char  *types[] = NGX_HTTP_AGENT_TYPE_NAMES;
+
+    ch = graph->channels.elts;
+
+    ngx_http_agent_json_key(j, "inputSchema");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "object");
+    ngx_http_agent_json_key(j, "properties");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "message");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "string");
+    ngx_http_agent_json_key(j, "description");
+    ngx_http_agent_json_cstr(j, "the user's message");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "string");
+    ngx_http_agent_json_key(j, "description");
+    ngx_http_agent_json_cstr(j, "a thread of an earlier result, to go on "
+                             "in it; none: a new thread");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "resume");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "description");
+    ngx_http_agent_json_cstr(j, "the answer to what the thread's run waits "
+                             "for (with thread_id, instead of a message)");
+    ngx_http_agent_json_end(j);
+
+    /* the graph's channels, each an optional input of its type */
+
+    for (i = 0; i < graph->channels.nelts; i++) {
+        if (i == NGX_HTTP_AGENT_CH_MESSAGES || i == NGX_HTTP_AGENT_CH_INPUT
+            || i == NGX_HTTP_AGENT_CH_SESSION_ID)
+        {
+            continue;
+        }
+
+        ngx_http_agent_json_str(j, &ch[i].name);
+        ngx_http_agent_json_obj(j);
+
+        if (ch[i].type && ch[i].type < 7) {
+            ngx_http_agent_json_key(j, "type");
+            ngx_http_agent_json_cstr(j, types[ch[i].type]);
+        }
+
+        if (ch[i].choices) {
+            c = ch[i].choices->elts;
+
+            ngx_http_agent_json_key(j, "enum");
+            ngx_http_agent_json_arr(j);
+
+            for (k = 0; k < ch[i].choices->nelts; k++) {
+                ngx_http_agent_json_str(j, &c[k]);
+            }
+
+            ngx_http_agent_json_arr_end(j);
+        }
+
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    ngx_http_agent_json_key(j, "outputSchema");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "object");
+    ngx_http_agent_json_key(j, "properties");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "answer");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "string");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "thread_id");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "string");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "status");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "enum");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_cstr(j, "success");
+    ngx_http_agent_json_cstr(j, "interrupted");
+    ngx_http_agent_json_cstr(j, "error");
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "values");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "object");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "interrupt");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "object");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "required");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_cstr(j, "thread_id");
+    ngx_http_agent_json_cstr(j, "status");
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+static ngx_http_agent_graph_t *
+ngx_http_agent_mcpserver_graph(ngx_http_request_t *r, ngx_str_t *name)
+{
+    ngx_uint_t                  i;
+    ngx_http_agent_graph_t    **g;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    g = alcf->assistant_graphs->elts;
+
+    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
+        if (g[i]->name.len == name->len
+            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
+        {
+            return g[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/*
+ * tools/call: the graph's turn on the owner's thread, answered by its
+ * stream; a new thread's id is made once and kept across the passes
+ */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_rpc_t *rpc)
+{
+    u_char                           *p;
+    ngx_int_t                         rc;
+    ngx_str_t                         name, why, none, *tid;
+    ngx_http_agent_ctx_t             *ctx;
+    ngx_http_agent_msg_t             *msg;
+    ngx_http_agent_turn_t            *turn;
+    ngx_http_agent_model_t           *m;
+    ngx_http_agent_graph_t           *graph;
+    ngx_http_agent_turn_in_t         *in;
+    ngx_http_agent_session_t          s;
+    ngx_http_agent_mcpserver_req_t   *req;
+    ngx_http_agent_mcpserver_out_t   *out;
+    ngx_http_agent_mcpserver_call_t   call;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ngx_http_agent_json_get_str(rpc->params, "name", &name) != NGX_OK) {
+        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+                                      NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                      "Invalid params: \"name\" must name "
+                                      "a tool");
+    }
+
+    graph = ngx_http_agent_mcpserver_graph(r, &name);
+
+    if (graph == NULL) {
+        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+                                      NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                      "Unknown tool: %V", &name);
+    }
+
+    ngx_str_null(&why);
+
+    rc = ngx_http_agent_mcpserver_rpc_call(r->pool, rpc->params, graph,
+                                           &call, &why);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+                                      NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                      "Invalid params: %V", &why);
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* the thread: the owner's, or a new one */
+
+    if (call.thread_id.len) {
+        tid = &call.thread_id;
+
+        rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
+                                              tid, &s);
+
+        if (rc == NGX_OK && !ngx_http_agent_store_owns(ctx->owner, &s)) {
+            rc = NGX_DECLINED;
+        }
+
+        if (rc == NGX_DECLINED) {
+            return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+                                          NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                          "Thread with ID %V not found",
+                                          tid);
+        }
+
+    } else {
+        req = ctx->proto;
+        tid = &req->thread_id;
+
+        if (tid->len == 0) {
+            p = ngx_pnalloc(r->pool, 36);
+            if (p == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            ngx_http_agent_store_new_id(p);
+            tid->data = p;
+            tid->len = 36;
+        }
+
+        ngx_str_set(&none, "");
+        ngx_str_null(&why);
+
+        rc = ngx_http_agent_store_session_create(ngx_http_agent_reply_sc(r),
+                                                 tid, &none, &why,
+                                                 ctx->owner, &s);
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+                                          NGX_HTTP_AGENT_RPC_INTERNAL_ERROR,
+                                          "the store failed");
+    }
+
+    ngx_str_null(&none);
+
+    rc = ngx_http_agent_turn_model(r, &s, &none, &m);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn = ngx_http_agent_turn_create(r, &s, m);
+    out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_mcpserver_out_t));
+
+    if (turn == NULL || out == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    out->id = rpc->id;
+    out->progress = call.progress;
+
+    in = ngx_http_agent_turn_in(turn);
+
+    in->graph = graph;
+    in->format = &ngx_http_agent_mcpserver_format;
+    in->format_data = out;
+    in->values = call.values;
+    in->resume = call.resume;
+    in->over = 1;
+
+    if (call.resume.len == 0) {
+        msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));
+        if (msg == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_str_set(&msg->role, "user");
+        msg->content = call.message;
+
+        in->msgs = msg;
+        in->nmsgs = 1;
+        in->text = call.message;
+    }
+
+    return ngx_http_agent_turn_begin(turn, &s);
+}
