@@ -375,6 +375,56 @@ const modes = {
                  p99: pct(99, lat) };
     },
 
+    // one graph through each protocol (opt.proto: chat, lg, agui, mcp):
+    // n turns at concurrency c, a new thread each
+    async protoload() {
+        const lat = [];
+        let errors = 0, tail = '';
+        const one = async (i) => {
+            const msg = 'question ' + i;
+            const t0 = process.hrtime.bigint();
+            let r, ok;
+            if (opt.proto === 'chat') {
+                const sid = await session(opt.base);
+                const t = await turn(opt.base, sid, msg);
+                return { ok: t.ok, ms: t.ms, tail: t.tail };
+            }
+            if (opt.proto === 'lg') {
+                const tid = await thread(opt.base + '/lg');
+                const t = await lgrun(opt.base + '/lg', tid, msg);
+                return { ok: t.ok, ms: t.ms, tail: t.tail };
+            }
+            if (opt.proto === 'agui') {
+                r = await request(opt.base + '/agui/', 'POST', {
+                    threadId: 'b' + process.pid + '-' + i, runId: 'r' + i,
+                    messages: [{ id: 'm' + i, role: 'user', content: msg }],
+                    tools: [], context: [], state: {} });
+                ok = r.status === 200 && /"RUN_FINISHED"/.test(r.body);
+            } else {
+                r = await request(opt.base + '/mcp', 'POST', {
+                    jsonrpc: '2.0', id: i, method: 'tools/call',
+                    params: { name: 'react', arguments: { message: msg } } });
+                ok = r.status === 200 && /"isError":false/.test(r.body);
+            }
+            return { ok: ok, ms: Number(process.hrtime.bigint() - t0) / 1e6,
+                     tail: ok ? '' : r.status + ' ' + r.body.slice(-300) };
+        };
+        const t0 = Date.now();
+        await pool(opt.n, opt.c, async (i) => {
+            const r = await one(i);
+            if (r.ok) {
+                lat.push(r.ms);
+            } else {
+                errors++;
+                tail = r.tail;
+            }
+        });
+        const secs = (Date.now() - t0) / 1000;
+        return { n: opt.n, c: opt.c, errors: errors, tail: tail,
+                 tps: lat.length / secs, p50: pct(50, lat),
+                 p99: pct(99, lat) };
+    },
+
     // n runs/stream open at once on a slow provider; RSS per open stream
     async lgopen() {
         const tids = [];

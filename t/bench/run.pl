@@ -396,6 +396,23 @@ for my $who (grep { want('lg') } @servers) {
     }
 }
 
+# --- one graph, every protocol (nginx) --------------------------------------
+
+if (want('proto')) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small);
+    my ($pid, $port) = start_nginx($mport, server =>
+        'location /lg/ { agent_langgraph_api; agent_use_database bench; } '
+        . 'location /agui/ { agent_agui; agent_use_database bench; } '
+        . 'location = /mcp { agent_mcp_server; agent_use_database bench; }');
+    for my $p (qw(chat lg agui mcp)) {
+        note("nginx: the react graph through $p, concurrency 16");
+        $row{nginx}{"proto_$p"} = loadgen('protoload', proto => $p,
+            base => "http://127.0.0.1:$port", n => $n_load, c => 16);
+    }
+    stop($pid);
+}
+
 # --- the store on PostgreSQL (nginx) -----------------------------------------
 
 # a throwaway cluster of Debian's postgresql on a loopback port: fsync on,
@@ -572,6 +589,23 @@ line('LangGraph API open streams: most flowing at once',
 line('  RSS per open stream: KiB', $lo->{per_stream_kb},
      $lr->{per_stream_kb}, '%.1f', 'down');
 line('  errors', $lo->{errors}, $lr->{errors}, '%d');
+
+my $pc = $N->{proto_chat};
+for my $p (qw(chat lg agui mcp)) {
+    my $a = $N->{"proto_$p"};
+    my %name = (chat => 'our chat API', lg => 'the LangGraph API',
+                agui => 'AG-UI (agent_agui)',
+                mcp => 'MCP tools/call (agent_mcp_server)');
+    line("one graph through $name{$p}, c=16: turns/s", $a->{tps}, undef,
+         '%.0f');
+    line("  p50 / p99 ms", $a->{p50}, undef, '%.1f');
+    line("  ", $a->{p99}, undef, '%.1f');
+    line("  added p50 ms over our chat API",
+         defined $a->{p50} && defined $pc->{p50} ? $a->{p50} - $pc->{p50}
+                                                 : undef, undef, '%+.1f')
+        unless $p eq 'chat';
+    line("  errors", $a->{errors}, undef, '%d');
+}
 
 my $G = $row{pg};
 line('store on PostgreSQL: turn, 10k-row query: median ms', $G->{turn}{p50},
