@@ -595,7 +595,7 @@ for my $p (qw(chat lg agui mcp)) {
     my $a = $N->{"proto_$p"};
     my %name = (chat => 'our chat API', lg => 'the LangGraph API',
                 agui => 'AG-UI (agent_agui)',
-                mcp => 'MCP tools/call (agent_mcp_server)');
+                mcp => 'MCP (agent_mcp_server)');
     line("one graph through $name{$p}, c=16: turns/s", $a->{tps}, undef,
          '%.0f');
     line("  p50 / p99 ms", $a->{p50}, undef, '%.1f');
