@@ -40,6 +40,7 @@ FUZZ_SRCS_agui   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_mcpserver := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
+                    src/util/ngx_http_agent_jsonrpc.c \
                     src/mcpserver/ngx_http_agent_mcpserver_rpc.c \
                     src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \

@@ -41,13 +41,13 @@ static ngx_int_t ngx_http_agent_mcpserver_sid(ngx_http_request_t *r,
     u_char *id, u_char *out);
 static ngx_int_t ngx_http_agent_mcpserver_session(ngx_http_request_t *r);
 static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
-    ngx_http_agent_mcpserver_rpc_t *rpc, ngx_uint_t discover);
+    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t discover);
 static ngx_int_t ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
-    ngx_http_agent_mcpserver_rpc_t *rpc);
+    ngx_http_agent_jsonrpc_t *rpc);
 static void ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
     ngx_http_agent_graph_t *graph);
 static ngx_int_t ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
-    ngx_http_agent_mcpserver_rpc_t *rpc);
+    ngx_http_agent_jsonrpc_t *rpc);
 static ngx_http_agent_graph_t *ngx_http_agent_mcpserver_graph(
     ngx_http_request_t *r, ngx_str_t *name);
 
@@ -98,7 +98,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
     ngx_int_t                        rc;
     ngx_http_agent_ctx_t            *ctx;
     ngx_http_agent_json_t           *j;
-    ngx_http_agent_mcpserver_rpc_t   rpc;
+    ngx_http_agent_jsonrpc_t   rpc;
     ngx_http_agent_mcpserver_req_t  *req;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
@@ -129,18 +129,18 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 
     if (body == NULL || body->len == 0) {
         return ngx_http_agent_mcpserver_error(r, NGX_HTTP_BAD_REQUEST,
-                                      NGX_HTTP_AGENT_RPC_INVALID_REQUEST,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
                                       "Invalid Request: the body must be a "
                                       "JSON-RPC message");
     }
 
-    ngx_http_agent_mcpserver_rpc_read(r->pool, body, &rpc);
+    ngx_http_agent_jsonrpc_read(r->pool, body, &rpc);
 
     req->id = rpc.id;
 
     if (rpc.code) {
         return ngx_http_agent_mcpserver_error(r,
-                   rpc.code == NGX_HTTP_AGENT_RPC_INVALID_PARAMS
+                   rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
                    ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
                    rpc.code, "%V", &rpc.error);
     }
@@ -185,7 +185,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 #undef ngx_http_agent_method_is
 
     return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK,
-                                          NGX_HTTP_AGENT_RPC_METHOD_NOT_FOUND,
+                                          NGX_HTTP_AGENT_JSONRPC_METHOD_NOT_FOUND,
                                           "Method not found: %V",
                                           &rpc.method);
 }
@@ -246,7 +246,7 @@ ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
     }
 
     return ngx_http_agent_mcpserver_error(r, NGX_HTTP_NOT_FOUND,
-                                          NGX_HTTP_AGENT_RPC_INVALID_REQUEST,
+                                          NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
                                           "Session not found: start a new "
                                           "one with initialize");
 }
@@ -259,7 +259,7 @@ ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
 
 static ngx_int_t
 ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
-    ngx_http_agent_mcpserver_rpc_t *rpc, ngx_uint_t discover)
+    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t discover)
 {
     u_char                 *sid, id[36];
     ngx_str_t              *version, want;
@@ -353,7 +353,7 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
 
 static ngx_int_t
 ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
-    ngx_http_agent_mcpserver_rpc_t *rpc)
+    ngx_http_agent_jsonrpc_t *rpc)
 {
     ngx_uint_t                  i;
     ngx_http_agent_graph_t    **g;
@@ -546,7 +546,7 @@ ngx_http_agent_mcpserver_graph(ngx_http_request_t *r, ngx_str_t *name)
 
 static ngx_int_t
 ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
-    ngx_http_agent_mcpserver_rpc_t *rpc)
+    ngx_http_agent_jsonrpc_t *rpc)
 {
     u_char                           *p;
     ngx_int_t                         rc;
@@ -566,7 +566,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     if (ngx_http_agent_json_get_str(rpc->params, "name", &name) != NGX_OK) {
         return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                      NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Invalid params: \"name\" must name "
                                       "a tool");
     }
@@ -575,7 +575,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     if (graph == NULL) {
         return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                      NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Unknown tool: %V", &name);
     }
 
@@ -586,7 +586,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                      NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Invalid params: %V", &why);
     }
 
@@ -608,7 +608,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
         if (rc == NGX_DECLINED) {
             return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                          NGX_HTTP_AGENT_RPC_INVALID_PARAMS,
+                                          NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                           "Thread with ID %V not found",
                                           tid);
         }
@@ -642,7 +642,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     if (rc != NGX_OK) {
         return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                          NGX_HTTP_AGENT_RPC_INTERNAL_ERROR,
+                                          NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
                                           "the store failed");
     }
 

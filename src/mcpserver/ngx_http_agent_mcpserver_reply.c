@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcpserver_reply.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_jsonrpc.h"
 
 
 /*
@@ -29,28 +30,12 @@ ngx_int_t
 ngx_http_agent_mcpserver_answer(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *id, ngx_http_agent_json_t *j)
 {
-    ngx_str_t               out, result;
-    ngx_http_agent_json_t  *w;
+    ngx_str_t  out, result;
 
-    if (ngx_http_agent_json_done(j, &result) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    w = ngx_http_agent_json_create(r->pool);
-    if (w == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_obj(w);
-    ngx_http_agent_json_key(w, "jsonrpc");
-    ngx_http_agent_json_cstr(w, "2.0");
-    ngx_http_agent_json_key(w, "id");
-    ngx_http_agent_json_raw(w, id);
-    ngx_http_agent_json_key(w, "result");
-    ngx_http_agent_json_raw(w, &result);
-    ngx_http_agent_json_end(w);
-
-    if (ngx_http_agent_json_done(w, &out) != NGX_OK) {
+    if (ngx_http_agent_json_done(j, &result) != NGX_OK
+        || ngx_http_agent_jsonrpc_result(r->pool, id, &result, &out)
+           != NGX_OK)
+    {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -108,37 +93,11 @@ ngx_http_agent_mcpserver_body(ngx_http_request_t *r, ngx_int_t code,
     ngx_str_t *msg, ngx_str_t *out)
 {
     ngx_http_agent_ctx_t            *ctx;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_mcpserver_req_t  *req;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     req = ctx->proto;
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "jsonrpc");
-    ngx_http_agent_json_cstr(j, "2.0");
-    ngx_http_agent_json_key(j, "id");
-
-    if (req && req->id.len) {
-        ngx_http_agent_json_raw(j, &req->id);
-
-    } else {
-        ngx_http_agent_json_null(j);
-    }
-
-    ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "code");
-    ngx_http_agent_json_int(j, code);
-    ngx_http_agent_json_key(j, "message");
-    ngx_http_agent_json_str(j, msg);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_json_done(j, out);
+    return ngx_http_agent_jsonrpc_error(r->pool, req ? &req->id : NULL, code,
+                                        msg, out);
 }

@@ -11,88 +11,9 @@
 
 
 /*
- * What an MCP client sends, read: one JSON-RPC message (batches left the
- * protocol in 2025-06-18), and a graph's tools/call arguments.  No I/O:
- * the fuzz target calls these as they are.
+ * A graph's tools/call arguments, read (the JSON-RPC message itself is
+ * util/jsonrpc.c's).  No I/O: the fuzz target calls it as it is.
  */
-
-
-void
-ngx_http_agent_mcpserver_rpc_read(ngx_pool_t *pool, ngx_str_t *body,
-    ngx_http_agent_mcpserver_rpc_t *rpc)
-{
-    yajl_val   v, id;
-    ngx_str_t  err, version;
-
-    ngx_memzero(rpc, sizeof(ngx_http_agent_mcpserver_rpc_t));
-    ngx_str_set(&err, "");
-
-    v = ngx_http_agent_json_parse(pool, body->data, body->len, &err);
-
-    if (v == NULL) {
-        rpc->code = NGX_HTTP_AGENT_RPC_PARSE_ERROR;
-        ngx_str_set(&rpc->error, "Parse error: the body is not JSON");
-        return;
-    }
-
-    if (YAJL_IS_ARRAY(v)) {
-        rpc->code = NGX_HTTP_AGENT_RPC_INVALID_REQUEST;
-        ngx_str_set(&rpc->error, "Invalid Request: batches are not taken "
-                    "(MCP 2025-06-18 and later)");
-        return;
-    }
-
-    if (!YAJL_IS_OBJECT(v)
-        || ngx_http_agent_json_get_str(v, "jsonrpc", &version) != NGX_OK
-        || version.len != 3 || ngx_strncmp(version.data, "2.0", 3) != 0)
-    {
-        rpc->code = NGX_HTTP_AGENT_RPC_INVALID_REQUEST;
-        ngx_str_set(&rpc->error, "Invalid Request: a JSON-RPC 2.0 object "
-                    "is wanted");
-        return;
-    }
-
-    id = ngx_http_agent_json_get(v, "id");
-
-    if (id && !YAJL_IS_NULL(id)) {
-        if (!(YAJL_IS_STRING(id) || YAJL_IS_INTEGER(id))) {
-            rpc->code = NGX_HTTP_AGENT_RPC_INVALID_REQUEST;
-            ngx_str_set(&rpc->error, "Invalid Request: \"id\" must be a "
-                        "string or an integer");
-            return;
-        }
-
-        if (ngx_http_agent_json_encode(pool, id, &rpc->id) != NGX_OK) {
-            rpc->code = NGX_HTTP_AGENT_RPC_INTERNAL_ERROR;
-            ngx_str_set(&rpc->error, "Internal error");
-            return;
-        }
-    }
-
-    if (ngx_http_agent_json_get_str(v, "method", &rpc->method) != NGX_OK
-        || rpc->method.len == 0)
-    {
-        /* a response to a request of ours: we send none */
-        rpc->code = NGX_HTTP_AGENT_RPC_INVALID_REQUEST;
-        ngx_str_set(&rpc->error, "Invalid Request: \"method\" is missing");
-        return;
-    }
-
-    rpc->params = ngx_http_agent_json_get(v, "params");
-
-    if (rpc->params && !YAJL_IS_NULL(rpc->params)
-        && !YAJL_IS_OBJECT(rpc->params))
-    {
-        rpc->code = NGX_HTTP_AGENT_RPC_INVALID_PARAMS;
-        ngx_str_set(&rpc->error, "Invalid params: \"params\" must be an "
-                    "object");
-        return;
-    }
-
-    if (rpc->params && YAJL_IS_NULL(rpc->params)) {
-        rpc->params = NULL;
-    }
-}
 
 
 /*

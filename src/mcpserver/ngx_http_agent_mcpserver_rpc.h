@@ -12,28 +12,8 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_graph.h"
-
-
-/* JSON-RPC's error codes */
-#define NGX_HTTP_AGENT_RPC_PARSE_ERROR       -32700
-#define NGX_HTTP_AGENT_RPC_INVALID_REQUEST   -32600
-#define NGX_HTTP_AGENT_RPC_METHOD_NOT_FOUND  -32601
-#define NGX_HTTP_AGENT_RPC_INVALID_PARAMS    -32602
-#define NGX_HTTP_AGENT_RPC_INTERNAL_ERROR    -32603
-
-
-/* one JSON-RPC message a client sent */
-typedef struct {
-    ngx_str_t                  id;          /* as JSON (a number or a
-                                               string, written again by
-                                               our generator), or empty:
-                                               a notification */
-    ngx_str_t                  method;
-    yajl_val                   params;      /* an object, or NULL */
-    ngx_int_t                  code;        /* an error to answer, or 0 */
-    ngx_str_t                  error;
-} ngx_http_agent_mcpserver_rpc_t;
 
 
 /* tools/call's arguments, for a graph */
@@ -48,8 +28,6 @@ typedef struct {
 } ngx_http_agent_mcpserver_call_t;
 
 
-void ngx_http_agent_mcpserver_rpc_read(ngx_pool_t *pool, ngx_str_t *body,
-    ngx_http_agent_mcpserver_rpc_t *rpc);
 ngx_int_t ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool,
     yajl_val params, ngx_http_agent_graph_t *graph,
     ngx_http_agent_mcpserver_call_t *call, ngx_str_t *why);

@@ -25,7 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ngx_pool_t                       *pool;
     ngx_http_agent_graph_t            graph;
     ngx_http_agent_channel_t         *ch;
-    ngx_http_agent_mcpserver_rpc_t    rpc;
+    ngx_http_agent_jsonrpc_t    rpc;
     ngx_http_agent_mcpserver_call_t   call;
 
     pool = ngx_create_pool(4096, &ngx_fuzz_log);
@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     body.data = (u_char *) data;
     body.len = size;
 
-    ngx_http_agent_mcpserver_rpc_read(pool, &body, &rpc);
+    ngx_http_agent_jsonrpc_read(pool, &body, &rpc);
 
     if (rpc.code) {
         ngx_fuzz_check(rpc.error.len > 0);
