@@ -185,9 +185,8 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 #undef ngx_http_agent_method_is
 
     return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK,
-                                          NGX_HTTP_AGENT_JSONRPC_METHOD_NOT_FOUND,
-                                          "Method not found: %V",
-                                          &rpc.method);
+                                   NGX_HTTP_AGENT_JSONRPC_METHOD_NOT_FOUND,
+                                   "Method not found: %V", &rpc.method);
 }
 
 
@@ -246,9 +245,9 @@ ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
     }
 
     return ngx_http_agent_mcpserver_error(r, NGX_HTTP_NOT_FOUND,
-                                          NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
-                                          "Session not found: start a new "
-                                          "one with initialize");
+                                   NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
+                                   "Session not found: start a new one "
+                                   "with initialize");
 }
 
 
