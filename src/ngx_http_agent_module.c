@@ -388,6 +388,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_MCP_SERVER },
 
+    { ngx_string("agent_a2a"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_A2A },
+
       ngx_null_command
 };
 
@@ -685,8 +692,8 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_agent_main_conf_t  *amcf;
 
     if (alcf->kind) {
-        return "is duplicate: a location serves chat, sessions, the "
-               "LangGraph API, AG-UI or MCP";
+        return "is duplicate: a location serves one protocol: chat, "
+               "sessions, the LangGraph API, AG-UI, MCP or A2A";
     }
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);

@@ -12,7 +12,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_mcpserver_rpc.h"
-#include "ngx_http_agent_mcpserver_reply.h"
+#include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_mcpserver_stream.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_header.h"
@@ -95,27 +95,17 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 {
-    ngx_int_t                        rc;
-    ngx_http_agent_ctx_t            *ctx;
-    ngx_http_agent_json_t           *j;
-    ngx_http_agent_jsonrpc_t   rpc;
-    ngx_http_agent_mcpserver_req_t  *req;
+    ngx_int_t                    rc;
+    ngx_http_agent_json_t       *j;
+    ngx_http_agent_jsonrpc_t     rpc;
+    ngx_http_agent_reply_rpc_t  *req;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    /* errors as JSON-RPC's, the turn's refusals (409, 429, ...) too */
 
-    req = ctx->proto;
-
+    req = ngx_http_agent_reply_rpc(r);
     if (req == NULL) {
-        req = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_mcpserver_req_t));
-        if (req == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        ctx->proto = req;
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-
-    /* the turn's refusals (409, 429, ...) as JSON-RPC errors too */
-    ctx->error = ngx_http_agent_mcpserver_refused;
 
     rc = ngx_http_agent_mcpserver_session(r);
     if (rc != NGX_OK) {
@@ -128,7 +118,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
     }
 
     if (body == NULL || body->len == 0) {
-        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_BAD_REQUEST,
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_BAD_REQUEST,
                                       NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
                                       "Invalid Request: the body must be a "
                                       "JSON-RPC message");
@@ -139,7 +129,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
     req->id = rpc.id;
 
     if (rpc.code) {
-        return ngx_http_agent_mcpserver_error(r,
+        return ngx_http_agent_reply_rpc_error(r,
                    rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
                    ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
                    rpc.code, "%V", &rpc.error);
@@ -171,7 +161,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_end(j);
 
-        return ngx_http_agent_mcpserver_answer(r, NGX_HTTP_OK, &rpc.id, j);
+        return ngx_http_agent_reply_rpc_result(r, j);
     }
 
     if (ngx_http_agent_method_is("tools/list")) {
@@ -184,7 +174,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 
 #undef ngx_http_agent_method_is
 
-    return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK,
+    return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                    NGX_HTTP_AGENT_JSONRPC_METHOD_NOT_FOUND,
                                    "Method not found: %V", &rpc.method);
 }
@@ -244,7 +234,7 @@ ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
         return NGX_OK;
     }
 
-    return ngx_http_agent_mcpserver_error(r, NGX_HTTP_NOT_FOUND,
+    return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_NOT_FOUND,
                                    NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
                                    "Session not found: start a new one "
                                    "with initialize");
@@ -344,7 +334,7 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
         h->value.len = NGX_HTTP_AGENT_MCPSERVER_SID_LEN;
     }
 
-    return ngx_http_agent_mcpserver_answer(r, NGX_HTTP_OK, &rpc->id, j);
+    return ngx_http_agent_reply_rpc_result(r, j);
 }
 
 
@@ -388,7 +378,7 @@ ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_mcpserver_answer(r, NGX_HTTP_OK, &rpc->id, j);
+    return ngx_http_agent_reply_rpc_result(r, j);
 }
 
 
@@ -547,24 +537,19 @@ static ngx_int_t
 ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc)
 {
-    u_char                           *p;
     ngx_int_t                         rc;
-    ngx_str_t                         name, why, none, *tid;
-    ngx_http_agent_ctx_t             *ctx;
+    ngx_str_t                         name, why, none;
     ngx_http_agent_msg_t             *msg;
     ngx_http_agent_turn_t            *turn;
     ngx_http_agent_model_t           *m;
     ngx_http_agent_graph_t           *graph;
     ngx_http_agent_turn_in_t         *in;
     ngx_http_agent_session_t          s;
-    ngx_http_agent_mcpserver_req_t   *req;
     ngx_http_agent_mcpserver_out_t   *out;
     ngx_http_agent_mcpserver_call_t   call;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-
     if (ngx_http_agent_json_get_str(rpc->params, "name", &name) != NGX_OK) {
-        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                       NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Invalid params: \"name\" must name "
                                       "a tool");
@@ -573,7 +558,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     graph = ngx_http_agent_mcpserver_graph(r, &name);
 
     if (graph == NULL) {
-        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                       NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Unknown tool: %V", &name);
     }
@@ -584,7 +569,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
                                            &call, &why);
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                       NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Invalid params: %V", &why);
     }
@@ -595,44 +580,13 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     /* the thread: the owner's, or a new one */
 
-    if (call.thread_id.len) {
-        tid = &call.thread_id;
+    rc = ngx_http_agent_reply_rpc_thread(r, &call.thread_id, 0, &s);
 
-        rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
-                                              tid, &s);
-
-        if (rc == NGX_OK && !ngx_http_agent_store_owns(ctx->owner, &s)) {
-            rc = NGX_DECLINED;
-        }
-
-        if (rc == NGX_DECLINED) {
-            return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                          NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
-                                          "Thread with ID %V not found",
-                                          tid);
-        }
-
-    } else {
-        req = ctx->proto;
-        tid = &req->thread_id;
-
-        if (tid->len == 0) {
-            p = ngx_pnalloc(r->pool, 36);
-            if (p == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            ngx_http_agent_store_new_id(p);
-            tid->data = p;
-            tid->len = 36;
-        }
-
-        ngx_str_set(&none, "");
-        ngx_str_null(&why);
-
-        rc = ngx_http_agent_store_session_create(ngx_http_agent_reply_sc(r),
-                                                 tid, &none, &why,
-                                                 ctx->owner, &s);
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                      "Thread with ID %V not found",
+                                      &call.thread_id);
     }
 
     if (rc == NGX_AGAIN) {
@@ -640,9 +594,9 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     }
 
     if (rc != NGX_OK) {
-        return ngx_http_agent_mcpserver_error(r, NGX_HTTP_OK, 
-                                          NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                          "the store failed");
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                      NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                      "Internal error: the store failed");
     }
 
     ngx_str_null(&none);

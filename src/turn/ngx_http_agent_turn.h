@@ -98,6 +98,9 @@ typedef struct {
                                                   that waits drops the
                                                   wait (LangGraph's),
                                                   not 409 */
+    unsigned                        reply:1;   /* ... answers it with its
+                                                  text instead (A2A's
+                                                  input-required) */
     unsigned                        before:1;  /* a checkpoint of the
                                                   state before the input
                                                   (LangGraph's "input"

@@ -107,6 +107,16 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
 
+    if (turn->in.resume.len == 0 && waits && turn->in.reply) {
+        /* the message answers what the run waits for, as a string */
+        if (ngx_http_agent_json_quote(r->pool, &turn->in.text,
+                                      &turn->in.resume)
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
     if (turn->in.resume.len == 0) {
         if (!waits) {
             return NGX_DECLINED;

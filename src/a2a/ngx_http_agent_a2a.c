@@ -1,0 +1,448 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_a2a.h"
+#include "ngx_http_agent_a2a_message.h"
+#include "ngx_http_agent_a2a_task.h"
+#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_reply_rpc.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+
+
+/*
+ * agent_a2a: the location's graph as an A2A agent (docs/protocols.md).
+ * GET {location}.well-known/agent-card.json is its card (a skill per
+ * graph the location allows, the JSON-RPC interface in A2A 1.0 and 0.3);
+ * POST {location} takes JSON-RPC: SendMessage and SendStreamingMessage
+ * (1.0), message/send and message/stream (0.3).  A message is a turn on
+ * its contextId's thread (a new id makes one for the owner, another
+ * owner's is "not found"); a thread that waits at an interrupt takes the
+ * next message as its answer (input-required).  The task's other methods
+ * want the run's record every protocol will share: until then they are
+ * refused as unsupported.
+ */
+
+
+static ngx_int_t ngx_http_agent_a2a_card(ngx_http_request_t *r);
+static ngx_int_t ngx_http_agent_a2a_send(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t stream, ngx_uint_t legacy);
+static ngx_http_agent_graph_t *ngx_http_agent_a2a_graph(
+    ngx_http_request_t *r, ngx_str_t *name);
+
+
+#define NGX_HTTP_AGENT_A2A_CARD  ".well-known/agent-card.json"
+
+
+ngx_int_t
+ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
+{
+    ngx_str_t                  rest;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    ctx->endpoint = NGX_HTTP_AGENT_EP_A2A;
+
+    rest.data = r->uri.data;
+    rest.len = r->uri.len;
+
+    if (!clcf->regex && clcf->name.len <= r->uri.len) {
+        rest.data += clcf->name.len;
+        rest.len -= clcf->name.len;
+    }
+
+    if (rest.len && rest.data[0] == '/') {
+        rest.data++;
+        rest.len--;
+    }
+
+    if (rest.len == sizeof(NGX_HTTP_AGENT_A2A_CARD) - 1
+        && ngx_strncmp(rest.data, NGX_HTTP_AGENT_A2A_CARD, rest.len) == 0)
+    {
+        ctx->id = rest;
+
+        if (r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD)) {
+            return NGX_OK;
+        }
+
+        return ngx_http_agent_reply_not_allowed(r, NGX_HTTP_GET);
+    }
+
+    if (rest.len) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "no such endpoint: %V", &r->uri);
+    }
+
+    if (r->method == NGX_HTTP_POST) {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_reply_not_allowed(r, NGX_HTTP_POST);
+}
+
+
+/* a pass of GET {location}.well-known/agent-card.json or POST {location} */
+
+ngx_int_t
+ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
+{
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_jsonrpc_t     rpc;
+    ngx_http_agent_reply_rpc_t  *req;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->id.len) {
+        return ngx_http_agent_a2a_card(r);
+    }
+
+    /* errors as JSON-RPC's, the turn's refusals (409, 429, ...) too */
+
+    req = ngx_http_agent_reply_rpc(r);
+    if (req == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (body == NULL || body->len == 0) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_BAD_REQUEST,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
+                                        "Invalid Request: the body must be "
+                                        "a JSON-RPC request");
+    }
+
+    ngx_http_agent_jsonrpc_read(r->pool, body, &rpc);
+
+    req->id = rpc.id;
+
+    if (rpc.code) {
+        return ngx_http_agent_reply_rpc_error(r,
+                   rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
+                   ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
+                   rpc.code, "%V", &rpc.error);
+    }
+
+    if (rpc.id.len == 0) {
+        /* a notification: A2A has none of the client's, nothing to do */
+        return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
+    }
+
+#define ngx_http_agent_method_is(s)                                           \
+    (rpc.method.len == sizeof(s) - 1                                          \
+     && ngx_strncmp(rpc.method.data, s, sizeof(s) - 1) == 0)
+
+    if (ngx_http_agent_method_is("SendMessage")) {
+        return ngx_http_agent_a2a_send(r, &rpc, 0, 0);
+    }
+
+    if (ngx_http_agent_method_is("SendStreamingMessage")) {
+        return ngx_http_agent_a2a_send(r, &rpc, 1, 0);
+    }
+
+    if (ngx_http_agent_method_is("message/send")) {
+        return ngx_http_agent_a2a_send(r, &rpc, 0, 1);
+    }
+
+    if (ngx_http_agent_method_is("message/stream")) {
+        return ngx_http_agent_a2a_send(r, &rpc, 1, 1);
+    }
+
+    if (ngx_http_agent_method_is("GetTask")
+        || ngx_http_agent_method_is("ListTasks")
+        || ngx_http_agent_method_is("CancelTask")
+        || ngx_http_agent_method_is("SubscribeToTask")
+        || ngx_http_agent_method_is("tasks/get")
+        || ngx_http_agent_method_is("tasks/cancel")
+        || ngx_http_agent_method_is("tasks/resubscribe"))
+    {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                   NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION,
+                                   "This operation is not supported: %V "
+                                   "(a task is answered by the message "
+                                   "that started it)", &rpc.method);
+    }
+
+#undef ngx_http_agent_method_is
+
+    return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                    NGX_HTTP_AGENT_JSONRPC_METHOD_NOT_FOUND,
+                                    "Method not found: %V", &rpc.method);
+}
+
+
+/* the agent card: A2A 1.0's, with 0.3's fields beside for its clients */
+
+static ngx_int_t
+ngx_http_agent_a2a_card(ngx_http_request_t *r)
+{
+    u_char                     *p;
+    ngx_str_t                   url, out, *host, local;
+    ngx_uint_t                  i;
+    ngx_http_agent_graph_t    **g;
+    ngx_http_agent_json_t      *j;
+    ngx_http_core_loc_conf_t   *clcf;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    static const char  *versions[] = { "1.0", "0.3" };
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    /* the endpoint's URL, as the client reached this one */
+
+    if (r->headers_in.host) {
+        host = &r->headers_in.host->value;
+
+    } else {
+        /* HTTP/1.0 without Host: the address it came to */
+        local.data = ngx_pnalloc(r->pool, NGX_SOCKADDR_STRLEN);
+        if (local.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        local.len = NGX_SOCKADDR_STRLEN;
+
+        if (ngx_connection_local_sockaddr(r->connection, &local, 1)
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        host = &local;
+    }
+
+    p = ngx_pnalloc(r->pool, sizeof("https://") + host->len
+                             + clcf->name.len);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    url.data = p;
+    url.len = ngx_sprintf(p, "%s://%V%V",
+#if (NGX_HTTP_SSL)
+                          r->connection->ssl ? "https" :
+#endif
+                          "http", host, &clcf->name)
+              - p;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &alcf->graph->name);
+    ngx_http_agent_json_key(j, "description");
+    ngx_http_agent_json_cstr(j, "An agent graph served by nginx "
+                             "(ngx_http_agent_module). Each skill is a "
+                             "graph; metadata \"skill\" on a message picks "
+                             "one, the first is the default.");
+    ngx_http_agent_json_key(j, "version");
+    ngx_http_agent_json_cstr(j, "1");
+    ngx_http_agent_json_key(j, "supportedInterfaces");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < 2; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "url");
+        ngx_http_agent_json_str(j, &url);
+        ngx_http_agent_json_key(j, "protocolBinding");
+        ngx_http_agent_json_cstr(j, "JSONRPC");
+        ngx_http_agent_json_key(j, "protocolVersion");
+        ngx_http_agent_json_cstr(j, versions[i]);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    /* 0.3's clients read these */
+    ngx_http_agent_json_key(j, "protocolVersion");
+    ngx_http_agent_json_cstr(j, "0.3.0");
+    ngx_http_agent_json_key(j, "url");
+    ngx_http_agent_json_str(j, &url);
+    ngx_http_agent_json_key(j, "preferredTransport");
+    ngx_http_agent_json_cstr(j, "JSONRPC");
+
+    ngx_http_agent_json_key(j, "capabilities");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "streaming");
+    ngx_http_agent_json_bool(j, 1);
+    ngx_http_agent_json_key(j, "pushNotifications");
+    ngx_http_agent_json_bool(j, 0);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "defaultInputModes");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_cstr(j, "text/plain");
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "defaultOutputModes");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_cstr(j, "text/plain");
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "skills");
+    ngx_http_agent_json_arr(j);
+
+    g = alcf->assistant_graphs->elts;
+
+    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &g[i]->name);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &g[i]->name);
+        ngx_http_agent_json_key(j, "description");
+        ngx_http_agent_json_cstr(j, "the agent graph of this name");
+        ngx_http_agent_json_key(j, "tags");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_cstr(j, "graph");
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+}
+
+
+static ngx_http_agent_graph_t *
+ngx_http_agent_a2a_graph(ngx_http_request_t *r, ngx_str_t *name)
+{
+    ngx_uint_t                  i;
+    ngx_http_agent_graph_t    **g;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (name->len == 0) {
+        return alcf->graph;
+    }
+
+    g = alcf->assistant_graphs->elts;
+
+    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
+        if (g[i]->name.len == name->len
+            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
+        {
+            return g[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/*
+ * SendMessage and its streaming and 0.3 kin: the turn on the context's
+ * thread; a thread that waits takes the message as its answer
+ */
+
+static ngx_int_t
+ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
+    ngx_uint_t stream, ngx_uint_t legacy)
+{
+    ngx_int_t                      rc, code;
+    ngx_str_t                      why, none;
+    ngx_http_agent_msg_t          *msg;
+    ngx_http_agent_turn_t         *turn;
+    ngx_http_agent_model_t        *m;
+    ngx_http_agent_graph_t        *graph;
+    ngx_http_agent_turn_in_t      *in;
+    ngx_http_agent_a2a_out_t      *out;
+    ngx_http_agent_session_t       s;
+    ngx_http_agent_a2a_message_t   am;
+
+    ngx_str_null(&why);
+
+    rc = ngx_http_agent_a2a_message(r->pool, rpc->params, &am, &code, &why);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK, code, "%V", &why);
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    graph = ngx_http_agent_a2a_graph(r, &am.skill);
+
+    if (graph == NULL) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: no skill \"%V\" in "
+                                        "the agent card", &am.skill);
+    }
+
+    /* the context: the owner's thread, a new one of the id given, or ours */
+
+    rc = ngx_http_agent_reply_rpc_thread(r, &am.context_id, 1, &s);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
+                                        "Context with ID %V not found",
+                                        &am.context_id);
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the store failed");
+    }
+
+    ngx_str_null(&none);
+
+    rc = ngx_http_agent_turn_model(r, &s, &none, &m);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    turn = ngx_http_agent_turn_create(r, &s, m);
+    out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_a2a_out_t));
+    msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));
+
+    if (turn == NULL || out == NULL || msg == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    out->id = rpc->id;
+    out->legacy = legacy;
+
+    ngx_str_set(&msg->role, "user");
+    msg->content = am.text;
+
+    in = ngx_http_agent_turn_in(turn);
+
+    in->graph = graph;
+    in->format = &ngx_http_agent_a2a_format;
+    in->format_data = out;
+    in->hooks = &ngx_http_agent_a2a_hooks;
+    in->data = out;
+    in->json = !stream;
+    in->msgs = msg;
+    in->nmsgs = 1;
+    in->text = am.text;
+
+    /* input-required: the next message answers the wait */
+    in->reply = 1;
+
+    return ngx_http_agent_turn_begin(turn, &s);
+}

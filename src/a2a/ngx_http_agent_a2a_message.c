@@ -1,0 +1,171 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_a2a_message.h"
+#include "ngx_http_agent_jsonrpc.h"
+
+
+/*
+ * A2A's message, as A2A 1.0 writes it ({"messageId", "role": "ROLE_USER",
+ * "parts": [{"text"}], "contextId"}) and as 0.3 does ({"kind": "message",
+ * "role": "user", "parts": [{"kind": "text", "text"}]}): the user's text
+ * parts joined; a part of another kind (a file, data) is refused, as this
+ * agent's card says (text/plain in).  No I/O: the fuzz target calls it.
+ */
+
+
+static ngx_int_t ngx_http_agent_a2a_id(yajl_val v, const char *key,
+    ngx_str_t *id);
+
+
+ngx_int_t
+ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
+    ngx_http_agent_a2a_message_t *m, ngx_int_t *code, ngx_str_t *why)
+{
+    u_char     *p;
+    size_t      i, size;
+    yajl_val    msg, parts, part, meta;
+    ngx_str_t   role, text, kind;
+
+    ngx_memzero(m, sizeof(ngx_http_agent_a2a_message_t));
+    *code = NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS;
+
+    msg = params ? ngx_http_agent_json_get(params, "message") : NULL;
+
+    if (msg == NULL || !YAJL_IS_OBJECT(msg)) {
+        ngx_str_set(why, "Invalid params: \"message\" must be an A2A "
+                    "message");
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_agent_json_get_str(msg, "role", &role) != NGX_OK
+        || !((role.len == 4 && ngx_strncmp(role.data, "user", 4) == 0)
+             || (role.len == 9
+                 && ngx_strncmp(role.data, "ROLE_USER", 9) == 0)))
+    {
+        ngx_str_set(why, "Invalid params: the message's \"role\" must be "
+                    "the user's");
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_agent_a2a_id(msg, "messageId", &m->message_id) == NGX_ERROR
+        || ngx_http_agent_a2a_id(msg, "contextId", &m->context_id)
+           == NGX_ERROR)
+    {
+        ngx_str_set(why, "Invalid params: \"messageId\" and \"contextId\" "
+                    "must be ids: 1 to 64 letters, digits, - or _");
+        return NGX_DECLINED;
+    }
+
+    parts = ngx_http_agent_json_get(msg, "parts");
+
+    if (parts == NULL || !YAJL_IS_ARRAY(parts) || parts->u.array.len == 0) {
+        ngx_str_set(why, "Invalid params: the message's \"parts\" must be a "
+                    "non-empty array");
+        return NGX_DECLINED;
+    }
+
+    size = 0;
+
+    for (i = 0; i < parts->u.array.len; i++) {
+        part = parts->u.array.values[i];
+
+        if (ngx_http_agent_json_get_str(part, "kind", &kind) == NGX_OK
+            && !(kind.len == 4 && ngx_strncmp(kind.data, "text", 4) == 0))
+        {
+            goto content;
+        }
+
+        if (ngx_http_agent_json_get_str(part, "text", &text) != NGX_OK) {
+            goto content;
+        }
+
+        size += text.len;
+    }
+
+    p = ngx_pnalloc(pool, size + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    m->text.data = p;
+
+    for (i = 0; i < parts->u.array.len; i++) {
+        (void) ngx_http_agent_json_get_str(parts->u.array.values[i], "text",
+                                           &text);
+        p = ngx_cpymem(p, text.data, text.len);
+    }
+
+    m->text.len = p - m->text.data;
+
+    if (m->text.len == 0) {
+        ngx_str_set(why, "Invalid params: the message has no text");
+        return NGX_DECLINED;
+    }
+
+    /* which of the location's graphs: the message's or the request's */
+
+    meta = ngx_http_agent_json_get(msg, "metadata");
+
+    if (meta == NULL || ngx_http_agent_json_get(meta, "skill") == NULL) {
+        meta = ngx_http_agent_json_get(params, "metadata");
+    }
+
+    if (meta && ngx_http_agent_json_get(meta, "skill")
+        && ngx_http_agent_json_get_str(meta, "skill", &m->skill) != NGX_OK)
+    {
+        ngx_str_set(why, "Invalid params: metadata \"skill\" must name a "
+                    "skill of the agent card");
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+
+content:
+
+    *code = NGX_HTTP_AGENT_A2A_CONTENT_TYPE;
+    ngx_str_set(why, "Incompatible content types: this agent takes text "
+                "parts only (text/plain)");
+
+    return NGX_DECLINED;
+}
+
+
+/* an id, or none: NGX_ERROR for one of another type or shape */
+
+static ngx_int_t
+ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id)
+{
+    size_t    i;
+    yajl_val  s;
+
+    ngx_str_null(id);
+
+    s = ngx_http_agent_json_get(v, key);
+
+    if (s == NULL || YAJL_IS_NULL(s)) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_json_get_str(v, key, id) != NGX_OK
+        || id->len > 64)
+    {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < id->len; i++) {
+        if (!(isalnum(id->data[i]) || id->data[i] == '-'
+              || id->data[i] == '_'))
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}

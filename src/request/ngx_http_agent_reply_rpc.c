@@ -1,0 +1,203 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_reply_rpc.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_store.h"
+
+
+/*
+ * The answers of the protocols that speak JSON-RPC (MCP's server, A2A): a
+ * result or an error with the request's id, kept in the request across
+ * its passes; the turn's own refusals (409, 429, ...) in that shape too,
+ * their HTTP status kept, JSON-RPC's "server error" code.
+ */
+
+
+static ngx_int_t ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r,
+    ngx_str_t *msg, ngx_str_t *out);
+
+
+/* the request's JSON-RPC state, made at its first pass */
+
+ngx_http_agent_reply_rpc_t *
+ngx_http_agent_reply_rpc(ngx_http_request_t *r)
+{
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_reply_rpc_t  *rpc;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rpc = ctx->proto;
+
+    if (rpc == NULL) {
+        rpc = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_reply_rpc_t));
+        if (rpc == NULL) {
+            return NULL;
+        }
+
+        ctx->proto = rpc;
+    }
+
+    ctx->error = ngx_http_agent_reply_rpc_refused;
+
+    return rpc;
+}
+
+
+/* {"jsonrpc", "id", "result": j} */
+
+ngx_int_t
+ngx_http_agent_reply_rpc_result(ngx_http_request_t *r,
+    ngx_http_agent_json_t *j)
+{
+    ngx_str_t                    out, result;
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_reply_rpc_t  *rpc;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    rpc = ctx->proto;
+
+    if (ngx_http_agent_json_done(j, &result) != NGX_OK
+        || ngx_http_agent_jsonrpc_result(r->pool, &rpc->id, &result, &out)
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+}
+
+
+/* a JSON-RPC error answer: 200 for a request's error, else the status */
+
+ngx_int_t
+ngx_http_agent_reply_rpc_error(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_int_t code, const char *fmt, ...)
+{
+    u_char                      *p, buf[512];
+    va_list                      args;
+    ngx_str_t                    msg, out;
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_reply_rpc_t  *rpc;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx->sent) {
+        return status;
+    }
+
+    rpc = ctx->proto;
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
+    va_end(args);
+
+    msg.data = buf;
+    msg.len = p - buf;
+
+    if (ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL, code,
+                                     &msg, &out)
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->sent_rc = ngx_http_agent_reply_send(r, status, &out);
+    ctx->sent = 1;
+
+    return status == NGX_HTTP_OK ? ctx->sent_rc : (ngx_int_t) status;
+}
+
+
+static ngx_int_t
+ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_str_t *msg,
+    ngx_str_t *out)
+{
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_reply_rpc_t  *rpc;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    rpc = ctx->proto;
+
+    return ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL,
+                                        NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR,
+                                        msg, out);
+}
+
+
+/*
+ * The thread of a request: id, or with none a new id made once (kept
+ * across the passes); an unknown id is made for the owner when create is
+ * set.  NGX_OK and s; NGX_DECLINED: not there, or another owner's (the
+ * protocol words its "not found"); NGX_AGAIN; NGX_ERROR.
+ */
+
+ngx_int_t
+ngx_http_agent_reply_rpc_thread(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_uint_t create, ngx_http_agent_session_t *s)
+{
+    u_char                      *p;
+    ngx_int_t                    rc;
+    ngx_str_t                    title, meta;
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_reply_rpc_t  *rpc;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    rpc = ctx->proto;
+
+    if (id == NULL || id->len == 0) {
+        id = &rpc->thread_id;
+        create = 1;
+
+        if (id->len == 0) {
+            p = ngx_pnalloc(r->pool, 36);
+            if (p == NULL) {
+                return NGX_ERROR;
+            }
+
+            ngx_http_agent_store_new_id(p);
+            id->data = p;
+            id->len = 36;
+        }
+    }
+
+    rc = ngx_http_agent_store_session_get(&ctx->store, id, s);
+
+    if (rc == NGX_OK) {
+        return ngx_http_agent_store_owns(ctx->owner, s) ? NGX_OK
+                                                        : NGX_DECLINED;
+    }
+
+    if (rc != NGX_DECLINED || !create) {
+        return rc;
+    }
+
+    ngx_str_set(&title, "");
+    ngx_str_null(&meta);
+
+    rc = ngx_http_agent_store_session_create(&ctx->store, id, &title, &meta,
+                                             ctx->owner, s);
+
+    if (rc != NGX_ERROR) {
+        return rc;
+    }
+
+    /* made since by a request of the same new id: as it is now */
+
+    rc = ngx_http_agent_store_session_get(&ctx->store, id, s);
+
+    if (rc == NGX_OK && !ngx_http_agent_store_owns(ctx->owner, s)) {
+        return NGX_DECLINED;
+    }
+
+    return rc;
+}

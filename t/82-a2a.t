@@ -1,0 +1,162 @@
+#!/usr/bin/perl
+# A2A (issue 31, item 2): agent_a2a serves the location's graph as an A2A
+# agent, driven by A2A's own JavaScript SDK (@a2a-js/sdk 1.x, npm,
+# unchanged) over its JSON-RPC binding of A2A 1.0 and of 0.3: the agent
+# card, SendMessage and SendStreamingMessage (message/send,
+# message/stream), a context continued, an interrupt as input-required
+# answered by the next message, an unknown skill and another owner's
+# context (errors), malformed JSON-RPC; then the thread A2A made goes on
+# through our chat API.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+
+my $root = "$FindBin::Bin/..";
+my $dir = "$root/build/a2a";
+
+if (!-d "$dir/node_modules/\@a2a-js/sdk") {
+    system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
+           . '@a2a-js/sdk@1.3.0 --no-audit --no-fund --loglevel=error '
+           . '>/dev/null 2>&1');
+}
+plan skip_all => '@a2a-js/sdk is not installable here'
+    unless -d "$dir/node_modules/\@a2a-js/sdk";
+
+my $t = AgentTest->new;
+$t->mock(sub {
+    my ($req) = @_;
+    my @m = @{ $req->{messages} };
+    my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
+    my $n = grep { $_->{role} eq 'user' } @m;
+    return { text => "Hello, you said $m[$u]{content} ($n)" };
+});
+
+my $conf = $t->conf(http => <<'HTTP');
+agent_graph chat {
+    node model llm;
+    edge START model;
+    edge model END;
+}
+agent_graph approval {
+    channel plan value 'default="Delete the rows?"';
+    channel answer value;
+    node ask interrupt value=plan resume=answer;
+    node done template "text=you said {{answer}}";
+    edge START ask;
+    edge ask done;
+    edge done END;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location /a2a/ { agent_a2a;
+        agent_owner \$http_x_user; agent_use_graph chat;
+        agent_assistants approval; }
+    $1};
+$t->run($conf);
+
+my $base = 'http://127.0.0.1:' . $t->port;
+open my $fh, '-|', 'node', "$root/t/a2a/client.mjs", $dir, $base or die;
+my %o;
+while (my $line = <$fh>) {
+    my $v = eval { decode_json($line) } or do { diag($line); next };
+    $o{$v->{k}} = $v->{v};
+}
+close $fh;
+diag($o{__died__}) if $o{__died__};
+
+my $card = $o{card};
+is($card->{name}, 'chat', 'the card: the location\'s graph');
+is_deeply([ map { $_->{id} } @{ $card->{skills} } ], [ qw(chat approval) ],
+          '... a skill per graph');
+is_deeply([ map { $_->{protocolVersion} } @{ $card->{supportedInterfaces} } ],
+          [ '1.0', '0.3' ], '... JSON-RPC in 1.0 and 0.3');
+is($card->{supportedInterfaces}[0]{url}, "$base/a2a/",
+   '... at the location');
+ok($card->{capabilities}{streaming}, '... streaming');
+
+for my $v (qw(v1 v03)) {
+    my $p = "${v}_";
+    my $hi = $o{"${p}hi"}{result};
+    ok($hi, "$v: SendMessage answers") or diag explain $o{"${p}hi"};
+    is($hi->{status}{state}, 'TASK_STATE_COMPLETED', "$v: completed");
+    is($hi->{artifacts}[0]{parts}[0]{text}, 'Hello, you said hi (1)',
+       "$v: the answer as an artifact");
+    ok($hi->{contextId}, "$v: a context");
+    my $again = $o{"${p}again"}{result};
+    is($again->{contextId}, $hi->{contextId}, "$v: the same context");
+    is($again->{artifacts}[0]{parts}[0]{text}, 'Hello, you said again (2)',
+       "$v: ... goes on in the thread");
+    ok($again->{id} ne $hi->{id}, "$v: a new task");
+
+    my $ev = $o{"${p}stream"}{events} // [];
+    ok(!$o{"${p}stream"}{error}, "$v: SendStreamingMessage streams")
+        or diag explain $o{"${p}stream"};
+    ok($ev->[0]{task}, "$v: the task first") or diag explain $ev;
+    my ($art) = grep { $_->{artifactUpdate} } @$ev;
+    is($art->{artifactUpdate}{artifact}{parts}[0]{text},
+       'Hello, you said streamed (3)', "$v: the answer as an artifact "
+       . 'update');
+    is($ev->[-1]{statusUpdate}{status}{state}, 'TASK_STATE_COMPLETED',
+       "$v: a completed status last");
+    ok((grep { ($_->{statusUpdate}{metadata}{step} // '') eq 'model' } @$ev),
+       "$v: a status update per step");
+
+    my $ask = $o{"${p}ask"}{result};
+    is($ask->{status}{state}, 'TASK_STATE_INPUT_REQUIRED',
+       "$v: an interrupt: input-required");
+    is($ask->{status}{message}{parts}[0]{text}, 'Delete the rows?',
+       "$v: ... with its question");
+    my $answer = $o{"${p}answer"}{result};
+    is($answer->{artifacts}[0]{parts}[0]{text}, 'you said yes',
+       "$v: the next message answers it");
+    like($o{"${p}unknown_skill"}{error} // '', qr/no skill "nope"/,
+         "$v: an unknown skill: an error");
+}
+is_deeply($o{v1_methods}, [ qw(SendMessage SendStreamingMessage) ],
+          'the 1.0 binding sent 1.0\'s methods');
+is_deeply($o{v03_methods}, [ qw(message/send message/stream) ],
+          'the 0.3 binding sent 0.3\'s');
+like($o{bob}{error} // '', qr/Context with ID .* not found/,
+     'another owner\'s context: not found');
+
+# the wire, by hand
+sub rpc {
+    my ($body, %h) = @_;
+    return $t->http('POST', '/a2a/', $body, 'Content-Type' =>
+                    'application/json', 'X-User' => 'alice', %h);
+}
+my $r = rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
+is($r->{json}{error}{code}, -32700, 'bad JSON: parse error');
+$r = rpc('[' x 100000);
+is($r->{status}, 400, 'deep nesting: 400');
+$r = rpc('{"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": '
+         . '{"message": {"role": "ROLE_USER", "parts": [{"data": {}}]}}}');
+is($r->{json}{error}{code}, -32005, 'a data part: content type not taken');
+$r = rpc('{"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": '
+         . '{"message": {"role": "ROLE_AGENT", "parts": [{"text": "x"}]}}}');
+is($r->{json}{error}{code}, -32602, 'an agent\'s message: invalid params');
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": '
+         . '{"id": "x"}}');
+is($r->{json}{error}{code}, -32004, 'GetTask: unsupported, said so');
+$r = rpc('{"jsonrpc": "2.0", "id": 5, "method": "nope"}');
+is($r->{json}{error}{code}, -32601, 'an unknown method');
+$r = $t->http('GET', '/a2a/', undef, 'X-User' => 'alice');
+is($r->{status}, 405, 'GET the endpoint: 405');
+$r = $t->http('GET', '/a2a/other', undef, 'X-User' => 'alice');
+is($r->{status}, 404, 'another path: 404');
+
+# the context goes on through our chat API
+my $chat = $t->http('POST', "/api/chat/$o{ctx}/message",
+                    encode_json({ message => 'from chat' }),
+                    'Content-Type' => 'application/json',
+                    'Accept' => 'application/json');
+like($chat->{json}{full_response} // '', qr/from chat \(4\)/,
+     'the A2A context is a thread of our chat API too');
+
+$t->stop;
+$t->check_log;
+done_testing;

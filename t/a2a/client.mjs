@@ -1,0 +1,119 @@
+// A2A's JavaScript SDK (@a2a-js/sdk 1.x, npm) as a client of nginx's
+// agent_a2a: node client.mjs SDK_DIR BASE_URL.  The card is read from
+// {location}.well-known/agent-card.json; the same scenarios run over the
+// JSON-RPC binding of A2A 1.0 (the card's preferred interface) and of
+// A2A 0.3 (legacyCompat, the card's 0.3 interface).  One JSON line per
+// observation, {"k": NAME, "v": VALUE}; t/82 asserts on them.
+
+import { randomUUID } from 'node:crypto';
+
+const [dir, base] = process.argv.slice(2);
+const sdk = `${dir}/node_modules/@a2a-js/sdk/dist`;
+const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } =
+    await import(`${sdk}/client/index.js`);
+const { SendMessageRequest, StreamResponse, Task, Message } =
+    await import(`${sdk}/index.js`);
+
+function out(k, v) {
+    console.log(JSON.stringify({ k, v }));
+}
+
+function request(text, contextId, skill) {
+    return SendMessageRequest.fromJSON({ message: {
+        messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }],
+        ...(contextId ? { contextId } : {}),
+        ...(skill ? { metadata: { skill } } : {}) } });
+}
+
+function json(r) {
+    if (r && 'status' in r && 'artifacts' in r) {
+        return Task.toJSON(r);
+    }
+    return Message.toJSON(r);
+}
+
+async function send(k, client, req) {
+    try {
+        const r = await client.sendMessage(req);
+        out(k, { result: json(r) });
+        return json(r);
+    } catch (e) {
+        out(k, { error: String(e?.message ?? e), code: e?.code ?? null });
+        return null;
+    }
+}
+
+async function stream(k, client, req) {
+    const events = [];
+    try {
+        for await (const ev of client.sendMessageStream(req)) {
+            events.push(StreamResponse.toJSON(ev));
+        }
+        out(k, { events });
+    } catch (e) {
+        out(k, { error: String(e?.message ?? e), events });
+    }
+}
+
+async function scenarios(prefix, client, user) {
+    const hi = await send(`${prefix}hi`, client, request('hi'));
+    const ctx = hi?.contextId;
+    await send(`${prefix}again`, client, request('again', ctx));
+    await stream(`${prefix}stream`, client, request('streamed', ctx));
+    const ask = await send(`${prefix}ask`, client,
+                           request('go', undefined, 'approval'));
+    await send(`${prefix}answer`, client,
+               request('yes', ask?.contextId, 'approval'));
+    await send(`${prefix}unknown_skill`, client,
+               request('hi', undefined, 'nope'));
+    return ctx;
+}
+
+try {
+    const card = await (await fetch(`${base}/a2a/.well-known/agent-card.json`,
+        { headers: { 'X-User': 'alice' } })).json();
+    out('card', card);
+
+    // the methods each binding sent, as the wire has them
+    const seen = [];
+    const auth = (fetchImpl) => (url, init = {}) => {
+        try {
+            seen.push(JSON.parse(init.body).method);
+        } catch (e) {
+            // a GET
+        }
+        return fetchImpl(url, { ...init, headers: {
+            ...(init.headers ?? {}), 'X-User': 'alice' } });
+    };
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(
+        ClientFactoryOptions.default, { transports: [
+            new JsonRpcTransportFactory({ fetchImpl: auth(fetch) }) ] }));
+    const v1 = await factory.createFromAgentCard(card);
+    const ctx = await scenarios('v1_', v1, 'alice');
+    out('ctx', ctx);
+    out('v1_methods', [...new Set(seen.splice(0))]);
+
+    // another owner's context
+    const bobf = new ClientFactory(ClientFactoryOptions.createFrom(
+        ClientFactoryOptions.default, { transports: [
+            new JsonRpcTransportFactory({ fetchImpl: (url, init = {}) =>
+                fetch(url, { ...init, headers: { ...(init.headers ?? {}),
+                                                  'X-User': 'bob' } }) }) ]
+        }));
+    const bob = await bobf.createFromAgentCard(card);
+    await send('bob', bob, request('hi', ctx));
+
+    // A2A 0.3: the card's 0.3 interface, through the SDK's legacy binding
+    const legacy = { ...card, supportedInterfaces:
+        card.supportedInterfaces.filter((i) => i.protocolVersion === '0.3') };
+    const f03 = new ClientFactory(ClientFactoryOptions.createFrom(
+        ClientFactoryOptions.default, { transports: [
+            new JsonRpcTransportFactory({ fetchImpl: auth(fetch),
+                                          legacyCompat: { enabled: true } })
+        ] }));
+    const v03 = await f03.createFromAgentCard(legacy);
+    await scenarios('v03_', v03, 'alice');
+    out('v03_methods', [...new Set(seen.splice(0))]);
+} catch (e) {
+    out('__died__', String(e?.stack ?? e));
+}
