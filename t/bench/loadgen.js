@@ -375,7 +375,8 @@ const modes = {
                  p99: pct(99, lat) };
     },
 
-    // one graph through each protocol (opt.proto: chat, lg, agui, mcp):
+    // one graph through each protocol (opt.proto: chat, lg, agui, mcp,
+    // a2a):
     // n turns at concurrency c, a new thread each
     async protoload() {
         const lat = [];
@@ -400,6 +401,13 @@ const modes = {
                     messages: [{ id: 'm' + i, role: 'user', content: msg }],
                     tools: [], context: [], state: {} });
                 ok = r.status === 200 && /"RUN_FINISHED"/.test(r.body);
+            } else if (opt.proto === 'a2a') {
+                r = await request(opt.base + '/a2a/', 'POST', {
+                    jsonrpc: '2.0', id: i, method: 'SendMessage',
+                    params: { message: { messageId: 'm' + i,
+                        role: 'ROLE_USER', parts: [{ text: msg }] } } });
+                ok = r.status === 200
+                     && /"TASK_STATE_COMPLETED"/.test(r.body);
             } else {
                 r = await request(opt.base + '/mcp', 'POST', {
                     jsonrpc: '2.0', id: i, method: 'tools/call',
