@@ -711,6 +711,7 @@ ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     alcf->kind = (ngx_uint_t) cmd->post;
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+
     alcf->location = clcf->name;
     clcf->handler = ngx_http_agent_handler;
 

@@ -17,12 +17,12 @@
 #include "ngx_http_agent_store.h"
 
 
-#define NGX_HTTP_AGENT_CHAT      1
-#define NGX_HTTP_AGENT_SESSIONS  2
-#define NGX_HTTP_AGENT_LANGGRAPH 3
-#define NGX_HTTP_AGENT_AGUI      4
-#define NGX_HTTP_AGENT_MCP_SERVER 5
-#define NGX_HTTP_AGENT_A2A       6
+#define NGX_HTTP_AGENT_CHAT        1
+#define NGX_HTTP_AGENT_SESSIONS    2
+#define NGX_HTTP_AGENT_LANGGRAPH   3
+#define NGX_HTTP_AGENT_AGUI        4
+#define NGX_HTTP_AGENT_MCP_SERVER  5
+#define NGX_HTTP_AGENT_A2A         6
 
 /*
  * a protocol over the turn surface: it runs agent_use_graph's graph and
@@ -151,8 +151,10 @@ typedef struct {
     void                           *proto;     /* another protocol's, kept
                                                   across the passes */
     ngx_int_t                     (*error)(ngx_http_request_t *r,
+                                           ngx_uint_t *status,
                                            ngx_str_t *msg, ngx_str_t *out);
-                                               /* its error bodies */
+                                               /* its error bodies (and
+                                                  statuses) */
 
     /* the store's calls: a pass that waits on one runs again on its answer */
     ngx_http_agent_store_call_t     store;
@@ -170,6 +172,8 @@ typedef struct {
     unsigned                        waited:1;
     unsigned                        hold:1;
     unsigned                        plain:1;   /* the answer is text */
+    unsigned                        public:1;  /* no owner asked (an A2A
+                                                  agent's card) */
     unsigned                        held_plain:1;
 } ngx_http_agent_ctx_t;
 

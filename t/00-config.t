@@ -98,6 +98,9 @@ bad('agent_tool: a timeout of 0', sub {
 bad('agent_tool: a word that is no KEY=VALUE', sub {
         s{(agent_resources_dir)}{agent_tool t location=/t schema;\n    $1} },
     qr/unknown parameter "schema" of agent_tool "t"/);
+bad('agent_a2a in a regex location', sub {
+        s{(location /api/chat/)}{location ~ ^/a2a/ { agent_a2a; }\n        $1} },
+    qr/agent_a2a needs a prefix location/);
 if ($ENV{AGENT_PG}) {
     bad('agent_checkpoint_db: pool=65', sub {
             s{(agent_checkpoint_db \S+);}{$1 pool=65;} },

@@ -181,6 +181,26 @@ $r = rpc('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": '
 is($r->{json}{error}{code}, -32602, 'a message of the wrong type: -32602');
 $r = rpc('{"jsonrpc": "2.0", "method": "notifications/initialized"}');
 is($r->{status}, 202, 'a notification: 202');
+$r = rpc('{"jsonrpc": "2.0", "method": "tools/call", "params": 5}');
+is($r->{status}, 202, 'a notification with bad params: not answered');
+$r = rpc('{"jsonrpc": "2.0", "id": null, "method": "ping"}');
+is($r->{json}{error}{code}, -32600,
+   'an id null: answered (not a notification), invalid request');
+$r = $t->http('POST', '/mcp', '{"jsonrpc": "2.0", "id": 9, "method": '
+              . '"ping"}', 'Content-Type' => 'application/json');
+is($r->{status}, 401, 'no owner: 401');
+is($r->{json}{error}{code}, -32000, '... as a JSON-RPC error');
+
+# a message to a thread that waits answers what it waits for
+$r = rpc('{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": '
+         . '{"name": "approval", "arguments": {"message": "go"}}}');
+my ($wait) = $r->{content} =~ /"thread_id":"([^"]+)"/;
+like($r->{content}, qr/"status":"interrupted"/, 'a run that waits');
+$r = rpc('{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": '
+         . '{"name": "approval", "arguments": {"message": "sure", '
+         . '"thread_id": "' . ($wait // '') . '"}}}');
+like($r->{content}, qr/you said sure/, '... answered by the next message');
+
 $r = $t->http('GET', '/mcp');
 is($r->{status}, 405, 'GET: 405');
 $r = rpc('{"jsonrpc": "2.0", "id": 3, "method": "ping"}',

@@ -144,6 +144,22 @@ $r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": '
 is($r->{json}{error}{code}, -32004, 'GetTask: unsupported, said so');
 $r = rpc('{"jsonrpc": "2.0", "id": 5, "method": "nope"}');
 is($r->{json}{error}{code}, -32601, 'an unknown method');
+$r = rpc('{"jsonrpc": "2.0", "id": 6, "method": "SendMessage", "params": '
+         . '{"message": {"role": "ROLE_USER", "taskId": "t1", "parts": '
+         . '[{"text": "x"}]}}}');
+like($r->{json}{error}{message} // '', qr/contextId/,
+     'a taskId without its contextId: refused, not a new thread');
+$r = rpc('{"jsonrpc": "2.0", "method": "SendMessage", "params": 5}');
+is($r->{status}, 204, 'a notification with bad params: not answered');
+$r = $t->http('POST', '/a2a/', '{"jsonrpc": "2.0", "id": 7, "method": "x"}',
+              'Content-Type' => 'application/json');
+is($r->{status}, 401, 'no owner: 401');
+is($r->{json}{error}{code}, -32000, '... as a JSON-RPC error');
+$r = $t->http('GET', '/a2a/.well-known/agent-card.json');
+is($r->{status}, 200, 'the card: no owner asked');
+$r = $t->http('GET', '/a2a/.well-known/agent-card.json', undef,
+              'Host' => 'evil.test/"x');
+unlike($r->{content}, qr/evil/, 'a Host that is no host: not in the card');
 $r = $t->http('GET', '/a2a/', undef, 'X-User' => 'alice');
 is($r->{status}, 405, 'GET the endpoint: 405');
 $r = $t->http('GET', '/a2a/other', undef, 'X-User' => 'alice');

@@ -69,13 +69,20 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     if (rest.len == sizeof(NGX_HTTP_AGENT_A2A_CARD) - 1
         && ngx_strncmp(rest.data, NGX_HTTP_AGENT_A2A_CARD, rest.len) == 0)
     {
+        /* the card is for anyone who finds the agent: no owner asked */
         ctx->id = rest;
+        ctx->public = 1;
 
         if (r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD)) {
             return NGX_OK;
         }
 
         return ngx_http_agent_reply_not_allowed(r, NGX_HTTP_GET);
+    }
+
+    /* every other error JSON-RPC's, the owner's 401 before the pass too */
+    if (ngx_http_agent_reply_rpc(r) == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     if (rest.len) {
@@ -124,16 +131,18 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 
     req->id = rpc.id;
 
+    if (rpc.notification
+        && (rpc.code == 0 || rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS))
+    {
+        /* A2A has no notification of the client's: taken, unanswered */
+        return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
+    }
+
     if (rpc.code) {
         return ngx_http_agent_reply_rpc_error(r,
                    rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
                    ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
                    rpc.code, "%V", &rpc.error);
-    }
-
-    if (rpc.id.len == 0) {
-        /* a notification: A2A has none of the client's, nothing to do */
-        return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
     }
 
 #define ngx_http_agent_method_is(s)                                           \
@@ -199,10 +208,21 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
 
     /* the endpoint's URL, as the client reached this one */
 
-    if (r->headers_in.host) {
-        host = &r->headers_in.host->value;
+    host = r->headers_in.host ? &r->headers_in.host->value : NULL;
 
-    } else {
+    for (i = 0; host && i < host->len; i++) {
+
+        /* a name or an address and a port, nothing a URL would read else */
+
+        if (!(isalnum(host->data[i]) || host->data[i] == '.'
+              || host->data[i] == '-' || host->data[i] == ':'
+              || host->data[i] == '[' || host->data[i] == ']'))
+        {
+            host = NULL;
+        }
+    }
+
+    if (host == NULL || host->len == 0) {
         /* HTTP/1.0 without Host: the address it came to */
         local.data = ngx_pnalloc(r->pool, NGX_SOCKADDR_STRLEN);
         if (local.data == NULL) {

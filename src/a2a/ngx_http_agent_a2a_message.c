@@ -31,7 +31,7 @@ ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
     u_char     *p;
     size_t      i, size;
     yajl_val    msg, parts, part, meta;
-    ngx_str_t   role, text, kind;
+    ngx_str_t   role, text, kind, task;
 
     ngx_memzero(m, sizeof(ngx_http_agent_a2a_message_t));
     *code = NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS;
@@ -56,10 +56,18 @@ ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
 
     if (ngx_http_agent_a2a_id(msg, "messageId", &m->message_id) == NGX_ERROR
         || ngx_http_agent_a2a_id(msg, "contextId", &m->context_id)
-           == NGX_ERROR)
+           == NGX_ERROR
+        || ngx_http_agent_a2a_id(msg, "taskId", &task) == NGX_ERROR)
     {
-        ngx_str_set(why, "Invalid params: \"messageId\" and \"contextId\" "
-                    "must be ids: 1 to 64 letters, digits, - or _");
+        ngx_str_set(why, "Invalid params: \"messageId\", \"contextId\" and "
+                    "\"taskId\" must be ids: 1 to 64 letters, digits, - or _");
+        return NGX_DECLINED;
+    }
+
+    if (task.len && m->context_id.len == 0) {
+        /* a task goes on in its context: without one it would be lost */
+        ngx_str_set(why, "Invalid params: a message that continues a task "
+                    "(\"taskId\") names its \"contextId\" too");
         return NGX_DECLINED;
     }
 
@@ -86,17 +94,23 @@ ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
             goto content;
         }
 
-        size += text.len;
+        size += text.len + 1;
     }
 
-    p = ngx_pnalloc(pool, size + 1);
+    p = ngx_pnalloc(pool, size);
     if (p == NULL) {
         return NGX_ERROR;
     }
 
     m->text.data = p;
 
+    /* the parts, a line each */
+
     for (i = 0; i < parts->u.array.len; i++) {
+        if (i) {
+            *p++ = '\n';
+        }
+
         (void) ngx_http_agent_json_get_str(parts->u.array.values[i], "text",
                                            &text);
         p = ngx_cpymem(p, text.data, text.len);

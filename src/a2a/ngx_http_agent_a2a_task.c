@@ -11,6 +11,7 @@
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_store.h"
 
 
 /*
@@ -40,6 +41,9 @@ static void ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
 static void ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text);
+static void ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
+    ngx_str_t *text);
 static void ngx_http_agent_a2a_parts(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *text);
 static void ngx_http_agent_a2a_end(ngx_pool_t *pool,
@@ -114,6 +118,12 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
 
         ngx_http_agent_a2a_status(j, o, &s->run_id, &s->session_id,
                                   NGX_HTTP_AGENT_A2A_WORKING, &none);
+
+        if (o->legacy) {
+            ngx_http_agent_json_key(j, "final");
+            ngx_http_agent_json_bool(j, 0);
+        }
+
         ngx_http_agent_json_key(j, "metadata");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "step");
@@ -308,20 +318,7 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
 
     if (text->len && state != NGX_HTTP_AGENT_A2A_COMPLETED) {
         ngx_http_agent_json_key(j, "message");
-        ngx_http_agent_json_obj(j);
-
-        if (o->legacy) {
-            ngx_http_agent_json_key(j, "kind");
-            ngx_http_agent_json_cstr(j, "message");
-        }
-
-        ngx_http_agent_json_key(j, "messageId");
-        ngx_http_agent_json_str(j, task);
-        ngx_http_agent_json_key(j, "role");
-        ngx_http_agent_json_cstr(j, o->legacy ? "agent" : "ROLE_AGENT");
-        ngx_http_agent_json_key(j, "parts");
-        ngx_http_agent_a2a_parts(j, o, text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_a2a_message(j, o, task, context, text);
     }
 
     ngx_http_agent_json_end(j);
@@ -369,22 +366,44 @@ ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
 
     if (text->len) {
         ngx_http_agent_json_key(j, "message");
-        ngx_http_agent_json_obj(j);
-
-        if (o->legacy) {
-            ngx_http_agent_json_key(j, "kind");
-            ngx_http_agent_json_cstr(j, "message");
-        }
-
-        ngx_http_agent_json_key(j, "messageId");
-        ngx_http_agent_json_str(j, task);
-        ngx_http_agent_json_key(j, "role");
-        ngx_http_agent_json_cstr(j, o->legacy ? "agent" : "ROLE_AGENT");
-        ngx_http_agent_json_key(j, "parts");
-        ngx_http_agent_a2a_parts(j, o, text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_a2a_message(j, o, task, context, text);
     }
 
+    ngx_http_agent_json_end(j);
+}
+
+
+/* the agent's message: a new id each, in its task and context */
+
+static void
+ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
+    ngx_str_t *text)
+{
+    u_char     buf[36];
+    ngx_str_t  id;
+
+    ngx_http_agent_store_new_id(buf);
+    id.data = buf;
+    id.len = 36;
+
+    ngx_http_agent_json_obj(j);
+
+    if (o->legacy) {
+        ngx_http_agent_json_key(j, "kind");
+        ngx_http_agent_json_cstr(j, "message");
+    }
+
+    ngx_http_agent_json_key(j, "messageId");
+    ngx_http_agent_json_str(j, &id);
+    ngx_http_agent_json_key(j, "taskId");
+    ngx_http_agent_json_str(j, task);
+    ngx_http_agent_json_key(j, "contextId");
+    ngx_http_agent_json_str(j, context);
+    ngx_http_agent_json_key(j, "role");
+    ngx_http_agent_json_cstr(j, o->legacy ? "agent" : "ROLE_AGENT");
+    ngx_http_agent_json_key(j, "parts");
+    ngx_http_agent_a2a_parts(j, o, text);
     ngx_http_agent_json_end(j);
 }
 

@@ -36,9 +36,18 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     ngx_uint_t                   i, k, n;
     ngx_http_agent_graph_t     **g;
     ngx_http_agent_input_t      *in;
+    ngx_http_core_loc_conf_t    *clcf;
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+
+    if (conf->kind == NGX_HTTP_AGENT_A2A && clcf->regex) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_a2a needs a prefix "
+                           "location: its agent card is at "
+                           "{location}.well-known/agent-card.json");
+        return NGX_CONF_ERROR;
+    }
 
     name = conf->graph_name;
 

@@ -99,7 +99,7 @@ ngx_http_agent_handler(ngx_http_request_t *r)
         rc = ngx_http_agent_route(r, alcf, ctx);
     }
 
-    if (rc == NGX_OK && alcf->owner) {
+    if (rc == NGX_OK && alcf->owner && !ctx->public) {
         /* sessions belong to whoever agent_owner names for this request */
         if (ngx_http_complex_value(r, alcf->owner, &ctx->owner_value)
             != NGX_OK)

@@ -36,9 +36,8 @@
 #define NGX_HTTP_AGENT_MCPSERVER_SID_LEN  (36 + 1 + 16)
 
 
-
-static ngx_int_t ngx_http_agent_mcpserver_sid(ngx_http_request_t *r,
-    u_char *id, u_char *out);
+static void ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id,
+    u_char *out);
 static ngx_int_t ngx_http_agent_mcpserver_session(ngx_http_request_t *r);
 static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t discover);
@@ -71,6 +70,11 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
     ctx->endpoint = NGX_HTTP_AGENT_EP_MCP;
+
+    /* every error JSON-RPC's, the owner's 401 before the pass too */
+    if (ngx_http_agent_reply_rpc(r) == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     if (!clcf->regex && r->uri.len > clcf->name.len
         && !(r->uri.len == clcf->name.len + 1
@@ -128,6 +132,13 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 
     req->id = rpc.id;
 
+    if (rpc.notification
+        && (rpc.code == 0 || rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS))
+    {
+        /* a notification (initialized, cancelled): never answered */
+        return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);
+    }
+
     if (rpc.code) {
         return ngx_http_agent_reply_rpc_error(r,
                    rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
@@ -138,11 +149,6 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 #define ngx_http_agent_method_is(s)                                           \
     (rpc.method.len == sizeof(s) - 1                                          \
      && ngx_strncmp(rpc.method.data, s, sizeof(s) - 1) == 0)
-
-    if (rpc.id.len == 0) {
-        /* a notification (initialized, cancelled, ...): taken, no answer */
-        return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);
-    }
 
     if (ngx_http_agent_method_is("initialize")) {
         return ngx_http_agent_mcpserver_initialize(r, &rpc, 0);
@@ -185,7 +191,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
  * owner and the id; out gets NGX_HTTP_AGENT_MCPSERVER_SID_LEN bytes
  */
 
-static ngx_int_t
+static void
 ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id, u_char *out)
 {
     u_char                 digest[16];
@@ -207,8 +213,6 @@ ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id, u_char *out)
     ngx_memcpy(out, id, 36);
     out[36] = '.';
     ngx_hex_dump(out + 37, digest, 8);
-
-    return NGX_OK;
 }
 
 
@@ -227,11 +231,12 @@ ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
         return NGX_OK;
     }
 
-    if (h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN
-        && ngx_http_agent_mcpserver_sid(r, h->value.data, want) == NGX_OK
-        && ngx_strncmp(want, h->value.data, h->value.len) == 0)
-    {
-        return NGX_OK;
+    if (h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN) {
+        ngx_http_agent_mcpserver_sid(r, h->value.data, want);
+
+        if (ngx_strncmp(want, h->value.data, h->value.len) == 0) {
+            return NGX_OK;
+        }
     }
 
     return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_NOT_FOUND,
@@ -326,7 +331,7 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
         }
 
         ngx_http_agent_store_new_id(id);
-        (void) ngx_http_agent_mcpserver_sid(r, id, sid);
+        ngx_http_agent_mcpserver_sid(r, id, sid);
 
         h->hash = 1;
         ngx_str_set(&h->key, "Mcp-Session-Id");
@@ -623,7 +628,9 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     in->format_data = out;
     in->values = call.values;
     in->resume = call.resume;
-    in->over = 1;
+
+    /* a message on a thread that waits answers the wait, as "resume" */
+    in->reply = 1;
 
     if (call.resume.len == 0) {
         msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));

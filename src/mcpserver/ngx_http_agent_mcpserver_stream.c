@@ -115,8 +115,12 @@ ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
     node = v ? ngx_http_agent_json_get(v, "node") : NULL;
     value = v ? ngx_http_agent_json_get(v, "value") : NULL;
 
+    ngx_str_set(&text, "");
+
     if (error) {
-        text = *ev->text;
+        if (ev->text) {
+            text = *ev->text;
+        }
 
     } else if (v) {
 
@@ -146,7 +150,7 @@ ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
                        - p;
         }
 
-    } else {
+    } else if (ev->text) {
         text = *ev->text;
     }
 

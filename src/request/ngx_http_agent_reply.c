@@ -186,6 +186,7 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
     u_char                *p, buf[1024];
     va_list                args;
     ngx_str_t              msg, out;
+    ngx_uint_t             code;
     ngx_http_agent_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
@@ -205,9 +206,12 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "agent: %V", &msg);
     }
 
+    /* the answer's status; the caller stops on the error's own */
+    code = status;
+
     if (ctx->error) {
-        /* the protocol's own shape (MCP's JSON-RPC error) */
-        if (ctx->error(r, &msg, &out) != NGX_OK) {
+        /* the protocol's own shape (JSON-RPC's, for MCP and A2A) */
+        if (ctx->error(r, &code, &msg, &out) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
@@ -227,7 +231,7 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->sent_rc = ngx_http_agent_reply_send(r, status, &out);
+    ctx->sent_rc = ngx_http_agent_reply_send(r, code, &out);
 
     if (!ctx->hold) {
         ctx->sent = 1;

@@ -23,7 +23,7 @@
 
 
 static ngx_int_t ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r,
-    ngx_str_t *msg, ngx_str_t *out);
+    ngx_uint_t *status, ngx_str_t *msg, ngx_str_t *out);
 
 
 /* the request's JSON-RPC state, made at its first pass */
@@ -112,24 +112,54 @@ ngx_http_agent_reply_rpc_error(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     ctx->sent_rc = ngx_http_agent_reply_send(r, status, &out);
-    ctx->sent = 1;
+
+    if (!ctx->hold) {
+        ctx->sent = 1;
+    }
 
     return status == NGX_HTTP_OK ? ctx->sent_rc : (ngx_int_t) status;
 }
 
 
+/*
+ * What the turn refuses, as JSON-RPC: a request's own fault (400, 422) is
+ * invalid params, one refused for now (409) a server error, each answered
+ * 200 as JSON-RPC's errors are, so that clients read the code; a path
+ * that is none (404, 405), authentication (401, 403), a limit (413, 429)
+ * and our own failures keep their status: clients and proxies act on it
+ */
+
 static ngx_int_t
-ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_str_t *msg,
-    ngx_str_t *out)
+ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_uint_t *status,
+    ngx_str_t *msg, ngx_str_t *out)
 {
+    ngx_int_t                    code;
     ngx_http_agent_ctx_t        *ctx;
     ngx_http_agent_reply_rpc_t  *rpc;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     rpc = ctx->proto;
 
-    return ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL,
-                                        NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR,
+    switch (*status) {
+
+    case NGX_HTTP_BAD_REQUEST:
+    case 422:
+        code = NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS;
+        *status = NGX_HTTP_OK;
+        break;
+
+    case NGX_HTTP_CONFLICT:
+        code = NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR;
+        *status = NGX_HTTP_OK;
+        break;
+
+    default:
+        code = *status >= NGX_HTTP_INTERNAL_SERVER_ERROR
+               ? NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR
+               : NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL, code,
                                         msg, out);
 }
 

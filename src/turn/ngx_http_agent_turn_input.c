@@ -102,22 +102,23 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     ngx_http_agent_run_t *run, ngx_str_t *next)
 {
     ngx_int_t   n;
-    ngx_str_t   node, graph;
+    ngx_str_t   node, graph, resume;
     ngx_uint_t  waits;
 
     waits = (ngx_http_agent_state_interrupt(run, &node) == NGX_OK);
 
-    if (turn->in.resume.len == 0 && waits && turn->in.reply) {
+    resume = turn->in.resume;
+
+    if (resume.len == 0 && waits && turn->in.reply) {
         /* the message answers what the run waits for, as a string */
-        if (ngx_http_agent_json_quote(r->pool, &turn->in.text,
-                                      &turn->in.resume)
+        if (ngx_http_agent_json_quote(r->pool, &turn->in.text, &resume)
             != NGX_OK)
         {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
     }
 
-    if (turn->in.resume.len == 0) {
+    if (resume.len == 0) {
         if (!waits) {
             return NGX_DECLINED;
         }
@@ -202,7 +203,7 @@ ngx_http_agent_turn_waits(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     run->current = n;
-    run->resume = turn->in.resume;
+    run->resume = resume;
     run->resuming = 1;
 
     return NGX_OK;

@@ -22,8 +22,9 @@ void
 ngx_http_agent_jsonrpc_read(ngx_pool_t *pool, ngx_str_t *body,
     ngx_http_agent_jsonrpc_t *rpc)
 {
-    yajl_val   v, id;
-    ngx_str_t  err, version;
+    u_char     *p;
+    yajl_val    v, id;
+    ngx_str_t   err, version;
 
     ngx_memzero(rpc, sizeof(ngx_http_agent_jsonrpc_t));
     ngx_str_set(&err, "");
@@ -32,7 +33,15 @@ ngx_http_agent_jsonrpc_read(ngx_pool_t *pool, ngx_str_t *body,
 
     if (v == NULL) {
         rpc->code = NGX_HTTP_AGENT_JSONRPC_PARSE_ERROR;
-        ngx_str_set(&rpc->error, "Parse error: the body is not JSON");
+
+        p = ngx_pnalloc(pool, err.len + sizeof("Parse error: "));
+        if (p == NULL) {
+            ngx_str_set(&rpc->error, "Parse error");
+            return;
+        }
+
+        rpc->error.data = p;
+        rpc->error.len = ngx_sprintf(p, "Parse error: %V", &err) - p;
         return;
     }
 
@@ -42,31 +51,38 @@ ngx_http_agent_jsonrpc_read(ngx_pool_t *pool, ngx_str_t *body,
         return;
     }
 
-    if (!YAJL_IS_OBJECT(v)
-        || ngx_http_agent_json_get_str(v, "jsonrpc", &version) != NGX_OK
-        || version.len != 3 || ngx_strncmp(version.data, "2.0", 3) != 0)
-    {
+    if (!YAJL_IS_OBJECT(v)) {
         rpc->code = NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST;
         ngx_str_set(&rpc->error, "Invalid Request: a JSON-RPC 2.0 object "
                     "is wanted");
         return;
     }
 
+    /* the id first: an error about the rest names it */
+
     id = ngx_http_agent_json_get(v, "id");
+    rpc->notification = (id == NULL);
 
-    if (id && !YAJL_IS_NULL(id)) {
-        if (!(YAJL_IS_STRING(id) || YAJL_IS_INTEGER(id))) {
-            rpc->code = NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST;
-            ngx_str_set(&rpc->error, "Invalid Request: \"id\" must be a "
-                        "string or an integer");
-            return;
-        }
+    if (id && !(YAJL_IS_STRING(id) || YAJL_IS_INTEGER(id))) {
+        rpc->code = NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST;
+        ngx_str_set(&rpc->error, "Invalid Request: \"id\" must be a "
+                    "string or an integer");
+        return;
+    }
 
-        if (ngx_http_agent_json_encode(pool, id, &rpc->id) != NGX_OK) {
-            rpc->code = NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR;
-            ngx_str_set(&rpc->error, "Internal error");
-            return;
-        }
+    if (id && ngx_http_agent_json_encode(pool, id, &rpc->id) != NGX_OK) {
+        rpc->code = NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR;
+        ngx_str_set(&rpc->error, "Internal error");
+        return;
+    }
+
+    if (ngx_http_agent_json_get_str(v, "jsonrpc", &version) != NGX_OK
+        || version.len != 3 || ngx_strncmp(version.data, "2.0", 3) != 0)
+    {
+        rpc->code = NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST;
+        ngx_str_set(&rpc->error, "Invalid Request: \"jsonrpc\" must be "
+                    "\"2.0\"");
+        return;
     }
 
     if (ngx_http_agent_json_get_str(v, "method", &rpc->method) != NGX_OK

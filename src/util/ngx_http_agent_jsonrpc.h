@@ -27,12 +27,13 @@
 typedef struct {
     ngx_str_t                  id;          /* as JSON (a number or a
                                                string, written again by
-                                               our generator), or empty:
-                                               a notification */
+                                               our generator), or empty */
     ngx_str_t                  method;
     yajl_val                   params;      /* an object, or NULL */
     ngx_int_t                  code;        /* an error to answer, or 0 */
     ngx_str_t                  error;
+    unsigned                   notification:1; /* no "id": no answer,
+                                                  not even an error */
 } ngx_http_agent_jsonrpc_t;
 
 
