@@ -45,8 +45,6 @@ static char *ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
 static char *ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-static char *ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
 static ngx_int_t ngx_http_agent_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
@@ -194,7 +192,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_chat"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_endpoint,
+      ngx_http_agent_conf_graph_endpoint,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_CHAT },
@@ -348,7 +346,7 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_sessions"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_endpoint,
+      ngx_http_agent_conf_graph_endpoint,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_SESSIONS },
@@ -369,31 +367,38 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_langgraph_api"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_endpoint,
+      ngx_http_agent_conf_graph_endpoint,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_LANGGRAPH },
 
     { ngx_string("agent_agui"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_endpoint,
+      ngx_http_agent_conf_graph_endpoint,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_AGUI },
 
     { ngx_string("agent_mcp_server"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_endpoint,
+      ngx_http_agent_conf_graph_endpoint,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_MCP_SERVER },
 
     { ngx_string("agent_a2a"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_endpoint,
+      ngx_http_agent_conf_graph_endpoint,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       (void *) NGX_HTTP_AGENT_A2A },
+
+    { ngx_string("agent_responses"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_conf_graph_endpoint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      (void *) NGX_HTTP_AGENT_RESPONSES },
 
       ngx_null_command
 };
@@ -678,42 +683,6 @@ ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (ngx_conf_full_name(cf->cycle, field, 0) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_agent_endpoint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    ngx_http_agent_loc_conf_t *alcf = conf;
-
-    ngx_http_core_loc_conf_t    *clcf;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    if (alcf->kind) {
-        return "is duplicate: a location serves one protocol: chat, "
-               "sessions, the LangGraph API, AG-UI, MCP or A2A";
-    }
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    if (amcf->checkpoint_db.len == 0) {
-        return "needs agent_checkpoint_db in the http block before it";
-    }
-
-    if ((ngx_uint_t) cmd->post != NGX_HTTP_AGENT_SESSIONS
-        && amcf->models.nelts == 0)
-    {
-        return "needs at least one agent_model in the http block before it";
-    }
-
-    alcf->kind = (ngx_uint_t) cmd->post;
-
-    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
-
-    alcf->location = clcf->name;
-    clcf->handler = ngx_http_agent_handler;
 
     return NGX_CONF_OK;
 }

@@ -23,6 +23,7 @@
 #define NGX_HTTP_AGENT_AGUI        4
 #define NGX_HTTP_AGENT_MCP_SERVER  5
 #define NGX_HTTP_AGENT_A2A         6
+#define NGX_HTTP_AGENT_RESPONSES   7
 
 /*
  * a protocol over the turn surface: it runs agent_use_graph's graph and
@@ -131,7 +132,8 @@ typedef enum {
     NGX_HTTP_AGENT_EP_LANGGRAPH,
     NGX_HTTP_AGENT_EP_AGUI,
     NGX_HTTP_AGENT_EP_MCP,
-    NGX_HTTP_AGENT_EP_A2A
+    NGX_HTTP_AGENT_EP_A2A,
+    NGX_HTTP_AGENT_EP_RESPONSES
 } ngx_http_agent_endpoint_e;
 
 

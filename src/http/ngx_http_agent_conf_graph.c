@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_conf_graph.h"
 #include "ngx_http_agent_graph_conf.h"
 #include "ngx_http_agent_prompt.h"
@@ -232,6 +233,45 @@ ngx_http_agent_conf_graph_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     alcf->format_name = value[1];
+
+    return NGX_CONF_OK;
+}
+
+
+/* agent_chat, agent_sessions and each protocol's: the location's handler */
+
+char *
+ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_agent_loc_conf_t *alcf = conf;
+
+    ngx_http_core_loc_conf_t    *clcf;
+    ngx_http_agent_main_conf_t  *amcf;
+
+    if (alcf->kind) {
+        return "is duplicate: a location serves one protocol: chat, "
+               "sessions, the LangGraph API, AG-UI, MCP, A2A or Responses";
+    }
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (amcf->checkpoint_db.len == 0) {
+        return "needs agent_checkpoint_db in the http block before it";
+    }
+
+    if ((ngx_uint_t) cmd->post != NGX_HTTP_AGENT_SESSIONS
+        && amcf->models.nelts == 0)
+    {
+        return "needs at least one agent_model in the http block before it";
+    }
+
+    alcf->kind = (ngx_uint_t) cmd->post;
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+
+    alcf->location = clcf->name;
+    clcf->handler = ngx_http_agent_handler;
 
     return NGX_CONF_OK;
 }

@@ -22,6 +22,7 @@
 #include "ngx_http_agent_agui.h"
 #include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_a2a.h"
+#include "ngx_http_agent_responses.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"
@@ -186,6 +187,10 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
 
     if (alcf->kind == NGX_HTTP_AGENT_A2A) {
         return ngx_http_agent_a2a_route(r, ctx);
+    }
+
+    if (alcf->kind == NGX_HTTP_AGENT_RESPONSES) {
+        return ngx_http_agent_responses_route(r, ctx);
     }
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
@@ -540,6 +545,9 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_EP_A2A:
         return ngx_http_agent_a2a_run(r, body);
+
+    case NGX_HTTP_AGENT_EP_RESPONSES:
+        return ngx_http_agent_responses_run(r, body);
 
     default: /* NGX_HTTP_AGENT_EP_CONNECTION */
         return ngx_http_agent_connection(r, &ctx->id, body);

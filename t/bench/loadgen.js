@@ -376,7 +376,7 @@ const modes = {
     },
 
     // one graph through each protocol (opt.proto: chat, lg, agui, mcp,
-    // a2a):
+    // a2a, responses):
     // n turns at concurrency c, a new thread each
     async protoload() {
         const lat = [];
@@ -401,6 +401,10 @@ const modes = {
                     messages: [{ id: 'm' + i, role: 'user', content: msg }],
                     tools: [], context: [], state: {} });
                 ok = r.status === 200 && /"RUN_FINISHED"/.test(r.body);
+            } else if (opt.proto === 'responses') {
+                r = await request(opt.base + '/v1/responses', 'POST', {
+                    model: 'react', input: msg });
+                ok = r.status === 200 && /"status":"completed"/.test(r.body);
             } else if (opt.proto === 'a2a') {
                 r = await request(opt.base + '/a2a/', 'POST', {
                     jsonrpc: '2.0', id: i, method: 'SendMessage',

@@ -405,8 +405,9 @@ if (want('proto')) {
         'location /lg/ { agent_langgraph_api; agent_use_database bench; } '
         . 'location /agui/ { agent_agui; agent_use_database bench; } '
         . 'location = /mcp { agent_mcp_server; agent_use_database bench; } '
-        . 'location /a2a/ { agent_a2a; agent_use_database bench; }');
-    for my $p (qw(chat lg agui mcp a2a)) {
+        . 'location /a2a/ { agent_a2a; agent_use_database bench; } '
+        . 'location /v1/ { agent_responses; agent_use_database bench; }');
+    for my $p (qw(chat lg agui mcp a2a responses)) {
         note("nginx: the react graph through $p, concurrency 16");
         $row{nginx}{"proto_$p"} = loadgen('protoload', proto => $p,
             base => "http://127.0.0.1:$port", n => $n_load, c => 16);
@@ -592,12 +593,13 @@ line('  RSS per open stream: KiB', $lo->{per_stream_kb},
 line('  errors', $lo->{errors}, $lr->{errors}, '%d');
 
 my $pc = $N->{proto_chat};
-for my $p (qw(chat lg agui mcp a2a)) {
+for my $p (qw(chat lg agui mcp a2a responses)) {
     my $a = $N->{"proto_$p"};
     my %name = (chat => 'our chat API', lg => 'the LangGraph API',
                 agui => 'AG-UI (agent_agui)',
                 mcp => 'MCP (agent_mcp_server)',
-                a2a => 'A2A (agent_a2a)');
+                a2a => 'A2A (agent_a2a)',
+                responses => 'Responses (agent_responses)');
     line("one graph through $name{$p}, c=16: turns/s", $a->{tps}, undef,
          '%.0f');
     line("  p50 / p99 ms", $a->{p50}, undef, '%.1f');

@@ -1,0 +1,24 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_RESPONSES_H_INCLUDED_
+#define _NGX_HTTP_AGENT_RESPONSES_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+
+
+ngx_int_t ngx_http_agent_responses_route(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx);
+ngx_int_t ngx_http_agent_responses_run(ngx_http_request_t *r,
+    ngx_str_t *body);
+
+
+#endif /* _NGX_HTTP_AGENT_RESPONSES_H_INCLUDED_ */
