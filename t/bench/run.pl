@@ -599,7 +599,7 @@ for my $p (qw(chat lg agui mcp a2a responses)) {
                 agui => 'AG-UI (agent_agui)',
                 mcp => 'MCP (agent_mcp_server)',
                 a2a => 'A2A (agent_a2a)',
-                responses => 'Responses (agent_responses)');
+                responses => 'Open Responses');
     line("one graph through $name{$p}, c=16: turns/s", $a->{tps}, undef,
          '%.0f');
     line("  p50 / p99 ms", $a->{p50}, undef, '%.1f');
