@@ -36,8 +36,6 @@
 static ngx_int_t ngx_http_agent_a2a_card(ngx_http_request_t *r);
 static ngx_int_t ngx_http_agent_a2a_send(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t stream, ngx_uint_t legacy);
-static ngx_http_agent_graph_t *ngx_http_agent_a2a_graph(
-    ngx_http_request_t *r, ngx_str_t *name);
 
 
 #define NGX_HTTP_AGENT_A2A_CARD  ".well-known/agent-card.json"
@@ -103,9 +101,9 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 ngx_int_t
 ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 {
-    ngx_http_agent_ctx_t        *ctx;
-    ngx_http_agent_jsonrpc_t     rpc;
-    ngx_http_agent_reply_rpc_t  *req;
+    ngx_int_t                  rc;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_agent_jsonrpc_t   rpc;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -115,34 +113,15 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 
     /* errors as JSON-RPC's, the turn's refusals (409, 429, ...) too */
 
-    req = ngx_http_agent_reply_rpc(r);
-    if (req == NULL) {
+    if (ngx_http_agent_reply_rpc(r) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (body == NULL || body->len == 0) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_BAD_REQUEST,
-                                        NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
-                                        "Invalid Request: the body must be "
-                                        "a JSON-RPC request");
-    }
+    /* A2A has no notification of the client's: taken, unanswered */
 
-    ngx_http_agent_jsonrpc_read(r->pool, body, &rpc);
-
-    req->id = rpc.id;
-
-    if (rpc.notification
-        && (rpc.code == 0 || rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS))
-    {
-        /* A2A has no notification of the client's: taken, unanswered */
-        return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
-    }
-
-    if (rpc.code) {
-        return ngx_http_agent_reply_rpc_error(r,
-                   rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
-                   ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
-                   rpc.code, "%V", &rpc.error);
+    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
 #define ngx_http_agent_method_is(s)                                           \
@@ -339,33 +318,6 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
 }
 
 
-static ngx_http_agent_graph_t *
-ngx_http_agent_a2a_graph(ngx_http_request_t *r, ngx_str_t *name)
-{
-    ngx_uint_t                  i;
-    ngx_http_agent_graph_t    **g;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    if (name->len == 0) {
-        return alcf->graph;
-    }
-
-    g = alcf->assistant_graphs->elts;
-
-    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
-        if (g[i]->name.len == name->len
-            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
-        {
-            return g[i];
-        }
-    }
-
-    return NULL;
-}
-
-
 /*
  * SendMessage and its streaming and 0.3 kin: the turn on the context's
  * thread; a thread that waits takes the message as its answer
@@ -398,7 +350,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    graph = ngx_http_agent_a2a_graph(r, &am.skill);
+    graph = ngx_http_agent_turn_graph(r, &am.skill);
 
     if (graph == NULL) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,

@@ -29,8 +29,6 @@
  */
 
 
-static ngx_http_agent_graph_t *ngx_http_agent_agui_graph(
-    ngx_http_request_t *r, ngx_str_t *name);
 
 
 ngx_int_t
@@ -61,7 +59,7 @@ ngx_http_agent_agui_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     ctx->id.data = p;
     ctx->id.len = last - p;
 
-    if (ngx_http_agent_agui_graph(r, &ctx->id) == NULL) {
+    if (ngx_http_agent_turn_graph(r, &ctx->id) == NULL) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "no graph \"%V\" is served here",
                                           &ctx->id);
@@ -72,35 +70,6 @@ ngx_http_agent_agui_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     }
 
     return NGX_OK;
-}
-
-
-/* the location's graph, or one agent_assistants allows, by its name */
-
-static ngx_http_agent_graph_t *
-ngx_http_agent_agui_graph(ngx_http_request_t *r, ngx_str_t *name)
-{
-    ngx_uint_t                  i;
-    ngx_http_agent_graph_t    **g;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    if (name->len == 0) {
-        return alcf->graph;
-    }
-
-    g = alcf->assistant_graphs ? alcf->assistant_graphs->elts : NULL;
-
-    for (i = 0; g && i < alcf->assistant_graphs->nelts; i++) {
-        if (g[i]->name.len == name->len
-            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
-        {
-            return g[i];
-        }
-    }
-
-    return NULL;
 }
 
 
@@ -122,7 +91,7 @@ ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body)
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
-    graph = ngx_http_agent_agui_graph(r, &ctx->id);
+    graph = ngx_http_agent_turn_graph(r, &ctx->id);
 
     rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {

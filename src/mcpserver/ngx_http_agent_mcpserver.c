@@ -47,8 +47,6 @@ static void ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
     ngx_http_agent_graph_t *graph);
 static ngx_int_t ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
-static ngx_http_agent_graph_t *ngx_http_agent_mcpserver_graph(
-    ngx_http_request_t *r, ngx_str_t *name);
 
 
 /* the protocol revisions an initialize may settle on, the latest first */
@@ -99,15 +97,13 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 {
-    ngx_int_t                    rc;
-    ngx_http_agent_json_t       *j;
-    ngx_http_agent_jsonrpc_t     rpc;
-    ngx_http_agent_reply_rpc_t  *req;
+    ngx_int_t                  rc;
+    ngx_http_agent_json_t     *j;
+    ngx_http_agent_jsonrpc_t   rpc;
 
     /* errors as JSON-RPC's, the turn's refusals (409, 429, ...) too */
 
-    req = ngx_http_agent_reply_rpc(r);
-    if (req == NULL) {
+    if (ngx_http_agent_reply_rpc(r) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -121,29 +117,11 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
     }
 
-    if (body == NULL || body->len == 0) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_BAD_REQUEST,
-                                      NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
-                                      "Invalid Request: the body must be a "
-                                      "JSON-RPC message");
-    }
+    /* a notification (initialized, cancelled): taken, never answered */
 
-    ngx_http_agent_jsonrpc_read(r->pool, body, &rpc);
-
-    req->id = rpc.id;
-
-    if (rpc.notification
-        && (rpc.code == 0 || rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS))
-    {
-        /* a notification (initialized, cancelled): never answered */
-        return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);
-    }
-
-    if (rpc.code) {
-        return ngx_http_agent_reply_rpc_error(r,
-                   rpc.code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
-                   ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
-                   rpc.code, "%V", &rpc.error);
+    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_ACCEPTED);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
 #define ngx_http_agent_method_is(s)                                           \
@@ -510,29 +488,6 @@ ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
 }
 
 
-static ngx_http_agent_graph_t *
-ngx_http_agent_mcpserver_graph(ngx_http_request_t *r, ngx_str_t *name)
-{
-    ngx_uint_t                  i;
-    ngx_http_agent_graph_t    **g;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    g = alcf->assistant_graphs->elts;
-
-    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
-        if (g[i]->name.len == name->len
-            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
-        {
-            return g[i];
-        }
-    }
-
-    return NULL;
-}
-
-
 /*
  * tools/call: the graph's turn on the owner's thread, answered by its
  * stream; a new thread's id is made once and kept across the passes
@@ -553,14 +508,16 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_mcpserver_out_t   *out;
     ngx_http_agent_mcpserver_call_t   call;
 
-    if (ngx_http_agent_json_get_str(rpc->params, "name", &name) != NGX_OK) {
+    if (ngx_http_agent_json_get_str(rpc->params, "name", &name) != NGX_OK
+        || name.len == 0)
+    {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                       NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Invalid params: \"name\" must name "
                                       "a tool");
     }
 
-    graph = ngx_http_agent_mcpserver_graph(r, &name);
+    graph = ngx_http_agent_turn_graph(r, &name);
 
     if (graph == NULL) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,

@@ -53,6 +53,58 @@ ngx_http_agent_reply_rpc(ngx_http_request_t *r)
 }
 
 
+/*
+ * A request's JSON-RPC message read: NGX_OK to go on with rpc; else what
+ * the pass returns, the answer sent (an error, or a notification taken
+ * with the status notified, never answered)
+ */
+
+ngx_int_t
+ngx_http_agent_reply_rpc_read(ngx_http_request_t *r, ngx_str_t *body,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t notified)
+{
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_reply_rpc_t  *state;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    state = ctx->proto;
+
+    if (body == NULL || body->len == 0) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_BAD_REQUEST,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
+                                      "Invalid Request: the body must be a "
+                                      "JSON-RPC message");
+    }
+
+    ngx_http_agent_jsonrpc_read(r->pool, body, rpc);
+
+    state->id = rpc->id;
+
+    if (rpc->notification
+        && (rpc->code == 0
+            || rpc->code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS))
+    {
+        /*
+         * answered: the pass stops on the status, the request ends on
+         * the sending's own end (ngx_http_agent_reply_rc)
+         */
+        ctx->sent_rc = ngx_http_agent_reply_send(r, notified, NULL);
+        ctx->sent = 1;
+
+        return notified;
+    }
+
+    if (rpc->code) {
+        return ngx_http_agent_reply_rpc_error(r,
+                   rpc->code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS
+                   ? NGX_HTTP_OK : NGX_HTTP_BAD_REQUEST,
+                   rpc->code, "%V", &rpc->error);
+    }
+
+    return NGX_OK;
+}
+
+
 /* {"jsonrpc", "id", "result": j} */
 
 ngx_int_t

@@ -34,8 +34,6 @@ static ngx_int_t ngx_http_agent_responses_error(ngx_http_request_t *r,
 static ngx_int_t ngx_http_agent_responses_refuse(ngx_http_request_t *r,
     ngx_uint_t status, const char *param, const char *code,
     const char *fmt, ...);
-static ngx_http_agent_graph_t *ngx_http_agent_responses_graph(
-    ngx_http_request_t *r, ngx_str_t *name);
 
 
 ngx_int_t
@@ -131,7 +129,7 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    graph = ngx_http_agent_responses_graph(r, &req.model);
+    graph = ngx_http_agent_turn_graph(r, &req.model);
 
     if (graph == NULL) {
         return ngx_http_agent_responses_refuse(r, NGX_HTTP_NOT_FOUND,
@@ -218,29 +216,6 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     in->reply = 1;
 
     return ngx_http_agent_turn_begin(turn, &s);
-}
-
-
-static ngx_http_agent_graph_t *
-ngx_http_agent_responses_graph(ngx_http_request_t *r, ngx_str_t *name)
-{
-    ngx_uint_t                  i;
-    ngx_http_agent_graph_t    **g;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    g = alcf->assistant_graphs->elts;
-
-    for (i = 0; i < alcf->assistant_graphs->nelts; i++) {
-        if (g[i]->name.len == name->len
-            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
-        {
-            return g[i];
-        }
-    }
-
-    return NULL;
 }
 
 

@@ -32,6 +32,8 @@ static ngx_int_t ngx_http_agent_responses_send(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *type, ngx_uint_t now);
 static void ngx_http_agent_responses_head(ngx_http_agent_json_t *j,
     ngx_http_agent_responses_out_t *o, const char *type);
+static void ngx_http_agent_responses_part(ngx_http_agent_json_t *j,
+    ngx_http_agent_responses_out_t *o, const char *type);
 static ngx_int_t ngx_http_agent_responses_text(ngx_http_agent_stream_t *s,
     ngx_http_agent_responses_out_t *o, ngx_http_agent_json_t *j,
     ngx_str_t *text);
@@ -276,6 +278,22 @@ ngx_http_agent_responses_head(ngx_http_agent_json_t *j,
 }
 
 
+/* an event of the open message's text part: which item, which part */
+
+static void
+ngx_http_agent_responses_part(ngx_http_agent_json_t *j,
+    ngx_http_agent_responses_out_t *o, const char *type)
+{
+    ngx_http_agent_responses_head(j, o, type);
+    ngx_http_agent_json_key(j, "item_id");
+    ngx_http_agent_json_str(j, &o->item_id);
+    ngx_http_agent_json_key(j, "output_index");
+    ngx_http_agent_json_int(j, o->items->nelts);
+    ngx_http_agent_json_key(j, "content_index");
+    ngx_http_agent_json_int(j, 0);
+}
+
+
 /* a piece of the open message's text; the message opened at its first */
 
 static ngx_int_t
@@ -316,13 +334,7 @@ ngx_http_agent_responses_text(ngx_http_agent_stream_t *s,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_responses_head(j, o, "response.content_part.added");
-        ngx_http_agent_json_key(j, "item_id");
-        ngx_http_agent_json_str(j, &o->item_id);
-        ngx_http_agent_json_key(j, "output_index");
-        ngx_http_agent_json_int(j, o->items->nelts);
-        ngx_http_agent_json_key(j, "content_index");
-        ngx_http_agent_json_int(j, 0);
+        ngx_http_agent_responses_part(j, o, "response.content_part.added");
         ngx_http_agent_json_key(j, "part");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "type");
@@ -364,13 +376,7 @@ ngx_http_agent_responses_text(ngx_http_agent_stream_t *s,
     ngx_memcpy(o->text + o->text_len, text->data, text->len);
     o->text_len += text->len;
 
-    ngx_http_agent_responses_head(j, o, "response.output_text.delta");
-    ngx_http_agent_json_key(j, "item_id");
-    ngx_http_agent_json_str(j, &o->item_id);
-    ngx_http_agent_json_key(j, "output_index");
-    ngx_http_agent_json_int(j, o->items->nelts);
-    ngx_http_agent_json_key(j, "content_index");
-    ngx_http_agent_json_int(j, 0);
+    ngx_http_agent_responses_part(j, o, "response.output_text.delta");
     ngx_http_agent_json_key(j, "delta");
     ngx_http_agent_json_str(j, text);
     ngx_http_agent_json_key(j, "logprobs");
@@ -400,13 +406,7 @@ ngx_http_agent_responses_close(ngx_http_agent_stream_t *s,
     text.data = o->text;
     text.len = o->text_len;
 
-    ngx_http_agent_responses_head(j, o, "response.output_text.done");
-    ngx_http_agent_json_key(j, "item_id");
-    ngx_http_agent_json_str(j, &o->item_id);
-    ngx_http_agent_json_key(j, "output_index");
-    ngx_http_agent_json_int(j, o->items->nelts);
-    ngx_http_agent_json_key(j, "content_index");
-    ngx_http_agent_json_int(j, 0);
+    ngx_http_agent_responses_part(j, o, "response.output_text.done");
     ngx_http_agent_json_key(j, "text");
     ngx_http_agent_json_str(j, &text);
     ngx_http_agent_json_key(j, "logprobs");
@@ -420,13 +420,7 @@ ngx_http_agent_responses_close(ngx_http_agent_stream_t *s,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_responses_head(j, o, "response.content_part.done");
-    ngx_http_agent_json_key(j, "item_id");
-    ngx_http_agent_json_str(j, &o->item_id);
-    ngx_http_agent_json_key(j, "output_index");
-    ngx_http_agent_json_int(j, o->items->nelts);
-    ngx_http_agent_json_key(j, "content_index");
-    ngx_http_agent_json_int(j, 0);
+    ngx_http_agent_responses_part(j, o, "response.content_part.done");
     ngx_http_agent_json_key(j, "part");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "type");

@@ -153,6 +153,8 @@ ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 ngx_http_agent_turn_in_t *ngx_http_agent_turn_in(ngx_http_agent_turn_t *turn);
+ngx_http_agent_graph_t *ngx_http_agent_turn_graph(ngx_http_request_t *r,
+    ngx_str_t *name);
 void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,

@@ -219,3 +219,35 @@ ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn)
 
     return NGX_OK;
 }
+
+
+/*
+ * A graph this location runs, by name: its own for none, or one that
+ * agent_assistants names; NULL for any other, whatever a client sends
+ */
+
+ngx_http_agent_graph_t *
+ngx_http_agent_turn_graph(ngx_http_request_t *r, ngx_str_t *name)
+{
+    ngx_uint_t                  i;
+    ngx_http_agent_graph_t    **g;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (name->len == 0) {
+        return alcf->graph;
+    }
+
+    g = alcf->assistant_graphs ? alcf->assistant_graphs->elts : NULL;
+
+    for (i = 0; g && i < alcf->assistant_graphs->nelts; i++) {
+        if (g[i]->name.len == name->len
+            && ngx_strncmp(g[i]->name.data, name->data, name->len) == 0)
+        {
+            return g[i];
+        }
+    }
+
+    return NULL;
+}
