@@ -5,8 +5,11 @@
 # card, SendMessage and SendStreamingMessage (message/send,
 # message/stream), a context continued, an interrupt as input-required
 # answered by the next message, an unknown skill and another owner's
-# context (errors), malformed JSON-RPC; then the thread A2A made goes on
-# through our chat API.
+# context (errors), malformed JSON-RPC; the task methods (GetTask,
+# ListTasks, CancelTask of a task another stream runs and a third
+# follows with SubscribeToTask, and 0.3's tasks/get, tasks/cancel,
+# tasks/resubscribe); then the thread A2A made goes on through our chat
+# API.
 
 use strict;
 use warnings;
@@ -33,6 +36,8 @@ $t->mock(sub {
     my @m = @{ $req->{messages} };
     my ($u) = grep { $m[$_]{role} eq 'user' } reverse 0 .. $#m;
     my $n = grep { $_->{role} eq 'user' } @m;
+    return { text => "slow, at last", delay => 3 }
+        if $m[$u]{content} eq 'slow';
     return { text => "Hello, you said $m[$u]{content} ($n)" };
 });
 
@@ -115,10 +120,53 @@ for my $v (qw(v1 v03)) {
        "$v: the next message answers it");
     like($o{"${p}unknown_skill"}{error} // '', qr/no skill "nope"/,
          "$v: an unknown skill: an error");
+
+    # the task methods
+    my $get = $o{"${p}get"}{result};
+    is($get->{id}, $hi->{id}, "$v: GetTask reads the task");
+    is($get->{status}{state}, 'TASK_STATE_COMPLETED', "$v: ... completed");
+    is($get->{artifacts}[0]{parts}[0]{text}, 'Hello, you said hi (1)',
+       "$v: ... with its answer");
+    is($o{"${p}get_ask"}{result}{status}{state},
+       'TASK_STATE_INPUT_REQUIRED', "$v: ... a task that asked: "
+       . 'input-required');
+    like($o{"${p}get_none"}{error} // '', qr/not found/i,
+         "$v: ... an unknown task: not found");
+    like($o{"${p}cancel_done"}{error} // '', qr/cannot be canceled/i,
+         "$v: CancelTask of a task that is over: refused");
+    is($o{"${p}cancel"}{result}{status}{state}, 'TASK_STATE_CANCELED',
+       "$v: CancelTask of a working task: canceled")
+        or diag explain $o{"${p}cancel"};
+    my $first = $o{"${p}cancel_first"} // [];
+    ok(!grep({ ($_->{artifactUpdate}{artifact}{parts}[0]{text} // '')
+               =~ /at last/ } @$first),
+       "$v: ... its stream has no answer");
+    is($first->[-1]{statusUpdate}{status}{state}, 'TASK_STATE_FAILED',
+       "$v: ... and ends, failed: cancelled")
+        or diag explain $first;
+    my $follow = $o{"${p}cancel_follow"} // [];
+    is($follow->[0]{task}{status}{state}, 'TASK_STATE_WORKING',
+       "$v: SubscribeToTask: the task as it is")
+        or diag explain $follow;
+    is($follow->[-1]{task}{status}{state}, 'TASK_STATE_CANCELED',
+       "$v: ... then as it ended");
+    is($o{"${p}cancel_get"}{result}{status}{state}, 'TASK_STATE_CANCELED',
+       "$v: GetTask after: canceled");
 }
-is_deeply($o{v1_methods}, [ qw(SendMessage SendStreamingMessage) ],
+my $list = $o{v1_list}{result};
+is(scalar @{ $list->{tasks} // [] }, 2, 'ListTasks: a page of the context')
+    or diag explain $o{v1_list};
+ok($list->{nextPageToken}, '... and where the next begins');
+ok($list->{totalSize} >= 3, '... of all its tasks');
+like($o{bob_get}{error} // '', qr/not found/i,
+     'GetTask of another owner\'s task: not found');
+is_deeply([ sort @{ $o{v1_methods} } ],
+          [ sort qw(SendMessage SendStreamingMessage GetTask CancelTask
+                    ListTasks SubscribeToTask) ],
           'the 1.0 binding sent 1.0\'s methods');
-is_deeply($o{v03_methods}, [ qw(message/send message/stream) ],
+is_deeply([ sort @{ $o{v03_methods} } ],
+          [ sort qw(message/send message/stream tasks/get tasks/cancel
+                    tasks/resubscribe) ],
           'the 0.3 binding sent 0.3\'s');
 like($o{bob}{error} // '', qr/Context with ID .* not found/,
      'another owner\'s context: not found');
@@ -141,7 +189,26 @@ $r = rpc('{"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": '
 is($r->{json}{error}{code}, -32602, 'an agent\'s message: invalid params');
 $r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": '
          . '{"id": "x"}}');
-is($r->{json}{error}{code}, -32004, 'GetTask: unsupported, said so');
+is($r->{json}{error}{code}, -32001, 'GetTask of no task: -32001');
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": '
+         . '{"id": 5}}');
+is($r->{json}{error}{code}, -32602, 'GetTask, an id not a string: -32602');
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "ListTasks", "params": '
+         . '{"contextId": "' . $o{ctx} . '", "pageToken": "x"}}');
+is($r->{json}{error}{code}, -32602, 'ListTasks, a bad page token: -32602');
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "ListTasks", "params": '
+         . '{"contextId": "' . $o{ctx} . '", "status": '
+         . '"TASK_STATE_CANCELED"}}');
+is(scalar @{ $r->{json}{result}{tasks} // [] }, 1,
+   'ListTasks of a status: the cancelled task alone')
+    or diag explain $r->{json};
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "ListTasks", "params": '
+         . '{"contextId": "' . $o{ctx} . '"}}', 'X-User' => 'bob');
+is_deeply($r->{json}{result}{tasks} // [ 1 ], [],
+          'ListTasks of another owner\'s context: none');
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": '
+         . '"CreateTaskPushNotificationConfig", "params": {}}');
+is($r->{json}{error}{code}, -32003, 'push notifications: not supported');
 $r = rpc('{"jsonrpc": "2.0", "id": 5, "method": "nope"}');
 is($r->{json}{error}{code}, -32601, 'an unknown method');
 $r = rpc('{"jsonrpc": "2.0", "id": 6, "method": "SendMessage", "params": '
@@ -170,7 +237,7 @@ my $chat = $t->http('POST', "/api/chat/$o{ctx}/message",
                     encode_json({ message => 'from chat' }),
                     'Content-Type' => 'application/json',
                     'Accept' => 'application/json');
-like($chat->{json}{full_response} // '', qr/from chat \(4\)/,
+like($chat->{json}{full_response} // '', qr/from chat \(5\)/,
      'the A2A context is a thread of our chat API too');
 
 $t->stop;

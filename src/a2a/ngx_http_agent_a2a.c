@@ -27,9 +27,9 @@
  * (1.0), message/send and message/stream (0.3).  A message is a turn on
  * its contextId's thread (a new id makes one for the owner, another
  * owner's is "not found"); a thread that waits at an interrupt takes the
- * next message as its answer (input-required).  The task's other methods
- * want the run's record every protocol will share: until then they are
- * refused as unsupported.
+ * next message as its answer (input-required).  A task is the turn's
+ * record: GetTask, ListTasks, CancelTask and SubscribeToTask (and 0.3's
+ * tasks/get, tasks/cancel, tasks/resubscribe) read it (a2a_tasks.c).
  */
 
 
@@ -144,19 +144,50 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
         return ngx_http_agent_a2a_send(r, &rpc, 1, 1);
     }
 
-    if (ngx_http_agent_method_is("GetTask")
-        || ngx_http_agent_method_is("ListTasks")
-        || ngx_http_agent_method_is("CancelTask")
-        || ngx_http_agent_method_is("SubscribeToTask")
-        || ngx_http_agent_method_is("tasks/get")
-        || ngx_http_agent_method_is("tasks/cancel")
-        || ngx_http_agent_method_is("tasks/resubscribe"))
+    if (ngx_http_agent_method_is("GetTask")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc, NGX_HTTP_AGENT_A2A_GET, 0);
+    }
+
+    if (ngx_http_agent_method_is("ListTasks")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc, NGX_HTTP_AGENT_A2A_LIST, 0);
+    }
+
+    if (ngx_http_agent_method_is("CancelTask")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc, NGX_HTTP_AGENT_A2A_CANCEL,
+                                        0);
+    }
+
+    if (ngx_http_agent_method_is("SubscribeToTask")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc,
+                                        NGX_HTTP_AGENT_A2A_SUBSCRIBE, 0);
+    }
+
+    if (ngx_http_agent_method_is("tasks/get")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc, NGX_HTTP_AGENT_A2A_GET, 1);
+    }
+
+    if (ngx_http_agent_method_is("tasks/cancel")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc, NGX_HTTP_AGENT_A2A_CANCEL,
+                                        1);
+    }
+
+    if (ngx_http_agent_method_is("tasks/resubscribe")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc,
+                                        NGX_HTTP_AGENT_A2A_SUBSCRIBE, 1);
+    }
+
+    if (ngx_http_agent_method_is("CreateTaskPushNotificationConfig")
+        || ngx_http_agent_method_is("GetTaskPushNotificationConfig")
+        || ngx_http_agent_method_is("ListTaskPushNotificationConfigs")
+        || ngx_http_agent_method_is("DeleteTaskPushNotificationConfig")
+        || ngx_http_agent_method_is("tasks/pushNotificationConfig/set")
+        || ngx_http_agent_method_is("tasks/pushNotificationConfig/get")
+        || ngx_http_agent_method_is("tasks/pushNotificationConfig/list")
+        || ngx_http_agent_method_is("tasks/pushNotificationConfig/delete"))
     {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                   NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION,
-                                   "This operation is not supported: %V "
-                                   "(a task is answered by the message "
-                                   "that started it)", &rpc.method);
+                                   NGX_HTTP_AGENT_A2A_PUSH_UNSUPPORTED,
+                                   "Push Notification is not supported");
     }
 
 #undef ngx_http_agent_method_is
@@ -408,6 +439,11 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     in->format_data = out;
     in->hooks = &ngx_http_agent_a2a_hooks;
     in->data = out;
+
+    /* the task kept, with how it ends: GetTask and the rest read it */
+    in->record = &out->record;
+    out->record.keep = 1;
+    out->record.events = 1;
     in->json = !stream;
     in->msgs = msg;
     in->nmsgs = 1;

@@ -20,10 +20,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_a2a_id(yajl_val v, const char *key,
-    ngx_str_t *id);
-
-
 ngx_int_t
 ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
     ngx_http_agent_a2a_message_t *m, ngx_int_t *code, ngx_str_t *why)
@@ -153,7 +149,7 @@ content:
 
 /* an id, or none: NGX_ERROR for one of another type or shape */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id)
 {
     size_t    i;

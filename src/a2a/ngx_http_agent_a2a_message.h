@@ -16,6 +16,8 @@
 
 /* A2A's JSON-RPC error codes */
 #define NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND         -32001
+#define NGX_HTTP_AGENT_A2A_TASK_NOT_CANCELABLE    -32002
+#define NGX_HTTP_AGENT_A2A_PUSH_UNSUPPORTED       -32003
 #define NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION  -32004
 #define NGX_HTTP_AGENT_A2A_CONTENT_TYPE           -32005
 
@@ -31,6 +33,7 @@ typedef struct {
 
 ngx_int_t ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
     ngx_http_agent_a2a_message_t *m, ngx_int_t *code, ngx_str_t *why);
+ngx_int_t ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id);
 
 
 #endif /* _NGX_HTTP_AGENT_A2A_MESSAGE_H_INCLUDED_ */

@@ -31,13 +31,6 @@ static ngx_int_t ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
 static ngx_int_t ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
-static void ngx_http_agent_a2a_head(ngx_http_agent_json_t *j,
-    ngx_http_agent_a2a_out_t *o);
-static void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,
-    ngx_http_agent_a2a_out_t *o);
-static void ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
-    ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
-    ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact);
 static void ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text);
@@ -63,6 +56,7 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
     NULL,
     NULL,
     NULL,
+    NULL,
     ngx_http_agent_a2a_answer
 };
 
@@ -71,7 +65,9 @@ static const char  *ngx_http_agent_a2a_states[][2] = {
     { "TASK_STATE_WORKING", "working" },
     { "TASK_STATE_COMPLETED", "completed" },
     { "TASK_STATE_INPUT_REQUIRED", "input-required" },
-    { "TASK_STATE_FAILED", "failed" }
+    { "TASK_STATE_FAILED", "failed" },
+    { "TASK_STATE_SUBMITTED", "submitted" },
+    { "TASK_STATE_CANCELED", "canceled" }
 };
 
 
@@ -263,7 +259,7 @@ ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
 
 /* {"jsonrpc", "id", "result": ... left open for the event */
 
-static void
+void
 ngx_http_agent_a2a_head(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
 {
     ngx_http_agent_json_obj(j);
@@ -273,7 +269,7 @@ ngx_http_agent_a2a_head(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
     ngx_http_agent_json_raw(j, &o->id);
     ngx_http_agent_json_key(j, "result");
 
-    if (!o->legacy) {
+    if (!o->legacy && !o->bare) {
         /* 1.0: a StreamResponse or SendMessageResponse, one member */
         ngx_http_agent_json_obj(j);
     }
@@ -282,10 +278,10 @@ ngx_http_agent_a2a_head(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
 
 /* the result (1.0's member object) and the response closed */
 
-static void
+void
 ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
 {
-    if (!o->legacy) {
+    if (!o->legacy && !o->bare) {
         ngx_http_agent_json_end(j);
     }
 
@@ -295,7 +291,7 @@ ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
 
 /* a Task: with artifact, the answer as its artifact */
 
-static void
+void
 ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact)
@@ -437,8 +433,6 @@ ngx_http_agent_a2a_end(ngx_pool_t *pool, ngx_http_agent_event_t *ev,
     ngx_str_t *interrupt, ngx_http_agent_a2a_state_e *state,
     ngx_str_t *text)
 {
-    yajl_val  v, value;
-
     ngx_str_set(text, "");
 
     if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
@@ -462,6 +456,18 @@ ngx_http_agent_a2a_end(ngx_pool_t *pool, ngx_http_agent_event_t *ev,
     }
 
     *state = NGX_HTTP_AGENT_A2A_INPUT_REQUIRED;
+
+    ngx_http_agent_a2a_waits(pool, interrupt, text);
+}
+
+
+/* what an interrupt asks: its value, a string as it is, else its JSON */
+
+void
+ngx_http_agent_a2a_waits(ngx_pool_t *pool, ngx_str_t *interrupt,
+    ngx_str_t *text)
+{
+    yajl_val  v, value;
 
     v = ngx_http_agent_json_parse(pool, interrupt->data, interrupt->len,
                                   NULL);

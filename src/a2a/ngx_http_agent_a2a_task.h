@@ -13,6 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_jsonrpc.h"
 
 
 /* a task's state, in both revisions' words (a2a_task.c's table) */
@@ -20,22 +21,47 @@ typedef enum {
     NGX_HTTP_AGENT_A2A_WORKING = 0,
     NGX_HTTP_AGENT_A2A_COMPLETED,
     NGX_HTTP_AGENT_A2A_INPUT_REQUIRED,
-    NGX_HTTP_AGENT_A2A_FAILED
+    NGX_HTTP_AGENT_A2A_FAILED,
+    NGX_HTTP_AGENT_A2A_SUBMITTED,
+    NGX_HTTP_AGENT_A2A_CANCELED
 } ngx_http_agent_a2a_state_e;
 
 
 /* what a SendMessage tells its turn's format and answer */
 typedef struct {
+    ngx_http_agent_turn_record_t  record;   /* the task kept */
     ngx_str_t                  id;          /* the JSON-RPC id, as JSON */
     ngx_str_t                  interrupt;   /* the run waits: {"node",
                                                "value"} */
     unsigned                   legacy:1;    /* A2A 0.3's names and shapes */
+    unsigned                   bare:1;      /* the result is the object
+                                               itself (GetTask's Task) */
     unsigned                   over:1;
 } ngx_http_agent_a2a_out_t;
 
 
 extern ngx_http_agent_format_t      ngx_http_agent_a2a_format;
 extern ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks;
+
+
+/* the task methods (a2a_tasks.c) */
+#define NGX_HTTP_AGENT_A2A_GET        0
+#define NGX_HTTP_AGENT_A2A_LIST       1
+#define NGX_HTTP_AGENT_A2A_CANCEL     2
+#define NGX_HTTP_AGENT_A2A_SUBSCRIBE  3
+
+
+ngx_int_t ngx_http_agent_a2a_tasks(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t method, ngx_uint_t legacy);
+void ngx_http_agent_a2a_head(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o);
+void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o);
+void ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
+    ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact);
+void ngx_http_agent_a2a_waits(ngx_pool_t *pool, ngx_str_t *interrupt,
+    ngx_str_t *text);
 
 
 #endif /* _NGX_HTTP_AGENT_A2A_TASK_H_INCLUDED_ */

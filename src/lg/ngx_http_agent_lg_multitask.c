@@ -101,7 +101,7 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
             if (turn && ngx_http_agent_turn_in(turn)->hooks
                 && ngx_http_agent_turn_running(turn))
             {
-                ngx_http_agent_lg_run_cancel(turn, req->rollback);
+                ngx_http_agent_turn_record_stop(turn, req->rollback);
                 return ngx_http_agent_lg_run_queue(r, req, body, v);
             }
 

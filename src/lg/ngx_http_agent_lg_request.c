@@ -125,6 +125,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
     x = ngx_http_agent_json_get(v, "stream_resumable");
     lr->resumable = (x && YAJL_IS_TRUE(x));
+    lr->record.events = lr->resumable;
 
     if (ngx_http_agent_json_get_str(v, "on_disconnect", &s) == NGX_OK) {
         if (s.len == 8 && ngx_strncmp(s.data, "continue", 8) == 0) {
@@ -151,10 +152,9 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         }
 
         in->delay = (ngx_msec_t) (YAJL_GET_DOUBLE(x) * 1000);
-        lr->pending = (in->delay > 0);
     }
 
-    ngx_str_set(&lr->strategy, "reject");
+    ngx_str_set(&lr->record.row.multitask_strategy, "reject");
 
     if (ngx_http_agent_json_get_str(v, "multitask_strategy", &s) == NGX_OK) {
         if (!((s.len == 6 && ngx_strncmp(s.data, "reject", 6) == 0)
@@ -167,7 +167,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
                                               "\"rollback\" or \"enqueue\"");
         }
 
-        lr->strategy = s;
+        lr->record.row.multitask_strategy = s;
     }
 
     /* time travel: checkpoint_id, or checkpoint {"checkpoint_id"} */
@@ -194,12 +194,12 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     meta = ngx_http_agent_json_get(v, "metadata");
 
     if (meta && YAJL_IS_OBJECT(meta)
-        && ngx_http_agent_json_encode(r->pool, meta, &lr->metadata) != NGX_OK)
+        && ngx_http_agent_json_encode(r->pool, meta, &lr->record.row.metadata) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_json_encode(r->pool, v, &lr->kwargs);
+    return ngx_http_agent_json_encode(r->pool, v, &lr->record.row.kwargs);
 }
 
 

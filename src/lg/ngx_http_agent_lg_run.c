@@ -22,25 +22,14 @@
  * on the thread, with the run's input, command and stream modes.  It is
  * recorded in the runs table; its events are kept there too when it is
  * resumable, so a client that lost its connection joins it from any
- * worker (lg_join.c).  A cancel asked on another worker is seen by the
- * poll timer; on this one, at once.
+ * worker (lg_join.c).  Its row and its cancel are the turn's record
+ * (turn_record.c); its kept events are saved at each of the record's
+ * polls and at its end.
  */
-
-
-#define NGX_HTTP_AGENT_LG_POLL  100
-
-/* a pending run's graph has not started: its cancel is heard less often */
-#define NGX_HTTP_AGENT_LG_POLL_PENDING  1000
-
-#define ngx_http_agent_lg_run_poll_ms(lr)                                     \
-    ((lr)->pending && ngx_http_agent_turn_pending((lr)->turn)               \
-     ? NGX_HTTP_AGENT_LG_POLL_PENDING : NGX_HTTP_AGENT_LG_POLL)
 
 
 static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
-static void ngx_http_agent_lg_run_poll(ngx_event_t *ev);
-static void ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_lg_run_cleanup(void *data);
 
 
@@ -105,20 +94,9 @@ ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn)
         rc = ngx_http_agent_lg_run_created(r, lr);
 
         if (rc == NGX_ERROR || rc >= NGX_HTTP_SPECIAL_RESPONSE) {
-            ngx_http_agent_lg_run_cancel(turn, 0);
-            return;
+            ngx_http_agent_turn_record_stop(turn, 0);
         }
     }
-
-    if (lr->finished) {
-        return;
-    }
-
-    lr->poll.handler = ngx_http_agent_lg_run_poll;
-    lr->poll.data = lr;
-    lr->poll.log = r->connection->log;
-    lr->poll.cancelable = 1;
-    ngx_add_timer(&lr->poll, ngx_http_agent_lg_run_poll_ms(lr));
 }
 
 
@@ -174,79 +152,6 @@ ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
 }
 
 
-/* in the turn's first transaction: the run's row, what it waits for */
-
-ngx_int_t
-ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
-{
-    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
-
-    u_char                     *p;
-    ngx_int_t                   rc;
-    ngx_http_agent_run_row_t    row;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    p = lr->row.created_at.data;
-
-    if (p == NULL) {
-        /* the same time in each pass of the turn's start */
-        p = ngx_pnalloc(lr->request->pool, 32);
-        if (p == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        (void) ngx_http_agent_store_now(p);
-    }
-
-    ngx_memzero(&row, sizeof(ngx_http_agent_run_row_t));
-    row.run_id = *lr->info.run_id;
-    row.thread_id = *lr->info.session_id;
-    row.assistant_id = ngx_http_agent_turn_in(turn)->assistant;
-    if (lr->pending) {
-        ngx_str_set(&row.status, "pending");
-
-    } else {
-        ngx_str_set(&row.status, "running");
-    }
-
-    row.metadata = lr->metadata;
-    row.kwargs = lr->kwargs;
-    row.multitask_strategy = lr->strategy;
-    row.checkpoint = *lr->info.started_from;
-    row.created_at.data = p;
-    row.created_at.len = 24;
-
-    lr->row = row;
-
-    /* the kept events of runs ended before the join window go now */
-
-    alcf = ngx_http_get_module_loc_conf(lr->request, ngx_http_agent_module);
-
-    row.expire.data = ngx_pnalloc(lr->request->pool, 32);
-    if (row.expire.data == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    row.expire.len = ngx_http_agent_store_ago(row.expire.data,
-                                              alcf->run_events_keep)
-                     - row.expire.data;
-
-    /* a run that fails keeps its error too: run_status marks it then */
-    rc = ngx_http_agent_store_run_insert(lr->info.sc, &row, lr->resumable);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(lr->request,
-                                          NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the run could not be saved");
-    }
-
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
     ngx_uint_t now)
@@ -283,100 +188,14 @@ ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 }
 
 
-/* the poll: a cancel asked on another worker; the kept events saved */
+/* each poll of the run's record: its kept events saved */
 
-static void
-ngx_http_agent_lg_run_poll(ngx_event_t *ev)
+void
+ngx_http_agent_lg_run_poll(ngx_http_agent_turn_t *turn)
 {
-    ngx_http_agent_lg_run_t *lr = ev->data;
-
-    if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
-        return;
-    }
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
     (void) ngx_http_agent_lg_run_flush(lr);
-
-    if (lr->poll_sc.waiting) {
-        ngx_add_timer(ev, ngx_http_agent_lg_run_poll_ms(lr));
-        return;
-    }
-
-    if (lr->poll_sc.pool == NULL) {
-        ngx_http_agent_store_call_init(&lr->poll_sc, lr->request->pool,
-                                       ev->log, ngx_http_agent_lg_run_polled,
-                                       lr);
-        lr->poll_sc.key = *lr->info.session_id;
-    }
-
-    /* what this poll asks, kept for its answer: not asked again then */
-    lr->poll_status = (lr->pending && !ngx_http_agent_turn_pending(lr->turn));
-
-    ngx_http_agent_lg_run_polled(&lr->poll_sc);
-}
-
-
-/* the cancel flag read: now, or when the store answers */
-
-static void
-ngx_http_agent_lg_run_polled(ngx_http_agent_store_call_t *sc)
-{
-    ngx_http_agent_lg_run_t *lr = sc->data;
-
-    ngx_int_t          rc;
-    ngx_str_t          action;
-    ngx_connection_t  *c;
-
-    sc->n = 0;
-
-    if (lr->poll_status) {
-
-        /* after_seconds passed: the run's graph runs, its row says so */
-
-        rc = ngx_http_agent_store_run_status(sc, lr->info.run_id, "running");
-
-        if (rc == NGX_AGAIN) {
-            return;
-        }
-
-        ngx_http_agent_store_call_reset(sc);
-        lr->pending = 0;
-        lr->poll_status = 0;
-
-        if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
-            return;
-        }
-
-        if (!lr->poll.timer_set) {
-            ngx_add_timer(&lr->poll, ngx_http_agent_lg_run_poll_ms(lr));
-        }
-
-        return;
-    }
-
-    rc = ngx_http_agent_store_run_cancelled(sc, lr->info.run_id, &action);
-
-    if (rc == NGX_AGAIN) {
-        return;
-    }
-
-    ngx_http_agent_store_call_reset(sc);
-
-    if (lr->finished || !ngx_http_agent_turn_running(lr->turn)) {
-        return;
-    }
-
-    if (rc == NGX_OK) {
-        c = lr->request->connection;
-        ngx_http_agent_lg_run_cancel(lr->turn, action.len == 8
-                                 && ngx_strncmp(action.data, "rollback", 8)
-                                    == 0);
-        ngx_http_run_posted_requests(c);
-        return;
-    }
-
-    if (!lr->poll.timer_set) {
-        ngx_add_timer(&lr->poll, ngx_http_agent_lg_run_poll_ms(lr));
-    }
 }
 
 
@@ -425,26 +244,6 @@ static void
 ngx_http_agent_lg_run_cleanup(void *data)
 {
     ngx_http_agent_lg_run_t *lr = data;
-
-    if (lr->poll.timer_set) {
-        ngx_del_timer(&lr->poll);
-    }
-
-    /* answers still to come are not this request's any more */
-
-    if (lr->poll_sc.pool) {
-        ngx_http_agent_store_cancel(&lr->poll_sc);
-    }
-
-    if (lr->end_sc.pool) {
-        ngx_http_agent_store_cancel(&lr->end_sc);
-    }
-
-    if (!lr->finished && lr->turn && lr->info.run_id->len) {
-        /* the client went away and the run with it */
-        (void) ngx_http_agent_store_run_status(lr->info.wsc, lr->info.run_id,
-                                               "interrupted");
-    }
 
     if (lr->kept_pool) {
         ngx_destroy_pool(lr->kept_pool);
@@ -533,33 +332,8 @@ ngx_http_agent_lg_run_created(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    lr->row.updated_at = lr->row.created_at;
-    ngx_http_agent_lg_run_json(j, &lr->row);
+    lr->record.row.updated_at = lr->record.row.created_at;
+    ngx_http_agent_lg_run_json(j, &lr->record.row);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
-}
-
-
-/* stop the run now: its model call and tools too; no tokens after this */
-
-void
-ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn, ngx_uint_t rollback)
-{
-    ngx_http_agent_lg_run_t  *lr;
-
-    lr = ngx_http_agent_turn_in(turn)->data;
-
-    if (!ngx_http_agent_turn_running(turn) || lr == NULL) {
-        return;
-    }
-
-    ngx_log_error(NGX_LOG_INFO, lr->request->connection->log, 0,
-                  "agent: run \"%V\" on thread \"%V\" cancelled",
-                  lr->info.run_id, lr->info.session_id);
-
-    lr->cancelled = 1;
-    lr->rollback = rollback;
-
-    ngx_http_agent_turn_cancel(turn, "cancelled", "the run was cancelled; "
-                               "the steps it completed are saved");
 }

@@ -37,47 +37,33 @@ typedef struct {
 typedef struct {
     ngx_http_agent_turn_t     *turn;
     ngx_http_agent_turn_info_t info;        /* its ids, its store calls */
+    ngx_http_agent_turn_record_t  record;   /* its row, its cancel */
     ngx_http_request_t        *request;
     ngx_http_agent_graph_t    *graph;
     ngx_uint_t                 modes;
-    ngx_str_t                  strategy;
-    ngx_str_t                  metadata;
-    ngx_str_t                  kwargs;
     ngx_str_t                  go;          /* command.goto */
     ngx_str_t                  location;
-    ngx_http_agent_run_row_t   row;
     u_char                    *waits;       /* interrupt_before/after */
     int64_t                    seq;         /* the last event's id */
     ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
     ngx_pool_t                *kept_pool;
     size_t                     kept_bytes;  /* of all its kept events */
-    ngx_event_t                poll;
-    ngx_http_agent_store_call_t  poll_sc;
-    ngx_http_agent_store_call_t  end_sc;    /* the run's end stored */
-    const char                *status;      /* the run's, at its end */
     unsigned                   wait:1;      /* runs/wait */
-    unsigned                   stateless:1;
     unsigned                   resumable:1;
     unsigned                   kept_full:1; /* agent_run_events_max_size */
     unsigned                   keep:1;      /* on_disconnect continue */
     unsigned                   gone:1;      /* its client is */
     unsigned                   answers:1;   /* a command, no input */
-    unsigned                   cancelled:1;
-    unsigned                   rollback:1;  /* cancelled, undone */
     unsigned                   background:1;
     unsigned                   finished:1;
     unsigned                   answered:1;  /* a background run's record */
-    unsigned                   pending:1;   /* after_seconds: "pending"
-                                               until its graph starts */
-    unsigned                   poll_status:1; /* the poll writes
-                                                 "running" */
 } ngx_http_agent_lg_run_t;
 
 
 /* lg_run.c */
 ngx_int_t ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn);
-ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_lg_run_poll(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
@@ -85,8 +71,6 @@ ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
 ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
-void ngx_http_agent_lg_run_cancel(ngx_http_agent_turn_t *turn,
-    ngx_uint_t rollback);
 
 /* lg_request.c */
 ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,

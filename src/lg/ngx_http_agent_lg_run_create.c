@@ -32,8 +32,9 @@ static ngx_int_t ngx_http_agent_lg_run_contexts(ngx_http_request_t *r,
 
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
     ngx_http_agent_lg_run_ready,
-    ngx_http_agent_lg_run_begin,
+    NULL,
     ngx_http_agent_lg_run_started,
+    ngx_http_agent_lg_run_poll,
     ngx_http_agent_lg_run_done,
     ngx_http_agent_lg_run_answer
 };
@@ -199,13 +200,13 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     lr->wait = (req->route == NGX_HTTP_AGENT_LG_RUNS_WAIT
                 || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT
                 || lr->background);
-    lr->stateless = (req->route == NGX_HTTP_AGENT_LG_STATELESS_STREAM
+    lr->record.stateless = (req->route == NGX_HTTP_AGENT_LG_STATELESS_STREAM
                      || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
     lr->modes = NGX_HTTP_AGENT_MODE_VALUES;
 
     /* the thread: the one named, created if asked, or one for this run */
 
-    if (lr->stateless) {
+    if (lr->record.stateless) {
         ngx_str_null(&none);
 
         rc = ngx_http_agent_lg_thread_create(r, &none, NULL, &s);
@@ -289,6 +290,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->format = &ngx_http_agent_lg_format;
     in->hooks = &ngx_http_agent_lg_run_hooks;
     in->data = lr;
+    in->record = &lr->record;
     in->json = lr->wait;
     in->sink = ngx_http_agent_lg_run_sink;
 
@@ -308,7 +310,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
         in->assistant.len = 36;
     }
 
-    if (!lr->stateless) {
+    if (!lr->record.stateless) {
         rc = ngx_http_agent_lg_thread_names(r, &s, &graph->name,
                                           &in->assistant);
         if (rc != NGX_OK) {
@@ -353,7 +355,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     }
 
     in->modes = lr->modes;
-    in->metadata = lr->metadata;
+    in->metadata = lr->record.row.metadata;
     in->waits = lr->waits;
     in->go = lr->go;
     in->answers = lr->answers;

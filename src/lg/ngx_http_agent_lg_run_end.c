@@ -24,47 +24,23 @@
  */
 
 
-static ngx_int_t ngx_http_agent_lg_run_end(ngx_http_agent_lg_run_t *lr);
-static void ngx_http_agent_lg_run_stored(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_lg_run_keep_error(ngx_http_agent_lg_run_t *lr,
     ngx_http_agent_event_t *ev);
 
 
 /*
- * the run's end: its kept events, its status, a stateless thread gone.
- * Its answer ends after they are stored: a client that asks for the run
- * next (the SDK does, to know whether to join it again) finds it ended.
+ * the run's end, before the record's (turn_record.c): its error kept
+ * with the rest, for any run (a join after the end still says how), and
+ * its kept events saved
  */
 
-ngx_int_t
+void
 ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
     ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
     ngx_http_agent_turn_info(turn, &lr->info);
-
-    if (lr->poll.timer_set) {
-        ngx_del_timer(&lr->poll);
-    }
-
-    if (lr->cancelled) {
-        lr->status = "interrupted";
-
-    } else if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
-        lr->status = "error";
-
-    } else if (lr->info.interrupted) {
-        lr->status = "interrupted";
-
-    } else {
-        lr->status = "success";
-    }
-
-    /*
-     * its error, the stream's last event, is kept with the rest before the
-     * end is stored, and for any run: a join after the end still says how
-     */
 
     if (ev->type == NGX_HTTP_AGENT_EV_ERROR
         && ngx_http_agent_lg_run_keep_error(lr, ev) != NGX_OK)
@@ -81,75 +57,6 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
                       "agent: the events of run \"%V\" could not be saved",
                       lr->info.run_id);
     }
-
-    ngx_http_agent_store_call_init(&lr->end_sc, lr->request->pool,
-                                   lr->request->connection->log,
-                                   ngx_http_agent_lg_run_stored, lr);
-    lr->end_sc.key = *lr->info.session_id;
-
-    return ngx_http_agent_lg_run_end(lr);
-}
-
-
-/* the end's writes, sent together; NGX_AGAIN until all are answered */
-
-static ngx_int_t
-ngx_http_agent_lg_run_end(ngx_http_agent_lg_run_t *lr)
-{
-    ngx_int_t                     status, rollback, gone;
-    ngx_connection_t             *c;
-    ngx_http_agent_turn_info_t   *info;
-    ngx_http_agent_store_call_t  *sc;
-
-    info = &lr->info;
-    c = lr->request->connection;
-    sc = &lr->end_sc;
-    sc->n = 0;
-
-    status = ngx_http_agent_store_run_status(sc, info->run_id, lr->status);
-
-    rollback = lr->rollback
-               ? ngx_http_agent_store_run_rollback(sc, info->session_id,
-                                                   info->run_id,
-                                                   info->started_from)
-               : NGX_OK;
-
-    gone = lr->stateless
-           ? ngx_http_agent_store_session_delete(sc, info->session_id)
-           : NGX_OK;
-
-    if (status == NGX_AGAIN || rollback == NGX_AGAIN || gone == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (status != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, c->log, 0,
-                      "agent: the end of run \"%V\" could not be saved",
-                      info->run_id);
-    }
-
-    if (rollback != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, c->log, 0,
-                      "agent: run \"%V\" could not be rolled back",
-                      info->run_id);
-    }
-
-    ngx_http_agent_store_call_reset(sc);
-
-    return NGX_OK;
-}
-
-
-static void
-ngx_http_agent_lg_run_stored(ngx_http_agent_store_call_t *sc)
-{
-    ngx_http_agent_lg_run_t *lr = sc->data;
-
-    if (ngx_http_agent_lg_run_end(lr) == NGX_AGAIN) {
-        return;
-    }
-
-    ngx_http_agent_turn_finish(lr->turn);
 }
 
 

@@ -18,7 +18,7 @@
 #pragma GCC visibility push(hidden)
 
 
-ngx_int_t ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
+void ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);

@@ -212,7 +212,7 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     if (turn && ngx_http_agent_turn_in(turn)->hooks
         && ngx_http_agent_turn_running(turn))
     {
-        ngx_http_agent_lg_run_cancel(turn, action.len == 8);
+        ngx_http_agent_turn_record_stop(turn, action.len == 8);
 
         if (!wait) {
             return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);

@@ -60,6 +60,7 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks = {
     NULL,
     NULL,
     NULL,
+    NULL,
     ngx_http_agent_responses_answer
 };
 

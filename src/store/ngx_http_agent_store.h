@@ -380,7 +380,7 @@ typedef struct {
     /* a run's status set ("running" only over "pending") */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
-    /* a run's row: NGX_DECLINED, none */
+    /* a run's row, of the thread (any when NULL): NGX_DECLINED, none */
     ngx_int_t  (*run_get)(ngx_http_agent_store_call_t *sc,
                           ngx_str_t *thread_id, ngx_str_t *run_id,
                           ngx_http_agent_run_row_t *row);

@@ -26,20 +26,68 @@ typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
 
 /*
  * what a protocol adds to its turn: its answer started once the input is
- * checked (ready), a run's record (begin), what follows the graph's start,
- * which may have ended it already (started), its end (done: NGX_AGAIN
- * when the end is still being stored, then ngx_http_agent_turn_finish()
- * once it is)
+ * checked (ready), its writes in the begin's unit (begin), what follows
+ * the graph's start, which may have ended it already (started), each
+ * poll of its record (poll), its end, before the record's (done), its
+ * one answer when it has no stream (answer)
  */
 typedef struct {
     ngx_int_t                     (*ready)(ngx_http_agent_turn_t *turn);
     ngx_int_t                     (*begin)(ngx_http_agent_turn_t *turn);
     void                          (*started)(ngx_http_agent_turn_t *turn);
-    ngx_int_t                     (*done)(ngx_http_agent_turn_t *turn,
+    void                          (*poll)(ngx_http_agent_turn_t *turn);
+    void                          (*done)(ngx_http_agent_turn_t *turn,
                                           ngx_http_agent_event_t *ev);
     ngx_int_t                     (*answer)(ngx_http_agent_turn_t *turn,
                                             ngx_http_agent_event_t *ev);
 } ngx_http_agent_turn_hooks_t;
+
+
+/*
+ * A turn's run in the runs table (turn_record.c), kept where the protocol
+ * asks for one: the row (the protocol sets metadata, kwargs and
+ * multitask_strategy; the turn the rest), a cancel heard from any worker
+ */
+typedef struct {
+    ngx_http_agent_run_row_t        row;
+    ngx_http_agent_turn_t          *turn;
+    ngx_event_t                     poll;
+    ngx_http_agent_store_call_t     poll_sc;
+    ngx_http_agent_store_call_t     end_sc;
+    const char                     *status;    /* at its end */
+    ngx_str_t                       outcome;   /* ... and how it ended */
+    unsigned                        events:1;  /* its events are kept
+                                                  (resumable) */
+    unsigned                        keep:1;    /* its outcome is kept,
+                                                  for a later look
+                                                  (turn_record_read) */
+    unsigned                        stateless:1; /* its thread goes with
+                                                  its end */
+    unsigned                        pending:1; /* until its graph starts */
+    unsigned                        poll_status:1; /* the poll writes
+                                                  "running" */
+    unsigned                        cancelled:1;
+    unsigned                        rollback:1; /* cancelled, undone */
+    unsigned                        finished:1;
+} ngx_http_agent_turn_record_t;
+
+
+/* a run looked up later: its row and how it ended, where that was kept */
+typedef struct {
+    ngx_pool_t                     *pool;
+    ngx_http_agent_run_row_t        row;
+    ngx_str_t                       answer;    /* its last AI message */
+    ngx_str_t                       code;      /* an error's */
+    ngx_str_t                       error;
+    ngx_str_t                       interrupt; /* what it waits for, JSON */
+    ngx_str_t                       checkpoint_id; /* its last */
+    unsigned                        ended:1;   /* its outcome was kept */
+} ngx_http_agent_turn_outcome_t;
+
+
+/* a followed run is over: the answer (out NULL: the store failed) */
+typedef ngx_int_t (*ngx_http_agent_turn_follow_pt)(ngx_http_request_t *r,
+    ngx_http_agent_turn_outcome_t *out, void *data);
 
 
 
@@ -60,6 +108,7 @@ typedef struct {
                                                   tells its format */
     ngx_http_agent_turn_hooks_t    *hooks;
     void                           *data;      /* the hooks' and sink's */
+    ngx_http_agent_turn_record_t   *record;    /* the run kept, or NULL */
     ngx_http_agent_stream_sink_pt   sink;      /* NULL: the SSE writer */
     ngx_str_t                       assistant; /* for the stream's events */
     ngx_str_t                       run_id;    /* the protocol's own id of
@@ -159,6 +208,16 @@ void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
     const char *code, const char *text);
+void ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
+    ngx_uint_t rollback);
+ngx_int_t ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_uint_t rollback);
+ngx_int_t ngx_http_agent_turn_record_read(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_http_agent_turn_outcome_t *out);
+ngx_int_t ngx_http_agent_turn_record_ended(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id, ngx_http_agent_turn_outcome_t *out);
+ngx_int_t ngx_http_agent_turn_follow(ngx_http_request_t *r, ngx_str_t *run_id,
+    ngx_http_agent_turn_follow_pt handler, void *data);
 ngx_uint_t ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
     ngx_str_t *out);

@@ -162,6 +162,10 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
         rc = ngx_http_agent_turn_resume(turn);
     }
 
+    if (rc == NGX_OK && turn->in.record) {
+        rc = ngx_http_agent_turn_record_begin(turn);
+    }
+
     if (rc == NGX_OK && turn->in.hooks && turn->in.hooks->begin) {
         rc = turn->in.hooks->begin(turn);
     }
@@ -416,6 +420,10 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     if (turn->in.hooks && turn->in.hooks->started) {
         turn->in.hooks->started(turn);
+    }
+
+    if (turn->in.record) {
+        ngx_http_agent_turn_record_start(turn);
     }
 
     return NGX_DONE;

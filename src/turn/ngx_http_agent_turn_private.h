@@ -108,6 +108,12 @@ ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run, ngx_str_t *next);
 void ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn);
 
+ngx_int_t ngx_http_agent_turn_record_begin(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_turn_record_start(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_record_end(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+void ngx_http_agent_turn_record_cleanup(ngx_http_agent_turn_t *turn);
+
 
 #pragma GCC visibility pop
 

@@ -574,10 +574,14 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
                              ev->type == NGX_HTTP_AGENT_EV_END ? ev->text
                                                                : NULL);
 
-    if (turn->in.hooks && turn->in.hooks->done
-        && turn->in.hooks->done(turn, ev) == NGX_AGAIN)
+    if (turn->in.hooks && turn->in.hooks->done) {
+        turn->in.hooks->done(turn, ev);
+    }
+
+    if (turn->in.record
+        && ngx_http_agent_turn_record_end(turn, ev) == NGX_AGAIN)
     {
-        /* the hook finishes the turn when its end is stored */
+        /* the turn finishes when the run's end is stored */
         return;
     }
 
@@ -676,6 +680,10 @@ ngx_http_agent_turn_cleanup(void *data)
         ngx_http_agent_graph_cancel(turn->run);
         ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TURNS,
                                     &turn->in.graph->name, "cancelled", 1);
+    }
+
+    if (turn->in.record) {
+        ngx_http_agent_turn_record_cleanup(turn);
     }
 
     /* before the calls are cancelled: its failure is then told to no one */

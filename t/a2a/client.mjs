@@ -11,8 +11,11 @@ const [dir, base] = process.argv.slice(2);
 const sdk = `${dir}/node_modules/@a2a-js/sdk/dist`;
 const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } =
     await import(`${sdk}/client/index.js`);
-const { SendMessageRequest, StreamResponse, Task, Message } =
-    await import(`${sdk}/index.js`);
+const { SendMessageRequest, StreamResponse, Task, Message, GetTaskRequest,
+        CancelTaskRequest, ListTasksRequest, SubscribeToTaskRequest,
+        ListTasksResponse } = await import(`${sdk}/index.js`);
+
+let lastHi = null;
 
 function out(k, v) {
     console.log(JSON.stringify({ k, v }));
@@ -55,6 +58,74 @@ async function stream(k, client, req) {
     }
 }
 
+async function call(k, f, conv) {
+    try {
+        const r = await f();
+        out(k, { result: conv(r) });
+        return r;
+    } catch (e) {
+        out(k, { error: String(e?.message ?? e), code: e?.code ?? null });
+        return null;
+    }
+}
+
+// the task methods: read, listed, cancelled while a client follows it
+async function tasks(prefix, client, hi, ask) {
+    await call(`${prefix}get`, () => client.getTask(
+        GetTaskRequest.fromJSON({ id: hi.id })), (r) => Task.toJSON(r));
+    await call(`${prefix}get_ask`, () => client.getTask(
+        GetTaskRequest.fromJSON({ id: ask.id })), (r) => Task.toJSON(r));
+    await call(`${prefix}get_none`, () => client.getTask(
+        GetTaskRequest.fromJSON({ id: 'no-such-task' })),
+        (r) => Task.toJSON(r));
+    await call(`${prefix}cancel_done`, () => client.cancelTask(
+        CancelTaskRequest.fromJSON({ id: hi.id })), (r) => Task.toJSON(r));
+    if (prefix === 'v1_') {
+        await call(`${prefix}list`, () => client.listTasks(
+            ListTasksRequest.fromJSON({ contextId: hi.contextId,
+                                        pageSize: 2 })),
+            (r) => ListTasksResponse.toJSON(r));
+    }
+
+    // a slow task: followed by a second stream, cancelled by a third call
+    const first = [], follow = [];
+    let id = null;
+    const slow = (async () => {
+        try {
+            for await (const ev of client.sendMessageStream(
+                               request('slow', hi.contextId))) {
+                const j = StreamResponse.toJSON(ev);
+                first.push(j);
+                id = id ?? j.task?.id ?? j.id ?? null;
+            }
+        } catch (e) {
+            first.push({ error: String(e?.message ?? e) });
+        }
+    })();
+    for (let i = 0; i < 100 && !id; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+    }
+    const sub = (async () => {
+        try {
+            for await (const ev of client.resubscribeTask(
+                               SubscribeToTaskRequest.fromJSON({ id }))) {
+                follow.push(StreamResponse.toJSON(ev));
+            }
+        } catch (e) {
+            follow.push({ error: String(e?.message ?? e) });
+        }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    await call(`${prefix}cancel`, () => client.cancelTask(
+        CancelTaskRequest.fromJSON({ id })), (r) => Task.toJSON(r));
+    await Promise.all([slow, sub]);
+    out(`${prefix}cancel_first`, first);
+    out(`${prefix}cancel_follow`, follow);
+    await call(`${prefix}cancel_get`, () => client.getTask(
+        GetTaskRequest.fromJSON({ id })), (r) => Task.toJSON(r));
+    return id;
+}
+
 async function scenarios(prefix, client, user) {
     const hi = await send(`${prefix}hi`, client, request('hi'));
     const ctx = hi?.contextId;
@@ -66,6 +137,10 @@ async function scenarios(prefix, client, user) {
                request('yes', ask?.contextId, 'approval'));
     await send(`${prefix}unknown_skill`, client,
                request('hi', undefined, 'nope'));
+    if (hi && ask) {
+        out(`${prefix}slow_id`, await tasks(prefix, client, hi, ask));
+    }
+    lastHi = hi?.id;
     return ctx;
 }
 
@@ -90,6 +165,7 @@ try {
             new JsonRpcTransportFactory({ fetchImpl: auth(fetch) }) ] }));
     const v1 = await factory.createFromAgentCard(card);
     const ctx = await scenarios('v1_', v1, 'alice');
+    const firstTask = lastHi;
     out('ctx', ctx);
     out('v1_methods', [...new Set(seen.splice(0))]);
 
@@ -102,6 +178,8 @@ try {
         }));
     const bob = await bobf.createFromAgentCard(card);
     await send('bob', bob, request('hi', ctx));
+    await call('bob_get', () => bob.getTask(GetTaskRequest.fromJSON(
+        { id: firstTask })), (r) => Task.toJSON(r));
 
     // A2A 0.3: the card's 0.3 interface, through the SDK's legacy binding
     const legacy = { ...card, supportedInterfaces:

@@ -444,7 +444,7 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_RUN_GET */
     "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs"
-    " WHERE run_id = $1 AND thread_id = $2",
+    " WHERE run_id = $1 AND ($2::text IS NULL OR thread_id = $2)",
 
     /* NGX_HTTP_AGENT_PG_RUN_LIST */
     "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs WHERE thread_id = $1"

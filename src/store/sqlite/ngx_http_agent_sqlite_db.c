@@ -176,7 +176,7 @@ static const char  *ngx_http_agent_store_sql[] = {
     " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END"
     " WHERE run_id = ?1 AND (?2 <> 'running' OR status = 'pending')",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
-    " WHERE run_id = ?1 AND thread_id = ?2",
+    " WHERE run_id = ?1 AND (?2 IS NULL OR thread_id = ?2)",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
     " AND (?4 IS NULL OR status = ?4)"
     " ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET ?3",

@@ -1,0 +1,597 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_a2a.h"
+#include "ngx_http_agent_a2a_message.h"
+#include "ngx_http_agent_a2a_task.h"
+#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_reply_rpc.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * A2A's task methods over the turn's record (turn_record.c): a task is a
+ * run, kept with how it ended, so any worker of any host that shares the
+ * store answers for it.  GetTask (tasks/get) and CancelTask
+ * (tasks/cancel) answer the Task; ListTasks lists a context's tasks, a
+ * page at a time; SubscribeToTask (tasks/resubscribe) streams the task
+ * as it is, then as it ends.  Another owner's task is not found.
+ */
+
+
+#define NGX_HTTP_AGENT_A2A_PAGE      50
+#define NGX_HTTP_AGENT_A2A_PAGE_MAX  100
+#define NGX_HTTP_AGENT_A2A_LIST_MAX  1000
+
+
+typedef struct {
+    ngx_http_agent_a2a_out_t       o;
+    ngx_http_agent_sse_t           sse;
+} ngx_http_agent_a2a_sub_t;
+
+
+static ngx_int_t ngx_http_agent_a2a_list(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc);
+static ngx_http_agent_a2a_state_e ngx_http_agent_a2a_state(ngx_pool_t *pool,
+    ngx_http_agent_turn_outcome_t *out, ngx_str_t *text);
+static ngx_int_t ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
+    ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out,
+    ngx_http_agent_a2a_state_e state, ngx_str_t *text);
+static ngx_int_t ngx_http_agent_a2a_subscribe(ngx_http_request_t *r,
+    ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out);
+static ngx_int_t ngx_http_agent_a2a_sub_event(ngx_http_request_t *r,
+    ngx_http_agent_a2a_sub_t *sub, ngx_http_agent_turn_outcome_t *out,
+    ngx_http_agent_a2a_state_e state, ngx_str_t *text);
+static ngx_int_t ngx_http_agent_a2a_sub_end(ngx_http_request_t *r,
+    ngx_http_agent_turn_outcome_t *out, void *data);
+static void ngx_http_agent_a2a_sub_cleanup(void *data);
+
+
+ngx_int_t
+ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
+    ngx_uint_t method, ngx_uint_t legacy)
+{
+    ngx_int_t                       rc;
+    ngx_str_t                       id, text;
+    ngx_http_agent_a2a_out_t       *o;
+    ngx_http_agent_session_t        s;
+    ngx_http_agent_a2a_state_e      state;
+    ngx_http_agent_turn_outcome_t  *out;
+
+    if (method == NGX_HTTP_AGENT_A2A_LIST) {
+        return ngx_http_agent_a2a_list(r, rpc);
+    }
+
+    if (rpc->params == NULL
+        || ngx_http_agent_a2a_id(rpc->params, "id", &id) != NGX_OK
+        || id.len == 0)
+    {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"id\" names the "
+                                        "task: 1 to 64 letters, digits, - "
+                                        "or _");
+    }
+
+    out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_outcome_t));
+    o = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_a2a_out_t));
+    if (out == NULL || o == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    o->id = rpc->id;
+    o->legacy = legacy;
+
+    rc = ngx_http_agent_turn_record_read(ngx_http_agent_reply_sc(r), &id, out);
+
+    if (rc == NGX_OK) {
+        /* the task's context: the owner's, or as good as not there */
+        rc = ngx_http_agent_reply_rpc_thread(r, &out->row.thread_id, 0, &s);
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
+                                        "Task not found: %V", &id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the store failed");
+    }
+
+    state = ngx_http_agent_a2a_state(r->pool, out, &text);
+
+    switch (method) {
+
+    case NGX_HTTP_AGENT_A2A_CANCEL:
+
+        if (state != NGX_HTTP_AGENT_A2A_WORKING
+            && state != NGX_HTTP_AGENT_A2A_SUBMITTED)
+        {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_CANCELABLE,
+                                        "Task cannot be canceled: %V is %s",
+                                        &id, state == NGX_HTTP_AGENT_A2A_CANCELED
+                                             ? "canceled already" : "over");
+        }
+
+        /* heard at once here, at its worker's next poll elsewhere */
+
+        rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
+                                               &id, 0);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc == NGX_ERROR) {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the cancel could not "
+                                        "be saved");
+        }
+
+        o->bare = 1;
+        ngx_str_set(&text, "");
+
+        return ngx_http_agent_a2a_answer_task(r, o, out,
+                                              NGX_HTTP_AGENT_A2A_CANCELED,
+                                              &text);
+
+    case NGX_HTTP_AGENT_A2A_SUBSCRIBE:
+
+        if (state != NGX_HTTP_AGENT_A2A_WORKING
+            && state != NGX_HTTP_AGENT_A2A_SUBMITTED)
+        {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                   NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION,
+                                   "This operation is not supported: the "
+                                   "task %V is over; GetTask reads it", &id);
+        }
+
+        return ngx_http_agent_a2a_subscribe(r, o, out);
+
+    default: /* NGX_HTTP_AGENT_A2A_GET */
+        o->bare = 1;
+        return ngx_http_agent_a2a_answer_task(r, o, out, state, &text);
+    }
+}
+
+
+/*
+ * The task's state from its record: pending is submitted, running
+ * working; a run "interrupted" waits for input when it ended at an
+ * interrupt, else it was canceled (or its client went away)
+ */
+
+static ngx_http_agent_a2a_state_e
+ngx_http_agent_a2a_state(ngx_pool_t *pool, ngx_http_agent_turn_outcome_t *out,
+    ngx_str_t *text)
+{
+    ngx_str_t  *st;
+
+    st = &out->row.status;
+    ngx_str_set(text, "");
+
+#define ngx_http_agent_status_is(s)                                           \
+    (st->len == sizeof(s) - 1 && ngx_strncmp(st->data, s, st->len) == 0)
+
+    if (ngx_http_agent_status_is("pending")) {
+        return NGX_HTTP_AGENT_A2A_SUBMITTED;
+    }
+
+    if (ngx_http_agent_status_is("running")) {
+        return NGX_HTTP_AGENT_A2A_WORKING;
+    }
+
+    if (ngx_http_agent_status_is("success")) {
+        *text = out->answer;
+        return NGX_HTTP_AGENT_A2A_COMPLETED;
+    }
+
+    if (ngx_http_agent_status_is("error")) {
+        *text = out->error;
+        return NGX_HTTP_AGENT_A2A_FAILED;
+    }
+
+#undef ngx_http_agent_status_is
+
+    if (out->interrupt.len) {
+        ngx_http_agent_a2a_waits(pool, &out->interrupt, text);
+        return NGX_HTTP_AGENT_A2A_INPUT_REQUIRED;
+    }
+
+    return NGX_HTTP_AGENT_A2A_CANCELED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
+    ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out,
+    ngx_http_agent_a2a_state_e state, ngx_str_t *text)
+{
+    ngx_str_t               body;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_a2a_head(j, o);
+    ngx_http_agent_a2a_task(j, o, &out->row.run_id, &out->row.thread_id,
+                            state, text,
+                            state == NGX_HTTP_AGENT_A2A_COMPLETED);
+    ngx_http_agent_a2a_tail(j, o);
+
+    if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* ListTasks: a context's tasks, newest first, a page at a time */
+
+static ngx_int_t
+ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
+{
+    u_char                         *p;
+    ngx_int_t                       rc, size, offset, end;
+    ngx_str_t                       context, token, state, *status, text;
+    ngx_str_t                       body;
+    ngx_uint_t                      i, n, want;
+    yajl_val                        v;
+    ngx_array_t                     rows;
+    ngx_http_agent_json_t          *j;
+    ngx_http_agent_run_row_t       *row;
+    ngx_http_agent_a2a_out_t        o;
+    ngx_http_agent_session_t        s;
+    ngx_http_agent_a2a_state_e      st;
+    ngx_http_agent_turn_outcome_t  *outs;
+
+    static ngx_str_t  statuses[] = {
+        ngx_string("running"), ngx_string("success"),
+        ngx_string("interrupted"), ngx_string("error"),
+        ngx_string("pending"), ngx_string("interrupted")
+    };
+
+    static const char  *states[] = {
+        "TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
+        "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_FAILED",
+        "TASK_STATE_SUBMITTED", "TASK_STATE_CANCELED"
+    };
+
+    ngx_memzero(&o, sizeof(ngx_http_agent_a2a_out_t));
+    o.id = rpc->id;
+    o.bare = 1;
+
+    size = NGX_HTTP_AGENT_A2A_PAGE;
+    offset = 0;
+    status = NULL;
+    want = 0;
+
+    v = rpc->params ? ngx_http_agent_json_get(rpc->params, "pageSize") : NULL;
+
+    if (v && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1
+            || YAJL_GET_INTEGER(v) > NGX_HTTP_AGENT_A2A_PAGE_MAX)
+        {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"pageSize\" is "
+                                        "from 1 to %d",
+                                        NGX_HTTP_AGENT_A2A_PAGE_MAX);
+        }
+
+        size = YAJL_GET_INTEGER(v);
+    }
+
+    ngx_str_null(&token);
+    ngx_str_null(&state);
+
+    if (rpc->params == NULL
+        || ngx_http_agent_a2a_id(rpc->params, "contextId", &context) != NGX_OK
+        || context.len == 0
+        || ngx_http_agent_a2a_id(rpc->params, "pageToken", &token) != NGX_OK
+        || ngx_http_agent_a2a_id(rpc->params, "status", &state) != NGX_OK)
+    {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"contextId\" names "
+                                        "the context whose tasks are listed; "
+                                        "\"pageToken\" and \"status\" are "
+                                        "as ListTasks gave them");
+    }
+
+    if (token.len) {
+        offset = ngx_atoi(token.data, token.len);
+
+        if (offset == NGX_ERROR || offset > NGX_HTTP_AGENT_A2A_LIST_MAX) {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: no such "
+                                        "\"pageToken\"");
+        }
+    }
+
+    if (state.len) {
+        for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+            if (state.len == ngx_strlen(states[i])
+                && ngx_strncmp(state.data, states[i], state.len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (i == sizeof(states) / sizeof(states[0])) {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"status\" is a "
+                                        "TASK_STATE_...");
+        }
+
+        status = &statuses[i];
+        want = i + 1;
+    }
+
+    rc = ngx_http_agent_reply_rpc_thread(r, &context, 0, &s);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the store failed");
+    }
+
+    if (ngx_array_init(&rows, r->pool, 16, sizeof(ngx_http_agent_run_row_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* another owner's context has no tasks for this one */
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_store_run_list(ngx_http_agent_reply_sc(r),
+                                           &context, status,
+                                           NGX_HTTP_AGENT_A2A_LIST_MAX, 0,
+                                           &rows);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc != NGX_OK) {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the store failed");
+        }
+    }
+
+    row = rows.elts;
+    end = ngx_min(offset + size, (ngx_int_t) rows.nelts);
+    n = (offset < end) ? (ngx_uint_t) (end - offset) : 0;
+
+    outs = ngx_pcalloc(r->pool, (n + 1) * sizeof(ngx_http_agent_turn_outcome_t));
+    if (outs == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* how each task of the page ended: one call of the pass each */
+
+    rc = NGX_OK;
+
+    for (i = 0; i < n; i++) {
+        outs[i].row = row[offset + i];
+
+        if (ngx_http_agent_turn_record_ended(ngx_http_agent_reply_sc(r),
+                                             &row[offset + i].run_id,
+                                             &outs[i])
+            == NGX_AGAIN)
+        {
+            rc = NGX_AGAIN;
+        }
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_a2a_head(j, &o);
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "tasks");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < n; i++) {
+        st = ngx_http_agent_a2a_state(r->pool, &outs[i], &text);
+
+        /* "interrupted" is both: the page shows the one asked for */
+        if (want && st + 1 != want) {
+            continue;
+        }
+
+        ngx_http_agent_a2a_task(j, &o, &outs[i].row.run_id,
+                                &outs[i].row.thread_id, st, &text,
+                                st == NGX_HTTP_AGENT_A2A_COMPLETED);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    if (end < (ngx_int_t) rows.nelts) {
+        p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+        if (p == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        token.data = p;
+        token.len = ngx_sprintf(p, "%i", end) - p;
+
+    } else {
+        ngx_str_set(&token, "");
+    }
+
+    ngx_http_agent_json_key(j, "nextPageToken");
+    ngx_http_agent_json_str(j, &token);
+    ngx_http_agent_json_key(j, "pageSize");
+    ngx_http_agent_json_int(j, size);
+    ngx_http_agent_json_key(j, "totalSize");
+    ngx_http_agent_json_int(j, rows.nelts);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_a2a_tail(j, &o);
+
+    if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/* SubscribeToTask: the task now, then the task when it is over */
+
+static ngx_int_t
+ngx_http_agent_a2a_subscribe(ngx_http_request_t *r,
+    ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out)
+{
+    ngx_str_t                   text;
+    ngx_http_cleanup_t         *cln;
+    ngx_http_agent_a2a_sub_t   *sub;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    sub = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_a2a_sub_t));
+    if (sub == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    sub->o = *o;
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    cln->handler = ngx_http_agent_a2a_sub_cleanup;
+    cln->data = sub;
+
+    if (ngx_http_agent_sse_start(&sub->sse, r, alcf->heartbeat) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&text, "");
+
+    if (ngx_http_agent_a2a_sub_event(r, sub, out,
+                                     ngx_http_agent_a2a_state(r->pool, out,
+                                                              &text),
+                                     &text)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_turn_follow(r, &out->row.run_id,
+                                      ngx_http_agent_a2a_sub_end, sub);
+}
+
+
+static ngx_int_t
+ngx_http_agent_a2a_sub_event(ngx_http_request_t *r,
+    ngx_http_agent_a2a_sub_t *sub, ngx_http_agent_turn_outcome_t *out,
+    ngx_http_agent_a2a_state_e state, ngx_str_t *text)
+{
+    ngx_str_t               json, name;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_a2a_head(j, &sub->o);
+
+    if (!sub->o.legacy) {
+        ngx_http_agent_json_key(j, "task");
+    }
+
+    ngx_http_agent_a2a_task(j, &sub->o, &out->row.run_id,
+                            &out->row.thread_id, state, text,
+                            state == NGX_HTTP_AGENT_A2A_COMPLETED);
+    ngx_http_agent_a2a_tail(j, &sub->o);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_null(&name);
+
+    return ngx_http_agent_sse_named(&sub->sse, &name, &json, 1);
+}
+
+
+/* the task is over (or gone: out NULL, or its row let go) */
+
+static ngx_int_t
+ngx_http_agent_a2a_sub_end(ngx_http_request_t *r,
+    ngx_http_agent_turn_outcome_t *out, void *data)
+{
+    ngx_http_agent_a2a_sub_t *sub = data;
+
+    ngx_str_t                   text;
+    ngx_http_agent_a2a_state_e  state;
+
+    if (out && out->row.run_id.len) {
+        state = ngx_http_agent_a2a_state(r->pool, out, &text);
+
+        if (state == NGX_HTTP_AGENT_A2A_WORKING
+            || state == NGX_HTTP_AGENT_A2A_SUBMITTED)
+        {
+            /* its worker died with it: its lease ran out long ago */
+            state = NGX_HTTP_AGENT_A2A_FAILED;
+            ngx_str_set(&text, "the task was lost with its worker");
+        }
+
+        if (ngx_http_agent_a2a_sub_event(r, sub, out, state, &text)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return ngx_http_agent_sse_finish(&sub->sse) == NGX_OK ? NGX_OK
+                                                          : NGX_ERROR;
+}
+
+
+static void
+ngx_http_agent_a2a_sub_cleanup(void *data)
+{
+    ngx_http_agent_a2a_sub_t *sub = data;
+
+    ngx_http_agent_sse_stop(&sub->sse);
+}
