@@ -6,7 +6,8 @@
 # interrupt as an incomplete response answered by the next input, an
 # unknown model and another owner's response (OpenAI's errors), a stream
 # the client leaves; malformed requests by hand; the conversation goes on
-# through our chat API.
+# through our chat API; kept responses retrieved, run in the background,
+# cancelled and deleted.
 
 use strict;
 use warnings;
@@ -133,12 +134,41 @@ is($r->{status}, 400, 'bad JSON: 400');
 ok($r->{json}{error}{message}, '... OpenAI\'s error shape');
 $r = post('[' x 100000);
 is($r->{status}, 400, 'deep nesting: 400');
-$r = post(encode_json({ model => 'chat', input => 'x', background => JSON::PP::true }));
-is($r->{json}{error}{param}, 'background', 'background: refused, named');
+$r = post(encode_json({ model => 'chat', input => 'x', background => 'yes' }));
+is($r->{json}{error}{param}, 'background', 'background not a boolean: '
+   . 'refused, named');
 $r = post(encode_json({ model => 'chat', input => 'x', stream => 'yes' }));
 is($r->{json}{error}{param}, 'stream', 'stream of the wrong type');
 $r = $t->http('GET', '/v1/responses/resp_x', undef, 'X-User' => 'alice');
-is($r->{status}, 404, 'a response read: 404 (not kept)');
+is($r->{status}, 404, 'a response that is no response: 404');
+$r = $t->http('PUT', '/v1/responses/resp_x', '', 'X-User' => 'alice');
+is($r->{status}, 405, 'PUT a response: 405');
+$r = $t->http('GET', '/v1/responses/resp_x/cancel', undef,
+              'X-User' => 'alice');
+is($r->{status}, 405, 'GET a cancel: 405');
+
+# kept responses, through the client
+is($o{get_hi}{status}, 'completed', 'retrieve: the response, completed')
+    or diag explain $o{get_hi};
+is($o{get_hi}{output_text}, 'Hello, you said hi (1)', '... with its answer');
+is($o{get_hi}{conversation}{id}, $o{conversation}, '... in its conversation');
+is($o{get_ask}{status}, 'incomplete', 'retrieve an interrupted one: '
+   . 'incomplete');
+is($o{get_ask}{output_text}, 'Delete the rows?', '... with its question');
+is($o{get_bob}{status}, 404, 'retrieve another owner\'s: 404');
+is($o{bg}{status}, 'in_progress', 'background: answered at once, in '
+   . 'progress') or diag explain $o{bg};
+is($o{bg_done}{status}, 'completed', '... and completed later')
+    or diag explain $o{bg_done};
+like($o{bg_done}{output_text} // '', qr/in the background/,
+     '... with its answer');
+is($o{cancel}{status}, 'cancelled', 'cancel: cancelled')
+    or diag explain $o{cancel};
+is($o{cancel_get}{status}, 'cancelled', '... and so it stays');
+is($o{cancel_again}{status}, 400, 'cancel one that is over: 400');
+ok(!$o{delete} || $o{delete}{deleted}, 'delete: done')
+    or diag explain $o{delete};
+is($o{deleted_get}{status}, 404, '... then it is not found');
 $r = $t->http('POST', '/v1/responses', '{}', 'Content-Type' =>
               'application/json');
 is($r->{status}, 401, 'no owner: 401');

@@ -457,27 +457,5 @@ ngx_http_agent_a2a_end(ngx_pool_t *pool, ngx_http_agent_event_t *ev,
 
     *state = NGX_HTTP_AGENT_A2A_INPUT_REQUIRED;
 
-    ngx_http_agent_a2a_waits(pool, interrupt, text);
-}
-
-
-/* what an interrupt asks: its value, a string as it is, else its JSON */
-
-void
-ngx_http_agent_a2a_waits(ngx_pool_t *pool, ngx_str_t *interrupt,
-    ngx_str_t *text)
-{
-    yajl_val  v, value;
-
-    v = ngx_http_agent_json_parse(pool, interrupt->data, interrupt->len,
-                                  NULL);
-    value = v ? ngx_http_agent_json_get(v, "value") : NULL;
-
-    if (value && YAJL_IS_STRING(value)) {
-        text->data = (u_char *) YAJL_GET_STRING(value);
-        text->len = ngx_strlen(text->data);
-
-    } else if (value) {
-        (void) ngx_http_agent_json_encode(pool, value, text);
-    }
+    (void) ngx_http_agent_turn_asks(pool, interrupt, text);
 }

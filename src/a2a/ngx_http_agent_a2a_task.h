@@ -60,8 +60,6 @@ void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,
 void ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact);
-void ngx_http_agent_a2a_waits(ngx_pool_t *pool, ngx_str_t *interrupt,
-    ngx_str_t *text);
 
 
 #endif /* _NGX_HTTP_AGENT_A2A_TASK_H_INCLUDED_ */

@@ -213,7 +213,7 @@ ngx_http_agent_a2a_state(ngx_pool_t *pool, ngx_http_agent_turn_outcome_t *out,
 #undef ngx_http_agent_status_is
 
     if (out->interrupt.len) {
-        ngx_http_agent_a2a_waits(pool, &out->interrupt, text);
+        (void) ngx_http_agent_turn_asks(pool, &out->interrupt, text);
         return NGX_HTTP_AGENT_A2A_INPUT_REQUIRED;
     }
 

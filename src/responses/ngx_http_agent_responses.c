@@ -62,15 +62,33 @@ ngx_http_agent_responses_route(ngx_http_request_t *r,
         rest.len--;
     }
 
+    if (rest.len > 10 && ngx_strncmp(rest.data, "responses/", 10) == 0) {
+
+        /* a kept response: read, deleted, or cancelled */
+
+        rest.data += 10;
+        rest.len -= 10;
+
+        /* {id} or {id}/cancel: responses_stored.c reads which */
+        ctx->id = rest;
+
+        if (rest.len > 7
+            && ngx_strncmp(rest.data + rest.len - 7, "/cancel", 7) == 0)
+        {
+            return (r->method == NGX_HTTP_POST)
+                   ? NGX_OK
+                   : ngx_http_agent_reply_not_allowed(r, NGX_HTTP_POST);
+        }
+
+        return (r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_DELETE))
+               ? NGX_OK
+               : ngx_http_agent_reply_not_allowed(r,
+                                              NGX_HTTP_GET|NGX_HTTP_DELETE);
+    }
+
     if (!(rest.len == 9 && ngx_strncmp(rest.data, "responses", 9) == 0)) {
-
-        /* a response read, deleted or cancelled: not kept yet */
-
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "no such endpoint: %V (a response "
-                                          "is not kept apart from its "
-                                          "conversation: read the thread)",
-                                          &r->uri);
+                                          "no such endpoint: %V", &r->uri);
     }
 
     if (r->method == NGX_HTTP_POST) {
@@ -96,6 +114,7 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     ngx_http_agent_model_t           *m;
     ngx_http_agent_graph_t           *graph;
     ngx_http_agent_turn_in_t         *in;
+    ngx_http_agent_json_t            *j;
     ngx_http_agent_session_t          s;
     ngx_http_agent_turn_info_t        info;
     ngx_http_agent_responses_out_t   *out;
@@ -109,6 +128,10 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     /* the errors OpenAI's, not JSON-RPC's */
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     ctx->error = ngx_http_agent_responses_error;
+
+    if (ctx->id.len) {
+        return ngx_http_agent_responses_stored(r, &ctx->id);
+    }
 
     rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
@@ -196,6 +219,30 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     out->model = graph->name;
     out->previous = req.previous;
     out->created = ngx_time();
+    out->background = req.background;
+
+    /* kept, with how it ends: GET, DELETE and cancel read it */
+
+    out->record.keep = 1;
+    out->record.events = 1;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "created_at");
+    ngx_http_agent_json_int(j, out->created);
+    ngx_http_agent_json_key(j, "previous_response_id");
+    ngx_http_agent_json_str(j, &req.previous);
+    ngx_http_agent_json_key(j, "background");
+    ngx_http_agent_json_bool(j, req.background);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out->record.row.kwargs) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     ngx_str_set(&msg->role, "user");
     msg->content = req.text;
@@ -207,6 +254,7 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     in->format_data = out;
     in->hooks = &ngx_http_agent_responses_hooks;
     in->data = out;
+    in->record = &out->record;
     in->json = !req.stream;
     in->msgs = msg;
     in->nmsgs = 1;

@@ -56,11 +56,14 @@ ngx_http_agent_responses_input(ngx_pool_t *pool, yajl_val v,
 
     bg = ngx_http_agent_json_get(v, "background");
 
-    if (bg && YAJL_IS_TRUE(bg)) {
-        ngx_str_set(&in->param, "background");
-        ngx_str_set(why, "background responses are not served here yet: "
-                    "send the request without \"background\"");
-        return NGX_DECLINED;
+    if (bg && !YAJL_IS_NULL(bg)) {
+        if (!YAJL_IS_TRUE(bg) && !YAJL_IS_FALSE(bg)) {
+            ngx_str_set(&in->param, "background");
+            ngx_str_set(why, "\"background\" must be a boolean");
+            return NGX_DECLINED;
+        }
+
+        in->background = YAJL_IS_TRUE(bg);
     }
 
     /* the conversation: named, or the previous response's */

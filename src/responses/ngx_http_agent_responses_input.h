@@ -28,6 +28,8 @@ typedef struct {
     ngx_str_t                  previous;    /* previous_response_id */
     ngx_str_t                  param;       /* the field a refusal names */
     unsigned                   stream:1;
+    unsigned                   background:1; /* the run outlives its
+                                                client */
 } ngx_http_agent_responses_input_t;
 
 

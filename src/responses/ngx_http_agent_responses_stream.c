@@ -26,6 +26,7 @@
 
 static ngx_int_t ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
+static void ngx_http_agent_responses_started(ngx_http_agent_turn_t *turn);
 static ngx_int_t ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
 static ngx_int_t ngx_http_agent_responses_send(ngx_http_agent_stream_t *s,
@@ -58,7 +59,7 @@ ngx_http_agent_format_t  ngx_http_agent_responses_format = {
 ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks = {
     NULL,
     NULL,
-    NULL,
+    ngx_http_agent_responses_started,
     NULL,
     NULL,
     ngx_http_agent_responses_answer
@@ -69,7 +70,6 @@ static ngx_int_t
 ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
 {
-    yajl_val                         v, value;
     ngx_str_t                        text;
     ngx_http_agent_responses_out_t  *o;
 
@@ -131,19 +131,7 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
 
         o->interrupt = *ev->json;
 
-        v = ngx_http_agent_json_parse(s->pool, ev->json->data, ev->json->len,
-                                      NULL);
-        value = v ? ngx_http_agent_json_get(v, "value") : NULL;
-        ngx_str_set(&text, "");
-
-        if (value && YAJL_IS_STRING(value)) {
-            text.data = (u_char *) YAJL_GET_STRING(value);
-            text.len = ngx_strlen(text.data);
-
-        } else if (value
-                   && ngx_http_agent_json_encode(s->pool, value, &text)
-                      != NGX_OK)
-        {
+        if (ngx_http_agent_turn_asks(s->pool, ev->json, &text) != NGX_OK) {
             return NGX_ERROR;
         }
 
@@ -195,6 +183,62 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
 }
 
 
+/*
+ * background: the run outlives its client; without a stream the response
+ * in progress is the answer now, the connection closing with it
+ */
+
+static void
+ngx_http_agent_responses_started(ngx_http_agent_turn_t *turn)
+{
+    ngx_str_t                        out;
+    ngx_http_request_t              *r;
+    ngx_http_agent_json_t           *j;
+    ngx_http_agent_turn_in_t        *in;
+    ngx_http_agent_turn_info_t       info;
+    ngx_http_agent_responses_out_t  *o;
+
+    in = ngx_http_agent_turn_in(turn);
+    o = in->data;
+
+    if (!o->background) {
+        return;
+    }
+
+    ngx_http_agent_turn_info(turn, &info);
+    r = info.request;
+
+    ngx_http_agent_turn_keep(turn);
+    r->read_event_handler = ngx_http_block_reading;
+
+    if (!in->json || o->answered || !ngx_http_agent_turn_running(turn)) {
+        return;
+    }
+
+    r->keepalive = 0;
+    o->answered = 1;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_responses_object(j, o, info.session_id, NULL);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK
+        || ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out) != NGX_OK)
+    {
+        goto failed;
+    }
+
+    return;
+
+failed:
+
+    ngx_http_agent_turn_record_stop(turn, 0);
+}
+
+
 /* a request that does not stream: the response at its end, whole */
 
 static ngx_int_t
@@ -210,6 +254,11 @@ ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
     o = ngx_http_agent_turn_in(turn)->data;
     ngx_http_agent_turn_info(turn, &info);
     r = info.request;
+
+    if (o->answered) {
+        /* a background response, answered when it began */
+        return NGX_OK;
+    }
 
     /*
      * no event ends the response here: the message a step left open (a
@@ -554,7 +603,8 @@ ngx_http_agent_responses_object(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "created_at");
     ngx_http_agent_json_int(j, o->created);
     ngx_http_agent_json_key(j, "status");
-    ngx_http_agent_json_cstr(j, ev == NULL ? "in_progress"
+    ngx_http_agent_json_cstr(j, o->status ? o->status
+                                : ev == NULL ? "in_progress"
                                 : failed ? "failed"
                                 : o->interrupt.len ? "incomplete"
                                 : "completed");
@@ -613,7 +663,7 @@ ngx_http_agent_responses_object(ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_key(j, "usage");
 
-    if (ev && !failed) {
+    if (ev && !failed && !o->stored) {
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "input_tokens");
         ngx_http_agent_json_int(j, ev->prompt_tokens);
@@ -651,3 +701,76 @@ ngx_http_agent_responses_object(ngx_http_agent_json_t *j,
     ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_end(j);
 }
+
+
+/*
+ * A kept response read again (responses_stored.c): its status from the
+ * run's record, its answer, or what it waits for, as one output message;
+ * its usage is not kept
+ */
+
+ngx_int_t
+ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
+    ngx_http_agent_responses_out_t *o, ngx_http_agent_turn_outcome_t *out,
+    ngx_str_t *json)
+{
+    ngx_str_t                text, *st;
+    ngx_http_agent_json_t   *j;
+    ngx_http_agent_event_t   ev, *evp;
+
+    st = &out->row.status;
+    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
+    ngx_str_null(&text);
+    evp = &ev;
+    o->stored = 1;
+
+    o->items = ngx_array_create(pool, 1, sizeof(ngx_str_t));
+    if (o->items == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (st->len == 7 && ngx_strncmp(st->data, "pending", 7) == 0) {
+        o->status = "queued";
+        evp = NULL;
+
+    } else if (st->len == 7 && ngx_strncmp(st->data, "running", 7) == 0) {
+        evp = NULL;
+
+    } else if (st->len == 5 && ngx_strncmp(st->data, "error", 5) == 0) {
+        ev.type = NGX_HTTP_AGENT_EV_ERROR;
+        ev.code = &out->code;
+        ev.text = &out->error;
+
+    } else if (out->interrupt.len) {
+        o->interrupt = out->interrupt;
+        ev.type = NGX_HTTP_AGENT_EV_END;
+        if (ngx_http_agent_turn_asks(pool, &out->interrupt, &text)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+    } else if (st->len == 7 && ngx_strncmp(st->data, "success", 7) == 0) {
+        ev.type = NGX_HTTP_AGENT_EV_END;
+        text = out->answer;
+
+    } else {
+        /* cancelled, or its client went away */
+        o->status = "cancelled";
+        ev.type = NGX_HTTP_AGENT_EV_END;
+    }
+
+    if (text.len && ngx_http_agent_responses_keep(pool, o, &text) == NULL) {
+        return NGX_ERROR;
+    }
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_responses_object(j, o, &out->row.thread_id, evp);
+
+    return ngx_http_agent_json_done(j, json);
+}
+

@@ -16,6 +16,7 @@
 
 /* a response being made: what its events and its last object say */
 typedef struct {
+    ngx_http_agent_turn_record_t  record;   /* the response kept */
     ngx_str_t                  id;          /* resp_{run}_{thread} */
     ngx_str_t                  model;       /* the graph */
     ngx_str_t                  previous;    /* previous_response_id */
@@ -29,14 +30,25 @@ typedef struct {
     ngx_str_t                  interrupt;   /* the run waits: {"node",
                                                "value"} */
     int64_t                    seq;         /* sequence_number */
+    const char                *status;      /* a kept response's, or NULL:
+                                               the run's */
     unsigned                   open:1;      /* a message item is open */
     unsigned                   streamed:1;  /* this model call streamed */
     unsigned                   over:1;
+    unsigned                   background:1;
+    unsigned                   answered:1;  /* a background response's
+                                               first object sent */
+    unsigned                   stored:1;    /* read again: no usage */
 } ngx_http_agent_responses_out_t;
 
 
 extern ngx_http_agent_format_t      ngx_http_agent_responses_format;
 extern ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks;
+
+
+ngx_int_t ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
+    ngx_http_agent_responses_out_t *o, ngx_http_agent_turn_outcome_t *out,
+    ngx_str_t *json);
 
 
 #endif /* _NGX_HTTP_AGENT_RESPONSES_STREAM_H_INCLUDED_ */

@@ -409,6 +409,9 @@ typedef struct {
     ngx_int_t  (*run_rollback)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *thread_id, ngx_str_t *run_id,
                                ngx_str_t *before);
+    /* a run forgotten: its row and its kept events */
+    ngx_int_t  (*run_delete)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *run_id);
     /* a run holds the thread: NGX_OK and its id; NGX_DECLINED, none */
     ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *thread_id, ngx_str_t *run_id);

@@ -25,6 +25,7 @@
 #define ngx_http_agent_store_run_event    ngx_http_agent_store->run_event
 #define ngx_http_agent_store_run_events   ngx_http_agent_store->run_events
 #define ngx_http_agent_store_run_rollback ngx_http_agent_store->run_rollback
+#define ngx_http_agent_store_run_delete   ngx_http_agent_store->run_delete
 #define ngx_http_agent_store_thread_busy  ngx_http_agent_store->thread_busy
 #define ngx_http_agent_store_assistant_put                                    \
     ngx_http_agent_store->assistant_put

@@ -251,3 +251,35 @@ ngx_http_agent_turn_graph(ngx_http_request_t *r, ngx_str_t *name)
 
     return NULL;
 }
+
+
+/*
+ * What an interrupt asks, as text for a protocol that has only text: its
+ * value, a string as it is, else its JSON; empty when it has none
+ */
+
+ngx_int_t
+ngx_http_agent_turn_asks(ngx_pool_t *pool, ngx_str_t *interrupt,
+    ngx_str_t *text)
+{
+    yajl_val  v, value;
+
+    ngx_str_set(text, "");
+
+    v = ngx_http_agent_json_parse(pool, interrupt->data, interrupt->len,
+                                  NULL);
+    value = v ? ngx_http_agent_json_get(v, "value") : NULL;
+
+    if (value && YAJL_IS_STRING(value)) {
+        text->data = (u_char *) YAJL_GET_STRING(value);
+        text->len = ngx_strlen(text->data);
+        return NGX_OK;
+    }
+
+    if (value) {
+        return ngx_http_agent_json_encode(pool, value, text);
+    }
+
+    return NGX_OK;
+}
+

@@ -84,6 +84,43 @@ try {
     await create('after', alice, { model: 'chat', input: 'after',
                                    conversation: hi?.conversation?.id });
     out('conversation', hi?.conversation?.id);
+
+    // kept responses: read, in the background, cancelled, deleted
+    const call = async (k, f) => {
+        try {
+            const r = await f();
+            out(k, r && typeof r === 'object' && 'status' in r ? shape(r)
+                                                                : r ?? null);
+            return r;
+        } catch (e) {
+            out(k, { error: String(e?.message ?? e),
+                     status: e?.status ?? null });
+            return null;
+        }
+    };
+    await call('get_hi', () => alice.responses.retrieve(hi.id));
+    await call('get_ask', () => alice.responses.retrieve(ask.id));
+    await call('get_bob', () => client('bob').responses.retrieve(hi.id));
+    const bg = await call('bg', () => alice.responses.create({
+        model: 'chat', input: 'in the background', background: true }));
+    let done = null;
+    for (let i = 0; i < 100; i++) {
+        done = await alice.responses.retrieve(bg.id);
+        if (done.status !== 'in_progress' && done.status !== 'queued') {
+            break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+    }
+    out('bg_done', shape(done));
+    const slowbg = await call('slow_bg', () => alice.responses.create({
+        model: 'chat', input: 'slow', background: true }));
+    await new Promise((r) => setTimeout(r, 300));
+    await call('cancel', () => alice.responses.cancel(slowbg.id));
+    await new Promise((r) => setTimeout(r, 500));
+    await call('cancel_get', () => alice.responses.retrieve(slowbg.id));
+    await call('cancel_again', () => alice.responses.cancel(slowbg.id));
+    await call('delete', () => alice.responses.delete(hi.id));
+    await call('deleted_get', () => alice.responses.retrieve(hi.id));
 } catch (e) {
     out('__died__', String(e?.stack ?? e));
 }

@@ -132,6 +132,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_run_event,
     ngx_http_agent_pg_run_events,
     ngx_http_agent_pg_run_rollback,
+    ngx_http_agent_pg_run_delete,
     ngx_http_agent_pg_thread_busy,
     ngx_http_agent_pg_assistant_put,
     ngx_http_agent_pg_assistant_get,

@@ -401,6 +401,23 @@ ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
 
 
 ngx_int_t
+ngx_http_agent_pg_run_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        return a->rc;
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_DELETE,
+                                 ngx_http_agent_pg_ok, "s", run_id);
+}
+
+
+ngx_int_t
 ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before)
 {

@@ -40,6 +40,8 @@ ngx_int_t ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, int64_t after, ngx_uint_t limit,
     ngx_http_agent_store_event_pt handler, void *data);
+ngx_int_t ngx_http_agent_pg_run_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id);
 ngx_int_t ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before);
 ngx_int_t ngx_http_agent_pg_thread_busy(ngx_http_agent_store_call_t *sc,

@@ -469,6 +469,10 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_RUN_ROLLBACK */
     "SELECT agent_run_rollback($1, $2, $3)",
 
+    /* NGX_HTTP_AGENT_PG_RUN_DELETE */
+    "WITH d AS (DELETE FROM run_events WHERE run_id = $1)"
+    " DELETE FROM runs WHERE run_id = $1",
+
     /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
     "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
 

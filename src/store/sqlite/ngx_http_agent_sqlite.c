@@ -424,6 +424,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_run_event,
     ngx_http_agent_sqlite_run_events,
     ngx_http_agent_sqlite_run_rollback,
+    ngx_http_agent_sqlite_run_delete,
     ngx_http_agent_sqlite_thread_busy,
     ngx_http_agent_sqlite_assistant_put,
     ngx_http_agent_sqlite_assistant_get,

@@ -389,3 +389,43 @@ failed:
     ngx_http_agent_sqlite_rollback(sc);
     return NGX_ERROR;
 }
+
+
+/* a run forgotten, with its kept events, in one transaction */
+
+ngx_int_t
+ngx_http_agent_sqlite_run_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id)
+{
+    ngx_uint_t     i;
+    sqlite3_stmt  *stmt;
+
+    static ngx_uint_t  steps[] = {
+        NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE_ONE,
+        NGX_HTTP_AGENT_SQL_RUN_DELETE
+    };
+
+    if (ngx_http_agent_sqlite_begin(sc) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        stmt = ngx_http_agent_sqlite_stmt(steps[i]);
+        if (stmt == NULL) {
+            goto failed;
+        }
+
+        ngx_http_agent_sqlite_bind(stmt, 1, run_id);
+
+        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+            goto failed;
+        }
+    }
+
+    return ngx_http_agent_sqlite_commit(sc);
+
+failed:
+
+    ngx_http_agent_sqlite_rollback(sc);
+    return NGX_ERROR;
+}

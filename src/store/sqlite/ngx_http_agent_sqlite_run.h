@@ -41,6 +41,8 @@ ngx_int_t ngx_http_agent_sqlite_run_events(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_store_event_pt handler, void *data);
 ngx_int_t ngx_http_agent_sqlite_thread_busy(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_sqlite_run_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id);
 ngx_int_t ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before);
 

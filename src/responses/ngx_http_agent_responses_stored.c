@@ -1,0 +1,216 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_responses.h"
+#include "ngx_http_agent_responses_input.h"
+#include "ngx_http_agent_responses_stream.h"
+#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_reply_rpc.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
+
+
+/*
+ * A kept response: the turn's record (turn_record.c), on any worker of
+ * any host that shares the store.  GET {location}responses/{id} reads
+ * it, DELETE forgets it (the conversation keeps its messages), POST
+ * {location}responses/{id}/cancel stops one in progress.  Another owner's
+ * response is not found.
+ */
+
+
+static ngx_int_t ngx_http_agent_responses_kept(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_http_agent_turn_outcome_t *out, ngx_uint_t status);
+
+
+ngx_int_t
+ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
+{
+    ngx_int_t                       rc;
+    ngx_str_t                       id, run, thread, *st, out;
+    ngx_uint_t                      cancel, over;
+    ngx_http_agent_json_t          *j;
+    ngx_http_agent_session_t        s;
+    ngx_http_agent_turn_outcome_t  *kept;
+
+    id = *path;
+    cancel = 0;
+
+    if (id.len > 7
+        && ngx_strncmp(id.data + id.len - 7, "/cancel", 7) == 0)
+    {
+        id.len -= 7;
+        cancel = 1;
+    }
+
+    if (ngx_http_agent_responses_thread(&id, &thread) != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Response with id '%V' not found.",
+                                          &id);
+    }
+
+    run.data = id.data + sizeof("resp_") - 1;
+    run.len = NGX_HTTP_AGENT_RESPONSES_RUN_LEN;
+
+    kept = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_outcome_t));
+    if (kept == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_turn_record_read(ngx_http_agent_reply_sc(r), &run,
+                                         kept);
+
+    if (rc == NGX_OK
+        && (kept->row.thread_id.len != thread.len
+            || ngx_strncmp(kept->row.thread_id.data, thread.data, thread.len)
+               != 0))
+    {
+        /* an id made up of one run and another's conversation */
+        rc = NGX_DECLINED;
+    }
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_reply_rpc_thread(r, &thread, 0, &s);
+    }
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Response with id '%V' not found.",
+                                          &id);
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the response could not be read");
+    }
+
+    st = &kept->row.status;
+    over = !((st->len == 7 && ngx_strncmp(st->data, "running", 7) == 0)
+             || (st->len == 7 && ngx_strncmp(st->data, "pending", 7) == 0));
+
+    if (cancel) {
+        if (over) {
+            return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                              "Cannot cancel a response "
+                                              "that is not in progress.");
+        }
+
+        /* heard at once here, at its worker's next poll elsewhere */
+
+        rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
+                                               &run, 0);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        if (rc == NGX_ERROR) {
+            return ngx_http_agent_reply_error(r,
+                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the cancel could not be "
+                                              "saved");
+        }
+
+        ngx_str_set(st, "interrupted");
+        ngx_str_null(&kept->interrupt);
+
+        return ngx_http_agent_responses_kept(r, &id, kept, NGX_HTTP_OK);
+    }
+
+    if (r->method != NGX_HTTP_DELETE) {
+        return ngx_http_agent_responses_kept(r, &id, kept, NGX_HTTP_OK);
+    }
+
+    if (!over) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "Cannot delete a response in "
+                                          "progress: cancel it first.");
+    }
+
+    rc = ngx_http_agent_store_run_delete(ngx_http_agent_reply_sc(r), &run);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the response could not be "
+                                          "deleted");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, &id);
+    ngx_http_agent_json_key(j, "object");
+    ngx_http_agent_json_cstr(j, "response");
+    ngx_http_agent_json_key(j, "deleted");
+    ngx_http_agent_json_bool(j, 1);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+}
+
+
+/* the response object, as its record and its kept kwargs tell it */
+
+static ngx_int_t
+ngx_http_agent_responses_kept(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_turn_outcome_t *out, ngx_uint_t status)
+{
+    yajl_val                         v, x;
+    ngx_str_t                        json;
+    ngx_http_agent_responses_out_t   o;
+
+    ngx_memzero(&o, sizeof(ngx_http_agent_responses_out_t));
+
+    o.id = *id;
+    o.model = out->row.assistant_id;
+
+    /* what the response's request was: our generator's JSON, read back */
+
+    v = out->row.kwargs.len
+        ? ngx_http_agent_json_parse(r->pool, out->row.kwargs.data,
+                                    out->row.kwargs.len, NULL)
+        : NULL;
+
+    if (v && YAJL_IS_OBJECT(v)) {
+        x = ngx_http_agent_json_get(v, "created_at");
+
+        if (x && YAJL_IS_INTEGER(x)) {
+            o.created = (time_t) YAJL_GET_INTEGER(x);
+        }
+
+        (void) ngx_http_agent_json_get_str(v, "previous_response_id",
+                                           &o.previous);
+    }
+
+    if (ngx_http_agent_responses_stored_object(r->pool, &o, out, &json)
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, status, &json);
+}
