@@ -152,6 +152,16 @@ is($o{unknown}{code}, -32602, 'an unknown tool: -32602');
 like($o{unknown}{error}, qr/Unknown tool: nope/, '... named');
 like($o{bob}{error} // '', qr/Thread with ID .* not found/,
      'another owner\'s thread: not found');
+is($o{cancel_status}, 202, 'notifications/cancelled: taken');
+like($o{cancelled_stream} // '', qr/cancelled/,
+     '... the request it names ends, cancelled')
+    or diag $o{cancelled_stream};
+unlike($o{cancelled_stream} // '', qr/seven eight/,
+       '... before its answer was made');
+ok($o{abort}{error}, 'the SDK\'s aborted call: aborted')
+    or diag explain $o{abort};
+ok(!$o{after_cancel}{error}, '... and the thread goes on')
+    or diag explain $o{after_cancel};
 ok(!$o{after}{error}, 'a client gone mid-run: the thread is free at once')
     or diag explain $o{after};
 like(text($o{after}), qr/Hello, you said after/, '... and goes on');

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_a2a_message.h"
 #include "ngx_http_agent_a2a_task.h"
+#include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"

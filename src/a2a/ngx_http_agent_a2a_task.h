@@ -44,15 +44,6 @@ extern ngx_http_agent_format_t      ngx_http_agent_a2a_format;
 extern ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks;
 
 
-/* the task methods (a2a_tasks.c) */
-#define NGX_HTTP_AGENT_A2A_GET        0
-#define NGX_HTTP_AGENT_A2A_LIST       1
-#define NGX_HTTP_AGENT_A2A_CANCEL     2
-#define NGX_HTTP_AGENT_A2A_SUBSCRIBE  3
-
-
-ngx_int_t ngx_http_agent_a2a_tasks(ngx_http_request_t *r,
-    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t method, ngx_uint_t legacy);
 void ngx_http_agent_a2a_head(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o);
 void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,

@@ -9,9 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_a2a_message.h"
 #include "ngx_http_agent_a2a_task.h"
+#include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -128,8 +128,9 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
             return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_A2A_TASK_NOT_CANCELABLE,
                                         "Task cannot be canceled: %V is %s",
-                                        &id, state == NGX_HTTP_AGENT_A2A_CANCELED
-                                             ? "canceled already" : "over");
+                                        &id,
+                                        state == NGX_HTTP_AGENT_A2A_CANCELED
+                                        ? "canceled already" : "over");
         }
 
         /* heard at once here, at its worker's next poll elsewhere */
@@ -392,7 +393,8 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     end = ngx_min(offset + size, (ngx_int_t) rows.nelts);
     n = (offset < end) ? (ngx_uint_t) (end - offset) : 0;
 
-    outs = ngx_pcalloc(r->pool, (n + 1) * sizeof(ngx_http_agent_turn_outcome_t));
+    outs = ngx_pcalloc(r->pool,
+                       (n + 1) * sizeof(ngx_http_agent_turn_outcome_t));
     if (outs == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }

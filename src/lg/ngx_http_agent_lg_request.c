@@ -194,7 +194,9 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     meta = ngx_http_agent_json_get(v, "metadata");
 
     if (meta && YAJL_IS_OBJECT(meta)
-        && ngx_http_agent_json_encode(r->pool, meta, &lr->record.row.metadata) != NGX_OK)
+        && ngx_http_agent_json_encode(r->pool, meta,
+                                      &lr->record.row.metadata)
+           != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -39,6 +39,10 @@
 static void ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id,
     u_char *out);
 static ngx_int_t ngx_http_agent_mcpserver_session(ngx_http_request_t *r);
+static ngx_uint_t ngx_http_agent_mcpserver_run_id(ngx_http_request_t *r,
+    ngx_str_t *request, u_char *out);
+static ngx_int_t ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc);
 static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t discover);
 static ngx_int_t ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
@@ -117,9 +121,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
     }
 
-    /* a notification (initialized, cancelled): taken, never answered */
-
-    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_ACCEPTED);
+    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, 0);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -127,6 +129,18 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
 #define ngx_http_agent_method_is(s)                                           \
     (rpc.method.len == sizeof(s) - 1                                          \
      && ngx_strncmp(rpc.method.data, s, sizeof(s) - 1) == 0)
+
+    /* a notification (initialized, cancelled): taken, never answered */
+
+    if (rpc.notification) {
+        if (ngx_http_agent_method_is("notifications/cancelled")
+            && ngx_http_agent_mcpserver_cancelled(r, &rpc) == NGX_AGAIN)
+        {
+            return NGX_AGAIN;
+        }
+
+        return ngx_http_agent_reply_rpc_taken(r, NGX_HTTP_ACCEPTED);
+    }
 
     if (ngx_http_agent_method_is("initialize")) {
         return ngx_http_agent_mcpserver_initialize(r, &rpc, 0);
@@ -191,6 +205,71 @@ ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id, u_char *out)
     ngx_memcpy(out, id, 36);
     out[36] = '.';
     ngx_hex_dump(out + 37, digest, 8);
+}
+
+
+/*
+ * The run of a tools/call in a session: an id of the session and the
+ * request's, so that notifications/cancelled names it (MCP forbids an id
+ * used twice in a session); out gets 36 bytes, a UUID's shape
+ */
+
+static ngx_uint_t
+ngx_http_agent_mcpserver_run_id(ngx_http_request_t *r, ngx_str_t *request,
+    u_char *out)
+{
+    u_char            digest[16], hex[32];
+    ngx_md5_t         md5;
+    ngx_table_elt_t  *h;
+
+    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
+
+    if (h == NULL || request->len == 0) {
+        /* stateless: a cancel is the client going away */
+        return 0;
+    }
+
+    ngx_md5_init(&md5);
+    ngx_md5_update(&md5, h->value.data, h->value.len);
+    ngx_md5_update(&md5, "\n", 1);
+    ngx_md5_update(&md5, request->data, request->len);
+    ngx_md5_final(digest, &md5);
+
+    ngx_hex_dump(hex, digest, 16);
+    ngx_sprintf(out, "%*s-%*s-%*s-%*s-%*s", 8, hex, 4, hex + 8, 4, hex + 12,
+                4, hex + 16, 12, hex + 20);
+
+    return 1;
+}
+
+
+/* notifications/cancelled: the request's run stops, wherever it runs */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc)
+{
+    u_char     buf[36];
+    yajl_val   v;
+    ngx_str_t  request, run;
+
+    v = rpc->params ? ngx_http_agent_json_get(rpc->params, "requestId")
+                    : NULL;
+
+    if (v == NULL || !(YAJL_IS_STRING(v) || YAJL_IS_INTEGER(v))
+        || ngx_http_agent_json_encode(r->pool, v, &request) != NGX_OK
+        || !ngx_http_agent_mcpserver_run_id(r, &request, buf))
+    {
+        return NGX_OK;
+    }
+
+    run.data = buf;
+    run.len = 36;
+
+    /* a run over, or never there, has nothing to stop */
+    return ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r), &run,
+                                             0) == NGX_AGAIN
+           ? NGX_AGAIN : NGX_OK;
 }
 
 
@@ -505,6 +584,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_graph_t           *graph;
     ngx_http_agent_turn_in_t         *in;
     ngx_http_agent_session_t          s;
+    u_char                            id[36];
     ngx_http_agent_mcpserver_out_t   *out;
     ngx_http_agent_mcpserver_call_t   call;
 
@@ -579,6 +659,14 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     out->progress = call.progress;
 
     in = ngx_http_agent_turn_in(turn);
+
+    /* kept: notifications/cancelled names it by the session and the id */
+
+    in->record = &out->record;
+
+    if (ngx_http_agent_mcpserver_run_id(r, &rpc->id, id)) {
+        ngx_http_agent_turn_id(turn, id);
+    }
 
     in->graph = graph;
     in->format = &ngx_http_agent_mcpserver_format;

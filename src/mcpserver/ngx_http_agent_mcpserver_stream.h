@@ -12,10 +12,12 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_turn.h"
 
 
 /* what tools/call tells its stream format */
 typedef struct {
+    ngx_http_agent_turn_record_t  record;   /* the call's run, kept */
     ngx_str_t                  id;          /* the request's, as JSON */
     ngx_str_t                  progress;    /* its progressToken as JSON,
                                                or empty */

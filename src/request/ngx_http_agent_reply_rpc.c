@@ -84,14 +84,13 @@ ngx_http_agent_reply_rpc_read(ngx_http_request_t *r, ngx_str_t *body,
         && (rpc->code == 0
             || rpc->code == NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS))
     {
-        /*
-         * answered: the pass stops on the status, the request ends on
-         * the sending's own end (ngx_http_agent_reply_rc)
-         */
-        ctx->sent_rc = ngx_http_agent_reply_send(r, notified, NULL);
-        ctx->sent = 1;
+        if (notified == 0 && rpc->code == 0) {
+            /* the protocol's to act on, then to take */
+            return NGX_OK;
+        }
 
-        return notified;
+        return ngx_http_agent_reply_rpc_taken(r, notified ? notified
+                                                        : NGX_HTTP_ACCEPTED);
     }
 
     if (rpc->code) {
@@ -102,6 +101,25 @@ ngx_http_agent_reply_rpc_read(ngx_http_request_t *r, ngx_str_t *body,
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * a notification taken, with no answer but the status: the pass stops on
+ * it, the request ends on the sending's own end (ngx_http_agent_reply_rc)
+ */
+
+ngx_int_t
+ngx_http_agent_reply_rpc_taken(ngx_http_request_t *r, ngx_uint_t status)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ctx->sent_rc = ngx_http_agent_reply_send(r, status, NULL);
+    ctx->sent = 1;
+
+    return status;
 }
 
 

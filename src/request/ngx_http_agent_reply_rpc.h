@@ -25,6 +25,8 @@ typedef struct {
 
 
 ngx_http_agent_reply_rpc_t *ngx_http_agent_reply_rpc(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_reply_rpc_taken(ngx_http_request_t *r,
+    ngx_uint_t status);
 ngx_int_t ngx_http_agent_reply_rpc_read(ngx_http_request_t *r,
     ngx_str_t *body, ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t notified);
 ngx_int_t ngx_http_agent_reply_rpc_result(ngx_http_request_t *r,

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_responses.h"
 #include "ngx_http_agent_responses_input.h"
 #include "ngx_http_agent_responses_stream.h"
+#include "ngx_http_agent_responses_stored.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"

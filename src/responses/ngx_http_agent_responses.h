@@ -17,8 +17,6 @@
 
 ngx_int_t ngx_http_agent_responses_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
-ngx_int_t ngx_http_agent_responses_stored(ngx_http_request_t *r,
-    ngx_str_t *id);
 ngx_int_t ngx_http_agent_responses_run(ngx_http_request_t *r,
     ngx_str_t *body);
 

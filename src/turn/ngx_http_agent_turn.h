@@ -204,6 +204,7 @@ ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 ngx_http_agent_turn_in_t *ngx_http_agent_turn_in(ngx_http_agent_turn_t *turn);
 ngx_http_agent_graph_t *ngx_http_agent_turn_graph(ngx_http_request_t *r,
     ngx_str_t *name);
+void ngx_http_agent_turn_id(ngx_http_agent_turn_t *turn, u_char *id);
 ngx_int_t ngx_http_agent_turn_asks(ngx_pool_t *pool, ngx_str_t *interrupt,
     ngx_str_t *text);
 void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,

@@ -283,3 +283,15 @@ ngx_http_agent_turn_asks(ngx_pool_t *pool, ngx_str_t *interrupt,
     return NGX_OK;
 }
 
+
+/*
+ * The run's id made by the protocol, before the begin: one its client can
+ * name the run by later (MCP's cancel of a request); 36 bytes
+ */
+
+void
+ngx_http_agent_turn_id(ngx_http_agent_turn_t *turn, u_char *id)
+{
+    ngx_memcpy(turn->run_id.data, id, 36);
+}
+

@@ -73,6 +73,35 @@ try {
     await slow;
     await new Promise((r) => setTimeout(r, 1000));
     await call('after', client, 'chat', { message: 'after', thread_id: tid });
+
+    // a cancel: the SDK's, an aborted call (it sends
+    // notifications/cancelled), then the wire by hand, the stream kept
+    const ac = new AbortController();
+    const aborted = call('abort', client, 'chat', { message: 'slow',
+        thread_id: tid }, { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 600));
+    ac.abort('enough');
+    await aborted;
+    const head = { 'Content-Type': 'application/json',
+                   'Accept': 'application/json, text/event-stream',
+                   'Mcp-Session-Id': transport.sessionId, 'X-User': 'alice',
+                   'MCP-Protocol-Version': '2025-11-25' };
+    const t0 = Date.now();
+    const running = fetch(url, { method: 'POST', headers: head,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9001,
+            method: 'tools/call', params: { name: 'chat', arguments: {
+                message: 'slow', thread_id: tid } } }) })
+        .then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 600));
+    const c = await fetch(url, { method: 'POST', headers: head,
+        body: JSON.stringify({ jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: 9001, reason: 'enough' } }) });
+    out('cancel_status', c.status);
+    out('cancelled_stream', await running);
+    out('cancelled_ms', Date.now() - t0);
+    await call('after_cancel', client, 'chat', { message: 'after cancel',
+                                                 thread_id: tid });
     out('tid', tid);
     await bob.client.close();
     await client.close();
