@@ -157,6 +157,7 @@ const char  *ngx_http_agent_pg_schema =
     "  updated_at text NOT NULL, cancel text, events int NOT NULL,"
     "  checkpoint text);"
     " CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
+    " CREATE INDEX IF NOT EXISTS runs_expire ON runs (events, updated_at);"
 
     " CREATE TABLE IF NOT EXISTS run_events ("
     "  run_id text NOT NULL, seq bigint NOT NULL, event text NOT NULL,"

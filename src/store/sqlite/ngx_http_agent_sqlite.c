@@ -94,6 +94,7 @@ static const char  *ngx_http_agent_store_schema =
     " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL,"
     " checkpoint TEXT);"
     "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
+    "CREATE INDEX IF NOT EXISTS runs_expire ON runs (events, updated_at);"
     "CREATE TABLE IF NOT EXISTS run_events ("
     " run_id TEXT NOT NULL, seq INTEGER NOT NULL, event TEXT NOT NULL,"
     " data TEXT NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;"
