@@ -190,6 +190,10 @@ is($r->{json}{error}{code}, -32602, 'an agent\'s message: invalid params');
 $r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": '
          . '{"id": "x"}}');
 is($r->{json}{error}{code}, -32001, 'GetTask of no task: -32001');
+$r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "SubscribeToTask", '
+         . '"params": {"id": "' . $o{v1_get}{result}{id} . '"}}');
+is($r->{json}{error}{code}, -32004,
+   'SubscribeToTask of a task that is over: -32004');
 $r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": '
          . '{"id": 5}}');
 is($r->{json}{error}{code}, -32602, 'GetTask, an id not a string: -32602');

@@ -162,6 +162,12 @@ is($o{bg_done}{status}, 'completed', '... and completed later')
     or diag explain $o{bg_done};
 like($o{bg_done}{output_text} // '', qr/in the background/,
      '... with its answer');
+is($o{delete_running}{status}, 400, 'delete one in progress: 400');
+is($o{bg_stream_left}{status}, 'completed', 'a background stream its '
+   . 'client left: the run goes on to its end')
+    or diag explain $o{bg_stream_left};
+like($o{bg_stream_left}{output_text} // '', qr/^one two .* seven eight/,
+     '... with its whole answer');
 is($o{cancel}{status}, 'cancelled', 'cancel: cancelled')
     or diag explain $o{cancel};
 is($o{cancel_get}{status}, 'cancelled', '... and so it stays');

@@ -45,25 +45,11 @@ static ngx_int_t ngx_http_agent_a2a_send(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
-    ngx_str_t                  rest;
-    ngx_http_core_loc_conf_t  *clcf;
-
-    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    ngx_str_t  rest;
 
     ctx->endpoint = NGX_HTTP_AGENT_EP_A2A;
 
-    rest.data = r->uri.data;
-    rest.len = r->uri.len;
-
-    if (!clcf->regex && clcf->name.len <= r->uri.len) {
-        rest.data += clcf->name.len;
-        rest.len -= clcf->name.len;
-    }
-
-    if (rest.len && rest.data[0] == '/') {
-        rest.data++;
-        rest.len--;
-    }
+    ngx_http_agent_reply_path(r, &rest);
 
     if (rest.len == sizeof(NGX_HTTP_AGENT_A2A_CARD) - 1
         && ngx_strncmp(rest.data, NGX_HTTP_AGENT_A2A_CARD, rest.len) == 0)

@@ -71,6 +71,15 @@ static const char  *ngx_http_agent_a2a_states[][2] = {
 };
 
 
+/* a state's name: 1.0's, or 0.3's (legacy) */
+
+const char *
+ngx_http_agent_a2a_state_name(ngx_uint_t state, ngx_uint_t legacy)
+{
+    return ngx_http_agent_a2a_states[state][legacy];
+}
+
+
 static ngx_int_t
 ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)

@@ -44,6 +44,8 @@ extern ngx_http_agent_format_t      ngx_http_agent_a2a_format;
 extern ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks;
 
 
+const char *ngx_http_agent_a2a_state_name(ngx_uint_t state,
+    ngx_uint_t legacy);
 void ngx_http_agent_a2a_head(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o);
 void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,

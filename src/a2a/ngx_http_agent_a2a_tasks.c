@@ -176,49 +176,48 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
 
 /*
- * The task's state from its record: pending is submitted, running
- * working; a run "interrupted" waits for input when it ended at an
- * interrupt, else it was canceled (or its client went away)
+ * The task's state from its record (a run that ended at an interrupt
+ * waits for input; one stopped, or left by its client, was canceled) and
+ * its text: the answer, the error, or what it asks
  */
 
 static ngx_http_agent_a2a_state_e
 ngx_http_agent_a2a_state(ngx_pool_t *pool, ngx_http_agent_turn_outcome_t *out,
     ngx_str_t *text)
 {
-    ngx_str_t  *st;
+    static ngx_http_agent_a2a_state_e  states[] = {
+        NGX_HTTP_AGENT_A2A_SUBMITTED,        /* pending */
+        NGX_HTTP_AGENT_A2A_WORKING,          /* running */
+        NGX_HTTP_AGENT_A2A_COMPLETED,        /* success */
+        NGX_HTTP_AGENT_A2A_FAILED,           /* error */
+        NGX_HTTP_AGENT_A2A_INPUT_REQUIRED,   /* waits */
+        NGX_HTTP_AGENT_A2A_CANCELED          /* cancelled */
+    };
 
-    st = &out->row.status;
+    ngx_http_agent_run_state_e  run;
+
+    run = ngx_http_agent_turn_record_state(out);
     ngx_str_set(text, "");
 
-#define ngx_http_agent_status_is(s)                                           \
-    (st->len == sizeof(s) - 1 && ngx_strncmp(st->data, s, st->len) == 0)
+    switch (run) {
 
-    if (ngx_http_agent_status_is("pending")) {
-        return NGX_HTTP_AGENT_A2A_SUBMITTED;
-    }
-
-    if (ngx_http_agent_status_is("running")) {
-        return NGX_HTTP_AGENT_A2A_WORKING;
-    }
-
-    if (ngx_http_agent_status_is("success")) {
+    case NGX_HTTP_AGENT_RUN_SUCCESS:
         *text = out->answer;
-        return NGX_HTTP_AGENT_A2A_COMPLETED;
-    }
+        break;
 
-    if (ngx_http_agent_status_is("error")) {
+    case NGX_HTTP_AGENT_RUN_ERROR:
         *text = out->error;
-        return NGX_HTTP_AGENT_A2A_FAILED;
-    }
+        break;
 
-#undef ngx_http_agent_status_is
-
-    if (out->interrupt.len) {
+    case NGX_HTTP_AGENT_RUN_WAITS:
         (void) ngx_http_agent_turn_asks(pool, &out->interrupt, text);
-        return NGX_HTTP_AGENT_A2A_INPUT_REQUIRED;
+        break;
+
+    default:
+        break;
     }
 
-    return NGX_HTTP_AGENT_A2A_CANCELED;
+    return states[run];
 }
 
 
@@ -268,16 +267,11 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     ngx_http_agent_a2a_state_e      st;
     ngx_http_agent_turn_outcome_t  *outs;
 
+    /* the runs table's status of each state, in the states' order */
     static ngx_str_t  statuses[] = {
         ngx_string("running"), ngx_string("success"),
         ngx_string("interrupted"), ngx_string("error"),
         ngx_string("pending"), ngx_string("interrupted")
-    };
-
-    static const char  *states[] = {
-        "TASK_STATE_WORKING", "TASK_STATE_COMPLETED",
-        "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_FAILED",
-        "TASK_STATE_SUBMITTED", "TASK_STATE_CANCELED"
     };
 
     ngx_memzero(&o, sizeof(ngx_http_agent_a2a_out_t));
@@ -334,15 +328,17 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     }
 
     if (state.len) {
-        for (i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
-            if (state.len == ngx_strlen(states[i])
-                && ngx_strncmp(state.data, states[i], state.len) == 0)
+        for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+            p = (u_char *) ngx_http_agent_a2a_state_name(i, 0);
+
+            if (state.len == ngx_strlen(p)
+                && ngx_strncmp(state.data, p, state.len) == 0)
             {
                 break;
             }
         }
 
-        if (i == sizeof(states) / sizeof(states[0])) {
+        if (i == sizeof(statuses) / sizeof(statuses[0])) {
             return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                         "Invalid params: \"status\" is a "

@@ -34,30 +34,9 @@
 ngx_int_t
 ngx_http_agent_agui_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
-    u_char                    *p, *last;
-    ngx_http_core_loc_conf_t  *clcf;
-
-    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
-
     ctx->endpoint = NGX_HTTP_AGENT_EP_AGUI;
 
-    p = r->uri.data;
-    last = r->uri.data + r->uri.len;
-
-    if (clcf->name.len <= r->uri.len && !clcf->regex) {
-        p += clcf->name.len;
-    }
-
-    while (p < last && *p == '/') {
-        p++;
-    }
-
-    while (last > p && last[-1] == '/') {
-        last--;
-    }
-
-    ctx->id.data = p;
-    ctx->id.len = last - p;
+    ngx_http_agent_reply_path(r, &ctx->id);
 
     if (ngx_http_agent_turn_graph(r, &ctx->id) == NULL) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,

@@ -168,10 +168,9 @@ static ngx_int_t
 ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
     ngx_http_agent_ctx_t *ctx)
 {
-    u_char                    *p, *last, *slash;
-    ngx_str_t                  action;
-    ngx_uint_t                 allowed, i;
-    ngx_http_core_loc_conf_t  *clcf;
+    u_char      *p, *last, *slash;
+    ngx_str_t    path, action;
+    ngx_uint_t   allowed, i;
 
     if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
         return ngx_http_agent_lg_route(r, ctx);
@@ -193,22 +192,10 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
         return ngx_http_agent_responses_route(r, ctx);
     }
 
-    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    ngx_http_agent_reply_path(r, &path);
 
-    p = r->uri.data;
-    last = r->uri.data + r->uri.len;
-
-    if (clcf->name.len <= r->uri.len && !clcf->regex) {
-        p += clcf->name.len;
-    }
-
-    while (p < last && *p == '/') {
-        p++;
-    }
-
-    while (last > p && last[-1] == '/') {
-        last--;
-    }
+    p = path.data;
+    last = path.data + path.len;
 
     slash = ngx_strlchr(p, last, '/');
 

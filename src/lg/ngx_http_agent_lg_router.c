@@ -89,12 +89,9 @@ ngx_int_t
 ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
     u_char                    *p, *last, *s;
-    ngx_str_t                  seg[6];
+    ngx_str_t                  seg[6], path;
     ngx_uint_t                 n, i, methods;
     ngx_http_agent_lg_req_t   *req;
-    ngx_http_core_loc_conf_t  *clcf;
-
-    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
     req = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_req_t));
     if (req == NULL) {
@@ -104,12 +101,10 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     ctx->api = req;
     ctx->endpoint = NGX_HTTP_AGENT_EP_LANGGRAPH;
 
-    p = r->uri.data;
-    last = r->uri.data + r->uri.len;
+    ngx_http_agent_reply_path(r, &path);
 
-    if (clcf->name.len <= r->uri.len && !clcf->regex) {
-        p += clcf->name.len;
-    }
+    p = path.data;
+    last = path.data + path.len;
 
     /* the path's segments, each an id or a word */
 

@@ -236,8 +236,10 @@ ngx_http_agent_mcpserver_run_id(ngx_http_request_t *r, ngx_str_t *request,
     ngx_md5_final(digest, &md5);
 
     ngx_hex_dump(hex, digest, 16);
-    ngx_sprintf(out, "%*s-%*s-%*s-%*s-%*s", 8, hex, 4, hex + 8, 4, hex + 12,
-                4, hex + 16, 12, hex + 20);
+    /* %*s reads a size_t */
+    ngx_sprintf(out, "%*s-%*s-%*s-%*s-%*s", (size_t) 8, hex, (size_t) 4,
+                hex + 8, (size_t) 4, hex + 12, (size_t) 4, hex + 16,
+                (size_t) 12, hex + 20);
 
     return 1;
 }

@@ -417,6 +417,40 @@ ngx_http_agent_reply_sc(ngx_http_request_t *r)
 }
 
 
+/*
+ * The request's path within its location (after a prefix location's
+ * name; a regex location's is the whole URI), without the slashes around
+ * it: what each endpoint's router reads
+ */
+
+void
+ngx_http_agent_reply_path(ngx_http_request_t *r, ngx_str_t *path)
+{
+    u_char                    *p, *last;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    p = r->uri.data;
+    last = r->uri.data + r->uri.len;
+
+    if (clcf->name.len <= r->uri.len && !clcf->regex) {
+        p += clcf->name.len;
+    }
+
+    while (p < last && *p == '/') {
+        p++;
+    }
+
+    while (last > p && last[-1] == '/') {
+        last--;
+    }
+
+    path->data = p;
+    path->len = last - p;
+}
+
+
 /* NGX_OK with *v the object (or NULL for an empty optional body) */
 
 ngx_int_t

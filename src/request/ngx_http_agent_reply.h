@@ -39,6 +39,7 @@ ngx_int_t ngx_http_agent_reply_no_session(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_reply_session_lock(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *run_id, const char *after);
+void ngx_http_agent_reply_path(ngx_http_request_t *r, ngx_str_t *path);
 ngx_int_t ngx_http_agent_reply_parse(ngx_http_request_t *r,
     ngx_str_t *body, yajl_val *v, ngx_uint_t optional);
 ngx_int_t ngx_http_agent_reply_session_create(ngx_http_request_t *r,

@@ -41,27 +41,14 @@ ngx_int_t
 ngx_http_agent_responses_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx)
 {
-    ngx_str_t                  rest;
-    ngx_http_core_loc_conf_t  *clcf;
-
-    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    ngx_str_t  rest;
 
     ctx->endpoint = NGX_HTTP_AGENT_EP_RESPONSES;
 
     /* every error OpenAI's, the owner's 401 before the pass too */
     ctx->error = ngx_http_agent_responses_error;
 
-    rest = r->uri;
-
-    if (!clcf->regex && clcf->name.len <= r->uri.len) {
-        rest.data += clcf->name.len;
-        rest.len -= clcf->name.len;
-    }
-
-    if (rest.len && rest.data[0] == '/') {
-        rest.data++;
-        rest.len--;
-    }
+    ngx_http_agent_reply_path(r, &rest);
 
     if (rest.len > 10 && ngx_strncmp(rest.data, "responses/", 10) == 0) {
 

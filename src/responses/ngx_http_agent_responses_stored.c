@@ -29,15 +29,15 @@
 
 
 static ngx_int_t ngx_http_agent_responses_kept(ngx_http_request_t *r,
-    ngx_str_t *id, ngx_http_agent_turn_outcome_t *out, ngx_uint_t status);
+    ngx_str_t *id, ngx_http_agent_turn_outcome_t *out);
 
 
 ngx_int_t
 ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, run, thread, *st, out;
-    ngx_uint_t                      cancel, over;
+    ngx_str_t                       id, run, thread, out;
+    ngx_uint_t                      cancel, live;
     ngx_http_agent_json_t          *j;
     ngx_http_agent_session_t        s;
     ngx_http_agent_turn_outcome_t  *kept;
@@ -97,12 +97,10 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
                                           "the response could not be read");
     }
 
-    st = &kept->row.status;
-    over = !((st->len == 7 && ngx_strncmp(st->data, "running", 7) == 0)
-             || (st->len == 7 && ngx_strncmp(st->data, "pending", 7) == 0));
+    live = ngx_http_agent_run_live(ngx_http_agent_turn_record_state(kept));
 
     if (cancel) {
-        if (over) {
+        if (!live) {
             return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                               "Cannot cancel a response "
                                               "that is not in progress.");
@@ -123,17 +121,18 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
                                               "saved");
         }
 
-        ngx_str_set(st, "interrupted");
+        /* stopped, as the record will say: no interrupt, "interrupted" */
+        ngx_str_set(&kept->row.status, "interrupted");
         ngx_str_null(&kept->interrupt);
 
-        return ngx_http_agent_responses_kept(r, &id, kept, NGX_HTTP_OK);
+        return ngx_http_agent_responses_kept(r, &id, kept);
     }
 
     if (r->method != NGX_HTTP_DELETE) {
-        return ngx_http_agent_responses_kept(r, &id, kept, NGX_HTTP_OK);
+        return ngx_http_agent_responses_kept(r, &id, kept);
     }
 
-    if (!over) {
+    if (live) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                           "Cannot delete a response in "
                                           "progress: cancel it first.");
@@ -177,7 +176,7 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 
 static ngx_int_t
 ngx_http_agent_responses_kept(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_http_agent_turn_outcome_t *out, ngx_uint_t status)
+    ngx_http_agent_turn_outcome_t *out)
 {
     yajl_val                         v, x;
     ngx_str_t                        json;
@@ -212,5 +211,5 @@ ngx_http_agent_responses_kept(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_reply_send(r, status, &json);
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &json);
 }

@@ -714,11 +714,10 @@ ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
     ngx_http_agent_responses_out_t *o, ngx_http_agent_turn_outcome_t *out,
     ngx_str_t *json)
 {
-    ngx_str_t                text, *st;
+    ngx_str_t                text;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_event_t   ev, *evp;
 
-    st = &out->row.status;
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
     ngx_str_null(&text);
     evp = &ev;
@@ -729,35 +728,44 @@ ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
         return NGX_ERROR;
     }
 
-    if (st->len == 7 && ngx_strncmp(st->data, "pending", 7) == 0) {
+    switch (ngx_http_agent_turn_record_state(out)) {
+
+    case NGX_HTTP_AGENT_RUN_PENDING:
         o->status = "queued";
         evp = NULL;
+        break;
 
-    } else if (st->len == 7 && ngx_strncmp(st->data, "running", 7) == 0) {
+    case NGX_HTTP_AGENT_RUN_RUNNING:
         evp = NULL;
+        break;
 
-    } else if (st->len == 5 && ngx_strncmp(st->data, "error", 5) == 0) {
+    case NGX_HTTP_AGENT_RUN_ERROR:
         ev.type = NGX_HTTP_AGENT_EV_ERROR;
         ev.code = &out->code;
         ev.text = &out->error;
+        break;
 
-    } else if (out->interrupt.len) {
+    case NGX_HTTP_AGENT_RUN_WAITS:
         o->interrupt = out->interrupt;
         ev.type = NGX_HTTP_AGENT_EV_END;
+
         if (ngx_http_agent_turn_asks(pool, &out->interrupt, &text)
             != NGX_OK)
         {
             return NGX_ERROR;
         }
 
-    } else if (st->len == 7 && ngx_strncmp(st->data, "success", 7) == 0) {
+        break;
+
+    case NGX_HTTP_AGENT_RUN_SUCCESS:
         ev.type = NGX_HTTP_AGENT_EV_END;
         text = out->answer;
+        break;
 
-    } else {
-        /* cancelled, or its client went away */
+    default: /* NGX_HTTP_AGENT_RUN_CANCELLED */
         o->status = "cancelled";
         ev.type = NGX_HTTP_AGENT_EV_END;
+        break;
     }
 
     if (text.len && ngx_http_agent_responses_keep(pool, o, &text) == NULL) {

@@ -85,6 +85,19 @@ typedef struct {
 } ngx_http_agent_turn_outcome_t;
 
 
+/* where a run looked up stands (ngx_http_agent_turn_record_state) */
+typedef enum {
+    NGX_HTTP_AGENT_RUN_PENDING = 0,
+    NGX_HTTP_AGENT_RUN_RUNNING,
+    NGX_HTTP_AGENT_RUN_SUCCESS,
+    NGX_HTTP_AGENT_RUN_ERROR,
+    NGX_HTTP_AGENT_RUN_WAITS,          /* ended at an interrupt */
+    NGX_HTTP_AGENT_RUN_CANCELLED       /* cancelled, or its client left */
+} ngx_http_agent_run_state_e;
+
+#define ngx_http_agent_run_live(state)  ((state) <= NGX_HTTP_AGENT_RUN_RUNNING)
+
+
 /* a followed run is over: the answer (out NULL: the store failed) */
 typedef ngx_int_t (*ngx_http_agent_turn_follow_pt)(ngx_http_request_t *r,
     ngx_http_agent_turn_outcome_t *out, void *data);
@@ -219,6 +232,8 @@ ngx_int_t ngx_http_agent_turn_record_read(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_http_agent_turn_outcome_t *out);
 ngx_int_t ngx_http_agent_turn_record_ended(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_http_agent_turn_outcome_t *out);
+ngx_http_agent_run_state_e ngx_http_agent_turn_record_state(
+    ngx_http_agent_turn_outcome_t *out);
 ngx_int_t ngx_http_agent_turn_follow(ngx_http_request_t *r, ngx_str_t *run_id,
     ngx_http_agent_turn_follow_pt handler, void *data);
 ngx_uint_t ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn);

@@ -118,7 +118,6 @@ static void
 ngx_http_agent_turn_follow_step(ngx_http_agent_turn_follow_t *f)
 {
     ngx_int_t            rc;
-    ngx_str_t           *st;
     ngx_http_request_t  *r;
 
     r = f->request;
@@ -134,11 +133,8 @@ ngx_http_agent_turn_follow_step(ngx_http_agent_turn_follow_t *f)
 
     ngx_http_agent_store_call_reset(&f->sc);
 
-    st = &f->out.row.status;
-
     if (rc == NGX_OK
-        && ((st->len == 7 && ngx_strncmp(st->data, "running", 7) == 0)
-            || (st->len == 7 && ngx_strncmp(st->data, "pending", 7) == 0))
+        && ngx_http_agent_run_live(ngx_http_agent_turn_record_state(&f->out))
         && (ngx_msec_int_t) (ngx_current_msec - f->deadline) < 0)
     {
         ngx_add_timer(&f->poll, NGX_HTTP_AGENT_TURN_FOLLOW_POLL);

@@ -598,3 +598,35 @@ ngx_http_agent_turn_record_kept(void *data, int64_t seq, ngx_str_t *event,
 
     return NGX_OK;
 }
+
+
+/*
+ * Where a run looked up stands: its row's status, an "interrupted" one
+ * told apart by its outcome (it waits at an interrupt, or it was stopped)
+ */
+
+ngx_http_agent_run_state_e
+ngx_http_agent_turn_record_state(ngx_http_agent_turn_outcome_t *out)
+{
+    ngx_uint_t  i;
+    ngx_str_t  *st;
+
+    static ngx_str_t  names[] = {
+        ngx_string("pending"), ngx_string("running"),
+        ngx_string("success"), ngx_string("error")
+    };
+
+    st = &out->row.status;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (st->len == names[i].len
+            && ngx_strncmp(st->data, names[i].data, st->len) == 0)
+        {
+            return (ngx_http_agent_run_state_e) i;
+        }
+    }
+
+    return out->interrupt.len ? NGX_HTTP_AGENT_RUN_WAITS
+                              : NGX_HTTP_AGENT_RUN_CANCELLED;
+}
+

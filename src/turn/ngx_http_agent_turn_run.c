@@ -430,7 +430,8 @@ ngx_http_agent_turn_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 {
     ngx_http_agent_turn_t *turn = data;
 
-    if (turn->in.json) {
+    if (turn->in.json || (turn->sse.keep && turn->sse.failed)) {
+        /* no stream, or a kept one whose client left: the run goes on */
         return NGX_OK;
     }
 

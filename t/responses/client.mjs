@@ -115,10 +115,34 @@ try {
     const slowbg = await call('slow_bg', () => alice.responses.create({
         model: 'chat', input: 'slow', background: true }));
     await new Promise((r) => setTimeout(r, 300));
+    await call('delete_running', () => alice.responses.delete(slowbg.id));
     await call('cancel', () => alice.responses.cancel(slowbg.id));
     await new Promise((r) => setTimeout(r, 500));
     await call('cancel_get', () => alice.responses.retrieve(slowbg.id));
     await call('cancel_again', () => alice.responses.cancel(slowbg.id));
+    // a background stream its client leaves: the run goes on to its end
+    const bgs = alice.responses.stream({ model: 'chat', input: 'slow',
+                                         background: true });
+    let bgid = null;
+    bgs.on('response.created', (e) => {
+        bgid = e.response.id;
+    });
+    bgs.on('response.output_text.delta', () => bgs.abort());
+    try {
+        await bgs.finalResponse();
+    } catch (e) {
+        // aborted
+    }
+    let kept = null;
+    for (let i = 0; i < 100 && bgid; i++) {
+        kept = await alice.responses.retrieve(bgid);
+        if (kept.status !== 'in_progress') {
+            break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    out('bg_stream_left', kept ? shape(kept) : null);
+
     await call('delete', () => alice.responses.delete(hi.id));
     await call('deleted_get', () => alice.responses.retrieve(hi.id));
 } catch (e) {
