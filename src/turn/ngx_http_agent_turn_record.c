@@ -22,7 +22,7 @@
  * at its end, and a poll that hears a cancel asked on another worker or
  * host (one asked on this worker is heard at once:
  * ngx_http_agent_turn_record_stop).  The LangGraph API's runs, A2A's
- * tasks and Open Responses' responses are such records.
+ * tasks, Open Responses' responses and MCP's calls are such records.
  */
 
 
@@ -47,7 +47,7 @@ static ngx_int_t ngx_http_agent_turn_record_kept(void *data, int64_t seq,
     ngx_str_t *event, ngx_str_t *json);
 
 
-/* a run's outcome is its event 0: a join (events after 0 and on) skips it */
+/* a run's outcome is its event 0: a join reads from event 1 on */
 #define NGX_HTTP_AGENT_TURN_OUTCOME  0
 
 
