@@ -35,6 +35,7 @@
 #include "ngx_http_agent_tool_location.h"
 #include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
+#include "ngx_http_agent_turn_redrive.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -244,6 +245,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       ngx_conf_set_msec_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, turn_lease),
+      NULL },
+
+    { ngx_string("agent_run_attempts"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, run_attempts),
       NULL },
 
     { ngx_string("agent_run_events_max_size"),
@@ -531,6 +539,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_rows = NGX_CONF_UNSET_UINT;
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
+    alcf->run_attempts = NGX_CONF_UNSET_UINT;
     alcf->run_events_max = NGX_CONF_UNSET_SIZE;
     alcf->run_events_keep = NGX_CONF_UNSET_MSEC;
     alcf->turn_max_tokens = NGX_CONF_UNSET;
@@ -578,6 +587,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->thread_pool_name, prev->thread_pool_name,
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
+    ngx_conf_merge_uint_value(conf->run_attempts, prev->run_attempts, 3);
     ngx_conf_merge_size_value(conf->run_events_max, prev->run_events_max,
                               8 * 1024 * 1024);
     ngx_conf_merge_msec_value(conf->run_events_keep, prev->run_events_keep,
@@ -753,7 +763,14 @@ ngx_http_agent_init_process(ngx_cycle_t *cycle)
 
     ngx_http_agent_store_select(&amcf->checkpoint_db);
 
-    return ngx_http_agent_store_open(cycle, &amcf->checkpoint_db);
+    if (ngx_http_agent_store_open(cycle, &amcf->checkpoint_db) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* runs that lost their worker, taken over by this one */
+    ngx_http_agent_turn_redrive_init(cycle, amcf->doors);
+
+    return NGX_OK;
 }
 
 

@@ -38,6 +38,16 @@ typedef struct {
 } ngx_http_agent_database_t;
 
 
+/*
+ * A location that keeps its runs (a protocol's): its configuration, so
+ * that a run its worker lost is driven again there (turn_redrive.c)
+ */
+typedef struct {
+    ngx_str_t                  name;        /* the location's */
+    ngx_http_conf_ctx_t       *conf;
+} ngx_http_agent_door_t;
+
+
 typedef struct {
     ngx_str_t                  checkpoint_db;
     ngx_str_t                  resources_dir;
@@ -51,6 +61,9 @@ typedef struct {
     ngx_array_t                graphs;      /* ngx_http_agent_graph_t * */
     ngx_array_t               *limit_zones; /* agent_limit_zone: * */
     void                      *otlp;        /* agent_otlp, or NULL */
+
+    /* the locations a run taken over may run on: ngx_http_agent_door_t */
+    ngx_array_t               *doors;
 
     /* locations with and without agent_owner: nginx -t warns of a mix */
     ngx_uint_t                 owned;
@@ -111,6 +124,14 @@ typedef struct {
     ngx_array_t               *assistants;
     ngx_array_t               *assistant_graphs;
     void                      *cors;        /* ngx_http_agent_cors_t */
+
+    /*
+     * a run of this location taken over from a worker that died: its
+     * request made again without a client (the protocol's, or NULL: the
+     * run ends lost); at most run_attempts times
+     */
+    ngx_int_t                (*redrive)(ngx_http_request_t *r, void *row);
+    ngx_uint_t                 run_attempts;
 } ngx_http_agent_loc_conf_t;
 
 
@@ -177,6 +198,11 @@ typedef struct {
     unsigned                        public:1;  /* no owner asked (an A2A
                                                   agent's card) */
     unsigned                        held_plain:1;
+    unsigned                        headless:1; /* no client: a run
+                                                  taken over */
+
+    /* the run taken over (ngx_http_agent_run_row_t), when headless */
+    void                           *redrive;
 } ngx_http_agent_ctx_t;
 
 

@@ -246,6 +246,7 @@ ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
 {
     ngx_http_agent_loc_conf_t *alcf = conf;
 
+    ngx_http_agent_door_t       *door;
     ngx_http_core_loc_conf_t    *clcf;
     ngx_http_agent_main_conf_t  *amcf;
 
@@ -272,6 +273,32 @@ ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
 
     alcf->location = clcf->name;
     clcf->handler = ngx_http_agent_handler;
+
+    if (!ngx_http_agent_kind_protocol(alcf->kind)) {
+        return NGX_CONF_OK;
+    }
+
+    /* a protocol keeps its runs: one its worker lost is run here again */
+
+    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
+        alcf->redrive = ngx_http_agent_handler_redrive;
+    }
+
+    if (amcf->doors == NULL) {
+        amcf->doors = ngx_array_create(cf->pool, 4,
+                                       sizeof(ngx_http_agent_door_t));
+        if (amcf->doors == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    door = ngx_array_push(amcf->doors);
+    if (door == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    door->name = clcf->name;
+    door->conf = cf->ctx;
 
     return NGX_CONF_OK;
 }

@@ -32,6 +32,7 @@
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_cors.h"
+#include "ngx_http_agent_headless.h"
 
 
 #define NGX_HTTP_AGENT_ID_MAX  64
@@ -160,6 +161,57 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     return ngx_http_agent_reply_rc(r, rc);
 }
 
+
+
+/*
+ * A run taken over from a worker that died (turn_redrive.c): its request
+ * made again by its protocol (its path, its body), without a client, and
+ * passed as the client's was.  The request is the pass's, or its turn's,
+ * which close it at their end.
+ */
+
+ngx_int_t
+ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
+{
+    ngx_http_agent_run_row_t *row = data;
+
+    ngx_int_t                   rc;
+    ngx_http_agent_ctx_t       *ctx;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    ngx_http_agent_store_call_init(&ctx->store, r->pool, r->connection->log,
+                                   ngx_http_agent_store_wake, r);
+
+    rc = NGX_DECLINED;
+
+    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
+        rc = ngx_http_agent_lg_redrive_request(r, row, &r->uri, &ctx->body);
+    }
+
+    if (rc == NGX_OK) {
+        ctx->has_body = 1;
+        rc = ngx_http_agent_route(r, alcf, ctx);
+    }
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_pass(r, ctx);
+
+        if (rc == NGX_DONE || (rc == NGX_AGAIN && ctx->store.waiting)) {
+            return NGX_DONE;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "agent: run \"%V\" could not be taken over (%i), its lease "
+                  "will free its thread", &row->run_id, rc);
+
+    ngx_http_agent_headless_close(r);
+
+    return NGX_ERROR;
+}
 
 
 /* the endpoint from the path after the location's prefix and the method */
@@ -396,6 +448,17 @@ ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc)
     rc = ngx_http_agent_pass(r, ctx);
 
     if (rc == NGX_AGAIN && ctx->store.waiting) {
+        return;
+    }
+
+    if (ctx->headless) {
+        /* a run taken over: its turn has the request, or it ends here */
+        if (rc != NGX_DONE) {
+            ngx_log_error(NGX_LOG_ERR, c->log, 0, "agent: a run could not "
+                          "be taken over (%i)", rc);
+            ngx_http_agent_headless_close(r);
+        }
+
         return;
     }
 

@@ -16,6 +16,7 @@
 
 
 ngx_int_t ngx_http_agent_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data);
 
 
 #endif /* _NGX_HTTP_AGENT_HANDLER_H_INCLUDED_ */

@@ -103,6 +103,8 @@ ngx_int_t ngx_http_agent_lg_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
 ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_redrive_request(ngx_http_request_t *r,
+    ngx_http_agent_run_row_t *row, ngx_str_t *uri, ngx_str_t *body);
 
 /* the rest: for the files of src/lg/ only, hidden from the module's exports */
 #pragma GCC visibility push(hidden)

@@ -72,6 +72,10 @@ ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
 
+/* lg_redrive.c */
+void ngx_http_agent_lg_redrive_turn(ngx_http_agent_lg_run_t *lr,
+    ngx_http_agent_run_row_t *row, ngx_http_agent_turn_in_t *in);
+
 /* lg_request.c */
 ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_in_t *in);

@@ -159,8 +159,12 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     ngx_http_agent_model_t         *m;
     ngx_http_agent_lg_run_t        *lr;
     ngx_http_agent_turn_in_t       *in;
+    ngx_http_agent_ctx_t           *ctx;
     ngx_http_agent_session_t        s;
     ngx_http_agent_assistant_row_t  row;
+
+    /* a run taken over from a worker that died, or NULL */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
@@ -227,7 +231,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
             rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
         }
 
-        if (rc == NGX_OK) {
+        if (rc == NGX_OK && ctx->redrive == NULL) {
             /* another run holds the thread: refused, or this one waits */
             rc = ngx_http_agent_lg_run_queue(r, req, body, v);
         }
@@ -361,6 +365,10 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->answers = lr->answers;
     in->before = 1;
     in->over = 1;
+
+    if (ctx->redrive) {
+        ngx_http_agent_lg_redrive_turn(lr, ctx->redrive, in);
+    }
 
     return ngx_http_agent_turn_begin(turn, &s);
 }

@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_header.h"
 
@@ -68,6 +69,13 @@ ngx_http_agent_reply_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx && ctx->headless) {
+        /* no client (a run taken over): what it would have been told */
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "agent: a run taken over answered %ui", status);
+        return NGX_OK;
+    }
 
     if (ctx && ctx->hold) {
         /* the last answer of the pass is the one sent on release */
@@ -328,6 +336,11 @@ ngx_http_agent_reply_finish(ngx_http_request_t *r, ngx_int_t rc)
     ngx_connection_t  *c;
 
     c = r->connection;
+
+    if (ngx_http_agent_headless(r)) {
+        ngx_http_agent_headless_close(r);
+        return;
+    }
 
     ngx_http_finalize_request(r, ngx_http_agent_reply_rc(r, rc));
     ngx_http_run_posted_requests(c);

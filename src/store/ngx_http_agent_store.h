@@ -91,7 +91,25 @@ typedef struct {
     ngx_str_t                  expire;       /* run_insert: the kept events
                                                 of runs that ended before
                                                 this time are let go */
+    ngx_str_t                  origin;       /* the location that runs it
+                                                (its name): where a re-drive
+                                                runs it again */
+
+    /* run_claim's: the run taken over from a worker that is gone */
+    ngx_str_t                  owner;        /* its thread's */
+    int64_t                    attempts;     /* re-drives, this one too */
+    int64_t                    last_event;   /* its last kept event, or 0 */
 } ngx_http_agent_run_row_t;
+
+
+/* a run that holds its thread and whose worker may be gone (run_lost) */
+typedef struct {
+    ngx_str_t                  run_id;
+    ngx_str_t                  thread_id;
+    ngx_str_t                  host;         /* its holder's */
+    ngx_pid_t                  pid;
+    int64_t                    expires;      /* its lease's end, ms */
+} ngx_http_agent_run_lost_t;
 
 
 /* what a page of sessions holds */
@@ -415,6 +433,21 @@ typedef struct {
     /* a run holds the thread: NGX_OK and its id; NGX_DECLINED, none */
     ngx_int_t  (*thread_busy)(ngx_http_agent_store_call_t *sc,
                               ngx_str_t *thread_id, ngx_str_t *run_id);
+    /*
+     * runs still running whose worker is gone: their lease ran out, or
+     * their holder was a process of this host that is no more; the oldest
+     * lease first, a few (ngx_http_agent_run_lost_t)
+     */
+    ngx_int_t  (*run_lost)(ngx_http_agent_store_call_t *sc,
+                           ngx_array_t *lost);
+    /*
+     * a lost run claimed, in the caller's unit of writes: its lease this
+     * process's for hold ms (unless another took it first: NGX_DECLINED),
+     * its attempts counted, its row read
+     */
+    ngx_int_t  (*run_claim)(ngx_http_agent_store_call_t *sc,
+                            ngx_http_agent_run_lost_t *lost, ngx_msec_t hold,
+                            ngx_http_agent_run_row_t *row);
 
     /*
      * an assistant's version written: version 1 creates it (NGX_DECLINED:

@@ -69,6 +69,9 @@ typedef struct {
     unsigned                        cancelled:1;
     unsigned                        rollback:1; /* cancelled, undone */
     unsigned                        finished:1;
+    unsigned                        claimed:1; /* taken over from a worker
+                                                  that died: its row is
+                                                  there (turn_redrive.c) */
 } ngx_http_agent_turn_record_t;
 
 

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_database.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_json.h"
@@ -368,7 +369,9 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
                                                  &turn->in.graph->name,
                                                  &turn->session_id);
 
-    if (!turn->in.json
+    /* a run taken over has no client: its events go to its sink alone */
+
+    if (!turn->in.json && !ngx_http_agent_headless(r)
         && ngx_http_agent_sse_start(&turn->sse, r, alcf->heartbeat) != NGX_OK)
     {
         return NGX_ERROR;

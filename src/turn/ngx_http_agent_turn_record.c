@@ -98,11 +98,18 @@ ngx_http_agent_turn_record_begin(ngx_http_agent_turn_t *turn)
     rec->row.created_at.data = p;
     rec->row.created_at.len = 24;
 
+    if (rec->claimed) {
+        /* its row is the lost worker's, "running" still */
+        return NGX_OK;
+    }
+
+    /* where it runs: a worker that takes it over runs it there */
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    rec->row.origin = alcf->location;
+
     row = rec->row;
 
     /* the kept events of runs ended before the join window go now */
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     row.expire.data = ngx_pnalloc(r->pool, 32);
     if (row.expire.data == NULL) {

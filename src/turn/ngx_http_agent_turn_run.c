@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
@@ -603,6 +604,13 @@ ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
     r = turn->request;
     c = r->connection;
     ev = &turn->end;
+
+    if (ngx_http_agent_headless(r)) {
+        /* a run taken over: its last event to its sink, then its end */
+        (void) ngx_http_agent_stream_emit(&turn->stream, ev);
+        ngx_http_agent_headless_close(r);
+        return;
+    }
 
     if (turn->sse.failed) {
         goto failed;

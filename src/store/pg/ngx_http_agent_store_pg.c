@@ -15,6 +15,7 @@
 #include "ngx_http_agent_store_pg_tx.h"
 #include "ngx_http_agent_store_pg_session.h"
 #include "ngx_http_agent_store_pg_open.h"
+#include "ngx_http_agent_store_pg_redrive.h"
 #include "ngx_http_agent_store_pg_history.h"
 #include "ngx_http_agent_store_pg_files.h"
 #include "ngx_http_agent_store_pg_runs.h"
@@ -134,6 +135,8 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_run_rollback,
     ngx_http_agent_pg_run_delete,
     ngx_http_agent_pg_thread_busy,
+    ngx_http_agent_pg_run_lost,
+    ngx_http_agent_pg_run_claim,
     ngx_http_agent_pg_assistant_put,
     ngx_http_agent_pg_assistant_get,
     ngx_http_agent_pg_assistant_list,

@@ -68,7 +68,7 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                 ngx_http_agent_pg_ok, "ssssssssiss",
+                                 ngx_http_agent_pg_ok, "ssssssssisss",
                                  &row->run_id, &row->thread_id,
                                  &row->assistant_id, &row->status,
                                  row->metadata.len ? &row->metadata : NULL,
@@ -76,7 +76,8 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
                                  &row->multitask_strategy, &row->created_at,
                                  (int64_t) (events ? 1 : 0),
                                  row->checkpoint.len ? &row->checkpoint : NULL,
-                                 row->expire.len ? &row->expire : NULL);
+                                 row->expire.len ? &row->expire : NULL,
+                                 row->origin.len ? &row->origin : NULL);
 }
 
 

@@ -90,7 +90,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 4) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 5) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -178,7 +178,8 @@ const char  *ngx_http_agent_pg_schema =
     "  e bigint, t bigint, h text, OUT status int, OUT o_run text,"
     "  OUT o_pid bigint, OUT o_host text) AS $f$ BEGIN"
     "  UPDATE sessions SET run_id = r, run_pid = p, run_expires = e,"
-    "   run_host = h WHERE id = i AND (run_id IS NULL OR run_expires < t);"
+    "   run_host = h WHERE id = i AND (run_id IS NULL OR run_expires < t"
+    "   OR (run_id = r AND run_pid = p AND run_host = h));"
     "  IF FOUND THEN status := 0; RETURN; END IF;"
     "  SELECT run_id, run_pid, run_host INTO o_run, o_pid, o_host"
     "   FROM sessions WHERE id = i;"
@@ -266,7 +267,18 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS items_expires ON items (expires)"
     "  WHERE expires IS NOT NULL;"
 
-    " INSERT INTO agent_schema VALUES (1), (2), (3), (4)"
+    /*
+     * version 5: runs taken over from a worker that died (turn_redrive.c):
+     * where they ran, how often they were taken over; the running ones
+     * found at once
+     */
+    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS attempts int NOT NULL"
+    "  DEFAULT 0;"
+    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS origin text;"
+    " CREATE INDEX IF NOT EXISTS runs_running ON runs (thread_id)"
+    "  WHERE status = 'running';"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5)"
     "  ON CONFLICT DO NOTHING;"
     " END $agent$";
 
@@ -436,7 +448,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " (SELECT run_id FROM o))"
     " INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
-    " checkpoint) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10)",
+    " checkpoint, origin)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10, $12)",
 
     /* NGX_HTTP_AGENT_PG_RUN_STATUS */
     "UPDATE runs SET status = $2, updated_at = $3,"
@@ -477,6 +490,28 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
     "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
 
+    /* NGX_HTTP_AGENT_PG_RUN_LOST: the oldest lease first */
+    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires"
+    " FROM runs r JOIN sessions s ON s.id = r.thread_id"
+    " AND s.run_id = r.run_id WHERE r.status = 'running'"
+    " AND (s.run_expires < $1::bigint OR s.run_host = $2)"
+    " ORDER BY s.run_expires LIMIT 8",
+
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_CLAIM: the lease taken from the holder and the
+     * expiry read, or nothing; the attempt counted
+     */
+    "WITH l AS (UPDATE sessions SET run_pid = $3::bigint, run_host = $4,"
+    " run_expires = $5::bigint WHERE id = $2 AND run_id = $1"
+    " AND run_pid = $6::bigint AND run_expires = $7::bigint"
+    " RETURNING owner),"
+    " u AS (UPDATE runs SET attempts = attempts + 1 WHERE run_id = $1"
+    " AND status = 'running' AND EXISTS (SELECT 1 FROM l) RETURNING *)"
+    " SELECT u.run_id, u.thread_id, u.assistant_id, u.status, u.metadata,"
+    " u.kwargs, u.multitask_strategy, u.created_at, u.updated_at,"
+    " u.origin, u.checkpoint, (SELECT owner FROM l), u.attempts,"
+    " (SELECT max(seq) FROM run_events WHERE run_id = $1) FROM u",
+
     /*
      * NGX_HTTP_AGENT_PG_OPEN: a turn's start in one statement: the session
      * ($8: its owner, or any), the lease (status 0 taken, 1 held, 2 no such
@@ -494,7 +529,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " l AS (UPDATE sessions SET run_id = $2, run_pid = $3::bigint,"
     " run_expires = $4::bigint, run_host = $6 WHERE id = $1"
     " AND ctid = (SELECT t FROM o)"
-    " AND (run_id IS NULL OR run_expires < $5::bigint) RETURNING 1),"
+    " AND (run_id IS NULL OR run_expires < $5::bigint OR (run_id = $2"
+    " AND run_pid = $3::bigint AND run_host = $6)) RETURNING 1),"
     " s AS (SELECT CASE WHEN EXISTS (SELECT 1 FROM l) THEN 0"
     " WHEN NOT EXISTS (SELECT 1 FROM o) THEN 2"
     " WHEN EXISTS (SELECT 1 FROM o WHERE run_id IS NOT NULL"

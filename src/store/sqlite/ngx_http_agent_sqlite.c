@@ -16,6 +16,7 @@
 #include "ngx_http_agent_sqlite_session.h"
 #include "ngx_http_agent_sqlite_history.h"
 #include "ngx_http_agent_sqlite_run.h"
+#include "ngx_http_agent_sqlite_redrive.h"
 #include "ngx_http_agent_sqlite_assistant.h"
 #include "ngx_http_agent_sqlite_items.h"
 #include "ngx_http_agent_files.h"
@@ -92,7 +93,7 @@ static const char  *ngx_http_agent_store_schema =
     " assistant_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT,"
     " kwargs TEXT, multitask_strategy TEXT, created_at TEXT NOT NULL,"
     " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL,"
-    " checkpoint TEXT);"
+    " checkpoint TEXT, attempts INTEGER NOT NULL DEFAULT 0, origin TEXT);"
     "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
     "CREATE INDEX IF NOT EXISTS runs_expire ON runs (events, updated_at);"
     "CREATE TABLE IF NOT EXISTS run_events ("
@@ -195,6 +196,15 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN owner TEXT",
                         NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_host TEXT",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN attempts INTEGER "
+                        "NOT NULL DEFAULT 0", NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN origin TEXT",
+                        NULL, NULL, NULL);
+
+    /* the runs a worker that died left running: found by the re-driver */
+    (void) sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS runs_running"
+                        " ON runs (thread_id) WHERE status = 'running'",
                         NULL, NULL, NULL);
 
     /* the history's size of a file of an earlier version, counted once */
@@ -427,6 +437,8 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_run_rollback,
     ngx_http_agent_sqlite_run_delete,
     ngx_http_agent_sqlite_thread_busy,
+    ngx_http_agent_sqlite_run_lost,
+    ngx_http_agent_sqlite_run_claim,
     ngx_http_agent_sqlite_assistant_put,
     ngx_http_agent_sqlite_assistant_get,
     ngx_http_agent_sqlite_assistant_list,

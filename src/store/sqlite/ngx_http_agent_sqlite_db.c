@@ -106,7 +106,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " WHERE id = ?1 AND run_id = ?8",
     "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4,"
     " run_host = ?6"
-    " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5)",
+    " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5"
+    " OR (run_id = ?2 AND run_pid = ?3 AND run_host = ?6))",
     "SELECT run_id, run_pid, run_host FROM sessions WHERE id = ?1",
     "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?5,"
     " run_host = ?6"
@@ -170,7 +171,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM resources WHERE session_id = ?1",
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
-    " checkpoint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
+    " checkpoint, origin)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11)",
     /* a run that failed keeps its error event: let go with the others */
     "UPDATE runs SET status = ?2, updated_at = ?3,"
     " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END"
@@ -204,6 +206,20 @@ static const char  *ngx_http_agent_store_sql[] = {
     " FROM messages WHERE session_id = ?1) WHERE id = ?1",
     "DELETE FROM run_events WHERE run_id = ?1",
     "DELETE FROM runs WHERE run_id = ?1",
+    /* the re-driver's: runs whose worker may be gone, the oldest lease first */
+    "SELECT r.run_id, r.thread_id, s.run_pid, s.run_host, s.run_expires"
+    " FROM runs r JOIN sessions s ON s.id = r.thread_id"
+    " AND s.run_id = r.run_id WHERE r.status = 'running'"
+    " AND (s.run_expires < ?1 OR s.run_host = ?2)"
+    " ORDER BY s.run_expires LIMIT 8",
+    "UPDATE sessions SET run_pid = ?3, run_host = ?4, run_expires = ?5"
+    " WHERE id = ?2 AND run_id = ?1 AND run_pid IS ?6 AND run_expires IS ?7",
+    "UPDATE runs SET attempts = attempts + 1"
+    " WHERE run_id = ?1 AND status = 'running'",
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS ", attempts, origin, checkpoint,"
+    " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
+    " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1)"
+    " FROM runs WHERE run_id = ?1",
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
     " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
     " WHERE session_id = ?1 AND id = ?2)",

@@ -51,6 +51,7 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int(stmt, 9, events);
     ngx_http_agent_sqlite_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
                                                             : NULL);
+    ngx_http_agent_sqlite_bind(stmt, 11, row->origin.len ? &row->origin : NULL);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;

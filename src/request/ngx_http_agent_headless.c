@@ -1,0 +1,209 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_headless.h"
+
+
+/*
+ * A request without a client: a run taken over from a worker that died
+ * (turn_redrive.c) goes through its location's handler as the client's
+ * request went, on a connection with no socket.  Its connection is in
+ * error from the start, so that nothing is ever written to it (an answer
+ * is logged instead: reply.c), and nginx never finalizes it: its pass, or
+ * its turn, closes it here at its end (ngx_http_agent_headless_close),
+ * its cleanups run as nginx would run them.  The same way as the Lua
+ * module's timers run their code.
+ */
+
+
+/* its peer, for the variables that read one ($binary_remote_addr) */
+static struct sockaddr_in  ngx_http_agent_headless_peer = { AF_INET, 0,
+                                                            { 0 }, { 0 } };
+
+
+ngx_http_request_t *
+ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
+    ngx_log_t *log)
+{
+    ngx_log_t                  *clog;
+    ngx_pool_t                 *pool;
+    ngx_connection_t           *c;
+    ngx_http_request_t         *r;
+    ngx_http_core_main_conf_t  *cmcf;
+
+    /* fd 0 to be given a connection: it has none (the Lua module's way) */
+    c = ngx_get_connection(0, log);
+    if (c == NULL) {
+        return NULL;
+    }
+
+    c->fd = (ngx_socket_t) -1;
+
+    pool = ngx_create_pool(4096, log);
+    if (pool == NULL) {
+        goto failed;
+    }
+
+    clog = ngx_palloc(pool, sizeof(ngx_log_t));
+    r = ngx_pcalloc(pool, sizeof(ngx_http_request_t));
+    if (clog == NULL || r == NULL) {
+        goto failed;
+    }
+
+    *clog = *log;
+    clog->connection = ngx_atomic_fetch_add(ngx_connection_counter, 1);
+    clog->handler = NULL;
+    clog->data = NULL;
+    clog->action = NULL;
+
+    c->pool = pool;
+    c->log = clog;
+    c->number = clog->connection;
+    c->log_error = NGX_ERROR_INFO;
+    c->read->log = clog;
+    c->write->log = clog;
+    c->sockaddr = (struct sockaddr *) &ngx_http_agent_headless_peer;
+    c->socklen = sizeof(struct sockaddr_in);
+    c->data = r;
+    pool->log = clog;
+
+    /* nothing is written to it */
+    c->error = 1;
+
+    r->pool = pool;
+    r->connection = c;
+    r->signature = NGX_HTTP_MODULE;
+    r->main = r;
+    r->count = 1;
+    r->main_conf = conf->main_conf;
+    r->srv_conf = conf->srv_conf;
+    r->loc_conf = conf->loc_conf;
+
+    r->ctx = ngx_pcalloc(pool, sizeof(void *) * ngx_http_max_module);
+    if (r->ctx == NULL) {
+        goto failed;
+    }
+
+    cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
+
+    r->variables = ngx_pcalloc(pool, cmcf->variables.nelts
+                                     * sizeof(ngx_http_variable_value_t));
+    if (r->variables == NULL
+        || ngx_list_init(&r->headers_in.headers, pool, 2,
+                         sizeof(ngx_table_elt_t))
+           != NGX_OK
+        || ngx_list_init(&r->headers_out.headers, pool, 4,
+                         sizeof(ngx_table_elt_t))
+           != NGX_OK
+        || ngx_list_init(&r->headers_out.trailers, pool, 1,
+                         sizeof(ngx_table_elt_t))
+           != NGX_OK)
+    {
+        goto failed;
+    }
+
+    r->method = NGX_HTTP_POST;
+    ngx_str_set(&r->method_name, "POST");
+    r->http_version = NGX_HTTP_VERSION_11;
+    r->uri = *uri;
+    r->unparsed_uri = *uri;
+    r->request_line = *uri;
+    r->headers_in.content_length_n = 0;
+    r->headers_in.keep_alive_n = -1;
+    r->headers_out.content_length_n = -1;
+    r->headers_out.last_modified_time = -1;
+    r->uri_changes = NGX_HTTP_MAX_URI_CHANGES + 1;
+    r->subrequests = NGX_HTTP_MAX_SUBREQUESTS + 1;
+    r->http_state = NGX_HTTP_PROCESS_REQUEST_STATE;
+    r->read_event_handler = ngx_http_block_reading;
+    r->write_event_handler = ngx_http_request_empty_handler;
+    r->start_sec = ngx_time();
+    r->start_msec = ngx_current_msec;
+    r->logged = 1;
+
+    return r;
+
+failed:
+
+    c->fd = 0;
+    ngx_free_connection(c);
+    c->fd = (ngx_socket_t) -1;
+
+    if (pool) {
+        ngx_destroy_pool(pool);
+    }
+
+    return NULL;
+}
+
+
+ngx_uint_t
+ngx_http_agent_headless(ngx_http_request_t *r)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    return ctx != NULL && ctx->headless;
+}
+
+
+/* its cleanups, as ngx_http_free_request runs them, then its memory */
+
+void
+ngx_http_agent_headless_close(ngx_http_request_t *r)
+{
+    ngx_pool_t          *pool;
+    ngx_connection_t    *c;
+    ngx_http_cleanup_t  *cln;
+
+    c = r->connection;
+
+    if (c->destroyed) {
+        return;
+    }
+
+    cln = r->cleanup;
+    r->cleanup = NULL;
+
+    while (cln) {
+        if (cln->handler) {
+            cln->handler(cln->data);
+        }
+
+        cln = cln->next;
+    }
+
+    if (c->read->timer_set) {
+        ngx_del_timer(c->read);
+    }
+
+    if (c->write->timer_set) {
+        ngx_del_timer(c->write);
+    }
+
+    if (c->read->posted) {
+        ngx_delete_posted_event(c->read);
+    }
+
+    if (c->write->posted) {
+        ngx_delete_posted_event(c->write);
+    }
+
+    c->destroyed = 1;
+    pool = c->pool;
+
+    c->fd = 0;
+    ngx_free_connection(c);
+    c->fd = (ngx_socket_t) -1;
+
+    ngx_destroy_pool(pool);
+}

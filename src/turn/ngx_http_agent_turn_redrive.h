@@ -1,0 +1,18 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_TURN_REDRIVE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TURN_REDRIVE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+
+void ngx_http_agent_turn_redrive_init(ngx_cycle_t *cycle, ngx_array_t *doors);
+
+
+#endif /* _NGX_HTTP_AGENT_TURN_REDRIVE_H_INCLUDED_ */

@@ -1,0 +1,186 @@
+#!/usr/bin/perl
+# Runs that outlive their worker (issue 32): a LangGraph API run whose
+# worker is killed (SIGKILL) in the middle of a tool round is taken over
+# by another worker, which continues it from its last checkpoint under the
+# same run id: the model call that was cut is made again, no other one is;
+# the tool that had answered does not run again; the thread holds each
+# message once; the run ends "success", its kept events joined from any
+# worker end with its answer once; its attempt is counted.  A run taken
+# over more often than agent_run_attempts allows ends "error", its
+# thread let go.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+use Time::HiRes qw(sleep);
+
+my $t = AgentTest->new;
+my $dir = $t->dir;
+
+# the model: a tool call, then (after the tool's answer) an answer that
+# hangs the first time it is asked for, and comes at once the next
+$t->mock(sub {
+    my ($req) = @_;
+    my @m = @{ $req->{messages} };
+    my ($tool) = grep { $_->{role} eq 'tool' } @m;
+    return { tools => [ [ 'q1', 'execute_sql_query',
+                          '{"query": "SELECT 41 + 1 AS answer"}' ] ] }
+        unless $tool;
+    if (!-e "$dir/cut") {
+        open my $fh, '>', "$dir/cut" or die;
+        close $fh;
+        # slow tokens: the mock sees the worker go between two
+        return { text => 'never ' x 60, pieces => [ ('never ') x 60 ],
+                 delay => 0.5 };
+    }
+    return { text => "the answer is $tool->{content}" };
+});
+
+my $conf = $t->conf(http => <<'HTTP');
+agent_graph looper {
+    node model llm tools=execute_sql_query;
+    node tools tools;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
+agent_graph once {
+    node model llm;
+    edge START model;
+    edge model END;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+            agent_use_graph looper; agent_assistants once;
+            agent_turn_lease 3s; }
+        location /lg0/ { agent_langgraph_api; agent_use_graph once;
+            agent_turn_lease 3s; agent_run_attempts 0; }
+        $1};
+$t->run($conf);
+
+sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }
+
+my $db = "$dir/agent.db";
+
+# --- a run killed in the middle of its tool round ---------------------------
+
+my $th = lg('POST', '/threads', {})->{json}{thread_id};
+my $r = lg('POST', "/threads/$th/runs", { assistant_id => 'looper',
+    input => { messages => [ { role => 'user', content => 'add them' } ] },
+    stream_resumable => JSON::PP::true });
+is($r->{status}, 200, 'a background run');
+my $run = $r->{json}{run_id};
+
+ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
+   'the model is asked again after the tool round, and hangs');
+
+my $holder = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
+like($holder, qr/^\d+$/, 'a worker holds the thread');
+my @before = $t->worker_pids;
+kill 'KILL', $holder;
+
+my $state;
+ok(AgentTest::wait_for(sub {
+    $state = lg('GET', "/threads/$th/runs/$run")->{json}{status} // '';
+    $state eq 'success' }, 30), 'another worker finished the run')
+    or diag("status: $state\n" . $t->slurp('error.log'));
+
+like($t->slurp('error.log'),
+     qr/run "$run" of thread "$th" lost its worker, taken over \(attempt 1\)/,
+     'the take-over is logged');
+is($t->sqlite($db, "SELECT attempts FROM runs WHERE run_id = '$run'"), 1,
+   'its attempt is counted');
+my $after = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
+is($after, '', 'the thread is let go at its end');
+
+# the model: asked once before the tools, twice after (the cut call again)
+my @asked = map { $_->{body}{messages} }
+            grep { ($_->{event} // '') eq 'request' && $_->{body}{tools} }
+            $t->{mock}->log_lines;
+my @first = grep { !grep { $_->{role} eq 'tool' } @$_ } @asked;
+my @second = grep { grep { $_->{role} eq 'tool' } @$_ } @asked;
+is(scalar @first, 1, 'the first model call was not made again');
+is(scalar @second, 2, 'the call that was cut was made again, once');
+is_deeply($second[1], $second[0], 'with the same messages');
+
+# the thread: each message once
+my $st = lg('GET', "/threads/$th/state")->{json};
+is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
+          [ qw(human ai tool ai) ], 'the thread holds each message once');
+like($st->{values}{messages}[-1]{content}, qr/^the answer is .*\b42\b/,
+     'the answer from the tool\'s result');
+is(scalar(grep { $_->{type} eq 'tool' } @{ $st->{values}{messages} }), 1,
+   'the tool ran once');
+
+# its events, joined after its end: the answer once, at the end
+my $j = $t->stream("/lg/threads/$th/runs/$run/stream", '', method => 'GET');
+is($j->{status}, 200, 'the run joined');
+my @names = map { $_->{_event} } @{ $j->{events} };
+my @vals = grep { $_->{_event} eq 'values' } @{ $j->{events} };
+ok(@vals, 'its values were kept');
+like($vals[-1]{_json}{messages}[-1]{content}, qr/^the answer is /,
+     'the last values hold the answer');
+is(scalar(grep { ($_->{_json}{messages}[-1]{content} // '')
+                 =~ /^the answer is / } @vals), 1,
+   'the answer once');
+my %seen;
+my @ids = grep { defined } map { $_->{id} } @{ $j->{events} };
+is(scalar(grep { $seen{$_}++ } @ids), 0, 'each event id once');
+isnt($names[-1], 'error', 'no error at its end');
+
+# the next run on the thread goes as usual
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'once',
+    input => { messages => [ { role => 'user', content => 'thanks' } ] } });
+is($r->{status}, 200, 'the thread takes a new run');
+
+# --- agent_run_attempts 0: a lost run ends -----------------------------------
+
+unlink "$dir/cut";
+sub lg0 { my ($m, $p, $b) = @_; return $t->http($m, "/lg0$p", $b) }
+my $th0 = lg0('POST', '/threads', {})->{json}{thread_id};
+$r = lg0('POST', "/threads/$th0/runs", { assistant_id => 'once',
+    input => { messages => [ { role => 'user', content => 'slow' } ] } });
+my $run0 = $r->{json}{run_id};
+
+# the mock hangs on any call while "cut" is missing and a tool answered; a
+# call with no tool answers at once with a tool call: "once" has no tools
+# node, so its run ends after one call; hold it with the thread's lease
+ok(AgentTest::wait_for(sub {
+    lg0('GET', "/threads/$th0/runs/$run0")->{json}{status} ne 'pending' }),
+   'the second run started');
+
+# a run that is running and whose holder is gone: made by hand, as a killed
+# worker leaves it (the run above may have ended already)
+my $lost = '00000000-0000-4000-8000-00000000beef';
+my $dead = 999999;
+$t->sqlite($db, "INSERT INTO runs (run_id, thread_id, assistant_id, status,"
+    . " created_at, updated_at, events, origin) VALUES ('$lost', '$th0',"
+    . " 'once', 'running', '2026-01-01T00:00:00.000Z',"
+    . " '2026-01-01T00:00:00.000Z', 1, '/lg0/')");
+ok(AgentTest::wait_for(sub {
+    lg0('GET', "/threads/$th0/runs/$run0")->{json}{status}
+        =~ /^(success|error|interrupted)$/ }, 20), 'the second run ended');
+$t->sqlite($db, "UPDATE sessions SET run_id = '$lost', run_pid = $dead,"
+    . " run_expires = 1, run_host = 'elsewhere' WHERE id = '$th0'");
+
+ok(AgentTest::wait_for(sub {
+    (lg0('GET', "/threads/$th0/runs/$lost")->{json}{status} // '')
+        eq 'error' }, 20), 'a run lost more often than allowed ends');
+like($t->slurp('error.log'),
+     qr/run "$lost" of thread "$th0" ended: its worker was lost more often/,
+     'why, in the log');
+ok(AgentTest::wait_for(sub {
+    $t->sqlite($db, "SELECT run_id FROM sessions WHERE id = '$th0'") eq '' }),
+   'its thread is let go');
+$r = lg0('POST', "/threads/$th0/runs/wait", { assistant_id => 'once',
+    input => { messages => [ { role => 'user', content => 'again' } ] } });
+is($r->{status}, 200, 'the thread takes a new run');
+
+$t->stop;
+$t->check_log(allow => qr/exited on signal 9|lost its worker|ended: its |held by process/);
+done_testing;
