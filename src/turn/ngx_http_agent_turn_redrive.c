@@ -194,6 +194,8 @@ ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd)
             ngx_http_agent_store_rollback(sc);
         }
 
+        /* the commit's answer, still to come, is no one's: the pool goes */
+        ngx_http_agent_store_cancel(sc);
         ngx_http_agent_store_call_reset(sc);
 
         if (rc != NGX_OK) {
@@ -389,6 +391,7 @@ static void
 ngx_http_agent_redrive_next(ngx_http_agent_redrive_t *rd)
 {
     if (rd->pool) {
+        ngx_http_agent_store_cancel(&rd->sc);
         ngx_destroy_pool(rd->pool);
         rd->pool = NULL;
     }
