@@ -7,7 +7,8 @@
 # message once; the run ends "success", its kept events joined from any
 # worker end with its answer once; its attempt is counted.  A run taken
 # over more often than agent_run_attempts allows ends "error", its
-# thread let go.
+# thread let go.  At a reload, a worker whose shutdown time runs out hands
+# its run over to the new workers.
 
 use strict;
 use warnings;
@@ -61,6 +62,8 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
         location /lg0/ { agent_langgraph_api; agent_use_graph once;
             agent_turn_lease 3s; agent_run_attempts 0; }
         $1};
+# a reload: the old workers hand their runs over 0.5s before this
+$conf =~ s{(worker_processes \d+;)}{$1\nworker_shutdown_timeout 2s;};
 $t->run($conf);
 
 sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }
@@ -181,6 +184,32 @@ $r = lg0('POST', "/threads/$th0/runs/wait", { assistant_id => 'once',
     input => { messages => [ { role => 'user', content => 'again' } ] } });
 is($r->{status}, 200, 'the thread takes a new run');
 
+# --- a reload: the old worker hands its run over ------------------------------
+
+unlink "$dir/cut";
+my $th2 = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th2/runs", { assistant_id => 'looper',
+    input => { messages => [ { role => 'user', content => 'add them' } ] },
+    stream_resumable => JSON::PP::true });
+my $run2 = $r->{json}{run_id};
+ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
+   'a run in its second model call');
+my $old = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th2'");
+kill 'HUP', $t->{nginx};
+
+ok(AgentTest::wait_for(sub {
+    (lg('GET', "/threads/$th2/runs/$run2")->{json}{status} // '') eq 'success'
+}, 30), 'a worker of the new configuration finished it');
+like($t->slurp('error.log'),
+     qr/shutting down, run "$run2" on session "$th2" is handed over/,
+     'the old worker handed it over');
+isnt($t->sqlite($db, "SELECT attempts FROM runs WHERE run_id = '$run2'"),
+     '0', 'as a take-over');
+ok(!kill(0, $old), 'the old worker is gone');
+$st = lg('GET', "/threads/$th2/state")->{json};
+is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
+          [ qw(human ai tool ai) ], 'its thread holds each message once');
+
 $t->stop;
-$t->check_log(allow => qr/exited on signal 9|lost its worker|ended: its |held by process/);
+$t->check_log(allow => qr/exited on signal 9|lost its worker|ended: its |held by process|handed over/);
 done_testing;

@@ -8,6 +8,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_list.h"
 #include "ngx_http_agent_store.h"
@@ -24,6 +26,7 @@
 
 static void ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
+static ngx_uint_t ngx_http_agent_turn_handover(ngx_http_agent_turn_t *turn);
 static void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 static void ngx_http_agent_turn_exit_watch(ngx_event_t *ev);
 
@@ -142,6 +145,10 @@ ngx_http_agent_turn_shutdown(ngx_queue_t *q)
         return;
     }
 
+    if (ngx_http_agent_turn_handover(turn)) {
+        return;
+    }
+
     ngx_log_error(NGX_LOG_NOTICE, turn->request->connection->log, 0,
                   "agent: the worker is shutting down, turn on session "
                   "\"%V\" ends", &turn->session_id);
@@ -152,6 +159,63 @@ ngx_http_agent_turn_shutdown(ngx_queue_t *q)
                                      "that completed are saved, send the "
                                      "message again");
     ngx_http_agent_turn_done(run, NGX_ERROR);
+}
+
+
+/*
+ * A kept run its protocol can take over (turn_redrive.c) is handed over
+ * instead: its kept events saved, its lease let go at once but still its
+ * own, its row "running", so that a worker of the new configuration (a
+ * reload) or of another host continues it from its last checkpoint.  The
+ * step it was in runs again there.  Its client's stream ends without an
+ * end: a client of a resumable run joins it again.
+ */
+
+static ngx_uint_t
+ngx_http_agent_turn_handover(ngx_http_agent_turn_t *turn)
+{
+    ngx_connection_t              *c;
+    ngx_http_request_t            *r;
+    ngx_http_agent_loc_conf_t     *alcf;
+    ngx_http_agent_turn_record_t  *rec;
+
+    r = turn->request;
+    c = r->connection;
+    rec = turn->in.record;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (rec == NULL || alcf->redrive == NULL || !turn->locked
+        || rec->cancelled || rec->finished || !turn->started)
+    {
+        return 0;
+    }
+
+    ngx_log_error(NGX_LOG_NOTICE, c->log, 0, "agent: the worker is shutting "
+                  "down, run \"%V\" on session \"%V\" is handed over",
+                  &turn->run_id, &turn->session_id);
+
+    ngx_http_agent_graph_cancel(turn->run);
+
+    if (turn->in.hooks && turn->in.hooks->poll) {
+        turn->in.hooks->poll(turn);
+    }
+
+    /* after the steps and events on their way: the same session's calls */
+    (void) ngx_http_agent_store_lock_renew(&turn->wsc, &turn->session_id,
+                                           &turn->run_id, 0);
+
+    turn->locked = 0;
+    rec->finished = 1;
+
+    if (ngx_http_agent_headless(r)) {
+        ngx_http_agent_headless_close(r);
+        return 1;
+    }
+
+    ngx_http_finalize_request(r, NGX_ERROR);
+    ngx_http_run_posted_requests(c);
+
+    return 1;
 }
 
 
