@@ -63,7 +63,7 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
             agent_turn_lease 3s; agent_run_attempts 0; }
         $1};
 # a reload: the old workers hand their runs over 0.5s before this
-$conf =~ s{(worker_processes \d+;)}{$1\nworker_shutdown_timeout 2s;};
+$conf =~ s{(worker_processes \d+;)}{$1\nworker_shutdown_timeout 3s;};
 $t->run($conf);
 
 sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }

@@ -31,6 +31,13 @@ static void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 static void ngx_http_agent_turn_exit_watch(ngx_event_t *ev);
 
 
+/*
+ * how often a worker with turns looks whether it shuts down: the shutdown
+ * is seen at most this late, and worker_shutdown_timeout counted from then
+ */
+#define NGX_HTTP_AGENT_EXIT_WATCH  200
+
+
 static ngx_event_t   ngx_http_agent_exit_watch;
 static ngx_msec_t    ngx_http_agent_exit_start;
 
@@ -52,7 +59,8 @@ ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn)
         ngx_http_agent_exit_watch.handler = ngx_http_agent_turn_exit_watch;
         ngx_http_agent_exit_watch.log = ngx_cycle->log;
         ngx_http_agent_exit_watch.cancelable = 1;
-        ngx_add_timer(&ngx_http_agent_exit_watch, 1000);
+        ngx_add_timer(&ngx_http_agent_exit_watch,
+                      NGX_HTTP_AGENT_EXIT_WATCH);
     }
 }
 
@@ -69,7 +77,7 @@ ngx_http_agent_turn_exit_watch(ngx_event_t *ev)
     }
 
     if (!ngx_exiting) {
-        ngx_add_timer(ev, 1000);
+        ngx_add_timer(ev, NGX_HTTP_AGENT_EXIT_WATCH);
         return;
     }
 
