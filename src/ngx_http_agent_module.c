@@ -36,6 +36,7 @@
 #include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_turn_redrive.h"
+#include "ngx_http_agent_webhook.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -245,6 +246,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       ngx_conf_set_msec_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, turn_lease),
+      NULL },
+
+    { ngx_string("agent_webhooks"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_webhook_conf,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, webhooks),
       NULL },
 
     { ngx_string("agent_run_attempts"),
@@ -540,6 +548,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
     alcf->run_attempts = NGX_CONF_UNSET_UINT;
+    alcf->webhooks = NGX_CONF_UNSET_PTR;
     alcf->run_events_max = NGX_CONF_UNSET_SIZE;
     alcf->run_events_keep = NGX_CONF_UNSET_MSEC;
     alcf->turn_max_tokens = NGX_CONF_UNSET;
@@ -588,6 +597,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
     ngx_conf_merge_uint_value(conf->run_attempts, prev->run_attempts, 3);
+    ngx_conf_merge_ptr_value(conf->webhooks, prev->webhooks, NULL);
     ngx_conf_merge_size_value(conf->run_events_max, prev->run_events_max,
                               8 * 1024 * 1024);
     ngx_conf_merge_msec_value(conf->run_events_keep, prev->run_events_keep,

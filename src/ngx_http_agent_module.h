@@ -132,6 +132,9 @@ typedef struct {
      */
     ngx_int_t                (*redrive)(ngx_http_request_t *r, void *row);
     ngx_uint_t                 run_attempts;
+
+    /* agent_webhooks: ngx_http_agent_webhooks_t, or NULL */
+    void                      *webhooks;
 } ngx_http_agent_loc_conf_t;
 
 

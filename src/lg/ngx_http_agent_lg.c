@@ -59,6 +59,17 @@ ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row)
 {
     ngx_http_agent_json_obj(j);
+    ngx_http_agent_lg_run_fields(j, row);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a run's fields, in an object the caller opened (a webhook adds more) */
+
+void
+ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_row_t *row)
+{
     ngx_http_agent_json_key(j, "run_id");
     ngx_http_agent_json_str(j, &row->run_id);
     ngx_http_agent_json_key(j, "thread_id");
@@ -93,5 +104,4 @@ ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_key(j, "multitask_strategy");
     ngx_http_agent_json_str(j, &row->multitask_strategy);
-    ngx_http_agent_json_end(j);
 }

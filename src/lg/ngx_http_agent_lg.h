@@ -165,6 +165,8 @@ ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_t *j);
 void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
+void ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_row_t *row);
 
 /* lg_thread.c */
 ngx_int_t ngx_http_agent_lg_thread_names(ngx_http_request_t *r,

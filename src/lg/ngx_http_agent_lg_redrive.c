@@ -30,8 +30,7 @@
 /* what of a run's request a take-over does not ask again */
 static char  *ngx_http_agent_lg_redrive_drop[] = {
     "input", "command", "checkpoint", "checkpoint_id", "after_seconds",
-    "if_not_exists", "multitask_strategy", "on_disconnect", "webhook",
-    NULL
+    "if_not_exists", "multitask_strategy", "on_disconnect", NULL
 };
 
 

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_run.h"
+#include "ngx_http_agent_webhook.h"
 
 
 /*
@@ -33,9 +34,10 @@ ngx_int_t
 ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     yajl_val v, ngx_http_agent_turn_in_t *in)
 {
-    yajl_val   input, command, x, meta;
-    ngx_int_t  rc;
-    ngx_str_t  s;
+    yajl_val                    input, command, x, meta;
+    ngx_int_t                   rc;
+    ngx_str_t                   s;
+    ngx_http_agent_loc_conf_t  *alcf;
 
     input = ngx_http_agent_json_get(v, "input");
     command = ngx_http_agent_json_get(v, "command");
@@ -189,6 +191,27 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     rc = ngx_http_agent_lg_run_waits(r, lr, v);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    /* webhook: a URL agent_webhooks allows, or the run is refused */
+
+    x = ngx_http_agent_json_get(v, "webhook");
+
+    if (x && !YAJL_IS_NULL(x)) {
+        alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+        s.data = YAJL_IS_STRING(x) ? (u_char *) YAJL_GET_STRING(x) : NULL;
+        s.len = s.data ? ngx_strlen(s.data) : 0;
+
+        if (s.data == NULL
+            || !ngx_http_agent_webhook_allowed(alcf->webhooks, &s))
+        {
+            return ngx_http_agent_reply_error(r, 422, "\"webhook\" is not "
+                                              "a URL agent_webhooks allows "
+                                              "here");
+        }
+
+        lr->webhook = s;
     }
 
     meta = ngx_http_agent_json_get(v, "metadata");

@@ -43,6 +43,7 @@ typedef struct {
     ngx_uint_t                 modes;
     ngx_str_t                  go;          /* command.goto */
     ngx_str_t                  location;
+    ngx_str_t                  webhook;     /* called at its end */
     u_char                    *waits;       /* interrupt_before/after */
     int64_t                    seq;         /* the last event's id */
     ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */

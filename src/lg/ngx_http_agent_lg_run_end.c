@@ -16,6 +16,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_webhook.h"
 
 
 /*
@@ -25,6 +26,8 @@
 
 
 static ngx_int_t ngx_http_agent_lg_run_keep_error(ngx_http_agent_lg_run_t *lr,
+    ngx_http_agent_event_t *ev);
+static void ngx_http_agent_lg_run_webhook(ngx_http_agent_lg_run_t *lr,
     ngx_http_agent_event_t *ev);
 
 
@@ -55,6 +58,68 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
     if (ngx_http_agent_lg_run_flush(lr) != NGX_OK) {
         ngx_log_error(NGX_LOG_ERR, lr->request->connection->log, 0,
                       "agent: the events of run \"%V\" could not be saved",
+                      lr->info.run_id);
+    }
+
+    if (lr->webhook.len) {
+        ngx_http_agent_lg_run_webhook(lr, ev);
+    }
+}
+
+
+/*
+ * its webhook: the run as GET /threads/{id}/runs/{run_id} answers it,
+ * ended, and its thread's values
+ */
+
+static void
+ngx_http_agent_lg_run_webhook(ngx_http_agent_lg_run_t *lr,
+    ngx_http_agent_event_t *ev)
+{
+    u_char                      now[32];
+    ngx_str_t                   body;
+    ngx_http_request_t         *r;
+    ngx_http_agent_json_t      *j;
+    ngx_http_agent_run_row_t    row;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    r = lr->request;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    row = lr->record.row;
+    row.run_id = *lr->info.run_id;
+    row.thread_id = *lr->info.session_id;
+    row.updated_at.data = now;
+    row.updated_at.len = ngx_http_agent_store_now(now) - now;
+
+    if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
+        ngx_str_set(&row.status, "error");
+
+    } else if (lr->record.cancelled || lr->info.interrupted) {
+        ngx_str_set(&row.status, "interrupted");
+
+    } else {
+        ngx_str_set(&row.status, "success");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_lg_run_fields(j, &row);
+    ngx_http_agent_json_key(j, "values");
+    ngx_http_agent_lg_values(j, lr->info.run, lr->info.session_id, 1);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &body) != NGX_OK
+        || ngx_http_agent_webhook_send(alcf->webhooks, &lr->webhook, &body,
+                                       r->connection->log)
+           != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "agent: the webhook of run \"%V\" is not called",
                       lr->info.run_id);
     }
 }
