@@ -8,7 +8,8 @@
 # worker end with its answer once; its attempt is counted.  A run taken
 # over more often than agent_run_attempts allows ends "error", its
 # thread let go.  At a reload, a worker whose shutdown time runs out hands
-# its run over to the new workers.
+# its run over to the new workers.  A host killed whole (its own PID
+# namespace) has its run taken over by another once its lease runs out.
 
 use strict;
 use warnings;
@@ -18,6 +19,7 @@ use lib "$FindBin::Bin/lib";
 use AgentTest;
 use JSON::PP;
 use Time::HiRes qw(sleep);
+use IO::Socket::INET;
 
 my $t = AgentTest->new;
 my $dir = $t->dir;
@@ -209,6 +211,70 @@ ok(!kill(0, $old), 'the old worker is gone');
 $st = lg('GET', "/threads/$th2/state")->{json};
 is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
           [ qw(human ai tool ai) ], 'its thread holds each message once');
+
+# --- another host, killed whole: this one takes its run over ----------------
+
+my $unshare = `command -v unshare 2>/dev/null`;
+chomp $unshare;
+my $can = $unshare && $> == 0
+          && system("$unshare -p -f --mount-proc true >/dev/null 2>&1") == 0;
+
+SKIP: {
+    skip 'unshare -p needs root and util-linux', 5 unless $can;
+
+    # the same configuration, on the same store, in its own PID namespace
+    my $b = AgentTest->new;
+    my $mock = $t->{mock}->port;
+    (my $bconf = $conf) =~ s/%%MOCK%%/$mock/g;
+    $bconf =~ s{agent_checkpoint_db \S+;}{agent_checkpoint_db $db;};
+    $b->write_conf($bconf);
+
+    my $bpid = fork() // die;
+    if ($bpid == 0) {
+        open STDOUT, '>>', $b->dir . '/nginx.out';
+        open STDERR, '>&', \*STDOUT;
+        $ENV{LD_PRELOAD} = $ENV{AGENT_PRELOAD} if $ENV{AGENT_PRELOAD};
+        exec $unshare, '-p', '-f', '--mount-proc', $AgentTest::NGINX,
+             '-p', $b->dir . '/', '-c', $b->dir . '/nginx.conf',
+             '-e', $b->dir . '/error.log', '-g', 'daemon off;';
+        exit 1;
+    }
+    my $up = AgentTest::wait_for(sub {
+        IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                              PeerPort => $b->port) }, 20);
+    ok($up, 'another host on the same store')
+        or diag($b->slurp('nginx.out') . $b->slurp('error.log'));
+    skip 'the other host did not start', 4 unless $up;
+
+    unlink "$dir/cut";
+    my $th3 = $b->http('POST', '/lg/threads', {})->{json}{thread_id};
+    $r = $b->http('POST', "/lg/threads/$th3/runs", { assistant_id => 'looper',
+        input => { messages => [ { role => 'user', content => 'add them' } ] },
+        stream_resumable => JSON::PP::true });
+    my $run3 = $r->{json}{run_id};
+    ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
+       'its run is in its second model call');
+
+    # the whole host goes: its master and its workers
+    my @all = ($bpid);
+    for (1 .. 3) {
+        push @all, map { s/\s+//gr } map { `ps -o pid= --ppid $_` } @all;
+        my %u; @all = grep { /^\d+$/ && !$u{$_}++ } @all;
+    }
+    kill 'KILL', @all;
+    waitpid($bpid, 0);
+
+    ok(AgentTest::wait_for(sub {
+        (lg('GET', "/threads/$th3/runs/$run3")->{json}{status} // '')
+            eq 'success' }, 30),
+       'this host finished it once its lease ran out');
+    like($t->slurp('error.log'),
+         qr/run "$run3" of thread "$th3" lost its worker, taken over/,
+         'taken over here');
+    $st = lg('GET', "/threads/$th3/state")->{json};
+    is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
+              [ qw(human ai tool ai) ], 'its thread holds each message once');
+}
 
 $t->stop;
 $t->check_log(allow => qr/exited on signal 9|lost its worker|ended: its |held by process|handed over/);
