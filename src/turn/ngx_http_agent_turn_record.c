@@ -144,7 +144,7 @@ ngx_http_agent_turn_record_start(ngx_http_agent_turn_t *turn)
 
     rec = turn->in.record;
 
-    if (rec->finished || !ngx_http_agent_turn_running(turn)) {
+    if (rec->finished || rec->quiet || !ngx_http_agent_turn_running(turn)) {
         return;
     }
 
