@@ -20,7 +20,6 @@ use AgentTest;
 use JSON::PP;
 use Time::HiRes qw(sleep);
 use IO::Socket::INET;
-use POSIX ();
 
 my $t = AgentTest->new;
 my $dir = $t->dir;
@@ -143,31 +142,6 @@ isnt($names[-1], 'error', 'no error at its end');
 $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'once',
     input => { messages => [ { role => 'user', content => 'thanks' } ] } });
 is($r->{status}, 200, 'the thread takes a new run');
-
-# --- our own API's turn, killed mid-round: taken over too --------------------
-
-unlink "$dir/cut";
-my $sid = $t->session;
-my $cpid = fork() // die;
-if ($cpid == 0) {
-    $t->turn($sid, 'add them', timeout => 30);
-    POSIX::_exit(0);
-}
-ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
-   'a chat turn in its second model call');
-my $cholder = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$sid'");
-my $crun = $t->sqlite($db, "SELECT run_id FROM sessions WHERE id = '$sid'");
-kill 'KILL', $cholder;
-waitpid($cpid, 0);
-ok(AgentTest::wait_for(sub {
-    $t->sqlite($db, "SELECT status FROM runs WHERE run_id = '$crun'")
-        eq 'success' }, 30), 'another worker finished the turn');
-my $msgs = $t->http('GET', "/api/sessions/$sid/messages")->{json}{messages};
-like($msgs->[-1]{content}, qr/^the answer is /,
-     'the next GET /messages holds the answer');
-is(scalar(grep { $_->{role} eq 'user' } @$msgs), 1,
-   'and the question once');
-is($t->turn($sid, 'thanks')->{types}[-1], 'end', 'the session goes on');
 
 # --- agent_run_attempts 0: a lost run ends -----------------------------------
 
