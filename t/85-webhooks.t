@@ -77,12 +77,22 @@ my $in = { messages => [ { role => 'user', content => 'hi' } ] };
 for my $url ("http://127.0.0.1:1/hooks/", "http://127.0.0.1:$port/other",
              "http://127.0.0.1:$port/hooks/../admin",
              "http://127.0.0.1:$port/hooks/%2e%2e/admin",
+             "http://127.0.0.1:$port/hooks/.%2E/admin",
+             "http://127.0.0.1:$port/hooks/x/..",
              "http://127.0.0.1:$port/hooks/a\\b", 42) {
     my $r = $t->http('POST', '/lg/runs/wait', { assistant_id => 'react',
         input => $in, webhook => $url });
     is($r->{status}, 422, "webhook $url refused");
 }
-my $r = $t->http('POST', '/lg2/runs/wait', { assistant_id => 'react',
+# a segment that starts with a dot is no dot segment
+my $r = $t->http('POST', '/lg/runs/wait', { assistant_id => 'react',
+    input => $in, webhook => "http://127.0.0.1:$port/hooks/.well-known/x" });
+is($r->{status}, 200, 'a webhook under /hooks/.well-known/ is taken');
+ok(AgentTest::wait_for(sub { my @n = hooks(); @n >= 2 }, 15),
+   'and called (again after its 500)');
+unlink $log;
+
+$r = $t->http('POST', '/lg2/runs/wait', { assistant_id => 'react',
     input => $in, webhook => "http://127.0.0.1:$port/hooks/x" });
 is($r->{status}, 422, 'no agent_webhooks here: every webhook refused');
 my @none = hooks();

@@ -51,6 +51,7 @@ static char *ngx_http_agent_webhook_key(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static ngx_int_t ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh,
     ngx_str_t *key_env);
+static ngx_uint_t ngx_http_agent_webhook_dots(u_char *p, u_char *last);
 static void ngx_http_agent_webhook_post(ngx_http_agent_webhook_t *wh);
 static void ngx_http_agent_webhook_retry(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_webhook_data(void *data, u_char *p,
@@ -172,7 +173,7 @@ ngx_http_agent_webhook_allowed(ngx_http_agent_webhooks_t *hooks,
 {
     u_char      c, *p, *last;
     ngx_str_t  *prefix;
-    ngx_uint_t  i;
+    ngx_uint_t  i, query;
 
     if (hooks == NULL || url->len == 0 || url->len > 2048) {
         return 0;
@@ -180,6 +181,7 @@ ngx_http_agent_webhook_allowed(ngx_http_agent_webhooks_t *hooks,
 
     p = url->data;
     last = url->data + url->len;
+    query = 0;
 
     for ( /* void */ ; p < last; p++) {
         c = *p;
@@ -188,15 +190,10 @@ ngx_http_agent_webhook_allowed(ngx_http_agent_webhooks_t *hooks,
             return 0;
         }
 
-        /* a dot segment, "." or "..", plain or encoded */
+        query |= (c == '?');
 
-        if ((c == '/' || c == '?') && p + 1 < last) {
-            if (p[1] == '.' || (p + 3 < last && p[1] == '%'
-                                && p[2] == '2'
-                                && (p[3] == 'e' || p[3] == 'E')))
-            {
-                return 0;
-            }
+        if (c == '/' && !query && ngx_http_agent_webhook_dots(p + 1, last)) {
+            return 0;
         }
     }
 
@@ -222,6 +219,35 @@ ngx_http_agent_webhook_allowed(ngx_http_agent_webhooks_t *hooks,
     }
 
     return 0;
+}
+
+
+/*
+ * a path segment that is a dot segment, "." or "..", each dot plain or
+ * encoded (curl would take it out of the path, and the prefix with it);
+ * ".well-known" is a segment like any other
+ */
+
+static ngx_uint_t
+ngx_http_agent_webhook_dots(u_char *p, u_char *last)
+{
+    ngx_uint_t  dots;
+
+    for (dots = 0; dots < 3; dots++) {
+        if (p < last && *p == '.') {
+            p++;
+
+        } else if (last - p >= 3 && p[0] == '%' && p[1] == '2'
+                   && (p[2] == 'e' || p[2] == 'E'))
+        {
+            p += 3;
+
+        } else {
+            break;
+        }
+    }
+
+    return (dots == 1 || dots == 2) && (p == last || *p == '/' || *p == '?');
 }
 
 
