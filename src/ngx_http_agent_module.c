@@ -36,6 +36,7 @@
 #include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_turn_redrive.h"
+#include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_webhook.h"
 
 
@@ -779,6 +780,7 @@ ngx_http_agent_init_process(ngx_cycle_t *cycle)
 
     /* runs that lost their worker, taken over by this one */
     ngx_http_agent_turn_redrive_init(cycle, amcf->doors);
+    ngx_http_agent_lg_cron_init(cycle, amcf->doors);
 
     return NGX_OK;
 }

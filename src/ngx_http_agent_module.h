@@ -206,6 +206,9 @@ typedef struct {
 
     /* the run taken over (ngx_http_agent_run_row_t), when headless */
     void                           *redrive;
+
+    /* or the cron whose tick this is (ngx_http_agent_cron_row_t) */
+    void                           *cron;
 } ngx_http_agent_ctx_t;
 
 

@@ -188,7 +188,10 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
     rc = NGX_DECLINED;
 
     if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
-        rc = ngx_http_agent_lg_redrive_request(r, row, &r->uri, &ctx->body);
+        rc = ctx->cron ? ngx_http_agent_lg_cron_request(r, ctx->cron, &r->uri,
+                                                        &ctx->body)
+                       : ngx_http_agent_lg_redrive_request(r, row, &r->uri,
+                                                           &ctx->body);
     }
 
     if (rc == NGX_OK) {
@@ -204,9 +207,17 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
         }
     }
 
-    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                  "agent: run \"%V\" could not be taken over (%i), its lease "
-                  "will free its thread", &row->run_id, rc);
+    if (ctx->cron) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "agent: the tick of cron \"%V\" could not be made "
+                      "(%i)", &((ngx_http_agent_cron_row_t *) ctx->cron)
+                                   ->cron_id, rc);
+
+    } else {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "agent: run \"%V\" could not be taken over (%i), its "
+                      "lease will free its thread", &row->run_id, rc);
+    }
 
     ngx_http_agent_headless_close(r);
 

@@ -64,7 +64,12 @@ typedef enum {
     NGX_HTTP_AGENT_LG_STATELESS_WAIT,
     NGX_HTTP_AGENT_LG_STORE,
     NGX_HTTP_AGENT_LG_STORE_SEARCH,
-    NGX_HTTP_AGENT_LG_STORE_NAMESPACES
+    NGX_HTTP_AGENT_LG_STORE_NAMESPACES,
+    NGX_HTTP_AGENT_LG_STATELESS_RUNS,
+    NGX_HTTP_AGENT_LG_CRONS,
+    NGX_HTTP_AGENT_LG_CRONS_SEARCH,
+    NGX_HTTP_AGENT_LG_CRONS_COUNT,
+    NGX_HTTP_AGENT_LG_CRON
 } ngx_http_agent_lg_route_e;
 
 
@@ -105,9 +110,28 @@ ngx_int_t ngx_http_agent_lg_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_redrive_request(ngx_http_request_t *r,
     ngx_http_agent_run_row_t *row, ngx_str_t *uri, ngx_str_t *body);
+void ngx_http_agent_lg_cron_init(ngx_cycle_t *cycle, ngx_array_t *doors);
+ngx_int_t ngx_http_agent_lg_cron_request(ngx_http_request_t *r,
+    ngx_http_agent_cron_row_t *row, ngx_str_t *uri, ngx_str_t *body);
 
 /* the rest: for the files of src/lg/ only, hidden from the module's exports */
 #pragma GCC visibility push(hidden)
+
+/* a cron's row and its document, parsed */
+typedef struct {
+    ngx_http_agent_cron_row_t  *row;
+    yajl_val                    doc;
+} ngx_http_agent_lg_cron_t;
+
+/* lg_crons.c */
+ngx_int_t ngx_http_agent_lg_crons(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+
+/* lg_cron_search.c */
+ngx_int_t ngx_http_agent_lg_cron_search(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, yajl_val v);
+void ngx_http_agent_lg_cron_search_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_lg_cron_t *c, ngx_uint_t select);
 
 /* lg_supersteps.c */
 ngx_int_t ngx_http_agent_lg_supersteps(ngx_http_request_t *r,

@@ -75,6 +75,12 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "threads/*/runs/*/stream", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_RUN_JOIN },
     { "threads/*/runs/*/join", NGX_HTTP_GET,
       NGX_HTTP_AGENT_LG_RUN_JOIN_JSON },
+    { "threads/*/runs/crons", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_CRONS },
+    { "runs", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_RUNS },
+    { "runs/crons", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_CRONS },
+    { "runs/crons/search", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_CRONS_SEARCH },
+    { "runs/crons/count", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_CRONS_COUNT },
+    { "runs/crons/*", NGX_HTTP_PATCH|NGX_HTTP_DELETE, NGX_HTTP_AGENT_LG_CRON },
     { "runs/stream", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_STREAM },
     { "runs/wait", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_STATELESS_WAIT },
     { "store/items", NGX_HTTP_GET|NGX_HTTP_PUT|NGX_HTTP_DELETE,
@@ -285,6 +291,12 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     case NGX_HTTP_AGENT_LG_STORE_NAMESPACES:
         return ngx_http_agent_lg_store(r, req, body);
 
+    case NGX_HTTP_AGENT_LG_CRONS:
+    case NGX_HTTP_AGENT_LG_CRONS_SEARCH:
+    case NGX_HTTP_AGENT_LG_CRONS_COUNT:
+    case NGX_HTTP_AGENT_LG_CRON:
+        return ngx_http_agent_lg_crons(r, req, body);
+
     case NGX_HTTP_AGENT_LG_RUNS:
     case NGX_HTTP_AGENT_LG_RUN:
     case NGX_HTTP_AGENT_LG_RUN_CANCEL:
@@ -330,7 +342,7 @@ ngx_http_agent_lg_info(ngx_http_request_t *r, ngx_uint_t info)
         ngx_http_agent_json_key(j, "assistants");
         ngx_http_agent_json_bool(j, 1);
         ngx_http_agent_json_key(j, "crons");
-        ngx_http_agent_json_bool(j, 0);
+        ngx_http_agent_json_bool(j, 1);
         ngx_http_agent_json_key(j, "langsmith");
         ngx_http_agent_json_bool(j, 0);
         ngx_http_agent_json_end(j);

@@ -153,6 +153,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     yajl_val                        v, a, cfg, model, doc;
     ngx_int_t                       rc, n;
     ngx_str_t                       assistant, name, none, key;
+    ngx_uint_t                      fresh;
     ngx_http_agent_channel_t       *ch;
     ngx_http_agent_graph_t         *graph;
     ngx_http_agent_turn_t          *turn;
@@ -200,17 +201,35 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     }
 
     lr->request = r;
-    lr->background = (req->route == NGX_HTTP_AGENT_LG_RUNS);
+    lr->background = (req->route == NGX_HTTP_AGENT_LG_RUNS
+                      || req->route == NGX_HTTP_AGENT_LG_STATELESS_RUNS);
     lr->wait = (req->route == NGX_HTTP_AGENT_LG_RUNS_WAIT
                 || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT
                 || lr->background);
     lr->record.stateless = (req->route == NGX_HTTP_AGENT_LG_STATELESS_STREAM
-                     || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT);
+                     || req->route == NGX_HTTP_AGENT_LG_STATELESS_WAIT
+                     || req->route == NGX_HTTP_AGENT_LG_STATELESS_RUNS);
     lr->modes = NGX_HTTP_AGENT_MODE_VALUES;
+
+    /* a thread of its own, deleted after the run unless it is to be kept */
+
+    fresh = lr->record.stateless;
+
+    if (ngx_http_agent_json_get_str(v, "on_completion", &name) == NGX_OK) {
+        if (name.len == 4 && ngx_strncmp(name.data, "keep", 4) == 0) {
+            lr->record.stateless = 0;
+
+        } else if (!(name.len == 6
+                     && ngx_strncmp(name.data, "delete", 6) == 0))
+        {
+            return ngx_http_agent_reply_error(r, 422, "\"on_completion\" "
+                                              "is \"delete\" or \"keep\"");
+        }
+    }
 
     /* the thread: the one named, created if asked, or one for this run */
 
-    if (lr->record.stateless) {
+    if (fresh) {
         ngx_str_null(&none);
 
         rc = ngx_http_agent_lg_thread_create(r, &none, NULL, &s);

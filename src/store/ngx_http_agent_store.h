@@ -112,6 +112,22 @@ typedef struct {
 } ngx_http_agent_run_lost_t;
 
 
+/* a cron of the LangGraph API (lg_crons.c) */
+typedef struct {
+    ngx_str_t                  cron_id;
+    ngx_str_t                  owner;        /* empty: no owner */
+    ngx_str_t                  assistant_id;
+    ngx_str_t                  thread_id;    /* empty: a thread of its own
+                                                for each run */
+    ngx_str_t                  origin;       /* the location it runs on */
+    ngx_str_t                  doc;          /* the rest: a JSON object */
+    int64_t                    next_run;     /* UTC seconds; 0: none */
+    ngx_uint_t                 enabled;
+    ngx_str_t                  created_at;
+    ngx_str_t                  updated_at;
+} ngx_http_agent_cron_row_t;
+
+
 /* what a page of sessions holds */
 typedef struct {
     ngx_int_t                  limit;
@@ -448,6 +464,30 @@ typedef struct {
     ngx_int_t  (*run_claim)(ngx_http_agent_store_call_t *sc,
                             ngx_http_agent_run_lost_t *lost, ngx_msec_t hold,
                             ngx_http_agent_run_row_t *row);
+
+    /* a cron written, made or replaced whole */
+    ngx_int_t  (*cron_put)(ngx_http_agent_store_call_t *sc,
+                           ngx_http_agent_cron_row_t *row);
+    /* an owner's cron (NGX_DECLINED: none) */
+    ngx_int_t  (*cron_get)(ngx_http_agent_store_call_t *sc,
+                           ngx_str_t *owner, ngx_str_t *id,
+                           ngx_http_agent_cron_row_t *row);
+    /* an owner's crons, oldest first (ngx_http_agent_cron_row_t) */
+    ngx_int_t  (*cron_list)(ngx_http_agent_store_call_t *sc,
+                            ngx_str_t *owner, ngx_array_t *rows);
+    /* an owner's cron gone (NGX_DECLINED: none) */
+    ngx_int_t  (*cron_delete)(ngx_http_agent_store_call_t *sc,
+                              ngx_str_t *owner, ngx_str_t *id);
+    /* enabled crons due at now (seconds), the earliest first, a few */
+    ngx_int_t  (*cron_due)(ngx_http_agent_store_call_t *sc, int64_t now,
+                           ngx_array_t *rows);
+    /*
+     * a due cron's tick claimed: its next run moved from was to next
+     * unless another moved it first (NGX_DECLINED), which one statement
+     * decides for every worker of every host
+     */
+    ngx_int_t  (*cron_claim)(ngx_http_agent_store_call_t *sc,
+                             ngx_str_t *id, int64_t was, int64_t next);
 
     /*
      * an assistant's version written: version 1 creates it (NGX_DECLINED:

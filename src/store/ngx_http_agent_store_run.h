@@ -39,6 +39,12 @@
     ngx_http_agent_store->assistant_latest
 #define ngx_http_agent_store_assistant_delete                                 \
     ngx_http_agent_store->assistant_delete
+#define ngx_http_agent_store_cron_put     ngx_http_agent_store->cron_put
+#define ngx_http_agent_store_cron_get     ngx_http_agent_store->cron_get
+#define ngx_http_agent_store_cron_list    ngx_http_agent_store->cron_list
+#define ngx_http_agent_store_cron_delete  ngx_http_agent_store->cron_delete
+#define ngx_http_agent_store_cron_due     ngx_http_agent_store->cron_due
+#define ngx_http_agent_store_cron_claim   ngx_http_agent_store->cron_claim
 #define ngx_http_agent_store_item_put     ngx_http_agent_store->item_put
 #define ngx_http_agent_store_item_get     ngx_http_agent_store->item_get
 #define ngx_http_agent_store_item_delete  ngx_http_agent_store->item_delete

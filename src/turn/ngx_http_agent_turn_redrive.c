@@ -236,7 +236,6 @@ ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd)
 static ngx_int_t
 ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd)
 {
-    ngx_uint_t                  i;
     ngx_str_t                   uri;
     ngx_pool_cleanup_t         *cln;
     ngx_http_request_t         *r;
@@ -244,25 +243,15 @@ ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd)
     ngx_http_agent_door_t      *door;
     ngx_http_agent_loc_conf_t  *alcf;
 
-    door = rd->doors->elts;
+    door = ngx_http_agent_turn_redrive_door(rd->doors, &rd->row.origin);
 
-    for (i = 0; i < rd->doors->nelts; i++) {
-        if (door[i].name.len == rd->row.origin.len
-            && ngx_strncmp(door[i].name.data, rd->row.origin.data,
-                           rd->row.origin.len)
-               == 0)
-        {
-            break;
-        }
-    }
-
-    if (i == rd->doors->nelts) {
+    if (door == NULL) {
         ngx_str_set(&rd->why, "its worker was lost, and the location it "
                     "ran on is not served any more");
         return NGX_DECLINED;
     }
 
-    alcf = door[i].conf->loc_conf[ngx_http_agent_module.ctx_index];
+    alcf = door->conf->loc_conf[ngx_http_agent_module.ctx_index];
 
     if (alcf->redrive == NULL) {
         ngx_str_set(&rd->why, "its worker was lost, and its protocol does "
@@ -276,9 +265,9 @@ ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd)
         return NGX_DECLINED;
     }
 
-    uri = door[i].name;
+    uri = door->name;
 
-    r = ngx_http_agent_headless_create(door[i].conf, &uri, rd->log);
+    r = ngx_http_agent_headless_create(door->conf, &uri, rd->log);
     if (r == NULL) {
         ngx_str_set(&rd->why, "its worker was lost, and no request could "
                     "be made to take it over");
@@ -323,6 +312,28 @@ ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd)
     (void) alcf->redrive(r, ctx->redrive);
 
     return NGX_OK;
+}
+
+
+/* the location of that name that keeps its runs, or NULL */
+
+ngx_http_agent_door_t *
+ngx_http_agent_turn_redrive_door(ngx_array_t *doors, ngx_str_t *name)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_door_t  *door;
+
+    door = doors->elts;
+
+    for (i = 0; i < doors->nelts; i++) {
+        if (door[i].name.len == name->len
+            && ngx_strncmp(door[i].name.data, name->data, name->len) == 0)
+        {
+            return &door[i];
+        }
+    }
+
+    return NULL;
 }
 
 

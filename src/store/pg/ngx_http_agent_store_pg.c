@@ -20,6 +20,7 @@
 #include "ngx_http_agent_store_pg_files.h"
 #include "ngx_http_agent_store_pg_runs.h"
 #include "ngx_http_agent_store_pg_assistant.h"
+#include "ngx_http_agent_store_pg_cron.h"
 #include "ngx_http_agent_store_pg_items.h"
 
 
@@ -137,6 +138,12 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_thread_busy,
     ngx_http_agent_pg_run_lost,
     ngx_http_agent_pg_run_claim,
+    ngx_http_agent_pg_cron_put,
+    ngx_http_agent_pg_cron_get,
+    ngx_http_agent_pg_cron_list,
+    ngx_http_agent_pg_cron_delete,
+    ngx_http_agent_pg_cron_due,
+    ngx_http_agent_pg_cron_claim,
     ngx_http_agent_pg_assistant_put,
     ngx_http_agent_pg_assistant_get,
     ngx_http_agent_pg_assistant_list,

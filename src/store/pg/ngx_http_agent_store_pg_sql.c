@@ -37,6 +37,10 @@
     "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
     " v.doc, a.created_at, v.created_at"
 
+#define NGX_HTTP_AGENT_PG_CRON_COLS                                           \
+    "cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"         \
+    " enabled, created_at, updated_at"
+
 #define NGX_HTTP_AGENT_PG_ITEM_COLS                                           \
     "owner, ns, key, value, created_at, updated_at, expires"
 
@@ -90,7 +94,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 5) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 6) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -278,7 +282,17 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS runs_running ON runs (thread_id)"
     "  WHERE status = 'running';"
 
-    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5)"
+    /* version 6: the LangGraph API's crons (lg_crons.c) */
+    " CREATE TABLE IF NOT EXISTS crons ("
+    "  cron_id text PRIMARY KEY, owner text, assistant_id text NOT NULL,"
+    "  thread_id text, origin text, doc text NOT NULL,"
+    "  next_run bigint NOT NULL DEFAULT 0, enabled int NOT NULL DEFAULT 1,"
+    "  created_at text NOT NULL, updated_at text NOT NULL);"
+    " CREATE INDEX IF NOT EXISTS crons_due ON crons (next_run)"
+    "  WHERE enabled = 1 AND next_run > 0;"
+    " CREATE INDEX IF NOT EXISTS crons_owner ON crons (owner, created_at);"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6)"
     "  ON CONFLICT DO NOTHING;"
     " END $agent$";
 
@@ -738,6 +752,39 @@ const char  *ngx_http_agent_pg_sql[] = {
     " WHERE x.thread_id = $1::text AND EXISTS (SELECT 1 FROM s)"
     " ORDER BY x.created_at, x.n)"
     " SELECT 1 FROM s",
+
+    /* NGX_HTTP_AGENT_PG_CRON_PUT */
+    "INSERT INTO crons (cron_id, owner, assistant_id, thread_id, origin,"
+    " doc, next_run, enabled, created_at, updated_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8::int, $9, $10)"
+    " ON CONFLICT (cron_id) DO UPDATE SET assistant_id = $3,"
+    " thread_id = $4, origin = $5, doc = $6, next_run = $7::bigint,"
+    " enabled = $8::int, updated_at = $10",
+
+    /* NGX_HTTP_AGENT_PG_CRON_GET */
+    "SELECT " NGX_HTTP_AGENT_PG_CRON_COLS " FROM crons"
+    " WHERE cron_id = $1 AND owner IS NOT DISTINCT FROM $2::text",
+
+    /* NGX_HTTP_AGENT_PG_CRON_LIST */
+    "SELECT " NGX_HTTP_AGENT_PG_CRON_COLS " FROM crons"
+    " WHERE owner IS NOT DISTINCT FROM $1::text ORDER BY created_at, cron_id",
+
+    /* NGX_HTTP_AGENT_PG_CRON_DELETE */
+    "DELETE FROM crons"
+    " WHERE cron_id = $1 AND owner IS NOT DISTINCT FROM $2::text",
+
+    /* NGX_HTTP_AGENT_PG_CRON_DUE */
+    "SELECT " NGX_HTTP_AGENT_PG_CRON_COLS " FROM crons"
+    " WHERE enabled = 1 AND next_run > 0 AND next_run <= $1::bigint"
+    " ORDER BY next_run LIMIT 8",
+
+    /*
+     * NGX_HTTP_AGENT_PG_CRON_CLAIM: a tick another host is claiming is
+     * skipped, not waited for; of those that read it due, one moves it
+     */
+    "UPDATE crons SET next_run = $3::bigint WHERE cron_id = (SELECT cron_id"
+    " FROM crons WHERE cron_id = $1 AND next_run = $2::bigint"
+    " AND enabled = 1 FOR UPDATE SKIP LOCKED)",
 
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",

@@ -18,6 +18,7 @@
 #include "ngx_http_agent_sqlite_run.h"
 #include "ngx_http_agent_sqlite_redrive.h"
 #include "ngx_http_agent_sqlite_assistant.h"
+#include "ngx_http_agent_sqlite_cron.h"
 #include "ngx_http_agent_sqlite_items.h"
 #include "ngx_http_agent_files.h"
 
@@ -107,6 +108,15 @@ static const char  *ngx_http_agent_store_schema =
     " assistant_id TEXT NOT NULL, version INTEGER NOT NULL,"
     " graph_id TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL,"
     " PRIMARY KEY (assistant_id, version)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS crons ("
+    " cron_id TEXT PRIMARY KEY, owner TEXT, assistant_id TEXT NOT NULL,"
+    " thread_id TEXT, origin TEXT, doc TEXT NOT NULL,"
+    " next_run INTEGER NOT NULL DEFAULT 0,"
+    " enabled INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL,"
+    " updated_at TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS crons_due ON crons (next_run)"
+    " WHERE enabled = 1 AND next_run > 0;"
+    "CREATE INDEX IF NOT EXISTS crons_owner ON crons (owner, created_at);"
     "CREATE TABLE IF NOT EXISTS items ("
     " n INTEGER PRIMARY KEY, owner TEXT NOT NULL, ns TEXT NOT NULL,"
     " key TEXT NOT NULL, value TEXT NOT NULL, text TEXT,"
@@ -439,6 +449,12 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_thread_busy,
     ngx_http_agent_sqlite_run_lost,
     ngx_http_agent_sqlite_run_claim,
+    ngx_http_agent_sqlite_cron_put,
+    ngx_http_agent_sqlite_cron_get,
+    ngx_http_agent_sqlite_cron_list,
+    ngx_http_agent_sqlite_cron_delete,
+    ngx_http_agent_sqlite_cron_due,
+    ngx_http_agent_sqlite_cron_claim,
     ngx_http_agent_sqlite_assistant_put,
     ngx_http_agent_sqlite_assistant_get,
     ngx_http_agent_sqlite_assistant_list,

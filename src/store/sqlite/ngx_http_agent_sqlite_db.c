@@ -301,6 +301,27 @@ static const char  *ngx_http_agent_store_sql[] = {
     " kwargs, multitask_strategy, created_at, updated_at, 0,"
     " checkpoint FROM runs WHERE thread_id = ?1"
     " ORDER BY created_at",
+    "INSERT INTO crons (cron_id, owner, assistant_id, thread_id, origin,"
+    " doc, next_run, enabled, created_at, updated_at)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+    " ON CONFLICT (cron_id) DO UPDATE SET assistant_id = ?3,"
+    " thread_id = ?4, origin = ?5, doc = ?6, next_run = ?7, enabled = ?8,"
+    " updated_at = ?10",
+    "SELECT cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"
+    " enabled, created_at, updated_at FROM crons"
+    " WHERE cron_id = ?1 AND owner IS ?2",
+    "SELECT cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"
+    " enabled, created_at, updated_at FROM crons"
+    " WHERE owner IS ?1"
+    " ORDER BY created_at, cron_id",
+    "DELETE FROM crons"
+    " WHERE cron_id = ?1 AND owner IS ?2",
+    "SELECT cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"
+    " enabled, created_at, updated_at FROM crons"
+    " WHERE enabled = 1 AND next_run > 0"
+    " AND next_run <= ?1 ORDER BY next_run LIMIT 8",
+    "UPDATE crons SET next_run = ?3 WHERE cron_id = ?1 AND next_run = ?2"
+    " AND enabled = 1",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
