@@ -96,6 +96,7 @@ typedef struct {
     void                      *walk;        /* history, search (walk.c) */
     ngx_str_t                  made;        /* an id made for this
                                                request, in each pass */
+    ngx_str_t                  made_at;     /* and the time it was */
     ngx_uint_t                 step;        /* supersteps written */
     ngx_uint_t                 step_n0;     /* the store's call slot
                                                where each one's start */

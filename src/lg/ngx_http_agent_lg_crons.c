@@ -340,8 +340,18 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    row.updated_at.data = now;
-    row.updated_at.len = ngx_http_agent_store_now(now) - now;
+    /* the same time in each pass of the request */
+
+    if (req->made_at.len == 0) {
+        req->made_at.data = now;
+        req->made_at.len = ngx_http_agent_store_now(now) - now;
+        req->made_at.data = ngx_pstrdup(r->pool, &req->made_at);
+        if (req->made_at.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
+    row.updated_at = req->made_at;
 
     if (old == NULL) {
         row.created_at = row.updated_at;

@@ -8,7 +8,11 @@ const [sdkDir, url, scenario, ...args] = process.argv.slice(2);
 const { Client } = await import(
     `${sdkDir}/node_modules/@langchain/langgraph-sdk/dist/index.js`);
 
-const client = new Client({ apiUrl: url, defaultHeaders: {} });
+// headers for every request (an owner's): AGENT_SDK_HEADERS, a JSON object
+const client = new Client({
+    apiUrl: url,
+    defaultHeaders: JSON.parse(process.env.AGENT_SDK_HEADERS || '{}'),
+});
 
 function out(k, v) {
     console.log(JSON.stringify({ k, v }));
@@ -352,6 +356,60 @@ const scenarios = {
                   metadata: { filename: 'a.pdf' } }] }] },
             streamMode: ['values'] }));
         await call('pdfed', () => client.threads.getState(f.thread_id));
+    },
+
+    async crons(assistant, threadId) {
+        // client.crons: made for a thread and stateless, searched,
+        // counted, updated, deleted; the errors as the SDK sees them
+        const tick = (text) => ({ messages: [{ role: 'user', content: text }] });
+        const mine = await call('create_thread',
+            () => client.crons.createForThread(threadId, assistant, {
+                schedule: '* * * * *', input: tick('tick-thread'),
+                metadata: { job: 'thread' } }));
+        await call('create_keep', () => client.crons.create(assistant, {
+            schedule: '*/1 * * * *', input: tick('tick-keep'),
+            onRunCompleted: 'keep', metadata: { job: 'keep' } }));
+        await call('create_delete', () => client.crons.create(assistant, {
+            schedule: '* * * * *', timezone: 'Asia/Kolkata',
+            input: tick('tick-delete'), metadata: { job: 'delete' } }));
+        const off = await call('create_off', () => client.crons.create(
+            assistant, { schedule: '* * * * *', input: tick('tick-off'),
+                         metadata: { job: 'off' } }));
+        await call('create_ended', () => client.crons.create(assistant, {
+            schedule: '* * * * *', input: tick('tick-ended'),
+            endTime: '2020-01-01T00:00:00Z', metadata: { job: 'ended' } }));
+        const gone = await call('create_gone', () => client.crons.create(
+            assistant, { schedule: '* * * * *', input: tick('tick-gone') }));
+        await call('disabled', () => client.crons.update(off.cron_id,
+                                                         { enabled: false }));
+        await call('updated', () => client.crons.update(mine.cron_id, {
+            schedule: '* * * * *', timezone: 'Europe/Paris',
+            metadata: { more: 1 } }));
+        await call('delete', () => client.crons.delete(gone.cron_id));
+        await call('delete_again', () => client.crons.delete(gone.cron_id));
+        await call('search', () => client.crons.search({ limit: 100 }));
+        await call('search_thread',
+                   () => client.crons.search({ threadId }));
+        await call('search_meta',
+                   () => client.crons.search({ metadata: { job: 'keep' } }));
+        await call('search_enabled',
+                   () => client.crons.search({ enabled: false }));
+        await call('search_sorted', () => client.crons.search({
+            sortBy: 'cron_id', sortOrder: 'asc', limit: 2, offset: 1,
+            select: ['cron_id', 'schedule'] }));
+        await call('count', () => client.crons.count());
+        await call('count_thread', () => client.crons.count({ threadId }));
+        await call('bad_schedule', () => client.crons.create(assistant, {
+            schedule: '61 * * * *' }));
+        await call('bad_zone', () => client.crons.create(assistant, {
+            schedule: '* * * * *', timezone: 'Mars/Olympus' }));
+        await call('no_assistant', () => client.crons.create('nope', {
+            schedule: '* * * * *' }));
+        await call('no_thread', () => client.crons.createForThread(
+            '00000000-0000-4000-8000-000000000000', assistant,
+            { schedule: '* * * * *' }));
+        await call('update_unknown', () => client.crons.update(
+            '00000000-0000-4000-8000-000000000000', { enabled: false }));
     },
 
     async update() {
