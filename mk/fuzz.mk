@@ -2,15 +2,15 @@
 # stream parser (whole against split), the CSV importer, the prompt
 # renderer, the conditions of edges, MCP servers' answers (JSON-RPC,
 # batches, event streams), AG-UI's RunAgentInput, what MCP and A2A
-# clients send to agent_mcp_server and agent_a2a, and Open Responses'
-# request, each run FUZZ_SECONDS from its seeds in t/fuzz/<target>/.
+# clients send to agent_mcp_server and agent_a2a, Open Responses'
+# request, and crons' schedules, times and TZif zones, each run FUZZ_SECONDS from its seeds in t/fuzz/<target>/.
 # The module's sources are built with the fuzzer, ASan and UBSan beside a
 # small shim of nginx's core (t/fuzz/ngx_fuzz_core.c).  See docs/security.md.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_TARGETS := json llm csv prompt expr mcp agui mcpserver a2a \
-                responses
+                responses cron
 FUZZ_CC      := clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined \
@@ -51,6 +51,7 @@ FUZZ_SRCS_a2a    := src/util/ngx_http_agent_json.c \
 FUZZ_SRCS_responses := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
                     src/responses/ngx_http_agent_responses_input.c
+FUZZ_SRCS_cron   := src/util/ngx_http_agent_cron.c src/util/ngx_http_agent_tz.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/engine/ngx_http_agent_graph.c \
                     src/engine/ngx_http_agent_graph_wait.c \

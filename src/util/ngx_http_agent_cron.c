@@ -283,14 +283,18 @@ ngx_http_agent_cron_next(ngx_http_agent_cron_t *cron,
             d++;
         }
 
-        if (d > ngx_http_agent_cron_mdays(y, m)) {
-            d = 1;
-            m++;
-        }
-
         if (m > 12) {
             m = 1;
             y++;
+        }
+
+        if (d > ngx_http_agent_cron_mdays(y, m)) {
+            d = 1;
+
+            if (++m > 12) {
+                m = 1;
+                y++;
+            }
         }
 
         if (y > end) {

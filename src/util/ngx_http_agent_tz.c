@@ -27,8 +27,6 @@
 
 static ngx_http_agent_tz_t *ngx_http_agent_tz_read(ngx_str_t *name,
     ngx_pool_t *pool, ngx_log_t *log);
-static ngx_int_t ngx_http_agent_tz_parse(ngx_http_agent_tz_t *tz,
-    u_char *p, u_char *last, ngx_pool_t *pool);
 static ngx_int_t ngx_http_agent_tz_name_valid(ngx_str_t *name);
 static uint32_t ngx_http_agent_tz_u32(u_char *p);
 static int64_t ngx_http_agent_tz_i64(u_char *p);
@@ -243,7 +241,7 @@ ngx_http_agent_tz_read(ngx_str_t *name, ngx_pool_t *pool, ngx_log_t *log)
  * second header and block of 64-bit times, the one read then
  */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_tz_parse(ngx_http_agent_tz_t *tz, u_char *p, u_char *last,
     ngx_pool_t *pool)
 {

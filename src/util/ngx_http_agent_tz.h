@@ -32,6 +32,8 @@ typedef struct {
 ngx_http_agent_tz_t *ngx_http_agent_tz_get(ngx_str_t *name, ngx_log_t *log);
 int32_t ngx_http_agent_tz_offset(ngx_http_agent_tz_t *tz, int64_t utc);
 int64_t ngx_http_agent_tz_utc(ngx_http_agent_tz_t *tz, int64_t local);
+ngx_int_t ngx_http_agent_tz_parse(ngx_http_agent_tz_t *tz, u_char *p,
+    u_char *last, ngx_pool_t *pool);
 
 
 #endif /* _NGX_HTTP_AGENT_TZ_H_INCLUDED_ */

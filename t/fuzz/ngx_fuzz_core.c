@@ -560,3 +560,15 @@ ngx_explicit_memzero(void *buf, size_t n)
 {
     ngx_memzero(buf, n);
 }
+
+
+static ngx_log_t             ngx_fuzz_cycle_log;
+static ngx_cycle_t           ngx_fuzz_cycle = { .log = &ngx_fuzz_cycle_log };
+volatile ngx_cycle_t        *ngx_cycle = &ngx_fuzz_cycle;
+
+
+void *
+ngx_alloc(size_t size, ngx_log_t *log)
+{
+    return malloc(size);
+}
