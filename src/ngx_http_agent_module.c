@@ -38,6 +38,7 @@
 #include "ngx_http_agent_turn_redrive.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_webhook.h"
+#include "ngx_http_agent_params.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -46,8 +47,6 @@ static char *ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf);
 static void *ngx_http_agent_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
-static char *ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
 static ngx_int_t ngx_http_agent_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_agent_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_init_process(ngx_cycle_t *cycle);
@@ -65,6 +64,15 @@ static ngx_conf_num_bounds_t  ngx_http_agent_rounds_bounds = {
 };
 
 
+/* agent_durability, a LangGraph run's "durability" (lg_request.c) */
+ngx_conf_enum_t  ngx_http_agent_durabilities[] = {
+    { ngx_string("sync"), NGX_HTTP_AGENT_DURABILITY_SYNC },
+    { ngx_string("async"), NGX_HTTP_AGENT_DURABILITY_ASYNC },
+    { ngx_string("exit"), NGX_HTTP_AGENT_DURABILITY_EXIT },
+    { ngx_null_string, 0 }
+};
+
+
 static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_checkpoint_db"),
@@ -76,14 +84,14 @@ static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_resources_dir"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_path,
+      ngx_http_agent_params_path,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_agent_main_conf_t, resources_dir),
       NULL },
 
     { ngx_string("agent_prompts"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
-      ngx_http_agent_path,
+      ngx_http_agent_params_path,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_agent_main_conf_t, prompts_dir),
       NULL },
@@ -255,6 +263,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, webhooks),
       NULL },
+
+    { ngx_string("agent_durability"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, durability),
+      &ngx_http_agent_durabilities },
 
     { ngx_string("agent_run_attempts"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
@@ -549,6 +564,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->sql_max_bytes = NGX_CONF_UNSET_SIZE;
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
     alcf->run_attempts = NGX_CONF_UNSET_UINT;
+    alcf->durability = NGX_CONF_UNSET_UINT;
     alcf->webhooks = NGX_CONF_UNSET_PTR;
     alcf->run_events_max = NGX_CONF_UNSET_SIZE;
     alcf->run_events_keep = NGX_CONF_UNSET_MSEC;
@@ -598,6 +614,8 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                              "default");
     ngx_conf_merge_msec_value(conf->turn_lease, prev->turn_lease, 30000);
     ngx_conf_merge_uint_value(conf->run_attempts, prev->run_attempts, 3);
+    ngx_conf_merge_uint_value(conf->durability, prev->durability,
+                              NGX_HTTP_AGENT_DURABILITY_ASYNC);
     ngx_conf_merge_ptr_value(conf->webhooks, prev->webhooks, NULL);
     ngx_conf_merge_size_value(conf->run_events_max, prev->run_events_max,
                               8 * 1024 * 1024);
@@ -679,30 +697,6 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                                &conf->use_database);
             return NGX_CONF_ERROR;
         }
-    }
-
-    return NGX_CONF_OK;
-}
-
-
-static char *
-ngx_http_agent_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-    char  *p = conf;
-
-    ngx_str_t  *field, *value;
-
-    field = (ngx_str_t *) (p + cmd->offset);
-
-    if (field->data) {
-        return "is duplicate";
-    }
-
-    value = cf->args->elts;
-    *field = value[1];
-
-    if (ngx_conf_full_name(cf->cycle, field, 0) != NGX_OK) {
-        return NGX_CONF_ERROR;
     }
 
     return NGX_CONF_OK;

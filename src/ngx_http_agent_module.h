@@ -39,6 +39,16 @@ typedef struct {
 
 
 /*
+ * How a run's steps are saved (agent_durability, a LangGraph run's
+ * "durability"): each one waited for; each one behind the run, where the
+ * store can (PostgreSQL); only at the run's end and its interrupts
+ */
+#define NGX_HTTP_AGENT_DURABILITY_SYNC   1
+#define NGX_HTTP_AGENT_DURABILITY_ASYNC  2
+#define NGX_HTTP_AGENT_DURABILITY_EXIT   3
+
+
+/*
  * A location that keeps its runs (a protocol's): its configuration, so
  * that a run its worker lost is driven again there (turn_redrive.c)
  */
@@ -133,12 +143,16 @@ typedef struct {
     ngx_int_t                (*redrive)(ngx_http_request_t *r, void *row);
     ngx_uint_t                 run_attempts;
 
+    /* how a run's steps are saved: NGX_HTTP_AGENT_DURABILITY_* */
+    ngx_uint_t                 durability;
+
     /* agent_webhooks: ngx_http_agent_webhooks_t, or NULL */
     void                      *webhooks;
 } ngx_http_agent_loc_conf_t;
 
 
 extern ngx_module_t  ngx_http_agent_module;
+extern ngx_conf_enum_t  ngx_http_agent_durabilities[];
 
 
 typedef enum {

@@ -37,6 +37,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     yajl_val                    input, command, x, meta;
     ngx_int_t                   rc;
     ngx_str_t                   s;
+    ngx_conf_enum_t            *e;
     ngx_http_agent_loc_conf_t  *alcf;
 
     input = ngx_http_agent_json_get(v, "input");
@@ -128,6 +129,31 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     x = ngx_http_agent_json_get(v, "stream_resumable");
     lr->resumable = (x && YAJL_IS_TRUE(x));
     lr->record.events = lr->resumable;
+
+    /* durability: how its steps are saved (agent_durability's words) */
+
+    x = ngx_http_agent_json_get(v, "durability");
+
+    if (x && !YAJL_IS_NULL(x)) {
+        s.data = YAJL_IS_STRING(x) ? (u_char *) x->u.string : NULL;
+        s.len = s.data ? ngx_strlen(s.data) : 0;
+
+        for (e = ngx_http_agent_durabilities; e->name.len; e++) {
+            if (e->name.len == s.len
+                && ngx_strncmp(e->name.data, s.data, s.len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (e->name.len == 0) {
+            return ngx_http_agent_reply_error(r, 422, "\"durability\" is "
+                                              "\"sync\", \"async\" or "
+                                              "\"exit\"");
+        }
+
+        in->durability = e->value;
+    }
 
     if (ngx_http_agent_json_get_str(v, "on_disconnect", &s) == NGX_OK) {
         if (s.len == 8 && ngx_strncmp(s.data, "continue", 8) == 0) {

@@ -53,6 +53,13 @@ typedef struct {
     ngx_str_t                  metadata;
     ngx_str_t                  saved_by;
 
+    /*
+     * steps were not saved before this one (agent_durability exit): the
+     * message count they started at; their messages are this one's rows
+     */
+    ngx_uint_t                 skipped;
+    int64_t                    since;
+
     /* tokens spent since the last checkpoint: the session's totals */
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;

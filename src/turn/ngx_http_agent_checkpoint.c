@@ -26,6 +26,8 @@ static ngx_int_t ngx_http_agent_checkpoint_messages(ngx_pool_t *pool,
     yajl_val v, ngx_array_t *messages);
 static ngx_int_t ngx_http_agent_checkpoint_appended(ngx_pool_t *pool,
     ngx_array_t **added);
+static ngx_int_t ngx_http_agent_checkpoint_since(ngx_http_agent_run_t *run,
+    int64_t since, ngx_array_t **added);
 static void ngx_http_agent_checkpoint_overlay(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_uint_t appended);
 
@@ -452,6 +454,12 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
+    if (cp->skipped
+        && ngx_http_agent_checkpoint_since(run, cp->since, &added) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     /* the channels are bound to the insert and forgotten: a scratch text */
     if (run->scratch == NULL) {
         run->scratch = ngx_http_agent_json_create(run->pool);
@@ -546,6 +554,43 @@ ngx_http_agent_checkpoint_appended(ngx_pool_t *pool, ngx_array_t **added)
 
         *to = m[i];
     }
+
+    *added = a;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The messages of the steps not saved before this one, and its own: the
+ * state's since the count they started at (a message of theirs replaced
+ * since is written as it is now; one stored before, by the overlay)
+ */
+
+static ngx_int_t
+ngx_http_agent_checkpoint_since(ngx_http_agent_run_t *run, int64_t since,
+    ngx_array_t **added)
+{
+    ngx_uint_t    n;
+    ngx_array_t  *msgs, *a;
+
+    msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+
+    if (since < 0 || (ngx_uint_t) since >= msgs->nelts) {
+        *added = NULL;
+        return NGX_OK;
+    }
+
+    n = msgs->nelts - (ngx_uint_t) since;
+
+    a = ngx_array_create(run->pool, n, sizeof(ngx_http_agent_msg_t));
+    if (a == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(a->elts, (ngx_http_agent_msg_t *) msgs->elts + since,
+               n * sizeof(ngx_http_agent_msg_t));
+    a->nelts = n;
 
     *added = a;
 

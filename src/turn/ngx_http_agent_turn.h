@@ -153,6 +153,9 @@ typedef struct {
     ngx_str_t                       metadata;  /* the run's (a JSON object
                                                   of our generator's), kept
                                                   with its checkpoints */
+    ngx_uint_t                      durability; /* how its steps are
+                                                  saved (0: as the
+                                                  location says) */
     ngx_msec_t                      delay;     /* the graph starts this
                                                   long after the begin
                                                   (a pending run), or 0 */

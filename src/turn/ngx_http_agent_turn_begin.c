@@ -90,6 +90,8 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     /* each checkpoint renews the lease, the input step's too */
     turn->lease_ms = alcf->turn_lease;
+    turn->durability = turn->in.durability ? turn->in.durability
+                                           : alcf->durability;
 
     ngx_http_agent_store_call_init(&turn->sc, r->pool, r->connection->log,
                                    ngx_http_agent_turn_wake, turn);

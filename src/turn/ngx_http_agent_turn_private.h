@@ -66,6 +66,10 @@ struct ngx_http_agent_turn_s {
     ngx_str_t                       end_text;
     ngx_str_t                       end_code;
     ngx_int_t                       done_rc;   /* kept while it unlocks */
+    ngx_uint_t                      durability;
+    int64_t                         skip_from; /* the message count the
+                                                  steps not saved began
+                                                  at (exit) */
     unsigned                        locked:1;
     unsigned                        interrupted:1;
     unsigned                        started:1; /* the graph runs */
@@ -73,6 +77,7 @@ struct ngx_http_agent_turn_s {
     unsigned                        input_step:1; /* saved in the begin */
     unsigned                        cp_pending:1; /* its event follows the
                                                      step's end */
+    unsigned                        skipping:1; /* steps not saved yet */
 };
 
 

@@ -37,6 +37,7 @@ static ngx_int_t ngx_http_agent_turn_interrupt_keep(
     ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
+static int64_t ngx_http_agent_turn_step_start(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_uint_t start);
 static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
@@ -161,6 +162,23 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     cp = &turn->cp;
 
+    /*
+     * agent_durability exit: a step the run goes on from is not saved; the
+     * run's end, or the step it waits after, is saved with their messages
+     */
+
+    if (turn->durability == NGX_HTTP_AGENT_DURABILITY_EXIT && turn->started
+        && next != NGX_HTTP_AGENT_END && run->interrupt.len == 0)
+    {
+        if (!turn->skipping) {
+            turn->skipping = 1;
+            turn->skip_from = ngx_http_agent_turn_step_start(run);
+        }
+
+        turn->step++;
+        return NGX_OK;
+    }
+
     if (!turn->started && turn->input_saved) {
         /* the start's pass runs again: its input step is on its way */
         turn->checkpoint_id = cp->id;
@@ -179,6 +197,8 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     cp->run_id = turn->run_id;
     cp->metadata = turn->in.metadata;
     cp->lease = turn->lease_ms;
+    cp->skipped = turn->skipping;
+    cp->since = turn->skip_from;
 
     /* the tokens of the step's model calls, in the same transaction */
     cp->prompt_tokens = turn->env.prompt_tokens - turn->saved.prompt_tokens;
@@ -218,6 +238,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
      */
 
     behind = (ngx_http_agent_store_has(NGX_HTTP_AGENT_STORE_BEHIND)
+              && turn->durability != NGX_HTTP_AGENT_DURABILITY_SYNC
               && turn->locked && !cp->release && run->interrupt.len == 0
               && (turn->started || turn->in.resume.len == 0));
 
@@ -237,6 +258,35 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
     }
 
     return ngx_http_agent_turn_saved(turn, rc);
+}
+
+
+/* the message count before the step just run: the state's less its own */
+
+static int64_t
+ngx_http_agent_turn_step_start(ngx_http_agent_run_t *run)
+{
+    ngx_uint_t               i, k, n;
+    ngx_http_agent_msg_t    *m;
+    ngx_http_agent_write_t  *w;
+
+    n = 0;
+    w = run->update ? run->update->elts : NULL;
+
+    for (i = 0; w && i < run->update->nelts; i++) {
+        if (w[i].channel != NGX_HTTP_AGENT_CH_MESSAGES) {
+            continue;
+        }
+
+        m = w[i].value.messages->elts;
+
+        for (k = 0; k < w[i].value.messages->nelts; k++) {
+            n += !m[k].replace;
+        }
+    }
+
+    return (int64_t) run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts
+           - (int64_t) n;
 }
 
 
@@ -286,6 +336,8 @@ ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     if (turn->cp.release) {
         turn->locked = 0;
     }
+
+    turn->skipping = 0;
 
     ngx_str_null(&turn->in.resume);
 

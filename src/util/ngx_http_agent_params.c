@@ -556,3 +556,29 @@ ngx_http_agent_params_array(ngx_conf_t *cf, void *conf,
 
     return a;
 }
+
+
+/* a directive's file name, made full from the prefix */
+
+char *
+ngx_http_agent_params_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    char  *p = conf;
+
+    ngx_str_t  *field, *value;
+
+    field = (ngx_str_t *) (p + cmd->offset);
+
+    if (field->data) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    *field = value[1];
+
+    if (ngx_conf_full_name(cf->cycle, field, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}

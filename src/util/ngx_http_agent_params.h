@@ -97,4 +97,8 @@ char *ngx_http_agent_params_set_regex(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 
 
+char *ngx_http_agent_params_path(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+
 #endif /* _NGX_HTTP_AGENT_PARAMS_H_INCLUDED_ */
