@@ -78,9 +78,11 @@ async function thread(base) {
 async function lgrun(base, tid, message, onChunk) {
     const t0 = process.hrtime.bigint();
     const r = await request(base + '/threads/' + tid + '/runs/stream',
-        'POST', { assistant_id: 'react', input: { messages: [
+        'POST', Object.assign({ assistant_id: 'react', input: { messages: [
                       { role: 'user', content: message }] },
-                  stream_mode: ['messages-tuple', 'values'] }, onChunk);
+                  stream_mode: ['messages-tuple', 'values'] },
+                  opt.durability ? { durability: opt.durability } : {}),
+        onChunk);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const ok = r.status === 200 && !/event: error/.test(r.body)
                && /tok\d+ "/.test(r.body.slice(-4000));

@@ -488,6 +488,38 @@ if (want('pg') && $pg_bin) {
     system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-m', 'fast', 'stop');
 }
 
+# --- durability: how a run's steps are saved (nginx) -------------------------
+
+# the react graph's run (model, the SQL tool, model: three steps and the
+# input's) through the LangGraph API at c=16, each mode its run's
+# "durability", on SQLite and, when Debian's postgresql is there, on it
+if (want('durability')) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small);
+    my @stores = ([ sqlite => undef ]);
+    if ($pg_bin) {
+        pg_start();
+        push @stores, [ pg => 'pg' ];
+    }
+    for my $s (@stores) {
+        my ($pid, $port) = start_nginx($mport, server =>
+            'location /lg/ { agent_langgraph_api; agent_use_database bench; }',
+            $s->[1] ? (db => pg_fresh('benchdurable')) : ());
+        # a first load that warms the workers and the store, not counted
+        loadgen('lgload', base => "http://127.0.0.1:$port/lg",
+                n => $n_load / 5, c => 16);
+        for my $d (qw(sync async exit)) {
+            note("nginx ($s->[0]): LangGraph API runs, durability $d, c=16");
+            $row{durable}{"$s->[0]_$d"} = loadgen('lgload',
+                base => "http://127.0.0.1:$port/lg", n => $n_load, c => 16,
+                durability => $d);
+        }
+        stop($pid);
+    }
+    system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-m', 'fast', 'stop')
+        if $pg_bin;
+}
+
 # --- traces and metrics on and off (nginx) -----------------------------------
 
 # metrics are always counted; "on" adds agent_otlp to a collector on the
@@ -631,6 +663,18 @@ for my $q (qw(big small)) {
 line('  long conversation: median ms of turns 1-10', $G->{long}{first10},
      $ln->{first10});
 line('    median ms of turns 191-200', $G->{long}{last10}, $ln->{last10});
+
+for my $s (qw(sqlite pg)) {
+    for my $d (qw(sync async exit)) {
+        my $a = $row{durable}{"${s}_$d"};
+        my $l = $s eq 'pg' ? 'PostgreSQL' : 'SQLite';
+        line("durability $d ($l), LangGraph API c=16: turns/s", $a->{tps},
+             undef, '%.0f');
+        line("  p50 / p99 ms", $a->{p50}, undef, '%.1f');
+        line("  ", $a->{p99}, undef, '%.1f');
+        line("  errors", $a->{errors}, undef, '%d');
+    }
+}
 
 for my $k (qw(untraced traced)) {
     my $l = $k eq 'traced' ? 'traces (OTLP) and metrics on' : 'off';
