@@ -20,6 +20,7 @@ use AgentTest;
 use JSON::PP;
 use Time::HiRes qw(sleep);
 use IO::Socket::INET;
+use POSIX ();
 
 my $t = AgentTest->new;
 my $dir = $t->dir;
@@ -58,6 +59,7 @@ agent_graph once {
     edge model END;
 }
 HTTP
+$conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1 agent_turn_lease 3s;};
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
             agent_use_graph looper; agent_assistants once;
             agent_turn_lease 3s; }
@@ -142,6 +144,59 @@ isnt($names[-1], 'error', 'no error at its end');
 $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'once',
     input => { messages => [ { role => 'user', content => 'thanks' } ] } });
 is($r->{status}, 200, 'the thread takes a new run');
+
+# --- our own API's turn, killed mid-round: taken over too --------------------
+
+unlink "$dir/cut";
+my $sid = $t->session;
+my $cpid = fork() // die;
+if ($cpid == 0) {
+    $t->turn($sid, 'add them', timeout => 30);
+    POSIX::_exit(0);
+}
+ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
+   'a chat turn in its second model call');
+my $cholder = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$sid'");
+my $crun = $t->sqlite($db, "SELECT run_id FROM sessions WHERE id = '$sid'");
+kill 'KILL', $cholder;
+waitpid($cpid, 0);
+ok(AgentTest::wait_for(sub {
+    $t->sqlite($db, "SELECT status FROM runs WHERE run_id = '$crun'")
+        eq 'success' }, 30), 'another worker finished the turn');
+my $msgs = $t->http('GET', "/api/sessions/$sid/messages")->{json}{messages};
+like($msgs->[-1]{content}, qr/^the answer is /,
+     'the next GET /messages holds the answer');
+is(scalar(grep { $_->{role} eq 'user' } @$msgs), 1,
+   'and the question once');
+is($t->turn($sid, 'thanks')->{types}[-1], 'end', 'the session goes on');
+
+# --- our own API's turn killed, its client's next message at once -----------
+
+unlink "$dir/cut";
+$sid = $t->session;
+$cpid = fork() // die;
+if ($cpid == 0) {
+    $t->turn($sid, 'add them', timeout => 30);
+    POSIX::_exit(0);
+}
+ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
+   'another chat turn in its second model call');
+$cholder = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$sid'");
+$crun = $t->sqlite($db, "SELECT run_id FROM sessions WHERE id = '$sid'");
+kill 'KILL', $cholder;
+waitpid($cpid, 0);
+my $next = $t->turn($sid, 'never mind');
+is($next->{types}[-1], 'end',
+   'the client\'s next message takes the session at once');
+ok(AgentTest::wait_for(sub {
+    $t->sqlite($db, "SELECT status FROM runs WHERE run_id = '$crun'")
+        eq 'error' }, 15), 'the lost turn ends, superseded')
+    or diag($t->sqlite($db, "SELECT status FROM runs WHERE run_id = '$crun'"));
+like($t->sqlite($db, "SELECT data FROM run_events WHERE run_id = '$crun'"),
+     qr/another turn took its thread/, 'its outcome says so');
+sleep 4;
+unlike($t->slurp('error.log'), qr/run "$crun" of thread "$sid" lost its/,
+       'and it was not taken over');
 
 # --- agent_run_attempts 0: a lost run ends -----------------------------------
 

@@ -274,13 +274,15 @@ ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
     alcf->location = clcf->name;
     clcf->handler = ngx_http_agent_handler;
 
-    if (!ngx_http_agent_kind_protocol(alcf->kind)) {
+    if (alcf->kind == NGX_HTTP_AGENT_SESSIONS) {
         return NGX_CONF_OK;
     }
 
-    /* a protocol keeps its runs: one its worker lost is run here again */
+    /* its turns are kept: one its worker lost is run here again */
 
-    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
+    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH
+        || alcf->kind == NGX_HTTP_AGENT_CHAT)
+    {
         alcf->redrive = ngx_http_agent_handler_redrive;
     }
 

@@ -192,6 +192,19 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
                                                         &ctx->body)
                        : ngx_http_agent_lg_redrive_request(r, row, &r->uri,
                                                            &ctx->body);
+
+    } else if (alcf->kind == NGX_HTTP_AGENT_CHAT) {
+        /* our API: a message with none, on the session */
+        r->uri.len = alcf->location.len + row->thread_id.len
+                     + sizeof("//message") - 1;
+        r->uri.data = ngx_pnalloc(r->pool, r->uri.len);
+
+        if (r->uri.data) {
+            (void) ngx_sprintf(r->uri.data, "%V/%V/message", &alcf->location,
+                               &row->thread_id);
+            ngx_str_set(&ctx->body, "{}");
+            rc = NGX_OK;
+        }
     }
 
     if (rc == NGX_OK) {

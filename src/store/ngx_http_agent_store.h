@@ -116,6 +116,7 @@ typedef struct {
     ngx_str_t                  host;         /* its holder's */
     ngx_pid_t                  pid;
     int64_t                    expires;      /* its lease's end, ms */
+    ngx_str_t                  origin;       /* the location it ran on */
 } ngx_http_agent_run_lost_t;
 
 
@@ -463,6 +464,12 @@ typedef struct {
      */
     ngx_int_t  (*run_lost)(ngx_http_agent_store_call_t *sc,
                            ngx_array_t *lost);
+    /*
+     * runs still running whose thread another turn holds, or nobody: a
+     * few (ngx_http_agent_run_lost_t, run_id and thread_id)
+     */
+    ngx_int_t  (*run_orphans)(ngx_http_agent_store_call_t *sc,
+                              ngx_array_t *orphans);
     /*
      * a lost run claimed, in the caller's unit of writes: its lease this
      * process's for hold ms (unless another took it first: NGX_DECLINED),

@@ -29,6 +29,7 @@
 #define ngx_http_agent_store_thread_busy  ngx_http_agent_store->thread_busy
 #define ngx_http_agent_store_run_lost     ngx_http_agent_store->run_lost
 #define ngx_http_agent_store_run_claim    ngx_http_agent_store->run_claim
+#define ngx_http_agent_store_run_orphans  ngx_http_agent_store->run_orphans
 #define ngx_http_agent_store_assistant_put                                    \
     ngx_http_agent_store->assistant_put
 #define ngx_http_agent_store_assistant_get                                    \

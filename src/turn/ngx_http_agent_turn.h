@@ -69,6 +69,8 @@ typedef struct {
     unsigned                        cancelled:1;
     unsigned                        rollback:1; /* cancelled, undone */
     unsigned                        finished:1;
+    unsigned                        quiet:1;   /* no poll: no cancel from
+                                                  elsewhere (our API's) */
     unsigned                        claimed:1; /* taken over from a worker
                                                   that died: its row is
                                                   there (turn_redrive.c) */

@@ -35,14 +35,21 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     yajl_val                     v, images, answer;
     ngx_int_t                    rc;
     ngx_str_t                    text, name, resumed;
-    ngx_http_agent_msg_t        *msg;
-    ngx_http_agent_turn_t       *turn;
-    ngx_http_agent_session_t     s;
+    ngx_http_agent_msg_t          *msg;
+    ngx_http_agent_ctx_t          *ctx;
+    ngx_http_agent_turn_t         *turn;
+    ngx_http_agent_session_t       s;
+    ngx_http_agent_run_row_t      *row;
+    ngx_http_agent_turn_record_t  *rec;
 
     rc = ngx_http_agent_reply_parse(r, body, &v, 0);
     if (rc != NGX_OK) {
         return rc;
     }
+
+    /* a turn taken over from a worker that died (turn_redrive.c), or NULL */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    row = ctx->redrive;
 
     msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));
     if (msg == NULL) {
@@ -69,8 +76,10 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
                                               "JSON value");
         }
 
-    } else if (ngx_http_agent_json_get_str(v, "message", &text) != NGX_OK
-               || text.len == 0)
+    } else if (row == NULL
+               && (ngx_http_agent_json_get_str(v, "message", &text)
+                   != NGX_OK
+                   || text.len == 0))
     {
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                           "\"message\" must be a non-empty "
@@ -115,7 +124,28 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     turn->check = ngx_http_agent_turn_check;
     turn->model_name = name;
 
-    if (!resume) {
+    /*
+     * its run kept in the runs table, so that a worker that dies does not
+     * lose it: no poll (no other worker cancels our API's turns)
+     */
+
+    rec = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_record_t));
+    if (rec == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rec->quiet = 1;
+    turn->in.record = rec;
+
+    if (row && row->run_id.len == 36) {
+        /* taken over: no input, on from the last checkpoint, no client */
+        ngx_http_agent_turn_id(turn, row->run_id.data);
+        rec->claimed = 1;
+        ngx_str_set(&turn->in.resume, "null");
+        turn->in.answers = 1;
+        turn->in.json = 1;
+
+    } else if (!resume) {
         turn->in.msgs = msg;
         turn->in.nmsgs = 1;
     }

@@ -109,16 +109,22 @@ ngx_http_agent_turn_record_begin(ngx_http_agent_turn_t *turn)
 
     row = rec->row;
 
-    /* the kept events of runs ended before the join window go now */
+    /*
+     * the kept events of runs ended before the join window go now, as a
+     * run that may keep some starts (not our API's turns: one more write
+     * a turn for nothing of theirs)
+     */
 
-    row.expire.data = ngx_pnalloc(r->pool, 32);
-    if (row.expire.data == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (!rec->quiet) {
+        row.expire.data = ngx_pnalloc(r->pool, 32);
+        if (row.expire.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        row.expire.len = ngx_http_agent_store_ago(row.expire.data,
+                                                  alcf->run_events_keep)
+                         - row.expire.data;
     }
-
-    row.expire.len = ngx_http_agent_store_ago(row.expire.data,
-                                              alcf->run_events_keep)
-                     - row.expire.data;
 
     /* a run that fails keeps its error too: its end marks it then */
     rc = ngx_http_agent_store_run_insert(&turn->sc, &row, rec->events);
@@ -144,7 +150,7 @@ ngx_http_agent_turn_record_start(ngx_http_agent_turn_t *turn)
 
     rec = turn->in.record;
 
-    if (rec->finished || !ngx_http_agent_turn_running(turn)) {
+    if (rec->finished || rec->quiet || !ngx_http_agent_turn_running(turn)) {
         return;
     }
 

@@ -40,9 +40,15 @@
 #define NGX_HTTP_AGENT_REDRIVE_HOLD   10000
 
 
+/* the runs found orphaned at a look, ended if still so at the next */
+#define NGX_HTTP_AGENT_REDRIVE_SEEN   8
+#define NGX_HTTP_AGENT_REDRIVE_ID     64
+
+
 typedef enum {
     NGX_HTTP_AGENT_REDRIVE_LOST = 0,
     NGX_HTTP_AGENT_REDRIVE_CLAIM,
+    NGX_HTTP_AGENT_REDRIVE_ORPHANS,
     NGX_HTTP_AGENT_REDRIVE_END
 } ngx_http_agent_redrive_phase_e;
 
@@ -56,8 +62,16 @@ typedef struct {
     ngx_http_agent_run_row_t          row;
     ngx_http_agent_redrive_phase_e    phase;
     ngx_str_t                         why;       /* an end's */
+    ngx_uint_t                        orphan;    /* an end's: its thread
+                                                    is another's */
     ngx_array_t                      *doors;
     ngx_log_t                        *log;
+
+    /* the orphans of the last look (their ids) */
+    ngx_uint_t                        nseen;
+    size_t                            seen_len[NGX_HTTP_AGENT_REDRIVE_SEEN];
+    u_char                            seen[NGX_HTTP_AGENT_REDRIVE_SEEN]
+                                          [NGX_HTTP_AGENT_REDRIVE_ID];
 } ngx_http_agent_redrive_t;
 
 
@@ -66,6 +80,9 @@ static void ngx_http_agent_redrive_wake(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd);
 static ngx_int_t ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd);
 static ngx_int_t ngx_http_agent_redrive_end(ngx_http_agent_redrive_t *rd);
+static ngx_http_agent_run_lost_t *ngx_http_agent_redrive_pick(
+    ngx_http_agent_redrive_t *rd);
+static ngx_uint_t ngx_http_agent_redrive_orphans(ngx_http_agent_redrive_t *rd);
 static void ngx_http_agent_redrive_next(ngx_http_agent_redrive_t *rd);
 static void ngx_http_agent_redrive_pool(void *data);
 
@@ -125,6 +142,7 @@ ngx_http_agent_redrive_tick(ngx_event_t *ev)
     ngx_http_agent_store_call_init(&rd->sc, rd->pool, rd->log,
                                    ngx_http_agent_redrive_wake, rd);
     rd->phase = NGX_HTTP_AGENT_REDRIVE_LOST;
+    rd->orphan = 0;
 
     ngx_http_agent_redrive_pass(rd);
 }
@@ -160,13 +178,33 @@ ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd)
 
         ngx_http_agent_store_call_reset(sc);
 
-        if (rc != NGX_OK || rd->lost->nelts == 0) {
+        if (rc != NGX_OK) {
             break;
         }
 
         /* one run a look: the others are the next look's, or another's */
-        rd->claimed = rd->lost->elts;
-        rd->phase = NGX_HTTP_AGENT_REDRIVE_CLAIM;
+        rd->claimed = ngx_http_agent_redrive_pick(rd);
+        rd->phase = rd->claimed ? NGX_HTTP_AGENT_REDRIVE_CLAIM
+                                : NGX_HTTP_AGENT_REDRIVE_ORPHANS;
+
+        ngx_http_agent_redrive_pass(rd);
+        return;
+
+    case NGX_HTTP_AGENT_REDRIVE_ORPHANS:
+        rd->lost->nelts = 0;
+
+        rc = ngx_http_agent_store_run_orphans(sc, rd->lost);
+        if (rc == NGX_AGAIN) {
+            return;
+        }
+
+        ngx_http_agent_store_call_reset(sc);
+
+        if (rc != NGX_OK || !ngx_http_agent_redrive_orphans(rd)) {
+            break;
+        }
+
+        rd->phase = NGX_HTTP_AGENT_REDRIVE_END;
 
         ngx_http_agent_redrive_pass(rd);
         return;
@@ -315,6 +353,96 @@ ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd)
 }
 
 
+/*
+ * The first lost run to claim now.  A turn of our chat API waits out its
+ * lease: until then its client's next message takes the session over
+ * (the lost turn is then an orphan, ended below); a run no client
+ * continues is claimed at once.
+ */
+
+static ngx_http_agent_run_lost_t *
+ngx_http_agent_redrive_pick(ngx_http_agent_redrive_t *rd)
+{
+    int64_t                     now;
+    ngx_uint_t                  i;
+    ngx_time_t                 *tp;
+    ngx_http_agent_door_t      *door;
+    ngx_http_agent_run_lost_t  *l;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    tp = ngx_timeofday();
+    now = (int64_t) tp->sec * 1000 + tp->msec;
+    l = rd->lost->elts;
+
+    for (i = 0; i < rd->lost->nelts; i++) {
+        door = ngx_http_agent_turn_redrive_door(rd->doors, &l[i].origin);
+        alcf = door ? door->conf->loc_conf[ngx_http_agent_module.ctx_index]
+                    : NULL;
+
+        if (alcf && alcf->kind == NGX_HTTP_AGENT_CHAT && l[i].expires >= now)
+        {
+            continue;
+        }
+
+        return &l[i];
+    }
+
+    return NULL;
+}
+
+
+/*
+ * Runs still "running" whose thread another turn took (a lost turn of our
+ * chat API whose client sent its next message), or that hold it no more:
+ * one seen so at two looks in a row (a run that ends lets its thread go a
+ * moment before its row says so) ends, superseded
+ */
+
+static ngx_uint_t
+ngx_http_agent_redrive_orphans(ngx_http_agent_redrive_t *rd)
+{
+    ngx_uint_t                  i, k, n, found;
+    ngx_http_agent_run_lost_t  *l;
+
+    l = rd->lost->elts;
+    found = 0;
+
+    for (i = 0; i < rd->lost->nelts && !found; i++) {
+        for (k = 0; k < rd->nseen; k++) {
+            if (rd->seen_len[k] == l[i].run_id.len
+                && ngx_memcmp(rd->seen[k], l[i].run_id.data,
+                              l[i].run_id.len)
+                   == 0)
+            {
+                ngx_memzero(&rd->row, sizeof(ngx_http_agent_run_row_t));
+                rd->row.run_id = l[i].run_id;
+                rd->row.thread_id = l[i].thread_id;
+                rd->orphan = 1;
+                ngx_str_set(&rd->why, "another turn took its thread over "
+                            "after its worker was lost");
+                found = 1;
+                break;
+            }
+        }
+    }
+
+    /* this look's, for the next */
+
+    n = 0;
+
+    for (i = 0; i < rd->lost->nelts && n < NGX_HTTP_AGENT_REDRIVE_SEEN; i++) {
+        if (l[i].run_id.len <= NGX_HTTP_AGENT_REDRIVE_ID) {
+            ngx_memcpy(rd->seen[n], l[i].run_id.data, l[i].run_id.len);
+            rd->seen_len[n++] = l[i].run_id.len;
+        }
+    }
+
+    rd->nseen = n;
+
+    return found;
+}
+
+
 /* the location of that name that keeps its runs, or NULL */
 
 ngx_http_agent_door_t *
@@ -381,8 +509,10 @@ ngx_http_agent_redrive_end(ngx_http_agent_redrive_t *rd)
                                           &json);
     status = ngx_http_agent_store_run_status(&rd->sc, &rd->row.run_id,
                                              "error");
-    unlocked = ngx_http_agent_store_unlock(&rd->sc, &rd->row.thread_id,
-                                           &rd->row.run_id);
+    unlocked = rd->orphan ? NGX_OK
+                          : ngx_http_agent_store_unlock(&rd->sc,
+                                                        &rd->row.thread_id,
+                                                        &rd->row.run_id);
 
     if (kept == NGX_AGAIN || status == NGX_AGAIN || unlocked == NGX_AGAIN) {
         return NGX_AGAIN;

@@ -192,7 +192,12 @@ ngx_http_agent_turn_handover(ngx_http_agent_turn_t *turn)
     rec = turn->in.record;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (rec == NULL || alcf->redrive == NULL || !turn->locked
+    /*
+     * our API's turns end with "shutdown", as their clients expect (they
+     * send the message again); after a death they are taken over
+     */
+
+    if (rec == NULL || rec->quiet || alcf->redrive == NULL || !turn->locked
         || rec->cancelled || rec->finished || !turn->started)
     {
         return 0;

@@ -137,6 +137,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_run_delete,
     ngx_http_agent_pg_thread_busy,
     ngx_http_agent_pg_run_lost,
+    ngx_http_agent_pg_run_orphans,
     ngx_http_agent_pg_run_claim,
     ngx_http_agent_pg_cron_put,
     ngx_http_agent_pg_cron_get,

@@ -49,11 +49,25 @@ ngx_http_agent_pg_lost_read(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     for (i = 0; i < PQntuples(res); i++) {
         l = ngx_array_push(rows);
-        if (l == NULL
-            || ngx_http_agent_pg_str(pool, res, i, 0, &l->run_id) != NGX_OK
+        if (l == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(l, sizeof(ngx_http_agent_run_lost_t));
+
+        if (ngx_http_agent_pg_str(pool, res, i, 0, &l->run_id) != NGX_OK
             || ngx_http_agent_pg_str(pool, res, i, 1, &l->thread_id)
-               != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, i, 2, &l->host) != NGX_OK)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        if (q->stmt == NGX_HTTP_AGENT_PG_RUN_ORPHANS) {
+            continue;
+        }
+
+        if (ngx_http_agent_pg_str(pool, res, i, 2, &l->host) != NGX_OK
+            || ngx_http_agent_pg_str(pool, res, i, 5, &l->origin) != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -110,6 +124,40 @@ ngx_http_agent_pg_run_lost(ngx_http_agent_store_call_t *sc,
                                  ngx_http_agent_pg_lost_read, "is",
                                  ngx_http_agent_store_ms(),
                                  &ngx_http_agent_store_host);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_run_orphans(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *orphans)
+{
+    void                        *p;
+    ngx_array_t                 *kept;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc);
+
+    if (a) {
+        if (a->rc != NGX_OK) {
+            return a->rc;
+        }
+
+        kept = a->value;
+
+        if (kept->nelts) {
+            p = ngx_array_push_n(orphans, kept->nelts);
+            if (p == NULL) {
+                return NGX_ERROR;
+            }
+
+            ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
+        }
+
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_ORPHANS,
+                                 ngx_http_agent_pg_lost_read, "");
 }
 
 

@@ -505,11 +505,16 @@ const char  *ngx_http_agent_pg_sql[] = {
     "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
 
     /* NGX_HTTP_AGENT_PG_RUN_LOST: the oldest lease first */
-    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires"
-    " FROM runs r JOIN sessions s ON s.id = r.thread_id"
+    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
+    " r.origin FROM runs r JOIN sessions s ON s.id = r.thread_id"
     " AND s.run_id = r.run_id WHERE r.status = 'running'"
     " AND (s.run_expires < $1::bigint OR s.run_host = $2)"
     " ORDER BY s.run_expires LIMIT 8",
+
+    /* NGX_HTTP_AGENT_PG_RUN_ORPHANS: another turn holds their thread */
+    "SELECT r.run_id, r.thread_id FROM runs r JOIN sessions s"
+    " ON s.id = r.thread_id WHERE r.status = 'running'"
+    " AND s.run_id IS DISTINCT FROM r.run_id LIMIT 8",
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_CLAIM: the lease taken from the holder and the

@@ -448,6 +448,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_run_delete,
     ngx_http_agent_sqlite_thread_busy,
     ngx_http_agent_sqlite_run_lost,
+    ngx_http_agent_sqlite_run_orphans,
     ngx_http_agent_sqlite_run_claim,
     ngx_http_agent_sqlite_cron_put,
     ngx_http_agent_sqlite_cron_get,

@@ -55,6 +55,8 @@ ngx_http_agent_sqlite_run_lost(ngx_http_agent_store_call_t *sc,
             || ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &l->thread_id)
                != NGX_OK
             || ngx_http_agent_sqlite_col(sc->pool, stmt, 3, &l->host)
+               != NGX_OK
+            || ngx_http_agent_sqlite_col(sc->pool, stmt, 5, &l->origin)
                != NGX_OK)
         {
             sqlite3_reset(stmt);
@@ -71,6 +73,42 @@ ngx_http_agent_sqlite_run_lost(ngx_http_agent_store_call_t *sc,
                                                  l->pid))
         {
             lost->nelts--;
+        }
+    }
+
+    return ngx_http_agent_sqlite_done(stmt, rc);
+}
+
+
+ngx_int_t
+ngx_http_agent_sqlite_run_orphans(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *orphans)
+{
+    int                         rc;
+    sqlite3_stmt               *stmt;
+    ngx_http_agent_run_lost_t  *l;
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_ORPHANS);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        l = ngx_array_push(orphans);
+        if (l == NULL) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(l, sizeof(ngx_http_agent_run_lost_t));
+
+        if (ngx_http_agent_sqlite_col(sc->pool, stmt, 0, &l->run_id)
+            != NGX_OK
+            || ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &l->thread_id)
+               != NGX_OK)
+        {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
         }
     }
 

@@ -20,6 +20,8 @@
 
 ngx_int_t ngx_http_agent_sqlite_run_lost(ngx_http_agent_store_call_t *sc,
     ngx_array_t *lost);
+ngx_int_t ngx_http_agent_sqlite_run_orphans(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *orphans);
 ngx_int_t ngx_http_agent_sqlite_run_claim(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_lost_t *lost, ngx_msec_t hold,
     ngx_http_agent_run_row_t *row);
