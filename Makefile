@@ -6,7 +6,7 @@ NGX_BUILD := $(BUILD)/nginx
 MODULE    := $(NGX_BUILD)/objs/ngx_http_agent_module.so
 PKGS      := nginx nginx-dev libcurl4-openssl-dev libsqlite3-dev \
              libyajl-dev libpcre2-dev zlib1g-dev libssl-dev sqlite3 curl \
-             libpq-dev libdbd-sqlite3-perl libdbd-pg-perl
+             libpq-dev libdbd-sqlite3-perl libdbd-pg-perl tzdata python3
 CFLAGS_X  := -Wall -Wextra -Wno-unused-parameter -Werror
 # the module's sources, one folder per layer (config lists them the same way)
 AGENT_DIRS  := $(sort $(dir $(wildcard src/*/*.c src/*/*/*.c)))
