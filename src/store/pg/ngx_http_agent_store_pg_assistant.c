@@ -146,29 +146,12 @@ ngx_int_t
 ngx_http_agent_pg_assistant_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *graph_id, ngx_str_t *id, ngx_array_t *rows)
 {
-    void                        *p;
-    ngx_array_t                 *kept;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        if (a->rc != NGX_OK) {
-            return a->rc;
-        }
-
-        kept = a->value;
-
-        if (kept->nelts) {
-            p = ngx_array_push_n(rows, kept->nelts);
-            if (p == NULL) {
-                return NGX_ERROR;
-            }
-
-            ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-        }
-
-        return NGX_OK;
+        return ngx_http_agent_pg_answered_rows(a, rows);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_LIST,

@@ -26,8 +26,6 @@ static ngx_int_t ngx_http_agent_pg_cron_some(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_cron_read(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_cron_rows(ngx_http_agent_pg_answer_t *a,
-    ngx_array_t *rows);
 
 
 /* NGX_OK: a row written, NGX_DECLINED: none was */
@@ -91,31 +89,6 @@ ngx_http_agent_pg_cron_read(ngx_http_agent_pg_query_t *q, PGresult *res,
 }
 
 
-static ngx_int_t
-ngx_http_agent_pg_cron_rows(ngx_http_agent_pg_answer_t *a, ngx_array_t *rows)
-{
-    void         *p;
-    ngx_array_t  *kept;
-
-    if (a->rc != NGX_OK) {
-        return a->rc;
-    }
-
-    kept = a->value;
-
-    if (kept->nelts) {
-        p = ngx_array_push_n(rows, kept->nelts);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-    }
-
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_cron_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_cron_row_t *row)
@@ -171,7 +144,7 @@ ngx_http_agent_pg_cron_list(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        return ngx_http_agent_pg_cron_rows(a, rows);
+        return ngx_http_agent_pg_answered_rows(a, rows);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_LIST,
@@ -206,7 +179,7 @@ ngx_http_agent_pg_cron_due(ngx_http_agent_store_call_t *sc, int64_t now,
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        return ngx_http_agent_pg_cron_rows(a, rows);
+        return ngx_http_agent_pg_answered_rows(a, rows);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_DUE,

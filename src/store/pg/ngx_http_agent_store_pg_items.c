@@ -30,8 +30,6 @@ static ngx_int_t ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_items_kept(ngx_http_agent_pg_answer_t *a,
-    ngx_array_t *out);
 
 
 static ngx_str_t  ngx_http_agent_pg_items_null = ngx_null_string;
@@ -166,33 +164,6 @@ ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
 }
 
 
-/* the rows an answer kept, onto the caller's array */
-
-static ngx_int_t
-ngx_http_agent_pg_items_kept(ngx_http_agent_pg_answer_t *a, ngx_array_t *out)
-{
-    void         *p;
-    ngx_array_t  *kept;
-
-    if (a->rc != NGX_OK) {
-        return a->rc;
-    }
-
-    kept = a->value;
-
-    if (kept->nelts) {
-        p = ngx_array_push_n(out, kept->nelts);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-    }
-
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_t *item, int64_t now)
@@ -264,7 +235,7 @@ ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        return ngx_http_agent_pg_items_kept(a, items);
+        return ngx_http_agent_pg_answered_rows(a, items);
     }
 
     if (ngx_http_agent_pg_items_query(&q->query) == NGX_OK) {
@@ -297,7 +268,7 @@ ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        return ngx_http_agent_pg_items_kept(a, namespaces);
+        return ngx_http_agent_pg_answered_rows(a, namespaces);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_NAMESPACES,

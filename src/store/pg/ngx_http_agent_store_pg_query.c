@@ -213,6 +213,34 @@ ngx_http_agent_pg_answered(ngx_http_agent_store_call_t *sc)
 }
 
 
+/* an answer's rows (an array its decoder kept) after those of rows */
+
+ngx_int_t
+ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
+    ngx_array_t *rows)
+{
+    void         *p;
+    ngx_array_t  *kept;
+
+    if (a->rc != NGX_OK) {
+        return a->rc;
+    }
+
+    kept = a->value;
+
+    if (kept->nelts) {
+        p = ngx_array_push_n(rows, kept->nelts);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
+    }
+
+    return NGX_OK;
+}
+
+
 ngx_http_agent_pg_query_t *
 ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
     ngx_http_agent_pg_decode_pt decode)

@@ -89,6 +89,8 @@ ngx_int_t ngx_http_agent_pg_param_bytes(ngx_http_agent_pg_query_t *q,
     u_char *data, size_t len);
 ngx_http_agent_pg_answer_t *ngx_http_agent_pg_answered(
     ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
+    ngx_array_t *rows);
 ngx_int_t ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc,
     ngx_int_t rc);
 ngx_int_t ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q,

@@ -95,29 +95,12 @@ ngx_int_t
 ngx_http_agent_pg_run_lost(ngx_http_agent_store_call_t *sc,
     ngx_array_t *lost)
 {
-    void                        *p;
-    ngx_array_t                 *kept;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        if (a->rc != NGX_OK) {
-            return a->rc;
-        }
-
-        kept = a->value;
-
-        if (kept->nelts) {
-            p = ngx_array_push_n(lost, kept->nelts);
-            if (p == NULL) {
-                return NGX_ERROR;
-            }
-
-            ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-        }
-
-        return NGX_OK;
+        return ngx_http_agent_pg_answered_rows(a, lost);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_LOST,
@@ -131,29 +114,12 @@ ngx_int_t
 ngx_http_agent_pg_run_orphans(ngx_http_agent_store_call_t *sc,
     ngx_array_t *orphans)
 {
-    void                        *p;
-    ngx_array_t                 *kept;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        if (a->rc != NGX_OK) {
-            return a->rc;
-        }
-
-        kept = a->value;
-
-        if (kept->nelts) {
-            p = ngx_array_push_n(orphans, kept->nelts);
-            if (p == NULL) {
-                return NGX_ERROR;
-            }
-
-            ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-        }
-
-        return NGX_OK;
+        return ngx_http_agent_pg_answered_rows(a, orphans);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_ORPHANS,
