@@ -52,6 +52,37 @@ ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
+/*
+ * The request's time, the same in each of its passes: a row written in
+ * one pass is answered in a later one (PostgreSQL's), with the time it
+ * was written
+ */
+
+ngx_int_t
+ngx_http_agent_lg_now(ngx_http_request_t *r, ngx_str_t *now)
+{
+    ngx_http_agent_ctx_t     *ctx;
+    ngx_http_agent_lg_req_t  *req;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    req = ctx->api;
+
+    if (req->made_at.len == 0) {
+        req->made_at.data = ngx_pnalloc(r->pool, 32);
+        if (req->made_at.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        req->made_at.len = ngx_http_agent_store_now(req->made_at.data)
+                           - req->made_at.data;
+    }
+
+    *now = req->made_at;
+
+    return NGX_OK;
+}
+
+
 /* a run's record as LangGraph shows it */
 
 void

@@ -301,7 +301,6 @@ static ngx_int_t
 ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
     ngx_http_agent_assistant_row_t *row, yajl_val v, yajl_val old)
 {
-    u_char                 *now;
     yajl_val                x, o;
     ngx_uint_t              n;
     ngx_http_agent_json_t  *j;
@@ -310,9 +309,8 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
                                        "name", "description" };
 
     j = ngx_http_agent_json_create(r->pool);
-    now = ngx_pnalloc(r->pool, 32);
 
-    if (j == NULL || now == NULL) {
+    if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -366,8 +364,10 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    row->updated_at.data = now;
-    row->updated_at.len = ngx_http_agent_store_now(now) - now;
+    /* the same in each pass: the one stored is the one answered */
+    if (ngx_http_agent_lg_now(r, &row->updated_at) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     return NGX_OK;
 }
@@ -592,7 +592,6 @@ static ngx_int_t
 ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
     yajl_val v)
 {
-    u_char                           now[32];
     yajl_val                         x;
     ngx_int_t                        rc;
     ngx_str_t                        at;
@@ -614,8 +613,9 @@ ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
                                           "Assistant not found");
     }
 
-    at.data = now;
-    at.len = ngx_http_agent_store_now(now) - now;
+    if (ngx_http_agent_lg_now(r, &at) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     rc = ngx_http_agent_store_assistant_latest(ngx_http_agent_reply_sc(r),
                                                ctx->owner, id,

@@ -135,7 +135,6 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
     ngx_http_agent_loc_conf_t       *alcf;
     ngx_http_agent_cron_row_t        row;
     ngx_http_agent_assistant_row_t   arow;
-    u_char                           now[32];
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
@@ -340,18 +339,9 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* the same time in each pass of the request */
-
-    if (req->made_at.len == 0) {
-        req->made_at.data = now;
-        req->made_at.len = ngx_http_agent_store_now(now) - now;
-        req->made_at.data = ngx_pstrdup(r->pool, &req->made_at);
-        if (req->made_at.data == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
+    if (ngx_http_agent_lg_now(r, &row.updated_at) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-
-    row.updated_at = req->made_at;
 
     if (old == NULL) {
         row.created_at = row.updated_at;
