@@ -5,7 +5,8 @@
 # zoneinfo); each tick fired once with two workers and a second host on
 # the same store, by the cron's owner, on a thread or each time on a
 # thread of its own (kept, or deleted after); a disabled, ended or
-# deleted cron fires nothing; bad schedules, zones and times refused.
+# deleted cron fires nothing; deleting a thread deletes its crons; bad
+# schedules, zones and times refused.
 
 use strict;
 use warnings;
@@ -271,6 +272,12 @@ my $owners = $t->sqlite("$dir/agent.db",
                         "SELECT DISTINCT owner FROM sessions ORDER BY owner");
 is($owners, "alice\nbob", 'threads made by the ticks are their owner\'s')
     or diag($owners);
+
+# a thread deleted takes its crons with it, as LangGraph's does
+is(lg('DELETE', "/threads/$th")->{status}, 204, 'the cron\'s thread deleted');
+is(lg('POST', '/runs/crons/count', { thread_id => $th })->{json}, 0,
+   'and its cron with it');
+is(lg('POST', '/runs/crons/count', {})->{json}, 4, 'the others stay');
 
 $b->stop;
 done_testing;

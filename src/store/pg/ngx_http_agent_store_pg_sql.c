@@ -206,6 +206,7 @@ const char  *ngx_http_agent_pg_schema =
     "  DELETE FROM run_events WHERE run_id IN"
     "   (SELECT run_id FROM runs WHERE thread_id = i);"
     "  DELETE FROM runs WHERE thread_id = i;"
+    "  DELETE FROM crons WHERE thread_id = i;"
     "  RETURN NEXT '';"
     "  RETURN QUERY SELECT unnest(COALESCE(p, '{}'));"
     " END $f$ LANGUAGE plpgsql;"

@@ -326,6 +326,7 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND next_run <= ?1 ORDER BY next_run LIMIT 8",
     "UPDATE crons SET next_run = ?3 WHERE cron_id = ?1 AND next_run = ?2"
     " AND enabled = 1",
+    "DELETE FROM crons WHERE thread_id = ?1",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"

@@ -214,7 +214,8 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
         NGX_HTTP_AGENT_SQL_CHECKPOINTS_DELETE,
         NGX_HTTP_AGENT_SQL_RESOURCES_DELETE,
         NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE,
-        NGX_HTTP_AGENT_SQL_RUNS_DELETE
+        NGX_HTTP_AGENT_SQL_RUNS_DELETE,
+        NGX_HTTP_AGENT_SQL_CRONS_DELETE
     };
 
     if (ngx_array_init(&resources, sc->pool, 4,
