@@ -372,7 +372,8 @@ static ngx_int_t
 ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
 {
     ngx_str_t                      name;
-    ngx_int_t                      status, rollback, gone, kept;
+    ngx_int_t                      rc, status, rollback, gone, kept;
+    ngx_uint_t                     tx;
     ngx_log_t                     *log;
     ngx_http_agent_store_call_t   *sc;
     ngx_http_agent_turn_record_t  *rec;
@@ -384,6 +385,24 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
 
     ngx_str_set(&name, "outcome");
 
+    /*
+     * A store that answers at once (SQLite): the outcome and the status in
+     * one transaction, whose begin waits out a file another process holds
+     * (the pass is made again); without it, a busy file would leave the
+     * run "running"
+     */
+
+    tx = 0;
+
+    if (!ngx_http_agent_store_has(NGX_HTTP_AGENT_STORE_BEHIND)) {
+        rc = ngx_http_agent_store_begin(sc);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        tx = (rc == NGX_OK);
+    }
+
     kept = rec->outcome.len
            ? ngx_http_agent_store_run_event(sc, &turn->run_id,
                                             NGX_HTTP_AGENT_TURN_OUTCOME,
@@ -392,6 +411,17 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
 
     /* after the outcome: a run seen over has its outcome there */
     status = ngx_http_agent_store_run_status(sc, &turn->run_id, rec->status);
+
+    if (tx) {
+        if (kept == NGX_OK && status == NGX_OK) {
+            if (ngx_http_agent_store_commit(sc) != NGX_OK) {
+                status = NGX_ERROR;
+            }
+
+        } else {
+            ngx_http_agent_store_rollback(sc);
+        }
+    }
 
     rollback = rec->rollback
                ? ngx_http_agent_store_run_rollback(sc, &turn->session_id,
