@@ -83,6 +83,33 @@ ngx_http_agent_lg_now(ngx_http_request_t *r, ngx_str_t *now)
 }
 
 
+/* an id made for the request, the same in each of its passes */
+
+ngx_int_t
+ngx_http_agent_lg_made(ngx_http_request_t *r, ngx_str_t *id)
+{
+    ngx_http_agent_ctx_t     *ctx;
+    ngx_http_agent_lg_req_t  *req;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    req = ctx->api;
+
+    if (req->made.len == 0) {
+        req->made.data = ngx_pnalloc(r->pool, 36);
+        if (req->made.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_store_new_id(req->made.data);
+        req->made.len = 36;
+    }
+
+    *id = req->made;
+
+    return NGX_OK;
+}
+
+
 /* a run's record as LangGraph shows it */
 
 void

@@ -107,7 +107,6 @@ static ngx_int_t
 ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v)
 {
-    u_char                          *p;
     ngx_int_t                        rc;
     ngx_str_t                        if_exists;
     ngx_http_agent_ctx_t            *ctx;
@@ -148,18 +147,9 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
     if (rc != NGX_OK) {
         /* the same id in each pass of the request */
 
-        if (req->made.len == 0) {
-            p = ngx_pnalloc(r->pool, 36);
-            if (p == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            ngx_http_agent_store_new_id(p);
-            req->made.data = p;
-            req->made.len = 36;
+        if (ngx_http_agent_lg_made(r, &row.assistant_id) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        row.assistant_id = req->made;
     }
 
     rc = ngx_http_agent_lg_assistant_doc(r, &row, v, NULL);

@@ -121,7 +121,6 @@ static ngx_int_t
 ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v, ngx_http_agent_cron_row_t *old)
 {
-    u_char                          *p;
     size_t                           i;
     yajl_val                         od, op, x, meta;
     ngx_int_t                        rc;
@@ -193,18 +192,9 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
 
         /* the same id in each pass of the request */
 
-        if (req->made.len == 0) {
-            p = ngx_pnalloc(r->pool, 36);
-            if (p == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            ngx_http_agent_store_new_id(p);
-            req->made.data = p;
-            req->made.len = 36;
+        if (ngx_http_agent_lg_made(r, &row.cron_id) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        row.cron_id = req->made;
         row.origin = alcf->location;
 
         if (ctx->owner) {
