@@ -10,6 +10,9 @@
 # thread let go.  At a reload, a worker whose shutdown time runs out hands
 # its run over to the new workers.  A host killed whole (its own PID
 # namespace) has its run taken over by another once its lease runs out.
+# An A2A task, a background Open Responses response and an MCP call,
+# their worker killed mid-round, are finished by another worker too: their
+# protocol reads the end (GetTask, GET /v1/responses/{id}).
 
 use strict;
 use warnings;
@@ -62,6 +65,12 @@ HTTP
 $conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1 agent_turn_lease 3s;};
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
             agent_use_graph looper; agent_assistants once;
+            agent_turn_lease 3s; }
+        location /a2a/ { agent_a2a; agent_use_graph looper;
+            agent_turn_lease 3s; }
+        location /v1/ { agent_responses; agent_use_graph looper;
+            agent_turn_lease 3s; }
+        location /mcp { agent_mcp_server; agent_use_graph looper;
             agent_turn_lease 3s; }
         location /lg0/ { agent_langgraph_api; agent_use_graph once;
             agent_turn_lease 3s; agent_run_attempts 0; }
@@ -197,6 +206,92 @@ like($t->sqlite($db, "SELECT data FROM run_events WHERE run_id = '$crun'"),
 sleep 4;
 unlike($t->slurp('error.log'), qr/run "$crun" of thread "$sid" lost its/,
        'and it was not taken over');
+
+# --- A2A, Open Responses and MCP: their runs taken over too -----------------
+
+# a kept run of each, its worker killed in its second model call: another
+# worker finishes it from its last checkpoint; its protocol reads its end
+sub killed_mid_round {
+    my ($origin, $send) = @_;
+    unlink "$dir/cut";
+    my $pid = fork() // die;
+    if ($pid == 0) {
+        $send->();
+        POSIX::_exit(0);
+    }
+    AgentTest::wait_for(sub { -e "$dir/cut" }, 20) or return;
+    my ($run, $thread) = split /\|/, $t->sqlite($db, "SELECT run_id, "
+        . "thread_id FROM runs WHERE origin = '$origin' AND status = "
+        . "'running'");
+    my $holder = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = "
+                            . "'$thread'");
+    return unless $holder =~ /^\d+$/;
+    kill 'KILL', $holder;
+    waitpid($pid, 0);
+    AgentTest::wait_for(sub {
+        $t->sqlite($db, "SELECT status FROM runs WHERE run_id = '$run'")
+            eq 'success' }, 30) or return;
+    return ($run, $thread);
+}
+
+sub rpc_to {
+    my ($path, $body) = @_;
+    return $t->http('POST', $path, encode_json($body), 'Content-Type' =>
+                    'application/json', 'Accept' =>
+                    'application/json, text/event-stream');
+}
+
+my $ctx = 'ctx-taken-over';
+my ($arun) = killed_mid_round('/a2a/', sub {
+    rpc_to('/a2a/', { jsonrpc => '2.0', id => 1, method => 'SendMessage',
+        params => { message => { role => 'ROLE_USER', messageId => 'm1',
+            contextId => $ctx, parts => [ { text => 'add them' } ] } } });
+});
+ok($arun, 'A2A: a task whose worker was killed is finished by another');
+my $task = rpc_to('/a2a/', { jsonrpc => '2.0', id => 2, method => 'GetTask',
+                             params => { id => $arun // '' } })->{json};
+is($task->{result}{status}{state}, 'TASK_STATE_COMPLETED',
+   'A2A: GetTask reads it completed')
+    or diag explain $task;
+like(encode_json($task->{result}{artifacts} // []), qr/the answer is /,
+     'A2A: its artifact holds the answer');
+is($task->{result}{contextId}, $ctx, 'A2A: on its context');
+my @am = split /\n/, $t->sqlite($db, "SELECT role FROM messages WHERE "
+                                . "session_id = '$ctx' ORDER BY seq");
+is_deeply(\@am, [ qw(user assistant tool assistant) ],
+          'A2A: its thread holds each message once');
+
+my $resp = $t->http('POST', '/v1/responses', encode_json({ model => 'looper',
+    input => 'add them', background => JSON::PP::true }), 'Content-Type' =>
+    'application/json');
+like($resp->{json}{status} // '', qr/^(queued|in_progress)$/,
+     'Responses: a background response')
+    or diag explain $resp->{json};
+my ($rrun, $rthread) = ($resp->{json}{id} // '') =~ /^resp_([^_]+)_(.+)$/;
+ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
+   'Responses: in its second model call');
+kill 'KILL', $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = "
+                        . "'$rthread'");
+my $got;
+ok(AgentTest::wait_for(sub {
+    $got = $t->http('GET', "/v1/responses/$resp->{json}{id}")->{json};
+    ($got->{status} // '') eq 'completed' }, 30),
+   'Responses: another worker completes it')
+    or diag explain $got;
+like(encode_json($got->{output} // []), qr/the answer is /,
+     'Responses: GET holds its answer');
+
+my ($mrun, $mthread) = killed_mid_round('/mcp', sub {
+    rpc_to('/mcp', { jsonrpc => '2.0', id => 1, method => 'tools/call',
+        params => { name => 'looper', arguments => { message => 'add them' } }
+    });
+});
+ok($mrun, 'MCP: a call whose worker was killed is finished by another');
+like($t->sqlite($db, "SELECT data FROM run_events WHERE run_id = "
+                . "'" . ($mrun // '') . "' AND seq = 0"),
+     qr/the answer is /, 'MCP: its run\'s outcome holds the answer');
+like($t->slurp('error.log'), qr/run "$arun" of thread "$ctx" lost its worker/,
+     'the take-overs are logged');
 
 # --- agent_run_attempts 0: a lost run ends -----------------------------------
 

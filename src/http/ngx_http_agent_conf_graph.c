@@ -280,9 +280,7 @@ ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
 
     /* its turns are kept: one its worker lost is run here again */
 
-    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH
-        || alcf->kind == NGX_HTTP_AGENT_CHAT)
-    {
+    if (alcf->kind != NGX_HTTP_AGENT_AGUI) {
         alcf->redrive = ngx_http_agent_handler_redrive;
     }
 

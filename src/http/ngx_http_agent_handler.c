@@ -186,6 +186,7 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
                                    ngx_http_agent_store_wake, r);
 
     rc = NGX_DECLINED;
+    ctx->has_body = 1;
 
     if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
         rc = ctx->cron ? ngx_http_agent_lg_cron_request(r, ctx->cron, &r->uri,
@@ -205,11 +206,18 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
             ngx_str_set(&ctx->body, "{}");
             rc = NGX_OK;
         }
+
+    } else {
+        /* A2A, Responses, MCP: none of their requests goes on without input */
+        ctx->endpoint = NGX_HTTP_AGENT_EP_TAKEOVER;
+        rc = NGX_DONE;
     }
 
     if (rc == NGX_OK) {
-        ctx->has_body = 1;
         rc = ngx_http_agent_route(r, alcf, ctx);
+
+    } else if (rc == NGX_DONE) {
+        rc = NGX_OK;
     }
 
     if (rc == NGX_OK) {
@@ -622,6 +630,9 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_EP_RESPONSES:
         return ngx_http_agent_responses_run(r, body);
+
+    case NGX_HTTP_AGENT_EP_TAKEOVER:
+        return ngx_http_agent_turn_takeover(r, ctx->redrive);
 
     default: /* NGX_HTTP_AGENT_EP_CONNECTION */
         return ngx_http_agent_connection(r, &ctx->id, body);

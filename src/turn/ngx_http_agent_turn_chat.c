@@ -154,6 +154,71 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
 }
 
 
+/*
+ * A kept run of A2A, Open Responses or MCP taken over from a worker that
+ * died (turn_redrive.c).  Its protocol's client is gone with the worker:
+ * the run goes on from its last checkpoint under the same run id, with
+ * no input and no client, its graph the one it ran (the row's assistant:
+ * these protocols name graphs only), its end kept as its protocol reads
+ * it (GetTask, GET /v1/responses/{id}), its answer in its thread.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_takeover(ngx_http_request_t *r,
+    ngx_http_agent_run_row_t *row)
+{
+    ngx_http_agent_graph_t        *graph;
+    ngx_http_agent_turn_t         *turn;
+    ngx_http_agent_session_t       s;
+    ngx_http_agent_loc_conf_t     *alcf;
+    ngx_http_agent_turn_record_t  *rec;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    graph = ngx_http_agent_turn_graph(r, &row->assistant_id);
+
+    if (graph == NULL && alcf->graph
+        && alcf->graph->name.len == row->assistant_id.len
+        && ngx_strncmp(alcf->graph->name.data, row->assistant_id.data,
+                       row->assistant_id.len)
+           == 0)
+    {
+        graph = alcf->graph;
+    }
+
+    if (graph == NULL || row->run_id.len != 36) {
+        return NGX_DECLINED;
+    }
+
+    ngx_memzero(&s, sizeof(ngx_http_agent_session_t));
+    s.id = row->thread_id;
+
+    turn = ngx_http_agent_turn_create(r, &s, NULL);
+    rec = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_record_t));
+
+    if (turn == NULL || rec == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* its row is the lost worker's; its outcome kept as the first one */
+    rec->claimed = 1;
+    rec->keep = 1;
+    rec->row.kwargs = row->kwargs;
+    rec->row.metadata = row->metadata;
+
+    ngx_http_agent_turn_id(turn, row->run_id.data);
+
+    turn->check = ngx_http_agent_turn_check;
+    turn->in.graph = graph;
+    turn->in.record = rec;
+    ngx_str_set(&turn->in.resume, "null");
+    turn->in.answers = 1;
+    turn->in.json = 1;
+
+    return ngx_http_agent_turn_begin(turn, &s);
+}
+
+
 /* the session read, the lease taken: its size, then its model */
 
 static ngx_int_t
