@@ -20,6 +20,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
+use MockLLM;
 use JSON::PP;
 use Time::HiRes qw(sleep);
 use IO::Socket::INET;
@@ -34,6 +35,13 @@ $t->mock(sub {
     my ($req) = @_;
     my @m = @{ $req->{messages} };
     my ($tool) = grep { $_->{role} eq 'tool' } @m;
+    if (AgentTest::last_user($req) eq 'pair them') {
+        return { text => 'paired: ' . join(', ', map { $_->{content} }
+                                          grep { $_->{role} eq 'tool' } @m) }
+            if $tool;
+        return { tools => [ [ 'p1', 'svc', '{"which": "fast"}' ],
+                            [ 'p2', 'svc', '{"which": "slow"}' ] ] };
+    }
     return { tools => [ [ 'q1', 'execute_sql_query',
                           '{"query": "SELECT 41 + 1 AS answer"}' ] ] }
         unless $tool;
@@ -47,7 +55,30 @@ $t->mock(sub {
     return { text => "the answer is $tool->{content}" };
 });
 
-my $conf = $t->conf(http => <<'HTTP');
+# a service behind an agent_tool location: "slow" hangs the first time
+my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
+    my ($body) = @_;
+    my $which = $body->{which} // '';
+    if ($which eq 'slow' && !-e "$dir/slowcut") {
+        open my $fh, '>', "$dir/slowcut" or die;
+        close $fh;
+        return { status => 200, body => '{"late": true}', delay => 60 };
+    }
+    return { status => 200, body => "{\"$which\": true}" };
+});
+my $sp = $svc->port;
+
+my $conf = $t->conf(http => <<"HTTP" . <<'HTTP');
+agent_tool svc location=/internal/svc "description=A service";
+agent_graph pair {
+    node model llm tools=svc;
+    node tools tools;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
+HTTP
 agent_graph looper {
     node model llm tools=execute_sql_query;
     node tools tools;
@@ -66,6 +97,10 @@ $conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1 agent_turn_lease 3s;};
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
             agent_use_graph looper; agent_assistants once;
             agent_turn_lease 3s; }
+        location /lgp/ { agent_langgraph_api; agent_use_graph pair;
+            agent_turn_lease 3s; }
+        location /internal/svc { internal;
+            proxy_pass http://127.0.0.1:$sp/svc; }
         location /a2a/ { agent_a2a; agent_use_graph looper;
             agent_turn_lease 3s; }
         location /v1/ { agent_responses; agent_use_graph looper;
@@ -153,6 +188,38 @@ isnt($names[-1], 'error', 'no error at its end');
 $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'once',
     input => { messages => [ { role => 'user', content => 'thanks' } ] } });
 is($r->{status}, 200, 'the thread takes a new run');
+
+# --- a tool round cut with one call answered: only the other runs again --
+
+$th = $t->http('POST', '/lgp/threads', {})->{json}{thread_id};
+$r = $t->http('POST', "/lgp/threads/$th/runs", { assistant_id => 'pair',
+    input => { messages => [ { role => 'user', content => 'pair them' } ] } });
+my $prun = $r->{json}{run_id};
+ok(AgentTest::wait_for(sub {
+    -e "$dir/slowcut" && $t->sqlite($db, "SELECT count(*) FROM run_events "
+        . "WHERE run_id = '$prun' AND event = 'write'") == 1 }, 20),
+   'a round of two calls: the fast one\'s result kept before its step')
+    or diag($t->sqlite($db, "SELECT seq, data FROM run_events"));
+like($t->sqlite($db, "SELECT data FROM run_events WHERE run_id = '$prun' "
+                . "AND event = 'write'"), qr/"id":"p1".*fast/,
+     '... keyed by its call, of our generator');
+kill 'KILL', $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
+ok(AgentTest::wait_for(sub {
+    ($t->http('GET', "/lgp/threads/$th/runs/$prun")->{json}{status} // '')
+        eq 'success' }, 30), 'another worker finished the run');
+my %called;
+$called{ $_->{body}{which} // '' }++ for $svc->requests;
+is($called{fast}, 1, 'the call that had answered did not run again');
+is($called{slow}, 2, 'the call that was cut ran again');
+my $pst = $t->http('GET', "/lgp/threads/$th/state")->{json};
+is_deeply([ map { $_->{type} } @{ $pst->{values}{messages} } ],
+          [ qw(human ai tool tool ai) ], 'each message once');
+like($pst->{values}{messages}[-1]{content}, qr/fast.*slow/,
+     'the answer from both results');
+like($t->slurp('error.log'), qr/tool call "p1" of run "$prun" answered before/,
+     'the kept call is logged');
+is($t->sqlite($db, "SELECT count(*) FROM run_events WHERE run_id = '$prun' "
+              . "AND seq < 0"), 0, 'its pending writes go with its end');
 
 # --- our own API's turn, killed mid-round: taken over too --------------------
 

@@ -166,6 +166,7 @@ calls:
 
     run->node_data = ctx;
     call = calls->elts;
+    env = run->data;
 
     for (i = 0; i < calls->nelts; i++) {
         c = &ctx->calls[ctx->ncalls++];
@@ -175,6 +176,11 @@ calls:
         c->arguments = call[i].arguments;
         c->args = call[i].args;
         c->answer = call[i].answer;
+
+        /* answered before the run's worker died: not run again */
+        if (c->answer.len == 0 && env->services.kept) {
+            (void) env->services.kept(run, &c->id, &c->answer);
+        }
 
         if (ctx->conf->args
             && ngx_http_agent_node_tools_args(run, ctx->conf, c) != NGX_OK)
@@ -258,7 +264,6 @@ calls:
                                                ctx->ncalls);
     }
 
-    env = run->data;
     run->cancel = ngx_http_agent_node_tools_cancel;
     ctx->sql_max = env->services.sql_concurrency;
     ctx->peer_max = env->services.tool_concurrency;
@@ -659,9 +664,12 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
     ngx_http_agent_tool_call_t *call)
 {
     ngx_uint_t              error;
+    ngx_http_agent_env_t   *env;
     ngx_http_agent_event_t  ev;
 
     static ngx_str_t  other = ngx_string("other");
+
+    env = ctx->run->data;
 
     /* only a call that ran is tried again: not one a human rejected */
 
@@ -686,6 +694,12 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
     }
 
     call->finished = 1;
+
+    /* kept before the step is: a run taken over does not run it again */
+    if (call->tool && call->answer.len == 0 && env->services.write) {
+        env->services.write(ctx->run, call - ctx->calls, &call->id,
+                            &call->result);
+    }
 
     /*
      * the calls run at once; their results are reported in the order of

@@ -121,6 +121,7 @@ ngx_http_agent_lg_redrive_turn(ngx_http_agent_lg_run_t *lr,
     lr->record.row.kwargs = row->kwargs;
     lr->record.row.metadata = row->metadata;
     lr->record.row.multitask_strategy = row->multitask_strategy;
+    lr->record.row.writes = row->writes;
 
     /* the input step was saved by the lost worker */
     in->before = 0;

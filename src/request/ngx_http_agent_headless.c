@@ -15,13 +15,22 @@
 /*
  * A request without a client: a run taken over from a worker that died
  * (turn_redrive.c) goes through its location's handler as the client's
- * request went, on a connection with no socket.  Its connection is in
- * error from the start, so that nothing is ever written to it (an answer
- * is logged instead: reply.c), and nginx never finalizes it: its pass, or
+ * request went, on a connection with no socket.  What is sent to it is
+ * let go (an answer is logged instead: reply.c), and nginx never
+ * finalizes it: its pass, or
  * its turn, closes it here at its end (ngx_http_agent_headless_close),
  * its cleanups run as nginx would run them.  The same way as the Lua
  * module's timers run their code.
  */
+
+
+static void ngx_http_agent_headless_handler(ngx_event_t *ev);
+static ssize_t ngx_http_agent_headless_send(ngx_connection_t *c, u_char *buf,
+    size_t size);
+static ngx_chain_t *ngx_http_agent_headless_send_chain(ngx_connection_t *c,
+    ngx_chain_t *in, off_t limit);
+static ssize_t ngx_http_agent_headless_recv(ngx_connection_t *c, u_char *buf,
+    size_t size);
 
 
 /* its peer, for the variables that read one ($binary_remote_addr) */
@@ -37,6 +46,7 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
     ngx_pool_t                 *pool;
     ngx_connection_t           *c;
     ngx_http_request_t         *r;
+    ngx_http_log_ctx_t         *lctx;
     ngx_http_core_main_conf_t  *cmcf;
 
     /* fd 0 to be given a connection: it has none (the Lua module's way) */
@@ -53,15 +63,25 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
     }
 
     clog = ngx_palloc(pool, sizeof(ngx_log_t));
+    lctx = ngx_pcalloc(pool, sizeof(ngx_http_log_ctx_t));
     r = ngx_pcalloc(pool, sizeof(ngx_http_request_t));
-    if (clog == NULL || r == NULL) {
+    if (clog == NULL || lctx == NULL || r == NULL) {
         goto failed;
     }
+
+    /*
+     * the log's context is the http one: nginx sets its current request
+     * as it runs a subrequest (a location tool, an http node)
+     */
+
+    lctx->connection = c;
+    lctx->request = r;
+    lctx->current_request = r;
 
     *clog = *log;
     clog->connection = ngx_atomic_fetch_add(ngx_connection_counter, 1);
     clog->handler = NULL;
-    clog->data = NULL;
+    clog->data = lctx;
     clog->action = NULL;
 
     c->pool = pool;
@@ -75,8 +95,22 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
     c->data = r;
     pool->log = clog;
 
-    /* nothing is written to it */
-    c->error = 1;
+    /*
+     * nothing reaches a socket: what is sent is let go, as if sent (in
+     * error instead, nginx would end the request as a subrequest of it,
+     * a location tool or an http node, ends); its events are ready, and
+     * its write event as if added (the upstream module adds it to hear a
+     * client go), so that nginx never asks epoll about a descriptor it
+     * has not
+     */
+    c->send = ngx_http_agent_headless_send;
+    c->send_chain = ngx_http_agent_headless_send_chain;
+    c->recv = ngx_http_agent_headless_recv;
+    c->read->ready = 1;
+    c->write->ready = 1;
+    c->read->handler = ngx_http_agent_headless_handler;
+    c->write->handler = ngx_http_agent_headless_handler;
+    c->write->active = 1;
 
     r->pool = pool;
     r->connection = c;
@@ -206,4 +240,69 @@ ngx_http_agent_headless_close(ngx_http_request_t *r)
     c->fd = (ngx_socket_t) -1;
 
     ngx_destroy_pool(pool);
+}
+
+
+/* an event posted to it (a subrequest's end): as nginx's request handler */
+
+static void
+ngx_http_agent_headless_handler(ngx_event_t *ev)
+{
+    ngx_connection_t    *c;
+    ngx_http_request_t  *r;
+
+    c = ev->data;
+    r = c->data;
+
+    if (ev->write) {
+        r->write_event_handler(r);
+
+    } else {
+        r->read_event_handler(r);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+static ssize_t
+ngx_http_agent_headless_send(ngx_connection_t *c, u_char *buf, size_t size)
+{
+    return size;
+}
+
+
+/* every buffer consumed, as a socket that took it all */
+
+static ngx_chain_t *
+ngx_http_agent_headless_send_chain(ngx_connection_t *c, ngx_chain_t *in,
+    off_t limit)
+{
+    off_t  size;
+
+    for ( /* void */ ; in; in = in->next) {
+        if (ngx_buf_special(in->buf)) {
+            continue;
+        }
+
+        size = ngx_buf_size(in->buf);
+
+        if (in->buf->in_file) {
+            in->buf->file_pos += size;
+        }
+
+        in->buf->pos = in->buf->last;
+        c->sent += size;
+    }
+
+    return NULL;
+}
+
+
+/* no client: no bytes, ever (a body is the pass's, not read) */
+
+static ssize_t
+ngx_http_agent_headless_recv(ngx_connection_t *c, u_char *buf, size_t size)
+{
+    return NGX_AGAIN;
 }

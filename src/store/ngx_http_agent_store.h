@@ -106,7 +106,18 @@ typedef struct {
     ngx_str_t                  owner;        /* its thread's */
     int64_t                    attempts;     /* re-drives, this one too */
     int64_t                    last_event;   /* its last kept event, or 0 */
+    ngx_array_t               *writes;       /* its cut step's pending
+                                                writes (turn_writes.c) */
 } ngx_http_agent_run_row_t;
+
+
+/* a tool call's result, kept while its step ran (turn_writes.c) */
+typedef struct {
+    ngx_str_t                  checkpoint;   /* the one its step started
+                                                from */
+    ngx_str_t                  id;           /* the call's */
+    ngx_str_t                  result;
+} ngx_http_agent_run_write_t;
 
 
 /* a run that holds its thread and whose worker may be gone (run_lost) */

@@ -48,6 +48,18 @@ typedef struct {
     ngx_uint_t                      sql_concurrency;
     ngx_uint_t                      tool_concurrency;
     ngx_array_t                    *tool_prompts;  /* agent_tool_prompt */
+
+    /*
+     * a step's pending writes (LangGraph's): write() keeps a tool call's
+     * result as it comes (index: the call's place in its round); kept()
+     * gives back one kept before the run's worker died, by the call's
+     * id, so that it is not run again (NGX_OK), or NGX_DECLINED
+     */
+    void                          (*write)(ngx_http_agent_run_t *run,
+                                       ngx_uint_t index, ngx_str_t *id,
+                                       ngx_str_t *result);
+    ngx_int_t                     (*kept)(ngx_http_agent_run_t *run,
+                                       ngx_str_t *id, ngx_str_t *result);
 } ngx_http_agent_services_t;
 
 

@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_turn_writes.h"
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_subrequest.h"
@@ -88,4 +89,6 @@ ngx_http_agent_turn_services(ngx_http_request_t *r,
     services->sql_concurrency = alcf->sql_concurrency;
     services->tool_concurrency = alcf->tool_concurrency;
     services->tool_prompts = amcf->tool_prompts;
+    services->write = ngx_http_agent_turn_writes_keep;
+    services->kept = ngx_http_agent_turn_writes_kept;
 }

@@ -141,6 +141,7 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
         /* taken over: no input, on from the last checkpoint, no client */
         ngx_http_agent_turn_id(turn, row->run_id.data);
         rec->claimed = 1;
+        rec->row.writes = row->writes;
         ngx_str_set(&turn->in.resume, "null");
         turn->in.answers = 1;
         turn->in.json = 1;
@@ -205,6 +206,7 @@ ngx_http_agent_turn_takeover(ngx_http_request_t *r,
     rec->keep = 1;
     rec->row.kwargs = row->kwargs;
     rec->row.metadata = row->metadata;
+    rec->row.writes = row->writes;
 
     ngx_http_agent_turn_id(turn, row->run_id.data);
 

@@ -88,6 +88,8 @@ ngx_int_t ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
 ngx_int_t ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn);
 
 ngx_int_t ngx_http_agent_turn_behind(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run,
+    ngx_str_t *node, ngx_int_t next);
 ngx_int_t ngx_http_agent_turn_checkpoint_event(ngx_http_agent_turn_t *turn,
     ngx_http_agent_checkpoint_t *cp);
 void ngx_http_agent_turn_checkpoint_pending(ngx_http_agent_turn_t *turn);

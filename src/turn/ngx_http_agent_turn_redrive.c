@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_turn_redrive.h"
+#include "ngx_http_agent_turn_writes.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
@@ -48,6 +49,7 @@
 typedef enum {
     NGX_HTTP_AGENT_REDRIVE_LOST = 0,
     NGX_HTTP_AGENT_REDRIVE_CLAIM,
+    NGX_HTTP_AGENT_REDRIVE_WRITES,
     NGX_HTTP_AGENT_REDRIVE_ORPHANS,
     NGX_HTTP_AGENT_REDRIVE_END
 } ngx_http_agent_redrive_phase_e;
@@ -245,6 +247,27 @@ ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd)
                       "agent: run \"%V\" of thread \"%V\" lost its worker, "
                       "taken over (attempt %L)", &rd->row.run_id,
                       &rd->row.thread_id, rd->row.attempts);
+
+        rd->phase = NGX_HTTP_AGENT_REDRIVE_WRITES;
+
+        ngx_http_agent_redrive_pass(rd);
+        return;
+
+    case NGX_HTTP_AGENT_REDRIVE_WRITES:
+
+        /* its cut step's tool results: those calls are not run again */
+
+        rc = ngx_http_agent_turn_writes_read(sc, &rd->row);
+        if (rc == NGX_AGAIN) {
+            return;
+        }
+
+        ngx_http_agent_store_call_reset(sc);
+
+        if (rc != NGX_OK) {
+            /* its calls are all run again: at least once */
+            rd->row.writes = NULL;
+        }
 
         if (ngx_http_agent_redrive_start(rd) == NGX_OK) {
             /* the pool is the run's request's now */

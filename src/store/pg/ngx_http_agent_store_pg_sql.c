@@ -55,10 +55,7 @@
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
 
-/*
- * a copied session's id for a run's id (to is $2), as the SQLite store's
- * agent_copy_id(): NULL stays NULL
- */
+/* a run's id copied (to is $2), as SQLite's agent_copy_id(): NULL stays */
 #define NGX_HTTP_AGENT_PG_COPY_ID(c)                                          \
     "md5(" c " || $2::text)::uuid::text"
 
@@ -466,8 +463,10 @@ const char  *ngx_http_agent_pg_sql[] = {
     " checkpoint, origin)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10, $12)",
 
-    /* NGX_HTTP_AGENT_PG_RUN_STATUS */
-    "UPDATE runs SET status = $2, updated_at = $3,"
+    /* NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes go */
+    "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
+    " $2 NOT IN ('pending', 'running')) UPDATE runs SET status = $2,"
+    " updated_at = $3,"
     " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END"
     " WHERE run_id = $1 AND ($2 <> 'running' OR status = 'pending')",
 
@@ -489,7 +488,8 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_RUN_EVENT */
     "INSERT INTO run_events (run_id, seq, event, data)"
-    " VALUES ($1, $2::bigint, $3, $4)",
+    " VALUES ($1, $2::bigint, $3, $4) ON CONFLICT (run_id, seq)"
+    " DO UPDATE SET event = EXCLUDED.event, data = EXCLUDED.data",
 
     /* NGX_HTTP_AGENT_PG_RUN_EVENTS */
     "SELECT seq, event, data FROM run_events"
@@ -530,7 +530,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     " SELECT u.run_id, u.thread_id, u.assistant_id, u.status, u.metadata,"
     " u.kwargs, u.multitask_strategy, u.created_at, u.updated_at,"
     " u.origin, u.checkpoint, (SELECT owner FROM l), u.attempts,"
-    " (SELECT max(seq) FROM run_events WHERE run_id = $1) FROM u",
+    " (SELECT max(seq) FROM run_events WHERE run_id = $1 AND seq >= 0) FROM u",
 
     /*
      * NGX_HTTP_AGENT_PG_OPEN: a turn's start in one statement: the session

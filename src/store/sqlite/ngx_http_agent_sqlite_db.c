@@ -185,7 +185,7 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE runs SET cancel = ?2"
     " WHERE run_id = ?1 AND status IN ('pending', 'running')",
     "SELECT cancel FROM runs WHERE run_id = ?1",
-    "INSERT INTO run_events (run_id, seq, event, data)"
+    "INSERT OR REPLACE INTO run_events (run_id, seq, event, data)"
     " VALUES (?1, ?2, ?3, ?4)",
     "SELECT seq, event, data FROM run_events"
     " WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
@@ -222,7 +222,7 @@ static const char  *ngx_http_agent_store_sql[] = {
     " WHERE run_id = ?1 AND status = 'running'",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS ", attempts, origin, checkpoint,"
     " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
-    " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1)"
+    " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0)"
     " FROM runs WHERE run_id = ?1",
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
     " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
@@ -327,6 +327,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE crons SET next_run = ?3 WHERE cron_id = ?1 AND next_run = ?2"
     " AND enabled = 1",
     "DELETE FROM crons WHERE thread_id = ?1",
+    /* a run's pending writes (turn_writes.c), at its end */
+    "DELETE FROM run_events WHERE run_id = ?1 AND seq < 0",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"

@@ -107,6 +107,25 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_bind(stmt, 2, &st);
     ngx_http_agent_sqlite_bind(stmt, 3, &at);
 
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_strcmp(status, "pending") == 0
+        || ngx_strcmp(status, "running") == 0)
+    {
+        return NGX_OK;
+    }
+
+    /* at its end, its pending writes go (turn_writes.c) */
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_WRITES_DROP);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
+
     return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 
