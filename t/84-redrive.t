@@ -328,6 +328,7 @@ my @am = split /\n/, $t->sqlite($db, "SELECT role FROM messages WHERE "
 is_deeply(\@am, [ qw(user assistant tool assistant) ],
           'A2A: its thread holds each message once');
 
+unlink "$dir/cut";
 my $resp = $t->http('POST', '/v1/responses', encode_json({ model => 'looper',
     input => 'add them', background => JSON::PP::true }), 'Content-Type' =>
     'application/json');
@@ -337,8 +338,10 @@ like($resp->{json}{status} // '', qr/^(queued|in_progress)$/,
 my ($rrun, $rthread) = ($resp->{json}{id} // '') =~ /^resp_([^_]+)_(.+)$/;
 ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20),
    'Responses: in its second model call');
-kill 'KILL', $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = "
-                        . "'$rthread'");
+my $rholder = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = "
+                         . "'$rthread'");
+like($rholder, qr/^\d+$/, 'Responses: a worker holds its conversation');
+kill 'KILL', $rholder if $rholder =~ /^\d+$/;
 my $got;
 ok(AgentTest::wait_for(sub {
     $got = $t->http('GET', "/v1/responses/$resp->{json}{id}")->{json};
