@@ -418,6 +418,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_MCP_SERVER },
 
+    { ngx_string("agent_mcp_server_tools"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_allowed_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, mcp_tool_names),
+      NULL },
+
     { ngx_string("agent_a2a"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_agent_conf_graph_endpoint,
@@ -577,6 +584,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->databases = NGX_CONF_UNSET_PTR;
     alcf->models = NGX_CONF_UNSET_PTR;
     alcf->assistants = NGX_CONF_UNSET_PTR;
+    alcf->mcp_tool_names = NGX_CONF_UNSET_PTR;
     alcf->cors = NGX_CONF_UNSET_PTR;
     alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
     alcf->tool_concurrency = NGX_CONF_UNSET_UINT;
@@ -632,6 +640,8 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_ptr_value(conf->databases, prev->databases, NULL);
     ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
     ngx_conf_merge_ptr_value(conf->assistants, prev->assistants, NULL);
+    ngx_conf_merge_ptr_value(conf->mcp_tool_names, prev->mcp_tool_names,
+                             NULL);
     ngx_conf_merge_ptr_value(conf->cors, prev->cors, NULL);
     ngx_conf_merge_uint_value(conf->sql_concurrency, prev->sql_concurrency,
                               4);

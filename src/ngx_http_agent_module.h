@@ -135,6 +135,10 @@ typedef struct {
     ngx_array_t               *assistant_graphs;
     void                      *cors;        /* ngx_http_agent_cors_t */
 
+    /* agent_mcp_server_tools: ngx_str_t names, their agent_tool tools */
+    ngx_array_t               *mcp_tool_names;
+    ngx_array_t               *mcp_tools;
+
     /*
      * a run of this location taken over from a worker that died: its
      * request made again without a client (the protocol's, or NULL: the

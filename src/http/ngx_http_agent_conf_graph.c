@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_mcpserver_tools.h"
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_conf_graph.h"
@@ -83,6 +84,10 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     if (ngx_http_agent_kind_protocol(conf->kind)
         && ngx_http_agent_merge_assistants(cf, conf, amcf) != NGX_CONF_OK)
     {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_agent_mcpserver_tools_merge(cf, conf, amcf) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
     }
 

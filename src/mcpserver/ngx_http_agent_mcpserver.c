@@ -14,6 +14,7 @@
 #include "ngx_http_agent_mcpserver_rpc.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_mcpserver_stream.h"
+#include "ngx_http_agent_mcpserver_tools.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_header.h"
 #include "ngx_http_agent_turn.h"
@@ -439,6 +440,10 @@ ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
         ngx_http_agent_json_end(j);
     }
 
+    if (ngx_http_agent_mcpserver_tools_list(r, j) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
@@ -602,6 +607,12 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     graph = ngx_http_agent_turn_graph(r, &name);
 
     if (graph == NULL) {
+        /* an agent_tool location this server serves too */
+        rc = ngx_http_agent_mcpserver_tools_call(r, rpc, &name);
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                       NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                       "Unknown tool: %V", &name);

@@ -254,6 +254,41 @@ ngx_http_agent_tool_location_schema(ngx_conf_t *cf, ngx_str_t *file,
 }
 
 
+/*
+ * The tool called outside a turn (an MCP server's tools/call of an
+ * agent_tool: mcpserver_tools.c), from the request r: its arguments
+ * written anew, as a turn's call; NULL if it is not a location's tool or
+ * its subrequest could not start
+ */
+
+void *
+ngx_http_agent_tool_location_call(ngx_http_request_t *r,
+    ngx_http_agent_tool_t *tool, yajl_val args,
+    ngx_http_agent_subrequest_pt handler, void *data)
+{
+    ngx_str_t                        body;
+    ngx_http_agent_tool_location_t  *loc;
+
+    if (!ngx_http_agent_tool_location_is(tool)
+        || ngx_http_agent_json_encode(r->pool, args, &body) != NGX_OK)
+    {
+        return NULL;
+    }
+
+    loc = tool->data;
+
+    return ngx_http_agent_subrequest_start(r, &loc->uri, &body, loc->max,
+                                           loc->timeout, handler, data);
+}
+
+
+ngx_uint_t
+ngx_http_agent_tool_location_is(ngx_http_agent_tool_t *tool)
+{
+    return tool->run == ngx_http_agent_tool_location_run;
+}
+
+
 static ngx_int_t
 ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
 {

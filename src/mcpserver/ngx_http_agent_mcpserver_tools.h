@@ -1,0 +1,28 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_MCPSERVER_TOOLS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_MCPSERVER_TOOLS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_jsonrpc.h"
+
+
+char *ngx_http_agent_mcpserver_tools_merge(ngx_conf_t *cf,
+    ngx_http_agent_loc_conf_t *conf, ngx_http_agent_main_conf_t *amcf);
+ngx_int_t ngx_http_agent_mcpserver_tools_list(ngx_http_request_t *r,
+    ngx_http_agent_json_t *j);
+ngx_int_t ngx_http_agent_mcpserver_tools_call(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_str_t *name);
+
+
+#endif /* _NGX_HTTP_AGENT_MCPSERVER_TOOLS_H_INCLUDED_ */
