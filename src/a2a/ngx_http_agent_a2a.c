@@ -12,6 +12,7 @@
 #include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_a2a_message.h"
 #include "ngx_http_agent_a2a_task.h"
+#include "ngx_http_agent_a2a_push.h"
 #include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
@@ -85,14 +86,28 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 
 /* a pass of GET {location}.well-known/agent-card.json or POST {location} */
 
+/* SendMessage's answer, and the task's push notification at its end */
+static ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    ngx_http_agent_a2a_push_done,
+    ngx_http_agent_a2a_answer
+};
+
+
 ngx_int_t
 ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 {
-    ngx_int_t                  rc;
-    ngx_http_agent_ctx_t      *ctx;
-    ngx_http_agent_jsonrpc_t   rpc;
+    ngx_int_t                   rc;
+    ngx_uint_t                  push;
+    ngx_http_agent_ctx_t       *ctx;
+    ngx_http_agent_jsonrpc_t    rpc;
+    ngx_http_agent_loc_conf_t  *alcf;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     if (ctx->id.len) {
         return ngx_http_agent_a2a_card(r);
@@ -163,6 +178,32 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
                                         NGX_HTTP_AGENT_A2A_SUBSCRIBE, 1);
     }
 
+    /* a task's push config is its message's: read back, not made alone */
+
+    push = (alcf->webhooks != NULL);
+
+    if (push && ngx_http_agent_method_is("GetTaskPushNotificationConfig")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc,
+                                        NGX_HTTP_AGENT_A2A_PUSH_GET, 0);
+    }
+
+    if (push && ngx_http_agent_method_is("ListTaskPushNotificationConfigs")) {
+        return ngx_http_agent_a2a_tasks(r, &rpc,
+                                        NGX_HTTP_AGENT_A2A_PUSH_LIST, 0);
+    }
+
+    if (push && ngx_http_agent_method_is("tasks/pushNotificationConfig/get"))
+    {
+        return ngx_http_agent_a2a_tasks(r, &rpc,
+                                        NGX_HTTP_AGENT_A2A_PUSH_GET, 1);
+    }
+
+    if (push && ngx_http_agent_method_is("tasks/pushNotificationConfig/list"))
+    {
+        return ngx_http_agent_a2a_tasks(r, &rpc,
+                                        NGX_HTTP_AGENT_A2A_PUSH_LIST, 1);
+    }
+
     if (ngx_http_agent_method_is("CreateTaskPushNotificationConfig")
         || ngx_http_agent_method_is("GetTaskPushNotificationConfig")
         || ngx_http_agent_method_is("ListTaskPushNotificationConfigs")
@@ -172,7 +213,12 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
         || ngx_http_agent_method_is("tasks/pushNotificationConfig/list")
         || ngx_http_agent_method_is("tasks/pushNotificationConfig/delete"))
     {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+        return push ? ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                   NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION,
+                                   "This operation is not supported: a "
+                                   "task's push notification config is set "
+                                   "with its message (configuration)")
+                    : ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                    NGX_HTTP_AGENT_A2A_PUSH_UNSUPPORTED,
                                    "Push Notification is not supported");
     }
@@ -295,7 +341,7 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
     ngx_http_agent_json_key(j, "streaming");
     ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_key(j, "pushNotifications");
-    ngx_http_agent_json_bool(j, 0);
+    ngx_http_agent_json_bool(j, alcf->webhooks != NULL);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "defaultInputModes");
     ngx_http_agent_json_arr(j);
@@ -346,7 +392,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_uint_t stream, ngx_uint_t legacy)
 {
     ngx_int_t                      rc, code;
-    ngx_str_t                      why, none;
+    ngx_str_t                      why, none, kwargs;
     ngx_http_agent_msg_t          *msg;
     ngx_http_agent_turn_t         *turn;
     ngx_http_agent_model_t        *m;
@@ -362,6 +408,22 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK, code, "%V", &why);
+    }
+
+    if (rc != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* its push notification config, kept with the task */
+
+    ngx_str_null(&kwargs);
+
+    rc = ngx_http_agent_a2a_push_read(r, rpc->params, legacy, &kwargs, &code,
+                                      &why);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK, code, "%V",
+                                              &why);
     }
 
     if (rc != NGX_OK) {
@@ -431,6 +493,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     in->record = &out->record;
     out->record.keep = 1;
     out->record.events = 1;
+    out->record.row.kwargs = kwargs;
     in->json = !stream;
     in->msgs = msg;
     in->nmsgs = 1;

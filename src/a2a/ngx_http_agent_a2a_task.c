@@ -29,8 +29,6 @@
 
 static ngx_int_t ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
-static ngx_int_t ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_event_t *ev);
 static void ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text);
@@ -39,25 +37,12 @@ static void ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
     ngx_str_t *text);
 static void ngx_http_agent_a2a_parts(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *text);
-static void ngx_http_agent_a2a_end(ngx_pool_t *pool,
-    ngx_http_agent_event_t *ev, ngx_str_t *interrupt,
-    ngx_http_agent_a2a_state_e *state, ngx_str_t *text);
 
 
 ngx_http_agent_format_t  ngx_http_agent_a2a_format = {
     ngx_string("a2a"),
     ngx_http_agent_a2a_write,
     0
-};
-
-
-ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    ngx_http_agent_a2a_answer
 };
 
 
@@ -220,7 +205,7 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
 
 /* SendMessage: the task at its end, the answer of the JSON-RPC request */
 
-static ngx_int_t
+ngx_int_t
 ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
@@ -437,7 +422,7 @@ ngx_http_agent_a2a_parts(ngx_http_agent_json_t *j,
  * (the interrupt's value: a string as it is, else its JSON), or the error
  */
 
-static void
+void
 ngx_http_agent_a2a_end(ngx_pool_t *pool, ngx_http_agent_event_t *ev,
     ngx_str_t *interrupt, ngx_http_agent_a2a_state_e *state,
     ngx_str_t *text)

@@ -41,7 +41,6 @@ typedef struct {
 
 
 extern ngx_http_agent_format_t      ngx_http_agent_a2a_format;
-extern ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks;
 
 
 const char *ngx_http_agent_a2a_state_name(ngx_uint_t state,
@@ -50,6 +49,11 @@ void ngx_http_agent_a2a_head(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o);
 void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o);
+ngx_int_t ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+void ngx_http_agent_a2a_end(ngx_pool_t *pool, ngx_http_agent_event_t *ev,
+    ngx_str_t *interrupt, ngx_http_agent_a2a_state_e *state,
+    ngx_str_t *text);
 void ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact);

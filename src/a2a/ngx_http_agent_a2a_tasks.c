@@ -12,6 +12,7 @@
 #include "ngx_http_agent_a2a_message.h"
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_a2a_tasks.h"
+#include "ngx_http_agent_a2a_push.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -73,8 +74,13 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
         return ngx_http_agent_a2a_list(r, rpc);
     }
 
+    /* 1.0's push config methods name the task "taskId" ("id": the config) */
+
     if (rpc->params == NULL
-        || ngx_http_agent_a2a_id(rpc->params, "id", &id) != NGX_OK
+        || ngx_http_agent_a2a_id(rpc->params,
+                                 (method >= NGX_HTTP_AGENT_A2A_PUSH_GET
+                                  && !legacy) ? "taskId" : "id", &id)
+           != NGX_OK
         || id.len == 0)
     {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
@@ -167,6 +173,11 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
         }
 
         return ngx_http_agent_a2a_subscribe(r, o, out);
+
+    case NGX_HTTP_AGENT_A2A_PUSH_GET:
+    case NGX_HTTP_AGENT_A2A_PUSH_LIST:
+        return ngx_http_agent_a2a_push_answer(r, o, out,
+                                       method == NGX_HTTP_AGENT_A2A_PUSH_LIST);
 
     default: /* NGX_HTTP_AGENT_A2A_GET */
         o->bare = 1;

@@ -19,6 +19,8 @@
 #define NGX_HTTP_AGENT_A2A_LIST       1
 #define NGX_HTTP_AGENT_A2A_CANCEL     2
 #define NGX_HTTP_AGENT_A2A_SUBSCRIBE  3
+#define NGX_HTTP_AGENT_A2A_PUSH_GET   4
+#define NGX_HTTP_AGENT_A2A_PUSH_LIST  5
 
 
 ngx_int_t ngx_http_agent_a2a_tasks(ngx_http_request_t *r,

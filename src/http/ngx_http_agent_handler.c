@@ -22,6 +22,7 @@
 #include "ngx_http_agent_agui.h"
 #include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_a2a.h"
+#include "ngx_http_agent_a2a_push.h"
 #include "ngx_http_agent_responses.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
@@ -48,6 +49,8 @@ static ngx_int_t ngx_http_agent_pass(ngx_http_request_t *r,
 static void ngx_http_agent_store_wake(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_takeover(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx);
 
 
 
@@ -243,6 +246,25 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
     ngx_http_agent_headless_close(r);
 
     return NGX_ERROR;
+}
+
+
+/*
+ * A kept run of A2A, Open Responses or MCP taken over: a turn of no
+ * protocol (turn_chat.c); of A2A's end, its push notification still holds
+ */
+
+static ngx_int_t
+ngx_http_agent_takeover(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
+{
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    return ngx_http_agent_turn_takeover(r, ctx->redrive,
+                                        alcf->kind == NGX_HTTP_AGENT_A2A
+                                        ? &ngx_http_agent_a2a_takeover_hooks
+                                        : NULL);
 }
 
 
@@ -632,7 +654,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         return ngx_http_agent_responses_run(r, body);
 
     case NGX_HTTP_AGENT_EP_TAKEOVER:
-        return ngx_http_agent_turn_takeover(r, ctx->redrive);
+        return ngx_http_agent_takeover(r, ctx);
 
     default: /* NGX_HTTP_AGENT_EP_CONNECTION */
         return ngx_http_agent_connection(r, &ctx->id, body);

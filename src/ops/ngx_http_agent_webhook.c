@@ -255,8 +255,9 @@ ngx_http_agent_webhook_dots(u_char *p, u_char *last)
 
 ngx_int_t
 ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks, ngx_str_t *url,
-    ngx_str_t *body, ngx_log_t *log)
+    ngx_str_t *body, ngx_str_t *header, ngx_log_t *log)
 {
+    ngx_str_t                 *h;
     ngx_pool_t                *pool;
     ngx_http_agent_webhook_t  *wh;
 
@@ -292,6 +293,23 @@ ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks, ngx_str_t *url,
     wh->body.len = body->len;
     ngx_memcpy(wh->body.data, body->data, body->len);
     wh->body.data[body->len] = '\0';
+
+    /* the caller's header line ("Name: value", checked by it), or none */
+
+    if (header && header->len) {
+        h = ngx_array_push(wh->headers);
+        if (h == NULL) {
+            goto failed;
+        }
+
+        h->data = ngx_pnalloc(pool, header->len + 1);
+        if (h->data == NULL) {
+            goto failed;
+        }
+
+        h->len = header->len;
+        ngx_cpystrn(h->data, header->data, header->len + 1);
+    }
 
     if (hooks->key_env.len
         && ngx_http_agent_webhook_sign(wh, &hooks->key_env) != NGX_OK)

@@ -216,7 +216,7 @@ typedef struct {
 ngx_int_t ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body, ngx_uint_t resume);
 ngx_int_t ngx_http_agent_turn_takeover(ngx_http_request_t *r,
-    ngx_http_agent_run_row_t *row);
+    ngx_http_agent_run_row_t *row, ngx_http_agent_turn_hooks_t *hooks);
 ngx_int_t ngx_http_agent_turn_model(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *name,
     ngx_http_agent_model_t **mp);

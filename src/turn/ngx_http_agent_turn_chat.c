@@ -161,12 +161,14 @@ ngx_http_agent_turn_start(ngx_http_request_t *r, ngx_str_t *id,
  * the run goes on from its last checkpoint under the same run id, with
  * no input and no client, its graph the one it ran (the row's assistant:
  * these protocols name graphs only), its end kept as its protocol reads
- * it (GetTask, GET /v1/responses/{id}), its answer in its thread.
+ * it (GetTask, GET /v1/responses/{id}), its answer in its thread; hooks:
+ * what of its protocol's end still holds without a client (A2A's push
+ * notification), or NULL.
  */
 
 ngx_int_t
 ngx_http_agent_turn_takeover(ngx_http_request_t *r,
-    ngx_http_agent_run_row_t *row)
+    ngx_http_agent_run_row_t *row, ngx_http_agent_turn_hooks_t *hooks)
 {
     ngx_http_agent_graph_t        *graph;
     ngx_http_agent_turn_t         *turn;
@@ -212,6 +214,7 @@ ngx_http_agent_turn_takeover(ngx_http_request_t *r,
 
     turn->check = ngx_http_agent_turn_check;
     turn->in.graph = graph;
+    turn->in.hooks = hooks;
     turn->in.record = rec;
     ngx_str_set(&turn->in.resume, "null");
     turn->in.answers = 1;
