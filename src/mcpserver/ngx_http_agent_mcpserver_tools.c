@@ -13,6 +13,7 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_tool_location.h"
+#include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -36,6 +37,7 @@ typedef struct {
     ngx_str_t                  body;
     ngx_uint_t                 truncated;
     ngx_uint_t                 gone;      /* the request ended first */
+    void                      *sub;       /* the tool's subrequest */
 } ngx_http_agent_mcpserver_tool_t;
 
 
@@ -240,6 +242,8 @@ ngx_http_agent_mcpserver_tools_call(ngx_http_request_t *r,
 
     sub = ngx_http_agent_tool_location_call(r, tool, args,
                                    ngx_http_agent_mcpserver_tools_answered, mt);
+    mt->sub = sub;
+
     if (sub == NULL) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                       NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
@@ -265,6 +269,7 @@ ngx_http_agent_mcpserver_tools_answered(void *data, ngx_uint_t status,
     mt->status = status;
     mt->body = *body;
     mt->truncated = truncated;
+    mt->sub = NULL;
 
     if (!mt->gone) {
         ngx_post_event(&mt->done, &ngx_posted_events);
@@ -278,6 +283,11 @@ static void
 ngx_http_agent_mcpserver_tools_cleanup(void *data)
 {
     ngx_http_agent_mcpserver_tool_t *mt = data;
+
+    if (!mt->gone && mt->sub) {
+        /* its timeout's timer is in this pool: no answer is wanted now */
+        ngx_http_agent_subrequest_drop(mt->sub);
+    }
 
     mt->gone = 1;
 

@@ -25,6 +25,7 @@
 
 
 static void ngx_http_agent_headless_handler(ngx_event_t *ev);
+static void ngx_http_agent_headless_free(ngx_event_t *ev);
 static ssize_t ngx_http_agent_headless_send(ngx_connection_t *c, u_char *buf,
     size_t size);
 static ngx_chain_t *ngx_http_agent_headless_send_chain(ngx_connection_t *c,
@@ -43,7 +44,7 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
     ngx_log_t *log)
 {
     ngx_log_t                  *clog;
-    ngx_pool_t                 *pool;
+    ngx_pool_t                 *pool, *cpool;
     ngx_connection_t           *c;
     ngx_http_request_t         *r;
     ngx_http_log_ctx_t         *lctx;
@@ -57,13 +58,20 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
 
     c->fd = (ngx_socket_t) -1;
 
+    /*
+     * the connection's pool and the request's, two as nginx has them:
+     * should nginx end the request itself (a subrequest that fails hard
+     * terminates its main request), it frees each once
+     */
+
+    cpool = ngx_create_pool(512, log);
     pool = ngx_create_pool(4096, log);
-    if (pool == NULL) {
+    if (cpool == NULL || pool == NULL) {
         goto failed;
     }
 
-    clog = ngx_palloc(pool, sizeof(ngx_log_t));
-    lctx = ngx_pcalloc(pool, sizeof(ngx_http_log_ctx_t));
+    clog = ngx_palloc(cpool, sizeof(ngx_log_t));
+    lctx = ngx_pcalloc(cpool, sizeof(ngx_http_log_ctx_t));
     r = ngx_pcalloc(pool, sizeof(ngx_http_request_t));
     if (clog == NULL || lctx == NULL || r == NULL) {
         goto failed;
@@ -84,7 +92,7 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
     clog->data = lctx;
     clog->action = NULL;
 
-    c->pool = pool;
+    c->pool = cpool;
     c->log = clog;
     c->number = clog->connection;
     c->log_error = NGX_ERROR_INFO;
@@ -93,7 +101,13 @@ ngx_http_agent_headless_create(ngx_http_conf_ctx_t *conf, ngx_str_t *uri,
     c->sockaddr = (struct sockaddr *) &ngx_http_agent_headless_peer;
     c->socklen = sizeof(struct sockaddr_in);
     c->data = r;
+    cpool->log = clog;
     pool->log = clog;
+
+    /* no socket options: nginx sets none on a descriptor it has not */
+    c->tcp_nodelay = NGX_TCP_NODELAY_DISABLED;
+    c->tcp_nopush = NGX_TCP_NOPUSH_DISABLED;
+    c->sndlowat = 1;
 
     /*
      * nothing reaches a socket: what is sent is let go, as if sent (in
@@ -175,6 +189,10 @@ failed:
         ngx_destroy_pool(pool);
     }
 
+    if (cpool) {
+        ngx_destroy_pool(cpool);
+    }
+
     return NULL;
 }
 
@@ -190,18 +208,21 @@ ngx_http_agent_headless(ngx_http_request_t *r)
 }
 
 
-/* its cleanups, as ngx_http_free_request runs them, then its memory */
+/*
+ * Its cleanups, as ngx_http_free_request runs them, then its memory; not
+ * while a subrequest of it holds it (one being finalized now: its post
+ * handler is where a turn may end): then once the last has let it go
+ */
 
 void
 ngx_http_agent_headless_close(ngx_http_request_t *r)
 {
-    ngx_pool_t          *pool;
     ngx_connection_t    *c;
     ngx_http_cleanup_t  *cln;
 
     c = r->connection;
 
-    if (c->destroyed) {
+    if (c->destroyed || c->read->handler == ngx_http_agent_headless_free) {
         return;
     }
 
@@ -220,12 +241,50 @@ ngx_http_agent_headless_close(ngx_http_request_t *r)
         ngx_del_timer(c->read);
     }
 
-    if (c->write->timer_set) {
-        ngx_del_timer(c->write);
+    if (c->write->posted) {
+        ngx_delete_posted_event(c->write);
     }
 
-    if (c->read->posted) {
-        ngx_delete_posted_event(c->read);
+    /* the read event is the close's own from now on */
+
+    c->read->handler = ngx_http_agent_headless_free;
+    c->read->cancelable = 1;
+
+    if (r->count > 1) {
+        ngx_post_event(c->read, &ngx_posted_events);
+        return;
+    }
+
+    ngx_http_agent_headless_free(c->read);
+}
+
+
+static void
+ngx_http_agent_headless_free(ngx_event_t *ev)
+{
+    ngx_pool_t          *pool;
+    ngx_connection_t    *c;
+    ngx_http_request_t  *r;
+
+    c = ev->data;
+    r = c->data;
+
+    if (r->count > 1) {
+        /* a subrequest still runs (a tool's, orphaned): a while later */
+        ngx_add_timer(ev, 10);
+        return;
+    }
+
+    if (ev->timer_set) {
+        ngx_del_timer(ev);
+    }
+
+    if (ev->posted) {
+        ngx_delete_posted_event(ev);
+    }
+
+    if (c->write->timer_set) {
+        ngx_del_timer(c->write);
     }
 
     if (c->write->posted) {
@@ -234,6 +293,8 @@ ngx_http_agent_headless_close(ngx_http_request_t *r)
 
     c->destroyed = 1;
     pool = c->pool;
+
+    ngx_destroy_pool(r->pool);
 
     c->fd = 0;
     ngx_free_connection(c);

@@ -488,8 +488,8 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_RUN_EVENT */
     "INSERT INTO run_events (run_id, seq, event, data)"
-    " VALUES ($1, $2::bigint, $3, $4) ON CONFLICT (run_id, seq)"
-    " DO UPDATE SET event = EXCLUDED.event, data = EXCLUDED.data",
+    " VALUES ($1, $2::bigint, $3, $4) ON CONFLICT (run_id, seq) DO UPDATE"
+    " SET event = EXCLUDED.event, data = EXCLUDED.data WHERE $2::bigint < 0",
 
     /* NGX_HTTP_AGENT_PG_RUN_EVENTS */
     "SELECT seq, event, data FROM run_events"

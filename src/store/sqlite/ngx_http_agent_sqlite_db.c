@@ -185,8 +185,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE runs SET cancel = ?2"
     " WHERE run_id = ?1 AND status IN ('pending', 'running')",
     "SELECT cancel FROM runs WHERE run_id = ?1",
-    "INSERT OR REPLACE INTO run_events (run_id, seq, event, data)"
-    " VALUES (?1, ?2, ?3, ?4)",
+    /* a pending write (seq < 0) is made again; a kept event is not */
+    "INSERT INTO run_events (run_id, seq, event, data)"
+    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id, seq) DO UPDATE"
+    " SET event = excluded.event, data = excluded.data WHERE ?2 < 0",
     "SELECT seq, event, data FROM run_events"
     " WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     "DELETE FROM run_events WHERE run_id IN"
