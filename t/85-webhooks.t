@@ -13,7 +13,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
 use JSON::PP;
-use IO::Socket::INET;
 use Digest::SHA qw(hmac_sha256_hex);
 use POSIX ();
 
@@ -21,39 +20,9 @@ my $t = AgentTest->new;
 my $dir = $t->dir;
 $t->mock(sub { { text => 'hooked' } });
 
-# the receiver: each request a line of its log; a path's first request
-# answered 500, the next ones 200
-my $recv = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
-                                 Listen => 16, ReuseAddr => 1) or die $!;
-my $port = $recv->sockport;
+# the receiver: a path's first request answered 500, the next ones 200
 my $log = "$dir/hooks.log";
-my $pid = fork();
-die $! unless defined $pid;
-if ($pid == 0) {
-    my %seen;
-    while (my $c = $recv->accept) {
-        my $head = '';
-        while (defined(my $l = <$c>)) {
-            last if $l eq "\r\n";
-            $head .= $l;
-        }
-        my ($path) = $head =~ m{^POST (\S+)};
-        my ($len) = $head =~ /Content-Length: (\d+)/i;
-        my $body = '';
-        read($c, $body, $len // 0);
-        my ($sig) = $head =~ /X-Agent-Signature: (\S+)/i;
-        open my $fh, '>>', $log or die;
-        print $fh encode_json({ path => $path, sig => $sig, body => $body })
-                  . "\n";
-        close $fh;
-        my $s = $seen{$path}++ ? '200 OK' : '500 Busy';
-        print $c "HTTP/1.1 $s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        close $c;
-    }
-    POSIX::_exit(0);
-}
-close $recv;
-END { kill 'TERM', $pid if $pid }
+my $port = AgentTest::hook_receiver($log);
 
 $ENV{AGENT_TEST_HOOK_KEY} = 'hook-secret';
 my $conf = $t->conf;
@@ -66,8 +35,8 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
 $t->run($conf);
 
 sub hooks {
-    open my $fh, '<', $log or return ();
-    return map { decode_json($_) } <$fh>;
+    return map { { %$_, sig => $_->{headers}{'x-agent-signature'} } }
+           AgentTest::hooks_got($log);
 }
 
 my $in = { messages => [ { role => 'user', content => 'hi' } ] };

@@ -16,7 +16,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
 use JSON::PP;
-use IO::Socket::INET;
 use POSIX ();
 use Digest::SHA qw(hmac_sha256_hex);
 
@@ -47,49 +46,16 @@ $t->mock(sub {
     return { text => "you said $q" };
 });
 
-# the receiver: each request a line of its log; a path's first request
-# answered 500, the next ones 200
-my $recv = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
-                                 Listen => 16, ReuseAddr => 1) or die $!;
-my $port = $recv->sockport;
+# the receiver: a path's first request answered 500, the next ones 200
 my $log = "$dir/push.log";
-my $pid = fork();
-die $! unless defined $pid;
-if ($pid == 0) {
-    my %seen;
-    while (my $c = $recv->accept) {
-        my $head = '';
-        while (defined(my $l = <$c>)) {
-            last if $l eq "\r\n";
-            $head .= $l;
-        }
-        my ($path) = $head =~ m{^POST (\S+)};
-        my ($len) = $head =~ /Content-Length: (\d+)/i;
-        my $body = '';
-        read($c, $body, $len // 0);
-        my %hv;
-        for my $l (split /\r?\n/, $head) {
-            $hv{lc $1} = $2 if $l =~ /^([^:]+):\s*(.*)$/;
-        }
-        open my $fh, '>>', $log or die;
-        print $fh encode_json({ path => $path, body => $body,
-                                token => $hv{'x-a2a-notification-token'},
-                                auth => $hv{authorization},
-                                sig => $hv{'x-agent-signature'} }) . "\n";
-        close $fh;
-        my $s = $seen{$path}++ ? '200 OK' : '500 Busy';
-        print $c "HTTP/1.1 $s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        close $c;
-    }
-    POSIX::_exit(0);
-}
-close $recv;
-END { kill 'TERM', $pid if $pid }
+my $port = AgentTest::hook_receiver($log);
 
 sub pushes {
     my ($path) = @_;
-    open my $fh, '<', $log or return ();
-    return grep { $_->{path} eq $path } map { decode_json($_) } <$fh>;
+    return map { { %$_, token => $_->{headers}{'x-a2a-notification-token'},
+                   auth => $_->{headers}{authorization},
+                   sig => $_->{headers}{'x-agent-signature'} } }
+           grep { $_->{path} eq $path } AgentTest::hooks_got($log);
 }
 
 $ENV{AGENT_TEST_PUSH_KEY} = 'push-secret';

@@ -162,15 +162,7 @@ ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_key(j, "result");
     ngx_http_agent_json_obj(j);
 
-    ngx_http_agent_json_key(j, "content");
-    ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "text");
-    ngx_http_agent_json_key(j, "text");
-    ngx_http_agent_json_str(j, &text);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_mcpserver_stream_content(j, &text);
 
     /* the same, whole: a client may read only this */
 
@@ -262,4 +254,22 @@ ngx_http_agent_mcpserver_values(ngx_http_agent_stream_t *s,
     }
 
     ngx_http_agent_json_end(j);
+}
+
+
+/* a tool result's "content": one text part */
+
+void
+ngx_http_agent_mcpserver_stream_content(ngx_http_agent_json_t *j,
+    ngx_str_t *text)
+{
+    ngx_http_agent_json_key(j, "content");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "text");
+    ngx_http_agent_json_key(j, "text");
+    ngx_http_agent_json_str(j, text);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_arr_end(j);
 }

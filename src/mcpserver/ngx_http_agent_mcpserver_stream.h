@@ -31,4 +31,8 @@ typedef struct {
 extern ngx_http_agent_format_t  ngx_http_agent_mcpserver_format;
 
 
+void ngx_http_agent_mcpserver_stream_content(ngx_http_agent_json_t *j,
+    ngx_str_t *text);
+
+
 #endif /* _NGX_HTTP_AGENT_MCPSERVER_STREAM_H_INCLUDED_ */

@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcpserver_tools.h"
+#include "ngx_http_agent_mcpserver_stream.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_tool_location.h"
@@ -342,15 +343,7 @@ ngx_http_agent_mcpserver_tools_reply(ngx_event_t *ev)
 
     } else {
         ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "content");
-        ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "text");
-        ngx_http_agent_json_key(j, "text");
-        ngx_http_agent_json_str(j, &text);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_mcpserver_stream_content(j, &text);
 
         if (v && YAJL_IS_OBJECT(v)) {
             ngx_http_agent_json_key(j, "structuredContent");

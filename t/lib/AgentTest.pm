@@ -464,6 +464,55 @@ sub slurp_file {
     return length $s > 20000 ? substr($s, 0, 20000) . "\n..." : $s;
 }
 
+my @receivers;
+END { kill 'TERM', @receivers if @receivers }
+
+# a webhook receiver on loopback, in a process of its own: each POST a
+# line of LOG ({path, body, headers (lower-cased names)}); a path's first
+# request answered 500, the next ones 200.  Returns its port; it stops
+# with the test.
+sub hook_receiver {
+    my ($log) = @_;
+    my $recv = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                     LocalPort => 0, Listen => 16,
+                                     ReuseAddr => 1) or die $!;
+    my $port = $recv->sockport;
+    my $pid = fork();
+    die $! unless defined $pid;
+    if ($pid == 0) {
+        my %seen;
+        while (my $c = $recv->accept) {
+            my ($line, %h) = (scalar <$c>);
+            while (defined(my $l = <$c>)) {
+                last if $l eq "\r\n";
+                $h{lc $1} = $2 if $l =~ /^([^:]+):\s*(.*?)\r?$/;
+            }
+            my ($path) = ($line // '') =~ m{^POST (\S+)};
+            my $body = '';
+            read($c, $body, $h{'content-length'} // 0);
+            open my $fh, '>>', $log or die;
+            print $fh JSON::PP->new->canonical->encode({ path => $path // '',
+                body => $body, headers => \%h }) . "\n";
+            close $fh;
+            my $s = $seen{$path // ''}++ ? '200 OK' : '500 Busy';
+            print $c "HTTP/1.1 $s\r\nContent-Length: 0\r\n"
+                     . "Connection: close\r\n\r\n";
+            close $c;
+        }
+        POSIX::_exit(0);
+    }
+    close $recv;
+    push @receivers, $pid;
+    return $port;
+}
+
+# what a receiver got, a hash per request
+sub hooks_got {
+    my ($log) = @_;
+    open my $fh, '<', $log or return ();
+    return map { JSON::PP::decode_json($_) } <$fh>;
+}
+
 sub wait_for {
     my ($cond, $timeout) = @_;
     my $deadline = time + ($timeout // 10);
