@@ -425,6 +425,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       offsetof(ngx_http_agent_loc_conf_t, mcp_tool_names),
       NULL },
 
+    { ngx_string("agent_mcp_server_elicitation"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, mcp_elicitation),
+      NULL },
+
     { ngx_string("agent_a2a"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_agent_conf_graph_endpoint,
@@ -585,6 +592,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->models = NGX_CONF_UNSET_PTR;
     alcf->assistants = NGX_CONF_UNSET_PTR;
     alcf->mcp_tool_names = NGX_CONF_UNSET_PTR;
+    alcf->mcp_elicitation = NGX_CONF_UNSET_MSEC;
     alcf->cors = NGX_CONF_UNSET_PTR;
     alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
     alcf->tool_concurrency = NGX_CONF_UNSET_UINT;
@@ -640,6 +648,8 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_ptr_value(conf->databases, prev->databases, NULL);
     ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
     ngx_conf_merge_ptr_value(conf->assistants, prev->assistants, NULL);
+    ngx_conf_merge_msec_value(conf->mcp_elicitation, prev->mcp_elicitation,
+                              300000);
     ngx_conf_merge_ptr_value(conf->mcp_tool_names, prev->mcp_tool_names,
                              NULL);
     ngx_conf_merge_ptr_value(conf->cors, prev->cors, NULL);
@@ -695,21 +705,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     }
 #endif
 
-    if (conf->use_database.len) {
-        amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-        conf->database = ngx_http_agent_database_find(amcf,
-                                                      &conf->use_database);
-        if (conf->database == NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "agent_use_database: unknown database \"%V\", "
-                               "declare it with agent_database",
-                               &conf->use_database);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    return NGX_CONF_OK;
+    return ngx_http_agent_database_use(cf, conf);
 }
 
 

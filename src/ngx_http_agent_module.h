@@ -138,6 +138,8 @@ typedef struct {
     /* agent_mcp_server_tools: ngx_str_t names, their agent_tool tools */
     ngx_array_t               *mcp_tool_names;
     ngx_array_t               *mcp_tools;
+    ngx_msec_t                 mcp_elicitation; /* an answer waited for so
+                                                   long; 0: none asked */
 
     /*
      * a run of this location taken over from a worker that died: its

@@ -93,7 +93,8 @@ static ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
     NULL,
     NULL,
     ngx_http_agent_a2a_push_done,
-    ngx_http_agent_a2a_answer
+    ngx_http_agent_a2a_answer,
+    NULL
 };
 
 
@@ -121,7 +122,8 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 
     /* A2A has no notification of the client's: taken, unanswered */
 
-    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT);
+    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT,
+                                       0);
     if (rc != NGX_OK) {
         return rc;
     }

@@ -44,6 +44,7 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_takeover_hooks = {
     NULL,
     NULL,
     ngx_http_agent_a2a_push_done,
+    NULL,
     NULL
 };
 

@@ -36,7 +36,8 @@ static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
     ngx_http_agent_lg_run_started,
     ngx_http_agent_lg_run_poll,
     ngx_http_agent_lg_run_done,
-    ngx_http_agent_lg_run_answer
+    ngx_http_agent_lg_run_answer,
+    NULL
 };
 
 

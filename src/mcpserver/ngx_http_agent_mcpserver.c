@@ -7,7 +7,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
-#include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcpserver.h"
@@ -15,8 +14,9 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_mcpserver_stream.h"
 #include "ngx_http_agent_mcpserver_tools.h"
+#include "ngx_http_agent_mcpserver_elicit.h"
+#include "ngx_http_agent_mcpserver_session.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_header.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 
@@ -28,20 +28,11 @@
  * (the stateless 2026-07-28 revision), ping, tools/list, tools/call.  A
  * tool is a graph that agent_use_graph or agent_assistants names; a call
  * is a turn on a thread (a new one, or "thread_id": the owner's), its
- * answer an event stream of progress and the result.  Mcp-Session-Id
- * keeps no state: it is an id and a digest of it with the owner, so that
- * any worker of any host checks that the owner who made it uses it.
+ * answer an event stream of progress and the result.  Mcp-Session-Id:
+ * mcpserver_session.c.
  */
 
 
-#define NGX_HTTP_AGENT_MCPSERVER_SID_LEN  (36 + 1 + 16)
-
-
-static void ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id,
-    u_char *out);
-static ngx_int_t ngx_http_agent_mcpserver_session(ngx_http_request_t *r);
-static ngx_uint_t ngx_http_agent_mcpserver_run_id(ngx_http_request_t *r,
-    ngx_str_t *request, u_char *out);
 static ngx_int_t ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
 static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
@@ -112,7 +103,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_mcpserver_session(r);
+    rc = ngx_http_agent_mcpserver_session_check(r);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -122,7 +113,7 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
     }
 
-    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, 0);
+    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, 0, 1);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -171,78 +162,16 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         return ngx_http_agent_mcpserver_call(r, &rpc);
     }
 
+    if (rpc.response) {
+        /* the client's answer to an elicitation/create of ours */
+        return ngx_http_agent_mcpserver_elicit_answer(r, &rpc);
+    }
+
 #undef ngx_http_agent_method_is
 
     return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                    NGX_HTTP_AGENT_JSONRPC_METHOD_NOT_FOUND,
                                    "Method not found: %V", &rpc.method);
-}
-
-
-/*
- * Mcp-Session-Id: a new id, a dot, and 16 hex digits of the MD5 of the
- * owner and the id; out gets NGX_HTTP_AGENT_MCPSERVER_SID_LEN bytes
- */
-
-static void
-ngx_http_agent_mcpserver_sid(ngx_http_request_t *r, u_char *id, u_char *out)
-{
-    u_char                 digest[16];
-    ngx_md5_t              md5;
-    ngx_http_agent_ctx_t  *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-
-    ngx_md5_init(&md5);
-    ngx_md5_update(&md5, id, 36);
-    ngx_md5_update(&md5, "\n", 1);
-
-    if (ctx->owner) {
-        ngx_md5_update(&md5, ctx->owner->data, ctx->owner->len);
-    }
-
-    ngx_md5_final(digest, &md5);
-
-    ngx_memcpy(out, id, 36);
-    out[36] = '.';
-    ngx_hex_dump(out + 37, digest, 8);
-}
-
-
-/*
- * The run of a tools/call in a session: an id of the session and the
- * request's, so that notifications/cancelled names it (MCP forbids an id
- * used twice in a session); out gets 36 bytes, a UUID's shape
- */
-
-static ngx_uint_t
-ngx_http_agent_mcpserver_run_id(ngx_http_request_t *r, ngx_str_t *request,
-    u_char *out)
-{
-    u_char            digest[16], hex[32];
-    ngx_md5_t         md5;
-    ngx_table_elt_t  *h;
-
-    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
-
-    if (h == NULL || request->len == 0) {
-        /* stateless: a cancel is the client going away */
-        return 0;
-    }
-
-    ngx_md5_init(&md5);
-    ngx_md5_update(&md5, h->value.data, h->value.len);
-    ngx_md5_update(&md5, "\n", 1);
-    ngx_md5_update(&md5, request->data, request->len);
-    ngx_md5_final(digest, &md5);
-
-    ngx_hex_dump(hex, digest, 16);
-    /* %*s reads a size_t */
-    ngx_sprintf(out, "%*s-%*s-%*s-%*s-%*s", (size_t) 8, hex, (size_t) 4,
-                hex + 8, (size_t) 4, hex + 12, (size_t) 4, hex + 16,
-                (size_t) 12, hex + 20);
-
-    return 1;
 }
 
 
@@ -261,7 +190,7 @@ ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
 
     if (v == NULL || !(YAJL_IS_STRING(v) || YAJL_IS_INTEGER(v))
         || ngx_http_agent_json_encode(r->pool, v, &request) != NGX_OK
-        || !ngx_http_agent_mcpserver_run_id(r, &request, buf))
+        || !ngx_http_agent_mcpserver_session_run_id(r, &request, buf))
     {
         return NGX_OK;
     }
@@ -276,34 +205,6 @@ ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
 }
 
 
-/* a session id sent is one made for this owner, or the request is 404 */
-
-static ngx_int_t
-ngx_http_agent_mcpserver_session(ngx_http_request_t *r)
-{
-    u_char            want[NGX_HTTP_AGENT_MCPSERVER_SID_LEN];
-    ngx_table_elt_t  *h;
-
-    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
-
-    if (h == NULL) {
-        /* none: the stateless revision, or a first request */
-        return NGX_OK;
-    }
-
-    if (h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN) {
-        ngx_http_agent_mcpserver_sid(r, h->value.data, want);
-
-        if (ngx_strncmp(want, h->value.data, h->value.len) == 0) {
-            return NGX_OK;
-        }
-    }
-
-    return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_NOT_FOUND,
-                                   NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
-                                   "Session not found: start a new one "
-                                   "with initialize");
-}
 
 
 /*
@@ -315,10 +216,8 @@ static ngx_int_t
 ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t discover)
 {
-    u_char                 *sid, id[36];
     ngx_str_t              *version, want;
     ngx_uint_t              i;
-    ngx_table_elt_t        *h;
     ngx_http_agent_json_t  *j;
 
     version = &ngx_http_agent_mcpserver_versions[0];
@@ -382,21 +281,10 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
                              "same conversation.");
     ngx_http_agent_json_end(j);
 
-    if (!discover) {
-        sid = ngx_pnalloc(r->pool, NGX_HTTP_AGENT_MCPSERVER_SID_LEN);
-        h = ngx_list_push(&r->headers_out.headers);
-
-        if (sid == NULL || h == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        ngx_http_agent_store_new_id(id);
-        ngx_http_agent_mcpserver_sid(r, id, sid);
-
-        h->hash = 1;
-        ngx_str_set(&h->key, "Mcp-Session-Id");
-        h->value.data = sid;
-        h->value.len = NGX_HTTP_AGENT_MCPSERVER_SID_LEN;
+    if (!discover
+        && ngx_http_agent_mcpserver_session_make(r, rpc->params) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     return ngx_http_agent_reply_rpc_result(r, j);
@@ -592,6 +480,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_turn_in_t         *in;
     ngx_http_agent_session_t          s;
     u_char                            id[36];
+    ngx_http_agent_loc_conf_t        *alcf;
     ngx_http_agent_mcpserver_out_t   *out;
     ngx_http_agent_mcpserver_call_t   call;
 
@@ -670,6 +559,13 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     out->id = rpc->id;
     out->progress = call.progress;
+    out->graph = graph->name;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    /* an interrupt asks the client's user, where the client can be asked */
+    out->elicit = ngx_http_agent_mcpserver_session_elicits(r)
+                  && alcf->mcp_elicitation > 0;
 
     in = ngx_http_agent_turn_in(turn);
 
@@ -677,13 +573,14 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     in->record = &out->record;
 
-    if (ngx_http_agent_mcpserver_run_id(r, &rpc->id, id)) {
+    if (ngx_http_agent_mcpserver_session_run_id(r, &rpc->id, id)) {
         ngx_http_agent_turn_id(turn, id);
     }
 
     in->graph = graph;
     in->format = &ngx_http_agent_mcpserver_format;
     in->format_data = out;
+    in->hooks = out->elicit ? &ngx_http_agent_mcpserver_elicit_hooks : NULL;
     in->values = call.values;
     in->resume = call.resume;
 

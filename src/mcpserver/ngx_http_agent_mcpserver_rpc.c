@@ -11,9 +11,14 @@
 
 
 /*
- * A graph's tools/call arguments, read (the JSON-RPC message itself is
- * util/jsonrpc.c's).  No I/O: the fuzz target calls it as it is.
+ * A graph's tools/call arguments, and the client's answer to an
+ * elicitation of ours, read (the JSON-RPC message itself is
+ * util/jsonrpc.c's).  No I/O: the fuzz target calls them as they are.
  */
+
+
+static ngx_int_t ngx_http_agent_mcpserver_rpc_part(ngx_str_t *s,
+    ngx_str_t *part, ngx_uint_t max);
 
 
 /*
@@ -160,3 +165,136 @@ ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool, yajl_val params,
     return call->values ? NGX_OK : NGX_ERROR;
 }
 
+
+/*
+ * The client's answer, read: its id one of our elicitations', its result
+ * {"action": "accept", "content": {"answer": ...}}, or "decline",
+ * "cancel", or a JSON-RPC error (declined too).  NGX_DECLINED: why.
+ */
+
+ngx_int_t
+ngx_http_agent_mcpserver_rpc_answer(ngx_pool_t *pool,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_http_agent_mcpserver_answer_in_t *e,
+    ngx_str_t *why)
+{
+    size_t     n;
+    yajl_val   id, content, answer;
+    ngx_str_t  s, action;
+
+    ngx_memzero(e, sizeof(ngx_http_agent_mcpserver_answer_in_t));
+
+    id = ngx_http_agent_json_parse(pool, rpc->id.data, rpc->id.len, NULL);
+
+    n = sizeof(NGX_HTTP_AGENT_MCPSERVER_ELICIT) - 1;
+
+    if (id == NULL || !YAJL_IS_STRING(id)) {
+        goto unknown;
+    }
+
+    s.data = (u_char *) YAJL_GET_STRING(id);
+    s.len = ngx_strlen(s.data);
+
+    e->id = s;
+
+    if (s.len <= n || ngx_strncmp(s.data, NGX_HTTP_AGENT_MCPSERVER_ELICIT, n)
+                      != 0)
+    {
+        goto unknown;
+    }
+
+    s.data += n;
+    s.len -= n;
+
+    if (ngx_http_agent_mcpserver_rpc_part(&s, &e->thread, 36) != NGX_OK
+        || e->thread.len != 36
+        || ngx_http_agent_mcpserver_rpc_part(&s, &e->checkpoint, 64)
+           != NGX_OK
+        || s.len == 0 || s.len > 128)
+    {
+        goto unknown;
+    }
+
+    e->graph = s;
+
+    if (rpc->result == NULL) {
+        /* the client could not ask: as declined */
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_json_get_str(rpc->result, "action", &action)
+        != NGX_OK)
+    {
+        ngx_str_set(why, "\"action\" must be a string");
+        return NGX_DECLINED;
+    }
+
+    if ((action.len == 7 && ngx_strncmp(action.data, "decline", 7) == 0)
+        || (action.len == 6 && ngx_strncmp(action.data, "cancel", 6) == 0))
+    {
+        return NGX_OK;
+    }
+
+    if (action.len != 6 || ngx_strncmp(action.data, "accept", 6) != 0) {
+        ngx_str_set(why, "\"action\" must be \"accept\", \"decline\" or "
+                    "\"cancel\"");
+        return NGX_DECLINED;
+    }
+
+    content = ngx_http_agent_json_get(rpc->result, "content");
+    answer = (content && YAJL_IS_OBJECT(content))
+             ? ngx_http_agent_json_get(content, "answer") : NULL;
+
+    if (answer == NULL
+        || !(YAJL_IS_STRING(answer) || YAJL_IS_NUMBER(answer)
+             || YAJL_IS_TRUE(answer) || YAJL_IS_FALSE(answer)))
+    {
+        ngx_str_set(why, "an accepted elicitation's \"content\" must hold "
+                    "\"answer\", a string, a number or a boolean");
+        return NGX_DECLINED;
+    }
+
+    /* the answer written anew by our generator */
+    return ngx_http_agent_json_encode(pool, answer, &e->resume);
+
+unknown:
+
+    ngx_str_set(why, "the id is none of our elicitations'");
+    return NGX_DECLINED;
+}
+
+
+/* the next part of an elicitation id, up to a "/", of safe bytes */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_rpc_part(ngx_str_t *s, ngx_str_t *part,
+    ngx_uint_t max)
+{
+    u_char      c;
+    ngx_uint_t  i;
+
+    for (i = 0; i < s->len && i <= max; i++) {
+        c = s->data[i];
+
+        if (c == '/') {
+            if (i == 0) {
+                return NGX_ERROR;
+            }
+
+            part->data = s->data;
+            part->len = i;
+            s->data += i + 1;
+            s->len -= i + 1;
+
+            return NGX_OK;
+        }
+
+        if (!((c >= '0' && c <= '9') || ((c | 0x20) >= 'a'
+                                           && (c | 0x20) <= 'z')
+              || c == '-' || c == '_' || c == '.'))
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_ERROR;
+}

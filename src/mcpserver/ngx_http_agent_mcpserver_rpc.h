@@ -28,9 +28,27 @@ typedef struct {
 } ngx_http_agent_mcpserver_call_t;
 
 
+/* the client's answer to an elicitation of ours (mcpserver_elicit.c) */
+typedef struct {
+    ngx_str_t                  id;          /* the elicitation's */
+    ngx_str_t                  thread;
+    ngx_str_t                  checkpoint;  /* the interrupt it answers */
+    ngx_str_t                  graph;
+    ngx_str_t                  resume;      /* the answer as JSON, or
+                                               empty: declined */
+} ngx_http_agent_mcpserver_answer_in_t;
+
+
+/* an elicitation's id: this, the thread, the checkpoint, the graph */
+#define NGX_HTTP_AGENT_MCPSERVER_ELICIT  "elicit/"
+
+
 ngx_int_t ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool,
     yajl_val params, ngx_http_agent_graph_t *graph,
     ngx_http_agent_mcpserver_call_t *call, ngx_str_t *why);
+ngx_int_t ngx_http_agent_mcpserver_rpc_answer(ngx_pool_t *pool,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_http_agent_mcpserver_answer_in_t *e,
+    ngx_str_t *why);
 
 
 #endif /* _NGX_HTTP_AGENT_MCPSERVER_RPC_H_INCLUDED_ */

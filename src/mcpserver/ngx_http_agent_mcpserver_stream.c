@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_mcpserver_stream.h"
+#include "ngx_http_agent_mcpserver_rpc.h"
 #include "ngx_http_agent_state.h"
 
 
@@ -19,7 +20,9 @@
  * "structuredContent": {"answer", "thread_id", "status", "values",
  * "interrupt"}};
  * a run that fails is a result with "isError": true (MCP: a tool's error
- * is the model's to read, not a protocol error).
+ * is the model's to read, not a protocol error).  A run that waits, on a
+ * session whose client takes elicitation, asks it instead, and the call
+ * waits for the answer (mcpserver_elicit.c).
  */
 
 
@@ -28,7 +31,7 @@ static ngx_int_t ngx_http_agent_mcpserver_write(ngx_http_agent_stream_t *s,
 static void ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
     ngx_http_agent_mcpserver_out_t *o, ngx_http_agent_event_t *ev,
     ngx_http_agent_json_t *j);
-static void ngx_http_agent_mcpserver_values(ngx_http_agent_stream_t *s,
+static void ngx_http_agent_mcpserver_values(ngx_http_agent_run_t *run,
     ngx_http_agent_json_t *j);
 
 
@@ -82,6 +85,10 @@ ngx_http_agent_mcpserver_write(ngx_http_agent_stream_t *s,
             o->interrupt = *ev->json;
         }
 
+        if (ev->checkpoint_id) {
+            o->checkpoint = *ev->checkpoint_id;
+        }
+
         return NGX_DECLINED;
 
     case NGX_HTTP_AGENT_EV_END:
@@ -101,105 +108,246 @@ ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
     ngx_http_agent_mcpserver_out_t *o, ngx_http_agent_event_t *ev,
     ngx_http_agent_json_t *j)
 {
-    u_char     *p;
-    yajl_val    v, node, value;
-    ngx_str_t   text, shown;
-    ngx_uint_t  error;
+    yajl_val                          v;
+    ngx_str_t                         text;
+    ngx_http_agent_mcpserver_answer_t  a;
 
-    error = (ev->type == NGX_HTTP_AGENT_EV_ERROR);
+    ngx_memzero(&a, sizeof(ngx_http_agent_mcpserver_answer_t));
+
+    a.id = &o->id;
+    a.thread = &s->session_id;
+    a.run = s->state;
 
     v = o->interrupt.len
         ? ngx_http_agent_json_parse(s->pool, o->interrupt.data,
                                     o->interrupt.len, NULL)
         : NULL;
-    node = v ? ngx_http_agent_json_get(v, "node") : NULL;
-    value = v ? ngx_http_agent_json_get(v, "value") : NULL;
 
     ngx_str_set(&text, "");
 
-    if (error) {
+    if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
+        a.error = 1;
+        a.code = ev->code;
+
         if (ev->text) {
             text = *ev->text;
         }
 
     } else if (v) {
+        a.interrupt = v;
 
-        /* what the run waits for, and how to answer it */
+        if (o->elicit) {
+            /* the client's user asked, the call held open for the answer */
+            o->held = 1;
 
-        ngx_str_set(&shown, "null");
-
-        if (value && YAJL_IS_STRING(value)) {
-            shown.data = (u_char *) YAJL_GET_STRING(value);
-            shown.len = ngx_strlen(shown.data);
-
-        } else if (value) {
-            (void) ngx_http_agent_json_encode(s->pool, value, &shown);
+            ngx_http_agent_mcpserver_stream_elicit(j, s->pool, v,
+                                                   &s->session_id,
+                                                   &o->checkpoint,
+                                                   &o->graph);
+            return;
         }
 
-        p = ngx_pnalloc(s->pool, shown.len + s->session_id.len + 160);
-
-        if (p == NULL) {
+        if (ngx_http_agent_mcpserver_stream_waits(s->pool, v, &s->session_id,
+                                                  &text)
+            != NGX_OK)
+        {
             ngx_str_set(&text, "");
-
-        } else {
-            text.data = p;
-            text.len = ngx_sprintf(p, "The run waits for an answer: %V\n"
-                                   "Answer it: call this tool again with "
-                                   "\"thread_id\": \"%V\" and \"resume\": "
-                                   "the answer.", &shown, &s->session_id)
-                       - p;
         }
 
     } else if (ev->text) {
         text = *ev->text;
     }
 
+    a.text = &text;
+
+    ngx_http_agent_mcpserver_stream_answer(j, &a);
+}
+
+
+/* what a run waits for, and how to answer it, as text */
+
+ngx_int_t
+ngx_http_agent_mcpserver_stream_waits(ngx_pool_t *pool, yajl_val interrupt,
+    ngx_str_t *thread, ngx_str_t *text)
+{
+    u_char     *p;
+    yajl_val    value;
+    ngx_str_t   shown;
+
+    value = ngx_http_agent_json_get(interrupt, "value");
+
+    ngx_str_set(&shown, "null");
+
+    if (value && YAJL_IS_STRING(value)) {
+        shown.data = (u_char *) YAJL_GET_STRING(value);
+        shown.len = ngx_strlen(shown.data);
+
+    } else if (value
+               && ngx_http_agent_json_encode(pool, value, &shown) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    p = ngx_pnalloc(pool, shown.len + thread->len + 160);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    text->data = p;
+    text->len = ngx_sprintf(p, "The run waits for an answer: %V\n"
+                            "Answer it: call this tool again with "
+                            "\"thread_id\": \"%V\" and \"resume\": "
+                            "the answer.", &shown, thread)
+                - p;
+
+    return NGX_OK;
+}
+
+
+/* an elicitation's id: what it asks about (mcpserver_rpc.h) */
+
+ngx_int_t
+ngx_http_agent_mcpserver_stream_elicit_id(ngx_pool_t *pool, ngx_str_t *thread,
+    ngx_str_t *checkpoint, ngx_str_t *graph, ngx_str_t *id)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(pool, sizeof(NGX_HTTP_AGENT_MCPSERVER_ELICIT)
+                          + thread->len + checkpoint->len + graph->len + 2);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    id->data = p;
+    id->len = ngx_sprintf(p, NGX_HTTP_AGENT_MCPSERVER_ELICIT "%V/%V/%V",
+                          thread, checkpoint, graph)
+              - p;
+
+    return NGX_OK;
+}
+
+
+/*
+ * elicitation/create: the interrupt's value as the message (a string as
+ * it is, else its JSON), one string field "answer" asked for
+ */
+
+void
+ngx_http_agent_mcpserver_stream_elicit(ngx_http_agent_json_t *j,
+    ngx_pool_t *pool, yajl_val interrupt, ngx_str_t *thread,
+    ngx_str_t *checkpoint, ngx_str_t *graph)
+{
+    yajl_val   value;
+    ngx_str_t  id, shown;
+
+    value = ngx_http_agent_json_get(interrupt, "value");
+
+    ngx_str_set(&shown, "The run waits for an answer.");
+
+    if (value && YAJL_IS_STRING(value)) {
+        shown.data = (u_char *) YAJL_GET_STRING(value);
+        shown.len = ngx_strlen(shown.data);
+
+    } else if (value && !YAJL_IS_NULL(value)) {
+        (void) ngx_http_agent_json_encode(pool, value, &shown);
+    }
+
+    if (ngx_http_agent_mcpserver_stream_elicit_id(pool, thread, checkpoint,
+                                                  graph, &id)
+        != NGX_OK)
+    {
+        ngx_str_set(&id, "");
+    }
+
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "jsonrpc");
     ngx_http_agent_json_cstr(j, "2.0");
     ngx_http_agent_json_key(j, "id");
-    ngx_http_agent_json_raw(j, &o->id);
+    ngx_http_agent_json_str(j, &id);
+    ngx_http_agent_json_key(j, "method");
+    ngx_http_agent_json_cstr(j, "elicitation/create");
+    ngx_http_agent_json_key(j, "params");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "message");
+    ngx_http_agent_json_str(j, &shown);
+    ngx_http_agent_json_key(j, "requestedSchema");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "object");
+    ngx_http_agent_json_key(j, "properties");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "answer");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "string");
+    ngx_http_agent_json_key(j, "title");
+    ngx_http_agent_json_cstr(j, "Answer");
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "required");
+    ngx_http_agent_json_arr(j);
+    ngx_http_agent_json_cstr(j, "answer");
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a tools/call's result, the JSON-RPC answer whole */
+
+void
+ngx_http_agent_mcpserver_stream_answer(ngx_http_agent_json_t *j,
+    ngx_http_agent_mcpserver_answer_t *a)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "jsonrpc");
+    ngx_http_agent_json_cstr(j, "2.0");
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_raw(j, a->id);
     ngx_http_agent_json_key(j, "result");
     ngx_http_agent_json_obj(j);
 
-    ngx_http_agent_mcpserver_stream_content(j, &text);
+    ngx_http_agent_mcpserver_stream_content(j, a->text);
 
     /* the same, whole: a client may read only this */
 
     ngx_http_agent_json_key(j, "structuredContent");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "answer");
-    ngx_http_agent_json_str(j, &text);
+    ngx_http_agent_json_str(j, a->text);
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, &s->session_id);
+    ngx_http_agent_json_str(j, a->thread);
     ngx_http_agent_json_key(j, "status");
-    ngx_http_agent_json_cstr(j, error ? "error" : v ? "interrupted"
-                                                    : "success");
+    ngx_http_agent_json_cstr(j, a->error ? "error"
+                                : a->interrupt ? "interrupted" : "success");
 
-    if (error && ev->code) {
+    if (a->error && a->code) {
         ngx_http_agent_json_key(j, "code");
-        ngx_http_agent_json_str(j, ev->code);
+        ngx_http_agent_json_str(j, a->code);
     }
 
-    if (!error) {
+    if (!a->error && a->run) {
         ngx_http_agent_json_key(j, "values");
-        ngx_http_agent_mcpserver_values(s, j);
+        ngx_http_agent_mcpserver_values(a->run, j);
     }
 
-    if (v) {
+    if (a->interrupt) {
         ngx_http_agent_json_key(j, "interrupt");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "node");
-        ngx_http_agent_json_val(j, node);
+        ngx_http_agent_json_val(j, ngx_http_agent_json_get(a->interrupt,
+                                                           "node"));
         ngx_http_agent_json_key(j, "value");
-        ngx_http_agent_json_val(j, value);
+        ngx_http_agent_json_val(j, ngx_http_agent_json_get(a->interrupt,
+                                                           "value"));
         ngx_http_agent_json_end(j);
     }
 
     ngx_http_agent_json_end(j);
 
     ngx_http_agent_json_key(j, "isError");
-    ngx_http_agent_json_bool(j, error);
+    ngx_http_agent_json_bool(j, a->error);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 }
@@ -208,26 +356,24 @@ ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
 /* the graph's channels but messages and the turn's own input, session_id */
 
 static void
-ngx_http_agent_mcpserver_values(ngx_http_agent_stream_t *s,
+ngx_http_agent_mcpserver_values(ngx_http_agent_run_t *run,
     ngx_http_agent_json_t *j)
 {
     size_t                  i;
     yajl_val                state;
     ngx_int_t               n;
     ngx_str_t               json, key;
-    ngx_http_agent_run_t   *run;
     ngx_http_agent_json_t  *sj;
 
-    run = s->state;
     state = NULL;
 
-    sj = run ? ngx_http_agent_json_create(s->pool) : NULL;
+    sj = ngx_http_agent_json_create(run->pool);
 
     if (sj) {
         ngx_http_agent_state_values(sj, run);
 
         if (ngx_http_agent_json_done(sj, &json) == NGX_OK) {
-            state = ngx_http_agent_json_parse(s->pool, json.data, json.len,
+            state = ngx_http_agent_json_parse(run->pool, json.data, json.len,
                                               NULL);
         }
     }

@@ -23,9 +23,27 @@ typedef struct {
                                                or empty */
     ngx_str_t                  interrupt;   /* the run waits: {"node",
                                                "value"} */
+    ngx_str_t                  checkpoint;  /* ... at this checkpoint */
+    ngx_str_t                  graph;       /* the tool's */
     ngx_uint_t                 steps;
     unsigned                   over:1;
+    unsigned                   elicit:1;    /* the client takes
+                                               elicitation/create */
+    unsigned                   held:1;      /* ... and was asked: the call
+                                               waits for its answer */
 } ngx_http_agent_mcpserver_out_t;
+
+
+/* a tools/call's result */
+typedef struct {
+    ngx_str_t                 *id;          /* the call's, as JSON */
+    ngx_str_t                 *text;
+    ngx_str_t                 *thread;
+    ngx_str_t                 *code;        /* an error's, or NULL */
+    ngx_http_agent_run_t      *run;         /* its values, or NULL */
+    yajl_val                   interrupt;   /* what it waits for, or NULL */
+    unsigned                   error:1;
+} ngx_http_agent_mcpserver_answer_t;
 
 
 extern ngx_http_agent_format_t  ngx_http_agent_mcpserver_format;
@@ -33,6 +51,16 @@ extern ngx_http_agent_format_t  ngx_http_agent_mcpserver_format;
 
 void ngx_http_agent_mcpserver_stream_content(ngx_http_agent_json_t *j,
     ngx_str_t *text);
+void ngx_http_agent_mcpserver_stream_answer(ngx_http_agent_json_t *j,
+    ngx_http_agent_mcpserver_answer_t *a);
+ngx_int_t ngx_http_agent_mcpserver_stream_waits(ngx_pool_t *pool,
+    yajl_val interrupt, ngx_str_t *thread, ngx_str_t *text);
+ngx_int_t ngx_http_agent_mcpserver_stream_elicit_id(ngx_pool_t *pool,
+    ngx_str_t *thread, ngx_str_t *checkpoint, ngx_str_t *graph,
+    ngx_str_t *id);
+void ngx_http_agent_mcpserver_stream_elicit(ngx_http_agent_json_t *j,
+    ngx_pool_t *pool, yajl_val interrupt, ngx_str_t *thread,
+    ngx_str_t *checkpoint, ngx_str_t *graph);
 
 
 #endif /* _NGX_HTTP_AGENT_MCPSERVER_STREAM_H_INCLUDED_ */

@@ -56,12 +56,13 @@ ngx_http_agent_reply_rpc(ngx_http_request_t *r)
 /*
  * A request's JSON-RPC message read: NGX_OK to go on with rpc; else what
  * the pass returns, the answer sent (an error, or a notification taken
- * with the status notified, never answered)
+ * with the status notified, never answered); the answer to a request of
+ * the server's (rpc->response) only where responses is set
  */
 
 ngx_int_t
 ngx_http_agent_reply_rpc_read(ngx_http_request_t *r, ngx_str_t *body,
-    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t notified)
+    ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t notified, ngx_uint_t responses)
 {
     ngx_http_agent_ctx_t        *ctx;
     ngx_http_agent_reply_rpc_t  *state;
@@ -91,6 +92,16 @@ ngx_http_agent_reply_rpc_read(ngx_http_request_t *r, ngx_str_t *body,
 
         return ngx_http_agent_reply_rpc_taken(r, notified ? notified
                                                         : NGX_HTTP_ACCEPTED);
+    }
+
+    if (rpc->response && responses) {
+        state->response = 1;
+        ngx_str_null(&state->id);
+
+    } else if (rpc->response) {
+        /* a protocol that sends no request of its own */
+        rpc->code = NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST;
+        ngx_str_set(&rpc->error, "Invalid Request: \"method\" is missing");
     }
 
     if (rpc->code) {
@@ -204,6 +215,7 @@ ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_uint_t *status,
     ngx_str_t *msg, ngx_str_t *out)
 {
     ngx_int_t                    code;
+    ngx_uint_t                   answered;
     ngx_http_agent_ctx_t        *ctx;
     ngx_http_agent_reply_rpc_t  *rpc;
 
@@ -215,18 +227,25 @@ ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_uint_t *status,
     case NGX_HTTP_BAD_REQUEST:
     case 422:
         code = NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS;
-        *status = NGX_HTTP_OK;
+        answered = 1;
         break;
 
     case NGX_HTTP_CONFLICT:
         code = NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR;
-        *status = NGX_HTTP_OK;
+        answered = 1;
         break;
 
     default:
         code = *status >= NGX_HTTP_INTERNAL_SERVER_ERROR
                ? NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR
                : NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR;
+        answered = 0;
+    }
+
+    /* a response of the client's is no request: its error is HTTP's too */
+
+    if (answered && !(rpc && rpc->response)) {
+        *status = NGX_HTTP_OK;
     }
 
     return ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL, code,

@@ -21,6 +21,9 @@
 typedef struct {
     ngx_str_t                  id;          /* the JSON-RPC id, or empty */
     ngx_str_t                  thread_id;   /* a new thread's, once made */
+    unsigned                   response:1;  /* the message answers one of
+                                               ours: an error keeps its
+                                               HTTP status, names no id */
 } ngx_http_agent_reply_rpc_t;
 
 
@@ -28,7 +31,8 @@ ngx_http_agent_reply_rpc_t *ngx_http_agent_reply_rpc(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_reply_rpc_taken(ngx_http_request_t *r,
     ngx_uint_t status);
 ngx_int_t ngx_http_agent_reply_rpc_read(ngx_http_request_t *r,
-    ngx_str_t *body, ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t notified);
+    ngx_str_t *body, ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t notified,
+    ngx_uint_t responses);
 ngx_int_t ngx_http_agent_reply_rpc_result(ngx_http_request_t *r,
     ngx_http_agent_json_t *j);
 ngx_int_t ngx_http_agent_reply_rpc_error(ngx_http_request_t *r,

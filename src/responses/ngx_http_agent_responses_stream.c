@@ -62,7 +62,8 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks = {
     ngx_http_agent_responses_started,
     NULL,
     NULL,
-    ngx_http_agent_responses_answer
+    ngx_http_agent_responses_answer,
+    NULL
 };
 
 

@@ -71,3 +71,30 @@ ngx_http_agent_database_find(ngx_http_agent_main_conf_t *amcf,
 
     return NULL;
 }
+
+
+/* a location's agent_use_database, its database found (merge time) */
+
+char *
+ngx_http_agent_database_use(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *alcf)
+{
+    ngx_http_agent_main_conf_t  *amcf;
+
+    if (alcf->use_database.len == 0) {
+        return NGX_CONF_OK;
+    }
+
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    alcf->database = ngx_http_agent_database_find(amcf, &alcf->use_database);
+
+    if (alcf->database == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "agent_use_database: unknown database \"%V\", "
+                           "declare it with agent_database",
+                           &alcf->use_database);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}

@@ -29,7 +29,8 @@ typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
  * checked (ready), its writes in the begin's unit (begin), what follows
  * the graph's start, which may have ended it already (started), each
  * poll of its record (poll), its end, before the record's (done), its
- * one answer when it has no stream (answer)
+ * one answer when it has no stream (answer), its stream held open after
+ * the end event (hold: NGX_DONE, the protocol writes on and ends it)
  */
 typedef struct {
     ngx_int_t                     (*ready)(ngx_http_agent_turn_t *turn);
@@ -40,6 +41,8 @@ typedef struct {
                                           ngx_http_agent_event_t *ev);
     ngx_int_t                     (*answer)(ngx_http_agent_turn_t *turn,
                                             ngx_http_agent_event_t *ev);
+    ngx_int_t                     (*hold)(ngx_http_agent_turn_t *turn,
+                                          ngx_http_agent_sse_t *sse);
 } ngx_http_agent_turn_hooks_t;
 
 
@@ -103,7 +106,10 @@ typedef enum {
 #define ngx_http_agent_run_live(state)  ((state) <= NGX_HTTP_AGENT_RUN_RUNNING)
 
 
-/* a followed run is over: the answer (out NULL: the store failed) */
+/*
+ * a followed run is over: the answer (out NULL: the store failed), or
+ * NGX_DONE: another follow of the same request goes on
+ */
 typedef ngx_int_t (*ngx_http_agent_turn_follow_pt)(ngx_http_request_t *r,
     ngx_http_agent_turn_outcome_t *out, void *data);
 
@@ -246,6 +252,9 @@ ngx_http_agent_run_state_e ngx_http_agent_turn_record_state(
     ngx_http_agent_turn_outcome_t *out);
 ngx_int_t ngx_http_agent_turn_follow(ngx_http_request_t *r, ngx_str_t *run_id,
     ngx_http_agent_turn_follow_pt handler, void *data);
+ngx_int_t ngx_http_agent_turn_follow_made(ngx_http_request_t *r,
+    ngx_str_t *run_id, ngx_msec_t wait, ngx_http_agent_turn_follow_pt handler,
+    void *data);
 ngx_uint_t ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
     ngx_str_t *out);

@@ -21,7 +21,8 @@
  * NGX_HTTP_AGENT_TURN_FOLLOW_POLL ms until it is over, then the
  * protocol's answer (A2A's SubscribeToTask, a Response's GET with
  * stream=true).  A run whose worker died is over when its lease has long
- * run out: twice the lease after the follow began.
+ * run out: twice the lease after the follow began (or after the run was
+ * first seen, for a run followed before it is made: MCP's elicitation).
  */
 
 
@@ -35,6 +36,10 @@ typedef struct {
     void                             *data;
     ngx_event_t                       poll;
     ngx_msec_t                        deadline;
+    ngx_msec_t                        made;      /* a run not made yet
+                                                    is waited for until
+                                                    then, or 0 */
+    ngx_msec_t                        lease;
     ngx_http_agent_store_call_t       sc;
     ngx_http_agent_turn_outcome_t     out;
 } ngx_http_agent_turn_follow_t;
@@ -52,6 +57,16 @@ ngx_int_t
 ngx_http_agent_turn_follow(ngx_http_request_t *r, ngx_str_t *run_id,
     ngx_http_agent_turn_follow_pt handler, void *data)
 {
+    return ngx_http_agent_turn_follow_made(r, run_id, 0, handler, data);
+}
+
+
+/* the same, for a run that may be made within wait ms (0: it is there) */
+
+ngx_int_t
+ngx_http_agent_turn_follow_made(ngx_http_request_t *r, ngx_str_t *run_id,
+    ngx_msec_t wait, ngx_http_agent_turn_follow_pt handler, void *data)
+{
     ngx_http_cleanup_t             *cln;
     ngx_http_agent_loc_conf_t      *alcf;
     ngx_http_agent_turn_follow_t   *f;
@@ -67,7 +82,9 @@ ngx_http_agent_turn_follow(ngx_http_request_t *r, ngx_str_t *run_id,
     f->run_id = *run_id;
     f->handler = handler;
     f->data = data;
-    f->deadline = ngx_current_msec + 2 * alcf->turn_lease;
+    f->lease = alcf->turn_lease;
+    f->deadline = ngx_current_msec + 2 * f->lease;
+    f->made = wait ? ngx_current_msec + wait : 0;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -133,6 +150,20 @@ ngx_http_agent_turn_follow_step(ngx_http_agent_turn_follow_t *f)
 
     ngx_http_agent_store_call_reset(&f->sc);
 
+    if (f->made) {
+        if (rc == NGX_DECLINED
+            && (ngx_msec_int_t) (ngx_current_msec - f->made) < 0)
+        {
+            ngx_add_timer(&f->poll, NGX_HTTP_AGENT_TURN_FOLLOW_POLL);
+            return;
+        }
+
+        if (rc == NGX_OK) {
+            f->made = 0;
+            f->deadline = ngx_current_msec + 2 * f->lease;
+        }
+    }
+
     if (rc == NGX_OK
         && ngx_http_agent_run_live(ngx_http_agent_turn_record_state(&f->out))
         && (ngx_msec_int_t) (ngx_current_msec - f->deadline) < 0)
@@ -144,6 +175,11 @@ ngx_http_agent_turn_follow_step(ngx_http_agent_turn_follow_t *f)
     /* over, gone (NGX_DECLINED), or its worker died with it */
 
     rc = f->handler(r, rc == NGX_ERROR ? NULL : &f->out, f->data);
+
+    if (rc == NGX_DONE) {
+        /* the handler follows another run, on the same request */
+        return;
+    }
 
     ngx_http_agent_reply_finish(r, rc);
 }

@@ -394,9 +394,19 @@ ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
         return;
     }
 
-    if (ngx_http_agent_stream_emit(&turn->stream, ev) != NGX_OK
-        || ngx_http_agent_sse_finish(&turn->sse) != NGX_OK)
+    if (ngx_http_agent_stream_emit(&turn->stream, ev) != NGX_OK) {
+        goto failed;
+    }
+
+    if (turn->in.hooks && turn->in.hooks->hold
+        && turn->in.hooks->hold(turn, &turn->sse) == NGX_DONE)
     {
+        /* the stream goes on after the turn (MCP's elicitation) */
+        ngx_http_run_posted_requests(c);
+        return;
+    }
+
+    if (ngx_http_agent_sse_finish(&turn->sse) != NGX_OK) {
         goto failed;
     }
 

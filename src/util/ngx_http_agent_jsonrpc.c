@@ -88,7 +88,22 @@ ngx_http_agent_jsonrpc_read(ngx_pool_t *pool, ngx_str_t *body,
     if (ngx_http_agent_json_get_str(v, "method", &rpc->method) != NGX_OK
         || rpc->method.len == 0)
     {
-        /* a response to a request of ours: we send none */
+        /* the answer to a request of ours (MCP's elicitation/create) */
+
+        if (id && ngx_http_agent_json_get(v, "method") == NULL) {
+            rpc->result = ngx_http_agent_json_get(v, "result");
+
+            if ((rpc->result && YAJL_IS_OBJECT(rpc->result))
+                || (rpc->result == NULL
+                    && ngx_http_agent_json_get(v, "error")))
+            {
+                rpc->response = 1;
+                return;
+            }
+
+            rpc->result = NULL;
+        }
+
         rpc->code = NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST;
         ngx_str_set(&rpc->error, "Invalid Request: \"method\" is missing");
         return;

@@ -30,10 +30,14 @@ typedef struct {
                                                our generator), or empty */
     ngx_str_t                  method;
     yajl_val                   params;      /* an object, or NULL */
+    yajl_val                   result;      /* a response's "result",
+                                               or NULL: its "error" */
     ngx_int_t                  code;        /* an error to answer, or 0 */
     ngx_str_t                  error;
     unsigned                   notification:1; /* no "id": no answer,
                                                   not even an error */
+    unsigned                   response:1;  /* no "method": the answer
+                                               to a request of ours */
 } ngx_http_agent_jsonrpc_t;
 
 

@@ -20,13 +20,14 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ngx_int_t                         rc;
-    ngx_str_t                         body, why;
-    ngx_pool_t                       *pool;
-    ngx_http_agent_graph_t            graph;
-    ngx_http_agent_channel_t         *ch;
-    ngx_http_agent_jsonrpc_t    rpc;
-    ngx_http_agent_mcpserver_call_t   call;
+    ngx_int_t                              rc;
+    ngx_str_t                              body, why;
+    ngx_pool_t                            *pool;
+    ngx_http_agent_graph_t                 graph;
+    ngx_http_agent_channel_t              *ch;
+    ngx_http_agent_jsonrpc_t               rpc;
+    ngx_http_agent_mcpserver_call_t        call;
+    ngx_http_agent_mcpserver_answer_in_t   answer;
 
     pool = ngx_create_pool(4096, &ngx_fuzz_log);
 
@@ -56,6 +57,35 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (rpc.code) {
         ngx_fuzz_check(rpc.error.len > 0);
+        ngx_destroy_pool(pool);
+        return 0;
+    }
+
+    if (rpc.response) {
+        /* the client's answer to an elicitation of ours */
+        ngx_fuzz_check(rpc.method.len == 0 && rpc.id.len > 0);
+        ngx_fuzz_check(rpc.result == NULL || YAJL_IS_OBJECT(rpc.result));
+
+        ngx_str_null(&why);
+
+        rc = ngx_http_agent_mcpserver_rpc_answer(pool, &rpc, &answer, &why);
+
+        ngx_fuzz_check(rc == NGX_OK || rc == NGX_DECLINED
+                       || rc == NGX_ERROR);
+
+        if (rc == NGX_DECLINED) {
+            ngx_fuzz_check(why.len > 0);
+        }
+
+        if (rc == NGX_OK) {
+            ngx_fuzz_check(answer.thread.len == 36
+                           && answer.checkpoint.len > 0
+                           && answer.graph.len > 0
+                           && ngx_strlchr(answer.thread.data,
+                                          answer.thread.data + 36, '/')
+                              == NULL);
+        }
+
         ngx_destroy_pool(pool);
         return 0;
     }
