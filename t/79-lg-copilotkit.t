@@ -15,15 +15,8 @@ use AgentTest;
 use JSON::PP;
 
 my $root = "$FindBin::Bin/..";
-my $dir = "$root/build/agui";
-
-if (!-d "$dir/node_modules/\@ag-ui/langgraph") {
-    system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
-           . '@ag-ui/langgraph@0.0.43 @ag-ui/client@1.0.0 --no-audit '
-           . '--no-fund --loglevel=error >/dev/null 2>&1');
-}
-plan skip_all => '@ag-ui/langgraph is not installable here'
-    unless -d "$dir/node_modules/\@ag-ui/langgraph";
+my $dir = AgentTest::npm('agui', '@ag-ui/langgraph',
+                         '@ag-ui/langgraph@0.0.43', '@ag-ui/client@1.0.0');
 
 my $t = AgentTest->new;
 $t->mock(sub {

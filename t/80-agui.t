@@ -16,15 +16,8 @@ use AgentTest;
 use JSON::PP;
 
 my $root = "$FindBin::Bin/..";
-my $dir = "$root/build/agui";
-
-if (!-d "$dir/node_modules/\@ag-ui/client") {
-    system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
-           . '@ag-ui/langgraph@0.0.43 @ag-ui/client@1.0.0 --no-audit '
-           . '--no-fund --loglevel=error >/dev/null 2>&1');
-}
-plan skip_all => '@ag-ui/client is not installable here'
-    unless -d "$dir/node_modules/\@ag-ui/client";
+my $dir = AgentTest::npm('agui', '@ag-ui/client',
+                         '@ag-ui/langgraph@0.0.43', '@ag-ui/client@1.0.0');
 
 my $t = AgentTest->new;
 $t->mock(sub {

@@ -19,15 +19,8 @@ use JSON::PP;
 
 my $root = "$FindBin::Bin/..";
 my $t = AgentTest->new;
-my $sdk = "$root/build/mcp";
-
-if (!-d "$sdk/node_modules/\@modelcontextprotocol/sdk") {
-    system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
-           . '@modelcontextprotocol/sdk@1.32.2 --no-audit --no-fund '
-           . '--loglevel=error >/dev/null 2>&1');
-}
-plan skip_all => '@modelcontextprotocol/sdk is not installable here'
-    unless -d "$sdk/node_modules/\@modelcontextprotocol/sdk";
+my $sdk = AgentTest::npm('mcp', '@modelcontextprotocol/sdk',
+                         '@modelcontextprotocol/sdk@1.32.2');
 
 $t->mock(sub {
     my ($req) = @_;

@@ -20,15 +20,7 @@ use AgentTest;
 use JSON::PP;
 
 my $root = "$FindBin::Bin/..";
-my $dir = "$root/build/a2a";
-
-if (!-d "$dir/node_modules/\@a2a-js/sdk") {
-    system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
-           . '@a2a-js/sdk@1.3.0 --no-audit --no-fund --loglevel=error '
-           . '>/dev/null 2>&1');
-}
-plan skip_all => '@a2a-js/sdk is not installable here'
-    unless -d "$dir/node_modules/\@a2a-js/sdk";
+my $dir = AgentTest::npm('a2a', '@a2a-js/sdk', '@a2a-js/sdk@1.3.0');
 
 my $t = AgentTest->new;
 $t->mock(sub {

@@ -18,15 +18,7 @@ use AgentTest;
 use JSON::PP;
 
 my $root = "$FindBin::Bin/..";
-my $dir = "$root/build/openai";
-
-if (!-d "$dir/node_modules/openai") {
-    system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
-           . 'openai@6.49.0 --no-audit --no-fund --loglevel=error '
-           . '>/dev/null 2>&1');
-}
-plan skip_all => 'openai (npm) is not installable here'
-    unless -d "$dir/node_modules/openai";
+my $dir = AgentTest::npm('openai', 'openai', 'openai@6.49.0');
 
 my $t = AgentTest->new;
 $t->mock(sub {

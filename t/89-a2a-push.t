@@ -20,15 +20,7 @@ use POSIX ();
 use Digest::SHA qw(hmac_sha256_hex);
 
 my $root = "$FindBin::Bin/..";
-my $sdk = "$root/build/a2a";
-
-if (!-d "$sdk/node_modules/\@a2a-js/sdk") {
-    system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
-           . '@a2a-js/sdk@1.3.0 --no-audit --no-fund --loglevel=error '
-           . '>/dev/null 2>&1');
-}
-plan skip_all => '@a2a-js/sdk is not installable here'
-    unless -d "$sdk/node_modules/\@a2a-js/sdk";
+my $sdk = AgentTest::npm('a2a', '@a2a-js/sdk', '@a2a-js/sdk@1.3.0');
 
 my $t = AgentTest->new;
 my $dir = $t->dir;

@@ -19,15 +19,8 @@ use JSON::PP;
 
 my $root = "$FindBin::Bin/..";
 my $t = AgentTest->new;
-my $sdk = "$root/build/mcp";
-
-if (!-d "$sdk/node_modules/\@modelcontextprotocol/sdk") {
-    system('sh', '-c', "mkdir -p $sdk && npm install --prefix $sdk "
-           . '@modelcontextprotocol/sdk@1.32.2 --no-audit --no-fund '
-           . '--loglevel=error >/dev/null 2>&1');
-}
-plan skip_all => '@modelcontextprotocol/sdk is not installable here'
-    unless -d "$sdk/node_modules/\@modelcontextprotocol/sdk";
+my $sdk = AgentTest::npm('mcp', '@modelcontextprotocol/sdk',
+                         '@modelcontextprotocol/sdk@1.32.2');
 
 $t->mock(sub { return { text => 'unused' } });
 
@@ -112,6 +105,9 @@ is(sc($o{decline})->{status}, 'interrupted',
    '... the result: the run waits') or diag explain $o{decline};
 like(text($o{decline}), qr/Delete the rows\?.*"resume"/s,
      '... what for, and how to answer');
+is($o{accept_declined}{status}, 409,
+   '... and an answer to it after the decline: 409')
+    or diag explain $o{accept_declined};
 is(text($o{after_decline}), 'you said later',
    '... answered by a call with resume');
 

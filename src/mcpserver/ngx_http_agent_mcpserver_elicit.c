@@ -301,6 +301,7 @@ ngx_http_agent_mcpserver_elicit_answer(ngx_http_request_t *r,
     ngx_http_agent_graph_t              *graph;
     ngx_http_agent_turn_in_t            *in;
     ngx_http_agent_session_t             s;
+    ngx_http_agent_run_row_t             row;
     ngx_http_agent_mcpserver_resume_t   *res;
     ngx_http_agent_mcpserver_answer_in_t  e;
 
@@ -353,6 +354,29 @@ ngx_http_agent_mcpserver_elicit_answer(ngx_http_request_t *r,
     }
 
     if (rc != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r,
+                                      NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                      NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                      "Internal error: the store failed");
+    }
+
+    /* one answer an elicitation: its run made already, it was answered */
+
+    rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r), &e.thread,
+                                      &run, &row);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_CONFLICT,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
+                                      "Invalid Request: the elicitation "
+                                      "was answered already");
+    }
+
+    if (rc != NGX_DECLINED) {
         return ngx_http_agent_reply_rpc_error(r,
                                       NGX_HTTP_INTERNAL_SERVER_ERROR,
                                       NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,

@@ -58,6 +58,25 @@ sub free_port {
     return $p;
 }
 
+# an npm client of a test's in build/NAME (want: the package that says
+# it is there), installed once; the test skipped where the registry is
+# out of reach
+sub npm {
+    my ($name, $want, @packages) = @_;
+    my $dir = "$root/build/$name";
+
+    if (!-d "$dir/node_modules/$want") {
+        system('sh', '-c', "mkdir -p $dir && npm install --prefix $dir "
+               . "@packages --no-audit --no-fund --loglevel=error "
+               . '>/dev/null 2>&1');
+    }
+
+    plan(skip_all => "$want (npm) is not installable here")
+        unless -d "$dir/node_modules/$want";
+
+    return $dir;
+}
+
 sub mock {
     my ($self, $script, %opt) = @_;
     $self->{mock}->stop if $self->{mock};

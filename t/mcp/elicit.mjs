@@ -17,6 +17,7 @@ function out(k, v) {
 
 const asked = [];
 let answers = [];
+let lastId = null;
 
 async function connect(user, caps, path = '') {
     const transport = new StreamableHTTPClientTransport(new URL(url + path),
@@ -24,8 +25,9 @@ async function connect(user, caps, path = '') {
     const client = new Client({ name: 't90', version: '1' },
                               { capabilities: caps });
     if (caps.elicitation) {
-        client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        client.setRequestHandler(ElicitRequestSchema, async (req, extra) => {
             asked.push(req.params);
+            lastId = extra.requestId;
             const a = answers.shift() ?? { action: 'cancel' };
             if (a.wait) {
                 await new Promise((r) => setTimeout(r, a.wait));
@@ -169,6 +171,14 @@ try {
     // declined: what the run waits for; then answered by resume
     const d = await call('decline', client, 'approval', { message: 'go' },
                          [{ reply: { action: 'decline' } }]);
+    const declinedId = lastId;
+    const late = await fetch(url, { method: 'POST', headers: {
+        'Content-Type': 'application/json', 'X-User': 'alice',
+        'Accept': 'application/json, text/event-stream',
+        'Mcp-Session-Id': transport.sessionId },
+        body: JSON.stringify({ jsonrpc: '2.0', id: declinedId,
+            result: { action: 'accept', content: { answer: 'no' } } }) });
+    out('accept_declined', { status: late.status, body: await late.text() });
     await call('after_decline', client, 'approval', {
         thread_id: d?.structuredContent?.thread_id, resume: 'later' }, []);
 
