@@ -23,6 +23,8 @@ ngx_int_t ngx_http_agent_graph_conf_offers(ngx_conf_t *cf,
     ngx_array_t *lists);
 ngx_http_agent_graph_t *ngx_http_agent_graph_find(ngx_array_t *graphs,
     ngx_str_t *name);
+/* a declared graph, for the kinds' check() (a node that runs one) */
+ngx_http_agent_graph_t *ngx_http_agent_graph_conf_graph(ngx_str_t *name);
 /* a node's parameter naming a channel, or a list of them (graph_refs.c) */
 ngx_int_t ngx_http_agent_graph_conf_channel(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,

@@ -36,6 +36,7 @@
 
 
 typedef struct ngx_http_agent_run_s   ngx_http_agent_run_t;
+typedef struct ngx_http_agent_graph_s  ngx_http_agent_graph_t;
 typedef struct ngx_http_agent_kind_s  ngx_http_agent_kind_t;
 typedef struct ngx_http_agent_expr_s  ngx_http_agent_expr_t;
 
@@ -115,6 +116,9 @@ typedef struct {
     unsigned                   part:1;        /* only a part of other
                                                  nodes' steps (then=), no
                                                  edges of its own */
+    ngx_http_agent_graph_t    *subgraph;      /* the graph its step runs
+                                                 (its kind's check says),
+                                                 or NULL */
     unsigned                   answers:1;     /* answers the last message's
                                                  tool calls, as its kind's
                                                  calls does (its check
@@ -122,7 +126,7 @@ typedef struct {
 } ngx_http_agent_node_t;
 
 
-typedef struct {
+struct ngx_http_agent_graph_s {
     ngx_str_t                  name;
     ngx_array_t                channels;      /* ngx_http_agent_channel_t */
     ngx_array_t                nodes;         /* ngx_http_agent_node_t */
@@ -135,7 +139,7 @@ typedef struct {
                                                  channels only */
     unsigned                   prompt_missing:1; /* agent_prompts has no
                                                     react_system.md */
-} ngx_http_agent_graph_t;
+};
 
 
 /*
@@ -195,6 +199,8 @@ struct ngx_http_agent_run_s {
     ngx_int_t                        current;
     ngx_uint_t                       step;
     ngx_uint_t                       limit;
+    ngx_uint_t                       depth;      /* a subgraph's run: its
+                                                    parents' number */
     ngx_uint_t                       messages_at_start;
     ngx_str_t                        error;
     ngx_str_t                        code;

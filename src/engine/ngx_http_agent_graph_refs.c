@@ -222,6 +222,10 @@ ngx_http_agent_graph_conf_offers(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 }
 
 
+/* the graphs of the http block while their kinds check them */
+static ngx_array_t  *ngx_http_agent_graph_checking;
+
+
 /* after the http block: what the kinds resolve (channels, prompt files) */
 
 ngx_int_t
@@ -235,6 +239,8 @@ ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs,
     ngx_http_agent_graph_t **g;
 
     g = graphs->elts;
+
+    ngx_http_agent_graph_checking = graphs;
 
     /* the kinds' errors name the node's line, as if nginx were still on it */
     name = cf->conf_file->file.name;
@@ -257,12 +263,26 @@ ngx_http_agent_graph_check_kinds(ngx_conf_t *cf, ngx_array_t *graphs,
             cf->conf_file->line = line;
 
             if (rc != NGX_OK) {
+                ngx_http_agent_graph_checking = NULL;
                 return NGX_ERROR;
             }
         }
     }
 
+    ngx_http_agent_graph_checking = NULL;
+
     return NGX_OK;
+}
+
+
+ngx_http_agent_graph_t *
+ngx_http_agent_graph_conf_graph(ngx_str_t *name)
+{
+    if (ngx_http_agent_graph_checking == NULL) {
+        return NULL;
+    }
+
+    return ngx_http_agent_graph_find(ngx_http_agent_graph_checking, name);
 }
 
 

@@ -17,7 +17,11 @@
  */
 
 
-/* every channel but messages (all: messages too), then the kept ones */
+/*
+ * every channel but messages, then the kept ones: all 1, messages too
+ * (GET /state); all 2, as a checkpoint keeps them (a waiting subgraph's
+ * state too, "__subgraph__")
+ */
 
 void
 ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
@@ -34,7 +38,7 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
 
     for (i = 0; i < run->graph->channels.nelts; i++) {
 
-        if (i == NGX_HTTP_AGENT_CH_MESSAGES && !all) {
+        if (i == NGX_HTTP_AGENT_CH_MESSAGES && all != 1) {
             continue;
         }
 
@@ -52,8 +56,8 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
 
             for (n = 0; n < msgs->nelts; n++) {
                 ngx_http_agent_message_json(j, NULL, &m[n],
-                                            all ? 1
-                                                : NGX_HTTP_AGENT_MESSAGE_KEPT);
+                                            all == 1
+                                            ? 1 : NGX_HTTP_AGENT_MESSAGE_KEPT);
             }
 
             ngx_http_agent_json_arr_end(j);
@@ -78,10 +82,17 @@ ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
     for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
          i++)
     {
+        if (all != 2
+            && ngx_strcmp(extra->u.object.keys[i], "__subgraph__") == 0)
+        {
+            /* a subgraph's state where it waits: the checkpoint's only */
+            continue;
+        }
+
         ngx_http_agent_json_cstr(j, extra->u.object.keys[i]);
         v = extra->u.object.values[i];
 
-        if (!all || !YAJL_IS_OBJECT(v)
+        if (all != 1 || !YAJL_IS_OBJECT(v)
             || ngx_strcmp(extra->u.object.keys[i], "__interrupt__") != 0)
         {
             ngx_http_agent_json_val(j, v);
@@ -172,7 +183,10 @@ ngx_http_agent_state_values(ngx_http_agent_json_t *j,
 }
 
 
-/* a value from outside a turn (POST /connection): declared or kept */
+/*
+ * a value from outside a turn (POST /connection): declared or kept; a
+ * kept one goes with json NULL
+ */
 
 ngx_int_t
 ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
@@ -190,7 +204,10 @@ ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
     ch = ngx_http_agent_graph_channel(run->graph, &n);
 
     if (ch != NGX_ERROR && ch != NGX_HTTP_AGENT_CH_MESSAGES) {
-        run->state[ch].json = *json;
+        if (json) {
+            run->state[ch].json = *json;
+        }
+
         return NGX_OK;
     }
 
@@ -217,8 +234,11 @@ ngx_http_agent_state_set(ngx_http_agent_run_t *run, const char *name,
         ngx_http_agent_json_val(j, extra->u.object.values[i]);
     }
 
-    ngx_http_agent_json_str(j, &n);
-    ngx_http_agent_json_raw(j, json);
+    if (json) {
+        ngx_http_agent_json_str(j, &n);
+        ngx_http_agent_json_raw(j, json);
+    }
+
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_json_done(j, &run->extra);
@@ -278,4 +298,98 @@ ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
     }
 
     return NGX_OK;
+}
+
+
+/* messages as state_channels() writes them, read back (a checkpoint) */
+
+ngx_int_t
+ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
+    ngx_array_t *messages)
+{
+    size_t                 i;
+    yajl_val               o, tc;
+    ngx_http_agent_msg_t  *m;
+
+    if (!YAJL_IS_ARRAY(v)) {
+        return NGX_OK;
+    }
+
+    for (i = 0; i < v->u.array.len; i++) {
+        o = v->u.array.values[i];
+
+        if (!YAJL_IS_OBJECT(o)) {
+            continue;
+        }
+
+        m = ngx_array_push(messages);
+        if (m == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
+
+        (void) ngx_http_agent_json_get_str(o, "role", &m->role);
+        (void) ngx_http_agent_json_get_str(o, "content", &m->content);
+        (void) ngx_http_agent_json_get_str(o, "tool_call_id",
+                                           &m->tool_call_id);
+        (void) ngx_http_agent_json_get_str(o, "name", &m->name);
+
+        tc = ngx_http_agent_json_get(o, "metadata");
+
+        if (tc && YAJL_IS_OBJECT(tc)) {
+            if (ngx_http_agent_json_encode(pool, tc, &m->metadata) != NGX_OK) {
+                return NGX_ERROR;
+            }
+
+            (void) ngx_http_agent_json_get_str(tc, "id", &m->id);
+        }
+
+        tc = ngx_http_agent_json_get(o, "tool_calls");
+
+        if (tc && YAJL_IS_ARRAY(tc)
+            && ngx_http_agent_json_encode(pool, tc, &m->tool_calls)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* a channel's value as state_channels() writes it, read back into run */
+
+ngx_int_t
+ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
+    ngx_uint_t ch, yajl_val c)
+{
+    ngx_str_t                  num;
+    ngx_http_agent_channel_t  *channels;
+
+    channels = run->graph->channels.elts;
+
+    switch (channels[ch].reducer) {
+
+    case NGX_HTTP_AGENT_REDUCE_SUM:
+        if (YAJL_IS_NUMBER(c)) {
+            num.data = (u_char *) c->u.number.r;
+            num.len = ngx_strlen(num.data);
+            run->state[ch].number = ngx_http_agent_json_number(&num);
+        }
+
+        return NGX_OK;
+
+    case NGX_HTTP_AGENT_REDUCE_MESSAGES:
+        return ngx_http_agent_state_messages(pool, c, run->state[ch].messages);
+
+    default:
+        if (YAJL_IS_NULL(c)) {
+            ngx_str_null(&run->state[ch].json);
+            return NGX_OK;
+        }
+
+        return ngx_http_agent_json_encode(pool, c, &run->state[ch].json);
+    }
 }

@@ -28,6 +28,10 @@ void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
 void ngx_http_agent_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
+    ngx_array_t *messages);
+ngx_int_t ngx_http_agent_state_read(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_uint_t ch, yajl_val c);
 
 
 #endif /* _NGX_HTTP_AGENT_STATE_H_INCLUDED_ */

@@ -27,6 +27,7 @@ extern ngx_http_agent_kind_t  ngx_http_agent_http_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_interrupt_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_fail_kind;
 extern ngx_http_agent_kind_t  ngx_http_agent_store_kind;
+extern ngx_http_agent_kind_t  ngx_http_agent_subgraph_kind;
 
 
 ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
@@ -42,5 +43,6 @@ ngx_http_agent_kind_t  *ngx_http_agent_kinds[] = {
     &ngx_http_agent_interrupt_kind,
     &ngx_http_agent_fail_kind,
     &ngx_http_agent_store_kind,
+    &ngx_http_agent_subgraph_kind,
     NULL
 };

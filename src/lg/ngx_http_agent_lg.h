@@ -144,12 +144,10 @@ ngx_int_t ngx_http_agent_lg_assistant_get(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r,
     ngx_str_t *id);
-ngx_int_t ngx_http_agent_lg_assistant_subgraphs(ngx_http_request_t *r,
-    ngx_str_t *id);
 
 /* lg_schemas.c */
 ngx_int_t ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r,
-    ngx_str_t *id);
+    ngx_str_t *id, ngx_uint_t subgraphs);
 ngx_int_t ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v);
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,

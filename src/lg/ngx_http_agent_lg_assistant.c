@@ -342,29 +342,6 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
 }
 
 
-/*
- * GET /assistants/{id}/subgraphs[?recurse=true]: the graphs its nodes run
- * as steps of their own, by node name: {} (no node kind runs a graph yet)
- */
-
-ngx_int_t
-ngx_http_agent_lg_assistant_subgraphs(ngx_http_request_t *r, ngx_str_t *id)
-{
-    ngx_int_t                        rc;
-    ngx_http_agent_graph_t          *g;
-    ngx_http_agent_assistant_row_t   row;
-
-    static ngx_str_t  none = ngx_string("{}");
-
-    rc = ngx_http_agent_lg_assistant_found(r, id, &g, &row);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &none);
-}
-
-
 /* a page of a list: its metadata filter, limit (10, at most 1000), offset */
 
 void

@@ -59,11 +59,11 @@ ngx_http_agent_lg_assistants(ngx_http_request_t *r,
     }
 
     if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT_SCHEMAS) {
-        return ngx_http_agent_lg_assistant_schemas(r, &req->id);
+        return ngx_http_agent_lg_assistant_schemas(r, &req->id, 0);
     }
 
     if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT_SUBGRAPHS) {
-        return ngx_http_agent_lg_assistant_subgraphs(r, &req->id);
+        return ngx_http_agent_lg_assistant_schemas(r, &req->id, 1);
     }
 
     if (req->route == NGX_HTTP_AGENT_LG_ASSISTANT

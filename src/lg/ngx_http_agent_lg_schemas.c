@@ -13,6 +13,11 @@
 
 
 /*
+ * GET /assistants/{id}/subgraphs[?recurse=true]: the graphs its subgraph
+ * nodes run, by node name ("a|b" for b inside a's graph, with recurse),
+ * each with its schemas: LangGraph's Python server's names (state_schema,
+ * ...) and its JS server's (state, ...), which the two SDKs read.
+ *
  * GET /assistants/{id}/schemas: JSON Schema (draft-07) of an assistant's
  * graph, from its channels (their reducers, type= and enum=): the state
  * and its input are the channels, its output those of its output
@@ -36,12 +41,20 @@ static void ngx_http_agent_lg_schema(ngx_http_agent_json_t *j,
     ngx_http_agent_graph_t *g, ngx_uint_t which);
 static void ngx_http_agent_lg_schema_channel(ngx_http_agent_json_t *j,
     ngx_http_agent_channel_t *ch);
+static void ngx_http_agent_lg_schema_graph(ngx_http_agent_json_t *j,
+    ngx_http_agent_graph_t *g, ngx_uint_t both);
+static void ngx_http_agent_lg_subgraphs(ngx_http_agent_json_t *j,
+    ngx_pool_t *pool, ngx_http_agent_graph_t *g, ngx_str_t *ns,
+    ngx_uint_t depth, ngx_uint_t recurse);
 
 
 ngx_int_t
-ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id)
+ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_uint_t subgraphs)
 {
     ngx_int_t                        rc;
+    ngx_str_t                        arg, none;
+    ngx_uint_t                       recurse;
     ngx_http_agent_json_t           *j;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
@@ -56,6 +69,75 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    if (!subgraphs) {
+        ngx_http_agent_lg_schema_graph(j, g, 0);
+        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    }
+
+    recurse = (ngx_http_arg(r, (u_char *) "recurse", 7, &arg) == NGX_OK
+               && arg.len == 4 && ngx_strncmp(arg.data, "true", 4) == 0);
+
+    ngx_str_null(&none);
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_lg_subgraphs(j, r->pool, g, &none, 0, recurse);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+}
+
+
+/* the subgraphs of g, their names under the namespace ns */
+
+static void
+ngx_http_agent_lg_subgraphs(ngx_http_agent_json_t *j, ngx_pool_t *pool,
+    ngx_http_agent_graph_t *g, ngx_str_t *ns, ngx_uint_t depth,
+    ngx_uint_t recurse)
+{
+    u_char                 *p;
+    ngx_str_t               name;
+    ngx_uint_t              i;
+    ngx_http_agent_node_t  *node;
+
+    node = g->nodes.elts;
+
+    for (i = 0; i < g->nodes.nelts && depth < 8; i++) {
+        if (node[i].subgraph == NULL) {
+            continue;
+        }
+
+        p = ngx_pnalloc(pool, ns->len + 1 + node[i].name.len);
+        if (p == NULL) {
+            return;
+        }
+
+        name.data = p;
+
+        if (ns->len) {
+            p = ngx_cpymem(p, ns->data, ns->len);
+            *p++ = '|';
+        }
+
+        name.len = ngx_cpymem(p, node[i].name.data, node[i].name.len)
+                   - name.data;
+
+        ngx_http_agent_json_str(j, &name);
+        ngx_http_agent_lg_schema_graph(j, node[i].subgraph, 1);
+
+        if (recurse) {
+            ngx_http_agent_lg_subgraphs(j, pool, node[i].subgraph, &name,
+                                        depth + 1, recurse);
+        }
+    }
+}
+
+
+/* a graph's schemas: LangGraph Python's names, and JS's too (both) */
+
+static void
+ngx_http_agent_lg_schema_graph(ngx_http_agent_json_t *j,
+    ngx_http_agent_graph_t *g, ngx_uint_t both)
+{
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "graph_id");
     ngx_http_agent_json_str(j, &g->name);
@@ -70,9 +152,18 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_key(j, "config_schema");
     ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONFIG);
 
-    ngx_http_agent_json_end(j);
+    if (both) {
+        ngx_http_agent_json_key(j, "input");
+        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
+        ngx_http_agent_json_key(j, "output");
+        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT);
+        ngx_http_agent_json_key(j, "state");
+        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
+        ngx_http_agent_json_key(j, "config");
+        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONFIG);
+    }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    ngx_http_agent_json_end(j);
 }
 
 

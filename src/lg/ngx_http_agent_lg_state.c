@@ -76,12 +76,15 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
                                         run->extra.len, NULL)
             : NULL;
 
-    /* the channels of other graphs; the interrupt is the tasks' */
+    /*
+     * the channels of other graphs; not the state's own keys (the
+     * interrupt is the tasks', a waiting subgraph's state its own)
+     */
 
     for (i = 0; extra && YAJL_IS_OBJECT(extra) && i < extra->u.object.len;
          i++)
     {
-        if (ngx_strcmp(extra->u.object.keys[i], "__interrupt__") == 0) {
+        if (ngx_strncmp(extra->u.object.keys[i], "__", 2) == 0) {
             continue;
         }
 

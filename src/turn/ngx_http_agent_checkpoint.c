@@ -22,8 +22,6 @@
 
 static void ngx_http_agent_checkpoint_run(ngx_pool_t *pool, yajl_val v,
     ngx_http_agent_checkpoint_t *cp);
-static ngx_int_t ngx_http_agent_checkpoint_messages(ngx_pool_t *pool,
-    yajl_val v, ngx_array_t *messages);
 static ngx_int_t ngx_http_agent_checkpoint_appended(ngx_pool_t *pool,
     ngx_array_t **added);
 static ngx_int_t ngx_http_agent_checkpoint_since(ngx_http_agent_run_t *run,
@@ -128,14 +126,13 @@ ngx_int_t
 ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
     ngx_http_agent_checkpoint_t *cp)
 {
-    size_t                     i;
-    yajl_val                   v, c;
-    ngx_int_t                  ch;
-    ngx_str_t                  name, num;
-    ngx_uint_t                 extra;
-    ngx_array_t               *msgs;
-    ngx_http_agent_json_t     *j;
-    ngx_http_agent_channel_t  *channels;
+    size_t                  i;
+    yajl_val                v;
+    ngx_int_t               ch;
+    ngx_str_t               name;
+    ngx_uint_t              extra;
+    ngx_array_t            *msgs;
+    ngx_http_agent_json_t  *j;
 
     /* a row of a list has none of these: "__run__" sets them */
     ngx_str_null(&cp->metadata);
@@ -147,7 +144,6 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
-    channels = run->graph->channels.elts;
     extra = 0;
 
     for (i = 0; i < v->u.object.len; i++) {
@@ -162,9 +158,8 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
 
             msgs = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
 
-            if (ngx_http_agent_checkpoint_messages(pool,
-                                                   v->u.object.values[i],
-                                                   msgs)
+            if (ngx_http_agent_state_messages(pool, v->u.object.values[i],
+                                              msgs)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -185,40 +180,10 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
             continue;
         }
 
-        c = v->u.object.values[i];
-
-        switch (channels[ch].reducer) {
-
-        case NGX_HTTP_AGENT_REDUCE_SUM:
-            if (YAJL_IS_NUMBER(c)) {
-                num.data = (u_char *) c->u.number.r;
-                num.len = ngx_strlen(num.data);
-                run->state[ch].number = ngx_http_agent_json_number(&num);
-            }
-
-            break;
-
-        case NGX_HTTP_AGENT_REDUCE_MESSAGES:
-            if (ngx_http_agent_checkpoint_messages(pool, c,
-                                                   run->state[ch].messages)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
-
-            break;
-
-        default:
-            if (YAJL_IS_NULL(c)) {
-                ngx_str_null(&run->state[ch].json);
-                break;
-            }
-
-            if (ngx_http_agent_json_encode(pool, c, &run->state[ch].json)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
+        if (ngx_http_agent_state_read(pool, run, ch, v->u.object.values[i])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
         }
     }
 
@@ -250,62 +215,6 @@ ngx_http_agent_checkpoint_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
         ngx_http_agent_json_end(j);
 
         if (ngx_http_agent_json_done(j, &run->extra) != NGX_OK) {
-            return NGX_ERROR;
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-static ngx_int_t
-ngx_http_agent_checkpoint_messages(ngx_pool_t *pool, yajl_val v,
-    ngx_array_t *messages)
-{
-    size_t                 i;
-    yajl_val               o, tc;
-    ngx_http_agent_msg_t  *m;
-
-    if (!YAJL_IS_ARRAY(v)) {
-        return NGX_OK;
-    }
-
-    for (i = 0; i < v->u.array.len; i++) {
-        o = v->u.array.values[i];
-
-        if (!YAJL_IS_OBJECT(o)) {
-            continue;
-        }
-
-        m = ngx_array_push(messages);
-        if (m == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
-
-        (void) ngx_http_agent_json_get_str(o, "role", &m->role);
-        (void) ngx_http_agent_json_get_str(o, "content", &m->content);
-        (void) ngx_http_agent_json_get_str(o, "tool_call_id",
-                                           &m->tool_call_id);
-        (void) ngx_http_agent_json_get_str(o, "name", &m->name);
-
-        tc = ngx_http_agent_json_get(o, "metadata");
-
-        if (tc && YAJL_IS_OBJECT(tc)) {
-            if (ngx_http_agent_json_encode(pool, tc, &m->metadata) != NGX_OK) {
-                return NGX_ERROR;
-            }
-
-            (void) ngx_http_agent_json_get_str(tc, "id", &m->id);
-        }
-
-        tc = ngx_http_agent_json_get(o, "tool_calls");
-
-        if (tc && YAJL_IS_ARRAY(tc)
-            && ngx_http_agent_json_encode(pool, tc, &m->tool_calls)
-               != NGX_OK)
-        {
             return NGX_ERROR;
         }
     }
@@ -471,7 +380,7 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     j = run->scratch;
 
     ngx_http_agent_json_obj(j);
-    ngx_http_agent_state_channels(j, run, 0);
+    ngx_http_agent_state_channels(j, run, 2);
     ngx_http_agent_checkpoint_overlay(j, run, added ? added->nelts : 0);
 
     /* the run that saved it, with its metadata (LangGraph's has them) */
@@ -710,7 +619,7 @@ ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
     if (ngx_array_init(&got, pool, ngx_max(msgs->u.array.len, 1),
                        sizeof(ngx_http_agent_msg_t))
         != NGX_OK
-        || ngx_http_agent_checkpoint_messages(pool, msgs, &got) != NGX_OK
+        || ngx_http_agent_state_messages(pool, msgs, &got) != NGX_OK
         || got.nelts != seqs->u.array.len)
     {
         return NGX_ERROR;

@@ -1,0 +1,277 @@
+#!/usr/bin/perl
+# Subgraphs (issue 30, item 6): "node NAME subgraph graph=GRAPH" runs a
+# declared graph as one step, its state in and out by channel names: a
+# graph of three levels (LangGraph's suite's nested), channels shared and
+# not, each reducer (messages, value, append, sum), a model inside; the
+# LangGraph API's /assistants/{id}/subgraphs with recurse and schemas; our
+# chat API on a graph with a subgraph.  An interrupt inside a subgraph
+# (an interrupt node, one two levels down, a breakpoint) stops the thread
+# at the subgraph's node and the answer resumes it inside, from the
+# LangGraph API and from our chat API; graphs that run each other in a
+# circle stop at eight levels; nginx -t refuses what cannot run.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+
+my $t = AgentTest->new;
+$t->mock(sub {
+    my ($req) = @_;
+    return { text => 'the model inside, ' . AgentTest::last_user($req) };
+});
+
+my $graphs = <<'HTTP';
+agent_graph nested_child {
+    channel child value enum=child_one,child_two;
+    node c_one template "text=Entered c_one node";
+    node c_two template "text=Entered c_two node";
+    edge START c_one;
+    edge c_one c_two;
+    edge c_two END;
+}
+agent_graph nested_parent {
+    channel parent value enum=parent_one,parent_two;
+    node p_one template "text=Entered p_one node";
+    node p_two subgraph graph=nested_child;
+    edge START p_one;
+    edge p_one p_two;
+    edge p_two END;
+}
+agent_graph nested {
+    node gp_one template "text=Entered gp_one node";
+    node gp_two subgraph graph=nested_parent;
+    edge START gp_one;
+    edge gp_one gp_two;
+    edge gp_two END;
+}
+agent_graph inner {
+    channel topic value;
+    channel summary value;
+    channel notes append;
+    channel steps sum;
+    channel scratch value;
+    node write template "text=about {{topic}}" output=summary;
+    node keep template "text=kept {{topic}}" output=scratch;
+    node think llm;
+    edge START write;
+    edge write keep;
+    edge keep think;
+    edge think END;
+}
+agent_graph outer {
+    channel topic value;
+    channel summary value;
+    channel notes append 'default=["first"]';
+    channel steps sum;
+    node set template "text=cats" output=topic;
+    node sub subgraph graph=inner;
+    node after template "text=after {{summary}}";
+    edge START set;
+    edge set sub;
+    edge sub after;
+    edge after END;
+}
+agent_graph asks {
+    channel q value 'default="Sure?"';
+    channel a value;
+    node ask interrupt value=q resume=a;
+    edge START ask;
+    edge ask END;
+}
+agent_graph asking {
+    channel a value;
+    node sub subgraph graph=asks;
+    node said template "text=said {{a}}";
+    edge START sub;
+    edge sub said;
+    edge said END;
+}
+agent_graph deep {
+    channel a value;
+    node first template "text=first";
+    node mid subgraph graph=asking;
+    edge START first;
+    edge first mid;
+    edge mid END;
+}
+agent_graph city {
+    channel city value;
+    node look template "text=San Francisco" output=city;
+    node tell template "text=It's sunny in {{city}}!" interrupt_before=on;
+    edge START look;
+    edge look tell;
+    edge tell END;
+}
+agent_graph weather {
+    channel route value;
+    node route_node template text=weather output=route;
+    node weather_graph subgraph graph=city;
+    edge START route_node;
+    edge route_node weather_graph;
+    edge weather_graph END;
+}
+agent_graph loop_a {
+    node b subgraph graph=loop_b;
+    edge START b;
+    edge b END;
+}
+agent_graph loop_b {
+    node a subgraph graph=loop_a;
+    edge START a;
+    edge a END;
+}
+HTTP
+
+my $conf = $t->conf(http => $graphs . "agent_use_graph outer;\n");
+$conf =~ s{(location /api/chat/)}{location /ask/ { agent_chat;
+    agent_use_graph asking; }
+    location /lg/ { agent_langgraph_api;
+    agent_use_graph outer;
+    agent_assistants nested asking loop_a deep weather; }
+    $1};
+$t->run($conf);
+
+sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }
+sub texts { return [ map { ref $_->{content} ? '' : $_->{content} }
+                     @{ $_[0]{messages} // [] } ] }
+
+# three levels, as LangGraph's suite's nested graph
+my $th = lg('POST', '/threads', {})->{json}{thread_id};
+my $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'nested',
+                                               input => {} });
+is($r->{status}, 200, 'a graph of three levels runs');
+is_deeply([ grep { /^Entered/ } @{ texts($r->{json}) } ],
+          [ map { "Entered $_ node" } qw(gp_one p_one c_one c_two) ],
+          '... each level\'s nodes once, in order') or diag explain $r->{json};
+
+# channels in and out, each reducer, a model inside
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'outer',
+    input => { messages => [ { role => 'user', content => 'go' } ] } });
+my $v = $r->{json};
+is($v->{summary}, 'about cats', 'a shared channel: read in, written out');
+ok(!exists $v->{scratch}, '... a channel of the subgraph only: its own')
+    or diag explain $v;
+my @t = @{ texts($v) };
+is($t[-1], 'after about cats', 'the next step reads what it wrote');
+is(scalar(grep { $_ eq 'the model inside, go' } @t), 1,
+   '... the model inside answered once, in the messages once');
+is(scalar(grep { $_ eq 'go' } @t), 1, '... the input message once');
+is_deeply($v->{notes}, ['first'], 'an append channel: not doubled');
+my $h = lg('GET', "/threads/$th/history")->{json} // [];
+is_deeply([ map { $_->{metadata}{step} } @$h ], [ 3, 2, 1, 0, -1 ],
+          'the subgraph is one step of the thread\'s history')
+    or diag explain [ map { $_->{metadata} } @$h ];
+is_deeply($h->[1]{next}, [ 'after' ], '... the step before "after"');
+
+# our chat API on the same graph
+my $sid = $t->session;
+$r = $t->http('POST', "/api/chat/$sid/message", encode_json({
+    message => 'hello' }), 'Content-Type' => 'application/json',
+    'Accept' => 'application/json');
+is($r->{json}{full_response}, 'after about cats',
+   'our chat API: a graph with a subgraph') or diag explain $r->{json};
+
+# /assistants/{id}/subgraphs
+$r = lg('GET', '/assistants/nested/subgraphs');
+is_deeply([ sort keys %{ $r->{json} } ], [ 'gp_two' ],
+          '/subgraphs: the subgraph nodes');
+$r = lg('GET', '/assistants/nested/subgraphs?recurse=true');
+is_deeply([ sort keys %{ $r->{json} } ], [ 'gp_two', 'gp_two|p_two' ],
+          '... recurse: those inside too, by namespace');
+is_deeply($r->{json}{gp_two}{state}{properties}{parent}{enum},
+          [ 'parent_one', 'parent_two' ], '... each with its state schema');
+is($r->{json}{'gp_two|p_two'}{state_schema}{properties}{messages}{type},
+   'array', '... under both SDKs\' names');
+is(lg('GET', '/assistants/outer/subgraphs')->{json}{sub}{graph_id}, 'inner',
+   '... the graph each runs');
+is(lg('GET', '/assistants/nope/subgraphs')->{status}, 404,
+   '... an unknown assistant: 404');
+
+# an interrupt inside a subgraph: the thread waits at the node
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'asking',
+                                            input => {} });
+my $s = lg('GET', "/threads/$th/state")->{json};
+is_deeply($s->{next}, [ 'sub' ], 'an interrupt in a subgraph: the thread '
+          . 'waits at its node') or diag explain $s;
+is($s->{tasks}[0]{interrupts}[0]{value}, 'Sure?', '... with its value')
+    or diag explain $s->{tasks};
+ok(!exists $s->{values}{__subgraph__}, '... its state not shown');
+is(lg('GET', "/threads/$th")->{json}{status}, 'interrupted',
+   '... the thread interrupted');
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'asking',
+                                            command => { resume => 'yes' } });
+is($r->{json}{a}, 'yes', 'resumed from the parent thread: the subgraph '
+   . 'took the answer, wrote it out') or diag explain $r->{json};
+is(texts($r->{json})->[-1], 'said yes', '... and the run went on after it');
+is(lg('GET', "/threads/$th")->{json}{status}, 'idle', '... the thread idle');
+
+# two levels down
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$th/runs/wait", { assistant_id => 'deep', input => {} });
+is_deeply(lg('GET', "/threads/$th/state")->{json}{next}, [ 'mid' ],
+          'two levels down: the outer thread waits at its node');
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'deep',
+                                            command => { resume => 'ok' } });
+is_deeply([ grep { /^(first|said)/ } @{ texts($r->{json}) } ],
+          [ 'first', 'said ok' ], '... resumed through both')
+    or diag explain $r->{json};
+
+# a breakpoint inside (LangGraph's suite's weather graph, as a subgraph)
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$th/runs/wait", { assistant_id => 'weather',
+    input => { messages => [ { role => 'user', content => 'SF' } ] } });
+$s = lg('GET', "/threads/$th/state")->{json};
+is_deeply($s->{next}, [ 'weather_graph' ],
+          'interrupt_before inside: waits at the subgraph node');
+is_deeply(texts($s->{values}), [ 'SF' ], '... nothing of it written yet');
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'weather',
+                                            input => undef });
+is_deeply(texts($r->{json}), [ 'SF', "It's sunny in San Francisco!" ],
+          '... a run with no input goes on inside it')
+    or diag explain $r->{json};
+
+# our chat API: the interrupt and its resume
+$sid = $t->session;
+$r = $t->http('POST', "/ask/$sid/message", encode_json({
+    message => 'hi' }), 'Content-Type' => 'application/json',
+    'Accept' => 'application/json');
+like(encode_json($r->{json} // {}), qr/Sure\?/,
+     'our chat API: the subgraph\'s interrupt') or diag explain $r;
+$r = $t->http('POST', "/ask/$sid/resume", encode_json({ resume => 'fine' }),
+              'Content-Type' => 'application/json',
+              'Accept' => 'application/json');
+is($r->{json}{full_response}, 'said fine', '... and its resume')
+    or diag explain $r;
+
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'loop_a',
+                                            input => {} });
+like(encode_json($r->{json} // {}), qr/nest deeper than 8/,
+     'subgraphs in a circle: stopped at 8 levels') or diag explain $r;
+
+$t->stop;
+$t->check_log;
+
+# nginx -t
+for ([ 'node s subgraph;', qr/needs graph=/, 'no graph=' ],
+     [ 'node s subgraph graph=none;', qr/no such graph/, 'an unknown graph' ],
+     [ 'node s subgraph graph=g;', qr/does not run itself/, 'itself' ],
+     [ "channel notes sum;\n    node s subgraph graph=inner;",
+       qr/reduced otherwise/, 'a channel reduced otherwise in each' ])
+{
+    my ($node, $re, $what) = @$_;
+    my $bad = AgentTest->new;
+    $bad->write_conf($bad->conf(http => $graphs . "agent_graph g {\n"
+                                . "    $node\n    edge START s;\n"
+                                . "    edge s END;\n}\n"));
+    my ($ok, $out) = $bad->test_conf;
+    ok(!$ok && $out =~ $re, "nginx -t: $what") or diag $out;
+}
+
+done_testing;
