@@ -138,29 +138,32 @@ static void
 ngx_http_agent_lg_schema_graph(ngx_http_agent_json_t *j,
     ngx_http_agent_graph_t *g, ngx_uint_t both)
 {
+    ngx_uint_t  i, n;
+
+    static struct {
+        char        *key;
+        ngx_uint_t   which;
+    }  schemas[] = {
+        { "input_schema", NGX_HTTP_AGENT_LG_SCHEMA_STATE },
+        { "output_schema", NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT },
+        { "state_schema", NGX_HTTP_AGENT_LG_SCHEMA_STATE },
+        { "context_schema", NGX_HTTP_AGENT_LG_SCHEMA_CONTEXT },
+        { "config_schema", NGX_HTTP_AGENT_LG_SCHEMA_CONFIG },
+        { "input", NGX_HTTP_AGENT_LG_SCHEMA_STATE },
+        { "output", NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT },
+        { "state", NGX_HTTP_AGENT_LG_SCHEMA_STATE },
+        { "config", NGX_HTTP_AGENT_LG_SCHEMA_CONFIG }
+    };
+
+    n = both ? sizeof(schemas) / sizeof(schemas[0]) : 5;
+
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "graph_id");
     ngx_http_agent_json_str(j, &g->name);
-    ngx_http_agent_json_key(j, "input_schema");
-    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
-    ngx_http_agent_json_key(j, "output_schema");
-    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT);
-    ngx_http_agent_json_key(j, "state_schema");
-    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
-    ngx_http_agent_json_key(j, "context_schema");
-    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONTEXT);
-    ngx_http_agent_json_key(j, "config_schema");
-    ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONFIG);
 
-    if (both) {
-        ngx_http_agent_json_key(j, "input");
-        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
-        ngx_http_agent_json_key(j, "output");
-        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_OUTPUT);
-        ngx_http_agent_json_key(j, "state");
-        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_STATE);
-        ngx_http_agent_json_key(j, "config");
-        ngx_http_agent_lg_schema(j, g, NGX_HTTP_AGENT_LG_SCHEMA_CONFIG);
+    for (i = 0; i < n; i++) {
+        ngx_http_agent_json_cstr(j, schemas[i].key);
+        ngx_http_agent_lg_schema(j, g, schemas[i].which);
     }
 
     ngx_http_agent_json_end(j);
