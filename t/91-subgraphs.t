@@ -230,6 +230,9 @@ $s = lg('GET', "/threads/$th/state")->{json};
 is_deeply($s->{next}, [ 'weather_graph' ],
           'interrupt_before inside: waits at the subgraph node');
 is_deeply(texts($s->{values}), [ 'SF' ], '... nothing of it written yet');
+is_deeply($s->{tasks}[0]{interrupts}, [],
+          '... a breakpoint, no interrupt of its own (as LangGraph shows it)')
+    or diag explain $s->{tasks};
 $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'weather',
                                             input => undef });
 is_deeply(texts($r->{json}), [ 'SF', "It's sunny in San Francisco!" ],

@@ -541,7 +541,10 @@ ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
         return NGX_ERROR;
     }
 
-    /* the outer interrupt: the subgraph's, at the node, saying where */
+    /*
+     * the outer interrupt: the subgraph's (its value, a breakpoint's or
+     * an approval's mark), at the node, saying where inside
+     */
 
     j = ngx_http_agent_json_create(outer->pool);
     if (j == NULL) {
@@ -551,8 +554,18 @@ ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "node");
     ngx_http_agent_json_str(j, &sr->node->name);
-    ngx_http_agent_json_key(j, "value");
-    ngx_http_agent_json_val(j, ngx_http_agent_json_get(v, "value"));
+
+    for (n = 0; n < v->u.object.len; n++) {
+        if (ngx_strcmp(v->u.object.keys[n], "node") != 0
+            && ngx_strcmp(v->u.object.keys[n], "after") != 0
+            && ngx_strcmp(v->u.object.keys[n], "graph") != 0
+            && ngx_strcmp(v->u.object.keys[n], "subgraph") != 0)
+        {
+            ngx_http_agent_json_cstr(j, v->u.object.keys[n]);
+            ngx_http_agent_json_val(j, v->u.object.values[n]);
+        }
+    }
+
     ngx_http_agent_json_key(j, "subgraph");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "graph");
