@@ -233,6 +233,16 @@ is_deeply(texts($s->{values}), [ 'SF' ], '... nothing of it written yet');
 is_deeply($s->{tasks}[0]{interrupts}, [],
           '... a breakpoint, no interrupt of its own (as LangGraph shows it)')
     or diag explain $s->{tasks};
+like($s->{tasks}[0]{checkpoint}{checkpoint_ns} // '', qr/^weather_graph:/,
+     '... its task names the subgraph\'s namespace');
+my $in = lg('GET', "/threads/$th/state?subgraphs=true")->{json}{tasks}[0];
+is($in->{checkpoint}, undef, 'subgraphs=true: no namespace')
+    or diag explain $in;
+is($in->{state}{values}{city}, 'San Francisco',
+   '... the subgraph\'s state where it waits');
+is_deeply(texts($in->{state}{values}), [ 'SF' ], '... its messages');
+is_deeply($in->{state}{next}, [ 'tell' ], '... the node it waits at');
+is($in->{state}{tasks}[0]{name}, 'tell', '... as a task');
 $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'weather',
                                             input => undef });
 is_deeply(texts($r->{json}), [ 'SF', "It's sunny in San Francisco!" ],

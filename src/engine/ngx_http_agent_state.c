@@ -393,3 +393,118 @@ ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
         return ngx_http_agent_json_encode(pool, c, &run->state[ch].json);
     }
 }
+
+
+/*
+ * A subgraph that waits inside the node (its state kept as "__subgraph__"
+ * by node_subgraph.c): its run made as it stopped, at the node it waits
+ * at, its interrupt kept as a checkpoint's is.  NGX_DECLINED: none waits
+ * there.
+ */
+
+ngx_int_t
+ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_http_agent_run_t *inner)
+{
+    size_t                  i;
+    yajl_val                extra, sub, state, v, step, from;
+    ngx_int_t               ch, at;
+    ngx_str_t               name, kept;
+    ngx_uint_t              others;
+    ngx_http_agent_json_t  *j;
+
+    extra = run->extra.len
+            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                        run->extra.len, NULL)
+            : NULL;
+    sub = extra ? ngx_http_agent_json_get(extra, "__subgraph__") : NULL;
+
+    if (sub == NULL || !YAJL_IS_OBJECT(sub)
+        || ngx_http_agent_json_get_str(sub, "node", &name) != NGX_OK
+        || name.len != node->name.len
+        || ngx_strncmp(name.data, node->name.data, name.len) != 0)
+    {
+        return NGX_DECLINED;
+    }
+
+    v = ngx_http_agent_json_get(sub, "interrupt");
+    state = ngx_http_agent_json_get(sub, "state");
+    step = ngx_http_agent_json_get(sub, "step");
+    from = ngx_http_agent_json_get(sub, "from");
+
+    if (v == NULL || !YAJL_IS_OBJECT(v) || state == NULL
+        || !YAJL_IS_OBJECT(state)
+        || ngx_http_agent_json_get_str(v, "node", &name) != NGX_OK
+        || (at = ngx_http_agent_graph_node(inner->graph, &name)) == NGX_ERROR)
+    {
+        return ngx_http_agent_graph_fail(run, "subgraph_interrupt",
+                                         "the subgraph of the step \"%V\" "
+                                         "waits at no node of its graph "
+                                         "\"%V\"", &node->name,
+                                         &inner->graph->name);
+    }
+
+    /* its interrupt, where a checkpoint keeps it */
+    if (ngx_http_agent_json_encode(run->pool, v, &kept) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* its channels as it stopped, the others of its state kept as such */
+
+    inner->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts = 0;
+    others = 0;
+
+    for (i = 0; i < state->u.object.len; i++) {
+        name.data = (u_char *) state->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+
+        ch = ngx_http_agent_graph_channel(inner->graph, &name);
+
+        if (ch == NGX_ERROR) {
+            others++;
+            continue;
+        }
+
+        if (ngx_http_agent_state_read(run->pool, inner, ch,
+                                      state->u.object.values[i])
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; others && i < state->u.object.len; i++) {
+        name.data = (u_char *) state->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+
+        if (ngx_http_agent_graph_channel(inner->graph, &name) == NGX_ERROR
+            && ngx_strcmp(name.data, "__interrupt__") != 0)
+        {
+            ngx_http_agent_json_str(j, &name);
+            ngx_http_agent_json_val(j, state->u.object.values[i]);
+        }
+    }
+
+    ngx_http_agent_json_key(j, "__interrupt__");
+    ngx_http_agent_json_raw(j, &kept);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &inner->extra) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    inner->current = at;
+    inner->step = (step && YAJL_IS_INTEGER(step)) ? YAJL_GET_INTEGER(step)
+                                                   : 0;
+    inner->messages_at_start = (from && YAJL_IS_INTEGER(from))
+                               ? YAJL_GET_INTEGER(from) : 0;
+
+    return NGX_OK;
+}

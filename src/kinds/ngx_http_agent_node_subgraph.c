@@ -74,9 +74,6 @@ static ngx_int_t ngx_http_agent_node_subgraph_items(ngx_pool_t *pool,
 static void ngx_http_agent_node_subgraph_cancel(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_node_subgraph_wait(
     ngx_http_agent_subgraph_run_t *sr);
-static ngx_int_t ngx_http_agent_node_subgraph_resume(
-    ngx_http_agent_run_t *run, ngx_http_agent_node_t *node,
-    ngx_http_agent_run_t *inner);
 
 
 static ngx_http_agent_param_t  ngx_http_agent_node_subgraph_params[] = {
@@ -187,6 +184,7 @@ ngx_http_agent_node_subgraph_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_node_subgraph_conf_t *sc = node->conf;
 
+    ngx_int_t                         rc;
     ngx_uint_t                        i, n;
     ngx_array_t                      *msgs;
     ngx_http_agent_run_t             *inner;
@@ -258,10 +256,27 @@ ngx_http_agent_node_subgraph_run(ngx_http_agent_run_t *run,
         out->json = in->json;
     }
 
-    if (run->resuming
-        && ngx_http_agent_node_subgraph_resume(run, node, inner) != NGX_OK)
-    {
-        return NGX_ERROR;
+    if (run->resuming) {
+
+        /* resumed at the node: the subgraph goes on where it waits */
+
+        rc = ngx_http_agent_state_subgraph(run, node, inner);
+
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        if (rc == NGX_OK) {
+            inner->resuming = 1;
+            inner->resume = run->resume;
+
+            /* the wait is over: the outer run's next checkpoint keeps none */
+            if (ngx_http_agent_state_set(run, "__subgraph__", NULL)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+        }
     }
 
     run->node_data = sr;
@@ -576,116 +591,4 @@ ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_json_done(j, &outer->interrupt);
-}
-
-
-/*
- * The run resumed at the node: the subgraph's state where it stopped, its
- * run to go on at the node it waits at, with the answer
- */
-
-static ngx_int_t
-ngx_http_agent_node_subgraph_resume(ngx_http_agent_run_t *run,
-    ngx_http_agent_node_t *node, ngx_http_agent_run_t *inner)
-{
-    size_t                  i;
-    yajl_val                extra, sub, state, v, step, from;
-    ngx_int_t               ch, at;
-    ngx_str_t               name;
-    ngx_uint_t              others;
-    ngx_http_agent_json_t  *j;
-
-    extra = run->extra.len
-            ? ngx_http_agent_json_parse(run->pool, run->extra.data,
-                                        run->extra.len, NULL)
-            : NULL;
-    sub = extra ? ngx_http_agent_json_get(extra, "__subgraph__") : NULL;
-
-    if (sub == NULL || !YAJL_IS_OBJECT(sub)
-        || ngx_http_agent_json_get_str(sub, "node", &name) != NGX_OK
-        || name.len != node->name.len
-        || ngx_strncmp(name.data, node->name.data, name.len) != 0)
-    {
-        /* no subgraph waits here: it runs from its start */
-        return NGX_OK;
-    }
-
-    v = ngx_http_agent_json_get(sub, "interrupt");
-    state = ngx_http_agent_json_get(sub, "state");
-    step = ngx_http_agent_json_get(sub, "step");
-    from = ngx_http_agent_json_get(sub, "from");
-
-    if (v == NULL || !YAJL_IS_OBJECT(v) || state == NULL
-        || !YAJL_IS_OBJECT(state)
-        || ngx_http_agent_json_get_str(v, "node", &name) != NGX_OK
-        || (at = ngx_http_agent_graph_node(inner->graph, &name)) == NGX_ERROR)
-    {
-        return ngx_http_agent_graph_fail(run, "subgraph_interrupt",
-                                         "the subgraph of the step \"%V\" "
-                                         "waits at no node of its graph "
-                                         "\"%V\"", &node->name,
-                                         &inner->graph->name);
-    }
-
-    /* its channels as it stopped, the others of its state kept as such */
-
-    inner->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts = 0;
-    others = 0;
-
-    for (i = 0; i < state->u.object.len; i++) {
-        name.data = (u_char *) state->u.object.keys[i];
-        name.len = ngx_strlen(name.data);
-
-        ch = ngx_http_agent_graph_channel(inner->graph, &name);
-
-        if (ch == NGX_ERROR) {
-            others++;
-            continue;
-        }
-
-        if (ngx_http_agent_state_read(run->pool, inner, ch,
-                                      state->u.object.values[i])
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-    }
-
-    if (others) {
-        j = ngx_http_agent_json_create(run->pool);
-        if (j == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_json_obj(j);
-
-        for (i = 0; i < state->u.object.len; i++) {
-            name.data = (u_char *) state->u.object.keys[i];
-            name.len = ngx_strlen(name.data);
-
-            if (ngx_http_agent_graph_channel(inner->graph, &name)
-                == NGX_ERROR)
-            {
-                ngx_http_agent_json_str(j, &name);
-                ngx_http_agent_json_val(j, state->u.object.values[i]);
-            }
-        }
-
-        ngx_http_agent_json_end(j);
-
-        if (ngx_http_agent_json_done(j, &inner->extra) != NGX_OK) {
-            return NGX_ERROR;
-        }
-    }
-
-    inner->current = at;
-    inner->step = (step && YAJL_IS_INTEGER(step)) ? YAJL_GET_INTEGER(step)
-                                                   : 0;
-    inner->messages_at_start = (from && YAJL_IS_INTEGER(from))
-                               ? YAJL_GET_INTEGER(from) : 0;
-    inner->resuming = 1;
-    inner->resume = run->resume;
-
-    /* the wait is over: the outer run's next checkpoint keeps none */
-    return ngx_http_agent_state_set(run, "__subgraph__", NULL);
 }

@@ -11,6 +11,7 @@
 
 #include "ngx_http_agent_lg_state.h"
 #include "ngx_http_agent_message.h"
+#include "ngx_http_agent_state.h"
 
 
 /*
@@ -28,6 +29,9 @@ static ngx_uint_t ngx_http_agent_lg_shown(ngx_http_agent_run_t *run,
 static void ngx_http_agent_lg_value(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_uint_t ch, ngx_http_agent_value_t *v,
     ngx_uint_t base, ngx_str_t *thread_id);
+static void ngx_http_agent_lg_task_subgraph(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id, ngx_uint_t subgraphs);
 
 
 /*
@@ -399,12 +403,84 @@ ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j, ngx_str_t *thread_id,
 }
 
 
+/*
+ * A task's "checkpoint" and "state": for a node whose subgraph waits
+ * inside it, the subgraph's namespace ("node:task id", LangGraph's), or
+ * with subgraphs its state where it waits (node_subgraph.c keeps it)
+ */
+
+static void
+ngx_http_agent_lg_task_subgraph(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id, ngx_uint_t subgraphs)
+{
+    u_char                       *p;
+    ngx_int_t                     n;
+    ngx_str_t                     ns;
+    ngx_http_agent_run_t         *inner;
+    ngx_http_agent_node_t        *node;
+    ngx_http_agent_checkpoint_t   icp;
+
+    n = ngx_http_agent_graph_node(run->graph, &cp->next);
+    node = (n >= 0) ? (ngx_http_agent_node_t *) run->graph->nodes.elts + n
+                    : NULL;
+
+    inner = (node && node->subgraph)
+            ? ngx_http_agent_graph_run_create(j->pool, run->log,
+                                              node->subgraph)
+            : NULL;
+
+    if (inner && ngx_http_agent_state_subgraph(run, node, inner) != NGX_OK) {
+        inner = NULL;
+    }
+
+    ngx_http_agent_json_key(j, "checkpoint");
+
+    p = (inner && !subgraphs)
+        ? ngx_pnalloc(j->pool, cp->next.len + 1 + cp->id.len) : NULL;
+
+    if (p) {
+        ns.data = p;
+        p = ngx_cpymem(p, cp->next.data, cp->next.len);
+        *p++ = ':';
+        ns.len = ngx_cpymem(p, cp->id.data, cp->id.len) - ns.data;
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "checkpoint_ns");
+        ngx_http_agent_json_str(j, &ns);
+        ngx_http_agent_json_key(j, "thread_id");
+        ngx_http_agent_json_str(j, thread_id);
+        ngx_http_agent_json_end(j);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "state");
+
+    if (inner == NULL || !subgraphs) {
+        ngx_http_agent_json_null(j);
+        return;
+    }
+
+    ngx_memzero(&icp, sizeof(ngx_http_agent_checkpoint_t));
+
+    icp.id = cp->id;
+    icp.created_at = cp->created_at;
+    icp.step = inner->step;
+    icp.next = ((ngx_http_agent_node_t *) inner->graph->nodes.elts
+                + inner->current)->name;
+
+    ngx_http_agent_lg_state_json(j, inner, &icp, thread_id, subgraphs);
+}
+
+
 /* a ThreadState: values, next, tasks with their interrupts, checkpoints */
 
 void
 ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
-    ngx_str_t *thread_id)
+    ngx_str_t *thread_id, ngx_uint_t subgraphs)
 {
     const char  *key;
     size_t       i;
@@ -445,10 +521,7 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
         ngx_http_agent_json_null(j);
         ngx_http_agent_json_key(j, "interrupts");
         ngx_http_agent_lg_interrupts(j, waits ? &interrupt : NULL);
-        ngx_http_agent_json_key(j, "checkpoint");
-        ngx_http_agent_json_null(j);
-        ngx_http_agent_json_key(j, "state");
-        ngx_http_agent_json_null(j);
+        ngx_http_agent_lg_task_subgraph(j, run, cp, thread_id, subgraphs);
         ngx_http_agent_json_key(j, "result");
         ngx_http_agent_json_null(j);
         ngx_http_agent_json_end(j);

@@ -37,7 +37,7 @@ ngx_int_t ngx_http_agent_lg_interrupt_of(ngx_http_agent_run_t *run,
     ngx_str_t *json);
 void ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
-    ngx_str_t *thread_id);
+    ngx_str_t *thread_id, ngx_uint_t subgraphs);
 void ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j,
     ngx_str_t *thread_id, ngx_str_t *checkpoint_id);
 

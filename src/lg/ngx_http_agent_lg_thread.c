@@ -505,6 +505,8 @@ ngx_int_t
 ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
 {
     ngx_int_t                     rc;
+    ngx_str_t                     arg;
+    ngx_uint_t                    subgraphs;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_session_t      s;
@@ -531,7 +533,11 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id);
+    /* ?subgraphs=true: a task that waits inside a subgraph shows its state */
+    subgraphs = (ngx_http_arg(r, (u_char *) "subgraphs", 9, &arg) == NGX_OK
+                 && arg.len == 4 && ngx_strncmp(arg.data, "true", 4) == 0);
+
+    ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id, subgraphs);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }

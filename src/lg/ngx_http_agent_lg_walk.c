@@ -639,7 +639,7 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
                                           "read");
     }
 
-    ngx_http_agent_lg_state_json(j, run, c, &w->thread_id);
+    ngx_http_agent_lg_state_json(j, run, c, &w->thread_id, 0);
 
     return NGX_OK;
 }

@@ -686,7 +686,7 @@ ngx_http_agent_lg_checkpoint_state(ngx_http_agent_stream_t *s,
     at = ngx_http_agent_checkpoint_state(pool, s->state, &copy);
 
     if (at) {
-        ngx_http_agent_lg_state_json(j, at, &copy, &s->session_id);
+        ngx_http_agent_lg_state_json(j, at, &copy, &s->session_id, 0);
     }
 
     ngx_destroy_pool(pool);
