@@ -243,11 +243,31 @@ is($in->{state}{values}{city}, 'San Francisco',
 is_deeply(texts($in->{state}{values}), [ 'SF' ], '... its messages');
 is_deeply($in->{state}{next}, [ 'tell' ], '... the node it waits at');
 is($in->{state}{tasks}[0]{name}, 'tell', '... as a task');
+my $ns = $s->{tasks}[0]{checkpoint};
+$r = lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns });
+is($r->{json}{values}{city}, 'San Francisco',
+   'the state at its namespace: the subgraph\'s') or diag explain $r;
+$r = lg('POST', "/threads/$th/state", { values => { city => 'LA' },
+                                        checkpoint => $ns });
+is($r->{status}, 200, 'its state written at its namespace')
+    or diag explain $r;
+$r = lg('POST', "/threads/$th/state", { values => { nope => 1 },
+                                        checkpoint => $ns });
+is($r->{status}, 422, '... a channel it does not have: 422');
+is(lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns })
+   ->{json}{values}{city}, 'LA', '... read back');
+is_deeply(lg('GET', "/threads/$th/state")->{json}{next}, [ 'weather_graph' ],
+          '... the thread still waits at the node');
 $r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'weather',
                                             input => undef });
-is_deeply(texts($r->{json}), [ 'SF', "It's sunny in San Francisco!" ],
-          '... a run with no input goes on inside it')
+is_deeply(texts($r->{json}), [ 'SF', "It's sunny in LA!" ],
+          '... a run with no input goes on inside it, with what was written')
     or diag explain $r->{json};
+is(lg('POST', "/threads/$th/state", { values => { city => 'NY' },
+                                      checkpoint => $ns })->{status}, 409,
+   'no subgraph waits any more: 409');
+is(lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns })
+   ->{status}, 404, '... nor is there a state at its namespace');
 
 # our chat API: the interrupt and its resume
 $sid = $t->session;

@@ -500,6 +500,7 @@ ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
+    inner->interrupt = kept;
     inner->current = at;
     inner->step = (step && YAJL_IS_INTEGER(step)) ? YAJL_GET_INTEGER(step)
                                                    : 0;
@@ -507,4 +508,59 @@ ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
                                ? YAJL_GET_INTEGER(from) : 0;
 
     return NGX_OK;
+}
+
+
+/*
+ * A subgraph's run that waits, kept in the outer run's state for its
+ * checkpoint: {"node", "step", "from", "interrupt", "state"} as "__subgraph__"
+ */
+
+ngx_int_t
+ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
+    ngx_str_t *node, ngx_http_agent_run_t *inner)
+{
+    ngx_str_t               json;
+    ngx_uint_t              n;
+    ngx_array_t            *msgs;
+    ngx_http_agent_msg_t   *m;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(outer->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    msgs = inner->state[NGX_HTTP_AGENT_CH_MESSAGES].messages;
+    m = msgs->elts;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "node");
+    ngx_http_agent_json_str(j, node);
+    ngx_http_agent_json_key(j, "step");
+    ngx_http_agent_json_int(j, inner->step);
+    ngx_http_agent_json_key(j, "from");
+    ngx_http_agent_json_int(j, inner->messages_at_start);
+    ngx_http_agent_json_key(j, "interrupt");
+    ngx_http_agent_json_raw(j, &inner->interrupt);
+    ngx_http_agent_json_key(j, "state");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "messages");
+    ngx_http_agent_json_arr(j);
+
+    for (n = 0; n < msgs->nelts; n++) {
+        ngx_http_agent_message_json(j, NULL, &m[n],
+                                    NGX_HTTP_AGENT_MESSAGE_KEPT);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_state_channels(j, inner, 2);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_state_set(outer, "__subgraph__", &json);
 }

@@ -34,6 +34,8 @@ ngx_int_t ngx_http_agent_state_read(ngx_pool_t *pool,
     ngx_http_agent_run_t *run, ngx_uint_t ch, yajl_val c);
 ngx_int_t ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_http_agent_run_t *inner);
+ngx_int_t ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
+    ngx_str_t *node, ngx_http_agent_run_t *inner);
 
 
 #endif /* _NGX_HTTP_AGENT_STATE_H_INCLUDED_ */

@@ -10,7 +10,6 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_graph_conf.h"
-#include "ngx_http_agent_message.h"
 #include "ngx_http_agent_state.h"
 
 
@@ -270,6 +269,9 @@ ngx_http_agent_node_subgraph_run(ngx_http_agent_run_t *run,
             inner->resuming = 1;
             inner->resume = run->resume;
 
+            /* a wait of its own is the engine's to set when it waits */
+            ngx_str_null(&inner->interrupt);
+
             /* the wait is over: the outer run's next checkpoint keeps none */
             if (ngx_http_agent_state_set(run, "__subgraph__", NULL)
                 != NGX_OK)
@@ -494,9 +496,8 @@ static ngx_int_t
 ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
 {
     yajl_val                v;
-    ngx_str_t               json, at;
+    ngx_str_t               at;
     ngx_uint_t              n;
-    ngx_http_agent_msg_t   *m;
     ngx_http_agent_run_t   *inner, *outer;
     ngx_http_agent_json_t  *j;
 
@@ -517,41 +518,8 @@ ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
                                          &sr->node->name);
     }
 
-    j = ngx_http_agent_json_create(outer->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "node");
-    ngx_http_agent_json_str(j, &sr->node->name);
-    ngx_http_agent_json_key(j, "step");
-    ngx_http_agent_json_int(j, inner->step);
-    ngx_http_agent_json_key(j, "from");
-    ngx_http_agent_json_int(j, inner->messages_at_start);
-    ngx_http_agent_json_key(j, "interrupt");
-    ngx_http_agent_json_raw(j, &inner->interrupt);
-    ngx_http_agent_json_key(j, "state");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "messages");
-    ngx_http_agent_json_arr(j);
-
-    m = inner->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->elts;
-
-    for (n = 0; n < inner->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
-         n++)
-    {
-        ngx_http_agent_message_json(j, NULL, &m[n],
-                                    NGX_HTTP_AGENT_MESSAGE_KEPT);
-    }
-
-    ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_state_channels(j, inner, 2);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK
-        || ngx_http_agent_state_set(outer, "__subgraph__", &json) != NGX_OK)
+    if (ngx_http_agent_state_subgraph_keep(outer, &sr->node->name, inner)
+        != NGX_OK)
     {
         return NGX_ERROR;
     }

@@ -52,6 +52,7 @@ typedef enum {
     NGX_HTTP_AGENT_LG_THREAD_COPY,
     NGX_HTTP_AGENT_LG_STATE,
     NGX_HTTP_AGENT_LG_STATE_AT,
+    NGX_HTTP_AGENT_LG_STATE_CHECKPOINT,
     NGX_HTTP_AGENT_LG_HISTORY,
     NGX_HTTP_AGENT_LG_RUNS,
     NGX_HTTP_AGENT_LG_RUNS_STREAM,
@@ -208,11 +209,13 @@ ngx_int_t ngx_http_agent_lg_thread_json(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_lg_thread(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_state(ngx_http_request_t *r,
-    ngx_http_agent_lg_req_t *req);
-ngx_int_t ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_http_agent_graph_t *ngx_http_agent_lg_thread_graph(ngx_http_request_t *r,
     ngx_str_t *thread_id);
+
+/* lg_update.c */
+ngx_int_t ngx_http_agent_lg_update_state(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg_walk.c */
 ngx_int_t ngx_http_agent_lg_threads_count(ngx_http_request_t *r,

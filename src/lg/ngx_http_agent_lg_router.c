@@ -63,6 +63,8 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "threads/*/state", NGX_HTTP_GET|NGX_HTTP_POST,
       NGX_HTTP_AGENT_LG_STATE },
     { "threads/*/state/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_STATE_AT },
+    { "threads/*/state/checkpoint", NGX_HTTP_POST,
+      NGX_HTTP_AGENT_LG_STATE_CHECKPOINT },
     { "threads/*/history", NGX_HTTP_GET|NGX_HTTP_POST,
       NGX_HTTP_AGENT_LG_HISTORY },
     { "threads/*/runs", NGX_HTTP_GET|NGX_HTTP_POST, NGX_HTTP_AGENT_LG_RUNS },
@@ -277,7 +279,10 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         /* fall through */
 
     case NGX_HTTP_AGENT_LG_STATE_AT:
-        return ngx_http_agent_lg_state(r, req);
+        return ngx_http_agent_lg_state(r, req, NULL);
+
+    case NGX_HTTP_AGENT_LG_STATE_CHECKPOINT:
+        return ngx_http_agent_lg_state(r, req, body);
 
     case NGX_HTTP_AGENT_LG_HISTORY:
         return ngx_http_agent_lg_history(r, req, body);

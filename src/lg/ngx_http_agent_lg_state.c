@@ -414,25 +414,11 @@ ngx_http_agent_lg_task_subgraph(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *thread_id, ngx_uint_t subgraphs)
 {
-    u_char                       *p;
-    ngx_int_t                     n;
-    ngx_str_t                     ns;
-    ngx_http_agent_run_t         *inner;
-    ngx_http_agent_node_t        *node;
-    ngx_http_agent_checkpoint_t   icp;
+    u_char                *p;
+    ngx_str_t              ns;
+    ngx_http_agent_run_t  *inner;
 
-    n = ngx_http_agent_graph_node(run->graph, &cp->next);
-    node = (n >= 0) ? (ngx_http_agent_node_t *) run->graph->nodes.elts + n
-                    : NULL;
-
-    inner = (node && node->subgraph)
-            ? ngx_http_agent_graph_run_create(j->pool, run->log,
-                                              node->subgraph)
-            : NULL;
-
-    if (inner && ngx_http_agent_state_subgraph(run, node, inner) != NGX_OK) {
-        inner = NULL;
-    }
+    inner = ngx_http_agent_lg_subgraph_run(run, &cp->next);
 
     ngx_http_agent_json_key(j, "checkpoint");
 
@@ -462,6 +448,51 @@ ngx_http_agent_lg_task_subgraph(ngx_http_agent_json_t *j,
         ngx_http_agent_json_null(j);
         return;
     }
+
+    ngx_http_agent_lg_subgraph_state(j, inner, cp, thread_id, subgraphs);
+}
+
+
+/* the run of the subgraph that waits at the node, as it waits, or NULL */
+
+ngx_http_agent_run_t *
+ngx_http_agent_lg_subgraph_run(ngx_http_agent_run_t *run, ngx_str_t *name)
+{
+    ngx_int_t               n;
+    ngx_http_agent_run_t   *inner;
+    ngx_http_agent_node_t  *node;
+
+    n = ngx_http_agent_graph_node(run->graph, name);
+
+    if (n < 0) {
+        return NULL;
+    }
+
+    node = (ngx_http_agent_node_t *) run->graph->nodes.elts + n;
+
+    inner = node->subgraph
+            ? ngx_http_agent_graph_run_create(run->pool, run->log,
+                                              node->subgraph)
+            : NULL;
+
+    if (inner == NULL || ngx_http_agent_state_subgraph(run, node, inner)
+                         != NGX_OK)
+    {
+        return NULL;
+    }
+
+    return inner;
+}
+
+
+/* a waiting subgraph's ThreadState, in the checkpoint of its node's */
+
+void
+ngx_http_agent_lg_subgraph_state(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *inner, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id, ngx_uint_t subgraphs)
+{
+    ngx_http_agent_checkpoint_t  icp;
 
     ngx_memzero(&icp, sizeof(ngx_http_agent_checkpoint_t));
 
@@ -607,4 +638,69 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     }
 
     ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * POST /threads/{id}/state with a subgraph's namespace (a task's
+ * "checkpoint"): the values written to the state of the subgraph that
+ * waits at that node, through its reducers, kept for its resume.
+ * NGX_DECLINED: no subgraph waits there; NGX_ABORT: a value of no
+ * channel of its, or messages (not written so).
+ */
+
+ngx_int_t
+ngx_http_agent_lg_subgraph_values(ngx_http_agent_run_t *run,
+    ngx_http_agent_lg_subgraph_t *sw)
+{
+    size_t                  i;
+    yajl_val                c;
+    ngx_int_t               n, ch;
+    ngx_str_t               name, json;
+    ngx_array_t            *update;
+    ngx_http_agent_run_t   *inner;
+
+    inner = ngx_http_agent_lg_subgraph_run(run, &sw->node);
+    update = ngx_http_agent_graph_update_create(run->pool);
+
+    if (inner == NULL || update == NULL) {
+        /* none waits there (or no memory: as none) */
+        return NGX_DECLINED;
+    }
+
+    for (i = 0; sw->values && i < sw->values->u.object.len; i++) {
+        name.data = (u_char *) sw->values->u.object.keys[i];
+        name.len = ngx_strlen(name.data);
+        c = sw->values->u.object.values[i];
+
+        ch = ngx_http_agent_graph_channel(inner->graph, &name);
+
+        if (ch == NGX_ERROR || ch == NGX_HTTP_AGENT_CH_MESSAGES) {
+            return NGX_ABORT;
+        }
+
+        if (YAJL_IS_NUMBER(c) && ((ngx_http_agent_channel_t *)
+                                  inner->graph->channels.elts)[ch].reducer
+                                 == NGX_HTTP_AGENT_REDUCE_SUM)
+        {
+            n = ngx_http_agent_graph_write_number(update, ch,
+                                                  YAJL_GET_DOUBLE(c));
+
+        } else if (ngx_http_agent_json_encode(run->pool, c, &json) == NGX_OK) {
+            n = ngx_http_agent_graph_write_value(update, ch, &json);
+
+        } else {
+            n = NGX_ERROR;
+        }
+
+        if (n != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    if (ngx_http_agent_graph_apply(inner, update) != NGX_OK) {
+        return NGX_ABORT;
+    }
+
+    return ngx_http_agent_state_subgraph_keep(run, &sw->node, inner);
 }

@@ -20,6 +20,14 @@
 #pragma GCC visibility push(hidden)
 
 
+/* a write to the state of a subgraph that waits (lg_subgraph_write) */
+typedef struct {
+    ngx_str_t                  node;        /* where it waits */
+    yajl_val                   values;      /* an object, or NULL */
+    void                      *request;     /* its refusals' */
+} ngx_http_agent_lg_subgraph_t;
+
+
 /* a thread's id (at most 64) and a number */
 #define NGX_HTTP_AGENT_LG_MSG_ID  (64 + 1 + NGX_INT_T_LEN)
 
@@ -40,6 +48,13 @@ void ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_str_t *thread_id, ngx_uint_t subgraphs);
 void ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j,
     ngx_str_t *thread_id, ngx_str_t *checkpoint_id);
+ngx_int_t ngx_http_agent_lg_subgraph_values(ngx_http_agent_run_t *run,
+    ngx_http_agent_lg_subgraph_t *sw);
+ngx_http_agent_run_t *ngx_http_agent_lg_subgraph_run(
+    ngx_http_agent_run_t *run, ngx_str_t *name);
+void ngx_http_agent_lg_subgraph_state(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *inner, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id, ngx_uint_t subgraphs);
 
 
 #pragma GCC visibility pop

@@ -499,28 +499,63 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
 }
 
 
-/* GET /threads/{id}/state[/{checkpoint_id}] */
+/*
+ * GET /threads/{id}/state[/{checkpoint_id}][?subgraphs=true], and POST
+ * .../state/checkpoint {"checkpoint": {"checkpoint_id", "checkpoint_ns"},
+ * "subgraphs"} (the JS SDK's getState with a checkpoint object): a
+ * namespace "NODE:..." is the state of the subgraph that waits at NODE
+ */
 
 ngx_int_t
-ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
+ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
+    ngx_str_t *body)
 {
+    u_char                       *p;
+    yajl_val                      v, c;
     ngx_int_t                     rc;
-    ngx_str_t                     arg;
+    ngx_str_t                     arg, ns;
     ngx_uint_t                    subgraphs;
-    ngx_http_agent_run_t         *run;
+    ngx_http_agent_run_t         *run, *inner;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_session_t      s;
     ngx_http_agent_checkpoint_t   cp;
 
-    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+    ngx_str_null(&ns);
 
     if (req->route == NGX_HTTP_AGENT_LG_STATE_AT) {
         cp.id = req->id;
+    }
+
+    /* ?subgraphs=true: a task that waits inside a subgraph shows its state */
+    subgraphs = (ngx_http_arg(r, (u_char *) "subgraphs", 9, &arg) == NGX_OK
+                 && arg.len == 4 && ngx_strncmp(arg.data, "true", 4) == 0);
+
+    if (body) {
+        /* POST .../state/checkpoint {"checkpoint": {...}, "subgraphs"} */
+
+        rc = ngx_http_agent_reply_parse(r, body, &v, 0);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        subgraphs = YAJL_IS_TRUE(ngx_http_agent_json_get(v, "subgraphs"));
+        c = ngx_http_agent_json_get(v, "checkpoint");
+
+        if (c && YAJL_IS_OBJECT(c)) {
+            (void) ngx_http_agent_json_get_str(c, "checkpoint_id", &cp.id);
+            (void) ngx_http_agent_json_get_str(c, "checkpoint_ns", &ns);
+        }
+
+        p = ngx_strlchr(ns.data, ns.data + ns.len, ':');
+        if (p) {
+            ns.len = p - ns.data;
+        }
+    }
+
+    rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     rc = ngx_http_agent_lg_load(r, &req->thread_id, &cp, &run);
@@ -533,11 +568,23 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* ?subgraphs=true: a task that waits inside a subgraph shows its state */
-    subgraphs = (ngx_http_arg(r, (u_char *) "subgraphs", 9, &arg) == NGX_OK
-                 && arg.len == 4 && ngx_strncmp(arg.data, "true", 4) == 0);
+    if (ns.len == 0) {
+        ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id, subgraphs);
+        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    }
 
-    ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id, subgraphs);
+    /* a subgraph's namespace: its state where it waits at that node */
+
+    inner = ngx_http_agent_lg_subgraph_run(run, &ns);
+
+    if (inner == NULL) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND, "no subgraph "
+                                          "waits at \"%V\" of the thread",
+                                          &ns);
+    }
+
+    ngx_http_agent_lg_subgraph_state(j, inner, &cp, &req->thread_id,
+                                     subgraphs);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }
@@ -583,83 +630,6 @@ ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
 }
 
 
-/*
- * POST /threads/{id}/state {"values", "as_node"}: the values written as
- * that node's update would be, with its reducers, in a new checkpoint
- * whose next is where the node routes; 409 while a run holds the thread.
- */
-
-ngx_int_t
-ngx_http_agent_lg_update_state(ngx_http_request_t *r,
-    ngx_http_agent_lg_req_t *req, ngx_str_t *body)
-{
-    yajl_val                      v, x;
-    ngx_int_t                     rc;
-    ngx_http_agent_json_t        *j;
-    ngx_http_agent_turn_state_t   st;
-
-    rc = ngx_http_agent_reply_parse(r, body, &v, 0);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    ngx_memzero(&st, sizeof(ngx_http_agent_turn_state_t));
-
-    st.id = req->thread_id;
-    st.after = "update its state";
-    st.values = ngx_http_agent_json_get(v, "values");
-
-    if (st.values && !YAJL_IS_NULL(st.values) && !YAJL_IS_OBJECT(st.values))
-    {
-        return ngx_http_agent_reply_error(r, 422, "\"values\" must be an "
-                                          "object of channels");
-    }
-
-    x = st.values && YAJL_IS_OBJECT(st.values)
-        ? ngx_http_agent_json_get(st.values, "messages") : NULL;
-
-    if (x && !YAJL_IS_NULL(x)) {
-        /* an id of ours replaces its message: the edit of human review */
-        rc = ngx_http_agent_lg_messages(r, &req->thread_id, x,
-                                        "values.messages", &st.msgs,
-                                        &st.nmsgs);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-    }
-
-    ngx_str_set(&st.as_node, "__update__");
-
-    x = ngx_http_agent_json_get(v, "as_node");
-
-    if (x && YAJL_IS_STRING(x)) {
-        st.as_node.data = (u_char *) YAJL_GET_STRING(x);
-        st.as_node.len = ngx_strlen(st.as_node.data);
-        st.node = 1;
-    }
-
-    st.graph = ngx_http_agent_lg_thread_graph(r, &req->thread_id);
-    if (st.graph == NULL) {
-        return NGX_AGAIN;
-    }
-
-    rc = ngx_http_agent_turn_state_update(r, &st);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "checkpoint");
-    ngx_http_agent_lg_checkpoint(j, &req->thread_id, &st.checkpoint);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
-}
 
 
 /*
