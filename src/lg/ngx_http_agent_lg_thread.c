@@ -597,7 +597,10 @@ ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
 {
     ngx_int_t                     rc;
     ngx_array_t                   rows;
+    yajl_val                      v;
+    ngx_str_t                     graph_id;
     ngx_http_agent_graph_t       *g;
+    ngx_http_agent_session_t      s;
     ngx_http_agent_run_row_t     *row;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_store_call_t  *sc;
@@ -625,6 +628,27 @@ ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
 
     row = rows.elts;
     g = ngx_http_agent_lg_assistant(r, &row->assistant_id);
+
+    if (g) {
+        return g;
+    }
+
+    /* an assistant a client made: its graph, in the thread's metadata */
+
+    rc = ngx_http_agent_store_session_get(sc, thread_id, &s);
+    if (rc == NGX_AGAIN) {
+        return NULL;
+    }
+
+    v = (rc == NGX_OK && s.metadata.len)
+        ? ngx_http_agent_json_parse(sc->pool, s.metadata.data,
+                                    s.metadata.len, NULL)
+        : NULL;
+
+    if (v && ngx_http_agent_json_get_str(v, "graph_id", &graph_id) == NGX_OK)
+    {
+        g = ngx_http_agent_lg_assistant(r, &graph_id);
+    }
 
     return g ? g : alcf->graph;
 }
