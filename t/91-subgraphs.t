@@ -269,6 +269,18 @@ is(lg('POST', "/threads/$th/state", { values => { city => 'NY' },
 is(lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns })
    ->{status}, 404, '... nor is there a state at its namespace');
 
+# an assistant a client made over the graph: the same, read with its graph
+my $as = lg('POST', '/assistants', { graph_id => 'weather' })->{json};
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$th/runs/stream", { assistant_id => $as->{assistant_id},
+    input => { messages => [ { role => 'user', content => 'SF' } ] } });
+$s = lg('GET', "/threads/$th/state")->{json};
+ok(exists $s->{values}{route} && !exists $s->{values}{topic},
+   'an assistant made over it: its thread read with its graph')
+    or diag explain $s->{values};
+like($s->{tasks}[0]{checkpoint}{checkpoint_ns} // '', qr/^weather_graph:/,
+     '... the subgraph\'s namespace in its task');
+
 # our chat API: the interrupt and its resume
 $sid = $t->session;
 $r = $t->http('POST', "/ask/$sid/message", encode_json({
