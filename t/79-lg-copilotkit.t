@@ -68,14 +68,7 @@ $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "found"; }
 $t->run($conf);
 
 my $url = 'http://127.0.0.1:' . $t->port . '/lg';
-open my $fh, '-|', 'node', "$root/t/lg/copilotkit.mjs", $dir, $url or die;
-my %o;
-while (my $line = <$fh>) {
-    my $v = eval { decode_json($line) } or do { diag($line); next };
-    $o{$v->{k}} = $v->{v};
-}
-close $fh;
-diag($o{__died__}) if $o{__died__};
+my %o = AgentTest::observe("$root/t/lg/copilotkit.mjs", $dir, $url);
 
 sub types { [ map { $_->{type} } @{ $_[0]{events} } ] }
 sub has { my ($r, $type) = @_; scalar grep { $_ eq $type } @{ types($r) } }

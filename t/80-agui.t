@@ -82,14 +82,7 @@ $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "found"; }
 $t->run($conf);
 
 my $base = 'http://127.0.0.1:' . $t->port;
-open my $fh, '-|', 'node', "$root/t/agui/agui.mjs", $dir, $base or die;
-my %o;
-while (my $line = <$fh>) {
-    my $v = eval { decode_json($line) } or do { diag($line); next };
-    $o{$v->{k}} = $v->{v};
-}
-close $fh;
-diag($o{__died__}) if $o{__died__};
+my %o = AgentTest::observe("$root/t/agui/agui.mjs", $dir, $base);
 
 sub post {
     my ($path, $body, %h) = @_;

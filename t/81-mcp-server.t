@@ -95,14 +95,7 @@ $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "found"; }
 $t->run($conf);
 
 my $url = 'http://127.0.0.1:' . $t->port . '/mcp';
-open my $fh, '-|', 'node', "$root/t/mcp/client.mjs", $sdk, $url or die;
-my %o;
-while (my $line = <$fh>) {
-    my $v = eval { decode_json($line) } or do { diag($line); next };
-    $o{$v->{k}} = $v->{v};
-}
-close $fh;
-diag($o{__died__}) if $o{__died__};
+my %o = AgentTest::observe("$root/t/mcp/client.mjs", $sdk, $url);
 
 sub text { $_[0]{result}{content}[0]{text} // '' }
 

@@ -56,14 +56,7 @@ $conf =~ s{(location /api/chat/)}{location /a2a/ { agent_a2a;
 $t->run($conf);
 
 my $base = 'http://127.0.0.1:' . $t->port;
-open my $fh, '-|', 'node', "$root/t/a2a/client.mjs", $dir, $base or die;
-my %o;
-while (my $line = <$fh>) {
-    my $v = eval { decode_json($line) } or do { diag($line); next };
-    $o{$v->{k}} = $v->{v};
-}
-close $fh;
-diag($o{__died__}) if $o{__died__};
+my %o = AgentTest::observe("$root/t/a2a/client.mjs", $dir, $base);
 
 my $card = $o{card};
 is($card->{name}, 'chat', 'the card: the location\'s graph');

@@ -58,15 +58,7 @@ $conf =~ s{(location /api/chat/)}{location /v1/ { agent_responses;
 $t->run($conf);
 
 my $base = 'http://127.0.0.1:' . $t->port;
-open my $fh, '-|', 'node', "$root/t/responses/client.mjs", $dir, $base
-    or die;
-my %o;
-while (my $line = <$fh>) {
-    my $v = eval { decode_json($line) } or do { diag($line); next };
-    $o{$v->{k}} = $v->{v};
-}
-close $fh;
-diag($o{__died__}) if $o{__died__};
+my %o = AgentTest::observe("$root/t/responses/client.mjs", $dir, $base);
 
 my $hi = $o{hi};
 ok($hi && !$hi->{error}, 'responses.create answers') or diag explain $hi;

@@ -63,15 +63,7 @@ $t->run($conf);
 
 my $base = 'http://127.0.0.1:' . $t->port;
 my $hook = "http://127.0.0.1:$port/push";
-open my $fh, '-|', 'node', "$root/t/a2a/push.mjs", $sdk, $base, $hook
-    or die;
-my %o;
-while (my $line = <$fh>) {
-    my $v = eval { decode_json($line) } or do { diag($line); next };
-    $o{$v->{k}} = $v->{v};
-}
-close $fh;
-diag($o{__died__}) if $o{__died__};
+my %o = AgentTest::observe("$root/t/a2a/push.mjs", $sdk, $base, $hook);
 
 is($o{card}{pushNotifications}, JSON::PP::true,
    'the card: push notifications, with agent_webhooks');

@@ -77,6 +77,26 @@ sub npm {
     return $dir;
 }
 
+# what an npm client script saw: node SCRIPT ARGS..., one JSON line an
+# observation {"k", "v"}, gathered by k (its __died__ said); killed after
+# five minutes
+sub observe {
+    my (@cmd) = @_;
+    my %o;
+
+    open my $fh, '-|', 'timeout', '300', 'node', @cmd or die "node: $!";
+
+    while (my $line = <$fh>) {
+        my $v = eval { decode_json($line) } or do { diag($line); next };
+        $o{$v->{k}} = $v->{v};
+    }
+
+    close $fh;
+    diag($o{__died__}) if $o{__died__};
+
+    return %o;
+}
+
 sub mock {
     my ($self, $script, %opt) = @_;
     $self->{mock}->stop if $self->{mock};
