@@ -461,8 +461,9 @@ my $run = $t->http('GET', "/lg/threads/$th/runs/$run_id")->{json};
 is($run->{status}, 'success', 'the run finished without its client');
 my $all = $t->stream("/lg/threads/$th/runs/$run_id/stream", '',
                      method => 'GET', headers => { 'Last-Event-ID' => -1 });
-is(scalar @{ $all->{events} }, $join->{events}[-1]{id},
+is(scalar @{ $all->{events} }, $join->{events}[-1]{id} + 1,
    'Last-Event-ID -1: the whole run again');
+is($all->{events}[0]{id}, 0, 'the ids count from 0, as LangGraph\'s');
 
 # a cancel through the other worker: seen by the run's worker's poll
 $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};

@@ -8,7 +8,9 @@
 # (an interrupt node, one two levels down, a breakpoint) stops the thread
 # at the subgraph's node and the answer resumes it inside, from the
 # LangGraph API and from our chat API; graphs that run each other in a
-# circle stop at eight levels; nginx -t refuses what cannot run.
+# circle stop at eight levels; nginx -t refuses what cannot run.  With
+# stream_subgraphs the LangGraph stream shows each level's steps under its
+# namespace ("values|NODE:TASK|NODE:TASK").
 
 use strict;
 use warnings;
@@ -147,6 +149,54 @@ is($r->{status}, 200, 'a graph of three levels runs');
 is_deeply([ grep { /^Entered/ } @{ texts($r->{json}) } ],
           [ map { "Entered $_ node" } qw(gp_one p_one c_one c_two) ],
           '... each level\'s nodes once, in order') or diag explain $r->{json};
+
+# stream_subgraphs: each level's steps, under its namespace
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+my $st = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+    assistant_id => 'nested', input => {}, stream_subgraphs => JSON::PP::true,
+    stream_mode => [ 'values', 'updates' ] }));
+my @ev = map { $_->{_event} // '' } @{ $st->{events} };
+my ($ns1) = map { /^values\|(gp_two:[0-9a-f-]{36})$/ ? $1 : () } @ev;
+ok($ns1, 'stream_subgraphs: the subgraph\'s values as "values|NODE:TASK"')
+    or diag explain \@ev;
+$ns1 //= 'none';
+my ($ns2) = map { /^values\|\Q$ns1\E\|(p_two:[0-9a-f-]{36})$/ ? $1 : () } @ev;
+ok($ns2, '... two levels down: "values|NODE:TASK|NODE:TASK"')
+    or diag explain \@ev;
+$ns2 //= 'none';
+my @ups = map { [ $_->{_event}, keys %{ $_->{_json} } ] }
+          grep { ($_->{_event} // '') =~ /^updates/ } @{ $st->{events} };
+is_deeply(\@ups, [ [ 'updates', 'gp_one' ],
+                   [ "updates|$ns1", 'p_one' ],
+                   [ "updates|$ns1|$ns2", 'c_one' ],
+                   [ "updates|$ns1|$ns2", 'c_two' ],
+                   [ "updates|$ns1", 'p_two' ],
+                   [ 'updates', 'gp_two' ] ],
+          '... each level\'s updates, in order') or diag explain \@ups;
+is($st->{events}[0]{id}, 0, '... the ids count from 0, as LangGraph\'s');
+my ($gp) = grep { ($_->{_event} // '') eq 'updates'
+                  && $_->{_json}{gp_two} } @{ $st->{events} };
+is_deeply(texts($gp->{_json}{gp_two}),
+          [ map { "Entered $_ node" } qw(gp_one p_one c_one c_two) ],
+          '... a subgraph node\'s update: the messages it returns, all')
+    or diag explain $gp;
+my ($first) = grep { ($_->{_event} // '') eq "values|$ns1|$ns2" }
+              @{ $st->{events} };
+is_deeply(texts($first->{_json}),
+          [ map { "Entered $_ node" } qw(gp_one p_one) ],
+          '... a subgraph\'s first values: the state it starts with');
+is($st->{events}[-1]{_event}, 'values', '... the thread\'s values last');
+$st = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+    assistant_id => 'nested', input => {},
+    stream_mode => [ 'values', 'updates' ] }));
+is_deeply([ grep { /\|/ } map { $_->{_event} // '' } @{ $st->{events} } ],
+          [], 'no stream_subgraphs: none of theirs');
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'nested',
+    input => {}, interrupt_before => [ 'tool', 'gp_one_not' ] });
+is($r->{status}, 200, 'interrupt_before naming no node: ignored, as LangGraph')
+    or diag explain $r;
+is_deeply(lg('GET', "/threads/$th/state")->{json}{next}, [],
+          '... the run went to its end');
 
 # channels in and out, each reducer, a model inside
 $th = lg('POST', '/threads', {})->{json}{thread_id};

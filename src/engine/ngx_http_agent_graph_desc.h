@@ -184,6 +184,14 @@ typedef struct {
     ngx_int_t                (*node)(ngx_http_agent_run_t *run,
                                      ngx_http_agent_node_t *node,
                                      ngx_uint_t start);
+    /*
+     * optional: the run of a subgraph that the run's node runs (at any
+     * depth below) starts (node NULL) or one of its nodes ends, its
+     * update in its state; for the streams that show subgraphs' steps
+     */
+    ngx_int_t                (*subgraph)(ngx_http_agent_run_t *run,
+                                         ngx_http_agent_run_t *inner,
+                                         ngx_http_agent_node_t *node);
 } ngx_http_agent_run_handlers_t;
 
 
@@ -201,6 +209,10 @@ struct ngx_http_agent_run_s {
     ngx_uint_t                       limit;
     ngx_uint_t                       depth;      /* a subgraph's run: its
                                                     parents' number */
+    ngx_http_agent_run_t            *parent;     /* ... the run whose
+                                                    current node runs it */
+    ngx_str_t                        task;       /* ... the embedder's id
+                                                    of it, once named */
     ngx_uint_t                       messages_at_start;
     ngx_str_t                        error;
     ngx_str_t                        code;

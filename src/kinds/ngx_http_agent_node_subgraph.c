@@ -22,7 +22,9 @@
  * messages it added, the number it added, an array's new items, a
  * value's last one); GRAPH's other channels start at their defaults and
  * are its own.  The turn's input and session_id go in, not out.  The
- * subgraph's steps are not checkpoints of their own: the node's step is.
+ * subgraph's steps are not checkpoints of their own: the node's step is;
+ * its start and each of its nodes' ends are told up to the outermost
+ * run's embedder (handlers' subgraph), for a stream that shows them.
  * Its models, tools and limits are the turn's.
  *
  * A subgraph that stops at an interrupt stops the run there too: the
@@ -66,6 +68,12 @@ static ngx_int_t ngx_http_agent_node_subgraph_saved(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next);
 static void ngx_http_agent_node_subgraph_done(ngx_http_agent_run_t *run,
     ngx_int_t rc);
+static ngx_int_t ngx_http_agent_node_subgraph_node(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t start);
+static ngx_int_t ngx_http_agent_node_subgraph_up(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_subgraph_tell(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_subgraph_out(
     ngx_http_agent_subgraph_run_t *sr);
 static ngx_int_t ngx_http_agent_node_subgraph_items(ngx_pool_t *pool,
@@ -94,12 +102,16 @@ ngx_http_agent_kind_t  ngx_http_agent_subgraph_kind = {
 };
 
 
-/* the inner run's embedder: no checkpoints, its end the step's */
+/*
+ * the inner run's embedder: no checkpoints, its end the step's; its
+ * steps, and those of subgraphs it runs, told to the outer run's
+ */
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_node_subgraph_handlers = {
     ngx_http_agent_node_subgraph_saved,
     ngx_http_agent_node_subgraph_done,
-    NULL
+    ngx_http_agent_node_subgraph_node,
+    ngx_http_agent_node_subgraph_up
 };
 
 
@@ -218,6 +230,7 @@ ngx_http_agent_node_subgraph_run(ngx_http_agent_run_t *run,
     }
 
     inner->depth = run->depth + 1;
+    inner->parent = run;
     inner->limit = run->limit;
     inner->handlers = &ngx_http_agent_node_subgraph_handlers;
     inner->ctx = sr;
@@ -284,6 +297,12 @@ ngx_http_agent_node_subgraph_run(ngx_http_agent_run_t *run,
     run->node_data = sr;
     run->cancel = ngx_http_agent_node_subgraph_cancel;
 
+    /* the state it starts with, for the streams that show it */
+
+    if (ngx_http_agent_node_subgraph_tell(run, inner, NULL) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     ngx_http_agent_graph_start(inner);
 
     /* its end calls ngx_http_agent_graph_node_done(), now or later */
@@ -322,6 +341,42 @@ ngx_http_agent_node_subgraph_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     }
 
     ngx_http_agent_graph_node_done(outer, rc);
+}
+
+
+/* a node of the subgraph ended: told up, to the outermost run's embedder */
+
+static ngx_int_t
+ngx_http_agent_node_subgraph_node(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t start)
+{
+    if (start) {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_node_subgraph_tell(run->parent, run, node);
+}
+
+
+/* a step of a subgraph run below this inner run: told to its parent */
+
+static ngx_int_t
+ngx_http_agent_node_subgraph_up(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node)
+{
+    return ngx_http_agent_node_subgraph_tell(run->parent, inner, node);
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_subgraph_tell(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node)
+{
+    if (run->handlers->subgraph == NULL) {
+        return NGX_OK;
+    }
+
+    return run->handlers->subgraph(run, inner, node);
 }
 
 

@@ -126,6 +126,12 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         return rc;
     }
 
+    x = ngx_http_agent_json_get(v, "stream_subgraphs");
+
+    if (x && YAJL_IS_TRUE(x)) {
+        lr->modes |= NGX_HTTP_AGENT_MODE_SUBGRAPHS;
+    }
+
     x = ngx_http_agent_json_get(v, "stream_resumable");
     lr->resumable = (x && YAJL_IS_TRUE(x));
     lr->record.events = lr->resumable;
@@ -423,7 +429,18 @@ ngx_http_agent_lg_run_waits(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
 
             node = ngx_http_agent_graph_step_node(lr->graph, &name);
 
+            if (node == NGX_ERROR
+                && ngx_http_agent_graph_node(lr->graph, &name) == NGX_ERROR)
+            {
+                /* a node the graph lacks never waits, as in LangGraph */
+                ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                               "agent lg: %s names no node of \"%V\": %V",
+                               keys[k], &lr->graph->name, &name);
+                continue;
+            }
+
             if (node == NGX_ERROR) {
+                /* a part of a step: it cannot wait alone */
                 return ngx_http_agent_reply_error(r, 422, "the graph \"%V\" "
                                                   "has no node \"%V\" (%s)",
                                                   &lr->graph->name, &name,

@@ -278,7 +278,10 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
                                           "the run could not be read");
     }
 
-    /* Last-Event-ID: the events after it; none or -1: from the start */
+    /*
+     * Last-Event-ID: the events after it; none or -1: from the start (the
+     * ids count from 0, as LangGraph's: an event's id is its seq less 1)
+     */
 
     last = 0;
     h = ngx_http_agent_header_in(r, "Last-Event-ID", NULL);
@@ -291,6 +294,8 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
                                               "Last-Event-ID must be an "
                                               "event's id");
         }
+
+        last++;
     }
 
     return ngx_http_agent_lg_follow(r, req, req->route, last);
@@ -336,6 +341,7 @@ ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         }
 
         jn->sse.id = last;
+        jn->sse.zero = 1;
     }
 
     ngx_http_agent_store_call_init(&jn->sc, r->pool, r->connection->log,

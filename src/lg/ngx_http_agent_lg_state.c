@@ -71,6 +71,15 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
             continue;
         }
 
+        /* a channel never written has no value: LangGraph shows none */
+
+        if (run->state[i].messages == NULL
+            && ch[i].reducer != NGX_HTTP_AGENT_REDUCE_SUM
+            && run->state[i].json.len == 0)
+        {
+            continue;
+        }
+
         ngx_http_agent_json_str(j, &ch[i].name);
         ngx_http_agent_lg_value(j, run, i, &run->state[i], 0, thread_id);
     }
@@ -100,18 +109,27 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
 }
 
 
-/* what the step wrote, channel by channel */
+/*
+ * what the step wrote, channel by channel; a subgraph node's messages as
+ * LangGraph shows a subgraph's output: all of them, not those it added
+ */
 
 void
 ngx_http_agent_lg_update(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     ngx_str_t *thread_id, ngx_uint_t output)
 {
-    ngx_uint_t                 i, base;
+    ngx_uint_t                 i, base, whole;
+    ngx_http_agent_node_t     *node;
     ngx_http_agent_write_t    *w;
     ngx_http_agent_channel_t  *ch;
 
     ch = run->graph->channels.elts;
     w = run->update ? run->update->elts : NULL;
+
+    node = run->graph->nodes.elts;
+    whole = (run->current >= 0
+             && (ngx_uint_t) run->current < run->graph->nodes.nelts
+             && node[run->current].subgraph);
 
     /* the step's messages are the last ones of the state */
     base = run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
@@ -127,8 +145,16 @@ ngx_http_agent_lg_update(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
     for (i = 0; w && i < run->update->nelts; i++) {
         if (ngx_http_agent_lg_shown(run, w[i].channel, output)) {
             ngx_http_agent_json_str(j, &ch[w[i].channel].name);
-            ngx_http_agent_lg_value(j, run, w[i].channel, &w[i].value, base,
-                                    thread_id);
+
+            if (whole && w[i].value.messages) {
+                ngx_http_agent_lg_value(j, run, w[i].channel,
+                                        &run->state[w[i].channel], 0,
+                                        thread_id);
+
+            } else {
+                ngx_http_agent_lg_value(j, run, w[i].channel, &w[i].value,
+                                        base, thread_id);
+            }
         }
 
         if (w[i].value.messages) {

@@ -11,15 +11,16 @@
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_stream_lg_steps.h"
 #include "ngx_http_agent_checkpoint.h"
 
 
 /*
  * The LangGraph Agent Server's stream: one event of the turn becomes an
- * event of each stream mode the run asked for ("values", "updates",
- * "messages", "custom", "events", "debug"), named as the SDK expects.
- * The format sends them itself and answers NGX_DECLINED: there is more
- * than one per event.
+ * event of each stream mode the run asked for, named as the SDK expects;
+ * the format sends them itself and answers NGX_DECLINED (more than one
+ * per event).  The step modes (tasks, checkpoints, debug, a subgraph's
+ * steps): stream_lg_steps.c.
  */
 
 
@@ -31,16 +32,6 @@ static ngx_int_t ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 static ngx_int_t ngx_http_agent_lg_send(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *name, ngx_uint_t now);
 static void ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j);
-static ngx_int_t ngx_http_agent_lg_task(ngx_http_agent_stream_t *s,
-    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
-static void ngx_http_agent_lg_task_payload(ngx_http_agent_stream_t *s,
-    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
-static ngx_int_t ngx_http_agent_lg_checkpoint_event(
-    ngx_http_agent_stream_t *s, ngx_http_agent_event_t *ev,
-    ngx_http_agent_json_t *j);
-static ngx_int_t ngx_http_agent_lg_checkpoint_state(
-    ngx_http_agent_stream_t *s, ngx_http_agent_checkpoint_t *cp,
     ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
@@ -66,6 +57,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 {
     u_char                 buf[NGX_HTTP_AGENT_LG_MSG_ID];
     ngx_str_t              id;
+    ngx_uint_t             k;
     ngx_http_agent_run_t  *run;
 
     run = s->state;
@@ -84,13 +76,13 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             return NGX_ERROR;
         }
 
-        /* the input step's values: the state the first node starts with */
-
         if (run) {
             /* the messages mode shows whole those the run adds */
             s->messages_seen =
                         run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
         }
+
+        /* the input step's values: the state the first node starts with */
 
         if ((s->modes & NGX_HTTP_AGENT_MODE_VALUES) && run) {
             ngx_http_agent_lg_values(j, run, &s->session_id, 1);
@@ -199,29 +191,30 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 
         /* the run waits: __interrupt__ in updates and in values */
 
-        if (s->modes & NGX_HTTP_AGENT_MODE_UPDATES) {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "__interrupt__");
-            ngx_http_agent_lg_interrupts(j, ev->json);
-            ngx_http_agent_json_end(j);
-
-            if (ngx_http_agent_lg_send(s, j, "updates", 1) != NGX_OK) {
-                return NGX_ERROR;
+        for (k = 0; k < 2; k++) {
+            if (!(s->modes & (k ? NGX_HTTP_AGENT_MODE_VALUES
+                                : NGX_HTTP_AGENT_MODE_UPDATES)))
+            {
+                continue;
             }
-        }
 
-        if (s->modes & NGX_HTTP_AGENT_MODE_VALUES) {
             ngx_http_agent_json_obj(j);
             ngx_http_agent_json_key(j, "__interrupt__");
             ngx_http_agent_lg_interrupts(j, ev->json);
             ngx_http_agent_json_end(j);
 
-            if (ngx_http_agent_lg_send(s, j, "values", 1) != NGX_OK) {
+            if (ngx_http_agent_lg_send(s, j, k ? "values" : "updates", 1)
+                != NGX_OK)
+            {
                 return NGX_ERROR;
             }
         }
 
         break;
+
+    case NGX_HTTP_AGENT_EV_SUBGRAPH:
+        return ngx_http_agent_lg_subgraph_event(s, ev, j) == NGX_OK
+               ? NGX_DECLINED : NGX_ERROR;
 
     default:
         break;
@@ -262,16 +255,7 @@ static ngx_int_t
 ngx_http_agent_lg_send(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j,
     const char *name, ngx_uint_t now)
 {
-    ngx_str_t  n, json;
-
-    if (ngx_http_agent_json_scratch(j, &json) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    n.data = (u_char *) name;
-    n.len = ngx_strlen(name);
-
-    return s->sink(s->sink_data, &n, &json, now);
+    return ngx_http_agent_lg_send_as(s, j, name, NULL, now);
 }
 
 
@@ -510,188 +494,6 @@ ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s, ngx_http_agent_run_t *run,
     }
 
     return NGX_OK;
-}
-
-
-/*
- * a node's task before it runs, its result after: "tasks" events, and in
- * "debug" the same payloads as {"type": "task" | "task_result", ...}
- */
-
-static ngx_int_t
-ngx_http_agent_lg_task(ngx_http_agent_stream_t *s,
-    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
-{
-    if (ev->type != NGX_HTTP_AGENT_EV_NODE_START
-        && ev->type != NGX_HTTP_AGENT_EV_UPDATE)
-    {
-        return NGX_OK;
-    }
-
-    if (s->modes & NGX_HTTP_AGENT_MODE_TASKS) {
-        ngx_http_agent_lg_task_payload(s, ev, j);
-
-        if (ngx_http_agent_lg_send(s, j, "tasks", 1) != NGX_OK) {
-            return NGX_ERROR;
-        }
-    }
-
-    if (!(s->modes & NGX_HTTP_AGENT_MODE_DEBUG)) {
-        return NGX_OK;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, ev->type == NGX_HTTP_AGENT_EV_NODE_START
-                                ? "task" : "task_result");
-    ngx_http_agent_json_key(j, "step");
-    ngx_http_agent_json_int(j, s->step);
-    ngx_http_agent_json_key(j, "payload");
-    ngx_http_agent_lg_task_payload(s, ev, j);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_lg_send(s, j, "debug", 1);
-}
-
-
-/* LangGraph's task: {id, name, input, triggers} or {id, name, result} */
-
-static void
-ngx_http_agent_lg_task_payload(ngx_http_agent_stream_t *s,
-    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
-{
-    ngx_str_t              trigger;
-    ngx_http_agent_run_t  *run;
-
-    run = s->state;
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "id");
-    ngx_http_agent_json_str(j, &s->node_run_id);
-    ngx_http_agent_json_key(j, "name");
-    ngx_http_agent_json_str(j, &s->node);
-
-    if (ev->type == NGX_HTTP_AGENT_EV_UPDATE) {
-        ngx_http_agent_json_key(j, "result");
-
-        if (run) {
-            ngx_http_agent_lg_update(j, run, &s->session_id, 0);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
-
-        ngx_http_agent_json_key(j, "error");
-        ngx_http_agent_json_null(j);
-
-    } else {
-        /* the state the node starts with, and the edge that led to it */
-
-        ngx_http_agent_json_key(j, "input");
-
-        if (run) {
-            ngx_http_agent_lg_values(j, run, &s->session_id, 0);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
-
-        ngx_http_agent_json_key(j, "triggers");
-        ngx_http_agent_json_arr(j);
-
-        trigger.len = sizeof("branch:to:") - 1 + s->node.len;
-        trigger.data = ngx_pnalloc(s->pool, trigger.len);
-
-        if (trigger.data) {
-            ngx_sprintf(trigger.data, "branch:to:%V", &s->node);
-            ngx_http_agent_json_str(j, &trigger);
-        }
-
-        ngx_http_agent_json_arr_end(j);
-    }
-
-    ngx_http_agent_json_key(j, "interrupts");
-    ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_json_end(j);
-}
-
-
-/*
- * a step saved: the ThreadState at it, as the history shows it, in
- * "checkpoints", and in "debug" as {"type": "checkpoint", ...}
- */
-
-static ngx_int_t
-ngx_http_agent_lg_checkpoint_event(ngx_http_agent_stream_t *s,
-    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
-{
-    ngx_http_agent_checkpoint_t  *cp;
-
-    cp = ev->checkpoint;
-
-    if (s->state == NULL || cp == NULL) {
-        return NGX_OK;
-    }
-
-    if (s->modes & NGX_HTTP_AGENT_MODE_CHECKPOINTS) {
-        if (ngx_http_agent_lg_checkpoint_state(s, cp, j) != NGX_OK
-            || ngx_http_agent_lg_send(s, j, "checkpoints", 1) != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-    }
-
-    if (!(s->modes & NGX_HTTP_AGENT_MODE_DEBUG)) {
-        return NGX_OK;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "checkpoint");
-    ngx_http_agent_json_key(j, "timestamp");
-    ngx_http_agent_json_str(j, &cp->created_at);
-    ngx_http_agent_json_key(j, "step");
-    ngx_http_agent_json_int(j, cp->step);
-    ngx_http_agent_json_key(j, "payload");
-
-    if (ngx_http_agent_lg_checkpoint_state(s, cp, j) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_lg_send(s, j, "debug", 1);
-}
-
-
-/* the state at a checkpoint just saved, read in a pool gone after */
-
-static ngx_int_t
-ngx_http_agent_lg_checkpoint_state(ngx_http_agent_stream_t *s,
-    ngx_http_agent_checkpoint_t *cp, ngx_http_agent_json_t *j)
-{
-    ngx_pool_t                   *pool;
-    ngx_http_agent_run_t         *at;
-    ngx_http_agent_checkpoint_t   copy;
-
-    pool = ngx_create_pool(4096, s->pool->log);
-    if (pool == NULL) {
-        return NGX_ERROR;
-    }
-
-    /* read into a copy: what the read sets is the pool's, gone after */
-    copy = *cp;
-
-    at = ngx_http_agent_checkpoint_state(pool, s->state, &copy);
-
-    if (at) {
-        ngx_http_agent_lg_state_json(j, at, &copy, &s->session_id, 0);
-    }
-
-    ngx_destroy_pool(pool);
-
-    return at ? NGX_OK : NGX_ERROR;
 }
 
 

@@ -133,7 +133,7 @@ ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
 {
     ngx_int_t  rc;
 
-    u_char  *p, head[NGX_INT_T_LEN + 64];
+    u_char  *p, head[NGX_HTTP_AGENT_SSE_NAME + NGX_INT_T_LEN + 32];
 
     if (sse->failed || sse->finished) {
         return NGX_ERROR;
@@ -141,11 +141,12 @@ ngx_http_agent_sse_named(ngx_http_agent_sse_t *sse, ngx_str_t *name,
 
     p = head;
 
-    if (name && name->len && name->len <= 32) {
+    if (name && name->len && name->len <= NGX_HTTP_AGENT_SSE_NAME) {
         p = ngx_sprintf(p, "event: %V\n", name);
     }
 
-    p = ngx_sprintf(p, "id: %ui\ndata: ", ++sse->id);
+    sse->id++;
+    p = ngx_sprintf(p, "id: %ui\ndata: ", sse->id - sse->zero);
 
     rc = ngx_http_agent_sse_send(sse, head, p - head, json, 0);
 

@@ -13,6 +13,10 @@
 #include <ngx_http.h>
 
 
+/* an event's name at most (a longer one is sent with none) */
+#define NGX_HTTP_AGENT_SSE_NAME  512
+
+
 typedef struct {
     ngx_http_request_t        *request;
     ngx_uint_t                 id;
@@ -27,6 +31,7 @@ typedef struct {
     unsigned                   finished:1;
     unsigned                   keep:1;     /* a lost client ends nothing */
     unsigned                   counted:1;  /* in agent_open_streams */
+    unsigned                   zero:1;     /* ids from 0: LangGraph's */
 } ngx_http_agent_sse_t;
 
 

@@ -31,6 +31,9 @@ typedef enum {
     NGX_HTTP_AGENT_EV_CHECKPOINT,   /* a step saved (checkpoint), for a
                                        stream with MODE_CHECKPOINTS or
                                        MODE_DEBUG only */
+    NGX_HTTP_AGENT_EV_SUBGRAPH,     /* a subgraph's run starts (no name)
+                                       or its node (name) ended: for a
+                                       stream with MODE_SUBGRAPHS only */
     NGX_HTTP_AGENT_EV_END,
     NGX_HTTP_AGENT_EV_ERROR
 } ngx_http_agent_ev_e;
@@ -47,6 +50,7 @@ typedef enum {
                                                  complete */
 #define NGX_HTTP_AGENT_MODE_TASKS     0x80    /* a node's task, result */
 #define NGX_HTTP_AGENT_MODE_CHECKPOINTS 0x100 /* each step saved */
+#define NGX_HTTP_AGENT_MODE_SUBGRAPHS 0x200   /* subgraphs' steps too */
 
 
 typedef struct {
@@ -61,6 +65,8 @@ typedef struct {
     void                      *checkpoint;  /* EV_CHECKPOINT's: an
                                                ngx_http_agent_checkpoint_t,
                                                its channels those saved */
+    void                      *subgraph;    /* EV_SUBGRAPH's: the run of
+                                               the subgraph */
     ngx_array_t               *messages;    /* a model's input */
     int64_t                    prompt_tokens;
     int64_t                    completion_tokens;

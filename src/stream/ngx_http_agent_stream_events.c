@@ -57,6 +57,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
     switch (ev->type) {
 
     case NGX_HTTP_AGENT_EV_CHECKPOINT:
+    case NGX_HTTP_AGENT_EV_SUBGRAPH:
         /* not an event of astream_events */
         return NGX_DECLINED;
 

@@ -39,6 +39,7 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_MODEL_END:
     case NGX_HTTP_AGENT_EV_UPDATE:
     case NGX_HTTP_AGENT_EV_CHECKPOINT:
+    case NGX_HTTP_AGENT_EV_SUBGRAPH:
         return NGX_DECLINED;
 
     default:

@@ -105,7 +105,9 @@ ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn, ngx_uint_t id,
         return NGX_OK;
     }
 
+    /* the protocol's number of its events: the first is 0 */
     turn->sse.id = id;
+    turn->sse.zero = 1;
 
     return ngx_http_agent_sse_named(&turn->sse, name, json, now);
 }
