@@ -21,8 +21,8 @@ $t->mock(sub { return { text => 'Hello from the mock' } });
 
 my $conf = $t->conf(http => <<'HTTP');
 agent_graph approval {
-    channel plan     value scope=turn;
-    channel approval value;
+    channel plan     value default=null scope=turn;
+    channel approval value default=null;
     node draft   template output=plan "text=Delete the rows of 2019?";
     node approve interrupt value=plan resume=approval;
     node act     template "text=Done: {{approval}}";
@@ -35,7 +35,7 @@ agent_graph approval {
     edge cancel END;
 }
 agent_graph chat {
-    channel note value;
+    channel note value default=null;
     node model llm;
     edge START model;
     edge model END;

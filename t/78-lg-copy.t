@@ -165,8 +165,8 @@ my $was = texts(lg('GET', "/threads/$cp/state")->{json});
 $t->stop;
 $t->check_log;
 
-# a file of an earlier version (checkpoint ids unique across threads): its
-# checkpoints rebuilt once at start, none lost
+# a file of an earlier version (checkpoint ids unique across threads, no
+# namespaces): its checkpoints rebuilt once at start, none lost
 SKIP: {
     skip 'SQLite files only', 6 if $ENV{AGENT_PG};
     my $db = $t->dir . '/agent.db';
@@ -179,7 +179,9 @@ SKIP: {
         . ' msg_count INTEGER NOT NULL, channels TEXT NOT NULL,'
         . ' created_at TEXT NOT NULL);'
         . ' CREATE INDEX checkpoints_session ON checkpoints (session_id, n);'
-        . ' INSERT INTO checkpoints SELECT * FROM c0 WHERE id IN'
+        . ' INSERT INTO checkpoints SELECT n, id, session_id, parent_id,'
+        . ' step, node, next, msg_count, channels, created_at FROM c0'
+        . ' WHERE id IN'
         . ' (SELECT id FROM c0 GROUP BY id HAVING count(*) = 1);'
         . ' DROP TABLE c0;'
         # rows deleted at its end once: AUTOINCREMENT past the last row

@@ -319,6 +319,51 @@ is(lg('POST', "/threads/$th/state", { values => { city => 'NY' },
 is(lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns })
    ->{status}, 404, '... nor is there a state at its namespace');
 
+# the subgraph's own steps: checkpoints of its namespace, as LangGraph's
+my $hist = lg('POST', "/threads/$th/history", { limit => 50 })->{json};
+is_deeply([ map { $_->{metadata}{step} } @$hist ], [ 2, 1, 0, -1 ],
+          'the thread\'s history: its own steps (no wait, no write inside)')
+    or diag explain [ map { [ $_->{metadata}{step}, $_->{next} ] } @$hist ];
+is_deeply($hist->[1]{next}, [ 'weather_graph' ],
+          '... the subgraph node\'s step next');
+like($ns->{checkpoint_ns}, qr/^weather_graph:\Q$hist->[1]{checkpoint}{checkpoint_id}\E$/,
+     '... whose id names the namespace (the task\'s)');
+my $inner = lg('POST', "/threads/$th/history", { checkpoint => $ns,
+                                                 limit => 50 })->{json};
+is_deeply([ map { $_->{metadata}{step} } @$inner ], [ 3, 2, 1, 0, -1 ],
+          'the namespace\'s history: the subgraph\'s steps, the write one')
+    or diag explain $inner;
+is_deeply([ map { $_->{next} } @$inner ],
+          [ [], [ 'tell' ], [ 'tell' ], [ 'look' ], [ '__start__' ] ],
+          '... each one\'s next');
+is_deeply([ map { $_->{values}{city} // '' } @$inner ],
+          [ 'LA', 'LA', 'San Francisco', '', '' ],
+          '... its channels at each') or diag explain $inner;
+is_deeply(texts($inner->[0]{values}), [ 'SF', "It's sunny in LA!" ],
+          '... its messages at its end');
+is($inner->[0]{checkpoint}{checkpoint_ns}, $ns->{checkpoint_ns},
+   '... each in its namespace');
+is($inner->[0]{parent_checkpoint}{checkpoint_id},
+   $inner->[1]{checkpoint}{checkpoint_id}, '... each after the one before');
+is_deeply($inner->[2]{tasks}[0]{name}, 'tell', '... the wait: its task');
+my $cp = lg('POST', "/threads/$th/copy", {})->{json}{thread_id};
+is(scalar @{ lg('POST', "/threads/$cp/history", { checkpoint => $ns,
+                                                 limit => 50 })->{json} },
+   5, 'a copy of the thread has them too');
+
+# stream_subgraphs on a resume: the namespace its checkpoints are in
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+lg('POST', "/threads/$th/runs/wait", { assistant_id => 'weather',
+    input => { messages => [ { role => 'user', content => 'SF' } ] } });
+$ns = lg('GET', "/threads/$th/state")->{json}{tasks}[0]{checkpoint};
+$st = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+    assistant_id => 'weather', input => undef,
+    stream_subgraphs => JSON::PP::true, stream_mode => [ 'values' ] }));
+is_deeply([ grep { /\|/ } map { $_->{_event} // '' } @{ $st->{events} } ],
+          [ ("values|$ns->{checkpoint_ns}") x 2 ],
+          'a resume streams the subgraph under the namespace of its task')
+    or diag explain $st->{events};
+
 # an assistant a client made over the graph: the same, read with its graph
 my $as = lg('POST', '/assistants', { graph_id => 'weather' })->{json};
 $th = lg('POST', '/threads', {})->{json}{thread_id};

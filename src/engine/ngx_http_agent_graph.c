@@ -31,9 +31,12 @@ static ngx_int_t ngx_http_agent_graph_close(ngx_http_agent_run_t *run,
 #define NGX_HTTP_AGENT_SAVE_INTERRUPT  2   /* a node's interrupt: wait */
 #define NGX_HTTP_AGENT_SAVE_STEP       3   /* a step: then the next */
 #define NGX_HTTP_AGENT_SAVE_END        4   /* nothing to run: then end */
+#define NGX_HTTP_AGENT_SAVE_INPUT      5   /* a subgraph's input: then run */
 
 
 static void ngx_http_agent_graph_end(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_graph_save_input(ngx_http_agent_run_t *run,
+    ngx_uint_t saving, ngx_int_t next);
 static ngx_int_t ngx_http_agent_graph_save(ngx_http_agent_run_t *run,
     ngx_uint_t saving, ngx_http_agent_node_t *node, ngx_int_t next,
     ngx_uint_t after);
@@ -150,6 +153,26 @@ void
 ngx_http_agent_graph_start(ngx_http_agent_run_t *run)
 {
     ngx_http_agent_graph_loop(run);
+}
+
+
+/*
+ * A run whose state is set (a subgraph's, node_subgraph.c): the state it
+ * starts with saved first, as the turn's input step is ("__input__"),
+ * then its loop
+ */
+
+void
+ngx_http_agent_graph_begin(ngx_http_agent_run_t *run)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_graph_save_input(run, NGX_HTTP_AGENT_SAVE_INPUT,
+                                         run->graph->entry);
+
+    if (rc != NGX_AGAIN) {
+        ngx_http_agent_graph_saved(run, rc);
+    }
 }
 
 
@@ -406,20 +429,32 @@ static void
 ngx_http_agent_graph_end(ngx_http_agent_run_t *run)
 {
     ngx_int_t  rc;
-    ngx_str_t  name;
 
-    ngx_str_set(&name, "__input__");
-
-    run->saving = NGX_HTTP_AGENT_SAVE_END;
-    run->saving_node = NULL;
-    run->saving_next = NGX_HTTP_AGENT_END;
-    run->saving_after = 0;
-
-    rc = run->handlers->checkpoint(run, &name, NGX_HTTP_AGENT_END);
+    rc = ngx_http_agent_graph_save_input(run, NGX_HTTP_AGENT_SAVE_END,
+                                         NGX_HTTP_AGENT_END);
 
     if (rc != NGX_AGAIN) {
         (void) ngx_http_agent_graph_after(run, rc);
     }
+}
+
+
+/* a checkpoint of no node's step ("__input__"): the state as it is */
+
+static ngx_int_t
+ngx_http_agent_graph_save_input(ngx_http_agent_run_t *run,
+    ngx_uint_t saving, ngx_int_t next)
+{
+    ngx_str_t  name;
+
+    ngx_str_set(&name, "__input__");
+
+    run->saving = saving;
+    run->saving_node = NULL;
+    run->saving_next = next;
+    run->saving_after = 0;
+
+    return run->handlers->checkpoint(run, &name, next);
 }
 
 
@@ -481,6 +516,10 @@ ngx_http_agent_graph_after(ngx_http_agent_run_t *run, ngx_int_t rc)
 
         ngx_http_agent_graph_finish(run, NGX_ERROR);
         return NGX_ERROR;
+    }
+
+    if (saving == NGX_HTTP_AGENT_SAVE_INPUT) {
+        return NGX_OK;
     }
 
     if (saving == NGX_HTTP_AGENT_SAVE_BEFORE) {

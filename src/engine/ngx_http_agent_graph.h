@@ -27,6 +27,7 @@ ngx_http_agent_run_t *ngx_http_agent_graph_run_create(ngx_pool_t *pool,
 ngx_int_t ngx_http_agent_graph_input(ngx_http_agent_run_t *run,
     ngx_array_t *update);
 void ngx_http_agent_graph_start(ngx_http_agent_run_t *run);
+void ngx_http_agent_graph_begin(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 void ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc);

@@ -192,6 +192,16 @@ typedef struct {
     ngx_int_t                (*subgraph)(ngx_http_agent_run_t *run,
                                          ngx_http_agent_run_t *inner,
                                          ngx_http_agent_node_t *node);
+    /*
+     * optional: a step of such a subgraph saved, in its namespace (node:
+     * the one that ran, "__input__" for the state it starts with); one it
+     * waits at is the run's own wait's.  NGX_AGAIN: the embedder calls
+     * ngx_http_agent_graph_saved(inner, rc) once it is
+     */
+    ngx_int_t                (*subgraph_checkpoint)(
+                                         ngx_http_agent_run_t *run,
+                                         ngx_http_agent_run_t *inner,
+                                         ngx_str_t *node, ngx_int_t next);
 } ngx_http_agent_run_handlers_t;
 
 
@@ -213,6 +223,9 @@ struct ngx_http_agent_run_s {
                                                     current node runs it */
     ngx_str_t                        task;       /* ... the embedder's id
                                                     of it, once named */
+    ngx_str_t                        saved;      /* ... the embedder's id
+                                                    of its last step's
+                                                    checkpoint */
     ngx_uint_t                       messages_at_start;
     ngx_str_t                        error;
     ngx_str_t                        code;
@@ -243,6 +256,9 @@ struct ngx_http_agent_run_s {
     ngx_uint_t                       saving_after;
 
     unsigned                         resuming:1; /* at the node resumed */
+    unsigned                         inside:1;   /* it waits inside its
+                                                    node: a subgraph's
+                                                    interrupt */
     unsigned                         in_node:1;
     unsigned                         async_done:1;
     unsigned                         finished:1;

@@ -399,7 +399,8 @@ ngx_http_agent_state_read(ngx_pool_t *pool, ngx_http_agent_run_t *run,
  * A subgraph that waits inside the node (its state kept as "__subgraph__"
  * by node_subgraph.c): its run made as it stopped, at the node it waits
  * at, its interrupt kept as a checkpoint's is.  NGX_DECLINED: none waits
- * there.
+ * there.  A subgraph's checkpoint that does not wait (no "interrupt", its
+ * "next" node, if any): its run made at that step, for its state.
  */
 
 ngx_int_t
@@ -432,11 +433,23 @@ ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
     step = ngx_http_agent_json_get(sub, "step");
     from = ngx_http_agent_json_get(sub, "from");
 
-    if (v == NULL || !YAJL_IS_OBJECT(v) || state == NULL
-        || !YAJL_IS_OBJECT(state)
-        || ngx_http_agent_json_get_str(v, "node", &name) != NGX_OK
-        || (at = ngx_http_agent_graph_node(inner->graph, &name)) == NGX_ERROR)
-    {
+    if (v == NULL || !YAJL_IS_OBJECT(v)) {
+        /* a step it went on from: no interrupt, its next node or END */
+        v = NULL;
+        ngx_str_set(&kept, "null");
+
+        at = (ngx_http_agent_json_get_str(sub, "next", &name) == NGX_OK)
+             ? ngx_http_agent_graph_node(inner->graph, &name)
+             : NGX_HTTP_AGENT_END;
+
+    } else if (ngx_http_agent_json_get_str(v, "node", &name) != NGX_OK) {
+        at = NGX_ERROR;
+
+    } else {
+        at = ngx_http_agent_graph_node(inner->graph, &name);
+    }
+
+    if (state == NULL || !YAJL_IS_OBJECT(state) || at == NGX_ERROR) {
         return ngx_http_agent_graph_fail(run, "subgraph_interrupt",
                                          "the subgraph of the step \"%V\" "
                                          "waits at no node of its graph "
@@ -445,7 +458,7 @@ ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
     }
 
     /* its interrupt, where a checkpoint keeps it */
-    if (ngx_http_agent_json_encode(run->pool, v, &kept) != NGX_OK) {
+    if (v && ngx_http_agent_json_encode(run->pool, v, &kept) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -500,7 +513,10 @@ ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
-    inner->interrupt = kept;
+    if (v) {
+        inner->interrupt = kept;
+    }
+
     inner->current = at;
     inner->step = (step && YAJL_IS_INTEGER(step)) ? YAJL_GET_INTEGER(step)
                                                    : 0;
@@ -520,13 +536,35 @@ ngx_int_t
 ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
     ngx_str_t *node, ngx_http_agent_run_t *inner)
 {
-    ngx_str_t               json;
+    ngx_str_t  json;
+
+    if (ngx_http_agent_state_subgraph_json(outer->pool, node, inner,
+                                           NGX_HTTP_AGENT_END, &json)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_state_set(outer, "__subgraph__", &json);
+}
+
+
+/*
+ * A subgraph's run as "__subgraph__" keeps it: where it waits (its
+ * interrupt), or, a step it goes on from, its next node (next, if any)
+ */
+
+ngx_int_t
+ngx_http_agent_state_subgraph_json(ngx_pool_t *pool, ngx_str_t *node,
+    ngx_http_agent_run_t *inner, ngx_int_t next, ngx_str_t *json)
+{
     ngx_uint_t              n;
     ngx_array_t            *msgs;
     ngx_http_agent_msg_t   *m;
+    ngx_http_agent_node_t  *nodes;
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(outer->pool);
+    j = ngx_http_agent_json_create(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
@@ -542,7 +580,20 @@ ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
     ngx_http_agent_json_key(j, "from");
     ngx_http_agent_json_int(j, inner->messages_at_start);
     ngx_http_agent_json_key(j, "interrupt");
-    ngx_http_agent_json_raw(j, &inner->interrupt);
+
+    if (inner->interrupt.len) {
+        ngx_http_agent_json_raw(j, &inner->interrupt);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
+    if (next >= 0) {
+        nodes = inner->graph->nodes.elts;
+        ngx_http_agent_json_key(j, "next");
+        ngx_http_agent_json_str(j, &nodes[next].name);
+    }
+
     ngx_http_agent_json_key(j, "state");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "messages");
@@ -558,9 +609,5 @@ ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_agent_state_set(outer, "__subgraph__", &json);
+    return ngx_http_agent_json_done(j, json);
 }

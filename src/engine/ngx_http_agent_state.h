@@ -36,6 +36,9 @@ ngx_int_t ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_http_agent_run_t *inner);
 ngx_int_t ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
     ngx_str_t *node, ngx_http_agent_run_t *inner);
+ngx_int_t ngx_http_agent_state_subgraph_json(ngx_pool_t *pool,
+    ngx_str_t *node, ngx_http_agent_run_t *inner, ngx_int_t next,
+    ngx_str_t *json);
 
 
 #endif /* _NGX_HTTP_AGENT_STATE_H_INCLUDED_ */

@@ -447,7 +447,7 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
     }
 
     rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r), id,
-                                              &list);
+                                              NULL, &list);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

@@ -22,16 +22,19 @@
  * messages it added, the number it added, an array's new items, a
  * value's last one); GRAPH's other channels start at their defaults and
  * are its own.  The turn's input and session_id go in, not out.  The
- * subgraph's steps are not checkpoints of their own: the node's step is;
- * its start and each of its nodes' ends are told up to the outermost
- * run's embedder (handlers' subgraph), for a stream that shows them.
+ * node's step is one step of the outer run; the subgraph's own steps
+ * (the state it starts with, each step it goes on from) are told up to
+ * the outermost run's embedder, which saves them in the subgraph's
+ * namespace (handlers' subgraph_checkpoint), and so are its start and
+ * each of its nodes' ends, for a stream that shows them (subgraph).
  * Its models, tools and limits are the turn's.
  *
  * A subgraph that stops at an interrupt stops the run there too: the
  * thread waits at the node, its interrupt the subgraph's value, and the
- * subgraph's state where it stopped is kept in the step's checkpoint
- * ("__subgraph__", never shown).  The answer resumes the node, which
- * takes the subgraph's run up where it stopped, with the answer.
+ * subgraph's state where it stopped is kept in the wait's checkpoint
+ * ("__subgraph__", never shown; the turn saves it in the namespace).  The
+ * answer resumes the node, which takes the subgraph's run up where it
+ * stopped, with the answer.
  */
 
 
@@ -74,6 +77,11 @@ static ngx_int_t ngx_http_agent_node_subgraph_up(ngx_http_agent_run_t *run,
     ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_subgraph_tell(ngx_http_agent_run_t *run,
     ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
+static ngx_int_t ngx_http_agent_node_subgraph_save_up(
+    ngx_http_agent_run_t *run, ngx_http_agent_run_t *inner, ngx_str_t *node,
+    ngx_int_t next);
+static ngx_int_t ngx_http_agent_node_subgraph_save(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_str_t *node, ngx_int_t next);
 static ngx_int_t ngx_http_agent_node_subgraph_out(
     ngx_http_agent_subgraph_run_t *sr);
 static ngx_int_t ngx_http_agent_node_subgraph_items(ngx_pool_t *pool,
@@ -103,15 +111,17 @@ ngx_http_agent_kind_t  ngx_http_agent_subgraph_kind = {
 
 
 /*
- * the inner run's embedder: no checkpoints, its end the step's; its
- * steps, and those of subgraphs it runs, told to the outer run's
+ * the inner run's embedder: its end the step's; its steps, and those of
+ * subgraphs it runs, told to the outer run's, which saves them in the
+ * subgraph's namespace
  */
 
 static ngx_http_agent_run_handlers_t  ngx_http_agent_node_subgraph_handlers = {
     ngx_http_agent_node_subgraph_saved,
     ngx_http_agent_node_subgraph_done,
     ngx_http_agent_node_subgraph_node,
-    ngx_http_agent_node_subgraph_up
+    ngx_http_agent_node_subgraph_up,
+    ngx_http_agent_node_subgraph_save_up
 };
 
 
@@ -303,18 +313,55 @@ ngx_http_agent_node_subgraph_run(ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_graph_start(inner);
+    if (inner->resuming) {
+        ngx_http_agent_graph_start(inner);
+
+    } else {
+        /* the state it starts with is a checkpoint of its own first */
+        ngx_http_agent_graph_begin(inner);
+    }
 
     /* its end calls ngx_http_agent_graph_node_done(), now or later */
     return NGX_AGAIN;
 }
 
 
+/*
+ * a step of the subgraph: saved by the outermost run's embedder in the
+ * subgraph's namespace; one it waits at is the outer run's wait's
+ */
+
 static ngx_int_t
 ngx_http_agent_node_subgraph_saved(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_int_t next)
 {
-    return NGX_OK;
+    if (run->interrupt.len) {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_node_subgraph_save(run->parent, run, node, next);
+}
+
+
+/* a step of a subgraph run below this inner run: saved by its parent's */
+
+static ngx_int_t
+ngx_http_agent_node_subgraph_save_up(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_str_t *node, ngx_int_t next)
+{
+    return ngx_http_agent_node_subgraph_save(run->parent, inner, node, next);
+}
+
+
+static ngx_int_t
+ngx_http_agent_node_subgraph_save(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_str_t *node, ngx_int_t next)
+{
+    if (run->handlers->subgraph_checkpoint == NULL) {
+        return NGX_OK;
+    }
+
+    return run->handlers->subgraph_checkpoint(run, inner, node, next);
 }
 
 
@@ -603,6 +650,8 @@ ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
             ngx_http_agent_json_val(j, v->u.object.values[n]);
         }
     }
+
+    outer->inside = 1;
 
     ngx_http_agent_json_key(j, "subgraph");
     ngx_http_agent_json_obj(j);

@@ -71,11 +71,15 @@ ngx_http_agent_lg_values(ngx_http_agent_json_t *j, ngx_http_agent_run_t *run,
             continue;
         }
 
-        /* a channel never written has no value: LangGraph shows none */
+        /*
+         * a channel never written, of no default, has no value: LangGraph
+         * shows none (one of default=null: null, as its default: () =>
+         * null; a null written to one of no default reads back as none)
+         */
 
         if (run->state[i].messages == NULL
             && ch[i].reducer != NGX_HTTP_AGENT_REDUCE_SUM
-            && run->state[i].json.len == 0)
+            && run->state[i].json.len == 0 && ch[i].dflt.len == 0)
         {
             continue;
         }
@@ -414,13 +418,20 @@ ngx_http_agent_lg_interrupt_of(ngx_http_agent_run_t *run, ngx_str_t *json)
 
 void
 ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j, ngx_str_t *thread_id,
-    ngx_str_t *checkpoint_id)
+    ngx_str_t *ns, ngx_str_t *checkpoint_id)
 {
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, thread_id);
     ngx_http_agent_json_key(j, "checkpoint_ns");
-    ngx_http_agent_json_cstr(j, "");
+
+    if (ns && ns->len) {
+        ngx_http_agent_json_str(j, ns);
+
+    } else {
+        ngx_http_agent_json_cstr(j, "");
+    }
+
     ngx_http_agent_json_key(j, "checkpoint_id");
     ngx_http_agent_json_str(j, checkpoint_id);
     ngx_http_agent_json_key(j, "checkpoint_map");
@@ -525,8 +536,11 @@ ngx_http_agent_lg_subgraph_state(ngx_http_agent_json_t *j,
     icp.id = cp->id;
     icp.created_at = cp->created_at;
     icp.step = inner->step;
-    icp.next = ((ngx_http_agent_node_t *) inner->graph->nodes.elts
-                + inner->current)->name;
+
+    if (inner->current >= 0) {
+        icp.next = ((ngx_http_agent_node_t *) inner->graph->nodes.elts
+                    + inner->current)->name;
+    }
 
     ngx_http_agent_lg_state_json(j, inner, &icp, thread_id, subgraphs);
 }
@@ -648,7 +662,7 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "checkpoint");
 
     if (cp->id.len) {
-        ngx_http_agent_lg_checkpoint(j, thread_id, &cp->id);
+        ngx_http_agent_lg_checkpoint(j, thread_id, &cp->ns, &cp->id);
 
     } else {
         ngx_http_agent_json_null(j);
@@ -657,7 +671,7 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "parent_checkpoint");
 
     if (cp->parent_id.len) {
-        ngx_http_agent_lg_checkpoint(j, thread_id, &cp->parent_id);
+        ngx_http_agent_lg_checkpoint(j, thread_id, &cp->ns, &cp->parent_id);
 
     } else {
         ngx_http_agent_json_null(j);
@@ -726,6 +740,20 @@ ngx_http_agent_lg_subgraph_values(ngx_http_agent_run_t *run,
 
     if (ngx_http_agent_graph_apply(inner, update) != NGX_OK) {
         return NGX_ABORT;
+    }
+
+    /* the write is a step of the subgraph's: its checkpoint's */
+
+    inner->step++;
+    sw->step = inner->step;
+
+    c = ngx_http_agent_json_parse(run->pool, inner->interrupt.data,
+                                  inner->interrupt.len, NULL);
+
+    if (c == NULL
+        || ngx_http_agent_json_get_str(c, "node", &sw->next) != NGX_OK)
+    {
+        ngx_str_null(&sw->next);
     }
 
     return ngx_http_agent_state_subgraph_keep(run, &sw->node, inner);

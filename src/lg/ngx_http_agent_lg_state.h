@@ -25,6 +25,11 @@ typedef struct {
     ngx_str_t                  node;        /* where it waits */
     yajl_val                   values;      /* an object, or NULL */
     void                      *request;     /* its refusals' */
+    ngx_str_t                  ns;          /* its namespace */
+    void                      *st;          /* the write's
+                                               (ngx_http_agent_turn_state_t) */
+    int64_t                    step;        /* out: its step, written */
+    ngx_str_t                  next;        /* out: the node it waits at */
 } ngx_http_agent_lg_subgraph_t;
 
 
@@ -47,7 +52,7 @@ void ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *thread_id, ngx_uint_t subgraphs);
 void ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j,
-    ngx_str_t *thread_id, ngx_str_t *checkpoint_id);
+    ngx_str_t *thread_id, ngx_str_t *ns, ngx_str_t *checkpoint_id);
 ngx_int_t ngx_http_agent_lg_subgraph_values(ngx_http_agent_run_t *run,
     ngx_http_agent_lg_subgraph_t *sw);
 ngx_http_agent_run_t *ngx_http_agent_lg_subgraph_run(

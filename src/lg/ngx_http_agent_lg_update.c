@@ -26,9 +26,18 @@ ngx_http_agent_lg_update_subgraph(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_lg_subgraph_t *sw = data;
 
-    ngx_int_t  rc;
+    ngx_int_t                     rc;
+    ngx_http_agent_turn_state_t  *st;
 
     rc = ngx_http_agent_lg_subgraph_values(run, sw);
+
+    if (rc == NGX_OK) {
+        /* in the subgraph's namespace, as LangGraph writes it */
+        st = sw->st;
+        st->ns = sw->ns;
+        st->ns_step = sw->step;
+        st->ns_next = sw->next;
+    }
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_error(sw->request, NGX_HTTP_CONFLICT,
@@ -116,6 +125,8 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     if (x && YAJL_IS_STRING(x) && *YAJL_GET_STRING(x)) {
         sw.node.data = (u_char *) YAJL_GET_STRING(x);
         sw.node.len = ngx_strlen(sw.node.data);
+        sw.ns = sw.node;
+        sw.st = &st;
 
         p = ngx_strlchr(sw.node.data, sw.node.data + sw.node.len, ':');
         if (p) {
@@ -149,7 +160,7 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoint");
-    ngx_http_agent_lg_checkpoint(j, &req->thread_id, &st.checkpoint);
+    ngx_http_agent_lg_checkpoint(j, &req->thread_id, &st.ns, &st.checkpoint);
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);

@@ -69,11 +69,15 @@ static ngx_int_t ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
     ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
     ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
+static ngx_int_t ngx_http_agent_lg_history_ns(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j,
+    ngx_http_agent_checkpoint_t *c);
 
 
 /*
  * POST or GET /threads/{id}/history: newest first, limit, before, and
- * metadata: the checkpoints whose run's metadata holds it
+ * metadata: the checkpoints whose run's metadata holds it; with a
+ * checkpoint's "checkpoint_ns", those of that subgraph's namespace
  */
 
 ngx_int_t
@@ -82,7 +86,7 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 {
     yajl_val                      v, n, b;
     ngx_int_t                     rc, limit;
-    ngx_str_t                     before, arg;
+    ngx_str_t                     before, arg, ns;
     ngx_uint_t                    i;
     ngx_array_t                   list;
     ngx_http_agent_graph_t       *graph;
@@ -143,6 +147,17 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         before.len = ngx_strlen(before.data);
     }
 
+    /* a subgraph's namespace: its checkpoints */
+
+    ngx_str_null(&ns);
+    b = v ? ngx_http_agent_json_get(v, "checkpoint") : NULL;
+
+    if (b && YAJL_IS_OBJECT(b)
+        && ngx_http_agent_json_get_str(b, "checkpoint_ns", &ns) != NGX_OK)
+    {
+        ngx_str_null(&ns);
+    }
+
     if (ngx_array_init(&list, r->pool, 16,
                        sizeof(ngx_http_agent_checkpoint_t))
         != NGX_OK)
@@ -151,7 +166,7 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r),
-                                              &req->thread_id, &list);
+                                              &req->thread_id, &ns, &list);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
@@ -621,6 +636,10 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
 
     c = (ngx_http_agent_checkpoint_t *) w->list.elts + w->next;
 
+    if (c->ns.len) {
+        return ngx_http_agent_lg_history_ns(r, w, j, c);
+    }
+
     run = ngx_http_agent_graph_run_create(w->pool, r->connection->log,
                                           w->graph);
     if (run == NULL) {
@@ -654,4 +673,72 @@ ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
     s = (ngx_http_agent_session_t *) w->list.elts + w->next;
 
     return ngx_http_agent_lg_thread_json(r, j, s);
+}
+
+
+/*
+ * A subgraph's checkpoint (node_subgraph.c; the turn saves them under the
+ * namespace "NODE:ID|NODE:ID"): its state made from what it kept, in the
+ * graph of its node, found level by level down the namespace
+ */
+
+static ngx_int_t
+ngx_http_agent_lg_history_ns(ngx_http_request_t *r,
+    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j,
+    ngx_http_agent_checkpoint_t *c)
+{
+    u_char                  *p, *last, *colon;
+    ngx_int_t                n;
+    ngx_str_t                node;
+    ngx_http_agent_run_t    *run, *inner;
+    ngx_http_agent_graph_t  *graph;
+    ngx_http_agent_node_t   *nodes;
+
+    graph = w->graph;
+    p = c->ns.data;
+    last = c->ns.data + c->ns.len;
+    inner = NULL;
+
+    while (p < last) {
+        colon = ngx_strlchr(p, last, ':');
+
+        if (colon == NULL || graph == NULL) {
+            break;
+        }
+
+        node.data = p;
+        node.len = colon - p;
+
+        p = ngx_strlchr(colon, last, '|');
+
+        if (p) {
+            /* a level above: the graph its node runs */
+            n = ngx_http_agent_graph_node(graph, &node);
+            nodes = graph->nodes.elts;
+            graph = (n >= 0) ? nodes[n].subgraph : NULL;
+            p++;
+            continue;
+        }
+
+        run = ngx_http_agent_graph_run_create(w->pool, r->connection->log,
+                                              graph);
+        if (run == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        run->extra = c->channels;
+        inner = ngx_http_agent_lg_subgraph_run(run, &node);
+        break;
+    }
+
+    if (inner == NULL) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "a checkpoint of the namespace "
+                                          "\"%V\" could not be read",
+                                          &c->ns);
+    }
+
+    ngx_http_agent_lg_state_json(j, inner, c, &w->thread_id, 0);
+
+    return NGX_OK;
 }

@@ -20,13 +20,9 @@
  * LangGraph Agent Server streams them: the stream mode's event name with
  * the subgraph's namespace, "values|NODE:TASK" (deeper ones joined by
  * "|"), for "values" (its state as it starts and after each of its
- * steps) and "updates" (each of its steps' update).  A namespace's first
- * task id is the one the node's own task has in the stream; the deeper
- * ones are named once per run of their subgraph.
+ * steps) and "updates" (each of its steps' update); the namespace is the
+ * turn's (turn_subgraph.c), the one its checkpoints are saved in.
  */
-
-
-#define NGX_HTTP_AGENT_LG_NS_DEPTH  16
 
 
 static void ngx_http_agent_lg_task_payload(ngx_http_agent_stream_t *s,
@@ -34,8 +30,6 @@ static void ngx_http_agent_lg_task_payload(ngx_http_agent_stream_t *s,
 static ngx_int_t ngx_http_agent_lg_checkpoint_state(
     ngx_http_agent_stream_t *s, ngx_http_agent_checkpoint_t *cp,
     ngx_http_agent_json_t *j);
-static ngx_int_t ngx_http_agent_lg_subgraph_ns(ngx_http_agent_stream_t *s,
-    ngx_http_agent_run_t *inner, ngx_str_t *ns);
 
 
 /* an event of a stream mode, its name the mode's, or "MODE|NAMESPACE" */
@@ -258,19 +252,16 @@ ngx_int_t
 ngx_http_agent_lg_subgraph_event(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j)
 {
-    ngx_str_t              ns;
+    ngx_str_t             *ns;
     ngx_http_agent_run_t  *inner;
 
     inner = ev->subgraph;
+    ns = ev->id;
 
     if (!(s->modes & (NGX_HTTP_AGENT_MODE_VALUES|NGX_HTTP_AGENT_MODE_UPDATES))
-        || inner == NULL)
+        || inner == NULL || ns == NULL)
     {
         return NGX_OK;
-    }
-
-    if (ngx_http_agent_lg_subgraph_ns(s, inner, &ns) != NGX_OK) {
-        return NGX_ERROR;
     }
 
     if (ev->name) {
@@ -288,7 +279,7 @@ ngx_http_agent_lg_subgraph_event(ngx_http_agent_stream_t *s,
             ngx_http_agent_lg_update(j, inner, &s->session_id, 1);
             ngx_http_agent_json_end(j);
 
-            if (ngx_http_agent_lg_send_as(s, j, "updates", &ns, 1)
+            if (ngx_http_agent_lg_send_as(s, j, "updates", ns, 1)
                 != NGX_OK)
             {
                 return NGX_ERROR;
@@ -299,68 +290,10 @@ ngx_http_agent_lg_subgraph_event(ngx_http_agent_stream_t *s,
     if (s->modes & NGX_HTTP_AGENT_MODE_VALUES) {
         ngx_http_agent_lg_values(j, inner, &s->session_id, 1);
 
-        if (ngx_http_agent_lg_send_as(s, j, "values", &ns, 1) != NGX_OK) {
+        if (ngx_http_agent_lg_send_as(s, j, "values", ns, 1) != NGX_OK) {
             return NGX_ERROR;
         }
     }
-
-    return NGX_OK;
-}
-
-
-/* "NODE:TASK|NODE:TASK": from the outermost run's node down to inner */
-
-static ngx_int_t
-ngx_http_agent_lg_subgraph_ns(ngx_http_agent_stream_t *s,
-    ngx_http_agent_run_t *inner, ngx_str_t *ns)
-{
-    u_char                 *p;
-    size_t                  len;
-    ngx_uint_t              n, i;
-    ngx_str_t              *task, *name;
-    ngx_http_agent_run_t   *runs[NGX_HTTP_AGENT_LG_NS_DEPTH], *r;
-    ngx_http_agent_node_t  *nodes;
-
-    len = 0;
-    n = 0;
-
-    for (r = inner; r->parent && n < NGX_HTTP_AGENT_LG_NS_DEPTH;
-         r = r->parent)
-    {
-        if (r->parent != s->state && r->task.len == 0
-            && ngx_http_agent_stream_run_id(s, &r->task) != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        nodes = r->parent->graph->nodes.elts;
-        len += nodes[r->parent->current].name.len + 1 + 36 + 1;
-        runs[n++] = r;
-    }
-
-    p = ngx_pnalloc(s->pool, len);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    ns->data = p;
-
-    for (i = n; i > 0; i--) {
-        r = runs[i - 1];
-        nodes = r->parent->graph->nodes.elts;
-        name = &nodes[r->parent->current].name;
-        task = (r->parent == s->state) ? &s->node_run_id : &r->task;
-
-        if (i < n) {
-            *p++ = '|';
-        }
-
-        p = ngx_cpymem(p, name->data, name->len);
-        *p++ = ':';
-        p = ngx_cpymem(p, task->data, ngx_min(task->len, 36));
-    }
-
-    ns->len = p - ns->data;
 
     return NGX_OK;
 }

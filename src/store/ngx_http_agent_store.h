@@ -41,6 +41,15 @@ typedef struct {
     int64_t                    step;
     int64_t                    msg_count;
 
+    /*
+     * a subgraph's checkpoint: its namespace, "NODE:ID" ("|" between the
+     * levels), ID the checkpoint its node's step started from; "" (none):
+     * the thread's own
+     */
+    ngx_str_t                  ns;
+    ngx_str_t                  waiting;  /* read: the subgraph's wait
+                                            merged in, its id */
+
     /* the run that holds the session, and the lease a write renews */
     ngx_str_t                  run_id;
     ngx_msec_t                 lease;
@@ -386,9 +395,10 @@ typedef struct {
     ngx_int_t  (*checkpoint_get)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id, ngx_str_t *checkpoint_id,
                                  ngx_http_agent_checkpoint_t *cp);
-    /* a session's checkpoints, the latest first */
+    /* a session's checkpoints (or a namespace's: ns), the latest first */
     ngx_int_t  (*checkpoint_list)(ngx_http_agent_store_call_t *sc,
-                                  ngx_str_t *id, ngx_array_t *checkpoints);
+                                  ngx_str_t *id, ngx_str_t *ns,
+                                  ngx_array_t *checkpoints);
     /* a step: its checkpoint and added messages, the lease renewed */
     ngx_int_t  (*checkpoint_write)(ngx_http_agent_store_call_t *sc,
                                    ngx_str_t *session_id,

@@ -346,10 +346,14 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
 
     parent = *cp;
 
-    /* only what this step added goes to the messages table */
+    /*
+     * only what this step added goes to the messages table; a subgraph's
+     * checkpoint (a namespace's) adds none: its messages are not yet the
+     * thread's
+     */
 
     added = NULL;
-    w = run->update ? run->update->elts : NULL;
+    w = (run->update && cp->ns.len == 0) ? run->update->elts : NULL;
 
     for (i = 0; w && i < run->update->nelts; i++) {
         if (w[i].channel == NGX_HTTP_AGENT_CH_MESSAGES) {
@@ -408,8 +412,8 @@ ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     cp->parent_id = parent.id;
     cp->step = parent.step + 1;
     cp->node = *node;
-    cp->msg_count =
-              run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
+    cp->msg_count = cp->ns.len
+                 ? 0 : run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
 
     if (next) {
         cp->next = *next;

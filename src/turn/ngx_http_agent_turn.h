@@ -215,6 +215,13 @@ typedef struct {
                                            void *data);
     void                           *data;      /* write()'s */
     ngx_str_t                       checkpoint; /* the one saved */
+    ngx_str_t                       ns;        /* write() may set: the
+                                                  checkpoint is the one of
+                                                  the subgraph that waits
+                                                  there, in its namespace,
+                                                  its step and next */
+    int64_t                         ns_step;
+    ngx_str_t                       ns_next;
     unsigned                        node:1;    /* as_node must be a node */
 } ngx_http_agent_turn_state_t;
 

@@ -104,6 +104,8 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                    NULL, turn);
     ngx_http_agent_store_call_init(&turn->usc, r->pool, r->connection->log,
                                    ngx_http_agent_turn_unlocked, turn);
+    ngx_http_agent_store_call_init(&turn->nsc, r->pool, r->connection->log,
+                                   ngx_http_agent_turn_subgraph_saved, turn);
 
     /* their wakes read the answer: a busy SQLite file is waited out */
     turn->lease_sc.once = 1;
@@ -117,6 +119,7 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     turn->wsc.key = turn->session_id;
     turn->bsc.key = turn->session_id;
     turn->usc.key = turn->session_id;
+    turn->nsc.key = turn->session_id;
 
     rc = ngx_http_agent_turn_prepare(turn);
 
@@ -654,6 +657,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
 
     turn->checkpoint_id = cp.id;
     turn->started_from = cp.id;
+    turn->waiting = cp.waiting;
     turn->step = cp.step;
 
     if (turn->in.modes & (NGX_HTTP_AGENT_MODE_CHECKPOINTS

@@ -35,6 +35,9 @@ struct ngx_http_agent_turn_s {
     ngx_str_t                       run_id;
     ngx_str_t                       checkpoint_id;
     ngx_str_t                       started_from; /* the checkpoint */
+    ngx_str_t                       waiting;   /* ... the wait of its
+                                                  subgraph merged in: its
+                                                  namespace's latest */
 
     /*
      * the session read with the lease, in the same round trip: then
@@ -56,6 +59,13 @@ struct ngx_http_agent_turn_s {
     ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
     ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
     ngx_http_agent_store_call_t     usc;       /* the unlock at the end */
+    ngx_http_agent_store_call_t     nsc;       /* subgraphs' steps */
+    ngx_http_agent_checkpoint_t     ns_cp;     /* ... the one being saved */
+    ngx_http_agent_run_t           *ns_run;    /* ... whose it is */
+    ngx_http_agent_run_t           *inside;    /* the subgraph run of the
+                                                  node running (its wait
+                                                  is saved in its
+                                                  namespace) */
     ngx_array_t                    *files;     /* read with the lease */
     ngx_event_t                     lease;
     ngx_event_t                     timeout;   /* agent_turn_timeout */
@@ -78,6 +88,8 @@ struct ngx_http_agent_turn_s {
     unsigned                        cp_pending:1; /* its event follows the
                                                      step's end */
     unsigned                        skipping:1; /* steps not saved yet */
+    unsigned                        ns_input:1; /* ns_cp: the input's
+                                                   first of two */
 };
 
 
@@ -107,6 +119,7 @@ ngx_int_t ngx_http_agent_turn_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
 void ngx_http_agent_turn_timeout(ngx_event_t *ev);
 void ngx_http_agent_turn_unlocked(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_turn_subgraph_saved(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_turn_values(ngx_http_agent_turn_t *turn,
     ngx_http_agent_run_t *run, ngx_array_t *update);
 ngx_int_t ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
@@ -114,6 +127,13 @@ ngx_int_t ngx_http_agent_turn_before(ngx_http_agent_turn_t *turn,
 ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run, ngx_str_t *next);
 void ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn);
+
+ngx_int_t ngx_http_agent_turn_subgraph(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
+ngx_int_t ngx_http_agent_turn_subgraph_checkpoint(ngx_http_agent_run_t *run,
+    ngx_http_agent_run_t *inner, ngx_str_t *node, ngx_int_t next);
+ngx_int_t ngx_http_agent_turn_subgraph_wait(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_run_t *run, ngx_str_t **node, ngx_str_t **next);
 
 ngx_int_t ngx_http_agent_turn_record_begin(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_turn_record_start(ngx_http_agent_turn_t *turn);

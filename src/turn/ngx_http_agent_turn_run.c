@@ -33,8 +33,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_turn_subgraph(ngx_http_agent_run_t *run,
-    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_uint_t start);
 static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
@@ -49,7 +47,8 @@ ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
     ngx_http_agent_turn_checkpoint,
     ngx_http_agent_turn_done,
     ngx_http_agent_turn_node,
-    ngx_http_agent_turn_subgraph
+    ngx_http_agent_turn_subgraph,
+    ngx_http_agent_turn_subgraph_checkpoint
 };
 
 
@@ -189,32 +188,6 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
     }
 
     return NGX_OK;
-}
-
-
-/* a subgraph's run started, or its node ended: for a stream that shows it */
-
-static ngx_int_t
-ngx_http_agent_turn_subgraph(ngx_http_agent_run_t *run,
-    ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node)
-{
-    ngx_http_agent_turn_t *turn = run->ctx;
-
-    ngx_http_agent_event_t  ev;
-
-    if (!(turn->stream.modes & NGX_HTTP_AGENT_MODE_SUBGRAPHS)
-        || turn->in.json)
-    {
-        return NGX_OK;
-    }
-
-    ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
-
-    ev.type = NGX_HTTP_AGENT_EV_SUBGRAPH;
-    ev.subgraph = inner;
-    ev.name = node ? &node->name : NULL;
-
-    return ngx_http_agent_stream_emit(&turn->stream, &ev);
 }
 
 

@@ -128,6 +128,26 @@ ngx_http_agent_turn_state_update(ngx_http_request_t *r,
         nextp = (next == NGX_HTTP_AGENT_END) ? NULL : &nodes[next].name;
     }
 
+    if (st->ns.len) {
+        /*
+         * a write to the subgraph that waits: its checkpoint, after its
+         * wait's, in its namespace (the store's: NEXT:ID of the one it
+         * waits at, which stays the thread's latest)
+         */
+        cp.ns.len = cp.next.len + 1 + cp.id.len;
+        cp.ns.data = ngx_pnalloc(r->pool, cp.ns.len);
+        if (cp.ns.data == NULL) {
+            rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+            goto done;
+        }
+
+        ngx_sprintf(cp.ns.data, "%V:%V", &cp.next, &cp.id);
+        st->ns = cp.ns;
+        cp.id = cp.waiting;
+        cp.step = st->ns_step - 1;
+        nextp = &st->ns_next;
+    }
+
     cp.run_id = run_id;
     ngx_str_null(&cp.metadata);
     cp.lease = alcf->turn_lease;

@@ -143,6 +143,16 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         return NGX_ERROR;
     }
 
+    /* a subgraph that waits inside the node: its namespace's checkpoint */
+
+    if (run->interrupt.len) {
+        rc = ngx_http_agent_turn_subgraph_wait(turn, run, &node, &name);
+
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+    }
+
     /* the last step lets the session go in the same transaction */
     cp->release = (next == NGX_HTTP_AGENT_END && turn->locked);
 
@@ -258,11 +268,17 @@ ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     ngx_str_null(&turn->in.resume);
 
-    turn->checkpoint_id = turn->cp.id;
-    turn->step = turn->cp.step;
     turn->saved.prompt_tokens = turn->env.prompt_tokens;
     turn->saved.completion_tokens = turn->env.completion_tokens;
     turn->saved.cached_tokens = turn->env.cached_tokens;
+
+    if (turn->cp.ns.len) {
+        /* a subgraph's wait: the thread's steps go on from where it was */
+        return NGX_OK;
+    }
+
+    turn->checkpoint_id = turn->cp.id;
+    turn->step = turn->cp.step;
 
     /* its event after the step's own, as LangGraph's: turn_node */
     turn->cp_pending = turn->started;

@@ -12,6 +12,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_schema.h"
 #include "ngx_http_agent_store_pg_conf.h"
 #include "ngx_http_agent_params.h"
 

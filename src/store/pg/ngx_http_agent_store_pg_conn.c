@@ -11,6 +11,7 @@
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_pg_sql.h"
+#include "ngx_http_agent_store_pg_schema.h"
 #include "ngx_http_agent_store_pg_conf.h"
 #include "ngx_http_agent_store_pg_query.h"
 #include "ngx_http_agent_store_pg_conn.h"

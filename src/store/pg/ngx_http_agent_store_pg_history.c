@@ -14,6 +14,7 @@
 #include "ngx_http_agent_store_pg_answers.h"
 #include "ngx_http_agent_store_pg_history.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store_checkpoint.h"
 
 
 /*
@@ -148,10 +149,12 @@ ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
 }
 
 
-static void
+static ngx_int_t
 ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
     ngx_http_agent_checkpoint_t *cp)
 {
+    ngx_str_t  sub, sub_id;
+
     (void) ngx_http_agent_pg_str(pool, res, row, 0, &cp->id);
     (void) ngx_http_agent_pg_str(pool, res, row, 1, &cp->parent_id);
     cp->step = ngx_http_agent_pg_int(res, row, 2);
@@ -160,6 +163,13 @@ ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
     cp->msg_count = ngx_http_agent_pg_int(res, row, 5);
     (void) ngx_http_agent_pg_str(pool, res, row, 6, &cp->channels);
     (void) ngx_http_agent_pg_str(pool, res, row, 7, &cp->created_at);
+    (void) ngx_http_agent_pg_str(pool, res, row, 8, &cp->ns);
+
+    /* a subgraph that waits at its next node: its wait, the thread's */
+    (void) ngx_http_agent_pg_str(pool, res, row, 9, &sub);
+    (void) ngx_http_agent_pg_str(pool, res, row, 10, &sub_id);
+
+    return ngx_http_agent_store_checkpoint_merge(pool, cp, &sub, &sub_id);
 }
 
 
@@ -198,7 +208,11 @@ ngx_http_agent_pg_checkpoint_read(ngx_http_agent_pg_query_t *q,
             continue;
         }
 
-        ngx_http_agent_pg_checkpoint_row(q->sc->pool, res, i, cp);
+        if (ngx_http_agent_pg_checkpoint_row(q->sc->pool, res, i, cp)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
     }
 
     return NGX_OK;
@@ -231,8 +245,9 @@ ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_array_t *checkpoints)
+    ngx_str_t *id, ngx_str_t *ns, ngx_array_t *checkpoints)
 {
+    ngx_str_t                    none;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
@@ -242,8 +257,11 @@ ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
                                : a->rc;
     }
 
+    ngx_str_set(&none, "");
+
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_LIST,
-                                 ngx_http_agent_pg_checkpoint_read, "s", id);
+                                 ngx_http_agent_pg_checkpoint_read, "ss", id,
+                                 (ns && ns->len) ? ns : &none);
 }
 
 
@@ -436,7 +454,9 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE,
+    q = ngx_http_agent_pg_query(sc, cp->ns.len
+                                    ? NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE_NS
+                                    : NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE,
                                 ngx_http_agent_pg_written);
     if (q == NULL
         || ngx_http_agent_pg_param(q, session_id) != NGX_OK
@@ -461,7 +481,8 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_pg_param_int(q, cp->cached_tokens) != NGX_OK
         || ngx_http_agent_pg_param_int(q, bytes) != NGX_OK
         || ngx_http_agent_pg_param_int(q, cp->release ? 1 : 0) != NGX_OK
-        || ngx_http_agent_pg_param(q, &msgs) != NGX_OK)
+        || ngx_http_agent_pg_param(q, &msgs) != NGX_OK
+        || (cp->ns.len && ngx_http_agent_pg_param(q, &cp->ns) != NGX_OK))
     {
         return NGX_ERROR;
     }

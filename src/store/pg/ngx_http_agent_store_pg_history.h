@@ -32,7 +32,7 @@ ngx_int_t ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp);
 ngx_int_t ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_array_t *checkpoints);
+    ngx_str_t *id, ngx_str_t *ns, ngx_array_t *checkpoints);
 ngx_int_t ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *from, ngx_array_t *later);
 ngx_int_t ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,

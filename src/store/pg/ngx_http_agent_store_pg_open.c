@@ -14,6 +14,7 @@
 #include "ngx_http_agent_store_pg_session.h"
 #include "ngx_http_agent_store_pg_files.h"
 #include "ngx_http_agent_store_pg_open.h"
+#include "ngx_http_agent_store_checkpoint.h"
 
 
 /*
@@ -260,6 +261,7 @@ static ngx_int_t
 ngx_http_agent_pg_open_row(ngx_pool_t *pool, PGresult *res, int i,
     ngx_http_agent_pg_open_t *o)
 {
+    ngx_str_t                     sub, sub_id;
     ngx_http_agent_msg_t         *m;
     ngx_http_agent_resource_t    *r;
     ngx_http_agent_checkpoint_t  *cp;
@@ -279,7 +281,11 @@ ngx_http_agent_pg_open_row(ngx_pool_t *pool, PGresult *res, int i,
         cp->step = ngx_http_agent_pg_int(res, i, 9);
         cp->msg_count = ngx_http_agent_pg_int(res, i, 10);
 
-        return NGX_OK;
+        /* a subgraph that waits at its next node: its wait, the thread's */
+        (void) ngx_http_agent_pg_str(pool, res, i, 7, &sub);
+        (void) ngx_http_agent_pg_str(pool, res, i, 8, &sub_id);
+
+        return ngx_http_agent_store_checkpoint_merge(pool, cp, &sub, &sub_id);
 
     case 2:
         m = ngx_array_push(o->messages);

@@ -25,7 +25,8 @@
 #pragma GCC visibility push(hidden)
 
 
-#define NGX_HTTP_AGENT_PG_PARAMS  18
+/* the most a statement takes: a subgraph's step (CHECKPOINT_WRITE_NS) */
+#define NGX_HTTP_AGENT_PG_PARAMS  19
 
 
 /* an answer kept in the call (ngx_http_agent_store.h): NGX_AGAIN, to come */

@@ -16,12 +16,7 @@
  * store's, table for table and column for column; what SQLite does in a
  * transaction of several statements is one statement here (WITH clauses
  * that write) or a function, so that each operation of the store is one
- * round trip.
- *
- * The schema is set up by the first connection of each worker: one DO
- * statement under an advisory lock, so that hosts and workers starting at
- * once wait for each other, and that does nothing once the version is
- * there.  A later version adds its steps after the last.
+ * round trip.  The schema: store_pg_schema.c.
  */
 
 
@@ -30,8 +25,17 @@
     "database, owner, prompt_tokens, completion_tokens, cached_tokens, "       \
     "history_bytes"
 
+/* with the wait of a subgraph at its next node: store_checkpoint.c */
 #define NGX_HTTP_AGENT_PG_CHECKPOINT_COLS                                     \
-    "id, parent_id, step, node, next, msg_count, channels, created_at"
+    "id, parent_id, step, node, next, msg_count, channels, created_at, ns,"   \
+    " " NGX_HTTP_AGENT_PG_CHECKPOINT_SUB("c", "channels") ","                 \
+    " " NGX_HTTP_AGENT_PG_CHECKPOINT_SUB("c", "id")
+
+/* the latest checkpoint of the subgraph of x's next node, after x */
+#define NGX_HTTP_AGENT_PG_CHECKPOINT_SUB(x, col)                              \
+    "(SELECT s." col " FROM checkpoints s WHERE s.session_id = "              \
+    x ".session_id AND s.ns = " x ".next || ':' || " x ".id"                  \
+    " AND s.n > " x ".n ORDER BY s.n DESC LIMIT 1)"
 
 #define NGX_HTTP_AGENT_PG_ASSISTANT_COLS                                      \
     "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
@@ -82,217 +86,33 @@
     " AND ($4::int = 1 OR NOT (role = 'tool' OR (role = 'assistant'"          \
     " AND tool_calls IS NOT NULL AND (content IS NULL OR content = ''))))"
 
-#define NGX_HTTP_AGENT_PG_BYTES(t)                                            \
-    "COALESCE(SUM(octet_length(" t "content) + COALESCE(octet_length("        \
-    t "tool_calls), 0) + COALESCE(octet_length(" t "images), 0)), 0)"
 
-
-const char  *ngx_http_agent_pg_schema =
-    "DO $agent$ BEGIN"
-    " PERFORM pg_advisory_xact_lock(72318931);"
-    " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 6) THEN"
-    "   RETURN;"
-    "  END IF;"
-    " END IF;"
-
-    " CREATE TABLE IF NOT EXISTS agent_schema (version int PRIMARY KEY);"
-
-    " CREATE TABLE IF NOT EXISTS sessions ("
-    "  n bigserial, id text PRIMARY KEY, title text NOT NULL DEFAULT '',"
-    "  metadata text, created_at text NOT NULL, updated_at text NOT NULL,"
-    "  message_count bigint NOT NULL DEFAULT 0, model text, database text,"
-    "  run_id text, run_pid bigint, run_expires bigint, owner text,"
-    "  run_host text, history_bytes bigint NOT NULL DEFAULT 0,"
-    "  prompt_tokens bigint NOT NULL DEFAULT 0,"
-    "  completion_tokens bigint NOT NULL DEFAULT 0,"
-    "  cached_tokens bigint NOT NULL DEFAULT 0);"
-    " CREATE INDEX IF NOT EXISTS sessions_created"
-    "  ON sessions (created_at, n);"
-
-    " CREATE TABLE IF NOT EXISTS messages ("
-    "  id bigserial PRIMARY KEY, session_id text NOT NULL,"
-    "  seq bigint NOT NULL, role text NOT NULL, content text,"
-    "  tool_calls text, tool_call_id text, name text, images text,"
-    "  metadata text, created_at text NOT NULL);"
-    " CREATE UNIQUE INDEX IF NOT EXISTS messages_seq"
-    "  ON messages (session_id, seq);"
-
-    /* large values stored as they are: SQLite does not compress either,
-       and pglz on a tool's large result costs a turn milliseconds */
-    " ALTER TABLE messages ALTER COLUMN content SET STORAGE EXTERNAL,"
-    "  ALTER COLUMN tool_calls SET STORAGE EXTERNAL,"
-    "  ALTER COLUMN images SET STORAGE EXTERNAL;"
-
-    " CREATE TABLE IF NOT EXISTS checkpoints ("
-    "  n bigserial PRIMARY KEY, id text NOT NULL,"
-    "  session_id text NOT NULL, parent_id text, step bigint NOT NULL,"
-    "  node text NOT NULL, next text, msg_count bigint NOT NULL,"
-    "  channels text NOT NULL, created_at text NOT NULL);"
-    " CREATE INDEX IF NOT EXISTS checkpoints_session"
-    "  ON checkpoints (session_id, n);"
-    " ALTER TABLE checkpoints ALTER COLUMN channels SET STORAGE EXTERNAL;"
-
-    /*
-     * version 4: a checkpoint's id is its thread's (a copied thread keeps
-     * the original's, as LangGraph's copy does)
-     */
-    " ALTER TABLE checkpoints DROP CONSTRAINT IF EXISTS checkpoints_id_key;"
-    " CREATE UNIQUE INDEX IF NOT EXISTS checkpoints_id"
-    "  ON checkpoints (session_id, id);"
-
-    " CREATE TABLE IF NOT EXISTS resources ("
-    "  n bigserial, id text PRIMARY KEY, session_id text NOT NULL,"
-    "  name text NOT NULL, table_name text NOT NULL, columns text NOT NULL,"
-    "  row_count bigint NOT NULL, size_bytes bigint NOT NULL,"
-    "  path text NOT NULL, created_at text NOT NULL, blob text);"
-    " CREATE TABLE IF NOT EXISTS blobs ("
-    "  hash text PRIMARY KEY, data bytea NOT NULL);"
-    " CREATE INDEX IF NOT EXISTS resources_session"
-    "  ON resources (session_id, created_at);"
-
-    " CREATE TABLE IF NOT EXISTS runs ("
-    "  n bigserial, run_id text PRIMARY KEY, thread_id text NOT NULL,"
-    "  assistant_id text NOT NULL, status text NOT NULL, metadata text,"
-    "  kwargs text, multitask_strategy text, created_at text NOT NULL,"
-    "  updated_at text NOT NULL, cancel text, events int NOT NULL,"
-    "  checkpoint text);"
-    " CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
-    " CREATE INDEX IF NOT EXISTS runs_expire ON runs (events, updated_at);"
-
-    " CREATE TABLE IF NOT EXISTS run_events ("
-    "  run_id text NOT NULL, seq bigint NOT NULL, event text NOT NULL,"
-    "  data text NOT NULL, PRIMARY KEY (run_id, seq));"
-
-    /* the counters of a session from its rows, after a cut */
-
-    " CREATE OR REPLACE FUNCTION agent_recount(s text) RETURNS void AS $f$"
-    "  UPDATE sessions SET message_count ="
-    "   (SELECT count(*) FROM messages WHERE session_id = s),"
-    "   history_bytes = (SELECT " NGX_HTTP_AGENT_PG_BYTES("")
-    "   FROM messages WHERE session_id = s) WHERE id = s"
-    " $f$ LANGUAGE sql;"
-
-    /* the lease: 0 taken, 1 held (and by whom), 2 no such session */
-
-    " CREATE OR REPLACE FUNCTION agent_lock(i text, r text, p bigint,"
-    "  e bigint, t bigint, h text, OUT status int, OUT o_run text,"
-    "  OUT o_pid bigint, OUT o_host text) AS $f$ BEGIN"
-    "  UPDATE sessions SET run_id = r, run_pid = p, run_expires = e,"
-    "   run_host = h WHERE id = i AND (run_id IS NULL OR run_expires < t"
-    "   OR (run_id = r AND run_pid = p AND run_host = h));"
-    "  IF FOUND THEN status := 0; RETURN; END IF;"
-    "  SELECT run_id, run_pid, run_host INTO o_run, o_pid, o_host"
-    "   FROM sessions WHERE id = i;"
-    "  status := CASE WHEN FOUND THEN 1 ELSE 2 END;"
-    " END $f$ LANGUAGE plpgsql;"
-
-    /* a session and all of its rows: '' first, then its files' paths */
-
-    " CREATE OR REPLACE FUNCTION agent_session_delete(i text)"
-    "  RETURNS SETOF text AS $f$ DECLARE p text[]; BEGIN"
-    "  SELECT array_agg(path) INTO p FROM resources WHERE session_id = i;"
-    "  DELETE FROM sessions WHERE id = i;"
-    "  IF NOT FOUND THEN RETURN; END IF;"
-    "  DELETE FROM messages WHERE session_id = i;"
-    "  DELETE FROM checkpoints WHERE session_id = i;"
-    "  DELETE FROM blobs WHERE hash IN (SELECT blob FROM resources"
-    "   WHERE session_id = i) AND NOT EXISTS (SELECT 1 FROM resources r"
-    "   WHERE r.blob = blobs.hash AND r.session_id <> i);"
-    "  DELETE FROM resources WHERE session_id = i;"
-    "  DELETE FROM run_events WHERE run_id IN"
-    "   (SELECT run_id FROM runs WHERE thread_id = i);"
-    "  DELETE FROM runs WHERE thread_id = i;"
-    "  DELETE FROM crons WHERE thread_id = i;"
-    "  RETURN NEXT '';"
-    "  RETURN QUERY SELECT unnest(COALESCE(p, '{}'));"
-    " END $f$ LANGUAGE plpgsql;"
-
-    /*
-     * a copied message's metadata with its id (NGX_HTTP_AGENT_PG_COPY_META):
-     * one that is no JSON object is kept as it is
-     */
-
-    " CREATE OR REPLACE FUNCTION agent_meta_id(m text, id text)"
-    "  RETURNS text AS $f$ BEGIN"
-    "  IF m IS NULL THEN RETURN json_build_object('id', id)::text; END IF;"
-    "  IF jsonb_typeof(m::jsonb) = 'object' AND NOT m::jsonb ? 'id' THEN"
-    "   RETURN (m::jsonb || jsonb_build_object('id', id))::text;"
-    "  END IF;"
-    "  RETURN m;"
-    " EXCEPTION WHEN others THEN RETURN m;"
-    " END $f$ LANGUAGE plpgsql;"
-
-    /* a run undone: the thread as before it, the run forgotten */
-
-    " CREATE OR REPLACE FUNCTION agent_run_rollback(t text, r text, b text)"
-    "  RETURNS void AS $f$ BEGIN"
-    "  DELETE FROM messages WHERE session_id = t AND seq >= COALESCE("
-    "   (SELECT msg_count FROM checkpoints WHERE session_id = t"
-    "    AND id = b), 0);"
-    "  DELETE FROM checkpoints WHERE session_id = t AND n > COALESCE("
-    "   (SELECT n FROM checkpoints WHERE session_id = t AND id = b), 0);"
-    "  PERFORM agent_recount(t);"
-    "  DELETE FROM run_events WHERE run_id = r;"
-    "  DELETE FROM runs WHERE run_id = r;"
-    " END $f$ LANGUAGE plpgsql;"
-
-    " CREATE OR REPLACE FUNCTION agent_fork_cut(t text, c bigint)"
-    "  RETURNS void AS $f$ BEGIN"
-    "  DELETE FROM messages WHERE session_id = t AND seq >= c;"
-    "  PERFORM agent_recount(t);"
-    " END $f$ LANGUAGE plpgsql;"
-
-    /* version 2: the LangGraph API's assistants */
-
-    " CREATE TABLE IF NOT EXISTS assistants ("
-    "  assistant_id text PRIMARY KEY, owner text, graph_id text NOT NULL,"
-    "  latest bigint NOT NULL, versions bigint NOT NULL,"
-    "  created_at text NOT NULL, updated_at text NOT NULL);"
-    " CREATE TABLE IF NOT EXISTS assistant_versions ("
-    "  assistant_id text NOT NULL, version bigint NOT NULL,"
-    "  graph_id text NOT NULL, doc text NOT NULL, created_at text NOT NULL,"
-    "  PRIMARY KEY (assistant_id, version));"
-
-    /*
-     * version 3: the LangGraph store's items; '' is no owner, so that the
-     * three are a key; n orders the rows of one updated_at as SQLite's
-     */
-
-    " CREATE TABLE IF NOT EXISTS items ("
-    "  n bigserial, owner text NOT NULL DEFAULT '', ns text NOT NULL,"
-    "  key text NOT NULL, value text NOT NULL, text text,"
-    "  created_at text NOT NULL, updated_at text NOT NULL, expires bigint,"
-    "  PRIMARY KEY (owner, ns, key));"
-    " CREATE INDEX IF NOT EXISTS items_text"
-    "  ON items USING gin (to_tsvector('simple', text));"
-    " CREATE INDEX IF NOT EXISTS items_expires ON items (expires)"
-    "  WHERE expires IS NOT NULL;"
-
-    /*
-     * version 5: runs taken over from a worker that died (turn_redrive.c):
-     * where they ran, how often they were taken over; the running ones
-     * found at once
-     */
-    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS attempts int NOT NULL"
-    "  DEFAULT 0;"
-    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS origin text;"
-    " CREATE INDEX IF NOT EXISTS runs_running ON runs (thread_id)"
-    "  WHERE status = 'running';"
-
-    /* version 6: the LangGraph API's crons (lg_crons.c) */
-    " CREATE TABLE IF NOT EXISTS crons ("
-    "  cron_id text PRIMARY KEY, owner text, assistant_id text NOT NULL,"
-    "  thread_id text, origin text, doc text NOT NULL,"
-    "  next_run bigint NOT NULL DEFAULT 0, enabled int NOT NULL DEFAULT 1,"
-    "  created_at text NOT NULL, updated_at text NOT NULL);"
-    " CREATE INDEX IF NOT EXISTS crons_due ON crons (next_run)"
-    "  WHERE enabled = 1 AND next_run > 0;"
-    " CREATE INDEX IF NOT EXISTS crons_owner ON crons (owner, created_at);"
-
-    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6)"
-    "  ON CONFLICT DO NOTHING;"
-    " END $agent$";
+/*
+ * a step: its rows only while the run holds the session, false otherwise;
+ * the last step lets the session go; a subgraph's step: in its namespace
+ * ($19)
+ */
+#define NGX_HTTP_AGENT_PG_WRITE_SQL(ns, nsv)                                  \
+    "WITH u AS (UPDATE sessions SET updated_at = $10,"                        \
+    " message_count = message_count + $11::bigint,"                           \
+    " prompt_tokens = prompt_tokens + $13::bigint,"                           \
+    " completion_tokens = completion_tokens + $14::bigint,"                   \
+    " cached_tokens = cached_tokens + $15::bigint,"                           \
+    " history_bytes = history_bytes + $16::bigint,"                           \
+    " run_id = CASE WHEN $17::int = 1 THEN NULL ELSE run_id END,"             \
+    " run_pid = CASE WHEN $17::int = 1 THEN NULL ELSE run_pid END,"           \
+    " run_host = CASE WHEN $17::int = 1 THEN NULL ELSE run_host END,"         \
+    " run_expires = CASE WHEN $17::int = 1 THEN NULL ELSE $12::bigint END"    \
+    " WHERE id = $1 AND run_id = $2 RETURNING 1),"                            \
+    " m AS (INSERT INTO messages (session_id, seq, role, content,"            \
+    " tool_calls, tool_call_id, name, images, metadata, created_at)"          \
+    " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"     \
+    " x.name, x.images, x.metadata, $10 FROM u,"                              \
+    " json_to_recordset($18::json) AS x(" NGX_HTTP_AGENT_PG_MSG_COLS ")),"    \
+    " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"  \
+    " next, msg_count, channels, created_at" ns ") SELECT $3, $1, $4,"        \
+    " $5::bigint, $6, $7, $8::bigint, $9, $10" nsv " FROM u)"                 \
+    " SELECT EXISTS (SELECT 1 FROM u)"
 
 
 const char  *ngx_http_agent_pg_sql[] = {
@@ -384,40 +204,22 @@ const char  *ngx_http_agent_pg_sql[] = {
     NGX_HTTP_AGENT_PG_SHOWN
     " ORDER BY seq",
 
-    /* NGX_HTTP_AGENT_PG_CHECKPOINT_GET */
-    "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints"
-    " WHERE session_id = $1 AND ($2::text IS NULL OR id = $2)"
+    /* NGX_HTTP_AGENT_PG_CHECKPOINT_GET: by id, any namespace's; the latest */
+    "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints c"
+    " WHERE session_id = $1"
+    " AND CASE WHEN $2::text IS NULL THEN ns = '' ELSE id = $2 END"
     " ORDER BY n DESC LIMIT 1",
 
-    /* NGX_HTTP_AGENT_PG_CHECKPOINT_LIST */
-    "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints"
-    " WHERE session_id = $1 ORDER BY n DESC LIMIT 1000",
+    /* NGX_HTTP_AGENT_PG_CHECKPOINT_LIST: the thread's, or a namespace's */
+    "SELECT " NGX_HTTP_AGENT_PG_CHECKPOINT_COLS " FROM checkpoints c"
+    " WHERE session_id = $1 AND ns = $2 ORDER BY n DESC LIMIT 1000",
 
     /*
      * NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE: a step, one statement rather than
      * a function of four (a turn writes five): its rows only while the run
      * holds the session, false otherwise; the last step lets the session go
      */
-    "WITH u AS (UPDATE sessions SET updated_at = $10,"
-    " message_count = message_count + $11::bigint,"
-    " prompt_tokens = prompt_tokens + $13::bigint,"
-    " completion_tokens = completion_tokens + $14::bigint,"
-    " cached_tokens = cached_tokens + $15::bigint,"
-    " history_bytes = history_bytes + $16::bigint,"
-    " run_id = CASE WHEN $17::int = 1 THEN NULL ELSE run_id END,"
-    " run_pid = CASE WHEN $17::int = 1 THEN NULL ELSE run_pid END,"
-    " run_host = CASE WHEN $17::int = 1 THEN NULL ELSE run_host END,"
-    " run_expires = CASE WHEN $17::int = 1 THEN NULL ELSE $12::bigint END"
-    " WHERE id = $1 AND run_id = $2 RETURNING 1),"
-    " m AS (INSERT INTO messages (session_id, seq, role, content,"
-    " tool_calls, tool_call_id, name, images, metadata, created_at)"
-    " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"
-    " x.name, x.images, x.metadata, $10 FROM u,"
-    " json_to_recordset($18::json) AS x(" NGX_HTTP_AGENT_PG_MSG_COLS ")),"
-    " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
-    " next, msg_count, channels, created_at) SELECT $3, $1, $4, $5::bigint,"
-    " $6, $7, $8::bigint, $9, $10 FROM u)"
-    " SELECT EXISTS (SELECT 1 FROM u)",
+    NGX_HTTP_AGENT_PG_WRITE_SQL("", ""),
 
     /* NGX_HTTP_AGENT_PG_FORK_LATER */
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = $1"
@@ -556,8 +358,11 @@ const char  *ngx_http_agent_pg_sql[] = {
     " WHEN EXISTS (SELECT 1 FROM o WHERE run_id IS NOT NULL"
     " AND run_expires >= $5::bigint) THEN 1 ELSE 3 END AS st),"
     " c AS (SELECT x.id, x.parent_id, x.step, x.node, x.next, x.msg_count,"
-    " x.channels, x.created_at FROM checkpoints x, s WHERE s.st = 0"
-    " AND x.session_id = $1 ORDER BY x.n DESC LIMIT 1),"
+    " x.channels, x.created_at,"
+    " " NGX_HTTP_AGENT_PG_CHECKPOINT_SUB("x", "channels") " AS sub,"
+    " " NGX_HTTP_AGENT_PG_CHECKPOINT_SUB("x", "id") " AS sub_id"
+    " FROM checkpoints x, s WHERE s.st = 0"
+    " AND x.session_id = $1 AND x.ns = '' ORDER BY x.n DESC LIMIT 1),"
 
     /*
      * the images of the last $7 turns, earlier ones as a note: worked out
@@ -578,7 +383,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     NGX_HTTP_AGENT_PG_SESSION_COLS " FROM s LEFT JOIN o ON true"
 
     " UNION ALL SELECT 1, c.id, c.parent_id, c.node, c.next, c.channels,"
-    " c.created_at, NULL, NULL, c.step, c.msg_count"
+    " c.created_at, c.sub, c.sub_id, c.step, c.msg_count"
     NGX_HTTP_AGENT_PG_NO_SESSION " FROM c"
 
     " UNION ALL (SELECT 2, m.role, CASE WHEN m.images IS NOT NULL"
@@ -744,9 +549,9 @@ const char  *ngx_http_agent_pg_sql[] = {
     " x.created_at FROM messages x WHERE x.session_id = $1::text"
     " AND EXISTS (SELECT 1 FROM s) ORDER BY x.seq),"
     " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
-    " next, msg_count, channels, created_at) SELECT x.id, $2::text,"
+    " next, msg_count, channels, created_at, ns) SELECT x.id, $2::text,"
     " x.parent_id, x.step, x.node, x.next,"
-    " x.msg_count, x.channels, x.created_at FROM checkpoints x"
+    " x.msg_count, x.channels, x.created_at, x.ns FROM checkpoints x"
     " WHERE x.session_id = $1::text AND EXISTS (SELECT 1 FROM s)"
     " ORDER BY x.n),"
     " r AS (INSERT INTO runs (run_id, thread_id, assistant_id, status,"
@@ -791,6 +596,9 @@ const char  *ngx_http_agent_pg_sql[] = {
     "UPDATE crons SET next_run = $3::bigint WHERE cron_id = (SELECT cron_id"
     " FROM crons WHERE cron_id = $1 AND next_run = $2::bigint"
     " AND enabled = 1 FOR UPDATE SKIP LOCKED)",
+
+    /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE_NS: a subgraph's step */
+    NGX_HTTP_AGENT_PG_WRITE_SQL(", ns", ", $19"),
 
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",

@@ -85,6 +85,7 @@ enum {
     NGX_HTTP_AGENT_PG_CRON_DELETE,
     NGX_HTTP_AGENT_PG_CRON_DUE,
     NGX_HTTP_AGENT_PG_CRON_CLAIM,
+    NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE_NS,
     NGX_HTTP_AGENT_PG_BEGIN,
     NGX_HTTP_AGENT_PG_COMMIT,
     NGX_HTTP_AGENT_PG_ROLLBACK,
@@ -92,7 +93,6 @@ enum {
 };
 
 
-extern const char                     *ngx_http_agent_pg_schema;
 extern const char                     *ngx_http_agent_pg_sql[];
 
 

@@ -56,7 +56,8 @@ static ngx_int_t ngx_http_agent_store_give(ngx_cycle_t *cycle,
     " n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL,"                 \
     " session_id TEXT NOT NULL, parent_id TEXT, step INTEGER NOT NULL,"       \
     " node TEXT NOT NULL, next TEXT, msg_count INTEGER NOT NULL,"             \
-    " channels TEXT NOT NULL, created_at TEXT NOT NULL);"                     \
+    " channels TEXT NOT NULL, created_at TEXT NOT NULL,"                      \
+    " ns TEXT NOT NULL DEFAULT '');"                                          \
     "CREATE UNIQUE INDEX IF NOT EXISTS checkpoints_id"                        \
     " ON checkpoints (session_id, id);"
 
@@ -257,7 +258,9 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         NGX_HTTP_AGENT_SQLITE_CHECKPOINTS
                         "CREATE INDEX checkpoints_session"
                         " ON checkpoints (session_id, n);"
-                        "INSERT INTO checkpoints SELECT n, id, session_id,"
+                        "INSERT INTO checkpoints (n, id, session_id,"
+                        " parent_id, step, node, next, msg_count, channels,"
+                        " created_at) SELECT n, id, session_id,"
                         " parent_id, step, node, next, msg_count, channels,"
                         " created_at FROM checkpoints_old ORDER BY n;"
                         "DELETE FROM sqlite_sequence"
@@ -270,6 +273,22 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "agent_checkpoint_db: cannot rebuild the checkpoints "
+                      "of \"%V\": %s", path, err);
+        sqlite3_free(err);
+        sqlite3_close(db);
+        return NGX_ERROR;
+    }
+
+    /* a subgraph's checkpoints: those of its namespace (files before) */
+    (void) sqlite3_exec(db, "ALTER TABLE checkpoints ADD COLUMN ns TEXT "
+                        "NOT NULL DEFAULT ''", NULL, NULL, NULL);
+
+    if (sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS checkpoints_ns"
+                     " ON checkpoints (session_id, ns, n)", NULL, NULL, &err)
+        != SQLITE_OK)
+    {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "agent_checkpoint_db: cannot index the checkpoints "
                       "of \"%V\": %s", path, err);
         sqlite3_free(err);
         sqlite3_close(db);

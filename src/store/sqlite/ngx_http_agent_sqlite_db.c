@@ -47,8 +47,20 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
 
+/*
+ * a checkpoint's columns, and the latest of the subgraph that its next
+ * node runs, under the namespace "NEXT:ID", saved after it (a subgraph
+ * that waits there: ngx_http_agent_store_checkpoint_merge())
+ */
 #define NGX_HTTP_AGENT_CHECKPOINT_COLS                                        \
-    "id, parent_id, step, node, next, msg_count, channels, created_at"
+    "id, parent_id, step, node, next, msg_count, channels, created_at, ns,"   \
+    " " NGX_HTTP_AGENT_CHECKPOINT_SUB("channels") ","                         \
+    " " NGX_HTTP_AGENT_CHECKPOINT_SUB("id")
+
+#define NGX_HTTP_AGENT_CHECKPOINT_SUB(col)                                    \
+    "(SELECT s." col " FROM checkpoints s"                                    \
+    " WHERE s.session_id = c.session_id AND s.ns = c.next || ':' || c.id"     \
+    " AND s.n > c.n ORDER BY s.n DESC LIMIT 1)"
 
 #define NGX_HTTP_AGENT_SQL_ITEM_COLS                                          \
     "owner, ns, key, value, created_at, updated_at, expires"
@@ -153,13 +165,15 @@ static const char  *ngx_http_agent_store_sql[] = {
     " ORDER BY seq",
     "DELETE FROM messages WHERE session_id = ?1",
     "INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
-    " msg_count, channels, created_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints"
-    " WHERE session_id = ?1 AND (?2 IS NULL OR id = ?2)"
+    " msg_count, channels, created_at, ns)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    /* by id, of any namespace; the latest: the thread's own */
+    "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints c"
+    " WHERE session_id = ?1"
+    " AND CASE WHEN ?2 IS NULL THEN ns = '' ELSE id = ?2 END"
     " ORDER BY n DESC LIMIT 1",
-    "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints"
-    " WHERE session_id = ?1 ORDER BY n DESC LIMIT ?2",
+    "SELECT " NGX_HTTP_AGENT_CHECKPOINT_COLS " FROM checkpoints c"
+    " WHERE session_id = ?1 AND ns = ?3 ORDER BY n DESC LIMIT ?2",
     "DELETE FROM checkpoints WHERE session_id = ?1",
     "INSERT INTO resources (id, session_id, name, table_name, columns,"
     " row_count, size_bytes, path, created_at)"
@@ -298,8 +312,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     NGX_HTTP_AGENT_SQLITE_COPY_META ", created_at"
     " FROM messages WHERE session_id = ?1 ORDER BY seq",
     "INSERT INTO checkpoints (id, session_id, parent_id, step, node, next,"
-    " msg_count, channels, created_at) SELECT id, ?2, parent_id, step, node,"
-    " next, msg_count, channels, created_at FROM checkpoints"
+    " msg_count, channels, created_at, ns) SELECT id, ?2, parent_id, step,"
+    " node, next, msg_count, channels, created_at, ns FROM checkpoints"
     " WHERE session_id = ?1 ORDER BY n",
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events, checkpoint)"

@@ -14,6 +14,7 @@
 #include "ngx_http_agent_sqlite_db.h"
 #include "ngx_http_agent_sqlite_retry.h"
 #include "ngx_http_agent_sqlite_history.h"
+#include "ngx_http_agent_store_checkpoint.h"
 
 
 /*
@@ -36,7 +37,7 @@ typedef struct {
 
 static void ngx_http_agent_store_text(sqlite3_stmt *stmt, int col,
     ngx_str_t *out);
-static void ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool,
+static ngx_int_t ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool,
     sqlite3_stmt *stmt, ngx_http_agent_checkpoint_t *cp);
 static ngx_int_t ngx_http_agent_sqlite_checkpoint_try(
     ngx_http_agent_store_call_t *sc, void *data);
@@ -187,10 +188,12 @@ ngx_http_agent_store_text(sqlite3_stmt *stmt, int col, ngx_str_t *out)
 }
 
 
-static void
+static ngx_int_t
 ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_checkpoint_t *cp)
 {
+    ngx_str_t  sub, sub_id;
+
     ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
 
     (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &cp->id);
@@ -201,6 +204,13 @@ ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     cp->msg_count = sqlite3_column_int64(stmt, 5);
     (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &cp->channels);
     (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &cp->created_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &cp->ns);
+
+    /* a subgraph that waits at its next node: its wait, the thread's */
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 9, &sub);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 10, &sub_id);
+
+    return ngx_http_agent_store_checkpoint_merge(pool, cp, &sub, &sub_id);
 }
 
 
@@ -229,8 +239,11 @@ ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
         return NGX_DECLINED;
     }
 
-    if (rc == SQLITE_ROW) {
-        ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp);
+    if (rc == SQLITE_ROW
+        && ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp) != NGX_OK)
+    {
+        sqlite3_reset(stmt);
+        return NGX_ERROR;
     }
 
     return ngx_http_agent_sqlite_done(stmt, rc);
@@ -239,8 +252,9 @@ ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_array_t *checkpoints)
+    ngx_str_t *id, ngx_str_t *ns, ngx_array_t *checkpoints)
 {
+    ngx_str_t                     none;
     int                           rc;
     sqlite3_stmt                 *stmt;
     ngx_http_agent_checkpoint_t  *cp;
@@ -250,17 +264,22 @@ ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
+    ngx_str_set(&none, "");
+
     ngx_http_agent_sqlite_bind(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, 1000);
+    ngx_http_agent_sqlite_bind(stmt, 3, (ns && ns->len) ? ns : &none);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         cp = ngx_array_push(checkpoints);
-        if (cp == NULL) {
+
+        if (cp == NULL
+            || ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp)
+               != NGX_OK)
+        {
             sqlite3_reset(stmt);
             return NGX_ERROR;
         }
-
-        ngx_http_agent_store_checkpoint_row(sc->pool, stmt, cp);
     }
 
     return ngx_http_agent_sqlite_done(stmt, rc);
@@ -317,6 +336,7 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
 {
     u_char                *p;
     int64_t                seq, visible, bytes;
+    ngx_str_t              ns;
     ngx_uint_t             i, n, own, lost;
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t  *m;
@@ -340,6 +360,13 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
 
     own = !ngx_http_agent_sqlite_tx;
     lost = 0;
+
+    /* the thread's own: no namespace */
+    ns = cp->ns;
+
+    if (ns.data == NULL) {
+        ngx_str_set(&ns, "");
+    }
 
     if (own && ngx_http_agent_sqlite_exec(NGX_HTTP_AGENT_SQL_BEGIN) != NGX_OK) {
         return NGX_ERROR;
@@ -404,6 +431,7 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int64(stmt, 7, cp->msg_count);
     ngx_http_agent_sqlite_bind(stmt, 8, &cp->channels);
     ngx_http_agent_sqlite_bind(stmt, 9, &cp->created_at);
+    ngx_http_agent_sqlite_bind(stmt, 10, &ns);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;

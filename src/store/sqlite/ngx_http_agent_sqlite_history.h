@@ -30,7 +30,8 @@ ngx_int_t ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp);
 ngx_int_t ngx_http_agent_sqlite_checkpoint_list(
-    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_array_t *checkpoints);
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *ns,
+    ngx_array_t *checkpoints);
 ngx_int_t ngx_http_agent_sqlite_checkpoint_write(
     ngx_http_agent_store_call_t *sc, ngx_str_t *session_id,
     ngx_http_agent_checkpoint_t *cp, ngx_array_t *added);
