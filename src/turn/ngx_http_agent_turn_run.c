@@ -485,6 +485,7 @@ ngx_http_agent_turn_cleanup(void *data)
     ngx_http_agent_store_cancel(&turn->bsc);
     ngx_http_agent_store_cancel(&turn->wsc);
     ngx_http_agent_store_cancel(&turn->usc);
+    ngx_http_agent_store_cancel(&turn->nsc);
 
     if (turn->lease.timer_set) {
         ngx_del_timer(&turn->lease);
