@@ -231,8 +231,8 @@ const char  *ngx_http_agent_pg_schema =
     /* version 7: subgraphs' checkpoints, in their namespaces */
     " ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS ns text NOT NULL"
     "  DEFAULT '';"
-    " CREATE INDEX IF NOT EXISTS checkpoints_ns"
-    "  ON checkpoints (session_id, ns, n);"
+    " CREATE INDEX IF NOT EXISTS checkpoints_subgraph"
+    "  ON checkpoints (session_id, ns, n) WHERE ns <> '';"
 
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7)"
     "  ON CONFLICT DO NOTHING;"

@@ -34,7 +34,7 @@
 /* the latest checkpoint of the subgraph of x's next node, after x */
 #define NGX_HTTP_AGENT_PG_CHECKPOINT_SUB(x, col)                              \
     "(SELECT s." col " FROM checkpoints s WHERE s.session_id = "              \
-    x ".session_id AND s.ns = " x ".next || ':' || " x ".id"                  \
+    x ".session_id AND s.ns <> '' AND s.ns = " x ".next || ':' || " x ".id"   \
     " AND s.n > " x ".n ORDER BY s.n DESC LIMIT 1)"
 
 #define NGX_HTTP_AGENT_PG_ASSISTANT_COLS                                      \

@@ -59,7 +59,8 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 
 #define NGX_HTTP_AGENT_CHECKPOINT_SUB(col)                                    \
     "(SELECT s." col " FROM checkpoints s"                                    \
-    " WHERE s.session_id = c.session_id AND s.ns = c.next || ':' || c.id"     \
+    " WHERE s.session_id = c.session_id AND s.ns <> ''"                       \
+    " AND s.ns = c.next || ':' || c.id"                                       \
     " AND s.n > c.n ORDER BY s.n DESC LIMIT 1)"
 
 #define NGX_HTTP_AGENT_SQL_ITEM_COLS                                          \
