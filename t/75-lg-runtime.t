@@ -224,6 +224,19 @@ is(lg('POST', "/threads/$tp/runs/$p->{json}{run_id}/cancel?wait=1")
 is(lg('GET', "/threads/$tp/runs/$p->{json}{run_id}")->{json}{status},
    'interrupted', '... interrupted');
 is(lg('GET', "/threads/$tp")->{json}{status}, 'idle', '... its thread idle');
+
+# not waited for (the SDK's cancel): interrupted at once, on any worker
+for my $i (1 .. 4) {
+    $p = lg('POST', "/threads/$tp/runs", { assistant_id => 'ctx',
+                                           input => $in, after_seconds => 30 });
+    is(lg('POST', "/threads/$tp/runs/$p->{json}{run_id}/cancel")->{status},
+       202, "cancel $i, not waited for: 202");
+    is(lg('GET', "/threads/$tp/runs/$p->{json}{run_id}")->{json}{status},
+       'interrupted', '... the run interrupted at once');
+    ok(AgentTest::wait_for(sub {
+        lg('GET', "/threads/$tp")->{json}{status} eq 'idle' }, 10),
+       '... then its thread idle');
+}
 for my $bad (-1, 'soon', 86401) {
     is(lg('POST', "/threads/$tp/runs", { assistant_id => 'ctx', input => $in,
                                          after_seconds => $bad })->{status},

@@ -211,7 +211,6 @@ ngx_http_agent_graph_append(ngx_pool_t *pool, ngx_str_t *old, ngx_str_t *add)
 static ngx_int_t
 ngx_http_agent_graph_merge(ngx_pool_t *pool, ngx_str_t *old, ngx_str_t *add)
 {
-    size_t                  i, k;
     yajl_val                o, a;
     ngx_http_agent_json_t  *j;
 
@@ -236,29 +235,7 @@ ngx_http_agent_graph_merge(ngx_pool_t *pool, ngx_str_t *old, ngx_str_t *add)
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; i < o->u.object.len; i++) {
-        for (k = 0; k < a->u.object.len; k++) {
-            if (ngx_strcmp(o->u.object.keys[i], a->u.object.keys[k]) == 0) {
-                break;
-            }
-        }
-
-        if (k < a->u.object.len) {
-            continue;
-        }
-
-        ngx_http_agent_json_cstr(j, o->u.object.keys[i]);
-        ngx_http_agent_json_val(j, o->u.object.values[i]);
-    }
-
-    for (k = 0; k < a->u.object.len; k++) {
-        ngx_http_agent_json_cstr(j, a->u.object.keys[k]);
-        ngx_http_agent_json_val(j, a->u.object.values[k]);
-    }
-
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_merge(j, o, a);
 
     return ngx_http_agent_json_done(j, old);
 }

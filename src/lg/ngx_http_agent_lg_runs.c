@@ -223,8 +223,14 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                         0);
     }
 
+    /*
+     * not waited for: a pending run is interrupted at once, as LangGraph's
+     * (its worker lets its thread go at its next poll); waited for, the
+     * answer comes when its worker has ended it
+     */
+
     rc = ngx_http_agent_store_run_cancel(ngx_http_agent_reply_sc(r),
-                                         &row->run_id, &action);
+                                         &row->run_id, &action, !wait);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

@@ -452,9 +452,13 @@ typedef struct {
                            ngx_str_t *thread_id, ngx_str_t *status,
                            ngx_int_t limit, ngx_int_t offset,
                            ngx_array_t *rows);
-    /* a run asked to stop (action: "interrupt", "rollback") */
+    /*
+     * a run asked to stop (action: "interrupt", "rollback"); now: a
+     * pending one is "interrupted" at once, not at its worker's poll
+     */
     ngx_int_t  (*run_cancel)(ngx_http_agent_store_call_t *sc,
-                             ngx_str_t *run_id, ngx_str_t *action);
+                             ngx_str_t *run_id, ngx_str_t *action,
+                             ngx_uint_t now);
     /* whether a run was asked to stop: NGX_OK and its action, or not */
     ngx_int_t  (*run_cancelled)(ngx_http_agent_store_call_t *sc,
                                 ngx_str_t *run_id, ngx_str_t *action);

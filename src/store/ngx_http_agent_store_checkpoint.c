@@ -28,7 +28,6 @@ ngx_int_t
 ngx_http_agent_store_checkpoint_merge(ngx_pool_t *pool,
     ngx_http_agent_checkpoint_t *cp, ngx_str_t *sub, ngx_str_t *sub_id)
 {
-    size_t                  i;
     yajl_val                s, c, w;
     ngx_http_agent_json_t  *j;
 
@@ -54,21 +53,7 @@ ngx_http_agent_store_checkpoint_merge(ngx_pool_t *pool,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
-
-    for (i = 0; c && YAJL_IS_OBJECT(c) && i < c->u.object.len; i++) {
-        if (ngx_http_agent_json_get(s, c->u.object.keys[i]) == NULL) {
-            ngx_http_agent_json_cstr(j, c->u.object.keys[i]);
-            ngx_http_agent_json_val(j, c->u.object.values[i]);
-        }
-    }
-
-    for (i = 0; i < s->u.object.len; i++) {
-        ngx_http_agent_json_cstr(j, s->u.object.keys[i]);
-        ngx_http_agent_json_val(j, s->u.object.values[i]);
-    }
-
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_merge(j, c, s);
 
     cp->waiting = *sub_id;
 

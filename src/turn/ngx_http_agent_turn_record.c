@@ -313,7 +313,7 @@ ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,
         ngx_str_set(&action, "interrupt");
     }
 
-    return ngx_http_agent_store_run_cancel(sc, run_id, &action);
+    return ngx_http_agent_store_run_cancel(sc, run_id, &action, 0);
 }
 
 

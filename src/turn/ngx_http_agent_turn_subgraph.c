@@ -39,6 +39,8 @@ static ngx_int_t ngx_http_agent_turn_subgraph_row(ngx_http_agent_turn_t *turn,
     ngx_int_t next, const char *to);
 static ngx_int_t ngx_http_agent_turn_subgraph_write(
     ngx_http_agent_turn_t *turn);
+static ngx_int_t ngx_http_agent_turn_subgraph_more(
+    ngx_http_agent_turn_t *turn);
 
 
 /*
@@ -130,18 +132,8 @@ ngx_http_agent_turn_subgraph_checkpoint(ngx_http_agent_run_t *run,
 
     rc = ngx_http_agent_turn_subgraph_write(turn);
 
-    if (rc == NGX_OK && turn->ns_input) {
-        /* the input's second: step 0, its first node next */
-        turn->ns_input = 0;
-
-        if (ngx_http_agent_turn_subgraph_row(turn, inner, 0, node, next,
-                                             NULL)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        rc = ngx_http_agent_turn_subgraph_write(turn);
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_turn_subgraph_more(turn);
     }
 
     return rc;
@@ -156,7 +148,6 @@ ngx_http_agent_turn_subgraph_saved(ngx_http_agent_store_call_t *sc)
     ngx_http_agent_turn_t *turn = sc->data;
 
     ngx_int_t              rc;
-    ngx_str_t              node;
     ngx_http_agent_run_t  *inner;
 
     rc = sc->rc;
@@ -165,21 +156,10 @@ ngx_http_agent_turn_subgraph_saved(ngx_http_agent_store_call_t *sc)
     inner = turn->ns_run;
 
     if (rc == NGX_OK) {
-        inner->saved = turn->ns_cp.id;
-    }
+        rc = ngx_http_agent_turn_subgraph_more(turn);
 
-    if (rc == NGX_OK && turn->ns_input) {
-        turn->ns_input = 0;
-
-        node = turn->ns_cp.node;
-        rc = ngx_http_agent_turn_subgraph_row(turn, inner, 0, &node,
-                                              inner->graph->entry, NULL);
-        if (rc == NGX_OK) {
-            rc = ngx_http_agent_turn_subgraph_write(turn);
-
-            if (rc == NGX_AGAIN) {
-                return;
-            }
+        if (rc == NGX_AGAIN) {
+            return;
         }
     }
 
@@ -372,9 +352,41 @@ ngx_http_agent_turn_subgraph_write(ngx_http_agent_turn_t *turn)
     rc = ngx_http_agent_store_checkpoint_write(&turn->nsc, &turn->session_id,
                                                &turn->ns_cp, NULL);
 
-    if (rc == NGX_OK) {
+    if (rc != NGX_ERROR) {
+        /* both stores name the row when it is asked for */
         turn->ns_run->saved = turn->ns_cp.id;
     }
 
     return rc;
+}
+
+
+/*
+ * the input's second row, once its first is saved: step 0, the
+ * subgraph's first node next
+ */
+
+static ngx_int_t
+ngx_http_agent_turn_subgraph_more(ngx_http_agent_turn_t *turn)
+{
+    ngx_str_t              node;
+    ngx_http_agent_run_t  *inner;
+
+    if (!turn->ns_input) {
+        return NGX_OK;
+    }
+
+    turn->ns_input = 0;
+
+    inner = turn->ns_run;
+    node = turn->ns_cp.node;
+
+    if (ngx_http_agent_turn_subgraph_row(turn, inner, 0, &node,
+                                         inner->graph->entry, NULL)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_turn_subgraph_write(turn);
 }

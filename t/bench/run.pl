@@ -370,6 +370,21 @@ sub start_reference {
     return ($pid, $port);
 }
 
+# CPU seconds a server's processes have used: per turn, a figure the load
+# generator and the mock on the same cores do not blur as they do turns/s
+sub cpu_seconds {
+    my ($pids) = @_;
+    my $ticks = 0;
+    for my $p (@$pids) {
+        open(my $fh, '<', "/proc/$p/stat") or next;
+        my $stat = <$fh>;
+        close $fh;
+        my @f = split ' ', $stat =~ s/^.*\) //r;
+        $ticks += $f[11] + $f[12];
+    }
+    return $ticks / POSIX::sysconf(POSIX::_SC_CLK_TCK());
+}
+
 for my $who (grep { want('lg') } @servers) {
     my $n_lg_open = $quick ? 300 : 2000;
     for my $delay (0, 200) {
@@ -383,8 +398,12 @@ for my $who (grep { want('lg') } @servers) {
         if ($delay == 0) {
             for my $c (16, 64) {
                 note("$who: LangGraph API runs/stream, concurrency $c");
+                my $pids = tree($pid);
+                my $cpu = cpu_seconds($pids);
                 $row{$who}{"lg_$c"} = loadgen('lgload', base => $base,
                                               n => $n_load, c => $c);
+                $row{$who}{"lg_$c"}{cpu_ms} =
+                    (cpu_seconds($pids) - $cpu) * 1000 / $n_load;
             }
         } else {
             note("$who: $n_lg_open LangGraph API streams open at once");
@@ -615,6 +634,8 @@ for my $c (16, 64) {
          $a->{tps}, $b->{tps}, '%.0f', 'up');
     line("  p50 / p99 ms", $a->{p50}, $b->{p50}, '%.1f');
     line("  ", $a->{p99}, $b->{p99}, '%.1f');
+    line("  server CPU ms per turn", $a->{cpu_ms}, $b->{cpu_ms}, '%.2f',
+         'down');
     line("  errors", $a->{errors}, $b->{errors}, '%d');
 }
 my ($lo, $lr) = ($N->{lg_open}, $P->{lg_open});

@@ -203,7 +203,7 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *run_id, ngx_str_t *action)
+    ngx_str_t *run_id, ngx_str_t *action, ngx_uint_t now)
 {
     ngx_http_agent_pg_answer_t  *a;
 
@@ -214,7 +214,8 @@ ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_CANCEL,
-                                 ngx_http_agent_pg_some, "ss", run_id, action);
+                                 ngx_http_agent_pg_some, "ssi", run_id, action,
+                                 (int64_t) (now ? 1 : 0));
 }
 
 

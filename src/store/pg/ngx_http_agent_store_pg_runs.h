@@ -32,7 +32,7 @@ ngx_int_t ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *status, ngx_int_t limit,
     ngx_int_t offset, ngx_array_t *rows);
 ngx_int_t ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *run_id, ngx_str_t *action);
+    ngx_str_t *run_id, ngx_str_t *action, ngx_uint_t now);
 ngx_int_t ngx_http_agent_pg_run_cancelled(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_str_t *action);
 ngx_int_t ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,

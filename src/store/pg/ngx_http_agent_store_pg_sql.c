@@ -281,8 +281,10 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND ($4::text IS NULL OR status = $4)"
     " ORDER BY created_at DESC, n DESC LIMIT $2::bigint OFFSET $3::bigint",
 
-    /* NGX_HTTP_AGENT_PG_RUN_CANCEL */
-    "UPDATE runs SET cancel = $2"
+    /* NGX_HTTP_AGENT_PG_RUN_CANCEL: now ($3), a pending one says so now */
+    "UPDATE runs SET cancel = $2,"
+    " status = CASE WHEN $3::int = 1 AND status = 'pending'"
+    " AND $2 = 'interrupt' THEN 'interrupted' ELSE status END"
     " WHERE run_id = $1 AND status IN ('pending', 'running')",
 
     /* NGX_HTTP_AGENT_PG_RUN_CANCELLED */

@@ -197,7 +197,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
     " AND (?4 IS NULL OR status = ?4)"
     " ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET ?3",
-    "UPDATE runs SET cancel = ?2"
+    /* now: a pending run's worker hears it later; its row says it now */
+    "UPDATE runs SET cancel = ?2,"
+    " status = CASE WHEN ?3 = 1 AND status = 'pending'"
+    " AND ?2 = 'interrupt' THEN 'interrupted' ELSE status END"
     " WHERE run_id = ?1 AND status IN ('pending', 'running')",
     "SELECT cancel FROM runs WHERE run_id = ?1",
     /* a pending write (seq < 0) is made again; a kept event is not */

@@ -213,7 +213,7 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
 
 ngx_int_t
 ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *run_id, ngx_str_t *action)
+    ngx_str_t *run_id, ngx_str_t *action, ngx_uint_t now)
 {
     sqlite3_stmt  *stmt;
 
@@ -224,6 +224,7 @@ ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
 
     ngx_http_agent_sqlite_bind(stmt, 1, run_id);
     ngx_http_agent_sqlite_bind(stmt, 2, action);
+    sqlite3_bind_int(stmt, 3, now ? 1 : 0);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
