@@ -316,8 +316,17 @@ is_deeply(texts($r->{json}), [ 'SF', "It's sunny in LA!" ],
 is(lg('POST', "/threads/$th/state", { values => { city => 'NY' },
                                       checkpoint => $ns })->{status}, 409,
    'no subgraph waits any more: 409');
-is(lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns })
-   ->{status}, 404, '... nor is there a state at its namespace');
+$r = lg('POST', "/threads/$th/state/checkpoint", { checkpoint => $ns });
+is_deeply([ $r->{json}{values}{city}, $r->{json}{next},
+            $r->{json}{checkpoint}{checkpoint_ns} ],
+          [ 'LA', [], $ns->{checkpoint_ns} ],
+          '... the state at its namespace: its last checkpoint, as '
+          . 'LangGraph\'s') or diag explain $r;
+is_deeply(texts($r->{json}{values}), [ 'SF', "It's sunny in LA!" ],
+          '... with its messages');
+is(lg('POST', "/threads/$th/state/checkpoint",
+      { checkpoint => { checkpoint_ns => 'weather_graph:nope' } })->{status},
+   404, '... a namespace the thread has no checkpoint in: 404');
 
 # the subgraph's own steps: checkpoints of its namespace, as LangGraph's
 my $hist = lg('POST', "/threads/$th/history", { limit => 50 })->{json};

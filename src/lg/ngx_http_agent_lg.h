@@ -224,6 +224,9 @@ ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+ngx_int_t ngx_http_agent_lg_ns_state(ngx_http_request_t *r, ngx_pool_t *pool,
+    ngx_http_agent_graph_t *graph, ngx_str_t *thread_id,
+    ngx_http_agent_json_t *j, ngx_http_agent_checkpoint_t *c);
 
 /* lg_run_create.c */
 ngx_int_t ngx_http_agent_lg_run_create(ngx_http_request_t *r,

@@ -503,7 +503,9 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
  * GET /threads/{id}/state[/{checkpoint_id}][?subgraphs=true], and POST
  * .../state/checkpoint {"checkpoint": {"checkpoint_id", "checkpoint_ns"},
  * "subgraphs"} (the JS SDK's getState with a checkpoint object): a
- * namespace "NODE:..." is the state of the subgraph that waits at NODE
+ * namespace "NODE:..." is the state of the subgraph that waits at NODE,
+ * or, when none waits there, its namespace's latest checkpoint (a
+ * subgraph that ended, as LangGraph's)
  */
 
 ngx_int_t
@@ -513,8 +515,9 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     u_char                       *p;
     yajl_val                      v, c;
     ngx_int_t                     rc;
-    ngx_str_t                     arg, ns;
+    ngx_str_t                     arg, ns, full;
     ngx_uint_t                    subgraphs;
+    ngx_array_t                   list;
     ngx_http_agent_run_t         *run, *inner;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_session_t      s;
@@ -522,6 +525,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
     ngx_str_null(&ns);
+    ngx_str_null(&full);
 
     if (req->route == NGX_HTTP_AGENT_LG_STATE_AT) {
         cp.id = req->id;
@@ -546,6 +550,8 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             (void) ngx_http_agent_json_get_str(c, "checkpoint_id", &cp.id);
             (void) ngx_http_agent_json_get_str(c, "checkpoint_ns", &ns);
         }
+
+        full = ns;
 
         p = ngx_strlchr(ns.data, ns.data + ns.len, ':');
         if (p) {
@@ -577,14 +583,45 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     inner = ngx_http_agent_lg_subgraph_run(run, &ns);
 
-    if (inner == NULL) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND, "no subgraph "
-                                          "waits at \"%V\" of the thread",
-                                          &ns);
+    if (inner) {
+        ngx_http_agent_lg_subgraph_state(j, inner, &cp, &req->thread_id,
+                                         subgraphs);
+
+        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
     }
 
-    ngx_http_agent_lg_subgraph_state(j, inner, &cp, &req->thread_id,
-                                     subgraphs);
+    /* none waits there: the namespace's latest, newest first */
+
+    if (ngx_array_init(&list, r->pool, 8,
+                       sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r),
+                                              &req->thread_id, &full, &list);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the thread's history could not be "
+                                          "read");
+    }
+
+    if (list.nelts == 0) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND, "the thread "
+                                          "has no subgraph checkpoint in "
+                                          "\"%V\"", &full);
+    }
+
+    rc = ngx_http_agent_lg_ns_state(r, r->pool, run->graph, &req->thread_id,
+                                    j, list.elts);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
     return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
 }

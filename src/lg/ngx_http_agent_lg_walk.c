@@ -69,9 +69,6 @@ static ngx_int_t ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
     ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
     ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j);
-static ngx_int_t ngx_http_agent_lg_history_ns(ngx_http_request_t *r,
-    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j,
-    ngx_http_agent_checkpoint_t *c);
 
 
 /*
@@ -637,7 +634,8 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
     c = (ngx_http_agent_checkpoint_t *) w->list.elts + w->next;
 
     if (c->ns.len) {
-        return ngx_http_agent_lg_history_ns(r, w, j, c);
+        return ngx_http_agent_lg_ns_state(r, w->pool, w->graph,
+                                          &w->thread_id, j, c);
     }
 
     run = ngx_http_agent_graph_run_create(w->pool, r->connection->log,
@@ -678,23 +676,22 @@ ngx_http_agent_lg_threads_entry(ngx_http_request_t *r,
 
 /*
  * A subgraph's checkpoint (node_subgraph.c; the turn saves them under the
- * namespace "NODE:ID|NODE:ID"): its state made from what it kept, in the
- * graph of its node, found level by level down the namespace
+ * namespace "NODE:ID|NODE:ID"), as a ThreadState: its state made from what
+ * it kept, in the graph of its node (graph: the thread's), found level by
+ * level down the namespace
  */
 
-static ngx_int_t
-ngx_http_agent_lg_history_ns(ngx_http_request_t *r,
-    ngx_http_agent_lg_walk_t *w, ngx_http_agent_json_t *j,
-    ngx_http_agent_checkpoint_t *c)
+ngx_int_t
+ngx_http_agent_lg_ns_state(ngx_http_request_t *r, ngx_pool_t *pool,
+    ngx_http_agent_graph_t *graph, ngx_str_t *thread_id,
+    ngx_http_agent_json_t *j, ngx_http_agent_checkpoint_t *c)
 {
     u_char                  *p, *last, *colon;
     ngx_int_t                n;
     ngx_str_t                node;
     ngx_http_agent_run_t    *run, *inner;
-    ngx_http_agent_graph_t  *graph;
     ngx_http_agent_node_t   *nodes;
 
-    graph = w->graph;
     p = c->ns.data;
     last = c->ns.data + c->ns.len;
     inner = NULL;
@@ -720,7 +717,7 @@ ngx_http_agent_lg_history_ns(ngx_http_request_t *r,
             continue;
         }
 
-        run = ngx_http_agent_graph_run_create(w->pool, r->connection->log,
+        run = ngx_http_agent_graph_run_create(pool, r->connection->log,
                                               graph);
         if (run == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -738,7 +735,7 @@ ngx_http_agent_lg_history_ns(ngx_http_request_t *r,
                                           &c->ns);
     }
 
-    ngx_http_agent_lg_state_json(j, inner, c, &w->thread_id, 0);
+    ngx_http_agent_lg_state_json(j, inner, c, thread_id, 0);
 
     return NGX_OK;
 }

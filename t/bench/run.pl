@@ -370,19 +370,30 @@ sub start_reference {
     return ($pid, $port);
 }
 
-# CPU seconds a server's processes have used: per turn, a figure the load
-# generator and the mock on the same cores do not blur as they do turns/s
+# CPU seconds each process of a server has used (pid => seconds): per
+# turn, a figure the load generator and the mock on the same cores do not
+# blur as they do turns/s
 sub cpu_seconds {
     my ($pids) = @_;
-    my $ticks = 0;
+    my %s;
     for my $p (@$pids) {
         open(my $fh, '<', "/proc/$p/stat") or next;
         my $stat = <$fh>;
         close $fh;
         my @f = split ' ', $stat =~ s/^.*\) //r;
-        $ticks += $f[11] + $f[12];
+        $s{$p} = ($f[11] + $f[12]) / POSIX::sysconf(POSIX::_SC_CLK_TCK());
     }
-    return $ticks / POSIX::sysconf(POSIX::_SC_CLK_TCK());
+    return \%s;
+}
+
+# the CPU ms per turn of a server's run: its processes at the end, less
+# what each had at the start (a worker forked meanwhile had none)
+sub cpu_ms_per_turn {
+    my ($pid, $before, $n) = @_;
+    my $after = cpu_seconds(tree($pid));
+    my $ms = 0;
+    $ms += ($after->{$_} - ($before->{$_} // 0)) * 1000 for keys %$after;
+    return $ms / $n;
 }
 
 for my $who (grep { want('lg') } @servers) {
@@ -398,12 +409,11 @@ for my $who (grep { want('lg') } @servers) {
         if ($delay == 0) {
             for my $c (16, 64) {
                 note("$who: LangGraph API runs/stream, concurrency $c");
-                my $pids = tree($pid);
-                my $cpu = cpu_seconds($pids);
+                my $cpu = cpu_seconds(tree($pid));
                 $row{$who}{"lg_$c"} = loadgen('lgload', base => $base,
                                               n => $n_load, c => $c);
                 $row{$who}{"lg_$c"}{cpu_ms} =
-                    (cpu_seconds($pids) - $cpu) * 1000 / $n_load;
+                    cpu_ms_per_turn($pid, $cpu, $n_load);
             }
         } else {
             note("$who: $n_lg_open LangGraph API streams open at once");
