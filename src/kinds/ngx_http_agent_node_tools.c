@@ -58,6 +58,8 @@ static ngx_uint_t ngx_http_agent_node_tools_approval(
 static ngx_int_t ngx_http_agent_node_tools_start(
     ngx_http_agent_node_tools_ctx_t *ctx, ngx_http_agent_tool_call_t *call);
 static void ngx_http_agent_node_tools_done(ngx_http_agent_tool_call_t *call);
+static ngx_uint_t ngx_http_agent_node_tools_last(
+    ngx_http_agent_node_tools_ctx_t *ctx);
 static void ngx_http_agent_node_tools_expire(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_node_tools_next(
     ngx_http_agent_node_tools_ctx_t *ctx);
@@ -569,6 +571,22 @@ ngx_http_agent_node_tools_queued(ngx_http_agent_node_tools_ctx_t *ctx)
 }
 
 
+/* the round's last call has ended: its step ends with it */
+
+static ngx_uint_t
+ngx_http_agent_node_tools_last(ngx_http_agent_node_tools_ctx_t *ctx)
+{
+    ngx_http_agent_node_t  *nodes;
+
+    nodes = ctx->run->graph->nodes.elts;
+
+    return ctx->started && ctx->pending == 0
+           && !ngx_http_agent_node_tools_queued(ctx)
+           && ctx->run->parent == NULL
+           && nodes[ctx->run->current].parts == NULL;
+}
+
+
 /*
  * A place of agent_tool_concurrency is free: a location subrequest that
  * outlived its call has ended.  The calls that wait for it start; when
@@ -695,8 +713,16 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
 
     call->finished = 1;
 
-    /* kept before the step is: a run taken over does not run it again */
-    if (call->tool && call->answer.len == 0 && env->services.write) {
+    /*
+     * kept before the step is: a run taken over does not run it again;
+     * not the last of a round whose step is saved next (no then= parts,
+     * not a subgraph's, whose steps are not the thread's): nothing comes
+     * between, so a write more per round would keep nothing
+     */
+
+    if (call->tool && call->answer.len == 0 && env->services.write
+        && !ngx_http_agent_node_tools_last(ctx))
+    {
         env->services.write(ctx->run, call - ctx->calls, &call->id,
                             &call->result);
     }

@@ -197,9 +197,9 @@ void ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,
 /* lg_thread.c */
 ngx_int_t ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *graph_id,
-    ngx_str_t *assistant_id);
+    ngx_str_t *assistant_id, ngx_str_t *later);
 ngx_int_t ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
-    ngx_http_agent_session_t *s, yajl_val add);
+    ngx_http_agent_session_t *s, yajl_val add, ngx_str_t *later);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
 
@@ -224,6 +224,8 @@ ngx_int_t ngx_http_agent_lg_threads(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_int_t ngx_http_agent_lg_history(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
+
+/* lg_ns.c */
 ngx_int_t ngx_http_agent_lg_ns_state(ngx_http_request_t *r, ngx_pool_t *pool,
     ngx_http_agent_graph_t *graph, ngx_str_t *thread_id,
     ngx_http_agent_json_t *j, ngx_http_agent_checkpoint_t *c);

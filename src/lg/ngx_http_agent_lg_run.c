@@ -61,6 +61,36 @@ ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
 }
 
 
+/*
+ * in the turn's first unit of writes: the thread's metadata naming the
+ * run's graph and assistant, when it did not yet (lg_thread_names)
+ */
+
+ngx_int_t
+ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn)
+{
+    ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
+
+    ngx_int_t  rc;
+
+    if (lr->metadata.len == 0) {
+        return NGX_OK;
+    }
+
+    rc = ngx_http_agent_store_session_set(lr->info.sc, lr->info.session_id,
+                                          NGX_HTTP_AGENT_STORE_METADATA,
+                                          &lr->metadata);
+    if (rc == NGX_AGAIN || rc == NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_agent_reply_error(lr->request,
+                                      NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                      "the thread's metadata could not be "
+                                      "saved");
+}
+
+
 /* the run has begun (its row written, its graph started, maybe ended) */
 
 void

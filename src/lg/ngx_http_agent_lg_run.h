@@ -44,6 +44,8 @@ typedef struct {
     ngx_str_t                  go;          /* command.goto */
     ngx_str_t                  location;
     ngx_str_t                  webhook;     /* called at its end */
+    ngx_str_t                  metadata;    /* the thread's, to write in
+                                               the turn's first unit */
     u_char                    *waits;       /* interrupt_before/after */
     int64_t                    seq;         /* the last event's id */
     ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
@@ -63,6 +65,7 @@ typedef struct {
 
 /* lg_run.c */
 ngx_int_t ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_lg_run_poll(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,

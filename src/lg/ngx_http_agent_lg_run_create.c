@@ -32,7 +32,7 @@ static ngx_int_t ngx_http_agent_lg_run_contexts(ngx_http_request_t *r,
 
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_lg_run_hooks = {
     ngx_http_agent_lg_run_ready,
-    NULL,
+    ngx_http_agent_lg_run_begin,
     ngx_http_agent_lg_run_started,
     ngx_http_agent_lg_run_poll,
     ngx_http_agent_lg_run_done,
@@ -336,7 +336,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
 
     if (!lr->record.stateless) {
         rc = ngx_http_agent_lg_thread_names(r, &s, &graph->name,
-                                          &in->assistant);
+                                          &in->assistant, &lr->metadata);
         if (rc != NGX_OK) {
             return rc;
         }

@@ -128,7 +128,8 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                 aid.data = buf;
                 aid.len = 36;
 
-                rc = ngx_http_agent_lg_thread_names(r, &s, &g->name, &aid);
+                rc = ngx_http_agent_lg_thread_names(r, &s, &g->name, &aid,
+                                                    NULL);
                 if (rc != NGX_OK) {
                     return rc;
                 }
@@ -191,7 +192,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                                   "must be an object");
             }
 
-            rc = ngx_http_agent_lg_thread_metadata(r, &s, v);
+            rc = ngx_http_agent_lg_thread_metadata(r, &s, v, NULL);
             if (rc != NGX_OK) {
                 return rc;
             }
@@ -226,12 +227,14 @@ ngx_http_agent_lg_thread_create(ngx_http_request_t *r, ngx_str_t *id,
 
 /*
  * The thread's metadata names the graph and the assistant of its runs, as
- * LangGraph's does (Agent Chat UI lists a graph's threads by them)
+ * LangGraph's does (Agent Chat UI lists a graph's threads by them); later:
+ * see ngx_http_agent_lg_thread_metadata()
  */
 
 ngx_int_t
 ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
-    ngx_http_agent_session_t *s, ngx_str_t *graph_id, ngx_str_t *assistant_id)
+    ngx_http_agent_session_t *s, ngx_str_t *graph_id, ngx_str_t *assistant_id,
+    ngx_str_t *later)
 {
     yajl_val                old, add;
     ngx_str_t               g, a, out;
@@ -274,18 +277,20 @@ ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_agent_lg_thread_metadata(r, s, add);
+    return ngx_http_agent_lg_thread_metadata(r, s, add, later);
 }
 
 
 /*
  * A thread's metadata with the keys of add set (a PATCH, a run's graph_id
- * and assistant_id), written by our generator; s has it after
+ * and assistant_id), written by our generator; s has it after.  later:
+ * not written now but kept there, for a run to write in its turn's first
+ * unit of writes (a write transaction fewer)
  */
 
 ngx_int_t
 ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
-    ngx_http_agent_session_t *s, yajl_val add)
+    ngx_http_agent_session_t *s, yajl_val add, ngx_str_t *later)
 {
     yajl_val                old;
     ngx_int_t               rc;
@@ -310,6 +315,12 @@ ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
 
     if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (later) {
+        *later = out;
+        s->metadata = out;
+        return NGX_OK;
     }
 
     rc = ngx_http_agent_store_session_set(ngx_http_agent_reply_sc(r), &s->id,

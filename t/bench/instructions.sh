@@ -1,0 +1,103 @@
+#!/bin/bash
+#
+# Instructions per turn of the LangGraph API's runs/stream (the bench's
+# one-row query), counted by valgrind's callgrind on one worker: a before
+# and after that a busy or shared host does not blur, as it blurs turns/s
+# (docs/performance.md).  Syscalls are not counted: compare them with
+# strace -c where a change adds I/O.
+#
+#   t/bench/instructions.sh [MODULE.so ...]   (default: this tree's)
+#   BENCH_TURNS=N  the turns counted (200), after 20 not counted
+
+set -e
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+n=${BENCH_TURNS:-200}
+[ $# -gt 0 ] || set -- "$root/build/nginx/objs/ngx_http_agent_module.so"
+
+command -v valgrind > /dev/null || { echo "valgrind is needed" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/agent-instructions.XXXXXX)
+trap 'kill $mock $vg 2> /dev/null; [ -n "$BENCH_KEEP" ] || rm -rf "$work"' EXIT
+
+# the bench's data: the one row its query reads
+sqlite3 "$work/bench.db" "CREATE TABLE employees (Name, Department, Salary,
+    City); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
+    WHERE x < 5000) INSERT INTO employees SELECT 'Person ' || x, 'Sales',
+    30000 + x, 'City 1' FROM c;"
+
+port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
+print(s.getsockname()[1])'
+}
+
+up() {
+    for _ in $(seq 1 120); do
+        curl -s -o /dev/null "$1" && return 0
+        sleep 0.5
+    done
+    echo "no answer at $1" >&2
+    exit 1
+}
+
+mp=$(port)
+PORT=$mp QUERY='SELECT Name, Salary FROM employees WHERE rowid = 4242' \
+    node "$root/t/bench/mock.js" > "$work/mock.log" 2>&1 &
+mock=$!
+up "http://127.0.0.1:$mp/"
+
+user=
+[ "$(id -u)" = 0 ] && user='user root;'
+
+for so in "$@"; do
+    so=$(realpath "$so")
+    d="$work/run"
+    rm -rf "$d"
+    mkdir -p "$d"
+    np=$(port)
+
+    cat > "$d/nginx.conf" <<CONF
+load_module $so;
+$user
+master_process off;
+daemon off;
+error_log $d/error.log warn;
+pid $d/nginx.pid;
+thread_pool default threads=4;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $d/body;
+    agent_checkpoint_db $d/agent.db;
+    agent_resources_dir $d/resources;
+    agent_database bench $work/bench.db;
+    agent_model bench provider=openai
+                url=http://127.0.0.1:$mp/v1/chat/completions;
+    agent_sql_timeout 30s;
+    server {
+        listen 127.0.0.1:$np;
+        location /lg/ { agent_langgraph_api; agent_use_database bench; }
+    }
+}
+CONF
+
+    valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" \
+        /usr/sbin/nginx -p "$d/" -c "$d/nginx.conf" > "$d/vg.log" 2>&1 &
+    vg=$!
+    up "http://127.0.0.1:$np/lg/ok"
+
+    base="http://127.0.0.1:$np/lg"
+    node "$root/t/bench/loadgen.js" lgload \
+        "{\"base\":\"$base\",\"n\":20,\"c\":4}" > /dev/null
+    callgrind_control -z $vg > /dev/null 2>&1
+    load=$(node "$root/t/bench/loadgen.js" lgload \
+               "{\"base\":\"$base\",\"n\":$n,\"c\":4}")
+    callgrind_control -d $vg > /dev/null 2>&1
+    kill $vg
+    wait $vg 2> /dev/null || true
+
+    ir=$(sed -n 's/^summary: //p' "$d/cg.out.1")
+    errors=$(echo "$load" | sed 's/.*"errors":\([0-9]*\).*/\1/')
+    printf '%-60s %12.0f instructions per turn (%d turns, %s errors)\n' \
+        "$so" "$(echo "$ir / $n" | bc -l)" "$n" "$errors"
+done
