@@ -14,7 +14,7 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation clean deb test-deb lint
+        bench-foundation bench-instructions clean deb test-deb lint
 
 all: deps $(MODULE)
 
@@ -93,6 +93,11 @@ test-deb:
 
 bench-foundation: all
 	perl t/bench/foundation.pl
+
+# instructions per LangGraph API turn (valgrind): a before/after that a
+# busy host does not blur; MODULES="a.so b.so" compares builds
+bench-instructions: all
+	bash t/bench/instructions.sh $(MODULES)
 
 # the peer needs Node and npm; better-sqlite3 builds against Node's headers
 bench: deps all
