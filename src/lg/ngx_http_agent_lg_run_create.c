@@ -248,7 +248,8 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
                                                  &s);
 
         } else {
-            rc = ngx_http_agent_reply_session_get(r, &req->thread_id, &s);
+            /* the read above, its owner checked */
+            rc = ngx_http_agent_reply_session(r, &req->thread_id, &s, rc);
         }
 
         if (rc == NGX_OK && ctx->redrive == NULL) {

@@ -516,9 +516,23 @@ ngx_http_agent_reply_session_get(ngx_http_request_t *r, ngx_str_t *id,
 
     rc = ngx_http_agent_store_session_get(&ctx->store, id, s);
 
+    return ngx_http_agent_reply_session(r, id, s, rc);
+}
+
+
+/* the answer of a session's read (rc), as ngx_http_agent_reply_session_get */
+
+ngx_int_t
+ngx_http_agent_reply_session(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_session_t *s, ngx_int_t rc)
+{
+    ngx_http_agent_ctx_t  *ctx;
+
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     /* another owner's session is answered as an unknown one */
     if (rc == NGX_OK && !ngx_http_agent_store_owns(ctx->owner, s)) {

@@ -47,6 +47,8 @@ ngx_int_t ngx_http_agent_reply_session_create(ngx_http_request_t *r,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_reply_session_get(ngx_http_request_t *r,
     ngx_str_t *id, ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_reply_session(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_session_t *s, ngx_int_t rc);
 
 
 #endif /* _NGX_HTTP_AGENT_REPLY_H_INCLUDED_ */
