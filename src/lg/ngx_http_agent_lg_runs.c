@@ -214,13 +214,13 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     {
         ngx_http_agent_turn_record_stop(turn, action.len == 8);
 
-        if (!wait) {
-            return ngx_http_agent_reply_send(r, NGX_HTTP_ACCEPTED, NULL);
+        if (wait) {
+            /* its end may still be on its way to the store (PostgreSQL) */
+            return ngx_http_agent_lg_follow(r, req,
+                                            NGX_HTTP_AGENT_LG_RUN_CANCEL, 0);
         }
 
-        /* its end may still be on its way to the store (PostgreSQL) */
-        return ngx_http_agent_lg_follow(r, req, NGX_HTTP_AGENT_LG_RUN_CANCEL,
-                                        0);
+        /* not waited for: a pending run's row says so now, as below */
     }
 
     /*
