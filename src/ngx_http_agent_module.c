@@ -548,7 +548,6 @@ ngx_http_agent_init_main_conf(ngx_conf_t *cf, void *conf)
 }
 
 
-
 static void *
 ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
 {
@@ -671,9 +670,9 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
         return NGX_CONF_ERROR;
     }
 
-    if (conf->kind) {
-        amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
 
+    if (conf->kind) {
         if (conf->owner) {
             amcf->owned = 1;
 
@@ -702,6 +701,8 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
         if (conf->thread_pool == NULL) {
             return NGX_CONF_ERROR;
         }
+
+        amcf->thread_pool = conf->thread_pool;
     }
 #endif
 
@@ -774,7 +775,10 @@ ngx_http_agent_init_process(ngx_cycle_t *cycle)
 
     ngx_http_agent_store_select(&amcf->checkpoint_db);
 
-    if (ngx_http_agent_store_open(cycle, &amcf->checkpoint_db) != NGX_OK) {
+    if (ngx_http_agent_store_open(cycle, &amcf->checkpoint_db,
+                                  amcf->thread_pool)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 

@@ -75,6 +75,9 @@ typedef struct {
     /* the locations a run taken over may run on: ngx_http_agent_door_t */
     ngx_array_t               *doors;
 
+    /* a thread pool of the agent locations: the store's file work */
+    void                      *thread_pool;
+
     /* locations with and without agent_owner: nginx -t warns of a mix */
     ngx_uint_t                 owned;
     ngx_str_t                  unowned;

@@ -110,5 +110,45 @@ ok(!grep({ $_->{role} eq 'tool' } @$m),
    'the late result of the cancelled job was dropped');
 
 $t->stop;
+
+# The store's WAL checkpoint (SQLite): on the pool where the locations
+# have one, in the commit on the event loop where none has; the store
+# whole after.
+for my $mode ($ENV{AGENT_PG} ? () : ('default', 'off')) {
+    my $conf = $t->conf(workers => 1,
+                        http => "agent_sql_thread_pool $mode;");
+    $conf =~ s{(location /api/chat/)}{location = /metrics { agent_metrics; }
+        $1};
+    $t->run($conf);
+
+    my $wal = $t->{dir} . '/agent.db-wal';
+    my ($turns, $ended, $where, $seen) = (0, 0, '', 0);
+    for (1 .. 150) {
+        $turns++;
+        my $r = $t->turn($t->session, 'quick ' . ('x' x 4000));
+        $ended++ if ($r->{types}[-1] // '') eq 'end';
+        my $m = $t->http('GET', '/metrics')->{content};
+        my %n = $m =~ /^agent_store_checkpoints_total
+                        \{where="(\w+)",kind="passive"\}\ (\d+)$/mgx;
+        if (%n) {
+            $where = join ',', sort keys %n;
+            last if ++$seen == 3;
+        }
+    }
+    is($ended, $turns, "$mode: every turn ended ($turns)");
+    is($where, $mode eq 'off' ? 'loop' : 'thread',
+       "$mode: the WAL was checkpointed "
+       . ($mode eq 'off' ? 'in the commit' : 'on the thread pool'));
+    cmp_ok(-s $wal, '<', 3000 * 4096, "$mode: the WAL stays bounded");
+
+    my $l = $t->http('GET', '/api/sessions/?limit=1000');
+    cmp_ok(scalar @{ $l->{json}{sessions} }, '>=', $ended,
+           "$mode: every session is in the store");
+    unlike($t->slurp('error.log'), qr/checkpoint failed/,
+           "$mode: no checkpoint failed");
+
+    $t->stop;
+}
+
 $t->check_log;
 done_testing;

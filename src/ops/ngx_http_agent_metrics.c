@@ -101,6 +101,9 @@ static ngx_http_agent_metric_def_t  ngx_http_agent_metrics_defs[] = {
       NGX_HTTP_AGENT_HISTOGRAM, { NULL, NULL } },
     { "agent_store_errors_total", "Errors of the session store",
       NGX_HTTP_AGENT_COUNTER, { NULL, NULL } },
+    { "agent_store_checkpoints_total", "SQLite WAL checkpoints, on the "
+      "thread pool or on the event loop, passive or restarting the WAL",
+      NGX_HTTP_AGENT_COUNTER, { "where", "kind" } },
     { "agent_traces_dropped_total", "Turns whose spans the OTLP collector "
       "did not get (down, slow, or the queue full)",
       NGX_HTTP_AGENT_COUNTER, { NULL, NULL } }

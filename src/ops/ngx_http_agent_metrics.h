@@ -26,6 +26,7 @@ typedef enum {
     NGX_HTTP_AGENT_M_OPEN_STREAMS,       /* gauge */
     NGX_HTTP_AGENT_M_SQL_SECONDS,        /* histogram */
     NGX_HTTP_AGENT_M_STORE_ERRORS,
+    NGX_HTTP_AGENT_M_STORE_CHECKPOINTS,  /* where, kind */
     NGX_HTTP_AGENT_M_TRACES_DROPPED,
     NGX_HTTP_AGENT_M_LAST
 } ngx_http_agent_metric_e;

@@ -306,8 +306,12 @@ typedef struct {
     ngx_int_t  (*init)(ngx_cycle_t *cycle, ngx_str_t *path,
                        ngx_str_t *resources_dir, ngx_uid_t user,
                        ngx_gid_t group);
-    /* in each worker: the file opened, or the connections started */
-    ngx_int_t  (*open)(ngx_cycle_t *cycle, ngx_str_t *path);
+    /*
+     * in each worker: the file opened, or the connections started;
+     * thread_pool (or NULL) takes the back end's own file work
+     */
+    ngx_int_t  (*open)(ngx_cycle_t *cycle, ngx_str_t *path,
+                       void *thread_pool);
     /* the worker's end */
     void       (*close)(ngx_cycle_t *cycle);
 

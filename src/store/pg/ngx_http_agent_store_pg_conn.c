@@ -53,7 +53,8 @@ ngx_http_agent_pg_conn_t  *ngx_http_agent_pg_conns;
 
 
 ngx_int_t
-ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path)
+ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path,
+    void *thread_pool)
 {
     ngx_uint_t                 i;
     ngx_http_agent_pg_conn_t  *pc;

@@ -52,7 +52,8 @@ typedef struct {
 extern ngx_http_agent_pg_conn_t       *ngx_http_agent_pg_conns;
 
 
-ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path);
+ngx_int_t ngx_http_agent_pg_open(ngx_cycle_t *cycle, ngx_str_t *path,
+    void *thread_pool);
 void ngx_http_agent_pg_close(ngx_cycle_t *cycle);
 void ngx_http_agent_pg_fail(ngx_http_agent_pg_conn_t *pc, const char *why);
 

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite_db.h"
 #include "ngx_http_agent_sqlite_retry.h"
+#include "ngx_http_agent_sqlite_wal.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -444,7 +445,8 @@ ngx_http_agent_sqlite_copy_id(sqlite3_context *ctx, int argc,
 
 
 ngx_int_t
-ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
+ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
+    void *thread_pool)
 {
     int  rc;
 
@@ -481,7 +483,8 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path)
                  "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
                  NULL, NULL, NULL);
 
-    return NGX_OK;
+    return ngx_http_agent_sqlite_wal_init(cycle, ngx_http_agent_sqlite_db,
+                                          path, thread_pool);
 }
 
 
@@ -579,6 +582,8 @@ ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
             ngx_http_agent_store_stmts[i] = NULL;
         }
     }
+
+    ngx_http_agent_sqlite_wal_close();
 
     if (ngx_http_agent_sqlite_db) {
         sqlite3_close(ngx_http_agent_sqlite_db);

@@ -118,7 +118,8 @@ extern ngx_uint_t     ngx_http_agent_sqlite_tx;
 extern ngx_log_t     *ngx_http_agent_sqlite_log;
 
 
-ngx_int_t ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path);
+ngx_int_t ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
+    void *thread_pool);
 void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
 
 sqlite3_stmt *ngx_http_agent_sqlite_stmt(ngx_uint_t n);
