@@ -35,6 +35,10 @@ $t->mock(sub {
     my ($req) = @_;
     my @m = @{ $req->{messages} };
     my ($tool) = grep { $_->{role} eq 'tool' } @m;
+    if (AgentTest::last_user($req) eq 'cut it') {
+        return { text => 'after the cut' } if $tool;
+        return { tools => [ [ 'k1', 'svc', '{"which": "cutbody"}' ] ] };
+    }
     if (AgentTest::last_user($req) eq 'pair them') {
         return { text => 'paired: ' . join(', ', map { $_->{content} }
                                           grep { $_->{role} eq 'tool' } @m) }
@@ -59,6 +63,12 @@ $t->mock(sub {
 my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
     my ($body) = @_;
     my $which = $body->{which} // '';
+    # hangs the first time; then its body is cut short after its headers
+    if ($which eq 'cutbody') {
+        return { status => 200, body => '{"cut": true}', delay => 60 }
+            unless -e "$dir/bodycut";
+        return { status => 200, body => '{"cut": ', short => 100 };
+    }
     if ($which eq 'slow' && !-e "$dir/slowcut") {
         open my $fh, '>', "$dir/slowcut" or die;
         close $fh;
@@ -220,6 +230,34 @@ like($t->slurp('error.log'), qr/tool call "p1" of run "$prun" answered before/,
      'the kept call is logged');
 is($t->sqlite($db, "SELECT count(*) FROM run_events WHERE run_id = '$prun' "
               . "AND seq < 0"), 0, 'its pending writes go with its end');
+
+# --- a taken-over run whose location tool's body is cut after its headers --
+# the subrequest fails late, under the request without a client that
+# drives the run: the tool's error is the call's result, the run ends, and
+# that request is closed once, without nginx's alert
+
+$th = $t->http('POST', '/lgp/threads', {})->{json}{thread_id};
+$r = $t->http('POST', "/lgp/threads/$th/runs", { assistant_id => 'pair',
+    input => { messages => [ { role => 'user', content => 'cut it' } ] } });
+my $krun = $r->{json}{run_id};
+ok(AgentTest::wait_for(sub {
+    grep { ($_->{body}{which} // '') eq 'cutbody' } $svc->requests }, 20),
+   'a run in its tool call');
+open my $bc, '>', "$dir/bodycut" or die;
+close $bc;
+kill 'KILL', $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
+ok(AgentTest::wait_for(sub {
+    $t->slurp('error.log') =~ /upstream prematurely closed/ }, 30),
+   'the run was taken over, and its tool\'s body cut short');
+my $kst;
+ok(AgentTest::wait_for(sub {
+    $kst = $t->http('GET', "/lgp/threads/$th/runs/$krun")->{json}{status}
+           // '';
+    $kst ne 'running' && $kst ne 'pending' }, 30),
+   "the run ended: $kst");
+is($kst, 'success', 'the run ended with the tool\'s error as its result');
+unlike($t->slurp('error.log'), qr/connection already closed/,
+       'the request without a client closed once');
 
 # --- our own API's turn, killed mid-round: taken over too --------------------
 

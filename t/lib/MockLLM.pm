@@ -301,9 +301,11 @@ sub respond {
         sleep($spec->{delay}) if $spec->{delay};
         my $h = join '', map { "$_: $spec->{headers}{$_}\r\n" }
                          sort keys %{ $spec->{headers} // {} };
+        # short: the length says more than is sent (a body cut short)
         syswrite($c, "HTTP/1.1 $s Mock\r\nContent-Type: application/json\r\n"
-                     . $h . "Content-Length: " . length($b) . "\r\n\r\n$b");
-        return 1;
+                     . $h . "Content-Length: "
+                     . (length($b) + ($spec->{short} // 0)) . "\r\n\r\n$b");
+        return !$spec->{short};
     }
 
     my @chunks = @{ $spec->{chunks} // [] };
