@@ -25,19 +25,16 @@
  * and goes on.  A passive checkpoint waits on no lock: where a reader or
  * a writer holds a page, or another worker checkpoints, it copies what it
  * can and the next commit past the mark posts another.  One is on the
- * pool at a time.  Without a thread pool, or with its queue full, the
- * checkpoint runs in the commit, as SQLite's did.
+ * pool at a time.  Without a thread pool, with its queue full, or with
+ * the task still queued behind long SQL tools while the WAL passes
+ * 16000 pages, the checkpoint runs in the commit, as SQLite's did.
  */
 
 
 #define NGX_HTTP_AGENT_SQLITE_WAL_PAGES  1000
 #define NGX_HTTP_AGENT_SQLITE_WAL_CAP    4000
+#define NGX_HTTP_AGENT_SQLITE_WAL_HARD   16000
 
-
-static int ngx_http_agent_sqlite_wal_hook(void *data, sqlite3 *db,
-    const char *name, int pages);
-static void ngx_http_agent_sqlite_wal_count(int rc, const char *where,
-    const char *kind);
 
 #if (NGX_THREADS)
 
@@ -47,6 +44,19 @@ typedef struct {
     ngx_uint_t                  restarted;
 } ngx_http_agent_sqlite_wal_t;
 
+#endif
+
+
+static int ngx_http_agent_sqlite_wal_hook(void *data, sqlite3 *db,
+    const char *name, int pages);
+static void ngx_http_agent_sqlite_wal_inline(sqlite3 *db, const char *name);
+static void ngx_http_agent_sqlite_wal_count(int rc, const char *where,
+    const char *kind);
+
+#if (NGX_THREADS)
+
+static ngx_int_t ngx_http_agent_sqlite_wal_open(ngx_cycle_t *cycle,
+    ngx_str_t *path, ngx_thread_task_t *task);
 static ngx_int_t ngx_http_agent_sqlite_wal_post(void);
 static void ngx_http_agent_sqlite_wal_run(void *data, ngx_log_t *log);
 static void ngx_http_agent_sqlite_wal_done(ngx_event_t *ev);
@@ -59,6 +69,7 @@ static ngx_uint_t          ngx_http_agent_sqlite_wal_again;
 
 #endif
 
+static sqlite3            *ngx_http_agent_sqlite_wal_db;
 static ngx_log_t          *ngx_http_agent_sqlite_wal_log;
 
 
@@ -67,49 +78,30 @@ ngx_http_agent_sqlite_wal_init(ngx_cycle_t *cycle, sqlite3 *db,
     ngx_str_t *path, void *thread_pool)
 {
 #if (NGX_THREADS)
-    int                           rc;
-    ngx_thread_task_t            *task;
-    ngx_http_agent_sqlite_wal_t  *w;
+    ngx_thread_task_t  *task;
 #endif
 
+    ngx_http_agent_sqlite_wal_db = db;
     ngx_http_agent_sqlite_wal_log = cycle->log;
 
 #if (NGX_THREADS)
 
-    if (thread_pool) {
+    /* the pool's threads run in workers only, not in the cache's processes */
+
+    if (thread_pool
+        && (ngx_process == NGX_PROCESS_WORKER
+            || ngx_process == NGX_PROCESS_SINGLE))
+    {
         task = ngx_thread_task_alloc(cycle->pool,
                                      sizeof(ngx_http_agent_sqlite_wal_t));
         if (task == NULL) {
             return NGX_ERROR;
         }
 
-        w = task->ctx;
-
-        /* used by one thread at a time: the one the task runs on */
-        rc = sqlite3_open_v2((char *) path->data, &w->db,
-                             SQLITE_OPEN_READWRITE|SQLITE_OPEN_NOMUTEX, NULL);
-
-        if (rc == SQLITE_OK) {
-            /* a first read: the handle knows the file is in WAL mode */
-            rc = sqlite3_exec(w->db, "SELECT count(*) FROM sqlite_schema",
-                              NULL, NULL, NULL);
+        if (ngx_http_agent_sqlite_wal_open(cycle, path, task) == NGX_OK) {
+            ngx_http_agent_sqlite_wal_pool = thread_pool;
+            ngx_http_agent_sqlite_wal_task = task;
         }
-
-        if (rc != SQLITE_OK) {
-            ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
-                          "agent: cannot open checkpoint db \"%V\" for its "
-                          "WAL's checkpoints: %s", path, sqlite3_errstr(rc));
-            sqlite3_close(w->db);
-            return NGX_ERROR;
-        }
-
-        task->handler = ngx_http_agent_sqlite_wal_run;
-        task->event.handler = ngx_http_agent_sqlite_wal_done;
-        task->event.data = w;
-        task->event.log = cycle->log;
-
-        ngx_http_agent_sqlite_wal_pool = thread_pool;
-        ngx_http_agent_sqlite_wal_task = task;
     }
 
 #endif
@@ -127,8 +119,6 @@ static int
 ngx_http_agent_sqlite_wal_hook(void *data, sqlite3 *db, const char *name,
     int pages)
 {
-    int  rc;
-
     if (pages < NGX_HTTP_AGENT_SQLITE_WAL_PAGES) {
         return SQLITE_OK;
     }
@@ -137,21 +127,33 @@ ngx_http_agent_sqlite_wal_hook(void *data, sqlite3 *db, const char *name,
 
     if (ngx_http_agent_sqlite_wal_posted) {
         ngx_http_agent_sqlite_wal_again = 1;
-        return SQLITE_OK;
-    }
 
-    if (ngx_http_agent_sqlite_wal_post() == NGX_OK) {
+        /* past the hard mark, the task waits behind others: here too */
+        if (pages < NGX_HTTP_AGENT_SQLITE_WAL_HARD) {
+            return SQLITE_OK;
+        }
+
+    } else if (ngx_http_agent_sqlite_wal_post() == NGX_OK) {
         return SQLITE_OK;
     }
 
 #endif
 
+    ngx_http_agent_sqlite_wal_inline(db, name);
+
+    return SQLITE_OK;
+}
+
+
+static void
+ngx_http_agent_sqlite_wal_inline(sqlite3 *db, const char *name)
+{
+    int  rc;
+
     rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL,
                                    NULL);
 
     ngx_http_agent_sqlite_wal_count(rc, "loop", "passive");
-
-    return SQLITE_OK;
 }
 
 
@@ -160,9 +162,11 @@ ngx_http_agent_sqlite_wal_count(int rc, const char *where, const char *kind)
 {
     ngx_str_t  label;
 
-    /* busy: another worker's checkpoint runs, and does the work */
+    if (rc == SQLITE_BUSY) {
+        /* another's checkpoint ran, or a writer held the lock: not done */
+        kind = "busy";
 
-    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+    } else if (rc != SQLITE_OK) {
         ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_STORE_ERRORS, NULL, NULL,
                                    1);
         ngx_log_error(NGX_LOG_ERR, ngx_http_agent_sqlite_wal_log, 0,
@@ -180,6 +184,53 @@ ngx_http_agent_sqlite_wal_count(int rc, const char *where, const char *kind)
 
 
 #if (NGX_THREADS)
+
+/*
+ * The task's handle.  A first read has it know the file's WAL: it waits
+ * a second at most for a worker that rebuilds the WAL's index (the file's
+ * first use, or after a worker killed in a write), here in the worker's
+ * start; failing that, the worker checkpoints in its commits.
+ */
+
+static ngx_int_t
+ngx_http_agent_sqlite_wal_open(ngx_cycle_t *cycle, ngx_str_t *path,
+    ngx_thread_task_t *task)
+{
+    int                           rc;
+    ngx_http_agent_sqlite_wal_t  *w;
+
+    w = task->ctx;
+
+    /* used by one thread at a time: the one the task runs on */
+    rc = sqlite3_open_v2((char *) path->data, &w->db,
+                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_NOMUTEX, NULL);
+
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(w->db, 1000);
+        rc = sqlite3_exec(w->db, "SELECT count(*) FROM sqlite_schema",
+                          NULL, NULL, NULL);
+
+        /* no waits after: a checkpoint gives up at once on a held lock */
+        sqlite3_busy_timeout(w->db, 0);
+    }
+
+    if (rc != SQLITE_OK) {
+        ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
+                      "agent: no WAL checkpoints on the thread pool, "
+                      "\"%V\": %s; they run in the commits",
+                      path, sqlite3_errmsg(w->db));
+        sqlite3_close(w->db);
+        return NGX_DECLINED;
+    }
+
+    task->handler = ngx_http_agent_sqlite_wal_run;
+    task->event.handler = ngx_http_agent_sqlite_wal_done;
+    task->event.data = w;
+    task->event.log = cycle->log;
+
+    return NGX_OK;
+}
+
 
 static ngx_int_t
 ngx_http_agent_sqlite_wal_post(void)
@@ -203,9 +254,12 @@ ngx_http_agent_sqlite_wal_post(void)
  * On a pool's thread.  Under writes that never pause the WAL is never all
  * copied when a worker begins to write, and grows: past the cap, once the
  * passive checkpoint has copied what it saw, a restart.  It takes the
- * write lock only if no worker holds it, copies what came since (a few
- * pages, and the sync) and starts the WAL again if no reader is in it;
- * otherwise it gives up at once, and the next checkpoint tries again.
+ * write lock only if no worker holds it, and starts the WAL again if no
+ * reader is in it; otherwise it gives up at once, and the next checkpoint
+ * tries again.  With the lock, it first copies what came since the
+ * passive one and syncs the WAL and the file: the workers' writes wait
+ * for those two syncs as for another worker's write, once the WAL has
+ * grown by 4000 pages.
  */
 
 static void
@@ -235,7 +289,9 @@ ngx_http_agent_sqlite_wal_run(void *data, ngx_log_t *log)
 static void
 ngx_http_agent_sqlite_wal_done(ngx_event_t *ev)
 {
-    ngx_http_agent_sqlite_wal_t *w = ev->data;
+    ngx_http_agent_sqlite_wal_t  *w;
+
+    w = ev->data;
 
     ngx_http_agent_sqlite_wal_posted = 0;
 
@@ -250,15 +306,23 @@ ngx_http_agent_sqlite_wal_done(ngx_event_t *ev)
      * them there.
      */
 
-    if (ngx_http_agent_sqlite_wal_again) {
-        (void) ngx_http_agent_sqlite_wal_post();
+    if (ngx_http_agent_sqlite_wal_again
+        && ngx_http_agent_sqlite_wal_post() != NGX_OK)
+    {
+        ngx_http_agent_sqlite_wal_again = 0;
+        ngx_http_agent_sqlite_wal_inline(ngx_http_agent_sqlite_wal_db, "main");
     }
 }
 
 #endif
 
 
-/* the worker's end: nginx has joined the pool's threads before */
+/*
+ * The worker's end.  nginx's thread pool ends first (a core module): its
+ * threads run what is queued before their exit.  A task still posted
+ * then (the pool could not queue its exit) keeps its handle: the process
+ * ends anyway.
+ */
 
 void
 ngx_http_agent_sqlite_wal_close(void)
@@ -266,10 +330,13 @@ ngx_http_agent_sqlite_wal_close(void)
 #if (NGX_THREADS)
     ngx_http_agent_sqlite_wal_t  *w;
 
-    if (ngx_http_agent_sqlite_wal_task) {
+    if (ngx_http_agent_sqlite_wal_task && !ngx_http_agent_sqlite_wal_posted) {
         w = ngx_http_agent_sqlite_wal_task->ctx;
         sqlite3_close(w->db);
-        ngx_http_agent_sqlite_wal_task = NULL;
     }
+
+    ngx_http_agent_sqlite_wal_task = NULL;
 #endif
+
+    ngx_http_agent_sqlite_wal_db = NULL;
 }
