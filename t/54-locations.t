@@ -5,7 +5,7 @@
 # back.  The locations are JavaScript in nginx (Debian's njs module) and a
 # proxy_pass to a small HTTP service with an Authorization the model never
 # sees; the faults: a 500, an answer over max_size, a location too slow,
-# an answer that is no JSON object.  Skipped where the njs module is not
+# an answer that is no JSON object, a body cut short.  Skipped where the njs module is not
 # installed (apt-get install libnginx-mod-http-js).
 
 use strict;
@@ -31,6 +31,10 @@ my $t = AgentTest->new;
 
 # a service behind proxy_pass: answers a record, logs what it was sent
 my $svc = MockLLM->new(dir => $t->dir, name => 'svc', script => sub {
+    my ($body) = @_;
+    # cut: its headers, then a body that stops short of its length
+    return { status => 200, body => '{"id": ', short => 50 }
+        if $body->{cut};
     { status => 200, body => '{"id": 7, "name": "ann"}' } });
 
 my $mock = $t->mock(sub {
@@ -45,6 +49,7 @@ my $mock = $t->mock(sub {
                         [ 'g', 'big', '{}' ],
                         [ 's', 'slow', '{}' ] ] } if $q eq 'all tools';
     return { tools => [ [ 's2', 'slow', '{}' ] ] } if $q eq 'slow only';
+    return { tools => [ [ 'c', 'lookup', '{"cut": 1}' ] ] } if $q eq 'cut';
     return { text => 'no tools' };
 });
 
@@ -148,6 +153,19 @@ my $err = $r->{events}[-1];
 is($err->{type}, 'error', 'http node: prose fails the turn');
 like($err->{error}, qr/the node "prose" got no JSON object from \/internal\/prose/,
      'http node: and says which');
+
+# a service that closes before the end of its body: after its headers
+# nginx ends the subrequest without an error; what came is not the answer
+$r = $t->turn($t->session, 'cut');
+is($r->{types}[-1], 'end', 'a turn whose tool\'s body is cut short ends');
+my ($cut) = map { $_->{content} }
+            grep { $_->{type} eq 'tool_result' } @{ $r->{events} };
+like($cut->{error} // '', qr/^the tool's location answered 502/,
+     'a body cut short is an error result, not the part that came')
+    or diag explain $cut;
+like($t->slurp('error.log'),
+     qr/the location "\/internal\/lookup" answered 200, its body cut short/,
+     'and logged');
 
 # a client that leaves while a location tool runs: the turn ends, the
 # subrequest runs out in the background, the worker lives on

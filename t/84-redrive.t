@@ -255,7 +255,11 @@ ok(AgentTest::wait_for(sub {
            // '';
     $kst ne 'running' && $kst ne 'pending' }, 30),
    "the run ended: $kst");
-is($kst, 'success', 'the run ended with the tool\'s error as its result');
+is($kst, 'success', 'the run ended');
+my ($kt) = grep { $_->{type} eq 'tool' } @{ $t->http('GET',
+    "/lgp/threads/$th/state")->{json}{values}{messages} };
+like($kt->{content}, qr/the tool's location answered 502/,
+     'the tool\'s body cut short is an error result');
 unlike($t->slurp('error.log'), qr/connection already closed/,
        'the request without a client closed once');
 

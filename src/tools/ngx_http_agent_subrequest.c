@@ -218,6 +218,22 @@ ngx_http_agent_subrequest_done(ngx_http_request_t *sr, void *data,
         status = NGX_HTTP_OK;
     }
 
+    /*
+     * An upstream that closes before the end of its body: after the
+     * headers, nginx ends the subrequest with a flush, not an error, and
+     * the body's last buffer never comes.  What came is not the answer.
+     */
+
+    if (status < NGX_HTTP_SPECIAL_RESPONSE && sr->header_sent && !s->last
+        && !sr->header_only)
+    {
+        ngx_log_error(NGX_LOG_WARN, sr->connection->log, 0,
+                      "agent: the location \"%V\" answered %ui, its body "
+                      "cut short after %uz bytes", &sr->uri, status,
+                      s->body.len);
+        status = NGX_HTTP_BAD_GATEWAY;
+    }
+
     ngx_log_debug3(NGX_LOG_DEBUG_HTTP, sr->connection->log, 0,
                    "agent subrequest \"%V\": %ui, %uz bytes",
                    &sr->uri, status, s->body.len);
@@ -354,6 +370,10 @@ ngx_http_agent_subrequest_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
             /* filter_need_in_memory: not expected; counted as cut */
             s->truncated |= (b->file_last > b->file_pos);
             b->file_pos = b->file_last;
+        }
+
+        if (b->last_buf || b->last_in_chain) {
+            s->last = 1;
         }
     }
 

@@ -31,6 +31,7 @@ typedef struct {
     void                          (*ended)(void *data);
     void                           *ended_data;
     unsigned                        truncated:1;
+    unsigned                        last:1;     /* its body's end came */
     unsigned                        cancelled:1;
     unsigned                        done:1;
 } ngx_http_agent_subrequest_t;
