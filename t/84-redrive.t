@@ -12,7 +12,8 @@
 # namespace) has its run taken over by another once its lease runs out.
 # An A2A task, a background Open Responses response and an MCP call,
 # their worker killed mid-round, are finished by another worker too: their
-# protocol reads the end (GetTask, GET /v1/responses/{id}).
+# protocol reads the end (GetTask, GET /v1/responses/{id}).  The cache's
+# manager and loader processes take nothing over.
 
 use strict;
 use warnings;
@@ -122,6 +123,8 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
         $1};
 # a reload: the old workers hand their runs over 0.5s before this
 $conf =~ s{(worker_processes \d+;)}{$1\nworker_shutdown_timeout 3s;};
+# a cache: nginx starts its manager and loader, which take over nothing
+$conf =~ s{(http \{)}{$1\nproxy_cache_path $dir/cache keys_zone=c:1m;};
 $t->run($conf);
 
 sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }
@@ -539,5 +542,14 @@ SKIP: {
 }
 
 $t->stop;
+# the cache's processes run no requests: none took a run or a thread over
+my $log = $t->slurp('error.log');
+my %helper = map { $_ => 1 }
+             $log =~ /start cache (?:manager|loader) process (\d+)/g;
+ok(%helper, 'nginx ran the cache\'s manager and loader');
+my @by = grep { $helper{$_} }
+         $log =~ /\] (\d+)#\d+: agent: .*(?:taken over|taking it over)/g;
+is(scalar @by, 0, 'none of them took over a run or a thread');
+
 $t->check_log(allow => qr/exited on signal 9|lost its worker|ended: its |held by process|handed over/);
 done_testing;
