@@ -764,20 +764,21 @@ ngx_http_agent_init_process(ngx_cycle_t *cycle)
 {
     ngx_http_agent_main_conf_t  *amcf;
 
+    /* workers only: the cache's manager and loader run no requests */
     amcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_agent_module);
-    if (amcf == NULL || amcf->checkpoint_db.len == 0) {
+    if (amcf == NULL || amcf->checkpoint_db.len == 0
+        || (ngx_process != NGX_PROCESS_WORKER
+            && ngx_process != NGX_PROCESS_SINGLE))
+    {
         return NGX_OK;
-    }
-
-    if (ngx_http_agent_curl_init_process(cycle) != NGX_OK) {
-        return NGX_ERROR;
     }
 
     ngx_http_agent_store_select(&amcf->checkpoint_db);
 
-    if (ngx_http_agent_store_open(cycle, &amcf->checkpoint_db,
-                                  amcf->thread_pool)
-        != NGX_OK)
+    if (ngx_http_agent_curl_init_process(cycle) != NGX_OK
+        || ngx_http_agent_store_open(cycle, &amcf->checkpoint_db,
+                                     amcf->thread_pool)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }

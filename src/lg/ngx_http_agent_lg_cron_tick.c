@@ -82,12 +82,7 @@ ngx_http_agent_lg_cron_init(ngx_cycle_t *cycle, ngx_array_t *doors)
 
     t = &ngx_http_agent_lg_cron_ticks;
 
-    /* workers only: the cache's manager and loader run no requests */
-
-    if (doors == NULL
-        || (ngx_process != NGX_PROCESS_WORKER
-            && ngx_process != NGX_PROCESS_SINGLE))
-    {
+    if (doors == NULL) {
         return;
     }
 

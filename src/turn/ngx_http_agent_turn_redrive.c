@@ -101,12 +101,7 @@ ngx_http_agent_turn_redrive_init(ngx_cycle_t *cycle, ngx_array_t *doors)
 
     rd = &ngx_http_agent_redrive;
 
-    /* workers only: the cache's manager and loader run no requests */
-
-    if (doors == NULL || doors->nelts == 0
-        || (ngx_process != NGX_PROCESS_WORKER
-            && ngx_process != NGX_PROCESS_SINGLE))
-    {
+    if (doors == NULL || doors->nelts == 0) {
         return;
     }
 

@@ -86,12 +86,7 @@ ngx_http_agent_sqlite_wal_init(ngx_cycle_t *cycle, sqlite3 *db,
 
 #if (NGX_THREADS)
 
-    /* the pool's threads run in workers only, not in the cache's processes */
-
-    if (thread_pool
-        && (ngx_process == NGX_PROCESS_WORKER
-            || ngx_process == NGX_PROCESS_SINGLE))
-    {
+    if (thread_pool) {
         task = ngx_thread_task_alloc(cycle->pool,
                                      sizeof(ngx_http_agent_sqlite_wal_t));
         if (task == NULL) {
