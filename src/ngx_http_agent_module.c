@@ -64,15 +64,6 @@ static ngx_conf_num_bounds_t  ngx_http_agent_rounds_bounds = {
 };
 
 
-/* agent_durability, a LangGraph run's "durability" (lg_request.c) */
-ngx_conf_enum_t  ngx_http_agent_durabilities[] = {
-    { ngx_string("sync"), NGX_HTTP_AGENT_DURABILITY_SYNC },
-    { ngx_string("async"), NGX_HTTP_AGENT_DURABILITY_ASYNC },
-    { ngx_string("exit"), NGX_HTTP_AGENT_DURABILITY_EXIT },
-    { ngx_null_string, 0 }
-};
-
-
 static ngx_command_t  ngx_http_agent_commands[] = {
 
     { ngx_string("agent_checkpoint_db"),
@@ -491,6 +482,7 @@ ngx_http_agent_create_main_conf(ngx_conf_t *cf)
         return NULL;
     }
 
+
     /* before anything opens a database: SQLite's allocator is set once */
     ngx_http_agent_sql_sandbox_init(cf->log);
 
@@ -672,13 +664,11 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
 
-    if (conf->kind) {
-        if (conf->owner) {
-            amcf->owned = 1;
+    if (conf->kind && conf->owner) {
+        amcf->owned = 1;
 
-        } else if (amcf->unowned.len == 0) {
-            amcf->unowned = conf->location;
-        }
+    } else if (conf->kind && amcf->unowned.len == 0) {
+        amcf->unowned = conf->location;
     }
 
     if (ngx_http_agent_allowed_check(cf, conf) != NGX_CONF_OK) {

@@ -473,6 +473,14 @@ ngx_http_agent_pass(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 
     rc = ngx_http_agent_dispatch(r, ctx, ctx->has_body ? &ctx->body : NULL);
 
+    /* a failure that is a document the store refused: answered as such */
+    if ((rc == NGX_ERROR || rc >= NGX_HTTP_INTERNAL_SERVER_ERROR)
+        && ctx->store.refused.len)
+    {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "%V", &ctx->store.refused);
+    }
+
     /* NGX_AGAIN with no answer to come: the client's, sending the reply */
 
     if (rc != NGX_AGAIN || ctx->store.waiting == 0) {

@@ -273,6 +273,8 @@ struct ngx_http_agent_store_call_s {
                                                    loop, where there is one */
     unsigned                       once:1;   /* its wake reads the answer
                                                 in rc, makes no pass again */
+    ngx_str_t                      refused;  /* a write over the store's
+                                                bounds: why (bounds.c) */
 };
 
 
@@ -562,10 +564,13 @@ typedef struct {
 
     /*
      * an item written (made, or its value, text and expiry replaced: its
-     * created_at kept); items that expired before now go, a few at a time
+     * created_at kept); items that expired before now go, a few at a time.
+     * NGX_BUSY: its owner's other items and it would be more than
+     * quota_items or quota_size bytes (0: no such bound), nothing written
      */
     ngx_int_t  (*item_put)(ngx_http_agent_store_call_t *sc,
-                           ngx_http_agent_item_t *item, int64_t now);
+                           ngx_http_agent_item_t *item, int64_t now,
+                           ngx_uint_t quota_items, size_t quota_size);
     /* an owner's item: NGX_DECLINED, none (or it expired before now) */
     ngx_int_t  (*item_get)(ngx_http_agent_store_call_t *sc,
                            ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key,
@@ -623,15 +628,12 @@ extern ngx_str_t                        ngx_http_agent_store_host;
 #define ngx_http_agent_store_commit       ngx_http_agent_store->commit
 #define ngx_http_agent_store_rollback     ngx_http_agent_store->rollback
 #define ngx_http_agent_store_cancel       ngx_http_agent_store->cancel
-#define ngx_http_agent_store_session_create                                   \
-    ngx_http_agent_store->session_create
 #define ngx_http_agent_store_session_get  ngx_http_agent_store->session_get
 #define ngx_http_agent_store_session_list ngx_http_agent_store->session_list
 #define ngx_http_agent_store_session_count                                    \
     ngx_http_agent_store->session_count
 #define ngx_http_agent_store_session_delete                                   \
     ngx_http_agent_store->session_delete
-#define ngx_http_agent_store_session_set  ngx_http_agent_store->session_set
 #define ngx_http_agent_store_session_copy ngx_http_agent_store->session_copy
 #define ngx_http_agent_store_lock         ngx_http_agent_store->lock
 #define ngx_http_agent_store_lock_renew   ngx_http_agent_store->lock_renew
@@ -646,16 +648,42 @@ extern ngx_str_t                        ngx_http_agent_store_host;
     ngx_http_agent_store->checkpoint_get(sc, id, NULL, cp)
 #define ngx_http_agent_store_checkpoint_list                                  \
     ngx_http_agent_store->checkpoint_list
-#define ngx_http_agent_store_checkpoint_write                                 \
-    ngx_http_agent_store->checkpoint_write
 #define ngx_http_agent_store_fork_later   ngx_http_agent_store->fork_later
-#define ngx_http_agent_store_fork_keep    ngx_http_agent_store->fork_keep
 #define ngx_http_agent_store_fork_cut     ngx_http_agent_store->fork_cut
 #define ngx_http_agent_store_resource_add ngx_http_agent_store->resource_add
 #define ngx_http_agent_store_resource_list                                    \
     ngx_http_agent_store->resource_list
 #define ngx_http_agent_store_resource_fetch                                   \
     ngx_http_agent_store->resource_fetch
+
+
+/*
+ * the store's bounds (ngx_http_agent_store_bounds.c): the writes of JSON
+ * documents go through these, never through the back end's table
+ */
+ngx_int_t ngx_http_agent_store_session_create(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
+    ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_store_session_set(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_uint_t field, ngx_str_t *value);
+ngx_int_t ngx_http_agent_store_checkpoint_write(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *session_id,
+    ngx_http_agent_checkpoint_t *cp, ngx_array_t *added);
+ngx_int_t ngx_http_agent_store_fork_keep(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels);
+ngx_uint_t ngx_http_agent_store_room(size_t *used, size_t size);
+
+/*
+ * every list answer stops at ANSWER_MAX bytes, the first entry included:
+ * no document is larger than DOCUMENT_MAX (agent_max_document_size's
+ * ceiling), a list the store reads stops at LIST_MAX, the rest is the
+ * answer's own JSON; an assistant keeps its last VERSIONS versions
+ */
+#define NGX_HTTP_AGENT_STORE_ANSWER_MAX    (8 * 1024 * 1024)
+#define NGX_HTTP_AGENT_STORE_LIST_MAX      (7 * 1024 * 1024)
+#define NGX_HTTP_AGENT_STORE_DOCUMENT_MAX  (2 * 1024 * 1024)
+#define NGX_HTTP_AGENT_STORE_VERSIONS      "50"
+#define NGX_HTTP_AGENT_STORE_REFUSED_LEN   160
 
 
 char *ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,

@@ -46,6 +46,15 @@ static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
 
 
+/* agent_durability, a LangGraph run's "durability" (lg_request.c) */
+ngx_conf_enum_t  ngx_http_agent_durabilities[] = {
+    { ngx_string("sync"), NGX_HTTP_AGENT_DURABILITY_SYNC },
+    { ngx_string("async"), NGX_HTTP_AGENT_DURABILITY_ASYNC },
+    { ngx_string("exit"), NGX_HTTP_AGENT_DURABILITY_EXIT },
+    { ngx_null_string, 0 }
+};
+
+
 /*
  * The turn's start: the store's part (the lock, the state, the input step
  * and the hooks' rows) runs again from its start on each answer of an
@@ -235,6 +244,7 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
 
     if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
         turn->locked = 0;
+        ngx_http_agent_reply_refused(r, &turn->sc);
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the message could not be saved");
     }
@@ -790,6 +800,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     rc = ngx_http_agent_graph_input(run, update);
 
     if (rc != NGX_OK && rc != NGX_AGAIN) {
+        ngx_http_agent_reply_refused(r, &turn->sc);
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the message could not be saved");
     }

@@ -82,6 +82,7 @@ ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
     int                     i;
+    size_t                  used;
     ngx_pool_t             *pool;
     ngx_array_t            *items;
     ngx_http_agent_item_t  *item;
@@ -98,7 +99,12 @@ ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
         return NGX_ERROR;
     }
 
-    for (i = 0; i < PQntuples(res); i++) {
+    used = 0;
+
+    for (i = 0;
+         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
+         i++)
+    {
         item = ngx_array_push(items);
         if (item == NULL) {
             return NGX_ERROR;
@@ -166,20 +172,30 @@ ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
 
 ngx_int_t
 ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
-    ngx_http_agent_item_t *item, int64_t now)
+    ngx_http_agent_item_t *item, int64_t now, ngx_uint_t quota_items,
+    size_t quota_size)
 {
+    int64_t                      items, size;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc);
 
     if (a) {
-        return a->rc;
+        /* no row written: the owner's quota is full */
+        return a->rc == NGX_DECLINED ? NGX_BUSY : a->rc;
     }
 
-    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_PUT, NULL,
-                                 "ssssssii", &item->owner, &item->ns,
-                                 &item->key, &item->value, &item->text,
-                                 &item->updated_at, item->expires, now);
+    /* -1: no quota, and its sums are not made */
+    items = (quota_items || quota_size)
+            ? (quota_items ? (int64_t) quota_items : INT64_MAX) : -1;
+    size = quota_size ? (int64_t) quota_size : INT64_MAX;
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
+                                 ngx_http_agent_pg_items_some, "ssssssiiii",
+                                 &item->owner, &item->ns, &item->key,
+                                 &item->value, &item->text,
+                                 &item->updated_at, item->expires, now,
+                                 items, size);
 }
 
 

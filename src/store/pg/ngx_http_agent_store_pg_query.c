@@ -499,6 +499,24 @@ ngx_http_agent_pg_params(ngx_http_agent_pg_query_t *q, char **values,
 
 
 
+/* a list's row within the answer budget (ngx_http_agent_store_room) */
+
+ngx_uint_t
+ngx_http_agent_pg_room(PGresult *res, int row, size_t *used)
+{
+    int     i;
+    size_t  size;
+
+    size = 0;
+
+    for (i = 0; i < PQnfields(res); i++) {
+        size += PQgetlength(res, row, i);
+    }
+
+    return ngx_http_agent_store_room(used, size);
+}
+
+
 ngx_int_t
 ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row, int col,
     ngx_str_t *out)

@@ -104,6 +104,7 @@ void ngx_http_agent_pg_pair(ngx_queue_t *queries,
     ngx_http_agent_pg_query_t *q);
 int ngx_http_agent_pg_params(ngx_http_agent_pg_query_t *q, char **values,
     int *lengths, int *formats);
+ngx_uint_t ngx_http_agent_pg_room(PGresult *res, int row, size_t *used);
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);

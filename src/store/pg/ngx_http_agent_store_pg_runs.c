@@ -129,6 +129,7 @@ ngx_http_agent_pg_runs_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
     int                        i;
+    size_t                     used;
     ngx_array_t               *rows;
     ngx_http_agent_run_row_t  *row;
 
@@ -142,7 +143,12 @@ ngx_http_agent_pg_runs_read(ngx_http_agent_pg_query_t *q, PGresult *res,
         return NGX_ERROR;
     }
 
-    for (i = 0; i < PQntuples(res); i++) {
+    used = 0;
+
+    for (i = 0;
+         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
+         i++)
+    {
         row = ngx_array_push(rows);
         if (row == NULL) {
             return NGX_ERROR;

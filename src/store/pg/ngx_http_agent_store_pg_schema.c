@@ -7,6 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_pg_schema.h"
 
 
@@ -29,7 +30,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 7) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 8) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -234,6 +235,17 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS checkpoints_subgraph"
     "  ON checkpoints (session_id, ns, n) WHERE ns <> '';"
 
-    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7)"
+    /* version 8: an assistant keeps its last versions */
+    " CREATE OR REPLACE FUNCTION agent_versions_kept() RETURNS trigger"
+    "  AS $f$ BEGIN"
+    "  DELETE FROM assistant_versions WHERE assistant_id = NEW.assistant_id"
+    "   AND version <= NEW.version - " NGX_HTTP_AGENT_STORE_VERSIONS ";"
+    "  RETURN NULL;"
+    " END $f$ LANGUAGE plpgsql;"
+    " CREATE OR REPLACE TRIGGER assistant_versions_kept AFTER INSERT"
+    "  ON assistant_versions FOR EACH ROW"
+    "  EXECUTE FUNCTION agent_versions_kept();"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8)"
     "  ON CONFLICT DO NOTHING;"
     " END $agent$";

@@ -172,6 +172,7 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a)
 {
     int                        i;
+    size_t                     used;
     ngx_array_t               *rows;
     ngx_http_agent_session_t  *s;
 
@@ -182,7 +183,12 @@ ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
         return NGX_ERROR;
     }
 
-    for (i = 0; i < PQntuples(res); i++) {
+    used = 0;
+
+    for (i = 0;
+         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
+         i++)
+    {
         s = ngx_array_push(rows);
         if (s == NULL) {
             return NGX_ERROR;

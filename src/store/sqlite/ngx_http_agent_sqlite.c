@@ -109,6 +109,11 @@ static const char  *ngx_http_agent_store_schema =
     " assistant_id TEXT NOT NULL, version INTEGER NOT NULL,"
     " graph_id TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL,"
     " PRIMARY KEY (assistant_id, version)) WITHOUT ROWID;"
+    /* an assistant keeps its last versions */
+    "CREATE TRIGGER IF NOT EXISTS assistant_versions_kept AFTER INSERT ON"
+    " assistant_versions BEGIN DELETE FROM assistant_versions"
+    " WHERE assistant_id = new.assistant_id"
+    " AND version <= new.version - " NGX_HTTP_AGENT_STORE_VERSIONS "; END;"
     "CREATE TABLE IF NOT EXISTS crons ("
     " cron_id TEXT PRIMARY KEY, owner TEXT, assistant_id TEXT NOT NULL,"
     " thread_id TEXT, origin TEXT, doc TEXT NOT NULL,"

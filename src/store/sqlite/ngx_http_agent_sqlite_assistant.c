@@ -158,6 +158,7 @@ ngx_http_agent_sqlite_assistant_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *graph_id, ngx_str_t *id, ngx_array_t *rows)
 {
     int                              rc;
+    size_t                           used;
     sqlite3_stmt                    *stmt;
     ngx_http_agent_assistant_row_t  *row;
 
@@ -170,7 +171,11 @@ ngx_http_agent_sqlite_assistant_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_bind(stmt, 2, graph_id);
     ngx_http_agent_sqlite_bind(stmt, 3, id);
 
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    used = 0;
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
+           && ngx_http_agent_sqlite_room(stmt, &used))
+    {
         row = ngx_array_push(rows);
         if (row == NULL) {
             sqlite3_reset(stmt);

@@ -192,9 +192,14 @@ ngx_http_agent_sqlite_cron_rows(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt *stmt, ngx_array_t *rows)
 {
     int                         rc;
+    size_t                      used;
     ngx_http_agent_cron_row_t  *row;
 
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    used = 0;
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
+           && ngx_http_agent_sqlite_room(stmt, &used))
+    {
         row = ngx_array_push(rows);
         if (row == NULL) {
             sqlite3_reset(stmt);

@@ -282,8 +282,12 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM assistant_versions WHERE assistant_id = ?1 AND NOT EXISTS"
     " (SELECT 1 FROM assistants WHERE assistant_id = ?1)",
     "INSERT INTO items (owner, ns, key, value, text, created_at,"
-    " updated_at, expires) VALUES (COALESCE(?1, ''), ?2, ?3, ?4, ?5, ?6, ?6,"
-    " ?7) ON CONFLICT (owner, ns, key) DO UPDATE SET value = excluded.value,"
+    " updated_at, expires) SELECT COALESCE(?1, ''), ?2, ?3, ?4, ?5, ?6, ?6,"
+    " ?7 WHERE ?8 IS NULL OR (SELECT count(*) < ?8"
+    " AND COALESCE(sum(length(CAST(value AS BLOB))), 0)"
+    " + length(CAST(?4 AS BLOB)) <= ?9 FROM items"
+    " WHERE owner = COALESCE(?1, '') AND NOT (ns = ?2 AND key = ?3))"
+    " ON CONFLICT (owner, ns, key) DO UPDATE SET value = excluded.value,"
     " text = excluded.text, updated_at = excluded.updated_at,"
     " expires = excluded.expires",
     "DELETE FROM items WHERE n IN (SELECT n FROM items"
@@ -666,6 +670,24 @@ ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
     out->len = len;
 
     return NGX_OK;
+}
+
+
+/* a list's row within the answer budget (ngx_http_agent_store_room) */
+
+ngx_uint_t
+ngx_http_agent_sqlite_room(sqlite3_stmt *stmt, size_t *used)
+{
+    int     i;
+    size_t  size;
+
+    size = 0;
+
+    for (i = 0; i < sqlite3_column_count(stmt); i++) {
+        size += sqlite3_column_bytes(stmt, i);
+    }
+
+    return ngx_http_agent_store_room(used, size);
 }
 
 

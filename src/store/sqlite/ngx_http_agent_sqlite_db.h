@@ -128,6 +128,7 @@ ngx_int_t ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
 void ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);
 ngx_int_t ngx_http_agent_sqlite_exec(ngx_uint_t n);
 ngx_int_t ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc);
+ngx_uint_t ngx_http_agent_sqlite_room(sqlite3_stmt *stmt, size_t *used);
 
 /* a transaction of the caller's: the checkpoint writes join it */
 ngx_int_t ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc);

@@ -36,7 +36,8 @@ static ngx_int_t ngx_http_agent_sqlite_items_match(ngx_pool_t *pool,
 
 ngx_int_t
 ngx_http_agent_sqlite_item_put(ngx_http_agent_store_call_t *sc,
-    ngx_http_agent_item_t *item, int64_t now)
+    ngx_http_agent_item_t *item, int64_t now, ngx_uint_t quota_items,
+    size_t quota_size)
 {
     sqlite3_stmt  *stmt;
 
@@ -72,7 +73,23 @@ ngx_http_agent_sqlite_item_put(ngx_http_agent_store_call_t *sc,
         sqlite3_bind_null(stmt, 7);
     }
 
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    /* the quota's sums only where there is one */
+    if (quota_items || quota_size) {
+        sqlite3_bind_int64(stmt, 8, quota_items ? (int64_t) quota_items
+                                                : INT64_MAX);
+        sqlite3_bind_int64(stmt, 9, quota_size ? (int64_t) quota_size
+                                               : INT64_MAX);
+
+    } else {
+        sqlite3_bind_null(stmt, 8);
+        sqlite3_bind_null(stmt, 9);
+    }
+
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return sqlite3_changes(ngx_http_agent_sqlite_db) ? NGX_OK : NGX_BUSY;
 }
 
 
@@ -135,6 +152,7 @@ ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *items)
 {
     int                     rc;
+    size_t                  used;
     ngx_str_t               match;
     sqlite3_stmt           *stmt;
     ngx_http_agent_item_t  *item;
@@ -163,7 +181,11 @@ ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
         ngx_http_agent_sqlite_bind(stmt, 7, &match);
     }
 
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    used = 0;
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
+           && ngx_http_agent_sqlite_room(stmt, &used))
+    {
         item = ngx_array_push(items);
         if (item == NULL) {
             sqlite3_reset(stmt);

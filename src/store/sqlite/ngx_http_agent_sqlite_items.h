@@ -20,7 +20,8 @@
 #pragma GCC visibility push(hidden)
 
 ngx_int_t ngx_http_agent_sqlite_item_put(ngx_http_agent_store_call_t *sc,
-    ngx_http_agent_item_t *item, int64_t now);
+    ngx_http_agent_item_t *item, int64_t now, ngx_uint_t quota_items,
+    size_t quota_size);
 ngx_int_t ngx_http_agent_sqlite_item_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key, int64_t now,
     ngx_http_agent_item_t *item);

@@ -182,6 +182,7 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
     ngx_array_t *rows)
 {
     int                        rc;
+    size_t                     used;
     sqlite3_stmt              *stmt;
     ngx_http_agent_run_row_t  *row;
 
@@ -195,7 +196,11 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int64(stmt, 3, offset);
     ngx_http_agent_sqlite_bind(stmt, 4, status);
 
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    used = 0;
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
+           && ngx_http_agent_sqlite_room(stmt, &used))
+    {
         row = ngx_array_push(rows);
         if (row == NULL) {
             sqlite3_reset(stmt);

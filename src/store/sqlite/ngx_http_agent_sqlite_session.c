@@ -145,6 +145,7 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_query_t *q, ngx_array_t *sessions)
 {
     int                        rc;
+    size_t                     used;
     sqlite3_stmt              *stmt;
     ngx_http_agent_session_t  *s;
 
@@ -159,7 +160,11 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_bind(stmt, 4, q->metadata);
     sqlite3_bind_int(stmt, 5, q->asc ? 1 : 0);
 
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    used = 0;
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
+           && ngx_http_agent_sqlite_room(stmt, &used))
+    {
         s = ngx_array_push(sessions);
         if (s == NULL) {
             sqlite3_reset(stmt);
