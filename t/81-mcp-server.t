@@ -211,7 +211,7 @@ $r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "server/discover"}');
 ok((grep { $_ eq '2026-07-28' } @{ $r->{json}{result}{supportedVersions} }),
    'server/discover: the stateless revision');
 
-# the transport: a page of another site is refused (DNS rebinding), a
+# the transport: a page of another site is refused (its Origin), a
 # revision we do not speak too; none sent is 2025-03-26, taken
 my $ping = '{"jsonrpc": "2.0", "id": 5, "method": "ping"}';
 my $host = '127.0.0.1:' . $t->port;
