@@ -6,8 +6,9 @@
 # answered with resume, a channel argument, an unknown tool and another
 # owner's thread (JSON-RPC errors), a client that goes away mid-run;
 # malformed JSON-RPC, a session used by another owner (404) and the
-# stateless revision's server/discover; then our own agent_mcp pointed at
-# it, a graph calling another graph as an MCP tool.
+# stateless revision's server/discover; the transport's rules (a foreign
+# Origin 403, an unsupported MCP-Protocol-Version 400); then our own
+# agent_mcp pointed at it, a graph calling another graph as an MCP tool.
 
 use strict;
 use warnings;
@@ -90,7 +91,8 @@ agent_use_graph outer;
 HTTP
 $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "found"; }
     location = /mcp { agent_mcp_server; agent_owner \$http_x_user;
-        agent_use_graph chat; agent_assistants loop approval notes; }
+        agent_cors http://ui.example.com; agent_use_graph chat;
+        agent_assistants loop approval notes; }
     $1};
 $t->run($conf);
 
@@ -208,6 +210,38 @@ is($r->{status}, 404, 'used by another owner: 404');
 $r = rpc('{"jsonrpc": "2.0", "id": 4, "method": "server/discover"}');
 ok((grep { $_ eq '2026-07-28' } @{ $r->{json}{result}{supportedVersions} }),
    'server/discover: the stateless revision');
+
+# the transport: a page of another site is refused (its Origin), a
+# revision we do not speak too; none sent is 2025-03-26, taken
+my $ping = '{"jsonrpc": "2.0", "id": 5, "method": "ping"}';
+my $host = '127.0.0.1:' . $t->port;
+$r = rpc($ping, 'Origin' => 'http://evil.example.com');
+is($r->{status}, 403, 'a foreign Origin: 403');
+is($r->{json}{error}{code}, -32000, '... as a JSON-RPC error');
+ok(!$r->{headers}{'access-control-allow-origin'}, '... and no CORS header');
+is(rpc($ping, 'Origin' => 'http://127.0.0.1:1')->{status}, 403,
+   'the same host on another port: 403');
+is(rpc($ping, 'Origin' => 'null')->{status}, 403, 'Origin null: 403');
+$r = $t->http('DELETE', '/mcp', undef, 'X-User' => 'alice',
+              'Origin' => 'http://evil.example.com');
+is($r->{status}, 403, '... whatever the method');
+is(rpc($ping, 'Origin' => "http://$host")->{status}, 200,
+   'the same host\'s Origin: 200');
+is(rpc($ping, 'Origin' => "HTTP://$host")->{status}, 200,
+   '... in capitals too');
+$r = rpc($ping, 'Origin' => 'http://ui.example.com');
+is($r->{status}, 200, 'an Origin agent_cors lists: 200');
+is($r->{headers}{'access-control-allow-origin'}, 'http://ui.example.com',
+   '... named by CORS');
+is(rpc($ping)->{status}, 200, 'no Origin: 200');
+$r = rpc($ping, 'MCP-Protocol-Version' => '1999-01-01');
+is($r->{status}, 400, 'an unsupported MCP-Protocol-Version: 400');
+is($r->{json}{error}{code}, -32600, '... invalid request');
+like($r->{json}{error}{message}, qr/2025-11-25/, '... naming ours');
+for my $v (qw(2026-07-28 2025-11-25 2025-06-18 2025-03-26)) {
+    is(rpc($ping, 'MCP-Protocol-Version' => $v)->{status}, 200,
+       "MCP-Protocol-Version $v: 200");
+}
 $r = $t->http('DELETE', '/mcp', undef, 'X-User' => 'alice',
               'Mcp-Session-Id' => $o{session});
 is($r->{status}, 204, 'DELETE ends a session');

@@ -37,6 +37,8 @@
 
 
 static ngx_int_t ngx_http_agent_cors_origin_valid(ngx_str_t *o);
+static ngx_uint_t ngx_http_agent_cors_allows(ngx_http_agent_cors_t *cors,
+    ngx_str_t *origin);
 static ngx_int_t ngx_http_agent_cors_add(ngx_http_request_t *r,
     const char *key, ngx_str_t *value);
 
@@ -123,9 +125,8 @@ ngx_int_t
 ngx_http_agent_cors_handler(ngx_http_request_t *r,
     ngx_http_agent_cors_t *cors)
 {
-    ngx_str_t         v, *o;
+    ngx_str_t         v;
     ngx_int_t         rc;
-    ngx_uint_t        i, allowed;
     ngx_table_elt_t  *origin;
 
     if (r != r->main) {
@@ -143,20 +144,7 @@ ngx_http_agent_cors_handler(ngx_http_request_t *r,
         }
     }
 
-    if (origin == NULL) {
-        return NGX_DECLINED;
-    }
-
-    allowed = cors->any;
-    o = cors->origins->elts;
-
-    for (i = 0; !allowed && i < cors->origins->nelts; i++) {
-        allowed = (o[i].len == origin->value.len
-                   && ngx_strncmp(o[i].data, origin->value.data, o[i].len)
-                      == 0);
-    }
-
-    if (!allowed) {
+    if (origin == NULL || !ngx_http_agent_cors_allows(cors, &origin->value)) {
         return NGX_DECLINED;
     }
 
@@ -235,6 +223,76 @@ ngx_http_agent_cors_handler(ngx_http_request_t *r,
     rc = ngx_http_send_header(r);
 
     return (rc == NGX_ERROR || rc > NGX_OK) ? rc : NGX_OK;
+}
+
+
+/*
+ * MCP's transport against DNS rebinding and other sites' pages: an Origin
+ * sent is the request's own Host or one agent_cors allows (cors may be
+ * NULL); none sent is no browser's page, taken
+ */
+
+ngx_uint_t
+ngx_http_agent_cors_origin(ngx_http_request_t *r, ngx_http_agent_cors_t *cors)
+{
+    size_t            len;
+    u_char           *p;
+    ngx_table_elt_t  *origin, *host;
+
+    origin = ngx_http_agent_header_in(r, "origin", NULL);
+
+    if (origin == NULL) {
+        return 1;
+    }
+
+    if (cors && ngx_http_agent_cors_allows(cors, &origin->value)) {
+        return 1;
+    }
+
+    p = origin->value.data;
+    len = origin->value.len;
+
+    if (len > 7 && ngx_strncasecmp(p, (u_char *) "http://", 7) == 0) {
+        p += 7;
+        len -= 7;
+
+    } else if (len > 8 && ngx_strncasecmp(p, (u_char *) "https://", 8) == 0) {
+        p += 8;
+        len -= 8;
+
+    } else {
+        /* "null" (a sandbox, a file) and what no browser writes */
+        return 0;
+    }
+
+    host = r->headers_in.host;
+
+    return host && host->value.len == len
+           && ngx_strncasecmp(host->value.data, p, len) == 0;
+}
+
+
+static ngx_uint_t
+ngx_http_agent_cors_allows(ngx_http_agent_cors_t *cors, ngx_str_t *origin)
+{
+    ngx_str_t   *o;
+    ngx_uint_t   i;
+
+    if (cors->any) {
+        return 1;
+    }
+
+    o = cors->origins->elts;
+
+    for (i = 0; i < cors->origins->nelts; i++) {
+        if (o[i].len == origin->len
+            && ngx_strncmp(o[i].data, origin->data, o[i].len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

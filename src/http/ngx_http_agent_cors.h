@@ -29,6 +29,8 @@ char *ngx_http_agent_cors(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 
 ngx_int_t ngx_http_agent_cors_handler(ngx_http_request_t *r,
     ngx_http_agent_cors_t *cors);
+ngx_uint_t ngx_http_agent_cors_origin(ngx_http_request_t *r,
+    ngx_http_agent_cors_t *cors);
 
 #pragma GCC visibility pop
 

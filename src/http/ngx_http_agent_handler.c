@@ -287,7 +287,8 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
     }
 
     if (alcf->kind == NGX_HTTP_AGENT_MCP_SERVER) {
-        return ngx_http_agent_mcpserver_route(r, ctx);
+        return ngx_http_agent_mcpserver_route(r, ctx,
+                                  ngx_http_agent_cors_origin(r, alcf->cors));
     }
 
     if (alcf->kind == NGX_HTTP_AGENT_A2A) {

@@ -19,6 +19,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_header.h"
 
 
 /*
@@ -33,6 +34,8 @@
  */
 
 
+static ngx_str_t *ngx_http_agent_mcpserver_version(ngx_str_t *want,
+    ngx_uint_t from);
 static ngx_int_t ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
 static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
@@ -45,9 +48,13 @@ static ngx_int_t ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
 
 
-/* the protocol revisions an initialize may settle on, the latest first */
+/*
+ * the protocol revisions we speak, the latest first: the stateless one
+ * (server/discover), then those an initialize may settle on
+ */
 
 static ngx_str_t  ngx_http_agent_mcpserver_versions[] = {
+    ngx_string("2026-07-28"),
     ngx_string("2025-11-25"),
     ngx_string("2025-06-18"),
     ngx_string("2025-03-26"),
@@ -57,8 +64,9 @@ static ngx_str_t  ngx_http_agent_mcpserver_versions[] = {
 
 ngx_int_t
 ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
-    ngx_http_agent_ctx_t *ctx)
+    ngx_http_agent_ctx_t *ctx, ngx_uint_t origin_ok)
 {
+    ngx_table_elt_t           *h;
     ngx_http_core_loc_conf_t  *clcf;
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
@@ -70,6 +78,14 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    /* the transport's rule: a page of another site never gets in */
+    if (!origin_ok) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_FORBIDDEN,
+                                   NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR,
+                                   "Forbidden: Origin is neither this "
+                                   "host nor one agent_cors allows");
+    }
+
     if (!clcf->regex && r->uri.len > clcf->name.len
         && !(r->uri.len == clcf->name.len + 1
              && r->uri.data[r->uri.len - 1] == '/'))
@@ -79,6 +95,18 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
     }
 
     if (r->method & (NGX_HTTP_POST|NGX_HTTP_DELETE)) {
+        /* none sent: 2025-03-26, which had no such header */
+        h = ngx_http_agent_header_in(r, "mcp-protocol-version", NULL);
+
+        if (h && ngx_http_agent_mcpserver_version(&h->value, 0) == NULL) {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_BAD_REQUEST,
+                                   NGX_HTTP_AGENT_JSONRPC_INVALID_REQUEST,
+                                   "Bad Request: unsupported "
+                                   "MCP-Protocol-Version (supported: "
+                                   "2026-07-28, 2025-11-25, 2025-06-18, "
+                                   "2025-03-26)");
+        }
+
         return NGX_OK;
     }
 
@@ -207,6 +235,25 @@ ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
 
 
 
+/* a revision we speak, from the versions' index from on, or NULL */
+
+static ngx_str_t *
+ngx_http_agent_mcpserver_version(ngx_str_t *want, ngx_uint_t from)
+{
+    ngx_str_t  *v;
+
+    for (v = &ngx_http_agent_mcpserver_versions[from]; v->len; v++) {
+        if (v->len == want->len
+            && ngx_strncmp(v->data, want->data, want->len) == 0)
+        {
+            return v;
+        }
+    }
+
+    return NULL;
+}
+
+
 /*
  * initialize: the client's revision if we speak it, else our latest, and
  * a session id; server/discover (2026-07-28): every revision, no session
@@ -220,21 +267,17 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     ngx_uint_t              i;
     ngx_http_agent_json_t  *j;
 
-    version = &ngx_http_agent_mcpserver_versions[0];
+    version = NULL;
 
     if (!discover
         && ngx_http_agent_json_get_str(rpc->params, "protocolVersion", &want)
            == NGX_OK)
     {
-        for (i = 0; ngx_http_agent_mcpserver_versions[i].len; i++) {
-            if (ngx_http_agent_mcpserver_versions[i].len == want.len
-                && ngx_strncmp(ngx_http_agent_mcpserver_versions[i].data,
-                               want.data, want.len) == 0)
-            {
-                version = &ngx_http_agent_mcpserver_versions[i];
-                break;
-            }
-        }
+        version = ngx_http_agent_mcpserver_version(&want, 1);
+    }
+
+    if (version == NULL) {
+        version = &ngx_http_agent_mcpserver_versions[1];
     }
 
     j = ngx_http_agent_json_create(r->pool);
@@ -247,7 +290,6 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     if (discover) {
         ngx_http_agent_json_key(j, "supportedVersions");
         ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_cstr(j, "2026-07-28");
 
         for (i = 0; ngx_http_agent_mcpserver_versions[i].len; i++) {
             ngx_http_agent_json_str(j, &ngx_http_agent_mcpserver_versions[i]);

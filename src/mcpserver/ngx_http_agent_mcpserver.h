@@ -16,7 +16,7 @@
 
 
 ngx_int_t ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
-    ngx_http_agent_ctx_t *ctx);
+    ngx_http_agent_ctx_t *ctx, ngx_uint_t origin_ok);
 ngx_int_t ngx_http_agent_mcpserver_run(ngx_http_request_t *r,
     ngx_str_t *body);
 
