@@ -26,13 +26,6 @@
 #define NGX_HTTP_AGENT_LG_SUPERSTEPS_MSGS 1000
 
 
-/*
- * The most an answer of whole states (history, threads/search) holds:
- * past it the answer stops early, with at least one entry
- */
-#define NGX_HTTP_AGENT_LG_ANSWER_MAX  (8 * 1024 * 1024)
-
-
 typedef enum {
     NGX_HTTP_AGENT_LG_OK = 0,
     NGX_HTTP_AGENT_LG_INFO,

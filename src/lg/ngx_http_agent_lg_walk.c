@@ -22,8 +22,8 @@
  * megabytes, so the entries are read one at a time, each into a pool of
  * its own that goes once its JSON is in the answer: the worker holds the
  * answer, never the states of all its entries.  The answer stops before
- * the entry that would take it past NGX_HTTP_AGENT_LG_ANSWER_MAX, with at
- * least one entry: clients page on (history with "before", search with
+ * the entry that would take it past NGX_HTTP_AGENT_STORE_ANSWER_MAX, with
+ * at least one entry: clients page on (history with "before", search with
  * "offset").
  *
  * An entry's store calls answer in the slots that follow the walk's
@@ -556,7 +556,9 @@ ngx_http_agent_lg_walk(ngx_http_request_t *r, ngx_http_agent_lg_walk_t *w)
             return rc;
         }
 
-        if (w->sent && w->size + text.len > NGX_HTTP_AGENT_LG_ANSWER_MAX) {
+        if (w->sent
+            && w->size + text.len > NGX_HTTP_AGENT_STORE_ANSWER_MAX)
+        {
             ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                            "agent: langgraph answer full at %ui entries, "
                            "%uz bytes", w->sent, w->size);
