@@ -6,7 +6,8 @@
 # them: a tick of a tenant whose turns are spent is refused (the log says
 # why), another tenant's tick runs; a run taken over after its worker was
 # killed is refused too once its tenant's turns are spent, and ends
-# "error".  nginx -t warns of a key that can be empty.
+# "error".  nginx -t warns of a key that can be empty.  A store of an
+# earlier version (SQLite, PostgreSQL) is given the new column.
 
 use strict;
 use warnings;
@@ -151,6 +152,21 @@ is(asked('slow'), 1, 'the model was not asked again');
 like($t->slurp('error.log'),
      qr/a run without a client is refused: the limit of turns of "c" is reached/,
      'the log says why');
+
+# --- a store of an earlier version: the column added as it opens -----------
+
+$t->stop;
+$t->sqlite($db, "ALTER TABLE $_ DROP COLUMN limit_keys") for qw(runs crons);
+$t->sqlite($db, 'DELETE FROM agent_schema WHERE version = 8') if $ENV{AGENT_PG};
+$t->run($conf);
+$r = lg('POST', "/threads/$th{b}/runs/crons", { assistant_id => 'once',
+    schedule => '* * * * *', enabled => JSON::PP::false }, 'b');
+is($r->{status}, 200, 'a cron made in a store of an earlier version')
+    or diag($r->{content});
+is($t->sqlite($db, "SELECT limit_keys FROM crons "
+              . "WHERE cron_id = '$r->{json}{cron_id}'"), '{"tenants":"b"}',
+   'with its key');
+is(wait_run('b', $th{b}, 'after')->{status}, 200, 'a run too');
 
 $t->check_log(allow => qr/exited on signal 9/);
 done_testing;
