@@ -113,6 +113,10 @@ $t->sqlite($db, "UPDATE crons SET enabled = 1, next_run = " . time
 ok(AgentTest::wait_for(sub { asked('tick-b') }, 30),
    'tenant b\'s tick runs');
 ok(AgentTest::wait_for(sub {
+    $t->sqlite($db, "SELECT limit_keys FROM runs "
+               . "WHERE thread_id = '$th{b}'") eq '{"tenants":"b"}' }, 10),
+   'its run keeps the key of the request that made the cron');
+ok(AgentTest::wait_for(sub {
     my $log = $t->slurp('error.log');
     $log =~ /cron "$cron{a}" fires/
         && ($log =~ /refused: the limit of turns of "a" is reached/
