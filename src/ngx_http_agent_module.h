@@ -233,6 +233,13 @@ typedef struct {
 
     /* or the cron whose tick this is (ngx_http_agent_cron_row_t) */
     void                           *cron;
+
+    /*
+     * the keys of its agent_limit zones, as the client's request that
+     * made the run or the cron had them (a JSON object): counted under
+     * them, not under what an empty request has (limit.c)
+     */
+    ngx_str_t                       limit_keys;
 } ngx_http_agent_ctx_t;
 
 

@@ -306,6 +306,9 @@ ngx_http_agent_lg_cron_fire(ngx_http_agent_lg_cron_tick_t *t,
         ctx->owner = &ctx->owner_value;
     }
 
+    /* counted as the request that made the cron was */
+    ctx->limit_keys = cron->limit_keys;
+
     ngx_log_error(NGX_LOG_INFO, t->log, 0, "agent: cron \"%V\" fires",
                   &cron->cron_id);
 
@@ -327,6 +330,7 @@ ngx_http_agent_lg_cron_copy(ngx_pool_t *pool, ngx_http_agent_cron_row_t *to,
         offsetof(ngx_http_agent_cron_row_t, assistant_id),
         offsetof(ngx_http_agent_cron_row_t, thread_id),
         offsetof(ngx_http_agent_cron_row_t, origin),
+        offsetof(ngx_http_agent_cron_row_t, limit_keys),
         offsetof(ngx_http_agent_cron_row_t, doc)
     };
 

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_cron.h"
 #include "ngx_http_agent_webhook.h"
+#include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_store_run.h"
 
 
@@ -335,6 +336,18 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
 
     if (old == NULL) {
         row.created_at = row.updated_at;
+    }
+
+    /*
+     * the keys of its limits, as this request has them: its ticks have no
+     * client; an update keeps its maker's
+     */
+
+    if (row.limit_keys.len == 0
+        && ngx_http_agent_limit_keys(r, alcf->limits, &row.limit_keys)
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     rc = ngx_http_agent_store_cron_put(ngx_http_agent_reply_sc(r), &row);

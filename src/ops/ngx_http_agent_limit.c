@@ -11,6 +11,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_limit.h"
+#include "ngx_http_agent_json.h"
 
 
 /*
@@ -27,6 +28,11 @@
  * of the clock.  A key longer than NGX_HTTP_AGENT_LIMIT_KEY is kept as
  * its MD5; a full zone evicts the least recently used keys that run
  * nothing.
+ *
+ * A run without a client (a cron's tick, a run taken over) has no headers,
+ * cookies or arguments: its keys are those of the client's request that
+ * made it (the run, or the cron), kept with it in the store
+ * (ngx_http_agent_limit_keys), not what its empty request would give.
  */
 
 
@@ -51,6 +57,9 @@ static ngx_int_t ngx_http_agent_limit_refuse(ngx_http_request_t *r,
     ngx_str_t *why, ngx_int_t status, const char *fmt, ...);
 static ngx_int_t ngx_http_agent_limit_digest(ngx_pool_t *pool,
     ngx_str_t *key);
+static yajl_val ngx_http_agent_limit_kept(ngx_http_request_t *r);
+static ngx_int_t ngx_http_agent_limit_key_get(ngx_http_request_t *r,
+    ngx_http_agent_limit_zone_t *zone, yajl_val kept, ngx_str_t *key);
 
 
 /*
@@ -64,6 +73,7 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
 {
     time_t                        now, retry;
     uint32_t                      hash;
+    yajl_val                      kept;
     ngx_str_t                     key;
     ngx_uint_t                    i;
     const char                   *what;
@@ -91,21 +101,18 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
 
     limit = limits->elts;
     now = ngx_time();
+    kept = ngx_http_agent_limit_kept(r);
 
     for (i = 0; i < limits->nelts; i++) {
-        if (ngx_http_complex_value(r, &limit[i].zone->key, &key) != NGX_OK) {
+        if (ngx_http_agent_limit_key_get(r, limit[i].zone, kept, &key)
+            != NGX_OK)
+        {
             goto failed;
         }
 
         if (key.len == 0) {
             /* no key, no limit: as limit_req */
             continue;
-        }
-
-        if (key.len > NGX_HTTP_AGENT_LIMIT_KEY
-            && ngx_http_agent_limit_digest(r->pool, &key) != NGX_OK)
-        {
-            goto failed;
         }
 
         ctx = limit[i].zone->shm_zone->data;
@@ -200,6 +207,122 @@ failed:
     ngx_http_agent_limit_release(hl);
 
     return NGX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+
+/*
+ * The keys of the location's zones for a run or a cron made now, to keep
+ * with it: a JSON object of zone names (a zone once, whatever its
+ * limits), or empty without agent_limit.  An empty key is kept as one:
+ * the runs of a client's request that had none are not limited either.
+ */
+
+ngx_int_t
+ngx_http_agent_limit_keys(ngx_http_request_t *r, ngx_array_t *limits,
+    ngx_str_t *keys)
+{
+    yajl_val                 kept;
+    ngx_str_t                key;
+    ngx_uint_t               i, k;
+    ngx_http_agent_json_t   *j;
+    ngx_http_agent_limit_t  *limit;
+
+    ngx_str_null(keys);
+
+    if (limits == NULL) {
+        return NGX_OK;
+    }
+
+    kept = ngx_http_agent_limit_kept(r);
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+
+    limit = limits->elts;
+
+    for (i = 0; i < limits->nelts; i++) {
+
+        for (k = 0; k < i && limit[k].zone != limit[i].zone; k++) {
+            /* void */
+        }
+
+        if (k < i) {
+            continue;
+        }
+
+        if (ngx_http_agent_limit_key_get(r, limit[i].zone, kept, &key)
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_json_str(j, &limit[i].zone->name);
+        ngx_http_agent_json_str(j, &key);
+    }
+
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, keys);
+}
+
+
+/* a run without a client: the keys kept with it, or NULL */
+
+static yajl_val
+ngx_http_agent_limit_kept(ngx_http_request_t *r)
+{
+    yajl_val               v;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx == NULL || !ctx->headless || ctx->limit_keys.len == 0) {
+        return NULL;
+    }
+
+    v = ngx_http_agent_json_parse(r->pool, ctx->limit_keys.data,
+                                  ctx->limit_keys.len, NULL);
+
+    return (v && YAJL_IS_OBJECT(v)) ? v : NULL;
+}
+
+
+/*
+ * A zone's key: the one kept, or the request's; a zone with none kept (a
+ * run or a cron of an earlier version, a zone added since) is evaluated
+ * on the request, as before.  A key too long to keep, or not UTF-8 (kept
+ * in JSON), is its MD5.
+ */
+
+static ngx_int_t
+ngx_http_agent_limit_key_get(ngx_http_request_t *r,
+    ngx_http_agent_limit_zone_t *zone, yajl_val kept, ngx_str_t *key)
+{
+    yajl_val  v;
+
+    /* the zone's name is the configuration's word: NUL-terminated */
+    v = kept ? ngx_http_agent_json_get(kept, (char *) zone->name.data)
+             : NULL;
+
+    if (v && YAJL_IS_STRING(v)) {
+        key->data = (u_char *) YAJL_GET_STRING(v);
+        key->len = ngx_strlen(key->data);
+
+    } else if (ngx_http_complex_value(r, &zone->key, key) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (key->len > NGX_HTTP_AGENT_LIMIT_KEY
+        || !ngx_http_agent_json_utf8_valid(key->data, key->len))
+    {
+        return ngx_http_agent_limit_digest(r->pool, key);
+    }
+
+    return NGX_OK;
 }
 
 
@@ -515,8 +638,9 @@ static ngx_int_t
 ngx_http_agent_limit_refuse(ngx_http_request_t *r, ngx_str_t *why,
     ngx_int_t status, const char *fmt, ...)
 {
-    u_char   *p;
-    va_list   args;
+    u_char                *p;
+    va_list                args;
+    ngx_http_agent_ctx_t  *ctx;
 
     why->data = ngx_pnalloc(r->pool, NGX_MAX_ERROR_STR);
     if (why->data == NULL) {
@@ -528,6 +652,14 @@ ngx_http_agent_limit_refuse(ngx_http_request_t *r, ngx_str_t *why,
     va_end(args);
 
     why->len = p - why->data;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx && ctx->headless) {
+        /* no client to tell (a cron's tick, a take-over): the log is */
+        ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                      "agent: a run without a client is refused: %V", why);
+    }
 
     return status;
 }

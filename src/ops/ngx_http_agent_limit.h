@@ -75,6 +75,8 @@ char *ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd,
 char *ngx_http_agent_limit(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 ngx_int_t ngx_http_agent_limit_acquire(ngx_http_request_t *r,
     ngx_array_t *limits, ngx_http_agent_limits_t **held, ngx_str_t *why);
+ngx_int_t ngx_http_agent_limit_keys(ngx_http_request_t *r,
+    ngx_array_t *limits, ngx_str_t *keys);
 ngx_int_t ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *held,
     int64_t *want);
 void ngx_http_agent_limit_charge(ngx_http_agent_limits_t *held,

@@ -31,6 +31,7 @@ static char *ngx_http_agent_limit_zone_name(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static char *ngx_http_agent_limit_key(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
+static ngx_uint_t ngx_http_agent_limit_key_optional(ngx_str_t *value);
 static ngx_int_t ngx_http_agent_limit_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
 static void ngx_http_agent_limit_rbtree_insert_value(ngx_rbtree_node_t *temp,
@@ -248,7 +249,79 @@ ngx_http_agent_limit_key(ngx_conf_t *cf, ngx_http_agent_param_t *p,
         return NGX_CONF_ERROR;
     }
 
+    if (ngx_http_agent_limit_key_optional(value)) {
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                           "agent_limit_zone \"%V\": key \"%V\" can be "
+                           "empty; requests without it are not limited",
+                           &args->zone->name, value);
+    }
+
     return NGX_CONF_OK;
+}
+
+
+/*
+ * Whether a key is made of what a client may leave out and nothing else:
+ * headers, cookies and arguments only ($http_*, $cookie_*, $arg_*), no
+ * text of its own.  Such a key is empty for a client without them, and
+ * that client is not limited (as limit_req).  Other variables are taken
+ * as always set: the rule stays one that a reader can check by eye.
+ */
+
+static ngx_uint_t
+ngx_http_agent_limit_key_optional(ngx_str_t *value)
+{
+    u_char      *p, *last, *name;
+    ngx_uint_t   i, brace, found;
+
+    static ngx_str_t  optional[] = {
+        ngx_string("http_"), ngx_string("cookie_"), ngx_string("arg_")
+    };
+
+    p = value->data;
+    last = p + value->len;
+
+    while (p < last) {
+        if (*p++ != '$') {
+            return 0;
+        }
+
+        brace = (p < last && *p == '{');
+        p += brace;
+        name = p;
+
+        while (p < last && (*p == '_' || (*p >= '0' && *p <= '9')
+                            || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')))
+        {
+            p++;
+        }
+
+        if (brace) {
+            if (p == last || *p != '}') {
+                return 0;
+            }
+
+            p++;
+        }
+
+        found = 0;
+
+        for (i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+            if ((size_t) (p - brace - name) > optional[i].len
+                && ngx_strncasecmp(name, optional[i].data, optional[i].len)
+                   == 0)
+            {
+                found = 1;
+                break;
+            }
+        }
+
+        if (!found) {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 

@@ -110,6 +110,9 @@ typedef struct {
     ngx_str_t                  origin;       /* the location that runs it
                                                 (its name): where a re-drive
                                                 runs it again */
+    ngx_str_t                  limit_keys;   /* its agent_limit keys, as
+                                                its client's request had
+                                                them (JSON), or empty */
 
     /* run_claim's: the run taken over from a worker that is gone */
     ngx_str_t                  owner;        /* its thread's */
@@ -148,6 +151,9 @@ typedef struct {
     ngx_str_t                  thread_id;    /* empty: a thread of its own
                                                 for each run */
     ngx_str_t                  origin;       /* the location it runs on */
+    ngx_str_t                  limit_keys;   /* its runs' agent_limit keys,
+                                                as the request that made it
+                                                had them (JSON), or empty */
     ngx_str_t                  doc;          /* the rest: a JSON object */
     int64_t                    next_run;     /* UTC seconds; 0: none */
     ngx_uint_t                 enabled;

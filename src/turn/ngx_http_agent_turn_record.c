@@ -14,6 +14,7 @@
 #include "ngx_http_agent_turn_list.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_limit.h"
 
 
 /*
@@ -108,6 +109,14 @@ ngx_http_agent_turn_record_begin(ngx_http_agent_turn_t *turn)
     rec->row.origin = alcf->location;
 
     row = rec->row;
+
+    /* its limits' keys: a worker that takes it over counts under them */
+
+    if (ngx_http_agent_limit_keys(r, alcf->limits, &row.limit_keys)
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     /*
      * the kept events of runs ended before the join window go now, as a

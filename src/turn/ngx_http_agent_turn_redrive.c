@@ -369,6 +369,9 @@ ngx_http_agent_redrive_start(ngx_http_agent_redrive_t *rd)
 
     ngx_memcpy(ctx->redrive, &rd->row, sizeof(ngx_http_agent_run_row_t));
 
+    /* counted as its client's request was (its pool is the request's) */
+    ctx->limit_keys = rd->row.limit_keys;
+
     /* the protocol ends the request (or its turn does), whatever it says */
     (void) alcf->redrive(r, ctx->redrive);
 

@@ -87,6 +87,7 @@ ngx_http_agent_pg_cron_read(ngx_http_agent_pg_query_t *q, PGresult *res,
         row->enabled = ngx_http_agent_pg_int(res, i, 7) ? 1 : 0;
         (void) ngx_http_agent_pg_str(pool, res, i, 8, &row->created_at);
         (void) ngx_http_agent_pg_str(pool, res, i, 9, &row->updated_at);
+        (void) ngx_http_agent_pg_str(pool, res, i, 10, &row->limit_keys);
     }
 
     a->value = rows;
@@ -108,12 +109,14 @@ ngx_http_agent_pg_cron_put(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_PUT,
-                                 ngx_http_agent_pg_cron_some, "ssssssiiss",
+                                 ngx_http_agent_pg_cron_some, "ssssssiisss",
                                  &row->cron_id, &row->owner,
                                  &row->assistant_id, &row->thread_id,
                                  &row->origin, &row->doc, row->next_run,
                                  (int64_t) row->enabled, &row->created_at,
-                                 &row->updated_at);
+                                 &row->updated_at,
+                                 row->limit_keys.len ? &row->limit_keys
+                                                     : NULL);
 }
 
 

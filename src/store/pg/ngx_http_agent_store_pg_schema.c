@@ -245,6 +245,12 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE OR REPLACE TRIGGER assistant_versions_kept AFTER INSERT"
     "  ON assistant_versions FOR EACH ROW"
     "  EXECUTE FUNCTION agent_versions_kept();"
+    /*
+     * and the agent_limit keys of the client's request that made a run or
+     * a cron, for its runs without a client (limit.c)
+     */
+    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS limit_keys text;"
+    " ALTER TABLE crons ADD COLUMN IF NOT EXISTS limit_keys text;"
 
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8)"
     "  ON CONFLICT DO NOTHING;"

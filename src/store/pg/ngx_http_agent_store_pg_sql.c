@@ -43,7 +43,7 @@
 
 #define NGX_HTTP_AGENT_PG_CRON_COLS                                           \
     "cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"         \
-    " enabled, created_at, updated_at"
+    " enabled, created_at, updated_at, limit_keys"
 
 #define NGX_HTTP_AGENT_PG_ITEM_COLS                                           \
     "owner, ns, key, value, created_at, updated_at, expires"
@@ -262,8 +262,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " (SELECT run_id FROM o))"
     " INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
-    " checkpoint, origin)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10, $12)",
+    " checkpoint, origin, limit_keys)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10, $12, $13)",
 
     /* NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes go */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
@@ -334,7 +334,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " SELECT u.run_id, u.thread_id, u.assistant_id, u.status, u.metadata,"
     " u.kwargs, u.multitask_strategy, u.created_at, u.updated_at,"
     " u.origin, u.checkpoint, (SELECT owner FROM l), u.attempts,"
-    " (SELECT max(seq) FROM run_events WHERE run_id = $1 AND seq >= 0) FROM u",
+    " (SELECT max(seq) FROM run_events WHERE run_id = $1 AND seq >= 0),"
+    " u.limit_keys FROM u",
 
     /*
      * NGX_HTTP_AGENT_PG_OPEN: a turn's start in one statement: the session
@@ -572,11 +573,11 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_CRON_PUT */
     "INSERT INTO crons (cron_id, owner, assistant_id, thread_id, origin,"
-    " doc, next_run, enabled, created_at, updated_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8::int, $9, $10)"
+    " doc, next_run, enabled, created_at, updated_at, limit_keys)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8::int, $9, $10, $11)"
     " ON CONFLICT (cron_id) DO UPDATE SET assistant_id = $3,"
     " thread_id = $4, origin = $5, doc = $6, next_run = $7::bigint,"
-    " enabled = $8::int, updated_at = $10",
+    " enabled = $8::int, updated_at = $10, limit_keys = $11",
 
     /* NGX_HTTP_AGENT_PG_CRON_GET */
     "SELECT " NGX_HTTP_AGENT_PG_CRON_COLS " FROM crons"

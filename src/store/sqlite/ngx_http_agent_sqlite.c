@@ -95,7 +95,8 @@ static const char  *ngx_http_agent_store_schema =
     " assistant_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT,"
     " kwargs TEXT, multitask_strategy TEXT, created_at TEXT NOT NULL,"
     " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL,"
-    " checkpoint TEXT, attempts INTEGER NOT NULL DEFAULT 0, origin TEXT);"
+    " checkpoint TEXT, attempts INTEGER NOT NULL DEFAULT 0, origin TEXT,"
+    " limit_keys TEXT);"
     "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
     "CREATE INDEX IF NOT EXISTS runs_expire ON runs (events, updated_at);"
     "CREATE TABLE IF NOT EXISTS run_events ("
@@ -119,7 +120,7 @@ static const char  *ngx_http_agent_store_schema =
     " thread_id TEXT, origin TEXT, doc TEXT NOT NULL,"
     " next_run INTEGER NOT NULL DEFAULT 0,"
     " enabled INTEGER NOT NULL DEFAULT 1, created_at TEXT NOT NULL,"
-    " updated_at TEXT NOT NULL);"
+    " updated_at TEXT NOT NULL, limit_keys TEXT);"
     "CREATE INDEX IF NOT EXISTS crons_due ON crons (next_run)"
     " WHERE enabled = 1 AND next_run > 0;"
     "CREATE INDEX IF NOT EXISTS crons_owner ON crons (owner, created_at);"
@@ -216,6 +217,10 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN attempts INTEGER "
                         "NOT NULL DEFAULT 0", NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN origin TEXT",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN limit_keys TEXT",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE crons ADD COLUMN limit_keys TEXT",
                         NULL, NULL, NULL);
 
     /* the runs a worker that died left running: found by the re-driver */

@@ -51,6 +51,8 @@ ngx_http_agent_sqlite_cron_put(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int(stmt, 8, row->enabled ? 1 : 0);
     ngx_http_agent_sqlite_bind(stmt, 9, &row->created_at);
     ngx_http_agent_sqlite_bind(stmt, 10, &row->updated_at);
+    ngx_http_agent_sqlite_bind(stmt, 11, row->limit_keys.len ? &row->limit_keys
+                                                            : NULL);
 
     return ngx_http_agent_sqlite_cron_write(sc, stmt);
 }
@@ -229,4 +231,5 @@ ngx_http_agent_sqlite_cron_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     row->enabled = sqlite3_column_int(stmt, 7) ? 1 : 0;
     (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &row->created_at);
     (void) ngx_http_agent_sqlite_col(pool, stmt, 9, &row->updated_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 10, &row->limit_keys);
 }

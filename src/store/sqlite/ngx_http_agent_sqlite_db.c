@@ -187,8 +187,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM resources WHERE session_id = ?1",
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
-    " checkpoint, origin)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11)",
+    " checkpoint, origin, limit_keys)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12)",
     /* a run that failed keeps its error event: let go with the others */
     "UPDATE runs SET status = ?2, updated_at = ?3,"
     " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END"
@@ -243,8 +243,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " WHERE run_id = ?1 AND status = 'running'",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS ", attempts, origin, checkpoint,"
     " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
-    " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0)"
-    " FROM runs WHERE run_id = ?1",
+    " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0),"
+    " limit_keys FROM runs WHERE run_id = ?1",
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
     " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
     " WHERE session_id = ?1 AND id = ?2)",
@@ -331,22 +331,22 @@ static const char  *ngx_http_agent_store_sql[] = {
     " checkpoint FROM runs WHERE thread_id = ?1"
     " ORDER BY created_at",
     "INSERT INTO crons (cron_id, owner, assistant_id, thread_id, origin,"
-    " doc, next_run, enabled, created_at, updated_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+    " doc, next_run, enabled, created_at, updated_at, limit_keys)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
     " ON CONFLICT (cron_id) DO UPDATE SET assistant_id = ?3,"
     " thread_id = ?4, origin = ?5, doc = ?6, next_run = ?7, enabled = ?8,"
-    " updated_at = ?10",
+    " updated_at = ?10, limit_keys = ?11",
     "SELECT cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"
-    " enabled, created_at, updated_at FROM crons"
+    " enabled, created_at, updated_at, limit_keys FROM crons"
     " WHERE cron_id = ?1 AND owner IS ?2",
     "SELECT cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"
-    " enabled, created_at, updated_at FROM crons"
+    " enabled, created_at, updated_at, limit_keys FROM crons"
     " WHERE owner IS ?1"
     " ORDER BY created_at, cron_id",
     "DELETE FROM crons"
     " WHERE cron_id = ?1 AND owner IS ?2",
     "SELECT cron_id, owner, assistant_id, thread_id, origin, doc, next_run,"
-    " enabled, created_at, updated_at FROM crons"
+    " enabled, created_at, updated_at, limit_keys FROM crons"
     " WHERE enabled = 1 AND next_run > 0"
     " AND next_run <= ?1 ORDER BY next_run LIMIT 8",
     "UPDATE crons SET next_run = ?3 WHERE cron_id = ?1 AND next_run = ?2"
