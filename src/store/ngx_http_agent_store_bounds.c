@@ -40,6 +40,11 @@ typedef struct {
 
 static ngx_int_t ngx_http_agent_store_fits(ngx_http_agent_store_call_t *sc,
     const char *what, ngx_str_t *doc);
+static ngx_int_t ngx_http_agent_store_fits_state(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *channels);
+static ngx_int_t ngx_http_agent_store_refuse(ngx_http_agent_store_call_t *sc,
+    const char *what, size_t size, size_t max, const char *limit);
+
 static char *ngx_http_agent_store_document_check(ngx_conf_t *cf, void *post,
     void *data);
 static char *ngx_http_agent_store_quota(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -115,26 +120,55 @@ static ngx_int_t
 ngx_http_agent_store_fits(ngx_http_agent_store_call_t *sc, const char *what,
     ngx_str_t *doc)
 {
-    u_char  *p;
-
     if (doc == NULL || doc->len <= ngx_http_agent_store_bounds.document_max) {
         return NGX_OK;
     }
+
+    return ngx_http_agent_store_refuse(sc, what, doc->len,
+                                       ngx_http_agent_store_bounds.document_max,
+                                       "agent_max_document_size");
+}
+
+
+/*
+ * A state's channels hold what a turn made of its input too (the user's
+ * message, which agent_history_max_size bounds): they may be as large as
+ * an answer, no larger
+ */
+
+static ngx_int_t
+ngx_http_agent_store_fits_state(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *channels)
+{
+    if (channels->len <= NGX_HTTP_AGENT_STORE_ANSWER_MAX) {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_store_refuse(sc, "values", channels->len,
+                                       NGX_HTTP_AGENT_STORE_ANSWER_MAX,
+                                       "an answer");
+}
+
+
+/* NGX_ERROR, and why in sc->refused: what the reply writer answers */
+
+static ngx_int_t
+ngx_http_agent_store_refuse(ngx_http_agent_store_call_t *sc,
+    const char *what, size_t size, size_t max, const char *limit)
+{
+    u_char  *p;
 
     p = ngx_pnalloc(sc->pool, NGX_HTTP_AGENT_STORE_REFUSED_LEN);
     if (p != NULL) {
         sc->refused.data = p;
         sc->refused.len = ngx_snprintf(p, NGX_HTTP_AGENT_STORE_REFUSED_LEN,
                                        "\"%s\" is %uz bytes, over the %uz "
-                                       "of agent_max_document_size", what,
-                                       doc->len,
-                                       ngx_http_agent_store_bounds.document_max)
+                                       "of %s", what, size, max, limit)
                           - p;
     }
 
     ngx_log_error(NGX_LOG_INFO, sc->log, 0, "agent: a document refused: "
-                  "\"%s\" is %uz bytes, over agent_max_document_size",
-                  what, doc->len);
+                  "\"%s\" is %uz bytes, over %s", what, size, limit);
 
     return NGX_ERROR;
 }
@@ -173,7 +207,7 @@ ngx_http_agent_store_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
     ngx_array_t *added)
 {
-    if (ngx_http_agent_store_fits(sc, "values", &cp->channels) != NGX_OK
+    if (ngx_http_agent_store_fits_state(sc, &cp->channels) != NGX_OK
         || ngx_http_agent_store_fits(sc, "metadata", &cp->metadata)
            != NGX_OK)
     {
@@ -188,7 +222,7 @@ ngx_int_t
 ngx_http_agent_store_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
-    if (ngx_http_agent_store_fits(sc, "values", channels) != NGX_OK) {
+    if (ngx_http_agent_store_fits_state(sc, channels) != NGX_OK) {
         return NGX_ERROR;
     }
 
