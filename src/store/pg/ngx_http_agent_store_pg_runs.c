@@ -68,7 +68,7 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                 ngx_http_agent_pg_ok, "ssssssssisss",
+                                 ngx_http_agent_pg_ok, "ssssssssissss",
                                  &row->run_id, &row->thread_id,
                                  &row->assistant_id, &row->status,
                                  row->metadata.len ? &row->metadata : NULL,
@@ -77,7 +77,8 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
                                  (int64_t) (events ? 1 : 0),
                                  row->checkpoint.len ? &row->checkpoint : NULL,
                                  row->expire.len ? &row->expire : NULL,
-                                 row->origin.len ? &row->origin : NULL);
+                                 row->origin.len ? &row->origin : NULL,
+                                 row->secret.len ? &row->secret : NULL);
 }
 
 

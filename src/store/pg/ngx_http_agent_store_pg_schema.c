@@ -29,7 +29,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 7) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 8) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -234,6 +234,9 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS checkpoints_subgraph"
     "  ON checkpoints (session_id, ns, n) WHERE ns <> '';"
 
-    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7)"
+    /* version 8: a run's secret (an A2A push's header line), in no API */
+    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS secret text;"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8)"
     "  ON CONFLICT DO NOTHING;"
     " END $agent$";

@@ -52,6 +52,7 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
                                                             : NULL);
     ngx_http_agent_sqlite_bind(stmt, 11, row->origin.len ? &row->origin : NULL);
+    ngx_http_agent_sqlite_bind(stmt, 12, row->secret.len ? &row->secret : NULL);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
