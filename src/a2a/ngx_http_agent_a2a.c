@@ -394,7 +394,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_uint_t stream, ngx_uint_t legacy)
 {
     ngx_int_t                      rc, code;
-    ngx_str_t                      why, none, kwargs;
+    ngx_str_t                      why, none, kwargs, secret;
     ngx_http_agent_msg_t          *msg;
     ngx_http_agent_turn_t         *turn;
     ngx_http_agent_model_t        *m;
@@ -419,9 +419,10 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     /* its push notification config, kept with the task */
 
     ngx_str_null(&kwargs);
+    ngx_str_null(&secret);
 
-    rc = ngx_http_agent_a2a_push_read(r, rpc->params, legacy, &kwargs, &code,
-                                      &why);
+    rc = ngx_http_agent_a2a_push_read(r, rpc->params, legacy, &kwargs,
+                                      &secret, &code, &why);
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK, code, "%V",
@@ -496,6 +497,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     out->record.keep = 1;
     out->record.events = 1;
     out->record.row.kwargs = kwargs;
+    out->record.row.secret = secret;
     in->json = !stream;
     in->msgs = msg;
     in->nmsgs = 1;

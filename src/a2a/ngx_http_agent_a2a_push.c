@@ -22,14 +22,18 @@
  * allows, signed under its key_env).  A message's configuration names
  * one (1.0: taskPushNotificationConfig; 0.3: pushNotificationConfig): it
  * is checked at once (an URL agent_webhooks does not allow is refused)
- * and kept with the task, in its run's kwargs, written by our generator,
- * so that any worker that ends the task (a take-over too) sends it.  At
+ * and kept with the task, so that any worker that ends the task (a
+ * take-over too) sends it: its URL, id and scheme in its run's kwargs,
+ * written by our generator; the header line that carries its token or
+ * credentials in the run's secret, a column that no API reads (the
+ * LangGraph API's runs show kwargs) and that the run's end empties.  At
  * the task's end (completed, input-required, failed, canceled) the task
  * goes to the URL as the revision that named it writes one: 1.0 a
  * StreamResponse, {"task": Task}; 0.3 the Task; with the token in
- * X-A2A-Notification-Token, or "Authorization: SCHEME CREDENTIALS".
- * GetTaskPushNotificationConfig and its list read it back, without the
- * credentials; a config is not made or deleted on its own.
+ * X-A2A-Notification-Token, or "Authorization: SCHEME CREDENTIALS"; its
+ * webhook-id is the task's.  GetTaskPushNotificationConfig and its list
+ * read it back, without the token and the credentials; a config is not
+ * made or deleted on its own.
  */
 
 
@@ -51,17 +55,23 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_takeover_hooks = {
 
 static ngx_uint_t ngx_http_agent_a2a_push_safe(ngx_str_t *s, size_t max,
     ngx_uint_t space);
+static ngx_int_t ngx_http_agent_a2a_push_secret(ngx_pool_t *pool,
+    ngx_http_agent_a2a_push_t *push, ngx_str_t *secret);
 static ngx_int_t ngx_http_agent_a2a_push_kept(ngx_pool_t *pool,
     ngx_str_t *kwargs, ngx_http_agent_a2a_push_t *push);
 static void ngx_http_agent_a2a_push_config_json(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_push_t *push, ngx_str_t *task, ngx_uint_t legacy);
 
 
-/* a message's config, read and checked; kwargs gets it (or stays empty) */
+/*
+ * a message's config, read and checked; kwargs and secret get it (or
+ * stay empty)
+ */
 
 ngx_int_t
 ngx_http_agent_a2a_push_read(ngx_http_request_t *r, yajl_val params,
-    ngx_uint_t legacy, ngx_str_t *kwargs, ngx_int_t *code, ngx_str_t *why)
+    ngx_uint_t legacy, ngx_str_t *kwargs, ngx_str_t *secret, ngx_int_t *code,
+    ngx_str_t *why)
 {
     yajl_val                    conf, cfg, auth, schemes;
     ngx_str_t                   s;
@@ -168,18 +178,57 @@ ngx_http_agent_a2a_push_read(ngx_http_request_t *r, yajl_val params,
     ngx_http_agent_json_str(j, &push.url);
     ngx_http_agent_json_key(j, "id");
     ngx_http_agent_json_str(j, &push.id);
-    ngx_http_agent_json_key(j, "token");
-    ngx_http_agent_json_str(j, &push.token);
     ngx_http_agent_json_key(j, "scheme");
     ngx_http_agent_json_str(j, &push.scheme);
-    ngx_http_agent_json_key(j, "credentials");
-    ngx_http_agent_json_str(j, &push.credentials);
     ngx_http_agent_json_key(j, "legacy");
     ngx_http_agent_json_bool(j, legacy);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 
+    if (ngx_http_agent_a2a_push_secret(r->pool, &push, secret) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     return ngx_http_agent_json_done(j, kwargs);
+}
+
+
+/* the header line of its token or credentials, or empty */
+
+static ngx_int_t
+ngx_http_agent_a2a_push_secret(ngx_pool_t *pool,
+    ngx_http_agent_a2a_push_t *push, ngx_str_t *secret)
+{
+    u_char  *p;
+
+    ngx_str_null(secret);
+
+    if (push->scheme.len && push->credentials.len) {
+        p = ngx_pnalloc(pool, sizeof("Authorization: ") + push->scheme.len
+                              + push->credentials.len);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        secret->data = p;
+        secret->len = ngx_sprintf(p, "Authorization: %V %V", &push->scheme,
+                                  &push->credentials)
+                      - p;
+
+    } else if (push->token.len) {
+        p = ngx_pnalloc(pool, sizeof("X-A2A-Notification-Token: ")
+                              + push->token.len);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        secret->data = p;
+        secret->len = ngx_sprintf(p, "X-A2A-Notification-Token: %V",
+                                  &push->token)
+                      - p;
+    }
+
+    return NGX_OK;
 }
 
 
@@ -212,8 +261,7 @@ void
 ngx_http_agent_a2a_push_done(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    u_char                      *p;
-    ngx_str_t                    body, text, interrupt, header;
+    ngx_str_t                    body, text, interrupt;
     ngx_http_request_t          *r;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_a2a_out_t     o;
@@ -277,35 +325,11 @@ ngx_http_agent_a2a_push_done(ngx_http_agent_turn_t *turn,
         return;
     }
 
-    ngx_str_null(&header);
-
-    if (push.scheme.len && push.credentials.len) {
-        p = ngx_pnalloc(r->pool, sizeof("Authorization: ") + push.scheme.len
-                                 + push.credentials.len);
-        if (p == NULL) {
-            return;
-        }
-
-        header.data = p;
-        header.len = ngx_sprintf(p, "Authorization: %V %V", &push.scheme,
-                                 &push.credentials)
-                     - p;
-
-    } else if (push.token.len) {
-        p = ngx_pnalloc(r->pool, sizeof("X-A2A-Notification-Token: ")
-                                 + push.token.len);
-        if (p == NULL) {
-            return;
-        }
-
-        header.data = p;
-        header.len = ngx_sprintf(p, "X-A2A-Notification-Token: %V",
-                                 &push.token)
-                     - p;
-    }
+    /* the secret: the row as it was made or taken over, in memory */
 
     if (ngx_http_agent_webhook_send(alcf->webhooks, &push.url, &body,
-                                    &header, r->connection->log)
+                                    &rec->row.secret, info.run_id,
+                                    r->connection->log)
         != NGX_OK)
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
@@ -335,10 +359,7 @@ ngx_http_agent_a2a_push_kept(ngx_pool_t *pool, ngx_str_t *kwargs,
     if (p == NULL || !YAJL_IS_OBJECT(p)
         || ngx_http_agent_json_get_str(p, "url", &push->url) != NGX_OK
         || ngx_http_agent_json_get_str(p, "id", &push->id) != NGX_OK
-        || ngx_http_agent_json_get_str(p, "token", &push->token) != NGX_OK
-        || ngx_http_agent_json_get_str(p, "scheme", &push->scheme) != NGX_OK
-        || ngx_http_agent_json_get_str(p, "credentials", &push->credentials)
-           != NGX_OK)
+        || ngx_http_agent_json_get_str(p, "scheme", &push->scheme) != NGX_OK)
     {
         return NGX_DECLINED;
     }
@@ -353,7 +374,7 @@ ngx_http_agent_a2a_push_kept(ngx_pool_t *pool, ngx_str_t *kwargs,
 /*
  * GetTaskPushNotificationConfig and ListTaskPushNotificationConfigs (and
  * 0.3's tasks/pushNotificationConfig/get, /list) of a task read: its
- * config, without its credentials; list: none or one
+ * config, without its token and credentials; list: none or one
  */
 
 ngx_int_t
@@ -439,11 +460,6 @@ ngx_http_agent_a2a_push_config_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_str(j, push->id.len ? &push->id : task);
     ngx_http_agent_json_key(j, "url");
     ngx_http_agent_json_str(j, &push->url);
-
-    if (push->token.len) {
-        ngx_http_agent_json_key(j, "token");
-        ngx_http_agent_json_str(j, &push->token);
-    }
 
     if (push->scheme.len) {
         ngx_http_agent_json_key(j, "authentication");

@@ -16,7 +16,10 @@
 #include "ngx_http_agent_a2a_task.h"
 
 
-/* a task's push notification config, as its run's kwargs keep it */
+/*
+ * a task's push notification config: its run's kwargs keep all but the
+ * token and the credentials, which only its run's secret keeps
+ */
 typedef struct {
     ngx_str_t                  url;
     ngx_str_t                  id;
@@ -31,8 +34,8 @@ extern ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_takeover_hooks;
 
 
 ngx_int_t ngx_http_agent_a2a_push_read(ngx_http_request_t *r,
-    yajl_val params, ngx_uint_t legacy, ngx_str_t *kwargs, ngx_int_t *code,
-    ngx_str_t *why);
+    yajl_val params, ngx_uint_t legacy, ngx_str_t *kwargs, ngx_str_t *secret,
+    ngx_int_t *code, ngx_str_t *why);
 void ngx_http_agent_a2a_push_done(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_a2a_push_answer(ngx_http_request_t *r,

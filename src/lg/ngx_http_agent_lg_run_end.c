@@ -115,7 +115,8 @@ ngx_http_agent_lg_run_webhook(ngx_http_agent_lg_run_t *lr,
 
     if (ngx_http_agent_json_done(j, &body) != NGX_OK
         || ngx_http_agent_webhook_send(alcf->webhooks, &lr->webhook, &body,
-                                       NULL, r->connection->log)
+                                       NULL, lr->info.run_id,
+                                       r->connection->log)
            != NGX_OK)
     {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,

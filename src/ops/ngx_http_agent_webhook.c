@@ -24,9 +24,15 @@
  * URL under a prefix agent_webhooks lists: nothing else is ever contacted.
  * A URL that could leave its prefix (dot segments, encoded or not, a
  * backslash, a prefix without a slash continued by "@host") is refused.
- * With key_env=VAR, the body is signed: X-Agent-Signature: sha256=HEX,
- * HMAC-SHA256 of the body under the key in VAR (given to the workers with
- * nginx's "env VAR;").
+ * Each call is a Standard Webhooks message: webhook-id (the caller's id,
+ * the run's: the same on each try and from a worker that takes the run
+ * over, so that a receiver drops duplicates) and webhook-timestamp (the
+ * try's); with key_env=VAR, webhook-signature: "v1," and the base64 of
+ * HMAC-SHA256 of "ID.TIMESTAMP.BODY" under the key in VAR (given to the
+ * workers with nginx's "env VAR;"): a receiver refuses a replay of an old
+ * delivery by its timestamp, which the signature covers.  A key written
+ * "whsec_BASE64" (the convention of Standard Webhooks' libraries) is the
+ * bytes it decodes to; any other value is its own bytes.
  */
 
 
@@ -38,8 +44,14 @@
 typedef struct {
     ngx_pool_t                *pool;
     ngx_str_t                  url;
-    ngx_str_t                  body;
+    ngx_str_t                  id;
+    ngx_str_t                  body;       /* with room before it for
+                                              "ID.TIMESTAMP.", the
+                                              signed content */
+    ngx_str_t                  key;        /* empty: not signed */
     ngx_array_t               *headers;    /* ngx_str_t, NUL-terminated */
+    ngx_uint_t                 stamped;    /* headers' index of the
+                                              timestamp, then signature */
     ngx_uint_t                 tries;
     ngx_event_t                retry;
     ngx_log_t                 *log;
@@ -49,8 +61,11 @@ typedef struct {
 
 static char *ngx_http_agent_webhook_key(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
-static ngx_int_t ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh,
+static ngx_int_t ngx_http_agent_webhook_header(ngx_http_agent_webhook_t *wh,
+    ngx_str_t *h, const char *name, ngx_str_t *value);
+static ngx_int_t ngx_http_agent_webhook_key_read(ngx_http_agent_webhook_t *wh,
     ngx_str_t *key_env);
+static ngx_int_t ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh);
 static ngx_uint_t ngx_http_agent_webhook_dots(u_char *p, u_char *last);
 static void ngx_http_agent_webhook_post(ngx_http_agent_webhook_t *wh);
 static void ngx_http_agent_webhook_retry(ngx_event_t *ev);
@@ -251,12 +266,16 @@ ngx_http_agent_webhook_dots(u_char *p, u_char *last)
 }
 
 
-/* the body sent, and sent again on a failure, in its own pool */
+/*
+ * the body sent, and sent again on a failure, in its own pool; id: the
+ * message's, the same for each try and each worker that sends it
+ */
 
 ngx_int_t
 ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks, ngx_str_t *url,
-    ngx_str_t *body, ngx_str_t *header, ngx_log_t *log)
+    ngx_str_t *body, ngx_str_t *header, ngx_str_t *id, ngx_log_t *log)
 {
+    size_t                     room;
     ngx_str_t                 *h;
     ngx_pool_t                *pool;
     ngx_http_agent_webhook_t  *wh;
@@ -278,11 +297,15 @@ ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks, ngx_str_t *url,
     wh->pool = pool;
     wh->log = ngx_cycle->log;
 
-    wh->url.data = ngx_pnalloc(pool, url->len + 1);
-    wh->body.data = ngx_pnalloc(pool, body->len + 1);
-    wh->headers = ngx_array_create(pool, 1, sizeof(ngx_str_t));
+    /* the signed content is "ID.TIMESTAMP.BODY": one copy, not one a try */
+    room = id->len + NGX_TIME_T_LEN + 2;
 
-    if (wh->url.data == NULL || wh->body.data == NULL
+    wh->url.data = ngx_pnalloc(pool, url->len + 1);
+    wh->id.data = ngx_pnalloc(pool, id->len);
+    wh->body.data = ngx_pnalloc(pool, room + body->len + 1);
+    wh->headers = ngx_array_create(pool, 4, sizeof(ngx_str_t));
+
+    if (wh->url.data == NULL || wh->id.data == NULL || wh->body.data == NULL
         || wh->headers == NULL)
     {
         goto failed;
@@ -290,6 +313,9 @@ ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks, ngx_str_t *url,
 
     wh->url.len = url->len;
     ngx_cpystrn(wh->url.data, url->data, url->len + 1);
+    wh->id.len = id->len;
+    ngx_memcpy(wh->id.data, id->data, id->len);
+    wh->body.data += room;
     wh->body.len = body->len;
     ngx_memcpy(wh->body.data, body->data, body->len);
     wh->body.data[body->len] = '\0';
@@ -311,14 +337,27 @@ ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks, ngx_str_t *url,
         ngx_cpystrn(h->data, header->data, header->len + 1);
     }
 
-    if (hooks->key_env.len
-        && ngx_http_agent_webhook_sign(wh, &hooks->key_env) != NGX_OK)
+    h = ngx_array_push_n(wh->headers, 3);
+    if (h == NULL
+        || ngx_http_agent_webhook_header(wh, h, "webhook-id", &wh->id)
+           != NGX_OK)
     {
-        ngx_log_error(NGX_LOG_ERR, log, 0, "agent: the webhook \"%V\" is "
-                      "not called: its key is not in %V (add \"env %V;\" "
-                      "to nginx.conf)", url, &hooks->key_env,
-                      &hooks->key_env);
         goto failed;
+    }
+
+    wh->stamped = wh->headers->nelts - 2;
+
+    if (hooks->key_env.len) {
+        if (ngx_http_agent_webhook_key_read(wh, &hooks->key_env) != NGX_OK) {
+            ngx_log_error(NGX_LOG_ERR, log, 0, "agent: the webhook \"%V\" is "
+                          "not called: its key is not in %V (add \"env %V;\" "
+                          "to nginx.conf; a \"whsec_\" key is base64)", url,
+                          &hooks->key_env, &hooks->key_env);
+            goto failed;
+        }
+
+    } else {
+        wh->headers->nelts--;
     }
 
     wh->retry.handler = ngx_http_agent_webhook_retry;
@@ -337,15 +376,36 @@ failed:
 }
 
 
-/* X-Agent-Signature: sha256=HEX of the body under the key in key_env */
+/* "name: value", NUL-terminated for curl */
 
 static ngx_int_t
-ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh, ngx_str_t *key_env)
+ngx_http_agent_webhook_header(ngx_http_agent_webhook_t *wh, ngx_str_t *h,
+    const char *name, ngx_str_t *value)
 {
-#if (NGX_OPENSSL)
-    u_char        *key, *p, md[EVP_MAX_MD_SIZE];
-    ngx_str_t     *h;
-    unsigned int   len;
+    u_char  *p;
+
+    p = ngx_pnalloc(wh->pool, ngx_strlen(name) + 2 + value->len + 1);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->data = p;
+    p = ngx_sprintf(p, "%s: %V", name, value);
+    *p = '\0';
+    h->len = p - h->data;
+
+    return NGX_OK;
+}
+
+
+/* the key in key_env: "whsec_" and base64, or the value's own bytes */
+
+static ngx_int_t
+ngx_http_agent_webhook_key_read(ngx_http_agent_webhook_t *wh,
+    ngx_str_t *key_env)
+{
+    u_char     *key;
+    ngx_str_t   src;
 
     key = (u_char *) getenv((char *) key_env->data);
 
@@ -353,31 +413,84 @@ ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh, ngx_str_t *key_env)
         return NGX_ERROR;
     }
 
-    if (HMAC(EVP_sha256(), key, (int) ngx_strlen(key), wh->body.data,
-             wh->body.len, md, &len)
+    src.data = key;
+    src.len = ngx_strlen(key);
+
+    if (src.len <= 6 || ngx_strncmp(key, "whsec_", 6) != 0) {
+        wh->key = src;
+        return NGX_OK;
+    }
+
+    src.data += 6;
+    src.len -= 6;
+
+    wh->key.data = ngx_pnalloc(wh->pool, ngx_base64_decoded_length(src.len));
+    if (wh->key.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_decode_base64(&wh->key, &src) != NGX_OK || wh->key.len == 0) {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * a try's webhook-timestamp and, with a key, its webhook-signature:
+ * "v1," and the base64 of HMAC-SHA256 of "ID.TIMESTAMP.BODY"
+ */
+
+static ngx_int_t
+ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh)
+{
+    u_char         ts[NGX_TIME_T_LEN];
+    ngx_str_t     *h, v;
+#if (NGX_OPENSSL)
+    u_char        *p, md[EVP_MAX_MD_SIZE];
+    u_char         sig[sizeof("v1,") + 4 * (EVP_MAX_MD_SIZE + 2) / 3];
+    ngx_str_t      s, m;
+    unsigned int   len;
+#endif
+
+    h = wh->headers->elts;
+    h += wh->stamped;
+
+    v.data = ts;
+    v.len = ngx_sprintf(ts, "%T", ngx_time()) - ts;
+
+    if (ngx_http_agent_webhook_header(wh, &h[0], "webhook-timestamp", &v)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (wh->key.len == 0) {
+        return NGX_OK;
+    }
+
+#if (NGX_OPENSSL)
+
+    /* written just before the body, where send() left room for it */
+    p = wh->body.data - (wh->id.len + v.len + 2);
+    ngx_sprintf(p, "%V.%V.", &wh->id, &v);
+
+    if (HMAC(EVP_sha256(), wh->key.data, (int) wh->key.len, p,
+             wh->body.data + wh->body.len - p, md, &len)
         == NULL)
     {
         return NGX_ERROR;
     }
 
-    h = ngx_array_push(wh->headers);
-    if (h == NULL) {
-        return NGX_ERROR;
-    }
+    m.data = md;
+    m.len = len;
+    s.data = ngx_cpymem(sig, "v1,", 3);
+    ngx_encode_base64(&s, &m);
+    s.len += 3;
+    s.data = sig;
 
-    h->data = ngx_pnalloc(wh->pool, sizeof("X-Agent-Signature: sha256=")
-                                    + 2 * len);
-    if (h->data == NULL) {
-        return NGX_ERROR;
-    }
-
-    p = ngx_cpymem(h->data, "X-Agent-Signature: sha256=",
-                   sizeof("X-Agent-Signature: sha256=") - 1);
-    p = ngx_hex_dump(p, md, len);
-    *p = '\0';
-    h->len = p - h->data;
-
-    return NGX_OK;
+    return ngx_http_agent_webhook_header(wh, &h[1], "webhook-signature", &s);
 
 #else
 
@@ -391,6 +504,12 @@ static void
 ngx_http_agent_webhook_post(ngx_http_agent_webhook_t *wh)
 {
     wh->tries++;
+
+    /* each try stamped and signed anew: a verifier takes only recent ones */
+    if (ngx_http_agent_webhook_sign(wh) != NGX_OK) {
+        ngx_http_agent_webhook_done(wh, NGX_ERROR, 0, NULL);
+        return;
+    }
 
     wh->curl = ngx_http_agent_curl_create(wh->pool, wh->log);
 

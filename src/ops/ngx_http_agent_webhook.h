@@ -24,7 +24,8 @@ char *ngx_http_agent_webhook_conf(ngx_conf_t *cf, ngx_command_t *cmd,
 ngx_uint_t ngx_http_agent_webhook_allowed(ngx_http_agent_webhooks_t *hooks,
     ngx_str_t *url);
 ngx_int_t ngx_http_agent_webhook_send(ngx_http_agent_webhooks_t *hooks,
-    ngx_str_t *url, ngx_str_t *body, ngx_str_t *header, ngx_log_t *log);
+    ngx_str_t *url, ngx_str_t *body, ngx_str_t *header, ngx_str_t *id,
+    ngx_log_t *log);
 
 
 #endif /* _NGX_HTTP_AGENT_WEBHOOK_H_INCLUDED_ */

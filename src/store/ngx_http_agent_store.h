@@ -100,6 +100,11 @@ typedef struct {
     ngx_str_t                  status;
     ngx_str_t                  metadata;     /* JSON object, or empty */
     ngx_str_t                  kwargs;       /* JSON object, or empty */
+    ngx_str_t                  secret;       /* what no API shows (an A2A
+                                                push's header line): only
+                                                run_insert writes it, only
+                                                run_claim reads it, the
+                                                run's end empties it */
     ngx_str_t                  multitask_strategy;
     ngx_str_t                  created_at;
     ngx_str_t                  updated_at;

@@ -207,6 +207,7 @@ ngx_http_agent_turn_takeover(ngx_http_request_t *r,
     rec->claimed = 1;
     rec->keep = 1;
     rec->row.kwargs = row->kwargs;
+    rec->row.secret = row->secret;
     rec->row.metadata = row->metadata;
     rec->row.writes = row->writes;
 

@@ -63,6 +63,16 @@ sub free_port {
 # out of reach
 sub npm {
     my ($name, $want, @packages) = @_;
+    my $dir = npm_install($name, $want, @packages);
+
+    plan(skip_all => "$want (npm) is not installable here") unless $dir;
+
+    return $dir;
+}
+
+# the same, for a part of a test: its folder, or undef (then skip that)
+sub npm_install {
+    my ($name, $want, @packages) = @_;
     my $dir = "$root/build/$name";
 
     if (!-d "$dir/node_modules/$want") {
@@ -71,10 +81,7 @@ sub npm {
                . '>/dev/null 2>&1');
     }
 
-    plan(skip_all => "$want (npm) is not installable here")
-        unless -d "$dir/node_modules/$want";
-
-    return $dir;
+    return -d "$dir/node_modules/$want" ? $dir : undef;
 }
 
 # what an npm client script saw: node SCRIPT ARGS..., one JSON line an

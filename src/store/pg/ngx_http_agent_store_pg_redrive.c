@@ -173,7 +173,9 @@ ngx_http_agent_pg_claim_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     row->attempts = ngx_http_agent_pg_int(res, 0, 12);
     row->last_event = ngx_http_agent_pg_int(res, 0, 13);
 
-    if (ngx_http_agent_pg_str(pool, res, 0, 14, &row->limit_keys) != NGX_OK) {
+    if (ngx_http_agent_pg_str(pool, res, 0, 14, &row->limit_keys) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, 0, 15, &row->secret) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 

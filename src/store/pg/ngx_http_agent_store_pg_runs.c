@@ -68,7 +68,7 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                 ngx_http_agent_pg_ok, "ssssssssissss",
+                                 ngx_http_agent_pg_ok, "ssssssssisssss",
                                  &row->run_id, &row->thread_id,
                                  &row->assistant_id, &row->status,
                                  row->metadata.len ? &row->metadata : NULL,
@@ -79,7 +79,8 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
                                  row->expire.len ? &row->expire : NULL,
                                  row->origin.len ? &row->origin : NULL,
                                  row->limit_keys.len ? &row->limit_keys
-                                                     : NULL);
+                                                     : NULL,
+                                 row->secret.len ? &row->secret : NULL);
 }
 
 

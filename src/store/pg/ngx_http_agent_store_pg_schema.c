@@ -251,6 +251,8 @@ const char  *ngx_http_agent_pg_schema =
      */
     " ALTER TABLE runs ADD COLUMN IF NOT EXISTS limit_keys text;"
     " ALTER TABLE crons ADD COLUMN IF NOT EXISTS limit_keys text;"
+    /* and a run's secret (an A2A push's header line), in no API */
+    " ALTER TABLE runs ADD COLUMN IF NOT EXISTS secret text;"
 
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8)"
     "  ON CONFLICT DO NOTHING;"

@@ -262,14 +262,19 @@ const char  *ngx_http_agent_pg_sql[] = {
     " (SELECT run_id FROM o))"
     " INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
-    " checkpoint, origin, limit_keys)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10, $12, $13)",
+    " checkpoint, origin, limit_keys, secret)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::int, $10, $12, $13,"
+    " $14)",
 
-    /* NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes go */
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes and its
+     * secret go
+     */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
     " $2 NOT IN ('pending', 'running')) UPDATE runs SET status = $2,"
     " updated_at = $3,"
-    " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END"
+    " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END,"
+    " secret = CASE WHEN $2 IN ('pending', 'running') THEN secret END"
     " WHERE run_id = $1 AND ($2 <> 'running' OR status = 'pending')",
 
     /* NGX_HTTP_AGENT_PG_RUN_GET */
@@ -335,7 +340,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     " u.kwargs, u.multitask_strategy, u.created_at, u.updated_at,"
     " u.origin, u.checkpoint, (SELECT owner FROM l), u.attempts,"
     " (SELECT max(seq) FROM run_events WHERE run_id = $1 AND seq >= 0),"
-    " u.limit_keys FROM u",
+    " u.limit_keys, u.secret FROM u",
 
     /*
      * NGX_HTTP_AGENT_PG_OPEN: a turn's start in one statement: the session

@@ -96,7 +96,7 @@ static const char  *ngx_http_agent_store_schema =
     " kwargs TEXT, multitask_strategy TEXT, created_at TEXT NOT NULL,"
     " updated_at TEXT NOT NULL, cancel TEXT, events INTEGER NOT NULL,"
     " checkpoint TEXT, attempts INTEGER NOT NULL DEFAULT 0, origin TEXT,"
-    " limit_keys TEXT);"
+    " limit_keys TEXT, secret TEXT);"
     "CREATE INDEX IF NOT EXISTS runs_thread ON runs (thread_id, created_at);"
     "CREATE INDEX IF NOT EXISTS runs_expire ON runs (events, updated_at);"
     "CREATE TABLE IF NOT EXISTS run_events ("
@@ -221,6 +221,8 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
     (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN limit_keys TEXT",
                         NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE crons ADD COLUMN limit_keys TEXT",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN secret TEXT",
                         NULL, NULL, NULL);
 
     /* the runs a worker that died left running: found by the re-driver */

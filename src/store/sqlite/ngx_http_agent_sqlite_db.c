@@ -187,11 +187,15 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM resources WHERE session_id = ?1",
     "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
     " kwargs, multitask_strategy, created_at, updated_at, events,"
-    " checkpoint, origin, limit_keys)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12)",
-    /* a run that failed keeps its error event: let go with the others */
+    " checkpoint, origin, limit_keys, secret)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13)",
+    /*
+     * a run that failed keeps its error event: let go with the others;
+     * an ended run's secret goes
+     */
     "UPDATE runs SET status = ?2, updated_at = ?3,"
-    " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END"
+    " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END,"
+    " secret = CASE WHEN ?2 IN ('pending', 'running') THEN secret END"
     " WHERE run_id = ?1 AND (?2 <> 'running' OR status = 'pending')",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
     " WHERE run_id = ?1 AND (?2 IS NULL OR thread_id = ?2)",
@@ -244,7 +248,7 @@ static const char  *ngx_http_agent_store_sql[] = {
     "SELECT " NGX_HTTP_AGENT_RUN_COLS ", attempts, origin, checkpoint,"
     " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
     " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0),"
-    " limit_keys FROM runs WHERE run_id = ?1",
+    " limit_keys, secret FROM runs WHERE run_id = ?1",
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
     " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
     " WHERE session_id = ?1 AND id = ?2)",

@@ -200,6 +200,8 @@ ngx_http_agent_sqlite_run_claim(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_sqlite_col(sc->pool, stmt, 12, &row->owner)
            != NGX_OK
         || ngx_http_agent_sqlite_col(sc->pool, stmt, 14, &row->limit_keys)
+           != NGX_OK
+        || ngx_http_agent_sqlite_col(sc->pool, stmt, 15, &row->secret)
            != NGX_OK)
     {
         ok = NGX_ERROR;

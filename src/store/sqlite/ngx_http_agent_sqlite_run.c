@@ -54,6 +54,7 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_bind(stmt, 11, row->origin.len ? &row->origin : NULL);
     ngx_http_agent_sqlite_bind(stmt, 12, row->limit_keys.len ? &row->limit_keys
                                                             : NULL);
+    ngx_http_agent_sqlite_bind(stmt, 13, row->secret.len ? &row->secret : NULL);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
