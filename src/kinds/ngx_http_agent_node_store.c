@@ -281,7 +281,7 @@ ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
             return NGX_ERROR;
         }
 
-        ctx->item.text = ctx->item.value;
+        ngx_http_agent_store_item_text(&ctx->item);
         ctx->item.expires = sc->ttl ? ngx_time() + sc->ttl * 60 : 0;
 
         ctx->item.updated_at.data = ngx_pnalloc(run->pool, 32);

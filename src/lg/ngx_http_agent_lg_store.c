@@ -123,7 +123,7 @@ ngx_http_agent_lg_store_put(ngx_http_request_t *r, yajl_val v)
     index = ngx_http_agent_json_get(v, "index");
 
     if (index == NULL || !YAJL_IS_FALSE(index)) {
-        item.text = item.value;
+        ngx_http_agent_store_item_text(&item);
     }
 
     ttl = ngx_http_agent_json_get(v, "ttl");

@@ -114,7 +114,11 @@ ngx_http_agent_body_get(ngx_http_request_t *r, void *thread_pool,
         b = cl->buf;
 
         if (!b->in_file) {
-            p = ngx_cpymem(p, b->pos, b->last - b->pos);
+            /* an empty one (a body's last, say) may have no memory */
+            if (b->last != b->pos) {
+                p = ngx_cpymem(p, b->pos, b->last - b->pos);
+            }
+
             continue;
         }
 

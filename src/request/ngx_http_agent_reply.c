@@ -22,6 +22,7 @@
  */
 
 
+static void ngx_http_agent_reply_flush(ngx_http_request_t *r);
 static void ngx_http_agent_store_cleanup(void *data);
 
 
@@ -63,10 +64,12 @@ ngx_int_t
 ngx_http_agent_reply_send_chain(ngx_http_request_t *r, ngx_uint_t status,
     ngx_chain_t *out, off_t size)
 {
-    ngx_int_t              rc;
-    ngx_buf_t             *b;
-    ngx_chain_t           *cl, **ll;
-    ngx_http_agent_ctx_t  *ctx;
+    ngx_int_t                  rc;
+    ngx_buf_t                 *b;
+    ngx_chain_t               *cl, **ll;
+    ngx_event_t               *wev;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_core_loc_conf_t  *clcf;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -127,7 +130,99 @@ ngx_http_agent_reply_send_chain(ngx_http_request_t *r, ngx_uint_t status,
 
     *ll = cl;
 
-    return ngx_http_output_filter(r, out);
+    rc = ngx_http_output_filter(r, out);
+
+    if (rc != NGX_AGAIN || r != r->main) {
+        return rc;
+    }
+
+    /*
+     * More than the socket took: the rest goes as it takes more, also
+     * while the request goes on after its answer (a background run's).
+     * NGX_OK: to the callers NGX_AGAIN is the store's, an answer to come.
+     */
+
+    wev = r->connection->write;
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    r->write_event_handler = ngx_http_agent_reply_flush;
+
+    if (!wev->delayed) {
+        ngx_add_timer(wev, clcf->send_timeout);
+    }
+
+    if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * The write handler while an answer is out and its request is not yet
+ * ended: a request ended meanwhile has nginx's own writer instead.  This
+ * one never ends the request (ngx_http_writer would, with its last byte,
+ * under a run that still holds it): a client that takes nothing for
+ * send_timeout is an error the request ends with, when it ends (not
+ * c->error: the run's location tools share the connection).
+ */
+
+static void
+ngx_http_agent_reply_flush(ngx_http_request_t *r)
+{
+    ngx_int_t                  rc;
+    ngx_event_t               *wev;
+    ngx_connection_t          *c;
+    ngx_http_agent_ctx_t      *ctx;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    c = r->connection;
+    wev = c->write;
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    if (wev->timedout) {
+        ngx_log_error(NGX_LOG_INFO, c->log, NGX_ETIMEDOUT,
+                      "agent: client timed out");
+        c->timedout = 1;
+        rc = NGX_HTTP_REQUEST_TIME_OUT;
+        goto failed;
+    }
+
+    rc = NGX_ERROR;
+
+    if (ngx_http_output_filter(r, NULL) == NGX_ERROR) {
+        goto failed;
+    }
+
+    if (r->buffered || c->buffered) {
+        if (!wev->delayed) {
+            ngx_add_timer(wev, clcf->send_timeout);
+        }
+
+    } else if (wev->timer_set) {
+        ngx_del_timer(wev);
+    }
+
+    if (ngx_handle_write_event(wev, clcf->send_lowat) == NGX_OK) {
+        return;
+    }
+
+failed:
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx) {
+        /* what ngx_http_agent_reply_rc() ends the request with */
+        ctx->sent = 1;
+        ctx->sent_rc = rc;
+    }
+
+    r->write_event_handler = ngx_http_request_empty_handler;
+
+    if (wev->timer_set) {
+        ngx_del_timer(wev);
+    }
 }
 
 

@@ -219,6 +219,10 @@ typedef struct {
 } ngx_http_agent_item_t;
 
 
+/* the most of an item's value a search finds it by (store_item_text) */
+#define NGX_HTTP_AGENT_ITEM_TEXT_MAX  (256 * 1024)
+
+
 /* a search of the items, or of their namespaces */
 typedef struct {
     ngx_str_t                  owner;        /* empty: none */
@@ -713,6 +717,7 @@ typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
 
 
 void ngx_http_agent_store_new_id(u_char *buf);
+void ngx_http_agent_store_item_text(ngx_http_agent_item_t *item);
 u_char *ngx_http_agent_store_now(u_char *buf);
 u_char *ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago);
 

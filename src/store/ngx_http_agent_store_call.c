@@ -101,6 +101,35 @@ ngx_http_agent_store_new_id(u_char *buf)
 }
 
 
+/*
+ * What a search finds an item by: its value's first
+ * NGX_HTTP_AGENT_ITEM_TEXT_MAX bytes, cut where a character starts.
+ * PostgreSQL indexes the text as one tsvector, at most 1 MB, and a
+ * tsvector is up to three times its text: a value of many distinct words
+ * over about 350 KB would fail its put.  SQLite's FTS5 is given the same,
+ * so both stores find the same items.
+ */
+
+void
+ngx_http_agent_store_item_text(ngx_http_agent_item_t *item)
+{
+    size_t  len;
+
+    len = item->value.len;
+
+    if (len > NGX_HTTP_AGENT_ITEM_TEXT_MAX) {
+        len = NGX_HTTP_AGENT_ITEM_TEXT_MAX;
+
+        while (len && (item->value.data[len] & 0xc0) == 0x80) {
+            len--;
+        }
+    }
+
+    item->text.data = item->value.data;
+    item->text.len = len;
+}
+
+
 /* now, in ms since the epoch */
 
 int64_t

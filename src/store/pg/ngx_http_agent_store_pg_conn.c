@@ -47,6 +47,7 @@ static void ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc);
 static void ngx_http_agent_pg_flush(ngx_event_t *ev);
 static void ngx_http_agent_pg_retry(ngx_event_t *ev);
 static void ngx_http_agent_pg_timeout(ngx_event_t *ev);
+static void ngx_http_agent_pg_notice(void *arg, const char *message);
 
 
 ngx_http_agent_pg_conn_t  *ngx_http_agent_pg_conns;
@@ -157,6 +158,8 @@ ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
         ngx_http_agent_pg_fail(pc, PQerrorMessage(pc->conn));
         return;
     }
+
+    (void) PQsetNoticeProcessor(pc->conn, ngx_http_agent_pg_notice, NULL);
 
     pc->state = NGX_HTTP_AGENT_PG_CONNECTING;
     pc->prepared = 0;
@@ -675,3 +678,25 @@ ngx_http_agent_pg_timeout(ngx_event_t *ev)
 }
 
 
+/*
+ * The server's notices (a word of an item too long to be indexed): in the
+ * error log, their first line; libpq's own default writes them on stderr,
+ * which is the error log's file, unframed.
+ */
+
+static void
+ngx_http_agent_pg_notice(void *arg, const char *message)
+{
+    u_char  *p, *nl, *last;
+
+    p = (u_char *) message;
+    last = p + ngx_strlen(p);
+    nl = ngx_strlchr(p, last, '\n');
+
+    if (nl) {
+        last = nl;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, ngx_cycle->log, 0,
+                  "agent: PostgreSQL says: %*s", (size_t) (last - p), p);
+}
