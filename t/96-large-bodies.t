@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # Large bodies get their answer (issue 48, item 12): a LangGraph background
-# run of 1 MB and 3 MB, whose answer (the run, its input in it) is more
+# run of 1 MB and 1.9 MB (within agent_max_document_size 2m; 3 MB is a
+# 422 with its reason), whose answer (the run, its input in it) is more
 # than the socket takes at once while the run goes on, reaches a client
 # that reads slowly, and the run completes; store items of 800 KB and 2 MB
 # of distinct words are put (PostgreSQL's tsvector holds 1 MB: only the
@@ -33,6 +34,7 @@ $t->mock(sub {
 
 my $conf = $t->conf(http => <<'HTTP');
 client_max_body_size 16m;
+agent_max_document_size 2m;
 agent_graph chat {
     channel note value;
     node model llm;
@@ -77,7 +79,7 @@ sub slow_post {
     my ($status) = $buf =~ m{^HTTP/1\.1 (\d+)};
     my ($body_in) = $buf =~ /\r\n\r\n(.*)\z/s;
     return { status => $status // 0, content => $body_in // '',
-             json => eval { decode_json($body_in // '') } };
+             json => scalar eval { decode_json($body_in // '') } };
 }
 
 my $in = { messages => [ { role => 'user', content => 'go' } ] };
@@ -86,7 +88,7 @@ my $in = { messages => [ { role => 'user', content => 'go' } ] };
 
 my $hold = { messages => [ { role => 'user', content => 'hold' } ] };
 
-for my $mb (1, 3) {
+for my $mb (1, 1.9) {
     my $note = 'n' x ($mb * 1_000_000);
 
     # answered whole while the run goes on, then cancelled
@@ -119,9 +121,18 @@ for my $mb (1, 3) {
        'success', '... its status');
 }
 
-# the same through a client that reads at once (HTTP::Tiny)
+# past the document cap: refused with its reason, nothing run
 my $th = lg('POST', '/threads', {})->{json}{thread_id};
-my $r = lg('POST', "/threads/$th/runs", { assistant_id => 'chat',
+my $r = slow_post("/lg/threads/$th/runs", encode_json({
+    assistant_id => 'chat', input => { %$in, note => 'n' x 3_000_000 } }));
+is($r->{status}, 422, 'a background run of 3 MB, past the cap: 422');
+like($r->{content}, qr/agent_max_document_size/, '... which says why');
+is(scalar @{ lg('GET', "/threads/$th/runs")->{json} // [] }, 0,
+   '... and no run was made');
+
+# the same through a client that reads at once (HTTP::Tiny)
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs", { assistant_id => 'chat',
     input => $in, metadata => { big => 'm' x 1_000_000 } });
 is($r->{status}, 200, 'a background run with 1 MB of metadata');
 is(length($r->{json}{metadata}{big} // ''), 1_000_000, '... answered whole');
