@@ -259,7 +259,7 @@ $t->run($conf);
 # (read up to ANSWER_MAX and a bit, no more), and whether it came
 sub request {
     my ($method, $path, $body, %h) = @_;
-    my $res = { status => 0, size => 0 };
+    my $res = { status => 0, size => 0, since => time };
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                   PeerPort => $t->port)
         or return { %$res, error => "connect: $!" };
@@ -296,6 +296,7 @@ sub request {
     }
     close $s;
 
+    $res->{secs} = time - $res->{since};
     $res->{timeout} = 1 unless $done;
     ($res->{status}) = $in =~ m{^HTTP/1\.\d (\d+)};
     $res->{status} //= 0;
@@ -307,8 +308,11 @@ sub request {
     return $res;
 }
 
+my @took;
+
 sub answer_ok {
     my ($res, $name) = @_;
+    push @took, [ $res->{secs}, $name ];
     my $st = $res->{status};
     my $fine = !$res->{timeout} && !$res->{over} && $st
                && (($st >= 400 && $st < 500) || $st == 501 || $st == 503
@@ -619,8 +623,8 @@ sub grow {
        . "($r->{size} bytes)");
 }
 
-my $a = lg_assistant();
-grow('an assistant', "/lg/assistants/$a", "/lg/assistants/$a");
+my $asst = lg_assistant();
+grow('an assistant', "/lg/assistants/$asst", "/lg/assistants/$asst");
 my $th = lg_thread();
 grow('a thread', "/lg/threads/$th", "/lg/threads/$th");
 my $cron = lg_cron();
@@ -635,7 +639,7 @@ for my $i (1 .. 10) {
 my $list = encode_json({ limit => 1000, offset => 0 });
 answer_ok(request('POST', '/lg/assistants/search', $list),
           'grown: assistants/search limit=1000');
-answer_ok(request('POST', "/lg/assistants/$a/versions", $list),
+answer_ok(request('POST', "/lg/assistants/$asst/versions", $list),
           'grown: assistants/{id}/versions limit=1000');
 answer_ok(request('POST', '/lg/threads/search', $list),
           'grown: threads/search limit=1000');
@@ -657,6 +661,10 @@ for my $pid ($t->worker_pids) {
     ok(defined $rss && $rss <= RSS_MAX,
        "worker $pid: VmRSS " . ($rss // '?') . ' kB within ' . RSS_MAX);
 }
+
+# the slowest requests, for prove -v
+note(sprintf '%.1f s %s', @$_)
+    for (sort { $b->[0] <=> $a->[0] } @took)[0 .. 9];
 
 $t->check_log;
 done_testing;
