@@ -6,7 +6,7 @@
 # agent card, Open Responses' paths and AG-UI's graphs; a route added
 # there is walked without a change here, and the test checks that it
 # sent each of them at least one request.  Each route and method gets a
-# body of about 10 MB (every key a route may store over 1 MiB), values
+# body of about 12 MB (every key a route may store over 1 MiB), values
 # nested 10000 deep, limit=1000000 with a huge offset, ids of 10 KB and
 # values of the wrong types; then documents grown by merges (5 PATCHes
 # of 1 MB) and lists over 10 MB of items.  Each answer is a 4xx, or a
@@ -374,7 +374,7 @@ sub response_id { post('/v1/responses', { model => 'chat', input => 'hi' })
                       ->{id} // 'x' }
 $fx{response} = response_id();
 
-ok($fx{$_} && $fx{$_} ne 'x', "a $_ to walk with")
+ok($fx{$_} && $fx{$_} ne 'x', "fixture: a $_ to walk with")
     for qw(session assistant thread run checkpoint cron task response);
 
 # the probes: each a request of a route, by protocol
@@ -388,12 +388,12 @@ sub fill {
                 runs => 'run', state => 'checkpoint', crons => 'cron');
     for my $i (0 .. $#seg) {
         next unless $seg[$i] eq '*';
-        my $k = $kind{ $seg[$i - 1] // '' } // 'other';
+        my $k = $kind{ $i ? $seg[$i - 1] : '' } // 'other';
         # a DELETE takes what it names away: a new one for it
         if ($fresh && $i == $#seg) {
             $seg[$i] = $id // ($k eq 'assistant' ? lg_assistant()
                              : $k eq 'thread' ? lg_thread()
-                             : $k eq 'cron' ? lg_cron() : 'x');
+                             : $k eq 'cron' ? lg_cron() : undef) // 'x';
             next;
         }
         $seg[$i] = $id // $fx{$k} // 'x';
@@ -564,7 +564,7 @@ for my $w (@walk) {
 
         } elsif ($w->{proto} eq 'sessions' || $w->{proto} eq 'chat') {
             my $sid = $id // ($fresh ? post('/api/sessions/', {})->{id}
-                                     : $fx{session});
+                                     : $fx{session}) // 'x';
             (my $p = $w->{path}) =~ s/\{id\}/$sid/;
             $path = "/api/$w->{proto}/$p";
             $body = plain_body($probe, $p);
