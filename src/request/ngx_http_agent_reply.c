@@ -352,25 +352,6 @@ ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
 
 /* 404 for a session that is not there, or not the client's to see */
 
-/*
- * a document another of the request's calls (a turn's) refused for its
- * size: its error answers as the request's own (a 422)
- */
-
-void
-ngx_http_agent_reply_refused(ngx_http_request_t *r,
-    ngx_http_agent_store_call_t *sc)
-{
-    ngx_http_agent_ctx_t  *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-
-    if (sc->refused.len) {
-        ctx->store.refused = sc->refused;
-    }
-}
-
-
 ngx_int_t
 ngx_http_agent_reply_no_session(ngx_http_request_t *r, ngx_str_t *id)
 {

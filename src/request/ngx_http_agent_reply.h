@@ -35,8 +35,6 @@ ngx_int_t ngx_http_agent_reply_not_allowed(ngx_http_request_t *r,
     ngx_uint_t allowed);
 ngx_int_t ngx_http_agent_reply_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *fmt, ...);
-void ngx_http_agent_reply_refused(ngx_http_request_t *r,
-    ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_reply_no_session(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_reply_session_lock(ngx_http_request_t *r,

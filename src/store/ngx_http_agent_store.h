@@ -290,6 +290,9 @@ struct ngx_http_agent_store_call_s {
                                                 in rc, makes no pass again */
     ngx_str_t                      refused;  /* a write over the store's
                                                 bounds: why (bounds.c) */
+    ngx_str_t                     *refusal;  /* where that is said, if not
+                                                in refused: the request's
+                                                own for a turn's calls */
 };
 
 

@@ -156,15 +156,18 @@ static ngx_int_t
 ngx_http_agent_store_refuse(ngx_http_agent_store_call_t *sc,
     const char *what, size_t size, size_t max, const char *limit)
 {
-    u_char  *p;
+    u_char     *p;
+    ngx_str_t  *why;
+
+    why = sc->refusal ? sc->refusal : &sc->refused;
 
     p = ngx_pnalloc(sc->pool, NGX_HTTP_AGENT_STORE_REFUSED_LEN);
     if (p != NULL) {
-        sc->refused.data = p;
-        sc->refused.len = ngx_snprintf(p, NGX_HTTP_AGENT_STORE_REFUSED_LEN,
-                                       "\"%s\" is %uz bytes, over the %uz "
-                                       "of %s", what, size, max, limit)
-                          - p;
+        why->data = p;
+        why->len = ngx_snprintf(p, NGX_HTTP_AGENT_STORE_REFUSED_LEN,
+                                "\"%s\" is %uz bytes, over the %uz of %s",
+                                what, size, max, limit)
+                   - p;
     }
 
     ngx_log_error(NGX_LOG_INFO, sc->log, 0, "agent: a document refused: "
@@ -274,6 +277,7 @@ ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
 {
     u_char     *p;
     ngx_int_t   rc;
+    ngx_str_t  *why;
 
     if (ngx_http_agent_store_fits(sc, "value", &item->value) != NGX_OK
         || ngx_http_agent_store_fits(sc, "index", &item->text) != NGX_OK)
@@ -286,16 +290,17 @@ ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
                                         ngx_http_agent_store_bounds.quota_size);
 
     if (rc == NGX_BUSY) {
+        why = sc->refusal ? sc->refusal : &sc->refused;
+
         p = ngx_pnalloc(sc->pool, NGX_HTTP_AGENT_STORE_REFUSED_LEN);
         if (p != NULL) {
-            sc->refused.data = p;
-            sc->refused.len = ngx_snprintf(p,
-                                  NGX_HTTP_AGENT_STORE_REFUSED_LEN,
-                                  "the owner's store is full: "
-                                  "agent_store_quota items=%ui size=%uz",
-                                  ngx_http_agent_store_bounds.quota_items,
-                                  ngx_http_agent_store_bounds.quota_size)
-                              - p;
+            why->data = p;
+            why->len = ngx_snprintf(p, NGX_HTTP_AGENT_STORE_REFUSED_LEN,
+                                    "the owner's store is full: "
+                                    "agent_store_quota items=%ui size=%uz",
+                                    ngx_http_agent_store_bounds.quota_items,
+                                    ngx_http_agent_store_bounds.quota_size)
+                       - p;
         }
 
         return NGX_ERROR;

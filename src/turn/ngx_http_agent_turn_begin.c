@@ -69,6 +69,7 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_int_t                   rc;
     ngx_str_t                   why;
     ngx_http_request_t         *r;
+    ngx_http_agent_ctx_t       *ctx;
     ngx_http_agent_loc_conf_t  *alcf;
 
     ngx_str_null(&why);
@@ -115,6 +116,14 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                    ngx_http_agent_turn_unlocked, turn);
     ngx_http_agent_store_call_init(&turn->nsc, r->pool, r->connection->log,
                                    ngx_http_agent_turn_subgraph_saved, turn);
+
+    /* a document the store refuses is the request's 422 (bounds.c) */
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ctx) {
+        turn->sc.refusal = &ctx->store.refused;
+        turn->nsc.refusal = &ctx->store.refused;
+    }
 
     /* their wakes read the answer: a busy SQLite file is waited out */
     turn->lease_sc.once = 1;
@@ -244,7 +253,6 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
 
     if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
         turn->locked = 0;
-        ngx_http_agent_reply_refused(r, &turn->sc);
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the message could not be saved");
     }
@@ -800,7 +808,6 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     rc = ngx_http_agent_graph_input(run, update);
 
     if (rc != NGX_OK && rc != NGX_AGAIN) {
-        ngx_http_agent_reply_refused(r, &turn->sc);
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the message could not be saved");
     }

@@ -142,7 +142,6 @@ ngx_http_agent_turn_record_begin(ngx_http_agent_turn_t *turn)
     }
 
     if (rc != NGX_OK) {
-        ngx_http_agent_reply_refused(r, &turn->sc);
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the run could not be saved");
     }
