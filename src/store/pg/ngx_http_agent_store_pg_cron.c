@@ -95,7 +95,7 @@ ngx_http_agent_pg_cron_put(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_put, &row->owner, &row->cron_id);
 
     if (a) {
         return a->rc;
@@ -118,7 +118,7 @@ ngx_http_agent_pg_cron_get(ngx_http_agent_store_call_t *sc,
     ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_get, owner, id);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -141,7 +141,7 @@ ngx_http_agent_pg_cron_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_list, owner, NULL);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -158,7 +158,7 @@ ngx_http_agent_pg_cron_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_delete, owner, id);
 
     if (a) {
         return a->rc;
@@ -176,7 +176,7 @@ ngx_http_agent_pg_cron_due(ngx_http_agent_store_call_t *sc, int64_t now,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_due, NULL, NULL);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -193,7 +193,7 @@ ngx_http_agent_pg_cron_claim(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_claim, id, NULL);
 
     if (a) {
         return a->rc;

@@ -61,7 +61,8 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_insert, &row->thread_id,
+                                   &row->run_id);
 
     if (a) {
         return a->rc;
@@ -89,7 +90,7 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
     ngx_str_t                    st, at;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_status, run_id, NULL);
 
     if (a) {
         return a->rc;
@@ -164,7 +165,7 @@ ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
     ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_get, thread_id, run_id);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -188,7 +189,7 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_list, thread_id, status);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -207,7 +208,7 @@ ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_cancel, run_id, action);
 
     if (a) {
         return a->rc;
@@ -251,7 +252,11 @@ ngx_http_agent_pg_text(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_store_answered(sc,
+                                      stmt == NGX_HTTP_AGENT_PG_THREAD_BUSY
+                                      ? ngx_http_agent_store_op(thread_busy)
+                                      : ngx_http_agent_store_op(run_cancelled),
+                                      key, NULL);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -301,7 +306,7 @@ ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_event, run_id, event);
 
     if (a) {
         return a->rc;
@@ -360,7 +365,7 @@ ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_event_t   *e;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_events, run_id, NULL);
 
     if (a) {
         if (a->rc != NGX_OK) {
@@ -391,7 +396,7 @@ ngx_http_agent_pg_run_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_delete, run_id, NULL);
 
     if (a) {
         return a->rc;
@@ -408,7 +413,7 @@ ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_rollback, thread_id, run_id);
 
     if (a) {
         return a->rc;
