@@ -12,8 +12,9 @@
 
 
 /*
- * NGX_AGENT_STORE_DEFER (sqlite_later.c): the operations on runs, crons, assistants and items, each kept in its call and
- * answered after the caller's pass.
+ * NGX_AGENT_STORE_DEFER (sqlite_later.c): the operations on runs, crons,
+ * assistants and items, each kept in its call and answered after the
+ * caller's pass.
  */
 
 
