@@ -267,6 +267,19 @@ typedef struct ngx_http_agent_store_call_s  ngx_http_agent_store_call_t;
 
 typedef void (*ngx_http_agent_store_wake_pt)(ngx_http_agent_store_call_t *sc);
 
+/*
+ * An answer kept in a call, by position: rc NGX_AGAIN while it is to
+ * come.  It names what asked for it (the operation, ngx_http_agent_store_op,
+ * and a hash of its arguments): a pass that asks differently at its place
+ * is refused it (ngx_http_agent_store_answered), never given another's row.
+ */
+typedef struct {
+    ngx_int_t                      rc;
+    void                          *value;
+    ngx_uint_t                     op;
+    uint32_t                       key;
+} ngx_http_agent_store_answer_t;
+
 struct ngx_http_agent_store_call_s {
     ngx_pool_t                    *pool;     /* the answers' */
     ngx_log_t                     *log;
@@ -276,7 +289,10 @@ struct ngx_http_agent_store_call_s {
                                                 one session keep order */
 
     ngx_uint_t                     n;        /* calls made in this pass */
-    ngx_array_t                   *answers;  /* kept answers, by call */
+    ngx_array_t                   *answers;  /* kept answers, by call
+                                                (store_answer_t) */
+    ngx_uint_t                     op;       /* the operation and key of */
+    uint32_t                       op_key;   /* the answer to be kept next */
     void                          *conn;     /* the store's own */
     ngx_uint_t                     tx;       /* the store's: its unit of
                                                 writes open */
@@ -627,11 +643,21 @@ typedef struct {
 } ngx_http_agent_store_backend_t;
 
 
+/* an operation of the store, as a kept answer names it */
+#define ngx_http_agent_store_op(name)                                         \
+    offsetof(ngx_http_agent_store_backend_t, name)
+
+/* NGX_AGENT_STORE_DEFER (docs/testing.md): a test's knob, never set else */
+#define NGX_HTTP_AGENT_STORE_DEFER   1    /* SQLite answers later too */
+#define NGX_HTTP_AGENT_STORE_ASTRAY  2    /* and a replay asks differently */
+
+
 /* the back ends, and the one chosen (ngx_http_agent_store_select) */
 extern ngx_http_agent_store_backend_t  *ngx_http_agent_store;
 extern ngx_http_agent_store_backend_t   ngx_http_agent_store_sqlite;
 extern ngx_http_agent_store_backend_t   ngx_http_agent_store_pg;
 extern ngx_str_t                        ngx_http_agent_store_host;
+extern ngx_uint_t                       ngx_http_agent_store_defer;
 
 
 /* a capability of the chosen back end: NGX_HTTP_AGENT_STORE_TX, ... */
@@ -738,6 +764,11 @@ void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
 int64_t ngx_http_agent_store_ms(void);
 ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
+ngx_http_agent_store_answer_t *ngx_http_agent_store_answered(
+    ngx_http_agent_store_call_t *sc, ngx_uint_t op, ngx_str_t *k1,
+    ngx_str_t *k2);
+ngx_http_agent_store_answer_t *ngx_http_agent_store_answer_add(
+    ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
     ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
 

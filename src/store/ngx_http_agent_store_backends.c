@@ -59,10 +59,25 @@ ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
-/* in the master before it starts workers, and in each worker */
+/*
+ * in the master before it starts workers, and in each worker; there, a
+ * test's knob (docs/testing.md), passed by nginx's env directive alone:
+ * "1", SQLite's answers come later, as PostgreSQL's, so that every pass
+ * is made again; "astray", and a pass made again asks differently
+ */
 
 void
 ngx_http_agent_store_select(ngx_str_t *db)
 {
+    char  *defer;
+
     ngx_http_agent_store = ngx_http_agent_store_of(db);
+
+    defer = getenv("NGX_AGENT_STORE_DEFER");
+
+    ngx_http_agent_store_defer =
+        (defer == NULL || defer[0] == '\0' || ngx_strcmp(defer, "0") == 0)
+        ? 0
+        : (ngx_strcmp(defer, "astray") == 0) ? NGX_HTTP_AGENT_STORE_ASTRAY
+                                             : NGX_HTTP_AGENT_STORE_DEFER;
 }

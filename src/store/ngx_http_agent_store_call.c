@@ -35,6 +35,7 @@ typedef struct {
 
 
 static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
+static uint32_t ngx_http_agent_store_key(ngx_str_t *k1, ngx_str_t *k2);
 
 
 static ngx_event_t               ngx_http_agent_store_unlock_timer;
@@ -42,6 +43,7 @@ static ngx_http_agent_store_unlock_t
     ngx_http_agent_store_unlocks[NGX_HTTP_AGENT_STORE_UNLOCKS];
 
 ngx_str_t                        ngx_http_agent_store_host;
+ngx_uint_t                       ngx_http_agent_store_defer;
 static u_char                    ngx_http_agent_store_host_data[128];
 
 
@@ -69,6 +71,109 @@ ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc)
     if (sc->answers) {
         sc->answers->nelts = 0;
     }
+}
+
+
+/*
+ * The answer kept for this place of the pass, or NULL: none yet, the
+ * operation asks for it (the next kept answer is op's on k1 and k2).  A
+ * pass makes the same calls in the same order as the one that asked; one
+ * that does not (a bug above the store) would be handed another
+ * operation's answer, another thread's row: it is refused, loudly, and
+ * the caller answers its error.
+ */
+
+static ngx_http_agent_store_answer_t  ngx_http_agent_store_astray = {
+    NGX_ERROR, NULL, 0, 0
+};
+
+
+ngx_http_agent_store_answer_t *
+ngx_http_agent_store_answered(ngx_http_agent_store_call_t *sc, ngx_uint_t op,
+    ngx_str_t *k1, ngx_str_t *k2)
+{
+    uint32_t                        key;
+    ngx_http_agent_store_answer_t  *a;
+
+    key = ngx_http_agent_store_key(k1, k2);
+
+    if (sc->answers == NULL || sc->n >= sc->answers->nelts) {
+        sc->op = op;
+        sc->op_key = key;
+        return NULL;
+    }
+
+    a = (ngx_http_agent_store_answer_t *) sc->answers->elts + sc->n++;
+
+    if (ngx_http_agent_store_defer == NGX_HTTP_AGENT_STORE_ASTRAY) {
+        key++;
+    }
+
+    if (a->op == op && a->key == key) {
+        return a;
+    }
+
+    ngx_log_error(NGX_LOG_ALERT, sc->log, 0,
+                  "agent: a store call's pass asked for operation %ui "
+                  "(key %08xD) where its answer %ui was kept for operation "
+                  "%ui (key %08xD): refused", op, key, sc->n - 1, a->op,
+                  a->key);
+
+    return &ngx_http_agent_store_astray;
+}
+
+
+/* a place for the next answer, named as ngx_http_agent_store_answered did */
+
+ngx_http_agent_store_answer_t *
+ngx_http_agent_store_answer_add(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_store_answer_t  *a;
+
+    if (sc->answers == NULL) {
+        sc->answers = ngx_array_create(sc->pool, 4,
+                                       sizeof(ngx_http_agent_store_answer_t));
+        if (sc->answers == NULL) {
+            return NULL;
+        }
+    }
+
+    a = ngx_array_push(sc->answers);
+    if (a == NULL) {
+        return NULL;
+    }
+
+    a->rc = NGX_AGAIN;
+    a->value = NULL;
+    a->op = sc->op;
+    a->key = sc->op_key;
+    sc->n++;
+
+    return a;
+}
+
+
+static uint32_t
+ngx_http_agent_store_key(ngx_str_t *k1, ngx_str_t *k2)
+{
+    uint32_t  crc;
+
+    ngx_crc32_init(crc);
+
+    if (k1 && k1->data) {
+        ngx_crc32_update(&crc, k1->data, k1->len);
+    }
+
+    /* "a" "bc" is not "ab" "c" */
+    ngx_crc32_update(&crc, (u_char *) "", 1);
+
+    if (k2 && k2->data) {
+        ngx_crc32_update(&crc, k2->data, k2->len);
+    }
+
+    ngx_crc32_final(crc);
+
+    return crc;
 }
 
 

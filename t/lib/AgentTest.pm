@@ -130,6 +130,11 @@ sub write_conf {
     $conf =~ s{agent_checkpoint_db\s+(?!"?postgres)([^\s;]+)}
               {'agent_checkpoint_db ' . pg_url($1)}ge if $ENV{AGENT_PG};
 
+    # NGX_AGENT_STORE_DEFER=1 prove ...: SQLite answers later, every pass
+    # made again (docs/testing.md); nginx passes it to the workers by env
+    $conf =~ s/^(load_module [^\n]*\n)/$1env NGX_AGENT_STORE_DEFER;\n/m
+        if $ENV{NGX_AGENT_STORE_DEFER} && $conf !~ /env NGX_AGENT_STORE_DEFER/;
+
     for my $d (qw(body proxy fastcgi uwsgi scgi)) {
         mkdir "$self->{dir}/$d";
     }

@@ -101,7 +101,8 @@ ngx_http_agent_pg_assistant_put(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, assistant_put, &row->assistant_id,
+                                   &row->owner);
 
     if (a) {
         return a->rc;
@@ -131,7 +132,7 @@ ngx_http_agent_pg_assistant_get(ngx_http_agent_store_call_t *sc,
     ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, assistant_get, owner, id);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -154,7 +155,7 @@ ngx_http_agent_pg_assistant_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, assistant_list, owner, id);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -172,7 +173,7 @@ ngx_http_agent_pg_assistant_latest(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, assistant_latest, owner, id);
 
     if (a) {
         return a->rc;
@@ -190,7 +191,7 @@ ngx_http_agent_pg_assistant_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, assistant_delete, owner, id);
 
     if (a) {
         return a->rc;

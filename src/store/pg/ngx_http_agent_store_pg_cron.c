@@ -102,7 +102,7 @@ ngx_http_agent_pg_cron_put(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_put, &row->owner, &row->cron_id);
 
     if (a) {
         return a->rc;
@@ -127,7 +127,7 @@ ngx_http_agent_pg_cron_get(ngx_http_agent_store_call_t *sc,
     ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_get, owner, id);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -150,7 +150,7 @@ ngx_http_agent_pg_cron_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_list, owner, NULL);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -167,7 +167,7 @@ ngx_http_agent_pg_cron_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_delete, owner, id);
 
     if (a) {
         return a->rc;
@@ -185,7 +185,7 @@ ngx_http_agent_pg_cron_due(ngx_http_agent_store_call_t *sc, int64_t now,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_due, NULL, NULL);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -202,7 +202,7 @@ ngx_http_agent_pg_cron_claim(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, cron_claim, id, NULL);
 
     if (a) {
         return a->rc;

@@ -69,7 +69,7 @@ ngx_http_agent_pg_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, resource_add, session_id, &res->name);
 
     if (a) {
         return a->rc;
@@ -278,7 +278,7 @@ ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, resource_list, session_id, NULL);
 
     if (a) {
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, resources) : a->rc;
@@ -304,7 +304,7 @@ ngx_http_agent_pg_resource_fetch(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, resource_fetch, &res->id, NULL);
 
     if (a) {
         return a->rc;

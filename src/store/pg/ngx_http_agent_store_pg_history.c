@@ -92,7 +92,7 @@ ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, messages, id, NULL);
 
     if (a) {
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, messages) : a->rc;
@@ -117,7 +117,7 @@ ngx_http_agent_pg_messages_page(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_rows_t    *r;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, messages_page, id, NULL);
 
     if (a) {
         if (a->rc != NGX_OK) {
@@ -226,7 +226,7 @@ ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_rows_t    *r;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, checkpoint_get, id, checkpoint_id);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -250,7 +250,7 @@ ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t                    none;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, checkpoint_list, id, ns);
 
     if (a) {
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, checkpoints)
@@ -271,7 +271,7 @@ ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, fork_later, id, from);
 
     if (a) {
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, later) : a->rc;
@@ -289,7 +289,7 @@ ngx_http_agent_pg_fork_keep(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, fork_keep, id, checkpoint_id);
 
     if (a) {
         return a->rc;
@@ -307,7 +307,7 @@ ngx_http_agent_pg_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, fork_cut, id, NULL);
 
     if (a) {
         return a->rc;
@@ -355,7 +355,7 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_query_t    *q;
     ngx_http_agent_pg_answer_t   *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, checkpoint_write, session_id, &cp->node);
 
     if (a) {
         if (a->value) {

@@ -178,7 +178,7 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
     int64_t                      items, size;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, item_put, &item->ns, &item->key);
 
     if (a) {
         /* no row written: the owner's quota is full */
@@ -207,7 +207,7 @@ ngx_http_agent_pg_item_get(ngx_http_agent_store_call_t *sc,
     ngx_array_t                 *items;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, item_get, ns, key);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -230,7 +230,7 @@ ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, item_delete, ns, key);
 
     if (a) {
         return a->rc;
@@ -248,7 +248,7 @@ ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, item_search, &q->prefix, &q->query);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, items);
@@ -281,7 +281,7 @@ ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, item_namespaces, &q->prefix, &q->suffix);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, namespaces);

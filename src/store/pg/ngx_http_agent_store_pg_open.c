@@ -68,7 +68,7 @@ ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_query_t     *q;
     ngx_http_agent_pg_open_ask_t   ask;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_open, id, run_id);
 
     if (a) {
         o = a->value;

@@ -196,23 +196,6 @@ ngx_http_agent_pg_held_cancel(ngx_http_agent_store_call_t *sc)
 }
 
 
-/* an answer kept from an earlier pass: the next in order, or NULL */
-
-ngx_http_agent_pg_answer_t *
-ngx_http_agent_pg_answered(ngx_http_agent_store_call_t *sc)
-{
-    ngx_http_agent_pg_answer_t  *a;
-
-    if (sc->answers == NULL || sc->n >= sc->answers->nelts) {
-        return NULL;
-    }
-
-    a = sc->answers->elts;
-
-    return &a[sc->n++];
-}
-
-
 /* an answer's rows (an array its decoder kept) after those of rows */
 
 ngx_int_t
@@ -399,22 +382,12 @@ ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc, ngx_int_t rc)
         return rc;
     }
 
-    if (sc->answers == NULL) {
-        sc->answers = ngx_array_create(sc->pool, 4,
-                                       sizeof(ngx_http_agent_pg_answer_t));
-        if (sc->answers == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    a = ngx_array_push(sc->answers);
+    a = ngx_http_agent_store_answer_add(sc);
     if (a == NULL) {
         return NGX_ERROR;
     }
 
     a->rc = rc;
-    a->value = NULL;
-    sc->n++;
 
     return rc;
 }

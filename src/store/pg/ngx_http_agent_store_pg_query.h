@@ -30,10 +30,7 @@
 
 
 /* an answer kept in the call (ngx_http_agent_store.h): NGX_AGAIN, to come */
-typedef struct {
-    ngx_int_t                      rc;
-    void                          *value;
-} ngx_http_agent_pg_answer_t;
+typedef ngx_http_agent_store_answer_t  ngx_http_agent_pg_answer_t;
 
 
 typedef struct ngx_http_agent_pg_query_s  ngx_http_agent_pg_query_t;
@@ -88,8 +85,8 @@ ngx_int_t ngx_http_agent_pg_param_int(ngx_http_agent_pg_query_t *q,
     int64_t n);
 ngx_int_t ngx_http_agent_pg_param_bytes(ngx_http_agent_pg_query_t *q,
     u_char *data, size_t len);
-ngx_http_agent_pg_answer_t *ngx_http_agent_pg_answered(
-    ngx_http_agent_store_call_t *sc);
+#define ngx_http_agent_pg_answered(sc, op, k1, k2)                            \
+    ngx_http_agent_store_answered(sc, ngx_http_agent_store_op(op), k1, k2)
 ngx_int_t ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
     ngx_array_t *rows);
 ngx_int_t ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc,

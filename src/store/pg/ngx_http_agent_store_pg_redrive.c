@@ -97,7 +97,7 @@ ngx_http_agent_pg_run_lost(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_lost, NULL, NULL);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, lost);
@@ -116,7 +116,7 @@ ngx_http_agent_pg_run_orphans(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_orphans, NULL, NULL);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, orphans);
@@ -192,7 +192,8 @@ ngx_http_agent_pg_run_claim(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_claim, &lost->thread_id,
+                                   &lost->run_id);
 
     if (a) {
         if (a->rc == NGX_OK) {

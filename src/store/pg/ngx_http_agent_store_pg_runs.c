@@ -61,7 +61,8 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_insert, &row->thread_id,
+                                   &row->run_id);
 
     if (a) {
         return a->rc;
@@ -92,7 +93,7 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
     ngx_str_t                    st, at;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_status, run_id, NULL);
 
     if (a) {
         return a->rc;
@@ -173,7 +174,7 @@ ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
     ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_get, thread_id, run_id);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -197,7 +198,7 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_list, thread_id, status);
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, rows);
@@ -216,7 +217,7 @@ ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_cancel, run_id, action);
 
     if (a) {
         return a->rc;
@@ -260,7 +261,11 @@ ngx_http_agent_pg_text(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_store_answered(sc,
+                                      stmt == NGX_HTTP_AGENT_PG_THREAD_BUSY
+                                      ? ngx_http_agent_store_op(thread_busy)
+                                      : ngx_http_agent_store_op(run_cancelled),
+                                      key, NULL);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -310,7 +315,7 @@ ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_event, run_id, event);
 
     if (a) {
         return a->rc;
@@ -369,7 +374,7 @@ ngx_http_agent_pg_run_events(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_event_t   *e;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_events, run_id, NULL);
 
     if (a) {
         if (a->rc != NGX_OK) {
@@ -400,7 +405,7 @@ ngx_http_agent_pg_run_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_delete, run_id, NULL);
 
     if (a) {
         return a->rc;
@@ -417,7 +422,7 @@ ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, run_rollback, thread_id, run_id);
 
     if (a) {
         return a->rc;

@@ -86,25 +86,13 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
         }
 
     } else {
-        if (sc->answers == NULL) {
-            sc->answers = ngx_array_create(sc->pool, 4,
-                                          sizeof(ngx_http_agent_pg_answer_t));
-            if (sc->answers == NULL) {
-                ngx_destroy_pool(q->pool);
-                return NGX_ERROR;
-            }
-        }
-
-        a = ngx_array_push(sc->answers);
+        a = ngx_http_agent_store_answer_add(sc);
         if (a == NULL) {
             ngx_destroy_pool(q->pool);
             return NGX_ERROR;
         }
 
-        a->rc = NGX_AGAIN;
-        a->value = NULL;
         q->slot = sc->answers->nelts - 1;
-        sc->n++;
     }
 
     if (pc->state == NGX_HTTP_AGENT_PG_DOWN) {

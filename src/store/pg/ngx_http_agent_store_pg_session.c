@@ -68,7 +68,7 @@ ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_pg_answer_t  *a;
     ngx_http_agent_session_t    *made;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_create, id, title);
 
     if (a) {
         if (a->value) {
@@ -152,7 +152,7 @@ ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_get, id, NULL);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -225,7 +225,7 @@ ngx_http_agent_pg_session_count(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_count, q->owner, q->metadata);
 
     if (a) {
         if (a->rc == NGX_OK) {
@@ -247,7 +247,7 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_list, q->owner, q->metadata);
 
     if (a) {
         return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, sessions) : a->rc;
@@ -289,7 +289,7 @@ ngx_http_agent_pg_session_delete(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_delete, id, NULL);
 
     if (a) {
         return a->rc;
@@ -307,7 +307,7 @@ ngx_http_agent_pg_session_set(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_set, id, value);
 
     if (a) {
         return a->rc;
@@ -328,7 +328,7 @@ ngx_http_agent_pg_session_copy(ngx_http_agent_store_call_t *sc,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, session_copy, from, to);
 
     if (a) {
         return a->rc;
@@ -434,7 +434,7 @@ ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, lock, id, run_id);
 
     if (a) {
         return a->rc;
@@ -483,7 +483,7 @@ ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 {
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, lock_renew, id, run_id);
 
     if (a) {
         return a->rc;
@@ -504,7 +504,7 @@ ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_int_t                    rc;
     ngx_http_agent_pg_answer_t  *a;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, unlock, id, run_id);
 
     if (a) {
         rc = a->rc;

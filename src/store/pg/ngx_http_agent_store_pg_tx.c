@@ -45,7 +45,7 @@ ngx_http_agent_pg_begin(ngx_http_agent_store_call_t *sc)
     ngx_http_agent_pg_answer_t  *a;
     ngx_http_agent_pg_query_t   *q;
 
-    a = ngx_http_agent_pg_answered(sc);
+    a = ngx_http_agent_pg_answered(sc, begin, NULL, NULL);
 
     if (a) {
         return a->rc;

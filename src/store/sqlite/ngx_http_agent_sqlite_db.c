@@ -16,6 +16,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite_db.h"
 #include "ngx_http_agent_sqlite_retry.h"
+#include "ngx_http_agent_sqlite_later.h"
 #include "ngx_http_agent_sqlite_wal.h"
 #include "ngx_http_agent_json.h"
 
@@ -490,6 +491,11 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
     sqlite3_exec(ngx_http_agent_sqlite_db,
                  "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
                  NULL, NULL, NULL);
+
+    /* a test's knob (docs/testing.md) */
+    if (ngx_http_agent_store_defer) {
+        ngx_http_agent_sqlite_later_init();
+    }
 
     return ngx_http_agent_sqlite_wal_init(cycle, ngx_http_agent_sqlite_db,
                                           path, thread_pool);

@@ -38,6 +38,8 @@
 
 typedef struct {
     ngx_event_t                       ev;
+    ngx_event_t                       later;    /* NGX_AGENT_STORE_DEFER */
+    ngx_uint_t                        pending;  /* answers it brings */
     ngx_http_agent_store_call_t      *sc;
     ngx_http_agent_sqlite_try_pt      try;
     void                             *args;
@@ -47,7 +49,10 @@ typedef struct {
 } ngx_http_agent_sqlite_retry_t;
 
 
+static ngx_http_agent_sqlite_retry_t *ngx_http_agent_sqlite_retry_get(
+    ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_sqlite_retry(ngx_event_t *ev);
+static void ngx_http_agent_sqlite_answer_later(ngx_event_t *ev);
 static void ngx_http_agent_sqlite_retry_cleanup(void *data);
 
 
@@ -87,7 +92,6 @@ ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc, ngx_int_t rc,
     ngx_http_agent_sqlite_try_pt try, void *args, size_t size)
 {
     void                           *copy;
-    ngx_pool_cleanup_t             *cln;
     ngx_http_agent_sqlite_retry_t  *r;
 
     ngx_http_agent_sqlite_spin = 100;
@@ -102,22 +106,9 @@ ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc, ngx_int_t rc,
 
     ngx_http_agent_sqlite_busy_seen = 0;
 
-    r = sc->conn;
-
+    r = ngx_http_agent_sqlite_retry_get(sc);
     if (r == NULL) {
-        r = ngx_pcalloc(sc->pool, sizeof(ngx_http_agent_sqlite_retry_t));
-        cln = ngx_pool_cleanup_add(sc->pool, 0);
-        if (r == NULL || cln == NULL) {
-            return NGX_ERROR;
-        }
-
-        cln->handler = ngx_http_agent_sqlite_retry_cleanup;
-        cln->data = r;
-
-        r->ev.handler = ngx_http_agent_sqlite_retry;
-        r->ev.data = r;
-        r->sc = sc;
-        sc->conn = r;
+        return NGX_ERROR;
     }
 
     if (r->tries++ == 0) {
@@ -168,6 +159,83 @@ ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc, ngx_int_t rc,
 }
 
 
+static ngx_http_agent_sqlite_retry_t *
+ngx_http_agent_sqlite_retry_get(ngx_http_agent_store_call_t *sc)
+{
+    ngx_pool_cleanup_t             *cln;
+    ngx_http_agent_sqlite_retry_t  *r;
+
+    if (sc->conn) {
+        return sc->conn;
+    }
+
+    r = ngx_pcalloc(sc->pool, sizeof(ngx_http_agent_sqlite_retry_t));
+    cln = ngx_pool_cleanup_add(sc->pool, 0);
+    if (r == NULL || cln == NULL) {
+        return NULL;
+    }
+
+    cln->handler = ngx_http_agent_sqlite_retry_cleanup;
+    cln->data = r;
+
+    r->ev.handler = ngx_http_agent_sqlite_retry;
+    r->ev.data = r;
+    r->later.handler = ngx_http_agent_sqlite_answer_later;
+    r->later.data = r;
+    r->sc = sc;
+    sc->conn = r;
+
+    return r;
+}
+
+
+/*
+ * NGX_AGENT_STORE_DEFER (sqlite_later.c): an answer the caller hears of
+ * after its pass, as it would from PostgreSQL, one wake per answer
+ */
+
+ngx_int_t
+ngx_http_agent_sqlite_wake_later(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_sqlite_retry_t  *r;
+
+    r = ngx_http_agent_sqlite_retry_get(sc);
+    if (r == NULL) {
+        return NGX_ERROR;
+    }
+
+    r->later.log = sc->log;
+    r->pending++;
+    sc->waiting++;
+
+    if (!r->later.posted) {
+        ngx_post_event(&r->later, &ngx_posted_events);
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_agent_sqlite_answer_later(ngx_event_t *ev)
+{
+    ngx_http_agent_sqlite_retry_t *r = ev->data;
+
+    ngx_http_agent_store_call_t  *sc;
+
+    sc = r->sc;
+    r->pending--;
+    sc->waiting--;
+
+    /* before the wake: it may end the call and its pool */
+    if (r->pending) {
+        ngx_post_event(ev, &ngx_posted_events);
+    }
+
+    sc->wake(sc);
+}
+
+
 static void
 ngx_http_agent_sqlite_retry(ngx_event_t *ev)
 {
@@ -210,6 +278,12 @@ ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc)
         ngx_del_timer(&r->ev);
         sc->waiting--;
     }
+
+    if (r && r->later.posted) {
+        ngx_delete_posted_event(&r->later);
+        sc->waiting -= r->pending;
+        r->pending = 0;
+    }
 }
 
 
@@ -220,5 +294,9 @@ ngx_http_agent_sqlite_retry_cleanup(void *data)
 
     if (r->ev.timer_set) {
         ngx_del_timer(&r->ev);
+    }
+
+    if (r->later.posted) {
+        ngx_delete_posted_event(&r->later);
     }
 }

@@ -38,6 +38,7 @@ ngx_uint_t ngx_http_agent_sqlite_can_wait(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_sqlite_busy(ngx_http_agent_store_call_t *sc,
     ngx_int_t rc, ngx_http_agent_sqlite_try_pt try, void *args, size_t size);
 void ngx_http_agent_sqlite_cancel(ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_sqlite_wake_later(ngx_http_agent_store_call_t *sc);
 
 
 #pragma GCC visibility pop
