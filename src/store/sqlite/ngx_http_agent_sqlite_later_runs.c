@@ -72,7 +72,8 @@ static ngx_int_t ngx_http_agent_sqlite_later_assistant_latest(
 static ngx_int_t ngx_http_agent_sqlite_later_assistant_delete(
     ngx_http_agent_store_call_t *sc, ngx_str_t *owner, ngx_str_t *id);
 static ngx_int_t ngx_http_agent_sqlite_later_item_put(
-    ngx_http_agent_store_call_t *sc, ngx_http_agent_item_t *item, int64_t now);
+    ngx_http_agent_store_call_t *sc, ngx_http_agent_item_t *item, int64_t now,
+    ngx_uint_t quota_items, size_t quota_size);
 static ngx_int_t ngx_http_agent_sqlite_later_item_get(
     ngx_http_agent_store_call_t *sc, ngx_str_t *owner, ngx_str_t *ns,
     ngx_str_t *key, int64_t now, ngx_http_agent_item_t *item);
@@ -594,7 +595,8 @@ ngx_http_agent_sqlite_later_assistant_delete(ngx_http_agent_store_call_t *sc,
 
 static ngx_int_t
 ngx_http_agent_sqlite_later_item_put(ngx_http_agent_store_call_t *sc,
-    ngx_http_agent_item_t *item, int64_t now)
+    ngx_http_agent_item_t *item, int64_t now, ngx_uint_t quota_items,
+    size_t quota_size)
 {
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
@@ -607,7 +609,8 @@ ngx_http_agent_sqlite_later_item_put(ngx_http_agent_store_call_t *sc,
         return o.rc;
     }
 
-    rc = ngx_http_agent_sqlite_now.item_put(sc, item, now);
+    rc = ngx_http_agent_sqlite_now.item_put(sc, item, now, quota_items,
+                                            quota_size);
 
     return ngx_http_agent_sqlite_later(sc, &o, rc);
 }
