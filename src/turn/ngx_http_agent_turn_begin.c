@@ -33,10 +33,6 @@
 
 
 static ngx_int_t ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn);
-static ngx_uint_t ngx_http_agent_turn_file_ours(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_resource_t *res);
-static ngx_int_t ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
-    ngx_array_t *resources);
 static ngx_int_t ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
 static void ngx_http_agent_turn_wake(ngx_http_agent_store_call_t *sc);
@@ -44,15 +40,6 @@ static void ngx_http_agent_turn_go(ngx_http_agent_turn_t *turn);
 static void ngx_http_agent_turn_delayed(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_turn_input(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_session_t *session);
-
-
-/* agent_durability, a LangGraph run's "durability" (lg_request.c) */
-ngx_conf_enum_t  ngx_http_agent_durabilities[] = {
-    { ngx_string("sync"), NGX_HTTP_AGENT_DURABILITY_SYNC },
-    { ngx_string("async"), NGX_HTTP_AGENT_DURABILITY_ASYNC },
-    { ngx_string("exit"), NGX_HTTP_AGENT_DURABILITY_EXIT },
-    { ngx_null_string, 0 }
-};
 
 
 /*
@@ -119,11 +106,8 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     /* a document the store refuses is the request's 422 (bounds.c) */
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
-
-    if (ctx) {
-        turn->sc.refusal = &ctx->store.refused;
-        turn->nsc.refusal = &ctx->store.refused;
-    }
+    turn->sc.refusal = &ctx->store.refused;
+    turn->nsc.refusal = &ctx->store.refused;
 
     /* their wakes read the answer: a busy SQLite file is waited out */
     turn->lease_sc.once = 1;
@@ -256,101 +240,6 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the message could not be saved");
     }
-
-    return NGX_OK;
-}
-
-
-/* agent_resources_dir/ID.sqlite, ID a UUID: a path the module made */
-
-static ngx_uint_t
-ngx_http_agent_turn_file_ours(ngx_http_agent_turn_t *turn,
-    ngx_http_agent_resource_t *res)
-{
-    u_char                      c;
-    ngx_str_t                  *dir;
-    ngx_uint_t                  i;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    amcf = ngx_http_get_module_main_conf(turn->request, ngx_http_agent_module);
-    dir = &amcf->resources_dir;
-
-    if (res->id.len != 36
-        || res->path.len != dir->len + 1 + 36 + sizeof(".sqlite") - 1
-        || ngx_strncmp(res->path.data, dir->data, dir->len) != 0
-        || res->path.data[dir->len] != '/'
-        || ngx_strncmp(res->path.data + dir->len + 1, res->id.data, 36) != 0
-        || ngx_strncmp(res->path.data + dir->len + 37, ".sqlite", 7) != 0)
-    {
-        goto refused;
-    }
-
-    for (i = 0; i < 36; i++) {
-        c = res->id.data[i];
-
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-'))
-        {
-            goto refused;
-        }
-    }
-
-    return 1;
-
-refused:
-
-    ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
-                  "agent: session \"%V\": a file row whose path is not "
-                  "agent_resources_dir/ID.sqlite is not read",
-                  &turn->session_id);
-
-    return 0;
-}
-
-
-/* the session's files on this host: fetched once from a shared store */
-
-static ngx_int_t
-ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
-    ngx_array_t *resources)
-{
-    ngx_int_t                   rc;
-    ngx_uint_t                  i;
-    ngx_http_agent_resource_t  *res;
-
-    res = resources->elts;
-
-    for (i = 0; i < resources->nelts; i++) {
-
-        /*
-         * the SQL tool attaches only a file the module made: the row's path
-         * must be agent_resources_dir/ID.sqlite, whatever the store holds
-         * (a row moved from elsewhere, or written by hand)
-         */
-
-        if (!ngx_http_agent_turn_file_ours(turn, &res[i])) {
-            return ngx_http_agent_reply_error(turn->request,
-                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                              "the session's CSV file \"%V\" "
-                                              "is not one of this server's",
-                                              &res[i].name);
-        }
-
-        rc = ngx_http_agent_store_resource_fetch(&turn->sc, &res[i]);
-
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc != NGX_OK) {
-            return ngx_http_agent_reply_error(turn->request,
-                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                              "the session's CSV file \"%V\" "
-                                              "could not be fetched",
-                                              &res[i].name);
-        }
-    }
-
-    turn->env.sql.resources = resources;
 
     return NGX_OK;
 }

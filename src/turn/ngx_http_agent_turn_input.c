@@ -20,6 +20,15 @@
  */
 
 
+/* agent_durability, and a LangGraph run's "durability" (lg_request.c) */
+ngx_conf_enum_t  ngx_http_agent_durabilities[] = {
+    { ngx_string("sync"), NGX_HTTP_AGENT_DURABILITY_SYNC },
+    { ngx_string("async"), NGX_HTTP_AGENT_DURABILITY_ASYNC },
+    { ngx_string("exit"), NGX_HTTP_AGENT_DURABILITY_EXIT },
+    { ngx_null_string, 0 }
+};
+
+
 /*
  * the other channels a run request's input writes (the LangGraph API);
  * a key that is no channel of the graph is not the graph's (CopilotKit

@@ -93,6 +93,8 @@ struct ngx_http_agent_turn_s {
 };
 
 
+ngx_int_t ngx_http_agent_turn_files(ngx_http_agent_turn_t *turn,
+    ngx_array_t *resources);
 ngx_int_t ngx_http_agent_turn_ask(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s);
 ngx_int_t ngx_http_agent_turn_history(ngx_http_agent_turn_t *turn,
