@@ -1,0 +1,195 @@
+#!/usr/bin/perl
+# A cancel reads back as cancelled (issue 48, item 11): an Open Responses
+# cancel and an A2A CancelTask of a run on one worker, asked through
+# either worker, then read at once through both: every read says
+# cancelled, never in progress, also while the run's worker is stopped
+# (SIGSTOP: it cannot have heard the cancel), and after the run's own end
+# on its worker (its model's whole answer come meanwhile).
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use IO::Select;
+use IO::Socket::INET;
+use JSON::PP;
+use Time::HiRes qw(sleep);
+
+my $t = AgentTest->new;
+# slow: a run holds its worker's model call for seconds
+$t->mock(sub {
+    return { text => join(' ', 1 .. 40), pieces => [ map { "$_ " } 1 .. 40 ],
+             delay => 0.15 };
+});
+
+my $conf = $t->conf(http => <<'HTTP');
+agent_graph chat {
+    node model llm;
+    edge START model;
+    edge model END;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location = /who {
+            add_header X-Worker \$pid always; return 204; }
+        location /v1/ { agent_responses; agent_owner \$http_x_user;
+            agent_use_graph chat; add_header X-Worker \$pid always; }
+        location /a2a/ { agent_a2a; agent_owner \$http_x_user;
+            agent_use_graph chat; add_header X-Worker \$pid always; }
+        $1};
+# each new connection may go to either worker
+$conf =~ s{listen (127\.0\.0\.1:%%PORT%%);}{listen $1 reuseport;};
+$t->run($conf);
+
+# a request on a connection served by the worker $pid ($same) or by
+# another one; a worker that does not answer /who at once (stopped) is
+# another one that cannot take the request: the next connection is tried
+sub on_worker {
+    my ($same, $pid, $method, $path, $body) = @_;
+    for (1 .. 200) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $t->port) or die $!;
+        print $s "GET /who HTTP/1.1\r\nHost: x\r\n\r\n";
+        my $sel = IO::Select->new($s);
+        my $head = '';
+        while ($head !~ /\r\n\r\n/ && $sel->can_read(0.5)) {
+            last unless sysread($s, $head, 4096, length $head);
+        }
+        my ($w) = $head =~ /X-Worker: (\d+)/i;
+        if (!$w || ($w eq $pid) != $same) {
+            close $s;
+            next;
+        }
+        $body //= '';
+        print $s "$method $path HTTP/1.1\r\nHost: x\r\nX-User: alice\r\n"
+                 . "Content-Type: application/json\r\n"
+                 . "Content-Length: " . length($body) . "\r\n"
+                 . "Connection: close\r\n\r\n$body";
+        my $res = '';
+        while ($sel->can_read(20)) {
+            last unless sysread($s, $res, 65536, length $res);
+        }
+        close $s;
+        my ($status) = $res =~ m{^HTTP/1\.1 (\d+)};
+        my ($h, $b) = split /\r\n\r\n/, $res, 2;
+        if ($h =~ /Transfer-Encoding: chunked/i) {
+            my $d = '';
+            while ($b =~ s/^([0-9a-f]+)\r\n//i && hex $1) {
+                $d .= substr($b, 0, hex $1, '');
+                $b =~ s/^\r\n//;
+            }
+            $b = $d;
+        }
+        return { worker => $w, status => $status,
+                 json => eval { decode_json($b) } // {} };
+    }
+    die "no connection to the worker wanted";
+}
+
+sub create {
+    my $r = $t->http('POST', '/v1/responses', encode_json({
+        model => 'chat', input => 'slow', background => JSON::PP::true }),
+        'X-User' => 'alice');
+    die "background: $r->{status} $r->{content}" unless $r->{status} == 200;
+    return ($r->{json}{id}, $r->{headers}{'x-worker'});
+}
+
+# the run has begun its model call: its worker runs it
+sub started {
+    my ($n) = @_;
+    return AgentTest::wait_for(sub { $t->{mock}->requests >= $n }, 20);
+}
+
+# 1. cancel and read at once, spread over both workers, many times
+my (@ids, @stale);
+my $reads = 0;
+for my $i (1 .. 10) {
+    my ($id, $w) = create();
+    push @ids, $id;
+    started($i);
+    my $c = on_worker($i % 2, $w, 'POST', "/v1/responses/$id/cancel");
+    is($c->{json}{status}, 'cancelled',
+       "cancel $i (" . ($i % 2 ? 'its' : 'the other') . ' worker): '
+       . 'cancelled') or diag explain $c;
+    for my $same (0, 1, 0, 1) {
+        my $g = on_worker($same, $w, 'GET', "/v1/responses/$id");
+        $reads++;
+        push @stale, "$i: $g->{json}{status}"
+            unless ($g->{json}{status} // '') eq 'cancelled';
+    }
+}
+is_deeply(\@stale, [], "every one of $reads reads after a cancel: "
+          . 'cancelled');
+
+# 2. the run's worker stopped: it has not heard the cancel
+my ($id, $w) = create();
+started(11);
+kill 'STOP', $w;
+my $c = on_worker(0, $w, 'POST', "/v1/responses/$id/cancel");
+is($c->{json}{status}, 'cancelled', 'its worker stopped: cancelled');
+is(on_worker(0, $w, 'GET', "/v1/responses/$id")->{json}{status},
+   'cancelled', '... and read so through the other worker');
+
+# the model's whole answer comes while the worker is stopped: once it
+# runs again, it may end the run before it hears the cancel
+ok(AgentTest::wait_for(sub {
+    grep { $_->{event} eq 'done' } $t->{mock}->log_lines }, 30),
+   'the model\'s answer sent meanwhile');
+kill 'CONT', $w;
+ok(AgentTest::wait_for(sub {
+    $t->sqlite($t->dir . '/agent.db', "SELECT count(*) FROM sessions"
+               . " WHERE run_id IS NOT NULL") eq '0' }, 30),
+   'the runs ended on their workers');
+my @all = (@ids, $id);
+my @after = map { on_worker($_ % 2, $w, 'GET', "/v1/responses/$all[$_]")
+                  ->{json}{status} // '' } 0 .. $#all;
+is_deeply(\@after, [ ('cancelled') x @after ],
+          'every one after its end: cancelled still');
+is($t->sqlite($t->dir . '/agent.db', "SELECT status FROM runs WHERE "
+              . "run_id = '" . substr($id, 5, 36) . "'"),
+   'interrupted', 'its row says so');
+
+# 3. A2A: CancelTask then GetTask through the other worker, the task's
+# worker stopped
+my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $t->port)
+    or die $!;
+my $msg = encode_json({ jsonrpc => '2.0', id => 1,
+    method => 'SendStreamingMessage', params => { message => {
+        role => 'ROLE_USER', messageId => 'm1',
+        parts => [ { text => 'slow' } ] } } });
+print $s "POST /a2a/ HTTP/1.1\r\nHost: x\r\nX-User: alice\r\n"
+         . "Content-Type: application/json\r\nA2A-Version: 1.0\r\n"
+         . "Content-Length: " . length($msg) . "\r\n"
+         . "Connection: close\r\n\r\n$msg";
+my $got = '';
+my $sel = IO::Select->new($s);
+while ($got !~ /"id":"([0-9a-f-]{36})"/ && $sel->can_read(20)) {
+    last unless sysread($s, $got, 65536, length $got);
+}
+my ($task) = $got =~ /"task":\{"id":"([0-9a-f-]{36})"/;
+($task) = $got =~ /"taskId":"([0-9a-f-]{36})"/ unless $task;
+($w) = $got =~ /X-Worker: (\d+)/i;
+ok($task && $w, 'A2A: a streamed task') or diag $got;
+started(12);
+kill 'STOP', $w;
+my $rpc = sub {
+    my ($method, $n) = @_;
+    return on_worker(0, $w, 'POST', '/a2a/', encode_json({
+        jsonrpc => '2.0', id => $n, method => $method,
+        params => { id => $task } }))->{json};
+};
+$c = $rpc->('CancelTask', 2);
+is($c->{result}{status}{state}, 'TASK_STATE_CANCELED',
+   'CancelTask, its worker stopped: canceled') or diag explain $c;
+is($rpc->('GetTask', 3)->{result}{status}{state}, 'TASK_STATE_CANCELED',
+   '... GetTask through the other worker: canceled');
+kill 'CONT', $w;
+1 while $sel->can_read(20) && sysread($s, $got, 65536, length $got);
+close $s;
+is($rpc->('GetTask', 4)->{result}{status}{state}, 'TASK_STATE_CANCELED',
+   '... and after its end');
+
+$t->stop;
+$t->check_log;
+done_testing;
