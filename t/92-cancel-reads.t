@@ -130,6 +130,10 @@ my $c = on_worker(0, $w, 'POST', "/v1/responses/$id/cancel");
 is($c->{json}{status}, 'cancelled', 'its worker stopped: cancelled');
 is(on_worker(0, $w, 'GET', "/v1/responses/$id")->{json}{status},
    'cancelled', '... and read so through the other worker');
+# what its worker writes until it stops would outlive a row deleted now
+my $d = on_worker(0, $w, 'DELETE', "/v1/responses/$id");
+is($d->{status}, 400, '... not deleted while its run is stopping');
+like($d->{json}{error}{message} // '', qr/still stopping/, '... said so');
 
 # the model's whole answer comes while the worker is stopped: once it
 # runs again, it may end the run before it hears the cancel
@@ -149,6 +153,12 @@ is_deeply(\@after, [ ('cancelled') x @after ],
 is($t->sqlite($t->dir . '/agent.db', "SELECT status FROM runs WHERE "
               . "run_id = '" . substr($id, 5, 36) . "'"),
    'interrupted', 'its row says so');
+is(on_worker(0, $w, 'DELETE', "/v1/responses/$id")->{json}{deleted},
+   JSON::PP::true, 'deleted after its end');
+my $run = substr($id, 5, 36);
+is($t->sqlite($t->dir . '/agent.db', "SELECT (SELECT count(*) FROM runs"
+              . " WHERE run_id = '$run') + (SELECT count(*) FROM run_events"
+              . " WHERE run_id = '$run')"), '0', '... nothing of it left');
 
 # 3. A2A: CancelTask then GetTask through the other worker, the task's
 # worker stopped

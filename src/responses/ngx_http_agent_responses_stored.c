@@ -36,7 +36,7 @@ ngx_int_t
 ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, run, thread, out;
+    ngx_str_t                       id, run, thread, out, holder;
     ngx_uint_t                      cancel, live;
     ngx_http_agent_json_t          *j;
     ngx_http_agent_session_t        s;
@@ -136,6 +136,33 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                           "Cannot delete a response in "
                                           "progress: cancel it first.");
+    }
+
+    /*
+     * cancelled, its run may still be stopping on its worker, which holds
+     * the conversation until then: what it writes meanwhile would outlive
+     * the row
+     */
+
+    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_reply_sc(r), &thread,
+                                          &holder);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_OK && holder.len == run.len
+        && ngx_strncmp(holder.data, run.data, run.len) == 0)
+    {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "Cannot delete a response whose "
+                                          "run is still stopping: try "
+                                          "again.");
+    }
+
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the response could not be "
+                                          "deleted");
     }
 
     rc = ngx_http_agent_store_run_delete(ngx_http_agent_reply_sc(r), &run);
