@@ -100,25 +100,37 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
     live = ngx_http_agent_run_live(ngx_http_agent_turn_record_state(kept));
 
     if (cancel) {
+        if (live) {
+            /* heard at once here, at its worker's next poll elsewhere */
+            rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
+                                                   &run, 0);
+
+            /* ended meanwhile (by this cancel here, or not): as it ended */
+            if (rc == NGX_DECLINED) {
+                rc = ngx_http_agent_turn_record_read(
+                                      ngx_http_agent_reply_sc(r), &run, kept);
+
+                live = (rc == NGX_OK
+                        && ngx_http_agent_turn_record_state(kept)
+                           == NGX_HTTP_AGENT_RUN_CANCELLED);
+            }
+
+            if (rc == NGX_AGAIN) {
+                return NGX_AGAIN;
+            }
+
+            if (rc == NGX_ERROR) {
+                return ngx_http_agent_reply_error(r,
+                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the cancel could not be "
+                                              "saved");
+            }
+        }
+
         if (!live) {
             return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                               "Cannot cancel a response "
                                               "that is not in progress.");
-        }
-
-        /* heard at once here, at its worker's next poll elsewhere */
-
-        rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
-                                               &run, 0);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc == NGX_ERROR) {
-            return ngx_http_agent_reply_error(r,
-                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                              "the cancel could not be "
-                                              "saved");
         }
 
         /* stopped, as the record will say: no interrupt, "interrupted" */
