@@ -200,6 +200,77 @@ close $s;
 is($rpc->('GetTask', 4)->{result}{status}{state}, 'TASK_STATE_CANCELED',
    '... and after its end');
 
+# 4. PostgreSQL: a run's end held at its outcome (a trigger that waits
+# for a gate) while the cancel comes; then a run's end held at its status
+# while a cancel waits for its row.  No delay: each waits for the other
+if ($ENV{AGENT_PG}) {
+    my $db = AgentTest::pg_name($t->dir . '/agent.db');
+    my $q = sub { AgentTest::pg_query($db, $_[0]) };
+    $q->(q{CREATE TABLE hold (run_id text, what text, gate int);
+        CREATE FUNCTION held(r text, w text) RETURNS void
+        LANGUAGE plpgsql AS $$ BEGIN FOR i IN 1 .. 1200 LOOP
+        EXIT WHEN NOT EXISTS (SELECT 1 FROM hold WHERE run_id = r
+                              AND what = w AND gate = 0);
+        PERFORM pg_sleep(0.05); END LOOP; END $$;
+        CREATE FUNCTION hold_outcome() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.seq = 0 THEN PERFORM held(NEW.run_id, 'outcome');
+        END IF;
+        RETURN NEW; END $$;
+        CREATE TRIGGER hold_outcome BEFORE INSERT ON run_events
+        FOR EACH ROW EXECUTE FUNCTION hold_outcome();
+        CREATE FUNCTION hold_end() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.status = 'success' THEN
+        PERFORM held(NEW.run_id, 'end'); END IF; RETURN NEW; END $$;
+        CREATE TRIGGER hold_end BEFORE UPDATE ON runs
+        FOR EACH ROW EXECUTE FUNCTION hold_end()});
+    my $waiting = sub {
+        my ($like, $type) = @_;
+        return AgentTest::wait_for(sub { $q->("SELECT count(*) FROM "
+            . "pg_stat_activity WHERE query LIKE '$like%' AND "
+            . "wait_event_type = '$type'") > 0 }, 60);
+    };
+
+    # its worker has ended it, its end not stored yet: the cancel is
+    # answered, and the end that follows does not undo it
+    my ($id, $w) = create();
+    my $run = substr($id, 5, 36);
+    $q->("INSERT INTO hold VALUES ('$run', 'outcome', 0)");
+    ok($waiting->('INSERT INTO run_events', 'Timeout'),
+       'PostgreSQL: the run\'s end held at its outcome');
+    my $c = on_worker(0, $w, 'POST', "/v1/responses/$id/cancel");
+    is($c->{json}{status}, 'cancelled', '... a cancel then: cancelled');
+    $q->("UPDATE hold SET gate = 1");
+    ok(AgentTest::wait_for(sub { $q->("SELECT count(*) FROM sessions"
+        . " WHERE run_id IS NOT NULL") eq '0' }, 30), '... the run ended');
+    is(on_worker(1, $w, 'GET', "/v1/responses/$id")->{json}{status},
+       'cancelled', '... and reads cancelled still, its end stored after');
+
+    # the cancel waits for the row its end holds: the run completed first
+    ($id, $w) = create();
+    $run = substr($id, 5, 36);
+    $q->("INSERT INTO hold VALUES ('$run', 'end', 0)");
+    ok($waiting->('WITH w AS', 'Timeout'), 'the run\'s end held at its '
+       . 'status') or diag $q->("SELECT query FROM pg_stat_activity");
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                  PeerPort => $t->port) or die $!;
+    print $s "POST /v1/responses/$id/cancel HTTP/1.1\r\nHost: x\r\n"
+             . "X-User: alice\r\nContent-Length: 0\r\n"
+             . "Connection: close\r\n\r\n";
+    ok($waiting->('UPDATE runs SET cancel', 'Lock'),
+       '... a cancel waits for its row');
+    $q->("UPDATE hold SET gate = 1");
+    my $res = '';
+    1 while IO::Select->new($s)->can_read(20)
+            && sysread($s, $res, 65536, length $res);
+    close $s;
+    like($res, qr{^HTTP/1\.1 400}, '... answered: not in progress')
+        or diag $res;
+    is(on_worker(0, $w, 'GET', "/v1/responses/$id")->{json}{status},
+       'completed', '... as it reads: completed');
+    $q->(q{DROP TRIGGER hold_outcome ON run_events;
+           DROP TRIGGER hold_end ON runs});
+}
+
 $t->stop;
 $t->check_log;
 done_testing;
