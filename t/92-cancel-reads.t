@@ -4,7 +4,10 @@
 # either worker, then read at once through both: every read says
 # cancelled, never in progress, also while the run's worker is stopped
 # (SIGSTOP: it cannot have heard the cancel), and after the run's own end
-# on its worker (its model's whole answer come meanwhile).
+# on its worker (its model's whole answer come meanwhile); a cancelled
+# response is not deleted, nor its kept events let go, while its run still
+# stops; on PostgreSQL, an end held (a trigger waits for a gate) before or
+# while the cancel comes.
 
 use strict;
 use warnings;
@@ -20,8 +23,11 @@ use Time::HiRes qw(sleep);
 my $t = AgentTest->new;
 # slow: a run holds its worker's model call for seconds
 $t->mock(sub {
+    my ($req) = @_;
+    my $last = $req->{messages}[-1]{content} // '';
+    return { text => 'quick' } if $last eq 'quick';
     return { text => join(' ', 1 .. 40), pieces => [ map { "$_ " } 1 .. 40 ],
-             delay => 0.15 };
+             delay => $last eq 'slower' ? 0.3 : 0.15 };
 });
 
 my $conf = $t->conf(http => <<'HTTP');
@@ -35,6 +41,8 @@ $conf =~ s{(location /api/chat/)}{location = /who {
             add_header X-Worker \$pid always; return 204; }
         location /v1/ { agent_responses; agent_owner \$http_x_user;
             agent_use_graph chat; add_header X-Worker \$pid always; }
+        location /v1k/ { agent_responses; agent_owner \$http_x_user;
+            agent_use_graph chat; agent_run_events_keep 3s; }
         location /a2a/ { agent_a2a; agent_owner \$http_x_user;
             agent_use_graph chat; add_header X-Worker \$pid always; }
         $1};
@@ -44,9 +52,10 @@ $t->run($conf);
 
 # a request on a connection served by the worker $pid ($same) or by
 # another one; a worker that does not answer /who at once (stopped) is
-# another one that cannot take the request: the next connection is tried
+# another one that cannot take the request: the next connection is tried.
+# $sent: the socket once the request is sent, its answer not read
 sub on_worker {
-    my ($same, $pid, $method, $path, $body) = @_;
+    my ($same, $pid, $method, $path, $body, $sent) = @_;
     for (1 .. 200) {
         my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                       PeerPort => $t->port) or die $!;
@@ -66,6 +75,7 @@ sub on_worker {
                  . "Content-Type: application/json\r\n"
                  . "Content-Length: " . length($body) . "\r\n"
                  . "Connection: close\r\n\r\n$body";
+        return $s if $sent;
         my $res = '';
         while ($sel->can_read(20)) {
             last unless sysread($s, $res, 65536, length $res);
@@ -88,9 +98,10 @@ sub on_worker {
 }
 
 sub create {
+    my ($input) = @_;
     my $r = $t->http('POST', '/v1/responses', encode_json({
-        model => 'chat', input => 'slow', background => JSON::PP::true }),
-        'X-User' => 'alice');
+        model => 'chat', input => $input // 'slow',
+        background => JSON::PP::true }), 'X-User' => 'alice');
     die "background: $r->{status} $r->{content}" unless $r->{status} == 200;
     return ($r->{json}{id}, $r->{headers}{'x-worker'});
 }
@@ -200,7 +211,24 @@ close $s;
 is($rpc->('GetTask', 4)->{result}{status}{state}, 'TASK_STATE_CANCELED',
    '... and after its end');
 
-# 4. PostgreSQL: a run's end held at its outcome (a trigger that waits
+# 4. a run that ran for longer than the events' keep of a run that starts
+# after its cancel (3 s): its kept events are not let go while its worker
+# still writes them (the cancel is its end's time)
+($id, $w) = create('slower');
+started(13);
+sleep 3.5;
+kill 'STOP', $w;
+is(on_worker(0, $w, 'POST', "/v1/responses/$id/cancel")->{json}{status},
+   'cancelled', 'a run older than the keep cancelled');
+is(on_worker(0, $w, 'POST', '/v1k/responses', encode_json({
+    model => 'chat', input => 'quick' }))->{json}{status}, 'completed',
+   '... a run starts after it, with a keep of 3 s');
+$run = substr($id, 5, 36);
+is($t->sqlite($t->dir . '/agent.db', "SELECT events FROM runs WHERE run_id"
+              . " = '$run'"), '1', '... the cancelled run\'s events kept');
+kill 'CONT', $w;
+
+# 5. PostgreSQL: a run's end held at its outcome (a trigger that waits
 # for a gate) while the cancel comes; then a run's end held at its status
 # while a cancel waits for its row.  No delay: each waits for the other
 if ($ENV{AGENT_PG}) {
@@ -233,7 +261,7 @@ if ($ENV{AGENT_PG}) {
     # its worker has ended it, its end not stored yet: the cancel is
     # answered, and the end that follows does not undo it
     my ($id, $w) = create();
-    my $run = substr($id, 5, 36);
+    $run = substr($id, 5, 36);
     $q->("INSERT INTO hold VALUES ('$run', 'outcome', 0)");
     ok($waiting->('INSERT INTO run_events', 'Timeout'),
        'PostgreSQL: the run\'s end held at its outcome');
@@ -251,11 +279,9 @@ if ($ENV{AGENT_PG}) {
     $q->("INSERT INTO hold VALUES ('$run', 'end', 0)");
     ok($waiting->('WITH w AS', 'Timeout'), 'the run\'s end held at its '
        . 'status') or diag $q->("SELECT query FROM pg_stat_activity");
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                  PeerPort => $t->port) or die $!;
-    print $s "POST /v1/responses/$id/cancel HTTP/1.1\r\nHost: x\r\n"
-             . "X-User: alice\r\nContent-Length: 0\r\n"
-             . "Connection: close\r\n\r\n";
+    # through the other worker: the run's queues its store calls behind
+    # its end's
+    my $s = on_worker(0, $w, 'POST', "/v1/responses/$id/cancel", '', 1);
     ok($waiting->('UPDATE runs SET cancel', 'Lock'),
        '... a cancel waits for its row');
     $q->("UPDATE hold SET gate = 1");
