@@ -128,21 +128,28 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     case NGX_HTTP_AGENT_A2A_CANCEL:
 
-        if (state != NGX_HTTP_AGENT_A2A_WORKING
-            && state != NGX_HTTP_AGENT_A2A_SUBMITTED)
+        rc = NGX_DECLINED;
+
+        if (state == NGX_HTTP_AGENT_A2A_WORKING
+            || state == NGX_HTTP_AGENT_A2A_SUBMITTED)
         {
-            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_A2A_TASK_NOT_CANCELABLE,
-                                        "Task cannot be canceled: %V is %s",
-                                        &id,
-                                        state == NGX_HTTP_AGENT_A2A_CANCELED
-                                        ? "canceled already" : "over");
+            /* heard at once here, at its worker's next poll elsewhere */
+            rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
+                                                   &id, 0);
+
+            /* ended meanwhile (by this cancel here, or not): as it ended */
+            if (rc == NGX_DECLINED) {
+                rc = ngx_http_agent_turn_record_read(
+                                        ngx_http_agent_reply_sc(r), &id, out);
+
+                if (rc == NGX_OK) {
+                    state = ngx_http_agent_a2a_state(r->pool, out, &text);
+                    rc = (state == NGX_HTTP_AGENT_A2A_CANCELED)
+                         ? NGX_OK : NGX_DECLINED;
+                }
+            }
         }
 
-        /* heard at once here, at its worker's next poll elsewhere */
-
-        rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
-                                               &id, 0);
         if (rc == NGX_AGAIN) {
             return NGX_AGAIN;
         }
@@ -152,6 +159,15 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
                                         NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
                                         "Internal error: the cancel could not "
                                         "be saved");
+        }
+
+        if (rc == NGX_DECLINED) {
+            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_CANCELABLE,
+                                        "Task cannot be canceled: %V is %s",
+                                        &id,
+                                        state == NGX_HTTP_AGENT_A2A_CANCELED
+                                        ? "canceled already" : "over");
         }
 
         o->bare = 1;

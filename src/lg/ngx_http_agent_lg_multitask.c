@@ -106,7 +106,8 @@ ngx_http_agent_lg_run_queue(ngx_http_request_t *r,
             }
 
             rc = ngx_http_agent_store_run_cancel(ngx_http_agent_reply_sc(r),
-                                                 &run_id, &action, 0);
+                                              &run_id, &action,
+                                              NGX_HTTP_AGENT_STORE_CANCEL_ASK);
             if (rc == NGX_AGAIN) {
                 return NGX_AGAIN;
             }

@@ -230,7 +230,10 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
      */
 
     rc = ngx_http_agent_store_run_cancel(ngx_http_agent_reply_sc(r),
-                                         &row->run_id, &action, !wait);
+                                         &row->run_id, &action,
+                                         wait
+                                         ? NGX_HTTP_AGENT_STORE_CANCEL_ASK
+                                         : NGX_HTTP_AGENT_STORE_CANCEL_PENDING);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

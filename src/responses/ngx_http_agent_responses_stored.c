@@ -36,7 +36,7 @@ ngx_int_t
 ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, run, thread, out;
+    ngx_str_t                       id, run, thread, out, holder;
     ngx_uint_t                      cancel, live;
     ngx_http_agent_json_t          *j;
     ngx_http_agent_session_t        s;
@@ -100,25 +100,37 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
     live = ngx_http_agent_run_live(ngx_http_agent_turn_record_state(kept));
 
     if (cancel) {
+        if (live) {
+            /* heard at once here, at its worker's next poll elsewhere */
+            rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
+                                                   &run, 0);
+
+            /* ended meanwhile (by this cancel here, or not): as it ended */
+            if (rc == NGX_DECLINED) {
+                rc = ngx_http_agent_turn_record_read(
+                                      ngx_http_agent_reply_sc(r), &run, kept);
+
+                live = (rc == NGX_OK
+                        && ngx_http_agent_turn_record_state(kept)
+                           == NGX_HTTP_AGENT_RUN_CANCELLED);
+            }
+
+            if (rc == NGX_AGAIN) {
+                return NGX_AGAIN;
+            }
+
+            if (rc == NGX_ERROR) {
+                return ngx_http_agent_reply_error(r,
+                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                              "the cancel could not be "
+                                              "saved");
+            }
+        }
+
         if (!live) {
             return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                               "Cannot cancel a response "
                                               "that is not in progress.");
-        }
-
-        /* heard at once here, at its worker's next poll elsewhere */
-
-        rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
-                                               &run, 0);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc == NGX_ERROR) {
-            return ngx_http_agent_reply_error(r,
-                                              NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                              "the cancel could not be "
-                                              "saved");
         }
 
         /* stopped, as the record will say: no interrupt, "interrupted" */
@@ -136,6 +148,33 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
         return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
                                           "Cannot delete a response in "
                                           "progress: cancel it first.");
+    }
+
+    /*
+     * cancelled, its run may still be stopping on its worker, which holds
+     * the conversation until then: what it writes meanwhile would outlive
+     * the row
+     */
+
+    rc = ngx_http_agent_store_thread_busy(ngx_http_agent_reply_sc(r), &thread,
+                                          &holder);
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_OK && holder.len == run.len
+        && ngx_strncmp(holder.data, run.data, run.len) == 0)
+    {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "Cannot delete a response whose "
+                                          "run is still stopping: try "
+                                          "again.");
+    }
+
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the response could not be "
+                                          "deleted");
     }
 
     rc = ngx_http_agent_store_run_delete(ngx_http_agent_reply_sc(r), &run);

@@ -329,6 +329,15 @@ struct ngx_http_agent_store_call_s {
  */
 #define NGX_HTTP_AGENT_STORE_BEHIND  0x02
 
+/*
+ * run_cancel's now: the row marked only (its worker's poll ends it), a
+ * pending run "interrupted" at once, or a running one too (a cancel
+ * answered as done: any worker's read after it says so)
+ */
+#define NGX_HTTP_AGENT_STORE_CANCEL_ASK      0
+#define NGX_HTTP_AGENT_STORE_CANCEL_PENDING  1
+#define NGX_HTTP_AGENT_STORE_CANCEL_NOW      2
+
 
 typedef struct {
     /* its name in the logs: "sqlite", "postgresql" */
@@ -493,8 +502,9 @@ typedef struct {
                            ngx_int_t limit, ngx_int_t offset,
                            ngx_array_t *rows);
     /*
-     * a run asked to stop (action: "interrupt", "rollback"); now: a
-     * pending one is "interrupted" at once, not at its worker's poll
+     * a run asked to stop (action: "interrupt", "rollback"); now
+     * (NGX_HTTP_AGENT_STORE_CANCEL_*): which runs its row calls
+     * "interrupted" at once, not at its worker's poll
      */
     ngx_int_t  (*run_cancel)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, ngx_str_t *action,

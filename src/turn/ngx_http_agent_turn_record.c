@@ -298,7 +298,11 @@ ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
 
 /*
  * A run asked to stop, wherever it runs: at once on this worker, else by
- * its row (NGX_DECLINED: it is not running)
+ * its row (NGX_DECLINED: it is not running).  The protocols answer the
+ * cancel as done (cancelled, canceled): its row says "interrupted" before
+ * the answer, so that a read through any worker right after it finds it
+ * so, not running until its worker's poll, or its end (written behind on
+ * PostgreSQL) when it runs here; that end does not undo it (run_status)
  */
 
 ngx_int_t
@@ -312,7 +316,6 @@ ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,
 
     if (turn && turn->in.record && ngx_http_agent_turn_running(turn)) {
         ngx_http_agent_turn_record_stop(turn, rollback);
-        return NGX_OK;
     }
 
     if (rollback) {
@@ -322,7 +325,10 @@ ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,
         ngx_str_set(&action, "interrupt");
     }
 
-    return ngx_http_agent_store_run_cancel(sc, run_id, &action, 0);
+    return ngx_http_agent_store_run_cancel(sc, run_id, &action,
+                                           rollback
+                                           ? NGX_HTTP_AGENT_STORE_CANCEL_ASK
+                                           : NGX_HTTP_AGENT_STORE_CANCEL_NOW);
 }
 
 

@@ -215,6 +215,8 @@ ngx_int_t
 ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_str_t *action, ngx_uint_t now)
 {
+    u_char                       buf[32];
+    ngx_str_t                    at;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, run_cancel, run_id, action);
@@ -223,9 +225,13 @@ ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
+    /* a run ended now: its kept events are not let go under its worker */
+    at.data = buf;
+    at.len = ngx_http_agent_store_now(buf) - buf;
+
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_CANCEL,
-                                 ngx_http_agent_pg_some, "ssi", run_id, action,
-                                 (int64_t) (now ? 1 : 0));
+                                 ngx_http_agent_pg_some, "ssis", run_id,
+                                 action, (int64_t) now, &at);
 }
 
 

@@ -271,8 +271,9 @@ const char  *ngx_http_agent_pg_sql[] = {
      * secret go
      */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
-    " $2 NOT IN ('pending', 'running')) UPDATE runs SET status = $2,"
-    " updated_at = $3,"
+    " $2 NOT IN ('pending', 'running')) UPDATE runs SET status ="
+    " CASE WHEN status = 'interrupted' AND cancel = 'interrupt'"
+    " THEN status ELSE $2 END, updated_at = $3,"
     " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END,"
     " secret = CASE WHEN $2 IN ('pending', 'running') THEN secret END"
     " WHERE run_id = $1 AND ($2 <> 'running' OR status = 'pending')",
@@ -286,10 +287,13 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND ($4::text IS NULL OR status = $4)"
     " ORDER BY created_at DESC, n DESC LIMIT $2::bigint OFFSET $3::bigint",
 
-    /* NGX_HTTP_AGENT_PG_RUN_CANCEL: now ($3), a pending one says so now */
+    /* NGX_HTTP_AGENT_PG_RUN_CANCEL: now ($3): its row says so now */
     "UPDATE runs SET cancel = $2,"
-    " status = CASE WHEN $3::int = 1 AND status = 'pending'"
-    " AND $2 = 'interrupt' THEN 'interrupted' ELSE status END"
+    " status = CASE WHEN $2 = 'interrupt'"
+    " AND ($3::int = 2 OR $3::int = 1 AND status = 'pending')"
+    " THEN 'interrupted' ELSE status END,"
+    " updated_at = CASE WHEN $2 = 'interrupt' AND $3::int = 2"
+    " THEN $4 ELSE updated_at END"
     " WHERE run_id = $1 AND status IN ('pending', 'running')",
 
     /* NGX_HTTP_AGENT_PG_RUN_CANCELLED */

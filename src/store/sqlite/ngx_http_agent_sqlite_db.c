@@ -192,9 +192,11 @@ static const char  *ngx_http_agent_store_sql[] = {
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?12, ?13)",
     /*
      * a run that failed keeps its error event: let go with the others;
-     * an ended run's secret goes
+     * "interrupted" by a cancel answered as done stays so (its end may
+     * come before its worker hears the cancel); an ended run's secret goes
      */
-    "UPDATE runs SET status = ?2, updated_at = ?3,"
+    "UPDATE runs SET status = CASE WHEN status = 'interrupted'"
+    " AND cancel = 'interrupt' THEN status ELSE ?2 END, updated_at = ?3,"
     " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END,"
     " secret = CASE WHEN ?2 IN ('pending', 'running') THEN secret END"
     " WHERE run_id = ?1 AND (?2 <> 'running' OR status = 'pending')",
@@ -203,10 +205,13 @@ static const char  *ngx_http_agent_store_sql[] = {
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
     " AND (?4 IS NULL OR status = ?4)"
     " ORDER BY created_at DESC, rowid DESC LIMIT ?2 OFFSET ?3",
-    /* now: a pending run's worker hears it later; its row says it now */
+    /* now: the run's worker hears it later; its row says it now */
     "UPDATE runs SET cancel = ?2,"
-    " status = CASE WHEN ?3 = 1 AND status = 'pending'"
-    " AND ?2 = 'interrupt' THEN 'interrupted' ELSE status END"
+    " status = CASE WHEN ?2 = 'interrupt'"
+    " AND (?3 = 2 OR ?3 = 1 AND status = 'pending')"
+    " THEN 'interrupted' ELSE status END,"
+    " updated_at = CASE WHEN ?2 = 'interrupt' AND ?3 = 2"
+    " THEN ?4 ELSE updated_at END"
     " WHERE run_id = ?1 AND status IN ('pending', 'running')",
     "SELECT cancel FROM runs WHERE run_id = ?1",
     /* a pending write (seq < 0) is made again; a kept event is not */

@@ -223,6 +223,8 @@ ngx_int_t
 ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_str_t *action, ngx_uint_t now)
 {
+    u_char         buf[32];
+    ngx_str_t      at;
     sqlite3_stmt  *stmt;
 
     stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCEL);
@@ -230,9 +232,14 @@ ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
+    /* a run ended now: its kept events are not let go under its worker */
+    at.data = buf;
+    at.len = ngx_http_agent_store_now(buf) - buf;
+
     ngx_http_agent_sqlite_bind(stmt, 1, run_id);
     ngx_http_agent_sqlite_bind(stmt, 2, action);
-    sqlite3_bind_int(stmt, 3, now ? 1 : 0);
+    sqlite3_bind_int(stmt, 3, (int) now);
+    ngx_http_agent_sqlite_bind(stmt, 4, &at);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
