@@ -43,7 +43,7 @@ static ngx_int_t ngx_http_agent_store_fits(ngx_http_agent_store_call_t *sc,
 static ngx_int_t ngx_http_agent_store_fits_state(
     ngx_http_agent_store_call_t *sc, ngx_str_t *channels);
 static ngx_int_t ngx_http_agent_store_refuse(ngx_http_agent_store_call_t *sc,
-    const char *what, size_t size, size_t max, const char *limit);
+    const char *fmt, ...);
 
 static char *ngx_http_agent_store_document_check(ngx_conf_t *cf, void *post,
     void *data);
@@ -124,9 +124,10 @@ ngx_http_agent_store_fits(ngx_http_agent_store_call_t *sc, const char *what,
         return NGX_OK;
     }
 
-    return ngx_http_agent_store_refuse(sc, what, doc->len,
-                                       ngx_http_agent_store_bounds.document_max,
-                                       "agent_max_document_size");
+    return ngx_http_agent_store_refuse(sc, "\"%s\" is %uz bytes, over the "
+                               "%uz of agent_max_document_size", what,
+                               doc->len,
+                               ngx_http_agent_store_bounds.document_max);
 }
 
 
@@ -144,34 +145,42 @@ ngx_http_agent_store_fits_state(ngx_http_agent_store_call_t *sc,
         return NGX_OK;
     }
 
-    return ngx_http_agent_store_refuse(sc, "values", channels->len,
-                                       NGX_HTTP_AGENT_STORE_ANSWER_MAX,
-                                       "an answer");
+    return ngx_http_agent_store_refuse(sc, "\"values\" is %uz bytes, over "
+                               "the %uz of an answer", channels->len,
+                               (size_t) NGX_HTTP_AGENT_STORE_ANSWER_MAX);
 }
 
 
-/* NGX_ERROR, and why in sc->refused: what the reply writer answers */
+/*
+ * NGX_ERROR, and why in sc->refused (or where sc->refusal points): what
+ * the reply writer answers
+ */
 
 static ngx_int_t
 ngx_http_agent_store_refuse(ngx_http_agent_store_call_t *sc,
-    const char *what, size_t size, size_t max, const char *limit)
+    const char *fmt, ...)
 {
     u_char     *p;
+    va_list     args;
     ngx_str_t  *why;
 
     why = sc->refusal ? sc->refusal : &sc->refused;
 
     p = ngx_pnalloc(sc->pool, NGX_HTTP_AGENT_STORE_REFUSED_LEN);
-    if (p != NULL) {
-        why->data = p;
-        why->len = ngx_snprintf(p, NGX_HTTP_AGENT_STORE_REFUSED_LEN,
-                                "\"%s\" is %uz bytes, over the %uz of %s",
-                                what, size, max, limit)
-                   - p;
+    if (p == NULL) {
+        return NGX_ERROR;
     }
 
-    ngx_log_error(NGX_LOG_INFO, sc->log, 0, "agent: a document refused: "
-                  "\"%s\" is %uz bytes, over %s", what, size, limit);
+    va_start(args, fmt);
+    why->len = ngx_vslprintf(p, p + NGX_HTTP_AGENT_STORE_REFUSED_LEN, fmt,
+                             args)
+               - p;
+    va_end(args);
+
+    why->data = p;
+
+    ngx_log_error(NGX_LOG_INFO, sc->log, 0, "agent: a write refused: %V",
+                  why);
 
     return NGX_ERROR;
 }
@@ -275,9 +284,7 @@ ngx_int_t
 ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_t *item, int64_t now)
 {
-    u_char     *p;
-    ngx_int_t   rc;
-    ngx_str_t  *why;
+    ngx_int_t  rc;
 
     if (ngx_http_agent_store_fits(sc, "value", &item->value) != NGX_OK
         || ngx_http_agent_store_fits(sc, "index", &item->text) != NGX_OK)
@@ -290,20 +297,10 @@ ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
                                         ngx_http_agent_store_bounds.quota_size);
 
     if (rc == NGX_BUSY) {
-        why = sc->refusal ? sc->refusal : &sc->refused;
-
-        p = ngx_pnalloc(sc->pool, NGX_HTTP_AGENT_STORE_REFUSED_LEN);
-        if (p != NULL) {
-            why->data = p;
-            why->len = ngx_snprintf(p, NGX_HTTP_AGENT_STORE_REFUSED_LEN,
-                                    "the owner's store is full: "
-                                    "agent_store_quota items=%ui size=%uz",
-                                    ngx_http_agent_store_bounds.quota_items,
-                                    ngx_http_agent_store_bounds.quota_size)
-                       - p;
-        }
-
-        return NGX_ERROR;
+        return ngx_http_agent_store_refuse(sc, "the owner's store is full: "
+                                   "agent_store_quota items=%ui size=%uz",
+                                   ngx_http_agent_store_bounds.quota_items,
+                                   ngx_http_agent_store_bounds.quota_size);
     }
 
     return rc;
