@@ -21,8 +21,9 @@
  * {location} runs the location's graph, POST {location}{graph} another
  * it allows (agent_assistants); the body is a RunAgentInput, the answer
  * the "agui" stream format.  threadId is the session: a new one is made
- * for the request's owner, another owner's is 404 as an unknown one; a
- * thread made by any other protocol of the same store goes on here.
+ * for the request's owner, also when another owner has one of that id
+ * (ids are per owner); a thread made by any other protocol of the same
+ * store goes on here.
  * runId is the turn's run id.  Errors before the stream are our JSON
  * errors with their HTTP status (AG-UI's client throws on them); after
  * RUN_STARTED, RUN_ERROR.
@@ -89,10 +90,17 @@ ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* the thread: the owner's, or made for it; another owner's is 404 */
+    /*
+     * the thread: the owner's, or made for it; another owner's id names
+     * the owner's own (ngx_http_agent_reply_session_scope)
+     */
 
-    rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
-                                          &in.thread_id, &s);
+    rc = ngx_http_agent_reply_session_scope(r, &in.thread_id);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
+                                              &in.thread_id, &s);
+    }
 
     if (rc == NGX_DECLINED) {
         ngx_str_set(&none, "");

@@ -131,7 +131,8 @@ ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "run_id");
     ngx_http_agent_json_str(j, &row->run_id);
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, &row->thread_id);
+    ngx_http_agent_json_bytes(j, row->thread_id.data,
+                              ngx_http_agent_store_id_shown(&row->thread_id));
     ngx_http_agent_json_key(j, "assistant_id");
     ngx_http_agent_json_str(j, &row->assistant_id);
     ngx_http_agent_json_key(j, "created_at");

@@ -79,7 +79,10 @@ typedef struct {
 /* a request of the LangGraph API: the route and the ids in its path */
 typedef struct {
     ngx_http_agent_lg_route_e  route;
-    ngx_str_t                  thread_id;
+    ngx_str_t                  thread_id;   /* the session it names
+                                               (reply_session_scope) */
+    ngx_str_t                  asked;       /* the thread's id as the
+                                               client gave it */
     ngx_str_t                  id;          /* assistant, run, checkpoint */
 
     /* a run that waits for the thread's run to end (multitask_strategy) */
@@ -147,6 +150,8 @@ ngx_int_t ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
 ngx_http_agent_graph_t *ngx_http_agent_lg_assistant(ngx_http_request_t *r,
     ngx_str_t *id);
 void ngx_http_agent_lg_assistant_id(ngx_str_t *graph, u_char *buf);
+ngx_int_t ngx_http_agent_lg_assistant_scope(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_http_agent_assistant_row_t *row);
 ngx_int_t ngx_http_agent_lg_assistant_find(ngx_http_request_t *r,
     ngx_str_t *id, ngx_http_agent_graph_t **graph,
     ngx_http_agent_assistant_row_t *row);

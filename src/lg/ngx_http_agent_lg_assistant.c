@@ -110,8 +110,8 @@ ngx_int_t
 ngx_http_agent_lg_assistant_find(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_graph_t **graph, ngx_http_agent_assistant_row_t *row)
 {
-    ngx_int_t              rc;
-    ngx_http_agent_ctx_t  *ctx;
+    ngx_int_t  rc;
+    ngx_str_t  key;
 
     ngx_memzero(row, sizeof(ngx_http_agent_assistant_row_t));
 
@@ -125,10 +125,9 @@ ngx_http_agent_lg_assistant_find(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_DECLINED;
     }
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+    key = *id;
 
-    rc = ngx_http_agent_store_assistant_get(ngx_http_agent_reply_sc(r),
-                                            ctx->owner, id, 0, row);
+    rc = ngx_http_agent_lg_assistant_scope(r, &key, row);
     if (rc != NGX_OK) {
         return rc;
     }
@@ -136,6 +135,45 @@ ngx_http_agent_lg_assistant_find(ngx_http_request_t *r, ngx_str_t *id,
     *graph = ngx_http_agent_lg_assistant(r, &row->graph_id);
 
     return *graph ? NGX_OK : NGX_DECLINED;
+}
+
+
+/*
+ * Ids per owner (ngx_http_agent_store_id_scope): the owner's assistant a
+ * client's id names, under that id or else under the id scoped to the
+ * owner, then *id; NGX_OK, NGX_DECLINED (neither), NGX_AGAIN, NGX_ERROR
+ */
+
+ngx_int_t
+ngx_http_agent_lg_assistant_scope(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_http_agent_assistant_row_t *row)
+{
+    ngx_int_t              rc;
+    ngx_str_t              scoped;
+    ngx_http_agent_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    rc = ngx_http_agent_store_assistant_get(ngx_http_agent_reply_sc(r),
+                                            ctx->owner, id, 0, row);
+
+    if (rc != NGX_DECLINED || ctx->owner == NULL) {
+        return rc;
+    }
+
+    if (ngx_http_agent_store_id_scope(r->pool, ctx->owner, id, &scoped)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    rc = ngx_http_agent_store_assistant_get(ngx_http_agent_reply_sc(r),
+                                            ctx->owner, &scoped, 0, row);
+    if (rc == NGX_OK) {
+        *id = scoped;
+    }
+
+    return rc;
 }
 
 
@@ -596,7 +634,8 @@ ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "assistant_id");
-    ngx_http_agent_json_str(j, &row->assistant_id);
+    ngx_http_agent_json_bytes(j, row->assistant_id.data,
+                        ngx_http_agent_store_id_shown(&row->assistant_id));
     ngx_http_agent_json_key(j, "graph_id");
     ngx_http_agent_json_str(j, &row->graph_id);
 

@@ -108,7 +108,7 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v)
 {
     ngx_int_t                        rc;
-    ngx_str_t                        if_exists;
+    ngx_str_t                        if_exists, given;
     ngx_http_agent_ctx_t            *ctx;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row, old;
@@ -144,6 +144,8 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
                                           "\"_\", and not a graph's own");
     }
 
+    given = row.assistant_id;
+
     if (rc != NGX_OK) {
         /* the same id in each pass of the request */
 
@@ -166,26 +168,45 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
         row.owner = *ctx->owner;
     }
 
-    rc = ngx_http_agent_store_assistant_put(ngx_http_agent_reply_sc(r), &row);
+    /* the owner's own of the id given, under it or scoped to the owner */
+
+    rc = given.len ? ngx_http_agent_lg_assistant_scope(r, &row.assistant_id,
+                                                       &old)
+                   : NGX_DECLINED;
 
     if (rc == NGX_DECLINED) {
+        rc = ngx_http_agent_store_assistant_put(ngx_http_agent_reply_sc(r),
+                                                &row);
+
+        if (rc == NGX_DECLINED && ctx->owner) {
+            /* another owner's: this one's under the id scoped to it */
+
+            if (ngx_http_agent_store_id_scope(r->pool, ctx->owner,
+                                              &row.assistant_id,
+                                              &row.assistant_id)
+                != NGX_OK)
+            {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            rc = ngx_http_agent_store_assistant_put(
+                                          ngx_http_agent_reply_sc(r), &row);
+        }
+
+        if (rc == NGX_DECLINED) {
+            return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
+                                              "Assistant \"%V\" already "
+                                              "exists", &given);
+        }
+
+    } else if (rc == NGX_OK) {
         if (ngx_http_agent_json_get_str(v, "if_exists", &if_exists) != NGX_OK
             || if_exists.len != 10
             || ngx_strncmp(if_exists.data, "do_nothing", 10) != 0)
         {
             return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
                                               "Assistant \"%V\" already "
-                                              "exists", &row.assistant_id);
-        }
-
-        rc = ngx_http_agent_store_assistant_get(ngx_http_agent_reply_sc(r),
-                                                ctx->owner, &row.assistant_id,
-                                                0, &old);
-        if (rc == NGX_DECLINED) {
-            /* another owner's */
-            return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
-                                              "Assistant \"%V\" already "
-                                              "exists", &row.assistant_id);
+                                              "exists", &given);
         }
 
         row = old;
@@ -368,9 +389,10 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
 static ngx_int_t
 ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r, ngx_str_t *id)
 {
-    ngx_int_t              rc;
-    ngx_str_t              arg;
-    ngx_http_agent_ctx_t  *ctx;
+    ngx_int_t                        rc;
+    ngx_str_t                        arg, key;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_assistant_row_t   row;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -386,8 +408,14 @@ ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r, ngx_str_t *id)
                                           "Assistant not found");
     }
 
-    rc = ngx_http_agent_store_assistant_delete(ngx_http_agent_reply_sc(r),
-                                               ctx->owner, id);
+    key = *id;
+
+    rc = ngx_http_agent_lg_assistant_scope(r, &key, &row);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_store_assistant_delete(ngx_http_agent_reply_sc(r),
+                                                   ctx->owner, &key);
+    }
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
@@ -502,12 +530,13 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
 {
     yajl_val                          doc;
     ngx_int_t                         rc, limit, offset, n;
+    ngx_str_t                         key;
     ngx_uint_t                        i;
     ngx_array_t                       rows;
     ngx_http_agent_ctx_t             *ctx;
     ngx_http_agent_json_t            *j;
     ngx_http_agent_lg_filter_t        f;
-    ngx_http_agent_assistant_row_t   *row;
+    ngx_http_agent_assistant_row_t   *row, one;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -527,8 +556,16 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_assistant_list(ngx_http_agent_reply_sc(r),
-                                             ctx->owner, NULL, id, &rows);
+    key = *id;
+
+    rc = ngx_http_agent_lg_assistant_scope(r, &key, &one);
+
+    if (rc == NGX_OK || rc == NGX_DECLINED) {
+        rc = ngx_http_agent_store_assistant_list(ngx_http_agent_reply_sc(r),
+                                                 ctx->owner, NULL, &key,
+                                                 &rows);
+    }
+
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
@@ -584,7 +621,7 @@ ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
 {
     yajl_val                         x;
     ngx_int_t                        rc;
-    ngx_str_t                        at;
+    ngx_str_t                        at, key;
     ngx_http_agent_ctx_t            *ctx;
     ngx_http_agent_graph_t          *g;
     ngx_http_agent_assistant_row_t   row;
@@ -607,9 +644,16 @@ ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_assistant_latest(ngx_http_agent_reply_sc(r),
-                                               ctx->owner, id,
-                                               YAJL_GET_INTEGER(x), &at);
+    key = *id;
+
+    rc = ngx_http_agent_lg_assistant_scope(r, &key, &row);
+
+    if (rc == NGX_OK) {
+        rc = ngx_http_agent_store_assistant_latest(ngx_http_agent_reply_sc(r),
+                                                   ctx->owner, &key,
+                                                   YAJL_GET_INTEGER(x), &at);
+    }
+
     if (rc == NGX_OK) {
         rc = ngx_http_agent_lg_assistant_find(r, id, &g, &row);
     }

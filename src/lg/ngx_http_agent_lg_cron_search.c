@@ -215,7 +215,7 @@ ngx_http_agent_lg_cron_match(ngx_http_agent_lg_cron_t *c, yajl_val v)
     }
 
     if (ngx_http_agent_json_get_str(v, "thread_id", &s) == NGX_OK
-        && (s.len != c->row->thread_id.len
+        && (s.len != ngx_http_agent_store_id_shown(&c->row->thread_id)
             || ngx_strncmp(s.data, c->row->thread_id.data, s.len) != 0))
     {
         return 0;
@@ -333,6 +333,7 @@ ngx_http_agent_lg_cron_search_json(ngx_http_agent_json_t *j,
         case 2:
         case 10:
             s = (i == 2) ? row->thread_id : row->owner;
+            s.len = (i == 2) ? ngx_http_agent_store_id_shown(&s) : s.len;
 
             if (s.len) {
                 ngx_http_agent_json_str(j, &s);

@@ -481,8 +481,10 @@ ngx_http_agent_lg_cron_request(ngx_http_request_t *r,
     }
 
     if (row->thread_id.len) {
-        p = ngx_sprintf(uri->data, "%V/threads/%V/runs", &alcf->location,
-                        &row->thread_id);
+        /* its thread named as its owner's client names it */
+        p = ngx_sprintf(uri->data, "%V/threads/%*s/runs", &alcf->location,
+                        ngx_http_agent_store_id_shown(&row->thread_id),
+                        row->thread_id.data);
 
     } else {
         p = ngx_sprintf(uri->data, "%V/runs", &alcf->location);

@@ -97,8 +97,10 @@ ngx_http_agent_lg_redrive_request(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    p = ngx_sprintf(uri->data, "%V/threads/%V/runs/stream", &alcf->location,
-                    &row->thread_id);
+    /* its thread named as its owner's client names it (row->owner) */
+    p = ngx_sprintf(uri->data, "%V/threads/%*s/runs/stream", &alcf->location,
+                    ngx_http_agent_store_id_shown(&row->thread_id),
+                    row->thread_id.data);
     uri->len = p - uri->data;
 
     return NGX_OK;

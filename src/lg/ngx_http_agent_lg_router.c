@@ -159,6 +159,7 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 
         if (r->method & ngx_http_agent_lg_paths[i].methods) {
             req->route = ngx_http_agent_lg_paths[i].route;
+            req->asked = req->thread_id;
             return NGX_OK;
         }
 
@@ -231,6 +232,7 @@ ngx_int_t
 ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     ngx_str_t *body)
 {
+    ngx_int_t                 rc;
     ngx_str_t                 none;
     ngx_http_agent_lg_req_t  *req;
 
@@ -239,6 +241,16 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
     if (body == NULL) {
         ngx_str_set(&none, "");
         body = &none;
+    }
+
+    /* the owner's thread the client's id names, found again in each pass */
+
+    req->thread_id = req->asked;
+
+    rc = ngx_http_agent_reply_session_scope(r, &req->thread_id);
+
+    if (rc != NGX_OK) {
+        return rc == NGX_AGAIN ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     switch (req->route) {

@@ -153,8 +153,9 @@ ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     }
 
     lr->location.data = p;
-    p = ngx_sprintf(p, "/threads/%V/runs/%V", lr->info.session_id,
-                    lr->info.run_id);
+    p = ngx_sprintf(p, "/threads/%*s/runs/%V",
+                    ngx_http_agent_store_id_shown(lr->info.session_id),
+                    lr->info.session_id->data, lr->info.run_id);
     lr->location.len = p - lr->location.data;
 
     h = ngx_list_push(&r->headers_out.headers);

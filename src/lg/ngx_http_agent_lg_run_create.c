@@ -320,8 +320,9 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->sink = ngx_http_agent_lg_run_sink;
 
     if (row.assistant_id.len) {
-        /* one a client made: its own id */
+        /* one a client made: its own id, as the client gave it */
         in->assistant = row.assistant_id;
+        in->assistant.len = ngx_http_agent_store_id_shown(&row.assistant_id);
 
     } else {
         ngx_http_agent_lg_assistant_id(&graph->name, buf);

@@ -44,8 +44,10 @@ ngx_http_agent_lg_message_id(u_char *buf, ngx_str_t *thread_id,
     ngx_uint_t n, ngx_str_t *id)
 {
     id->data = buf;
-    id->len = ngx_snprintf(buf, NGX_HTTP_AGENT_LG_MSG_ID, "%V-%ui",
-                           thread_id, n) - buf;
+    id->len = ngx_snprintf(buf, NGX_HTTP_AGENT_LG_MSG_ID, "%*s-%ui",
+                           ngx_http_agent_store_id_shown(thread_id),
+                           thread_id->data, n)
+              - buf;
 }
 
 
@@ -422,7 +424,8 @@ ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j, ngx_str_t *thread_id,
 {
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, thread_id);
+    ngx_http_agent_json_bytes(j, thread_id->data,
+                              ngx_http_agent_store_id_shown(thread_id));
     ngx_http_agent_json_key(j, "checkpoint_ns");
 
     if (ns && ns->len) {
@@ -472,7 +475,8 @@ ngx_http_agent_lg_task_subgraph(ngx_http_agent_json_t *j,
         ngx_http_agent_json_key(j, "checkpoint_ns");
         ngx_http_agent_json_str(j, &ns);
         ngx_http_agent_json_key(j, "thread_id");
-        ngx_http_agent_json_str(j, thread_id);
+        ngx_http_agent_json_bytes(j, thread_id->data,
+                                  ngx_http_agent_store_id_shown(thread_id));
         ngx_http_agent_json_end(j);
 
     } else {
@@ -619,7 +623,8 @@ ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, thread_id);
+    ngx_http_agent_json_bytes(j, thread_id->data,
+                              ngx_http_agent_store_id_shown(thread_id));
 
     /* the run that saved it: its id and its metadata, as LangGraph's */
 

@@ -42,7 +42,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     u_char                     buf[36];
     yajl_val                   v;
     ngx_int_t                  rc;
-    ngx_str_t                  id, exists, run_id, aid;
+    ngx_str_t                  id, given, exists, run_id, aid;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_graph_t    *g;
     ngx_http_agent_session_t   s;
@@ -76,11 +76,16 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
                                               NGX_HTTP_AGENT_LG_ID_MAX);
         }
 
-        rc = NGX_DECLINED;
+        /* the owner's own, or where its new one goes */
 
-        if (id.len) {
-            rc = ngx_http_agent_store_session_get(ngx_http_agent_reply_sc(r),
-                                                  &id, &s);
+        given = id;
+
+        rc = ngx_http_agent_reply_session_scope(r, &id);
+
+        if (rc == NGX_OK) {
+            rc = id.len ? ngx_http_agent_store_session_get(
+                                    ngx_http_agent_reply_sc(r), &id, &s)
+                        : NGX_DECLINED;
         }
 
         if (rc == NGX_AGAIN) {
@@ -95,7 +100,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
             {
                 return ngx_http_agent_reply_error(r, NGX_HTTP_CONFLICT,
                                                   "thread \"%V\" already "
-                                                  "exists", &id);
+                                                  "exists", &given);
             }
 
             rc = ngx_http_agent_reply_session_get(r, &id, &s);
@@ -394,7 +399,8 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, &s->id);
+    ngx_http_agent_json_bytes(j, s->id.data,
+                              ngx_http_agent_store_id_shown(&s->id));
     ngx_http_agent_json_key(j, "created_at");
     ngx_http_agent_json_str(j, &s->created_at);
     ngx_http_agent_json_key(j, "updated_at");

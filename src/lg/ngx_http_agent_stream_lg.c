@@ -405,7 +405,8 @@ ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j)
     ngx_http_agent_json_key(j, "run_attempt");
     ngx_http_agent_json_int(j, 1);
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, &s->session_id);
+    ngx_http_agent_json_bytes(j, s->session_id.data,
+                              ngx_http_agent_store_id_shown(&s->session_id));
     ngx_http_agent_json_key(j, "run_id");
     ngx_http_agent_json_str(j, &s->run_id);
     ngx_http_agent_json_key(j, "graph_id");

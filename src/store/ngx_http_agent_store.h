@@ -749,6 +749,9 @@ void ngx_http_agent_store_call_init(ngx_http_agent_store_call_t *sc,
 void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
 ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
     ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_store_id_scope(ngx_pool_t *pool, ngx_str_t *owner,
+    ngx_str_t *id, ngx_str_t *scoped);
+size_t ngx_http_agent_store_id_shown(ngx_str_t *id);
 
 /* an unlock sent again until it goes through (NGX_OK) */
 typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,

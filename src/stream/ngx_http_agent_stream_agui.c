@@ -10,6 +10,7 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_state.h"
+#include "ngx_http_agent_store.h"
 
 
 /*
@@ -94,7 +95,8 @@ ngx_http_agent_agui_write(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_START:
         ngx_http_agent_agui_head(j, "RUN_STARTED");
         ngx_http_agent_json_key(j, "threadId");
-        ngx_http_agent_json_str(j, &s->session_id);
+        ngx_http_agent_json_bytes(j, s->session_id.data,
+                           ngx_http_agent_store_id_shown(&s->session_id));
         ngx_http_agent_json_key(j, "runId");
         ngx_http_agent_json_str(j, &s->run_id);
         ngx_http_agent_json_end(j);
@@ -644,7 +646,8 @@ ngx_http_agent_agui_finished(ngx_http_agent_stream_t *s,
 
     ngx_http_agent_agui_head(j, "RUN_FINISHED");
     ngx_http_agent_json_key(j, "threadId");
-    ngx_http_agent_json_str(j, &s->session_id);
+    ngx_http_agent_json_bytes(j, s->session_id.data,
+                              ngx_http_agent_store_id_shown(&s->session_id));
     ngx_http_agent_json_key(j, "runId");
     ngx_http_agent_json_str(j, &s->run_id);
     ngx_http_agent_json_key(j, "outcome");
