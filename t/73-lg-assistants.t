@@ -88,9 +88,14 @@ is($r->{json}{name}, 'woof', '... unchanged');
 $r = lg('POST', '/assistants', { graph_id => 'chat',
     assistant_id => 'my-assistant' }, %ann);
 is($r->{json}{assistant_id}, 'my-assistant', 'an id a client gives');
+# ids are per owner (t/98): another owner makes one of his own
 is(lg('POST', '/assistants', { graph_id => 'chat',
-    assistant_id => 'my-assistant' }, %bob)->{status}, 409,
-   'taken by another owner: 409 too');
+    assistant_id => 'my-assistant' }, %bob)->{status}, 200,
+   'an id another owner has: his own');
+is(lg('DELETE', '/assistants/my-assistant', undef, %bob)->{status}, 204,
+   '... deleted by him');
+is(lg('GET', '/assistants/my-assistant', undef, %ann)->{status}, 200,
+   '... the first owner\'s kept');
 
 # each update a version: metadata merged, the rest kept
 $r = lg('PATCH', "/assistants/$id", { metadata => { size => 2,
