@@ -15,7 +15,19 @@ use AgentTest;
 use JSON::PP;
 
 my $t = AgentTest->new;
-$t->mock(sub { return { text => 'fine' } });
+my $dir = $t->dir;
+
+# the model: "fine"; a slow answer the first time it is asked to be slow
+# (its worker is killed meanwhile), at once after
+$t->mock(sub {
+    my ($req) = @_;
+    return { text => 'fine' } unless AgentTest::last_user($req) eq 'slow';
+    return { text => 'recovered' } if -e "$dir/cut";
+    open my $fh, '>', "$dir/cut" or die;
+    close $fh;
+    return { text => 'never ' x 60, pieces => [ ('never ') x 60 ],
+             delay => 0.5 };
+});
 
 my $conf = $t->conf(http => <<'HTTP');
 agent_owner $http_x_user;
@@ -26,7 +38,7 @@ agent_graph chat {
 }
 HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
-    agent_use_graph chat; }
+    agent_use_graph chat; agent_turn_lease 3s; }
     location /agui/ { agent_agui; agent_use_graph chat; }
     $1};
 $t->run($conf);
@@ -159,6 +171,45 @@ is(scalar @{ lg('GET', '/threads/shared-2/state', undef,
                 %ann)->{json}{values}{messages} // [] }, 0,
    '... ann\'s has no messages');
 
+# a cron on a thread of that id: shown and found by its id
+lg('POST', '/threads', { thread_id => 'shared-3' }, %ann);
+lg('POST', '/threads', { thread_id => 'shared-3' }, %bob);
+$r = lg('POST', '/threads/shared-3/runs/crons', { assistant_id => 'chat',
+    schedule => '0 0 1 1 *' }, %bob);
+is($r->{status}, 200, 'bob\'s cron on his shared-3') or diag $r->{content};
+is($r->{json}{thread_id}, 'shared-3', '... of his id');
+$r = lg('POST', '/runs/crons/search', { thread_id => 'shared-3' }, %bob);
+is(scalar @{ $r->{json} }, 1, '... found by it');
+is(scalar @{ lg('POST', '/runs/crons/search', { thread_id => 'shared-3' },
+                %ann)->{json} }, 0, '... not by ann');
+
+# a run whose worker is killed is taken over on the owner's thread: its
+# request made again names the thread by the client's id, for its owner
+lg('POST', '/threads', { thread_id => 'shared-4' }, %ann);
+lg('POST', '/threads', { thread_id => 'shared-4' }, %bob);
+$r = lg('POST', '/threads/shared-4/runs', { assistant_id => 'chat',
+    input => { messages => [ { role => 'user', content => 'slow' } ] },
+    stream_resumable => JSON::PP::true }, %bob);
+is($r->{status}, 200, 'a background run on bob\'s shared-4');
+my $slow = $r->{json}{run_id};
+ok(AgentTest::wait_for(sub { -e "$dir/cut" }, 20), '... the model is slow');
+my $holder = $t->sqlite("$dir/agent.db", "SELECT run_pid FROM sessions"
+                        . " WHERE id LIKE 'shared-4.%'");
+like($holder, qr/^\d+$/, '... a worker holds his thread');
+kill 'KILL', $holder;
+my $st = '';
+ok(AgentTest::wait_for(sub {
+    $st = lg('GET', "/threads/shared-4/runs/$slow", undef,
+             %bob)->{json}{status} // '';
+    $st eq 'success' }, 30), 'another worker finished his run')
+    or diag("status: $st\n" . $t->slurp('error.log'));
+is(lg('GET', '/threads/shared-4/state', undef,
+      %bob)->{json}{values}{messages}[-1]{content}, 'recovered',
+   '... on his thread');
+is(scalar @{ lg('GET', '/threads/shared-4/state', undef,
+                %ann)->{json}{values}{messages} // [] }, 0,
+   '... not on ann\'s');
+
 # --- assistants -------------------------------------------------------------
 
 $r = lg('POST', '/assistants', { graph_id => 'chat', assistant_id => 'helper',
@@ -250,11 +301,11 @@ is_deeply([ map { $_->{content} } @{ lg('GET', '/threads/ag-1/state', undef,
           [ 'ann1', 'fine' ], 'hers: her run');
 
 # the store keeps both under ids of their own
-is($t->sqlite($t->dir . '/agent.db', "SELECT count(*) FROM sessions"
+is($t->sqlite("$dir/agent.db", "SELECT count(*) FROM sessions"
               . " WHERE id = 'ag-1' OR id LIKE 'ag-1.%'"), 2,
    'two rows for ag-1');
 
 $t->stop;
-$t->check_log;
+$t->check_log(allow => qr/exited on signal 9/);
 
 done_testing;
