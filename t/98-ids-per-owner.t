@@ -136,9 +136,12 @@ clean($r, 'shared-1', 'search');
 
 $r = lg('POST', '/threads/shared-1/copy', undef, %bob);
 is($r->{status}, 200, 'bob copies his');
-is(lg('GET', "/threads/$r->{json}{thread_id}/state", undef,
-      %bob)->{json}{values}{messages}[0]{content}, 'from bob',
+$r = lg('GET', "/threads/$r->{json}{thread_id}/state", undef, %bob);
+is($r->{json}{values}{messages}[0]{content}, 'from bob',
    '... the copy holds his messages');
+like($r->{json}{values}{messages}[0]{id}, qr/^shared-1-\d+$/,
+     '... under their ids, of his id');
+clean($r, 'shared-1', 'copy');
 
 # the first owner lets the id go: the second keeps his own, a third may
 # take the bare id, and the second still cannot make a second one

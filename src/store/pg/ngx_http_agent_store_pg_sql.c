@@ -64,12 +64,13 @@
     "md5(" c " || $2::text)::uuid::text"
 
 /*
- * a copied message keeps the id it had ("{thread}-{seq}", or the client's
+ * a copied message keeps the id it had ("{thread}-{seq}", the thread's id
+ * as its client names it: ngx_http_agent_store_id_shown; or the client's
  * own in its metadata), as LangGraph's copy keeps message ids; the
  * SQLite store's NGX_HTTP_AGENT_SQLITE_COPY_META
  */
 #define NGX_HTTP_AGENT_PG_COPY_META                                           \
-    "agent_meta_id(x.metadata, $1::text || '-' || x.seq)"
+    "agent_meta_id(x.metadata, split_part($1::text, '.', 1) || '-' || x.seq)"
 
 /* a step's messages as json_to_recordset() reads them */
 #define NGX_HTTP_AGENT_PG_MSG_COLS                                            \

@@ -83,15 +83,18 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 
 
 /*
- * a copied message keeps the id it had ("{thread}-{seq}", or the client's
+ * a copied message keeps the id it had ("{thread}-{seq}", the thread's id
+ * as its client names it: ngx_http_agent_store_id_shown; or the client's
  * own in its metadata), as LangGraph's copy keeps message ids
  */
+#define NGX_HTTP_AGENT_SQLITE_COPY_MSG_ID                                     \
+    "substr(?1, 1, instr(?1 || '.', '.') - 1) || '-' || seq"
 #define NGX_HTTP_AGENT_SQLITE_COPY_META                                       \
     " CASE WHEN metadata IS NULL"                                             \
-    " THEN json_object('id', ?1 || '-' || seq)"                               \
+    " THEN json_object('id', " NGX_HTTP_AGENT_SQLITE_COPY_MSG_ID ")"          \
     " WHEN json_valid(metadata) AND json_type(metadata) = 'object'"           \
     " AND json_type(metadata, '$.id') IS NULL"                                \
-    " THEN json_set(metadata, '$.id', ?1 || '-' || seq)"                      \
+    " THEN json_set(metadata, '$.id', " NGX_HTTP_AGENT_SQLITE_COPY_MSG_ID ")" \
     " ELSE metadata END"
 
 
