@@ -127,6 +127,13 @@ is(lg('GET', "/threads/shared-1/runs/$run", undef, %bob)->{status}, 200,
    'his run read');
 is(lg('GET', "/threads/shared-1/runs/$run", undef, %ann)->{status}, 404,
    '... not through ann\'s thread');
+my $none = '00000000-0000-0000-0000-000000000000';
+$r = lg('GET', "/threads/shared-1/runs/$none", undef, %bob);
+is($r->{status}, 404, 'a run he has not: 404');
+clean($r, 'shared-1', '... its error');
+$r = lg('GET', "/threads/shared-1/state/$none", undef, %bob);
+is($r->{status}, 404, 'a checkpoint he has not: 404');
+clean($r, 'shared-1', '... its error');
 
 $r = lg('POST', '/threads/search', { limit => 100 }, %bob);
 my @mine = grep { $_->{thread_id} eq 'shared-1' } @{ $r->{json} };

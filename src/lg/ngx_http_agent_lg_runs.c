@@ -99,7 +99,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         if (rc == NGX_DECLINED) {
             return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                               "thread \"%V\" has no run \"%V\"",
-                                              &req->thread_id, &req->id);
+                                              &req->asked, &req->id);
         }
 
         if (rc != NGX_OK) {
@@ -279,7 +279,7 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "thread \"%V\" has no run \"%V\"",
-                                          &req->thread_id, &req->id);
+                                          &req->asked, &req->id);
     }
 
     if (rc != NGX_OK) {

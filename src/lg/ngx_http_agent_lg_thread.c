@@ -467,7 +467,7 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     ngx_http_agent_checkpoint_t *cp, ngx_http_agent_run_t **runp)
 {
     ngx_int_t                      rc;
-    ngx_str_t                      at;
+    ngx_str_t                      at, shown;
     ngx_http_agent_run_t          *run;
     ngx_http_agent_graph_t        *graph;
     ngx_http_agent_store_call_t   *sc;
@@ -501,9 +501,12 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     }
 
     if (rc == NGX_DECLINED && at.len) {
+        shown.data = thread_id->data;
+        shown.len = ngx_http_agent_store_id_shown(thread_id);
+
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "thread \"%V\" has no checkpoint "
-                                          "\"%V\"", thread_id, &at);
+                                          "\"%V\"", &shown, &at);
     }
 
     if (rc != NGX_OK) {
@@ -749,7 +752,7 @@ ngx_http_agent_lg_thread_copy(ngx_http_request_t *r,
     if (rc != NGX_OK) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "thread \"%V\" could not be "
-                                          "copied", &req->thread_id);
+                                          "copied", &req->asked);
     }
 
     return ngx_http_agent_reply_session_get(r, &req->made, s);
