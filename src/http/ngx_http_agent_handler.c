@@ -34,6 +34,7 @@
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_cors.h"
 #include "ngx_http_agent_headless.h"
+#include "ngx_http_agent_metrics.h"
 
 
 #define NGX_HTTP_AGENT_ID_MAX  64
@@ -79,6 +80,8 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     }
 
     ngx_http_set_ctx(r, ctx, ngx_http_agent_module);
+
+    ctx->phase = ngx_http_agent_phase_now();
 
     ngx_http_agent_store_call_init(&ctx->store, r->pool, r->connection->log,
                                    ngx_http_agent_store_wake, r);

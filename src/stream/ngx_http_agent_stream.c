@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_metrics.h"
 
 
 /*
@@ -25,8 +26,11 @@ ngx_int_t
 ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev)
 {
+    uint64_t   t;
     ngx_int_t  rc;
     ngx_str_t  name, json;
+
+    t = ngx_http_agent_phase_now();
 
     if (s->json == NULL) {
         s->json = ngx_http_agent_json_create(s->pool);
@@ -40,7 +44,8 @@ ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     rc = s->format->write(s, ev, s->json, &name);
 
     if (rc == NGX_DECLINED) {
-        /* not an event of this format */
+        /* not an event of this format, or one it sent itself */
+        ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_EVENT, t);
         return NGX_OK;
     }
 
@@ -64,11 +69,16 @@ ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_NODE_END:
     case NGX_HTTP_AGENT_EV_MODEL_START:
     case NGX_HTTP_AGENT_EV_MODEL_END:
-        return s->sink(s->sink_data, &name, &json, 0);
+        rc = s->sink(s->sink_data, &name, &json, 0);
+        break;
 
     default:
-        return s->sink(s->sink_data, &name, &json, 1);
+        rc = s->sink(s->sink_data, &name, &json, 1);
     }
+
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_EVENT, t);
+
+    return rc;
 }
 
 
