@@ -616,7 +616,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
             }
 
-            ngx_http_agent_session_json(j, &s);
+            ngx_http_agent_sessions_json(j, &s);
 
             if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -626,16 +626,16 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         }
 
     case NGX_HTTP_AGENT_EP_GRAPH:
-        return ngx_http_agent_graph_answer(r);
+        return ngx_http_agent_sessions_graph_answer(r);
 
     case NGX_HTTP_AGENT_EP_MESSAGES:
-        return ngx_http_agent_messages(r, &ctx->id);
+        return ngx_http_agent_sessions_messages(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_STATE:
-        return ngx_http_agent_state(r, &ctx->id);
+        return ngx_http_agent_sessions_state(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_HISTORY:
-        return ngx_http_agent_history(r, &ctx->id);
+        return ngx_http_agent_sessions_history(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_RESOURCES:
         return body ? ngx_http_agent_resources_add(r, &ctx->id, body)
@@ -648,7 +648,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         return ngx_http_agent_turn_start(r, &ctx->id, body, 1);
 
     case NGX_HTTP_AGENT_EP_MODEL:
-        return ngx_http_agent_model_answer(r, &ctx->id, body);
+        return ngx_http_agent_chat_model_answer(r, &ctx->id, body);
 
     case NGX_HTTP_AGENT_EP_LANGGRAPH:
         return ngx_http_agent_lg_dispatch(r, ctx, body);
@@ -669,6 +669,6 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         return ngx_http_agent_takeover(r, ctx);
 
     default: /* NGX_HTTP_AGENT_EP_CONNECTION */
-        return ngx_http_agent_connection(r, &ctx->id, body);
+        return ngx_http_agent_chat_connection(r, &ctx->id, body);
     }
 }

@@ -74,7 +74,6 @@ void ngx_http_agent_phase_put(ngx_uint_t phase, uint64_t ns);
 /* for the files of src/ops/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-ngx_int_t ngx_http_agent_metrics_handler(ngx_http_request_t *r);
 
 #pragma GCC visibility pop
 

@@ -11,6 +11,11 @@
 #include "ngx_http_agent_metrics.h"
 
 
+static char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,
+    void *data);
+static ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
+
+
 /*
  * Node kinds and the turn say what happened; the location's stream format
  * (agent_stream) words it.  The formats are listed in stream_formats.c.
@@ -112,7 +117,7 @@ ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s, ngx_str_t *id)
 
 /* a node's custom event may not pass for one of the turn's own */
 
-ngx_uint_t
+static ngx_uint_t
 ngx_http_agent_stream_reserved(ngx_str_t *name)
 {
     ngx_uint_t  i;
@@ -145,7 +150,7 @@ ngx_http_agent_stream_reserved(ngx_str_t *name)
 
 /* event=NAME of a node: ngx_http_agent_stream_event_post's handler */
 
-char *
+static char *
 ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post, void *data)
 {
     if (ngx_http_agent_stream_reserved(data)) {
