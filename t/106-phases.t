@@ -66,8 +66,13 @@ is($p->{request}, 6, 'two model requests built per turn');
 is($p->{curl}, 6, '... each handed to curl');
 is($p->{sql}, 3, 'one SQL hand-off per turn');
 cmp_ok($p->{answer}, '>=', 6, 'the answers read in chunks');
-cmp_ok($p->{write}, '>=', 6, 'store statements that write');
-cmp_ok($p->{read}, '>=', 3, '... and that read');
+SKIP: {
+    # the store's phases time SQLite's statements; PostgreSQL's are sent
+    # and answered on the event loop, where their wait is not their cost
+    skip 'the store is PostgreSQL (AGENT_PG)', 2 if $ENV{AGENT_PG};
+    cmp_ok($p->{write}, '>=', 6, 'store statements that write');
+    cmp_ok($p->{read}, '>=', 3, '... and that read');
+}
 cmp_ok($p->{event}, '>=', 9, 'events encoded');
 
 done_testing;
