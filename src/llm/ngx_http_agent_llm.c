@@ -546,5 +546,11 @@ ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm)
 static void
 ngx_http_agent_llm_cleanup(void *data)
 {
-    ngx_http_agent_llm_timers(data);
+    ngx_http_agent_llm_t *llm = data;
+
+    ngx_http_agent_llm_timers(llm);
+
+    if (llm->scratch) {
+        ngx_destroy_pool(llm->scratch);
+    }
 }
