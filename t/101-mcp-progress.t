@@ -34,10 +34,19 @@ agent_graph loop {
     edge agent END;
     edge tool agent;
 }
+agent_graph approval {
+    channel plan value 'default="Delete the rows?"';
+    channel answer value;
+    node ask interrupt value=plan resume=answer;
+    node done template "text=you said {{answer}}";
+    edge START ask;
+    edge ask done;
+    edge done END;
+}
 HTTP
 $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "found"; }
     location = /mcp { agent_mcp_server; agent_owner \$http_x_user;
-        agent_use_graph loop; }
+        agent_use_graph loop; agent_assistants approval; }
     $1};
 $t->run($conf);
 
@@ -164,6 +173,25 @@ $r = rpc('ping', undef, 'Mcp-Session-Id' => $sid . '0');
 is($r->{status}, 404, 'a level added by hand: 404');
 $r = rpc('ping', undef, 'Mcp-Session-Id' => $leveled . '0');
 is($r->{status}, 404, 'two levels: 404');
+
+# a client that takes elicitation keeps it with a level
+$r = rpc('initialize', { protocolVersion => '2025-11-25',
+                         capabilities => { elicitation => {} },
+                         clientInfo => { name => 't', version => '1' } });
+$r = rpc('logging/setLevel', { level => 'notice' }, 'Mcp-Session-Id' =>
+         $r->{headers}{'mcp-session-id'});
+my $both = $r->{headers}{'mcp-session-id'} // '';
+like($both, qr/e2$/, 'elicitation and a level: both in the id');
+my $body = encode_json({ jsonrpc => '2.0', id => ++$n, method => 'tools/call',
+                         params => { name => 'approval',
+                                     arguments => { message => 'go' } } });
+$s = $t->stream('/mcp', $body, stop_after => 2, headers => {
+    'Accept' => 'application/json, text/event-stream', 'X-User' => 'alice',
+    'Mcp-Session-Id' => $both });
+$m = [ map { $_->{_json} } @{ $s->{events} } ];
+is_deeply(events($m), [ 'notice interrupt' ],
+          '... the wait logged at notice');
+is($m->[-1]{method}, 'elicitation/create', '... and the client asked');
 
 $r = rpc('logging/setLevel', { level => 'info' });
 is_deeply($r->{json}{result}, {}, 'setLevel without a session: {}');
