@@ -27,11 +27,10 @@
  * (Streamable HTTP; docs/protocols.md).  POST takes one JSON-RPC message:
  * initialize (2025-11-25 and the revisions before it) or server/discover
  * (the stateless 2026-07-28 revision), ping, logging/setLevel,
- * tools/list, tools/call.  A
- * tool is a graph that agent_use_graph or agent_assistants names; a call
- * is a turn on a thread (a new one, or "thread_id": the owner's), its
- * answer an event stream of progress and the result.  Mcp-Session-Id:
- * mcpserver_session.c.
+ * tools/list, tools/call.  A tool is a graph that agent_use_graph or
+ * agent_assistants names; a call is a turn on a thread (a new one, or
+ * "thread_id": the owner's), its answer an event stream of progress, log
+ * and the result.  Mcp-Session-Id: mcpserver_session.c.
  */
 
 
