@@ -18,6 +18,9 @@ my $node = "$kit/node_modules/.bin/node";
 my $cli = "$kit/node_modules/\@modelcontextprotocol/conformance/dist/"
           . 'index.js';
 
+# the suite needs Node 22 (Debian's is older): npm's node package
+like(`$node --version 2>&1` // '', qr/^v22\./, 'Node 22, from npm');
+
 my $t = AgentTest->new;
 $t->mock(sub { return { text => 'hello from the graph' } });
 
