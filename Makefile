@@ -120,6 +120,7 @@ bench: deps all
 	     python3 >/dev/null)
 	perl t/bench/run.pl
 	BENCH_PHASES=1 bash t/bench/instructions.sh
+	BENCH_PHASES=1 BENCH_LONG=1 bash t/bench/instructions.sh
 
 # fuzzing and sanitizer builds live in their own fragments
 include mk/fuzz.mk

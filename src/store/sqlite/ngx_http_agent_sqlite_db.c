@@ -139,13 +139,14 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND role = 'user' AND seq < ?2 ORDER BY seq DESC LIMIT 1"
     " OFFSET ?3 - 1), -1) END)"
     " SELECT id, role,"
-    " CASE WHEN images IS NOT NULL AND seq < keep"
+    " CASE WHEN images IS NOT NULL AND seq < (SELECT keep FROM t)"
     "  THEN COALESCE(content, '') || ' [' || json_array_length(images)"
     "  || ' attachment(s) shown earlier in the conversation]'"
     "  ELSE content END,"
     " tool_calls, tool_call_id, name,"
-    " CASE WHEN seq < keep THEN NULL ELSE images END,"
-    " metadata, created_at, seq FROM messages, t"
+    " CASE WHEN seq < (SELECT keep FROM t) THEN NULL ELSE images END,"
+    " metadata, created_at, seq FROM messages"
+    /* t as a value, not joined: the index's order, no sort of the rows */
     " WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
     "SELECT seq FROM (SELECT seq, COUNT(*) OVER w AS n,"
     " SUM(length(CAST(content AS BLOB))"
