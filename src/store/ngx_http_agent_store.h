@@ -655,8 +655,8 @@ typedef struct {
 
     /* agent_checkpoint_keep: a thread's old checkpoints let go, a pass */
     ngx_int_t  (*checkpoint_prune)(ngx_http_agent_store_call_t *sc,
-                                   ngx_str_t *id, ngx_uint_t keep,
-                                   ngx_msec_t age);
+                                   ngx_str_t *id, ngx_str_t *run_id,
+                                   ngx_uint_t keep, ngx_msec_t age);
     ngx_int_t  (*thread_storage)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id, ngx_http_agent_storage_t *st);
 } ngx_http_agent_store_backend_t;

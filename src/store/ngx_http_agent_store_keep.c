@@ -89,12 +89,14 @@ ngx_module_t  ngx_http_agent_store_keep_module = {
 
 /*
  * A run's end: its thread's checkpoints past the location's bound let go
- * through sc, a call that wants no answer (the turn's writes)
+ * through sc, a call that wants no answer (the turn's writes).  run_id is
+ * the run that ends, whose row may still say "running": the checkpoint
+ * it started from is not kept for it.
  */
 
 void
 ngx_http_agent_store_keep_prune(ngx_http_request_t *r,
-    ngx_http_agent_store_call_t *sc, ngx_str_t *id)
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id)
 {
     ngx_http_agent_store_keep_conf_t  *kcf;
 
@@ -104,7 +106,8 @@ ngx_http_agent_store_keep_prune(ngx_http_request_t *r,
         return;
     }
 
-    if (ngx_http_agent_store->checkpoint_prune(sc, id, kcf->count, kcf->age)
+    if (ngx_http_agent_store->checkpoint_prune(sc, id, run_id, kcf->count,
+                                               kcf->age)
         != NGX_OK)
     {
         /* the next run's end tries again */

@@ -43,7 +43,7 @@ struct ngx_http_agent_storage_s {
 
 
 void ngx_http_agent_store_keep_prune(ngx_http_request_t *r,
-    ngx_http_agent_store_call_t *sc, ngx_str_t *id);
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id);
 ngx_str_t *ngx_http_agent_store_keep_said(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_store_storage(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_http_agent_storage_t *st);

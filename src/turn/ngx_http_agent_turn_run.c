@@ -220,7 +220,7 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 
     /* behind the run's last step: its thread's old checkpoints let go */
     ngx_http_agent_store_keep_prune(turn->request, &turn->wsc,
-                                    &turn->session_id);
+                                    &turn->session_id, &turn->run_id);
 
     if (turn->timeout.timer_set) {
         ngx_del_timer(&turn->timeout);

@@ -31,7 +31,7 @@ static ngx_int_t ngx_http_agent_pg_storage_read(ngx_http_agent_pg_query_t *q,
 
 ngx_int_t
 ngx_http_agent_pg_checkpoint_prune(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_uint_t keep, ngx_msec_t age)
+    ngx_str_t *id, ngx_str_t *run_id, ngx_uint_t keep, ngx_msec_t age)
 {
     u_char                       buf[24];
     ngx_str_t                    before, *bp;
@@ -52,9 +52,10 @@ ngx_http_agent_pg_checkpoint_prune(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_PRUNE,
-                                 ngx_http_agent_pg_pruned, "!sisi", id,
+                                 ngx_http_agent_pg_pruned, "!sisis", id,
                                  (int64_t) keep, bp,
-                                 (int64_t) NGX_HTTP_AGENT_STORE_PRUNE_PASS);
+                                 (int64_t) NGX_HTTP_AGENT_STORE_PRUNE_PASS,
+                                 run_id);
 }
 
 

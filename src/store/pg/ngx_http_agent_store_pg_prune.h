@@ -19,7 +19,7 @@
 
 
 ngx_int_t ngx_http_agent_pg_checkpoint_prune(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_uint_t keep, ngx_msec_t age);
+    ngx_str_t *id, ngx_str_t *run_id, ngx_uint_t keep, ngx_msec_t age);
 ngx_int_t ngx_http_agent_pg_thread_storage(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_http_agent_storage_t *st);
 

@@ -619,8 +619,9 @@ const char  *ngx_http_agent_pg_sql[] = {
     /*
      * NGX_HTTP_AGENT_PG_CHECKPOINT_PRUNE (agent_checkpoint_keep): $2 the
      * count kept (0: none), $3 the oldest time kept (NULL: none), $4 the
-     * pass's rows; the latest, all after it, and those a run that has not
-     * ended started from stay (sqlite_prune.c says the same)
+     * pass's rows, $5 the run that ends; the latest, all after it, and
+     * those another run that has not ended started from stay
+     * (sqlite_prune.c says why)
      */
     "DELETE FROM checkpoints WHERE n IN (SELECT n FROM checkpoints"
     " WHERE session_id = $1"
@@ -631,7 +632,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " OFFSET greatest($2::bigint - 1, 0)))"
     " AND ($3::text IS NULL OR created_at < $3::text)"
     " AND id NOT IN (SELECT checkpoint FROM runs WHERE thread_id = $1"
-    " AND status IN ('pending', 'running') AND checkpoint IS NOT NULL)"
+    " AND status IN ('pending', 'running') AND checkpoint IS NOT NULL"
+    " AND run_id IS DISTINCT FROM $5)"
     " ORDER BY n LIMIT $4::bigint)",
 
     /*

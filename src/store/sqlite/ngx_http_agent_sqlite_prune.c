@@ -38,11 +38,13 @@
 
 typedef struct {
     ngx_str_t                       id;
+    size_t                          run_len;     /* the run that ends */
     int64_t                         keep;        /* 0: not by count */
     size_t                          before_len;  /* 0: not by age */
     int                             rc;          /* the pass's */
     int                             deleted;
     u_char                          id_data[64];
+    u_char                          run_data[64];
     u_char                          before[24];
 } ngx_http_agent_sqlite_prune_t;
 
@@ -89,9 +91,11 @@ static sqlite3_stmt       *ngx_http_agent_sqlite_prune_stmt;
 
 /*
  * ?1 the thread, ?2 the count kept (0: none), ?3 the oldest time kept
- * (NULL: none), ?4 the pass's rows.  The thread's latest checkpoint and
- * all after it (a subgraph's that waits) stay, and so do those a run
- * that has not ended started from (a rollback goes back to them).
+ * (NULL: none), ?4 the pass's rows, ?5 the run that ends.  The thread's
+ * latest checkpoint and all after it (a subgraph's that waits) stay, and
+ * so do those another run that has not ended started from: a rollback
+ * goes back to them, and a pass on the thread pool may run after the
+ * next run began.
  */
 static const char  ngx_http_agent_sqlite_prune_sql[] =
     "DELETE FROM checkpoints WHERE n IN (SELECT n FROM checkpoints"
@@ -102,7 +106,8 @@ static const char  ngx_http_agent_sqlite_prune_sql[] =
     " ORDER BY n DESC LIMIT 1 OFFSET ?2 - 1))"
     " AND (?3 IS NULL OR created_at < ?3)"
     " AND id NOT IN (SELECT checkpoint FROM runs WHERE thread_id = ?1"
-    " AND status IN ('pending', 'running') AND checkpoint IS NOT NULL)"
+    " AND status IN ('pending', 'running') AND checkpoint IS NOT NULL"
+    " AND run_id IS NOT ?5)"
     " ORDER BY n LIMIT ?4)";
 
 
@@ -219,11 +224,11 @@ ngx_http_agent_sqlite_prune_close(void)
 
 ngx_int_t
 ngx_http_agent_sqlite_checkpoint_prune(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_uint_t keep, ngx_msec_t age)
+    ngx_str_t *id, ngx_str_t *run_id, ngx_uint_t keep, ngx_msec_t age)
 {
     ngx_http_agent_sqlite_prune_t  p;
 
-    if (id->len > sizeof(p.id_data)) {
+    if (id->len > sizeof(p.id_data) || run_id->len > sizeof(p.run_data)) {
         return NGX_DECLINED;
     }
 
@@ -231,6 +236,8 @@ ngx_http_agent_sqlite_checkpoint_prune(ngx_http_agent_store_call_t *sc,
 
     p.id.len = id->len;
     ngx_memcpy(p.id_data, id->data, id->len);
+    p.run_len = run_id->len;
+    ngx_memcpy(p.run_data, run_id->data, run_id->len);
     p.keep = keep;
 
     if (age) {
@@ -302,6 +309,8 @@ ngx_http_agent_sqlite_prune_pass(sqlite3 *db, sqlite3_stmt *stmt,
     }
 
     sqlite3_bind_int(stmt, 4, NGX_HTTP_AGENT_STORE_PRUNE_PASS);
+    sqlite3_bind_text(stmt, 5, (char *) p->run_data, p->run_len,
+                      SQLITE_STATIC);
 
     rc = sqlite3_step(stmt);
     p->deleted = (rc == SQLITE_DONE) ? sqlite3_changes(db) : 0;

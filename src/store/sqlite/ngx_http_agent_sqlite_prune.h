@@ -22,8 +22,8 @@ void ngx_http_agent_sqlite_prune_init(ngx_cycle_t *cycle, ngx_str_t *path,
     void *thread_pool);
 void ngx_http_agent_sqlite_prune_close(void);
 ngx_int_t ngx_http_agent_sqlite_checkpoint_prune(
-    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_uint_t keep,
-    ngx_msec_t age);
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id,
+    ngx_uint_t keep, ngx_msec_t age);
 ngx_int_t ngx_http_agent_sqlite_thread_storage(
     ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_storage_t *st);
