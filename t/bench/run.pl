@@ -659,6 +659,8 @@ line('    checkpoint bytes per turn, agent_checkpoint_keep 10',
      $lk->{storage}{per_turn}, undef, '%.1f');
 line('    checkpoints kept of 200 turns (off, keep 10)',
      $ln->{storage}{checkpoints}, $lk->{storage}{checkpoints}, '%d');
+line('    median ms of turns 1-10, 191-200, agent_checkpoint_keep 10',
+     $lk->{first10}, $lk->{last10});
 my $iso = $N->{iso};
 line('isolation: p99 gap between chunks of 50 streams, ms', $iso->{p99});
 line('  max gap ms (the query took ' . sprintf('%.0f', $iso->{slow_ms})
