@@ -4,7 +4,8 @@
 # thread grows; GET /threads/{id}/storage counts them; a pruned one asked
 # for (its state, a run from it) is a 404 that says why; TIME keeps those
 # younger; the checkpoint an interrupt waits on stays and is resumed from;
-# nginx -t refuses bad values.  On both stores.
+# nginx -t refuses bad values; without a thread pool the pass runs at the
+# run's end.  On both stores.
 
 use strict;
 use warnings;
@@ -179,4 +180,27 @@ $r = $t->http('POST', "/one/threads/$w/runs/wait", {
 is($r->{json}{messages}[-1]{content}, 'Done: yes', 'resumed from it');
 
 $t->check_log;
+
+# 5. without a thread pool the pass runs at the run's end, on the worker
+my $p = AgentTest->new;
+$p->mock(sub { return { text => 'fine' } });
+my $pconf = $p->conf(http => "agent_sql_thread_pool off;\n"
+    . "agent_graph chat { node model llm; edge START model; edge model END; }\n"
+    . "agent_assistants chat;\nagent_checkpoint_keep 2;\n");
+$pconf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+        $1};
+$p->run($pconf);
+my $pt = $p->http('POST', '/lg/threads', {})->{json}{thread_id};
+my $pmax = 0;
+for my $i (1 .. 6) {
+    $p->http('POST', "/lg/threads/$pt/runs/wait", { assistant_id => 'chat',
+        input => { messages => [ { role => 'user', content => "r$i" } ] } });
+    my $n = $p->http('GET', "/lg/threads/$pt/storage")->{json}{checkpoints}
+        {count};
+    $pmax = $n if $n > $pmax;
+}
+ok($pmax >= 1 && $pmax <= 2, "no thread pool: at most 2 after each run "
+                             . "($pmax)");
+$p->check_log;
+
 done_testing;
