@@ -14,6 +14,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_store_run.h"
 
 
@@ -508,7 +509,8 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
 
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "thread \"%V\" has no checkpoint "
-                                          "\"%V\"", &shown, &at);
+                                          "\"%V\"%V", &shown, &at,
+                                          ngx_http_agent_store_keep_said(r));
     }
 
     if (rc != NGX_OK) {
