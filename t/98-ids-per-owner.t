@@ -150,6 +150,20 @@ like($r->{json}{values}{messages}[0]{id}, qr/^shared-1-\d+$/,
      '... under their ids, of his id');
 clean($r, 'shared-1', 'copy');
 
+# every stream mode on his (scoped) thread, and its storage, name it by
+# his id alone
+$r = $t->stream('/lg/threads/shared-1/runs/stream', encode_json({
+    assistant_id => 'chat', stream_mode => [ qw(values messages updates
+        messages-tuple custom events debug tasks checkpoints) ],
+    input => { messages => [ { role => 'user', content => 'again' } ] } }),
+    headers => { %bob });
+is($r->{status}, 200, 'a streamed run on bob\'s, every mode');
+like($r->{raw} // '', qr/"session_id":"shared-1"/, '... events: his id');
+clean($r, 'shared-1', 'stream modes');
+$r = lg('GET', '/threads/shared-1/storage', undef, %bob);
+is($r->{json}{thread_id}, 'shared-1', 'storage: his id');
+clean($r, 'shared-1', 'storage');
+
 # the first owner lets the id go: the second keeps his own, a third may
 # take the bare id, and the second still cannot make a second one
 is(lg('DELETE', '/threads/shared-1', undef, %ann)->{status}, 204,

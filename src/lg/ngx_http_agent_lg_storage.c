@@ -71,7 +71,7 @@ ngx_http_agent_lg_storage(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
     ngx_http_agent_json_obj(j);
 
     ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_str(j, &req->thread_id);
+    ngx_http_agent_json_str(j, &req->asked);
 
     ngx_http_agent_json_key(j, "total_bytes");
     ngx_http_agent_json_int(j, st.checkpoint_bytes + st.message_bytes

@@ -9,6 +9,7 @@
 
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_message.h"
+#include "ngx_http_agent_store.h"
 
 
 /*
@@ -329,7 +330,8 @@ ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_key(j, "langgraph_step");
     ngx_http_agent_json_int(j, s->step);
     ngx_http_agent_json_key(j, "session_id");
-    ngx_http_agent_json_str(j, &s->session_id);
+    ngx_http_agent_json_bytes(j, s->session_id.data,
+                              ngx_http_agent_store_id_shown(&s->session_id));
     ngx_http_agent_json_end(j);
 }
 
