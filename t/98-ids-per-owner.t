@@ -40,6 +40,8 @@ HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
     agent_use_graph chat; agent_turn_lease 3s; }
     location /agui/ { agent_agui; agent_use_graph chat; }
+    location /keep/ { agent_langgraph_api; agent_use_graph chat;
+        agent_checkpoint_keep 2; }
     $1};
 $t->run($conf);
 
@@ -323,6 +325,20 @@ is_deeply([ map { $_->{content} } @{ lg('GET', '/threads/ag-1/state', undef,
 is_deeply([ map { $_->{content} } @{ lg('GET', '/threads/ag-1/state', undef,
               %ann)->{json}{values}{messages} } ],
           [ 'ann1', 'fine' ], 'hers: her run');
+
+# agent_checkpoint_keep bounds a thread kept under a scoped id too, one
+# of the longest (64 bytes and its hash)
+my $long = 'k' x 64;
+lg('POST', '/threads', { thread_id => $long }, %ann);
+$t->http('POST', '/keep/threads', { thread_id => $long }, %bob);
+$t->http('POST', "/keep/threads/$long/runs/wait", { assistant_id => 'chat',
+    input => { messages => [ { role => 'user', content => "run $_" } ] } },
+    %bob) for 1 .. 4;
+sub kept { $t->http('GET', "/keep/threads/$long/storage", undef,
+                    %bob)->{json}{checkpoints}{count} // 0 }
+AgentTest::wait_for(sub { kept() <= 2 }, 10);
+ok(kept() >= 1 && kept() <= 2, 'bob\'s scoped thread: its checkpoints '
+   . 'within the bound (' . kept() . ')');
 
 # the store keeps both under ids of their own
 is($t->sqlite("$dir/agent.db", "SELECT count(*) FROM sessions"

@@ -43,7 +43,7 @@ typedef struct {
     size_t                          before_len;  /* 0: not by age */
     int                             rc;          /* the pass's */
     int                             deleted;
-    u_char                          id_data[64];
+    u_char                          id_data[128];  /* a scoped one */
     u_char                          run_data[64];
     u_char                          before[24];
 } ngx_http_agent_sqlite_prune_t;
