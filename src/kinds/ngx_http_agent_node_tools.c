@@ -753,6 +753,7 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
         ev.id = &call->id;
         ev.name = &call->name;
         ev.json = &call->result;
+        ev.input = call->args;
 
         if (ngx_http_agent_env_emit(ctx->run, &ev) != NGX_OK) {
             return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "
