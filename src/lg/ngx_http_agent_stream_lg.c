@@ -139,6 +139,20 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_CHUNK:
+
+        /*
+         * the model's own event first, its tuple after, as the Python
+         * server's callbacks send them: CopilotKit reads a text from the
+         * first it sees; a template's text is no model's chunk: a
+         * message, "ai" (LangGraph sends a function node's whole)
+         */
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+            && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
         if (run == NULL) {
             break;
         }
@@ -152,6 +166,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             ngx_http_agent_json_arr(j);
             ngx_http_agent_lg_chunk(s, j, ev->text, &id,
                                     (s->modes & NGX_HTTP_AGENT_MODE_JS)
+                                    || s->model_run_id.len == 0
                                     ? "ai" : "AIMessageChunk", NULL);
             ngx_http_agent_lg_meta(s, j);
             ngx_http_agent_json_arr_end(j);
@@ -175,6 +190,12 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
          * the model's last chunk, as Python's LangChain streams it: no
          * text, its finish_reason (CopilotKit ends a text message there)
          */
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+            && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
 
         if (run == NULL || !(s->modes & NGX_HTTP_AGENT_MODE_MESSAGES)
             || (s->modes & NGX_HTTP_AGENT_MODE_JS))
@@ -262,6 +283,8 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     }
 
     if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+        && ev->type != NGX_HTTP_AGENT_EV_CHUNK
+        && ev->type != NGX_HTTP_AGENT_EV_MODEL_END
         && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
     {
         return NGX_ERROR;
