@@ -52,10 +52,25 @@ agent_graph guard {
     edge agent END;
     edge tool agent;
 }
+agent_graph lang {
+    channel count sum;
+    channel flag value;
+    node add template output=count json=on text=2;
+    node truth template output=flag json=on text=true;
+    node hello template "text=first said hello";
+    node oops fail error=NotHello "message=first was {{messages.last}}";
+    edge START add;
+    edge add truth;
+    edge truth hello "if=messages.0.content == 'hello'
+        && messages.last.type == 'human' && messages.0.role == 'user'
+        && messages.length == 1 && count == 2 && flag == true";
+    edge truth oops;
+    edge hello END;
+}
 HTTP
 $conf =~ s{(location /api/chat/)}{location = /lookup { return 200 "found"; }
     location /lg/ { agent_langgraph_api; agent_use_graph chat;
-        agent_assistants loop guard;
+        agent_assistants loop guard lang;
         access_log %%DIR%%/lg.log; }
     location /js/ { agent_langgraph_api; agent_use_graph chat;
         agent_langgraph_server js; }
@@ -134,6 +149,28 @@ is_deeply($seen->{content}, [ { type => 'image_url', image_url => {
     url => "data:image/png;base64,$png" } } ],
     '... reaches the model as the image part alone, no empty text part')
     or diag explain $seen;
+
+# --- the graph language (item 15) -----------------------------------------
+
+# json=on writes values (a sum adds), if= reads a message's fields, a fail
+# node needs no edge out (nginx started with one)
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'lang',
+    input => { messages => [ { role => 'user', content => 'hello' } ] } });
+is($r->{status}, 200, 'lang: a run') or diag $r->{content};
+is($r->{json}{count}, 2, 'template json=on: a sum adds the number');
+ok(JSON::PP::is_bool($r->{json}{flag}) && $r->{json}{flag},
+   '... and writes a boolean') or diag explain $r->{json};
+is($r->{json}{messages}[-1]{content}, 'first said hello',
+   'if= read messages.0.content, .role, messages.last.type, '
+   . 'messages.length');
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'lang',
+    input => { messages => [ { role => 'user', content => 'bye' } ] } });
+is(lg('GET', "/threads/$th")->{json}{status}, 'error',
+   'a fail node with no edge out: the run ends in error there');
+like($r->{content}, qr/NotHello|first was bye/, '... with its error')
+    or diag $r->{content};
 
 # --- CopilotKit --------------------------------------------------------------
 
