@@ -172,6 +172,33 @@ is(lg('GET', "/threads/$th")->{json}{status}, 'error',
 like($r->{content}, qr/NotHello|first was bye/, '... with its error')
     or diag $r->{content};
 
+# --- runs (item 13) ---------------------------------------------------------
+
+# a name in interrupt_before that the graph has no node of: ignored
+$th = lg('POST', '/threads', {})->{json}{thread_id};
+$r = lg('POST', "/threads/$th/runs/wait", { assistant_id => 'chat',
+    interrupt_before => [ 'nowhere' ],
+    input => { messages => [ { role => 'user', content => 'x' } ] } });
+is_deeply([ $r->{status}, $r->{json}{messages}[-1]{content},
+            $r->{json}{__interrupt__} ], [ 200, 'Hello, you said x', undef ],
+          'interrupt_before of an unknown node: ignored, the run ends');
+
+# a pending run cancelled reads interrupted at once, on whichever worker
+# (each request its own connection: both workers answer some)
+my @st;
+for (1 .. 4) {
+    $th = lg('POST', '/threads', {})->{json}{thread_id};
+    my $id = lg('POST', "/threads/$th/runs", { assistant_id => 'chat',
+        after_seconds => 600,
+        input => { messages => [ { role => 'user', content => 'x' } ] } })
+        ->{json}{run_id};
+    push @st, lg('POST', "/threads/$th/runs/$id/cancel")->{status},
+        lg('GET', "/threads/$th/runs/$id")->{json}{status},
+        lg('GET', "/threads/$th/runs")->{json}[0]{status};
+}
+is_deeply(\@st, [ (202, 'interrupted', 'interrupted') x 4 ],
+          'a pending run cancelled: interrupted at once, alone and listed');
+
 # --- CopilotKit --------------------------------------------------------------
 
 my $dir = AgentTest::npm_install('agui', '@ag-ui/langgraph',
