@@ -264,6 +264,8 @@ typedef ngx_int_t (*ngx_http_agent_store_message_pt)(void *data,
  */
 
 typedef struct ngx_http_agent_store_call_s  ngx_http_agent_store_call_t;
+/* a thread's bytes and counts (ngx_http_agent_store_keep.h) */
+typedef struct ngx_http_agent_storage_s     ngx_http_agent_storage_t;
 
 typedef void (*ngx_http_agent_store_wake_pt)(ngx_http_agent_store_call_t *sc);
 
@@ -650,6 +652,13 @@ typedef struct {
     ngx_int_t  (*session_copy)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *from, ngx_str_t *to,
                                ngx_str_t *now);
+
+    /* agent_checkpoint_keep: a thread's old checkpoints let go, a pass */
+    ngx_int_t  (*checkpoint_prune)(ngx_http_agent_store_call_t *sc,
+                                   ngx_str_t *id, ngx_str_t *run_id,
+                                   ngx_uint_t keep, ngx_msec_t age);
+    ngx_int_t  (*thread_storage)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *id, ngx_http_agent_storage_t *st);
 } ngx_http_agent_store_backend_t;
 
 

@@ -616,6 +616,54 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE_NS: a subgraph's step */
     NGX_HTTP_AGENT_PG_WRITE_SQL(", ns", ", $19"),
 
+    /*
+     * NGX_HTTP_AGENT_PG_CHECKPOINT_PRUNE (agent_checkpoint_keep): $2 the
+     * count kept (0: none), $3 the oldest time kept (NULL: none), $4 the
+     * pass's rows, $5 the run that ends; the latest, all after it, and
+     * those another run that has not ended started from stay
+     * (sqlite_prune.c says why)
+     */
+    "DELETE FROM checkpoints WHERE n IN (SELECT n FROM checkpoints"
+    " WHERE session_id = $1"
+    " AND n < (SELECT max(n) FROM checkpoints"
+    " WHERE session_id = $1 AND ns = '')"
+    " AND ($2::bigint = 0 OR n < (SELECT n FROM checkpoints"
+    " WHERE session_id = $1 ORDER BY n DESC LIMIT 1"
+    " OFFSET greatest($2::bigint - 1, 0)))"
+    " AND ($3::text IS NULL OR created_at < $3::text)"
+    " AND id NOT IN (SELECT checkpoint FROM runs WHERE thread_id = $1"
+    " AND status IN ('pending', 'running') AND checkpoint IS NOT NULL"
+    " AND run_id IS DISTINCT FROM $5)"
+    " ORDER BY n LIMIT $4::bigint)",
+
+    /*
+     * NGX_HTTP_AGENT_PG_THREAD_STORAGE: a first row of totals (no name),
+     * then one for each channel of the thread's checkpoints
+     */
+    "SELECT NULL::text,"
+    " (SELECT count(*) FROM checkpoints WHERE session_id = $1),"
+    " (SELECT coalesce(sum(octet_length(channels) + octet_length(id)"
+    " + octet_length(node) + octet_length(created_at) + octet_length(ns)"
+    " + coalesce(octet_length(parent_id), 0)"
+    " + coalesce(octet_length(next), 0)), 0)::bigint"
+    " FROM checkpoints WHERE session_id = $1),"
+    " (SELECT count(*) FROM messages WHERE session_id = $1),"
+    " (SELECT coalesce(sum(coalesce(octet_length(content), 0)"
+    " + coalesce(octet_length(tool_calls), 0)"
+    " + coalesce(octet_length(images), 0)"
+    " + coalesce(octet_length(metadata), 0)), 0)::bigint"
+    " FROM messages WHERE session_id = $1),"
+    " (SELECT count(*) FROM run_events WHERE seq < 0 AND run_id IN"
+    " (SELECT run_id FROM runs WHERE thread_id = $1)),"
+    " (SELECT coalesce(sum(octet_length(data)), 0)::bigint FROM run_events"
+    " WHERE seq < 0 AND run_id IN"
+    " (SELECT run_id FROM runs WHERE thread_id = $1))"
+    " UNION ALL"
+    " SELECT j.key, count(*), sum(octet_length(j.value::text))::bigint,"
+    " 0, 0, 0, 0 FROM checkpoints c, json_each(c.channels::json) j"
+    " WHERE c.session_id = $1 AND left(c.channels, 1) = '{'"
+    " GROUP BY j.key",
+
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",
     "COMMIT",

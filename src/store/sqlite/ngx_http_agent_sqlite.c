@@ -20,6 +20,7 @@
 #include "ngx_http_agent_sqlite_assistant.h"
 #include "ngx_http_agent_sqlite_cron.h"
 #include "ngx_http_agent_sqlite_items.h"
+#include "ngx_http_agent_sqlite_prune.h"
 #include "ngx_http_agent_files.h"
 
 
@@ -500,5 +501,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_item_delete,
     ngx_http_agent_sqlite_item_search,
     ngx_http_agent_sqlite_item_namespaces,
-    ngx_http_agent_sqlite_session_copy
+    ngx_http_agent_sqlite_session_copy,
+    ngx_http_agent_sqlite_checkpoint_prune,
+    ngx_http_agent_sqlite_thread_storage
 };

@@ -18,6 +18,7 @@
 #include "ngx_http_agent_sqlite_retry.h"
 #include "ngx_http_agent_sqlite_later.h"
 #include "ngx_http_agent_sqlite_wal.h"
+#include "ngx_http_agent_sqlite_prune.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -507,6 +508,8 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
         ngx_http_agent_sqlite_later_init();
     }
 
+    ngx_http_agent_sqlite_prune_init(cycle, path, thread_pool);
+
     return ngx_http_agent_sqlite_wal_init(cycle, ngx_http_agent_sqlite_db,
                                           path, thread_pool);
 }
@@ -608,6 +611,7 @@ ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
     }
 
     ngx_http_agent_sqlite_wal_close();
+    ngx_http_agent_sqlite_prune_close();
 
     if (ngx_http_agent_sqlite_db) {
         sqlite3_close(ngx_http_agent_sqlite_db);
