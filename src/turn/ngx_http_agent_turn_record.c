@@ -387,8 +387,7 @@ static ngx_int_t
 ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
 {
     ngx_str_t                      name;
-    ngx_int_t                      rc, status, rollback, gone, kept,
-                                   unlocked;
+    ngx_int_t                      rc, status, rollback, gone, kept;
     ngx_uint_t                     tx;
     ngx_log_t                     *log;
     ngx_http_agent_store_call_t   *sc;
@@ -425,21 +424,14 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
                                             &name, &rec->outcome)
            : NGX_OK;
 
-    /* after the outcome: a run seen over has its outcome there */
+    /*
+     * after the outcome: a run seen over has its outcome there; the
+     * status lets the thread go with it (the store's run_status)
+     */
     status = ngx_http_agent_store_run_status(sc, &turn->run_id, rec->status);
 
-    /*
-     * the thread let go after the status, in its transaction: a run is
-     * never "running" on a thread it does not hold (the take-over check
-     * ends such a run); a rollback's, after the rollback
-     */
-    unlocked = (turn->locked && !rec->rollback)
-               ? ngx_http_agent_store_unlock(sc, &turn->session_id,
-                                             &turn->run_id)
-               : NGX_OK;
-
     if (tx) {
-        if (kept == NGX_OK && status == NGX_OK && unlocked == NGX_OK) {
+        if (kept == NGX_OK && status == NGX_OK) {
             if (ngx_http_agent_store_commit(sc) != NGX_OK) {
                 status = NGX_ERROR;
             }
@@ -455,23 +447,25 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
                                                    &turn->started_from)
                : NGX_OK;
 
-    if (turn->locked && rec->rollback) {
-        unlocked = ngx_http_agent_store_unlock(sc, &turn->session_id,
-                                               &turn->run_id);
-    }
-
     gone = rec->stateless
            ? ngx_http_agent_store_session_delete(sc, &turn->session_id)
            : NGX_OK;
 
     if (status == NGX_AGAIN || rollback == NGX_AGAIN || gone == NGX_AGAIN
-        || kept == NGX_AGAIN || unlocked == NGX_AGAIN)
+        || kept == NGX_AGAIN)
     {
         return NGX_AGAIN;
     }
 
-    /* an unlock that failed is sent again by the store (unlock_later) */
-    turn->locked = 0;
+    if (turn->locked) {
+        turn->locked = 0;
+
+        /* a status not written: the thread is let go all the same */
+        if (status != NGX_OK) {
+            (void) ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
+                                               &turn->run_id);
+        }
+    }
 
     if (kept != NGX_OK) {
         ngx_log_error(NGX_LOG_ERR, log, 0,

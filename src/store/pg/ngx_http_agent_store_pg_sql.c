@@ -268,10 +268,15 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes and its
-     * secret go
+     * secret go, and its thread if it holds it still, in the statement
      */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
-    " $2 NOT IN ('pending', 'running')) UPDATE runs SET status ="
+    " $2 NOT IN ('pending', 'running')),"
+    " l AS (UPDATE sessions SET run_id = NULL, run_pid = NULL,"
+    " run_expires = NULL, run_host = NULL WHERE id = (SELECT thread_id"
+    " FROM runs WHERE run_id = $1) AND run_id = $1"
+    " AND $2 NOT IN ('pending', 'running'))"
+    " UPDATE runs SET status ="
     " CASE WHEN status = 'interrupted' AND cancel = 'interrupt'"
     " THEN status ELSE $2 END, updated_at = $3,"
     " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END,"

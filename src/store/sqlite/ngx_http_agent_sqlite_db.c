@@ -354,6 +354,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM crons WHERE thread_id = ?1",
     /* a run's pending writes (turn_writes.c), at its end */
     "DELETE FROM run_events WHERE run_id = ?1 AND seq < 0",
+    /* and its thread, if it holds it still */
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
+    " run_host = NULL WHERE id = (SELECT thread_id FROM runs"
+    " WHERE run_id = ?1) AND run_id = ?1",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
