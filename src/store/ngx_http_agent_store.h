@@ -491,7 +491,10 @@ typedef struct {
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
-    /* a run's status set ("running" only over "pending") */
+    /*
+     * a run's status set ("running" only over "pending"); an end's lets
+     * the run's thread go if the run holds it still, with it
+     */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
     /* a run's row, of the thread (any when NULL): NGX_DECLINED, none */
