@@ -317,6 +317,23 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
         return NGX_HTTP_AGENT_INTERRUPT;
     }
 
+    /*
+     * an answer to another interrupt of the round (approve='s, asked
+     * after the client's outputs were read) is not the client's: its
+     * calls go without outputs rather than ask the client again
+     */
+
+    v = run->extra.len ? ngx_http_agent_json_parse(run->pool,
+                                                   run->extra.data,
+                                                   run->extra.len, NULL)
+                       : NULL;
+    o = v ? ngx_http_agent_json_get(v, "__interrupt__") : NULL;
+    o = o ? ngx_http_agent_json_get(o, "client") : NULL;
+
+    if (o == NULL || !YAJL_IS_TRUE(o)) {
+        return NGX_OK;
+    }
+
     v = ngx_http_agent_json_parse(run->pool, run->resume.data,
                                   run->resume.len, NULL);
 
