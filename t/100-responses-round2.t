@@ -4,7 +4,8 @@
 # previous_response_id, streamed, and with the whole history sent back)
 # and the AI SDK's generateText with a client tool (ai with
 # @ai-sdk/open-responses), unchanged; GET /responses/{id}/input_items;
-# instructions echoed.
+# GET /responses/{id}?stream=true of a background response, replayed and
+# followed to its end; instructions echoed.
 
 use strict;
 use warnings;
@@ -41,6 +42,9 @@ $t->mock(sub {
                         ? [ 'call_s1', 'execute_sql_query',
                             '{"query": "select 6*7 as n"}' ] : ()) ] }
         if $text =~ /weather/;
+    return { text => 'one two three four five six', delay => 0.3,
+             pieces => [ map { "$_ " } qw(one two three four five six) ] }
+        if $text eq 'slow';
     return { text => "no tools: $text" };
 });
 
@@ -138,6 +142,39 @@ try {
         input: bcalls.map((x) => ({ type: 'function_call_output',
                                     call_id: x.call_id,
                                     output: run(x) })) }));
+
+    // a background response, followed by GET ?stream=true from its start
+    const bg = await c.responses.create({ model: 'tooly', input: 'slow',
+                                          background: true });
+    const replay = [];
+    const follow = await c.responses.retrieve(bg.id, { stream: true });
+    for await (const e of follow) {
+        replay.push({ type: e.type, seq: e.sequence_number,
+                      delta: e.delta, response: e.response });
+    }
+    out('replay', { first: bg.status, events: replay });
+    const again = [];
+    const tail = await c.responses.retrieve(bg.id, { stream: true,
+                                                     starting_after: 3 });
+    for await (const e of tail) {
+        again.push(e.sequence_number);
+    }
+    out('replay_after', again);
+
+    // a background response streamed as it runs, then replayed
+    const live = [];
+    const bs = await c.responses.create({ model: 'tooly', input: 'slow',
+                                          background: true, stream: true });
+    let bid;
+    for await (const e of bs) {
+        bid = bid ?? e.response?.id;
+        live.push(e.type);
+    }
+    const stored = [];
+    for await (const e of await c.responses.retrieve(bid, { stream: true })) {
+        stored.push(e.type);
+    }
+    out('replay_live', { live, stored });
 
     // outputs for a conversation that waits for nothing: refused
     try {
@@ -274,6 +311,26 @@ is($o{late}{status}, 409, 'outputs to a conversation that waits for none: '
    . '409') or diag explain $o{late};
 is($o{orphan}{status}, 400, 'outputs that name no response of ours: 400');
 is($o{web_search}{status}, 400, 'a tool that is not a function: 400');
+
+my $rp = $o{replay} // {};
+my @rt = map { $_->{type} } @{ $rp->{events} // [] };
+is($rp->{first}, 'in_progress', 'background: answered in progress');
+is($rt[0], 'response.created', 'GET ?stream=true: its events from the '
+   . 'first') or diag "@rt";
+is($rt[-1], 'response.completed', '... followed to its end');
+is(join('', map { $_->{delta} // '' } grep { $_->{type} eq
+        'response.output_text.delta' } @{ $rp->{events} // [] }),
+   'one two three four five six ', '... every token once');
+is_deeply([ map { $_->{seq} } @{ $rp->{events} // [] } ],
+          [ 0 .. $#rt ], '... in order');
+is($rp->{events}[-1]{response}{output}[0]{content}[0]{text},
+   'one two three four five six ', '... the last with the whole response');
+is_deeply($o{replay_after}, [ 4 .. $#rt ], 'starting_after: the events '
+   . 'after it');
+my $rl = $o{replay_live} // {};
+is(scalar(grep { $_ eq 'response.completed' } @{ $rl->{live} // [] }), 1,
+   'background streamed: one response.completed') or diag "@{$rl->{live}}";
+is_deeply($rl->{stored}, $rl->{live}, '... and its replay the same events');
 
 # what the model was offered, and what it read back
 my @req = map { $_->{body} } $t->{mock}->requests;

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_responses_input.h"
 #include "ngx_http_agent_responses_stream.h"
 #include "ngx_http_agent_responses_stored.h"
+#include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"
@@ -262,6 +263,12 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
 
     /* an input to a conversation that waits answers what it waits for */
     in->reply = 1;
+
+    /* a background response's events are kept: GET ?stream=true */
+    if (req.background) {
+        out->turn = turn;
+        in->sink = ngx_http_agent_responses_sink;
+    }
 
     return ngx_http_agent_turn_begin(turn, &s);
 }

@@ -29,7 +29,8 @@ typedef struct {
     size_t                     text_len;
     size_t                     text_size;
     ngx_str_t                  interrupt;   /* the run waits: {"node",
-                                               "value"} */
+                                               "value"}; not the client's
+                                               calls */
     int64_t                    seq;         /* sequence_number */
     const char                *status;      /* a kept response's, or NULL:
                                                the run's */
@@ -40,6 +41,16 @@ typedef struct {
     unsigned                   answered:1;  /* a background response's
                                                first object sent */
     unsigned                   stored:1;    /* read again: no usage */
+    unsigned                   gone:1;      /* its client left */
+    unsigned                   kept_full:1; /* agent_run_events_max_size */
+
+    /* a background response's events, kept (responses_replay.c) */
+    ngx_http_agent_turn_t     *turn;
+    ngx_http_agent_stream_t   *stream;      /* its events' */
+    ngx_pool_t                *kept_pool;   /* those not saved yet */
+    ngx_array_t               *kept;
+    size_t                     kept_bytes;
+    int64_t                    kept_seq;
 } ngx_http_agent_responses_out_t;
 
 

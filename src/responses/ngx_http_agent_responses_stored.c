@@ -12,6 +12,7 @@
 #include "ngx_http_agent_responses_stored.h"
 #include "ngx_http_agent_responses_input.h"
 #include "ngx_http_agent_responses_stream.h"
+#include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"
@@ -110,6 +111,14 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 
     if (items) {
         return ngx_http_agent_responses_items(r, kept);
+    }
+
+    if (r->method == NGX_HTTP_GET && !cancel
+        && ngx_http_arg(r, (u_char *) "stream", 6, &holder) == NGX_OK
+        && holder.len == 4 && ngx_strncmp(holder.data, "true", 4) == 0)
+    {
+        /* its kept events, then those that follow until it ends */
+        return ngx_http_agent_responses_replay(r, &run, &thread);
     }
 
     live = ngx_http_agent_run_live(ngx_http_agent_turn_record_state(kept));

@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_responses_stream.h"
+#include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
 
@@ -56,8 +57,8 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks = {
     NULL,
     NULL,
     ngx_http_agent_responses_started,
-    NULL,
-    NULL,
+    ngx_http_agent_responses_poll,
+    ngx_http_agent_responses_done,
     ngx_http_agent_responses_answer,
     NULL
 };
@@ -80,6 +81,7 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
     switch (ev->type) {
 
     case NGX_HTTP_AGENT_EV_START:
+        o->stream = s;
         ngx_http_agent_responses_head(j, o, "response.created");
         ngx_http_agent_json_key(j, "response");
         ngx_http_agent_responses_object(j, o, &s->session_id, NULL);
