@@ -152,7 +152,7 @@ try {
         replay.push({ type: e.type, seq: e.sequence_number,
                       delta: e.delta, response: e.response });
     }
-    out('replay', { first: bg.status, events: replay });
+    out('replay', { first: bg.status, id: bg.id, events: replay });
     const again = [];
     const tail = await c.responses.retrieve(bg.id, { stream: true,
                                                      starting_after: 3 });
@@ -380,6 +380,12 @@ is($r->{status}, 404, 'input_items of another owner\'s response: 404');
 $r = $t->http('POST', "/v1/responses/$r1->{id}/input_items", '{}',
               'X-User' => 'alice');
 is($r->{status}, 405, 'POST input_items: 405');
+$r = $t->http('GET', "/v1/responses/$rp->{id}?stream=true", undef,
+              'X-User' => 'bob');
+is($r->{status}, 404, 'another owner\'s events: 404, no stream');
+$r = $t->http('GET', "/v1/responses/$rp->{id}?stream=true"
+              . '&starting_after=x', undef, 'X-User' => 'alice');
+is($r->{status}, 400, 'starting_after that is no number: 400');
 
 $t->stop;
 $t->check_log;
