@@ -42,7 +42,7 @@ $t->mock(sub {
                         ? [ 'call_s1', 'execute_sql_query',
                             '{"query": "select 6*7 as n"}' ] : ()) ] }
         if $text =~ /weather/;
-    return { text => 'one two three four five six', delay => 0.3,
+    return { text => 'one two three four five six', delay => 0.6,
              pieces => [ map { "$_ " } qw(one two three four five six) ] }
         if $text eq 'slow';
     return { text => "no tools: $text" };
@@ -58,8 +58,10 @@ agent_graph tooly {
     edge tools model;
 }
 HTTP
+# a short lease: a background run outlives two of them, and is followed
 $conf =~ s{(location /api/chat/)}{location /v1/ { agent_responses;
-        agent_owner \$http_x_user; agent_use_graph tooly; }
+        agent_owner \$http_x_user; agent_use_graph tooly;
+        agent_turn_lease 1s; }
     $1};
 $t->run($conf);
 

@@ -22,7 +22,8 @@
  * within agent_run_events_max_size), and GET {location}responses/{id}
  * ?stream=true: those kept after starting_after, then those that follow
  * until the response ends, wherever it runs, as LangGraph's join does.
- * A run whose worker died is over when its lease has long run out.
+ * A run whose worker died is over when its lease has long run out: no
+ * event kept for twice the lease.
  */
 
 
@@ -46,6 +47,7 @@ typedef struct {
     ngx_str_t                       run_id;
     int64_t                         last;
     ngx_msec_t                      deadline;
+    ngx_msec_t                      lease;
     ngx_uint_t                      phase;
     ngx_event_t                     poll;
     ngx_http_agent_sse_t            sse;
@@ -292,7 +294,8 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
 
     rp->request = r;
     rp->run_id = *run_id;
-    rp->deadline = ngx_current_msec + 2 * alcf->turn_lease;
+    rp->lease = alcf->turn_lease;
+    rp->deadline = ngx_current_msec + 2 * rp->lease;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -422,6 +425,9 @@ ngx_http_agent_responses_replay_event(void *data, int64_t seq,
 
     rp->last = seq;
     rp->sse.id = seq - 1;
+
+    /* a run that still writes lives, however long it runs */
+    rp->deadline = ngx_current_msec + 2 * rp->lease;
 
     return ngx_http_agent_sse_named(&rp->sse, event, json, 1);
 }
