@@ -139,13 +139,14 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND role = 'user' AND seq < ?2 ORDER BY seq DESC LIMIT 1"
     " OFFSET ?3 - 1), -1) END)"
     " SELECT id, role,"
-    " CASE WHEN images IS NOT NULL AND seq < keep"
+    " CASE WHEN images IS NOT NULL AND seq < (SELECT keep FROM t)"
     "  THEN COALESCE(content, '') || ' [' || json_array_length(images)"
     "  || ' attachment(s) shown earlier in the conversation]'"
     "  ELSE content END,"
     " tool_calls, tool_call_id, name,"
-    " CASE WHEN seq < keep THEN NULL ELSE images END,"
-    " metadata, created_at, seq FROM messages, t"
+    " CASE WHEN seq < (SELECT keep FROM t) THEN NULL ELSE images END,"
+    " metadata, created_at, seq FROM messages"
+    /* t as a value, not joined: the index's order, no sort of the rows */
     " WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
     "SELECT seq FROM (SELECT seq, COUNT(*) OVER w AS n,"
     " SUM(length(CAST(content AS BLOB))"
@@ -375,6 +376,10 @@ static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 
 ngx_uint_t            ngx_http_agent_sqlite_tx;
 ngx_log_t            *ngx_http_agent_sqlite_log;
+
+/* the statement's start, when make bench asks (ngx_http_agent_phase.c) */
+static uint64_t       ngx_http_agent_sqlite_phase;
+static ngx_uint_t     ngx_http_agent_sqlite_phase_tx;
 
 
 /*
@@ -642,6 +647,10 @@ ngx_http_agent_sqlite_stmt(ngx_uint_t n)
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
 
+    ngx_http_agent_sqlite_phase = ngx_http_agent_phase_now();
+    ngx_http_agent_sqlite_phase_tx = (n == NGX_HTTP_AGENT_SQL_BEGIN
+                                      || n == NGX_HTTP_AGENT_SQL_COMMIT);
+
     return stmt;
 }
 
@@ -710,6 +719,14 @@ ngx_int_t
 ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc)
 {
     sqlite3_reset(stmt);
+
+    /* a transaction's ends are "read only" to SQLite: the commit writes */
+    ngx_http_agent_phase_add((ngx_http_agent_sqlite_phase_tx
+                              || !sqlite3_stmt_readonly(stmt))
+                             ? NGX_HTTP_AGENT_PHASE_WRITE
+                             : NGX_HTTP_AGENT_PHASE_READ,
+                             ngx_http_agent_sqlite_phase);
+    ngx_http_agent_sqlite_phase = 0;
 
     if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
         return NGX_OK;
