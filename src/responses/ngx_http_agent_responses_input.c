@@ -35,6 +35,8 @@ static ngx_int_t ngx_http_agent_responses_parts(ngx_pool_t *pool,
 static ngx_uint_t ngx_http_agent_responses_is(yajl_val item,
     const char *type);
 static ngx_uint_t ngx_http_agent_responses_id(ngx_str_t *id);
+static ngx_int_t ngx_http_agent_responses_call_thread(ngx_str_t *id,
+    ngx_str_t *thread);
 
 
 ngx_int_t
@@ -521,7 +523,7 @@ ngx_http_agent_responses_thread(ngx_str_t *id, ngx_str_t *thread)
  * its place among the response's calls
  */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_responses_call_thread(ngx_str_t *id, ngx_str_t *thread)
 {
     u_char  *p, *last;

@@ -48,8 +48,6 @@ typedef struct {
 ngx_int_t ngx_http_agent_responses_input(ngx_pool_t *pool, yajl_val v,
     ngx_http_agent_responses_input_t *in, ngx_str_t *why);
 ngx_int_t ngx_http_agent_responses_thread(ngx_str_t *id, ngx_str_t *thread);
-ngx_int_t ngx_http_agent_responses_call_thread(ngx_str_t *id,
-    ngx_str_t *thread);
 
 
 #endif /* _NGX_HTTP_AGENT_RESPONSES_INPUT_H_INCLUDED_ */
