@@ -732,10 +732,7 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
                             &call->result);
     }
 
-    /*
-     * the calls run at once; their results are reported in the order of
-     * the calls, so that a stream reads the same whichever ended first
-     */
+    /* results in the calls' order: a stream the same whichever ends first */
 
     while (ctx->emitted < ctx->ncalls && ctx->calls[ctx->emitted].finished) {
         call = &ctx->calls[ctx->emitted++];
