@@ -139,7 +139,7 @@ ngx_http_agent_lg_assistant_find(ngx_http_request_t *r, ngx_str_t *id,
 
 
 /*
- * Ids per owner (ngx_http_agent_store_id_scope): the owner's assistant a
+ * Ids per owner (ngx_http_agent_reply_scope_id): the owner's assistant a
  * client's id names, under that id or else under the id scoped to the
  * owner, then *id; NGX_OK, NGX_DECLINED (neither), NGX_AGAIN, NGX_ERROR
  */
@@ -161,7 +161,7 @@ ngx_http_agent_lg_assistant_scope(ngx_http_request_t *r, ngx_str_t *id,
         return rc;
     }
 
-    if (ngx_http_agent_store_id_scope(r->pool, ctx->owner, id, &scoped)
+    if (ngx_http_agent_reply_scope_id(r->pool, ctx->owner, id, &scoped)
         != NGX_OK)
     {
         return NGX_ERROR;

@@ -181,7 +181,7 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
         if (rc == NGX_DECLINED && ctx->owner) {
             /* another owner's: this one's under the id scoped to it */
 
-            if (ngx_http_agent_store_id_scope(r->pool, ctx->owner,
+            if (ngx_http_agent_reply_scope_id(r->pool, ctx->owner,
                                               &row.assistant_id,
                                               &row.assistant_id)
                 != NGX_OK)

@@ -45,6 +45,8 @@ ngx_int_t ngx_http_agent_reply_parse(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_reply_session_create(ngx_http_request_t *r,
     ngx_str_t *id, ngx_str_t *title, yajl_val metadata,
     ngx_http_agent_session_t *s);
+ngx_int_t ngx_http_agent_reply_scope_id(ngx_pool_t *pool, ngx_str_t *owner,
+    ngx_str_t *id, ngx_str_t *scoped);
 ngx_int_t ngx_http_agent_reply_session_scope(ngx_http_request_t *r,
     ngx_str_t *id);
 ngx_int_t ngx_http_agent_reply_session_get(ngx_http_request_t *r,

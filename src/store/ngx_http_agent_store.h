@@ -491,7 +491,10 @@ typedef struct {
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
-    /* a run's status set ("running" only over "pending") */
+    /*
+     * a run's status set ("running" only over "pending"); an end's lets
+     * the run's thread go if the run holds it still, with it
+     */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
     /* a run's row, of the thread (any when NULL): NGX_DECLINED, none */
@@ -749,8 +752,7 @@ ngx_uint_t ngx_http_agent_store_room(size_t *used, size_t size);
 #define NGX_HTTP_AGENT_STORE_REFUSED_LEN   160
 
 
-char *ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
+char *ngx_http_agent_store_conf(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 void ngx_http_agent_store_select(ngx_str_t *db);
 void ngx_http_agent_store_call_init(ngx_http_agent_store_call_t *sc,
     ngx_pool_t *pool, ngx_log_t *log, ngx_http_agent_store_wake_pt wake,
@@ -758,8 +760,6 @@ void ngx_http_agent_store_call_init(ngx_http_agent_store_call_t *sc,
 void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
 ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
     ngx_http_agent_session_t *s);
-ngx_int_t ngx_http_agent_store_id_scope(ngx_pool_t *pool, ngx_str_t *owner,
-    ngx_str_t *id, ngx_str_t *scoped);
 size_t ngx_http_agent_store_id_shown(ngx_str_t *id);
 
 /* an unlock sent again until it goes through (NGX_OK) */

@@ -7,7 +7,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_event.h>
-#include <ngx_md5.h>
 
 #include <sys/random.h>
 
@@ -378,44 +377,9 @@ ngx_http_agent_store_owns(ngx_str_t *owner, ngx_http_agent_session_t *s)
 
 
 /*
- * Ids per owner: a client names its threads and assistants, and another
- * owner may hold the id it names.  Its row is then kept under the id
- * scoped to it, "ID.HASH" (HASH 16 hex digits of the md5 of its owner), a
- * form no client's id has: a client's id is letters, digits, "-" and "_".
- * The client names and sees ID alone (ngx_http_agent_store_id_shown).
+ * the length of the id its client gave: a scoped one's without its hash
+ * (ngx_http_agent_reply_scope_id)
  */
-
-ngx_int_t
-ngx_http_agent_store_id_scope(ngx_pool_t *pool, ngx_str_t *owner,
-    ngx_str_t *id, ngx_str_t *scoped)
-{
-    u_char     *p, *last;
-    u_char      digest[16];
-    ngx_md5_t   md5;
-
-    ngx_md5_init(&md5);
-    ngx_md5_update(&md5, owner->data, owner->len);
-    ngx_md5_final(digest, &md5);
-
-    p = ngx_pnalloc(pool, id->len + 1 + 16);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    /* scoped may be id itself */
-
-    last = ngx_cpymem(p, id->data, id->len);
-    *last++ = '.';
-    last = ngx_hex_dump(last, digest, 8);
-
-    scoped->data = p;
-    scoped->len = last - p;
-
-    return NGX_OK;
-}
-
-
-/* the length of the id its client gave: a scoped one's without its hash */
 
 size_t
 ngx_http_agent_store_id_shown(ngx_str_t *id)

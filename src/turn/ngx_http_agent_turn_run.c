@@ -235,10 +235,11 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     /*
      * a turn that did not let the session go with its last step (an
      * error, an interrupt): the end event follows the unlock, so that a
-     * next message, on any worker or host, finds the session free
+     * next message, on any worker or host, finds the session free; a
+     * recorded run's end lets it go after its status (turn_record.c)
      */
 
-    if (turn->locked) {
+    if (turn->locked && turn->in.record == NULL) {
         turn->locked = 0;
         turn->done_rc = rc;
 

@@ -269,10 +269,15 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes and its
-     * secret go
+     * secret go, and its thread if it holds it still, in the statement
      */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
-    " $2 NOT IN ('pending', 'running')) UPDATE runs SET status ="
+    " $2 NOT IN ('pending', 'running')),"
+    " l AS (UPDATE sessions SET run_id = NULL, run_pid = NULL,"
+    " run_expires = NULL, run_host = NULL WHERE id = (SELECT thread_id"
+    " FROM runs WHERE run_id = $1) AND run_id = $1"
+    " AND $2 NOT IN ('pending', 'running'))"
+    " UPDATE runs SET status ="
     " CASE WHEN status = 'interrupted' AND cancel = 'interrupt'"
     " THEN status ELSE $2 END, updated_at = $3,"
     " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END,"
@@ -319,17 +324,40 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
     "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
 
-    /* NGX_HTTP_AGENT_PG_RUN_LOST: the oldest lease first */
-    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
-    " r.origin FROM runs r JOIN sessions s ON s.id = r.thread_id"
-    " AND s.run_id = r.run_id WHERE r.status = 'running'"
-    " AND (s.run_expires < $1::bigint OR s.run_host = $2)"
-    " ORDER BY s.run_expires LIMIT 8",
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_LOST: the leases that ran out, the oldest
+     * first (sessions_lease), then this host's distinct holders, a step
+     * of sessions_holder each, as rows of no run (store_pg_redrive.c)
+     */
+    "WITH RECURSIVE p(pid) AS (SELECT (SELECT run_pid FROM sessions"
+    " WHERE run_host = $2 AND run_id IS NOT NULL ORDER BY run_pid LIMIT 1)"
+    " UNION ALL SELECT (SELECT run_pid FROM sessions WHERE run_host = $2"
+    " AND run_id IS NOT NULL AND run_pid > p.pid ORDER BY run_pid LIMIT 1)"
+    " FROM p WHERE p.pid IS NOT NULL)"
+    " (SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
+    " r.origin FROM sessions s JOIN runs r ON r.run_id = s.run_id"
+    " AND r.thread_id = s.id WHERE s.run_expires < $1::bigint"
+    " AND s.run_id IS NOT NULL AND r.status = 'running'"
+    " ORDER BY s.run_expires LIMIT 8)"
+    " UNION ALL (SELECT NULL, NULL, NULL, pid, NULL, NULL FROM p"
+    " WHERE pid IS NOT NULL LIMIT 64)",
 
-    /* NGX_HTTP_AGENT_PG_RUN_ORPHANS: another turn holds their thread */
-    "SELECT r.run_id, r.thread_id FROM runs r JOIN sessions s"
-    " ON s.id = r.thread_id WHERE r.status = 'running'"
-    " AND s.run_id IS DISTINCT FROM r.run_id LIMIT 8",
+    /* NGX_HTTP_AGENT_PG_RUN_HELD: the leases of this host's gone holders */
+    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
+    " r.origin FROM sessions s JOIN runs r ON r.run_id = s.run_id"
+    " AND r.thread_id = s.id WHERE s.run_host = $1"
+    " AND s.run_pid = ANY($2::bigint[]) AND s.run_id IS NOT NULL"
+    " AND r.status = 'running' ORDER BY s.run_expires LIMIT 8",
+
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_ORPHANS: a slice of the running runs, and
+     * whether each holds its thread
+     */
+    "SELECT r.run_id, r.thread_id,"
+    " (s.run_id IS NOT DISTINCT FROM r.run_id)::int"
+    " FROM runs r JOIN sessions s ON s.id = r.thread_id"
+    " WHERE r.status = 'running' AND r.thread_id > $1"
+    " ORDER BY r.thread_id LIMIT 256",
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_CLAIM: the lease taken from the holder and the

@@ -242,16 +242,6 @@ static const char  *ngx_http_agent_store_sql[] = {
     " FROM messages WHERE session_id = ?1) WHERE id = ?1",
     "DELETE FROM run_events WHERE run_id = ?1",
     "DELETE FROM runs WHERE run_id = ?1",
-    /* the re-driver's: runs whose worker may be gone, the oldest lease first */
-    "SELECT r.run_id, r.thread_id, s.run_pid, s.run_host, s.run_expires,"
-    " r.origin FROM runs r JOIN sessions s ON s.id = r.thread_id"
-    " AND s.run_id = r.run_id WHERE r.status = 'running'"
-    " AND (s.run_expires < ?1 OR s.run_host = ?2)"
-    " ORDER BY s.run_expires LIMIT 8",
-    /* runs still running whose thread's lease another took, or let go */
-    "SELECT r.run_id, r.thread_id FROM runs r JOIN sessions s"
-    " ON s.id = r.thread_id WHERE r.status = 'running'"
-    " AND (s.run_id IS NULL OR s.run_id != r.run_id) LIMIT 8",
     "UPDATE sessions SET run_pid = ?3, run_host = ?4, run_expires = ?5"
     " WHERE id = ?2 AND run_id = ?1 AND run_pid IS ?6 AND run_expires IS ?7",
     "UPDATE runs SET attempts = attempts + 1"
@@ -369,6 +359,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM crons WHERE thread_id = ?1",
     /* a run's pending writes (turn_writes.c), at its end */
     "DELETE FROM run_events WHERE run_id = ?1 AND seq < 0",
+    /* and its thread, if it holds it still */
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
+    " run_host = NULL WHERE id = (SELECT thread_id FROM runs"
+    " WHERE run_id = ?1) AND run_id = ?1",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
