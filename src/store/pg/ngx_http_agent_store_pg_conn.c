@@ -17,6 +17,12 @@
 #include "ngx_http_agent_store_pg_conn.h"
 
 
+/* a statement with no bit of its own would not build */
+typedef char  ngx_http_agent_pg_bits_t[(NGX_HTTP_AGENT_PG_LAST
+                                        <= 64 * NGX_HTTP_AGENT_PG_PREPARED)
+                                       ? 1 : -1];
+
+
 #define NGX_HTTP_AGENT_PG_BACKOFF_MIN  100
 #define NGX_HTTP_AGENT_PG_BACKOFF_MAX  5000
 
@@ -162,7 +168,7 @@ ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
     (void) PQsetNoticeProcessor(pc->conn, ngx_http_agent_pg_notice, NULL);
 
     pc->state = NGX_HTTP_AGENT_PG_CONNECTING;
-    pc->prepared = 0;
+    ngx_memzero(pc->prepared, sizeof(pc->prepared));
 
     ngx_http_agent_pg_connect_poll(pc);
 }
@@ -460,7 +466,7 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
 
         PQclear(res);
 
-        pc->prepared |= (uint64_t) 1 << q->stmt;
+        pc->prepared[q->stmt / 64] |= (uint64_t) 1 << (q->stmt % 64);
         q->prepared = 1;
 
         /* sent at once, and the statement's results come after these */
@@ -538,7 +544,7 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
         }
 
         ngx_http_agent_pg_pair(&pc->queries, q);
-        q->prepared = (pc->prepared >> q->stmt) & 1;
+        q->prepared = (pc->prepared[q->stmt / 64] >> (q->stmt % 64)) & 1;
         pc->current = q;
     }
 

@@ -30,6 +30,13 @@
 #define NGX_HTTP_AGENT_PG_SETUP       2   /* the schema, once a worker */
 #define NGX_HTTP_AGENT_PG_READY       3
 
+/*
+ * room for 256 statements' bits: one uint64_t overflowed its shift when
+ * the 65th came (statement 64 read as statement 0: "prepared statement
+ * agent0 does not exist")
+ */
+#define NGX_HTTP_AGENT_PG_PREPARED    4
+
 
 typedef struct {
     ngx_uint_t                 index;
@@ -38,7 +45,8 @@ typedef struct {
     ngx_connection_t          *c;
     ngx_queue_t                queries;   /* waiting, oldest first */
     ngx_http_agent_pg_query_t *current;
-    uint64_t                   prepared;  /* a bit per statement */
+    uint64_t                   prepared[NGX_HTTP_AGENT_PG_PREPARED];
+                                          /* a bit per statement */
     ngx_event_t                retry;
     ngx_event_t                timer;     /* the current statement's */
     ngx_event_t                flush;     /* sends at the pass's end */
