@@ -13,6 +13,7 @@
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_a2a_push.h"
+#include "ngx_http_agent_a2a_continue.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -35,6 +36,9 @@
 #define NGX_HTTP_AGENT_A2A_PAGE_MAX  100
 #define NGX_HTTP_AGENT_A2A_LIST_MAX  1000
 
+/* ListTasks without a context: the caller's threads most recently used */
+#define NGX_HTTP_AGENT_A2A_THREADS   100
+
 
 typedef struct {
     ngx_http_agent_a2a_out_t       o;
@@ -44,6 +48,10 @@ typedef struct {
 
 static ngx_int_t ngx_http_agent_a2a_list(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
+static ngx_int_t ngx_http_agent_a2a_rows(ngx_http_request_t *r,
+    ngx_str_t *context, ngx_str_t *status, ngx_array_t *rows);
+static void ngx_http_agent_a2a_unique(ngx_pool_t *pool, ngx_array_t *rows);
+static ngx_int_t ngx_http_agent_a2a_newer(const void *one, const void *two);
 static ngx_http_agent_a2a_state_e ngx_http_agent_a2a_state(ngx_pool_t *pool,
     ngx_http_agent_turn_outcome_t *out, ngx_str_t *text);
 static ngx_int_t ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
@@ -64,7 +72,7 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_uint_t method, ngx_uint_t legacy)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, text;
+    ngx_str_t                       id, text, run;
     ngx_http_agent_a2a_out_t       *o;
     ngx_http_agent_session_t        s;
     ngx_http_agent_a2a_state_e      state;
@@ -86,8 +94,14 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                         "Invalid params: \"id\" names the "
-                                        "task: 1 to 64 letters, digits, - "
-                                        "or _");
+                                        "task, a string");
+    }
+
+    if (ngx_http_agent_a2a_history(rpc->params) != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"historyLength\" "
+                                        "is a number of 0 or more");
     }
 
     out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_outcome_t));
@@ -99,7 +113,10 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     o->id = rpc->id;
     o->legacy = legacy;
 
-    rc = ngx_http_agent_turn_record_read(ngx_http_agent_reply_sc(r), &id, out);
+    /* the task is shown by its id, whichever of its runs it stands at */
+    o->task = id;
+
+    rc = ngx_http_agent_a2a_latest(r, &id, out);
 
     if (rc == NGX_OK) {
         /* the task's context: the owner's, or as good as not there */
@@ -129,18 +146,23 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     case NGX_HTTP_AGENT_A2A_CANCEL:
 
         rc = NGX_DECLINED;
+        run = out->row.run_id;
 
-        if (state == NGX_HTTP_AGENT_A2A_WORKING
-            || state == NGX_HTTP_AGENT_A2A_SUBMITTED)
+        if (state == NGX_HTTP_AGENT_A2A_INPUT_REQUIRED) {
+            /* paused, not over (§3.3.2): cancelled where it waits */
+            rc = ngx_http_agent_a2a_close(r, out, &id);
+
+        } else if (state == NGX_HTTP_AGENT_A2A_WORKING
+                   || state == NGX_HTTP_AGENT_A2A_SUBMITTED)
         {
             /* heard at once here, at its worker's next poll elsewhere */
             rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
-                                                   &id, 0);
+                                                   &run, 0);
 
             /* ended meanwhile (by this cancel here, or not): as it ended */
             if (rc == NGX_DECLINED) {
                 rc = ngx_http_agent_turn_record_read(
-                                        ngx_http_agent_reply_sc(r), &id, out);
+                                        ngx_http_agent_reply_sc(r), &run, out);
 
                 if (rc == NGX_OK) {
                     state = ngx_http_agent_a2a_state(r->pool, out, &text);
@@ -290,7 +312,6 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     ngx_http_agent_json_t          *j;
     ngx_http_agent_run_row_t       *row;
     ngx_http_agent_a2a_out_t        o;
-    ngx_http_agent_session_t        s;
     ngx_http_agent_a2a_state_e      st;
     ngx_http_agent_turn_outcome_t  *outs;
 
@@ -329,18 +350,18 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     ngx_str_null(&token);
     ngx_str_null(&state);
 
-    if (rpc->params == NULL
+    if ((rpc->params && !YAJL_IS_OBJECT(rpc->params))
         || ngx_http_agent_a2a_id(rpc->params, "contextId", &context) != NGX_OK
-        || context.len == 0
         || ngx_http_agent_a2a_id(rpc->params, "pageToken", &token) != NGX_OK
         || ngx_http_agent_a2a_id(rpc->params, "status", &state) != NGX_OK)
     {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
-                                        "Invalid params: \"contextId\" names "
-                                        "the context whose tasks are listed; "
-                                        "\"pageToken\" and \"status\" are "
-                                        "as ListTasks gave them");
+                                        "Invalid params: \"contextId\", where "
+                                        "given, names the context whose tasks "
+                                        "are listed; \"pageToken\" and "
+                                        "\"status\" are as ListTasks gave "
+                                        "them");
     }
 
     if (token.len) {
@@ -376,40 +397,22 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
         want = i + 1;
     }
 
-    rc = ngx_http_agent_reply_rpc_thread(r, &context, 0, &s);
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc == NGX_ERROR) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-    }
-
     if (ngx_array_init(&rows, r->pool, 16, sizeof(ngx_http_agent_run_row_t))
         != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* another owner's context has no tasks for this one */
+    rc = ngx_http_agent_a2a_rows(r, &context, status, &rows);
 
-    if (rc == NGX_OK) {
-        rc = ngx_http_agent_store_run_list(ngx_http_agent_reply_sc(r),
-                                           &context, status,
-                                           NGX_HTTP_AGENT_A2A_LIST_MAX, 0,
-                                           &rows);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
 
-        if (rc != NGX_OK) {
-            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
                                         "Internal error: the store failed");
-        }
     }
 
     row = rows.elts;
@@ -460,6 +463,9 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
             continue;
         }
 
+        /* a run that continues a task shows as that task */
+        ngx_http_agent_a2a_linked(r->pool, &outs[i].row, &o.task);
+
         ngx_http_agent_a2a_task(j, &o, &outs[i].row.run_id,
                                 &outs[i].row.thread_id, st, &text,
                                 st == NGX_HTTP_AGENT_A2A_COMPLETED);
@@ -494,6 +500,155 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     }
 
     return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &body);
+}
+
+
+/*
+ * ListTasks' rows, newest first: the context's, or without one the
+ * caller's (A2A 1.0: the context is a filter), the runs of its threads
+ * most recently used first; a task continued is one row, its latest
+ */
+
+static ngx_int_t
+ngx_http_agent_a2a_rows(ngx_http_request_t *r, ngx_str_t *context,
+    ngx_str_t *status, ngx_array_t *rows)
+{
+    ngx_int_t                        rc, all;
+    ngx_uint_t                       i;
+    ngx_array_t                      threads;
+    ngx_http_agent_ctx_t            *ctx;
+    ngx_http_agent_session_t        *t, s;
+    ngx_http_agent_store_call_t     *sc;
+    ngx_http_agent_session_query_t   q;
+
+    sc = ngx_http_agent_reply_sc(r);
+
+    if (context->len) {
+        rc = ngx_http_agent_reply_rpc_thread(r, context, 0, &s);
+
+        /* another owner's context has no tasks for this one */
+
+        if (rc == NGX_OK) {
+            rc = ngx_http_agent_store_run_list(sc, context, status,
+                                               NGX_HTTP_AGENT_A2A_LIST_MAX, 0,
+                                               rows);
+        }
+
+        if (rc == NGX_OK) {
+            ngx_http_agent_a2a_unique(r->pool, rows);
+        }
+
+        return (rc == NGX_DECLINED) ? NGX_OK : rc;
+    }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    if (ngx_array_init(&threads, r->pool, 16,
+                       sizeof(ngx_http_agent_session_t))
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(&q, sizeof(ngx_http_agent_session_query_t));
+    q.limit = NGX_HTTP_AGENT_A2A_THREADS;
+    q.owner = ctx->owner;
+
+    rc = ngx_http_agent_store_session_list(sc, &q, &threads);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    /* a call of the pass per thread, all asked before any is waited for */
+
+    all = NGX_OK;
+    t = threads.elts;
+
+    for (i = 0; i < threads.nelts; i++) {
+        rc = ngx_http_agent_store_run_list(sc, &t[i].id, status,
+                                           NGX_HTTP_AGENT_A2A_LIST_MAX, 0,
+                                           rows);
+        if (rc == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        if (rc == NGX_AGAIN) {
+            all = NGX_AGAIN;
+        }
+    }
+
+    if (all != NGX_OK) {
+        return all;
+    }
+
+    ngx_sort(rows->elts, rows->nelts, sizeof(ngx_http_agent_run_row_t),
+             ngx_http_agent_a2a_newer);
+
+    ngx_http_agent_a2a_unique(r->pool, rows);
+
+    if (rows->nelts > NGX_HTTP_AGENT_A2A_LIST_MAX) {
+        rows->nelts = NGX_HTTP_AGENT_A2A_LIST_MAX;
+    }
+
+    return NGX_OK;
+}
+
+
+/* the rows, newest first, each task once: a continued one at its latest */
+
+static void
+ngx_http_agent_a2a_unique(ngx_pool_t *pool, ngx_array_t *rows)
+{
+    ngx_str_t                 *ids;
+    ngx_uint_t                 i, k, n;
+    ngx_http_agent_run_row_t  *row;
+
+    row = rows->elts;
+
+    ids = ngx_pcalloc(pool, (rows->nelts + 1) * sizeof(ngx_str_t));
+    if (ids == NULL) {
+        return;
+    }
+
+    n = 0;
+
+    for (i = 0; i < rows->nelts; i++) {
+        ngx_http_agent_a2a_linked(pool, &row[i], &ids[n]);
+
+        if (ids[n].len == 0) {
+            ids[n] = row[i].run_id;
+        }
+
+        for (k = 0; k < n; k++) {
+            if (ids[k].len == ids[n].len
+                && ngx_strncmp(ids[k].data, ids[n].data, ids[n].len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (k == n) {
+            row[n++] = row[i];
+        }
+    }
+
+    rows->nelts = n;
+}
+
+
+static ngx_int_t
+ngx_http_agent_a2a_newer(const void *one, const void *two)
+{
+    ngx_int_t                        rc;
+    const ngx_http_agent_run_row_t  *a, *b;
+
+    a = one;
+    b = two;
+
+    rc = ngx_memn2cmp(b->created_at.data, a->created_at.data,
+                      b->created_at.len, a->created_at.len);
+
+    return rc;
 }
 
 

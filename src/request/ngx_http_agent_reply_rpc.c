@@ -178,6 +178,10 @@ ngx_http_agent_reply_rpc_error(ngx_http_request_t *r, ngx_uint_t status,
 
     rpc = ctx->proto;
 
+    if (rpc && rpc->ok && status == NGX_HTTP_BAD_REQUEST) {
+        status = NGX_HTTP_OK;
+    }
+
     va_start(args, fmt);
     p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
     va_end(args);

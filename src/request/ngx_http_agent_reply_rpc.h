@@ -24,6 +24,9 @@ typedef struct {
     unsigned                   response:1;  /* the message answers one of
                                                ours: an error keeps its
                                                HTTP status, names no id */
+    unsigned                   ok:1;        /* a malformed request is 200
+                                               too, as other request
+                                               errors (A2A's TCK) */
 } ngx_http_agent_reply_rpc_t;
 
 
