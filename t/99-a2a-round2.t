@@ -299,8 +299,29 @@ is($r->{json}{error}{code}, -32602, 'a task of another context: -32602');
 $r = rpc('GetTask', { id => $done, historyLength => -1 });
 is($r->{json}{error}{code}, -32602, 'GetTask, historyLength -1: -32602');
 $r = rpc('GetTask', { id => $done, historyLength => 1 });
-ok(@{ $r->{json}{result}{history} // [] } <= 1,
-   'GetTask, historyLength 1: at most one message');
+is(scalar @{ $r->{json}{result}{history} // [ 1, 2 ] }, 1,
+   'GetTask, historyLength 1: a history of one message')
+    or diag explain $r->{json};
+$r = rpc('GetTask', { id => $done, historyLength => 0 });
+is_deeply($r->{json}{result}{history}, [],
+          'GetTask, historyLength 0: an empty history');
+$r = rpc('ListTasks', { historyLength => -1 });
+is($r->{json}{error}{code}, -32602, 'ListTasks, historyLength -1: -32602');
+$r = rpc('ListTasks', { statusTimestampAfter => 'yesterday' });
+is($r->{json}{error}{code}, -32602, 'ListTasks, a time not ISO 8601: -32602');
+$r = rpc('ListTasks', { statusTimestampAfter => '2999-01-01T00:00:00Z' });
+is_deeply($r->{json}{result}{tasks}, [], '... one to come: no task')
+    or diag explain $r->{json};
+is($r->{json}{result}{pageSize}, 0, '... pageSize: the page\'s size');
+$r = rpc('ListTasks', { statusTimestampAfter => '2000-01-01T00:00:00.5Z',
+                        pageSize => 2 });
+is(scalar @{ $r->{json}{result}{tasks} // [] }, 2, '... one long past: all, '
+   . 'a page of 2');
+ok(!grep({ $_->{artifacts} } @{ $r->{json}{result}{tasks} // [] }),
+   '... without artifacts unless asked');
+$r = rpc('ListTasks', { includeArtifacts => JSON::PP::true });
+ok(grep({ $_->{artifacts} } @{ $r->{json}{result}{tasks} // [] }),
+   'ListTasks, includeArtifacts: with them');
 $r = rpc('SendMessage', { %{ msg() }, configuration =>
                           { historyLength => -3 } });
 is($r->{json}{error}{code}, -32602, 'SendMessage, historyLength -3: -32602');

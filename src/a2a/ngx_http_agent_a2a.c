@@ -15,6 +15,7 @@
 #include "ngx_http_agent_a2a_push.h"
 #include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_a2a_continue.h"
+#include "ngx_http_agent_a2a_list.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -40,7 +41,7 @@ static ngx_int_t ngx_http_agent_a2a_card(ngx_http_request_t *r);
 static ngx_int_t ngx_http_agent_a2a_send(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t stream, ngx_uint_t legacy);
 static ngx_int_t ngx_http_agent_a2a_config(yajl_val params,
-    ngx_uint_t *now);
+    ngx_uint_t *now, ngx_http_agent_a2a_hist_t *hist);
 static ngx_int_t ngx_http_agent_a2a_continues(ngx_http_request_t *r,
     ngx_http_agent_a2a_message_t *am, ngx_int_t *answered);
 
@@ -426,6 +427,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_int_t                      rc, code;
     ngx_str_t                      why, none, kwargs, secret;
     ngx_uint_t                     now;
+    ngx_http_agent_a2a_hist_t      hist;
     ngx_http_agent_msg_t          *msg;
     ngx_http_agent_turn_t         *turn;
     ngx_http_agent_model_t        *m;
@@ -447,7 +449,9 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_agent_a2a_config(rpc->params, &now) != NGX_OK) {
+    ngx_memzero(&hist, sizeof(ngx_http_agent_a2a_hist_t));
+
+    if (ngx_http_agent_a2a_config(rpc->params, &now, &hist) != NGX_OK) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                         "Invalid params: \"historyLength\" "
@@ -538,6 +542,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     out->legacy = legacy;
     out->now = (now && !stream);
     out->task = am.task_id;
+    out->hist = hist;
 
     ngx_str_set(&msg->role, "user");
     msg->content = am.text;
@@ -588,7 +593,8 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
  */
 
 static ngx_int_t
-ngx_http_agent_a2a_config(yajl_val params, ngx_uint_t *now)
+ngx_http_agent_a2a_config(yajl_val params, ngx_uint_t *now,
+    ngx_http_agent_a2a_hist_t *hist)
 {
     yajl_val  c, v;
 
@@ -624,7 +630,7 @@ ngx_http_agent_a2a_config(yajl_val params, ngx_uint_t *now)
         *now = *now || YAJL_IS_FALSE(v);
     }
 
-    return ngx_http_agent_a2a_history(c);
+    return ngx_http_agent_a2a_history_of(c, hist);
 }
 
 

@@ -184,23 +184,3 @@ ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id)
     return NGX_OK;
 }
 
-
-/*
- * historyLength, where given: an integer of 0 or more (a negative one is
- * invalid params); this agent's Task carries no history, so at most N
- */
-
-ngx_int_t
-ngx_http_agent_a2a_history(yajl_val v)
-{
-    yajl_val  n;
-
-    n = v ? ngx_http_agent_json_get(v, "historyLength") : NULL;
-
-    if (n == NULL || YAJL_IS_NULL(n)) {
-        return NGX_OK;
-    }
-
-    return (YAJL_IS_INTEGER(n) && YAJL_GET_INTEGER(n) >= 0) ? NGX_OK
-                                                            : NGX_ERROR;
-}

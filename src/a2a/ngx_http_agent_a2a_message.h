@@ -40,7 +40,6 @@ typedef struct {
 ngx_int_t ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
     ngx_http_agent_a2a_message_t *m, ngx_int_t *code, ngx_str_t *why);
 ngx_int_t ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id);
-ngx_int_t ngx_http_agent_a2a_history(yajl_val v);
 
 
 #endif /* _NGX_HTTP_AGENT_A2A_MESSAGE_H_INCLUDED_ */

@@ -395,6 +395,19 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
 
     ngx_http_agent_json_end(j);
 
+    if (o->hist.history) {
+        /* what the agent said, within historyLength (the user's input is
+           the thread's, not the task's record) */
+        ngx_http_agent_json_key(j, "history");
+        ngx_http_agent_json_arr(j);
+
+        if (o->hist.history_max && text->len) {
+            ngx_http_agent_a2a_message(j, o, task, context, text);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+    }
+
     if (artifact) {
         ngx_http_agent_json_key(j, "artifacts");
         ngx_http_agent_json_arr(j);

@@ -27,12 +27,20 @@ typedef enum {
 } ngx_http_agent_a2a_state_e;
 
 
+/* how much history a Task shows (historyLength) */
+typedef struct {
+    ngx_uint_t                 history_max;
+    unsigned                   history:1;   /* a history is shown */
+} ngx_http_agent_a2a_hist_t;
+
+
 /* what a SendMessage tells its turn's format and answer */
 typedef struct {
     ngx_http_agent_turn_record_t  record;   /* the task kept */
     ngx_str_t                  id;          /* the JSON-RPC id, as JSON */
     ngx_str_t                  interrupt;   /* the run waits: {"node",
                                                "value"} */
+    ngx_http_agent_a2a_hist_t  hist;        /* historyLength */
     ngx_str_t                  task;        /* the task's id, when the run
                                                continues one (a2a_continue.c)
                                                */
