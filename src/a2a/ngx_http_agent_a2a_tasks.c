@@ -215,52 +215,6 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 }
 
 
-/*
- * The task's state from its record (a run that ended at an interrupt
- * waits for input; one stopped, or left by its client, was canceled) and
- * its text: the answer, the error, or what it asks
- */
-
-ngx_http_agent_a2a_state_e
-ngx_http_agent_a2a_state(ngx_pool_t *pool, ngx_http_agent_turn_outcome_t *out,
-    ngx_str_t *text)
-{
-    static ngx_http_agent_a2a_state_e  states[] = {
-        NGX_HTTP_AGENT_A2A_SUBMITTED,        /* pending */
-        NGX_HTTP_AGENT_A2A_WORKING,          /* running */
-        NGX_HTTP_AGENT_A2A_COMPLETED,        /* success */
-        NGX_HTTP_AGENT_A2A_FAILED,           /* error */
-        NGX_HTTP_AGENT_A2A_INPUT_REQUIRED,   /* waits */
-        NGX_HTTP_AGENT_A2A_CANCELED          /* cancelled */
-    };
-
-    ngx_http_agent_run_state_e  run;
-
-    run = ngx_http_agent_turn_record_state(out);
-    ngx_str_set(text, "");
-
-    switch (run) {
-
-    case NGX_HTTP_AGENT_RUN_SUCCESS:
-        *text = out->answer;
-        break;
-
-    case NGX_HTTP_AGENT_RUN_ERROR:
-        *text = out->error;
-        break;
-
-    case NGX_HTTP_AGENT_RUN_WAITS:
-        (void) ngx_http_agent_turn_asks(pool, &out->interrupt, text);
-        break;
-
-    default:
-        break;
-    }
-
-    return states[run];
-}
-
-
 static ngx_int_t
 ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
     ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out,
