@@ -14,7 +14,8 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation bench-instructions clean deb test-deb lint
+        bench-foundation bench-instructions clean deb test-deb lint \
+        test-conformance
 
 all: deps $(MODULE)
 
@@ -54,6 +55,11 @@ lint: all
 
 test: deps all
 	prove -r t/
+
+# the protocols' own conformance kits against this tree: each
+# t/conformance/*.sh, stopped at the first that fails
+test-conformance: deps all
+	@for f in t/conformance/*.sh; do sh $$f || exit 1; done
 
 # the suite on a busy host: one busy loop per core while it runs
 test-stress: deps all
