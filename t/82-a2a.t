@@ -62,8 +62,10 @@ my $card = $o{card};
 is($card->{name}, 'chat', 'the card: the location\'s graph');
 is_deeply([ map { $_->{id} } @{ $card->{skills} } ], [ qw(chat approval) ],
           '... a skill per graph');
-is_deeply([ map { $_->{protocolVersion} } @{ $card->{supportedInterfaces} } ],
-          [ '1.0', '0.3' ], '... JSON-RPC in 1.0 and 0.3');
+is_deeply([ map { "$_->{protocolBinding} $_->{protocolVersion}" }
+            @{ $card->{supportedInterfaces} } ],
+          [ 'JSONRPC 1.0', 'JSONRPC 0.3', 'HTTP+JSON 1.0' ],
+          '... JSON-RPC in 1.0 and 0.3, HTTP+JSON in 1.0');
 is($card->{supportedInterfaces}[0]{url}, "$base/a2a/",
    '... at the location');
 ok($card->{capabilities}{streaming}, '... streaming');

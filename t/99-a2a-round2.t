@@ -338,6 +338,35 @@ is($r->{json}{error}{code}, -32600, 'a method not a string: -32600');
 $r = rpc('nope', {});
 is($r->{status}, 200, 'an unknown method: 200');
 
+# item 7 on the wire: the HTTP+JSON binding's answers and problems
+ok(scalar @{ $o{rest_list}{result}{tasks} // [] } >= 3,
+   'REST: GET tasks through the SDK lists the caller\'s tasks')
+    or diag explain $o{rest_list};
+sub rest {
+    my ($method, $path, $body) = @_;
+    return $t->http($method, "/a2a/$path", $body, 'X-User' => 'alice');
+}
+$r = rest('GET', "tasks/$done?historyLength=1");
+is($r->{json}{id}, $done, 'REST: GET tasks/{id}: the task, no envelope')
+    or diag explain $r;
+is(scalar @{ $r->{json}{history} // [] }, 1, '... historyLength from the query');
+$r = rest('GET', 'tasks/no-such-task');
+is($r->{status}, 404, 'REST: an unknown task: 404');
+is($r->{json}{error}{status}, 'NOT_FOUND', '... an error of google.rpc.Status')
+    or diag explain $r->{json};
+is($r->{json}{error}{details}[0]{reason}, 'TASK_NOT_FOUND',
+   '... its reason A2A\'s');
+$r = rest('POST', "tasks/$done:cancel", {});
+is($r->{status}, 409, 'REST: cancel a completed task: 409');
+$r = rest('GET', 'tasks?historyLength=-1');
+is($r->{status}, 400, 'REST: a query out of bounds: 400');
+$r = rest('DELETE', 'message:send');
+is($r->{status}, 405, 'REST: a route\'s other method: 405');
+$r = rest('POST', 'message:send', '{"message": ');
+is($r->{status}, 400, 'REST: a body not JSON: 400');
+$r = rest('GET', 'tasks/x/y/z');
+is($r->{status}, 404, 'REST: no such route: 404');
+
 $t->stop;
 $t->check_log;
 done_testing;

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_a2a_continue.h"
 #include "ngx_http_agent_a2a_list.h"
+#include "ngx_http_agent_a2a_rest.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -52,6 +53,7 @@ static ngx_int_t ngx_http_agent_a2a_continues(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
+    ngx_int_t                    rc;
     ngx_str_t                    rest;
     ngx_http_agent_reply_rpc_t  *rpc;
 
@@ -83,6 +85,13 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     rpc->ok = 1;
 
     if (rest.len) {
+        /* A2A 1.0's HTTP+JSON binding (a2a_rest.c) */
+        rc = ngx_http_agent_a2a_rest_route(r, &rest);
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "no such endpoint: %V", &r->uri);
     }
@@ -137,8 +146,15 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 
     /* A2A has no notification of the client's: taken, unanswered */
 
-    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT,
-                                       0);
+    if (state->problem) {
+        /* a route of the HTTP+JSON binding, read as its JSON-RPC request */
+        rc = ngx_http_agent_a2a_rest_read(r, body, &rpc);
+
+    } else {
+        rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT,
+                                           0);
+    }
+
     if (rc != NGX_OK) {
         return rc;
     }
@@ -359,6 +375,16 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
         ngx_http_agent_json_end(j);
     }
 
+    /* the HTTP+JSON binding, 1.0's, at the same URL (a2a_rest.c) */
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "url");
+    ngx_http_agent_json_str(j, &url);
+    ngx_http_agent_json_key(j, "protocolBinding");
+    ngx_http_agent_json_cstr(j, "HTTP+JSON");
+    ngx_http_agent_json_key(j, "protocolVersion");
+    ngx_http_agent_json_cstr(j, "1.0");
+    ngx_http_agent_json_end(j);
+
     ngx_http_agent_json_arr_end(j);
 
     /* 0.3's clients read these */
@@ -540,6 +566,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     out->id = rpc->id;
     out->legacy = legacy;
+    out->rest = ngx_http_agent_a2a_rest_is(r);
     out->now = (now && !stream);
     out->task = am.task_id;
     out->hist = hist;

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_a2a_message.h"
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_a2a_continue.h"
+#include "ngx_http_agent_a2a_rest.h"
 #include "ngx_http_agent_a2a_list.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
@@ -70,6 +71,7 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
 
     ngx_memzero(&o, sizeof(ngx_http_agent_a2a_out_t));
     o.id = rpc->id;
+    o.rest = ngx_http_agent_a2a_rest_is(r);
     o.bare = 1;
 
     size = NGX_HTTP_AGENT_A2A_PAGE;

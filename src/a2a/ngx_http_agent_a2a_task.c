@@ -333,12 +333,14 @@ ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
 void
 ngx_http_agent_a2a_head(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
 {
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "jsonrpc");
-    ngx_http_agent_json_cstr(j, "2.0");
-    ngx_http_agent_json_key(j, "id");
-    ngx_http_agent_json_raw(j, &o->id);
-    ngx_http_agent_json_key(j, "result");
+    if (!o->rest) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "jsonrpc");
+        ngx_http_agent_json_cstr(j, "2.0");
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_raw(j, &o->id);
+        ngx_http_agent_json_key(j, "result");
+    }
 
     if (!o->legacy && !o->bare) {
         /* 1.0: a StreamResponse or SendMessageResponse, one member */
@@ -356,7 +358,9 @@ ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
         ngx_http_agent_json_end(j);
     }
 
-    ngx_http_agent_json_end(j);
+    if (!o->rest) {
+        ngx_http_agent_json_end(j);
+    }
 }
 
 

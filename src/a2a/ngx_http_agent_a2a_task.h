@@ -45,6 +45,8 @@ typedef struct {
                                                continues one (a2a_continue.c)
                                                */
     unsigned                   legacy:1;    /* A2A 0.3's names and shapes */
+    unsigned                   rest:1;      /* HTTP+JSON: no JSON-RPC
+                                               envelope */
     unsigned                   bare:1;      /* the result is the object
                                                itself (GetTask's Task) */
     unsigned                   over:1;

@@ -14,6 +14,7 @@
 #include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_a2a_push.h"
 #include "ngx_http_agent_a2a_continue.h"
+#include "ngx_http_agent_a2a_rest.h"
 #include "ngx_http_agent_a2a_list.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
@@ -101,6 +102,7 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     }
 
     o->id = rpc->id;
+    o->rest = ngx_http_agent_a2a_rest_is(r);
     o->legacy = legacy;
 
     /* the task is shown by its id, whichever of its runs it stands at */

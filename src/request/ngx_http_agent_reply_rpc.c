@@ -189,9 +189,14 @@ ngx_http_agent_reply_rpc_error(ngx_http_request_t *r, ngx_uint_t status,
     msg.data = buf;
     msg.len = p - buf;
 
-    if (ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL, code,
-                                     &msg, &out)
-        != NGX_OK)
+    if (rpc && rpc->problem) {
+        if (rpc->problem(r, code, &msg, &status, &out) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+    } else if (ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL,
+                                            code, &msg, &out)
+               != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
