@@ -14,8 +14,8 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation bench-instructions clean deb test-deb lint \
-        test-conformance
+        bench-foundation bench-instructions bench-phases clean deb test-deb \
+        lint test-conformance
 
 all: deps $(MODULE)
 
@@ -105,6 +105,10 @@ bench-foundation: all
 bench-instructions: all
 	bash t/bench/instructions.sh $(MODULES)
 
+# where a turn's time goes: each phase's median, in us (no valgrind)
+bench-phases: all
+	BENCH_PHASES=1 bash t/bench/instructions.sh $(MODULES)
+
 # the peer needs Node and npm; better-sqlite3 builds against Node's headers
 bench: deps all
 	@command -v node >/dev/null && [ -d /usr/include/node ] || \
@@ -112,6 +116,7 @@ bench: deps all
 	     apt-get install -y -qq nodejs npm libnode-dev build-essential \
 	     python3 >/dev/null)
 	perl t/bench/run.pl
+	BENCH_PHASES=1 bash t/bench/instructions.sh
 
 # fuzzing and sanitizer builds live in their own fragments
 include mk/fuzz.mk

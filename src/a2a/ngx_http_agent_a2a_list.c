@@ -42,6 +42,7 @@ static ngx_int_t ngx_http_agent_a2a_rows(ngx_http_request_t *r,
     ngx_str_t *context, ngx_str_t *status, ngx_array_t *rows);
 static void ngx_http_agent_a2a_unique(ngx_pool_t *pool, ngx_array_t *rows);
 static ngx_int_t ngx_http_agent_a2a_newer(const void *one, const void *two);
+static ngx_int_t ngx_http_agent_a2a_after(yajl_val v, ngx_str_t *after);
 
 
 /* ListTasks: a context's tasks, newest first, a page at a time */
@@ -471,7 +472,7 @@ ngx_http_agent_a2a_history_of(yajl_val v, ngx_http_agent_a2a_hist_t *h)
  * the store's times do; none: empty
  */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_a2a_after(yajl_val v, ngx_str_t *after)
 {
     size_t                i;

@@ -21,7 +21,6 @@ ngx_int_t ngx_http_agent_a2a_list(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
 ngx_int_t ngx_http_agent_a2a_history_of(yajl_val v,
     ngx_http_agent_a2a_hist_t *h);
-ngx_int_t ngx_http_agent_a2a_after(yajl_val v, ngx_str_t *after);
 ngx_http_agent_a2a_state_e ngx_http_agent_a2a_state(ngx_pool_t *pool,
     ngx_http_agent_turn_outcome_t *out, ngx_str_t *text);
 

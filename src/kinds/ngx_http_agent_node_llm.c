@@ -416,6 +416,7 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ctx->req.history = (ctx->messages
                         == run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages)
                        ? run->messages_at_start : 0;
+    ctx->req.session = &env->session_id;
     ctx->req.connect_timeout = env->services.llm_connect_timeout;
     ctx->req.idle_timeout = env->services.llm_idle_timeout;
     ctx->req.timeout = env->services.llm_timeout;
