@@ -1,10 +1,13 @@
 #!/usr/bin/perl
 # The A2A TCK (a2aproject/a2a-tck, ../shared/a2a-tck or $A2A_TCK) against
 # agent_a2a: nginx with the module and a scripted model (t/lib), the kit's
-# mandatory tests over JSON-RPC (-m "mandatory or mandatory_protocol or
-# mandatory_jsonrpc", as its run_tck.py --category mandatory --transports
-# jsonrpc selects them), its failures compared with the known exceptions
-# of t/conformance/a2a-tck.exceptions. Exit 0 when every failure is listed.
+# mandatory tests (-m "mandatory or mandatory_protocol or
+# mandatory_jsonrpc", as its run_tck.py --category mandatory selects them)
+# and its transport equivalence tests (tests/optional/multi_transport:
+# JSON-RPC and HTTP+JSON answer alike), over JSON-RPC and REST
+# (A2A_TCK_TRANSPORTS=jsonrpc for the first alone), its failures compared
+# with the known exceptions of t/conformance/a2a-tck.exceptions. Exit 0
+# when every failure is listed.
 
 use strict;
 use warnings;
@@ -53,16 +56,16 @@ agent_graph chat {
     edge model END;
 }
 HTTP
-# the kit reads the card at the host's root (A2A's well-known URI)
-$conf =~ s{(location /api/chat/)}{location /a2a/ { agent_a2a;
+# the agent at the host's root: the kit reads the card there (A2A's
+# well-known URI), and its REST client joins each route to the root
+# ("/message:send"), not below the card's URL
+$conf =~ s{(location /api/chat/)}{location / { agent_a2a;
         agent_use_graph chat; }
-    location = /.well-known/agent-card.json {
-        rewrite ^ /a2a/.well-known/agent-card.json last; }
     $1};
 $t->run($conf);
 
 my $dir = $t->dir;
-my $url = 'http://127.0.0.1:' . $t->port . '/a2a/';
+my $url = 'http://127.0.0.1:' . $t->port . '/';
 
 # the kit read-only: no caches, no bytecode, its reports in our temp dir
 my $pid = fork // die "fork: $!";
@@ -73,10 +76,12 @@ if (!$pid) {
     open STDOUT, '>', "$dir/tck.out" or die;
     open STDERR, '>&', \*STDOUT or die;
     exec 'timeout', '900', '/usr/bin/python3', '-m', 'pytest',
-         'tests/mandatory/',
+         'tests/mandatory/', 'tests/optional/multi_transport/',
          "--sut-url=$url", '--test-scope=all', '--tb=short', '-q',
-         '-m', 'mandatory or mandatory_protocol or mandatory_jsonrpc',
-         '--transports', 'jsonrpc', '-p', 'no:cacheprovider',
+         '-m', 'mandatory or mandatory_protocol or mandatory_jsonrpc'
+               . ' or transport_equivalence',
+         '--transports', $ENV{A2A_TCK_TRANSPORTS} // 'jsonrpc,rest',
+         '-p', 'no:cacheprovider',
          "--basetemp=$dir/pytest", "--junitxml=$dir/tck.xml",
          '-o', 'junit_family=xunit1';
     die "python3: $!";
@@ -111,7 +116,7 @@ while ($xml =~ m{<testcase\b([^>]*?)(/>|>(.*?)</testcase>)}gs) {
 my @ours = grep { !$known{$_} } @failed;
 my %f = map { $_ => 1 } @failed;
 my @stale = grep { !$f{$_} } sort keys %known;
-diag(sprintf 'the A2A TCK (mandatory, JSON-RPC): %d passed, %d failed '
+diag(sprintf 'the A2A TCK (mandatory, equivalence): %d passed, %d failed '
      . '(%d known exceptions), %d skipped', $passed // 0, scalar @failed,
      scalar(@failed) - scalar(@ours), $skipped // 0);
 is_deeply(\@ours, [], 'every failure of the kit is a known exception')
