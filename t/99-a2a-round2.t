@@ -63,7 +63,7 @@ const sdk = `${dir}/node_modules/@a2a-js/sdk/dist`;
 const { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory,
         RestTransportFactory } = await import(`${sdk}/client/index.js`);
 const { SendMessageRequest, Task, GetTaskRequest, CancelTaskRequest,
-        ListTasksRequest, ListTasksResponse } =
+        ListTasksRequest, ListTasksResponse, StreamResponse } =
     await import(`${sdk}/index.js`);
 const out = (k, v) => console.log(JSON.stringify({ k, v }));
 const user = (u) => (url, init = {}) => fetch(url, { ...init,
@@ -124,6 +124,16 @@ async function flows(p, client) {
         await new Promise((r) => setTimeout(r, 50));
     }
     out(`${p}now_end`, last);
+    // a streamed message: its events, each a StreamResponse
+    const events = [];
+    try {
+        for await (const ev of client.sendMessageStream(req('streamed'))) {
+            events.push(StreamResponse.toJSON(ev));
+        }
+        out(`${p}stream`, { events });
+    } catch (e) {
+        out(`${p}stream`, { error: String(e?.message ?? e), events });
+    }
     return { ask, ask2, now };
 }
 try {
@@ -195,7 +205,7 @@ my %o = AgentTest::observe("$dir/flows.mjs", $sdk, $base);
 
 for my $p (qw(v1_ rest_)) {
     SKIP: {
-    skip 'no REST binding in the card', 14
+    skip 'no REST binding in the card', 17
         if $p eq 'rest_' && !grep { $_->{protocolBinding} eq 'HTTP+JSON' }
                               @{ $o{card}{supportedInterfaces} // [] };
 
@@ -237,6 +247,16 @@ for my $p (qw(v1_ rest_)) {
     is($o{"${p}now_end"}{artifacts}[0]{parts}[0]{text}, 'slow, at last',
        "$p: ... the run went on to its end")
         or diag explain $o{"${p}now_end"};
+
+    my @ev = @{ $o{"${p}stream"}{events} // [] };
+    is($ev[0]{task}{status}{state}, 'TASK_STATE_WORKING',
+       "$p: SendStreamingMessage: the task first")
+        or diag explain $o{"${p}stream"};
+    is((grep { $_->{artifactUpdate} } @ev)[0]{artifactUpdate}{artifact}
+       {parts}[0]{text}, 'you said streamed', "$p: ... the answer")
+        or diag explain \@ev;
+    is($ev[-1]{statusUpdate}{status}{state}, 'TASK_STATE_COMPLETED',
+       "$p: ... completed last");
     }
 }
 
@@ -349,7 +369,8 @@ sub rest {
 $r = rest('GET', "tasks/$done?historyLength=1");
 is($r->{json}{id}, $done, 'REST: GET tasks/{id}: the task, no envelope')
     or diag explain $r;
-is(scalar @{ $r->{json}{history} // [] }, 1, '... historyLength from the query');
+is(scalar @{ $r->{json}{history} // [] }, 1,
+   '... historyLength from the query');
 $r = rest('GET', 'tasks/no-such-task');
 is($r->{status}, 404, 'REST: an unknown task: 404');
 is($r->{json}{error}{status}, 'NOT_FOUND', '... an error of google.rpc.Status')
