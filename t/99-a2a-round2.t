@@ -379,6 +379,9 @@ is($r->{json}{error}{details}[0]{reason}, 'TASK_NOT_FOUND',
    '... its reason A2A\'s');
 $r = rest('POST', "tasks/$done:cancel", {});
 is($r->{status}, 409, 'REST: cancel a completed task: 409');
+$r = rest('POST', 'tasks/no-such-task:cancel', { id => $done });
+is($r->{status}, 404, 'REST: the path names the task, not the body\'s id')
+    or diag explain $r->{json};
 $r = rest('GET', 'tasks?historyLength=-1');
 is($r->{status}, 400, 'REST: a query out of bounds: 400');
 $r = rest('DELETE', 'message:send');

@@ -132,6 +132,7 @@ ngx_http_agent_a2a_rest_read(ngx_http_request_t *r, ngx_str_t *body,
 {
     size_t                       i;
     ngx_str_t                    path, json, err;
+    const char                  *key;
     yajl_val                     v;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_a2a_route_t   rt;
@@ -170,8 +171,17 @@ ngx_http_agent_a2a_rest_read(ngx_http_request_t *r, ngx_str_t *body,
     ngx_http_agent_json_obj(j);
 
     for (i = 0; v && i < v->u.object.len; i++) {
+        key = v->u.object.keys[i];
+
+        /* the path names the task and the config, not the body */
+        if ((rt.task.len || rt.config.len)
+            && (ngx_strcmp(key, "id") == 0 || ngx_strcmp(key, "taskId") == 0))
+        {
+            continue;
+        }
+
         /* a key is a string: written as one */
-        ngx_http_agent_json_cstr(j, v->u.object.keys[i]);
+        ngx_http_agent_json_cstr(j, key);
         ngx_http_agent_json_val(j, v->u.object.values[i]);
     }
 
