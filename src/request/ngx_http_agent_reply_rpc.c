@@ -251,6 +251,11 @@ ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_uint_t *status,
         answered = 0;
     }
 
+    if (rpc && rpc->problem) {
+        /* the protocol's own shape (A2A's HTTP+JSON), its status HTTP's */
+        return rpc->problem(r, code, msg, status, out);
+    }
+
     /* a response of the client's is no request: its error is HTTP's too */
 
     if (answered && !(rpc && rpc->response)) {
