@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_a2a_continue.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
 
@@ -176,26 +177,39 @@ ngx_int_t
 ngx_http_agent_a2a_close(ngx_http_request_t *r,
     ngx_http_agent_turn_outcome_t *out, ngx_str_t *task)
 {
-    u_char                     *p;
-    ngx_int_t                   rc;
-    ngx_http_agent_run_row_t    row;
-    ngx_http_agent_loc_conf_t  *alcf;
+    u_char                      *p;
+    ngx_int_t                    rc;
+    ngx_http_agent_run_row_t     row;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_reply_rpc_t  *rpc;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    p = ngx_pnalloc(r->pool, 36 + 32);
-    if (p == NULL) {
+    rpc = ngx_http_agent_reply_rpc(r);
+    if (rpc == NULL) {
         return NGX_ERROR;
+    }
+
+    /* the same row on each pass: PostgreSQL's answer is kept by its id */
+
+    if (rpc->run_id.len == 0) {
+        p = ngx_pnalloc(r->pool, 36 + 32);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_http_agent_store_new_id(p);
+        rpc->run_id.data = p;
+        rpc->run_id.len = 36;
     }
 
     ngx_memzero(&row, sizeof(ngx_http_agent_run_row_t));
 
-    ngx_http_agent_store_new_id(p);
-    row.run_id.data = p;
-    row.run_id.len = 36;
+    row.run_id = rpc->run_id;
 
-    row.created_at.data = p + 36;
-    row.created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
+    p = rpc->run_id.data + 36;
+    row.created_at.data = p;
+    row.created_at.len = ngx_http_agent_store_now(p) - p;
 
     row.thread_id = out->row.thread_id;
     row.assistant_id = out->row.assistant_id;

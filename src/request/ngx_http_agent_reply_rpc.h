@@ -21,6 +21,7 @@
 typedef struct {
     ngx_str_t                  id;          /* the JSON-RPC id, or empty */
     ngx_str_t                  thread_id;   /* a new thread's, once made */
+    ngx_str_t                  run_id;      /* a new run's, once made */
     unsigned                   response:1;  /* the message answers one of
                                                ours: an error keeps its
                                                HTTP status, names no id */
