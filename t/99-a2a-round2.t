@@ -382,6 +382,14 @@ is($r->{status}, 409, 'REST: cancel a completed task: 409');
 $r = rest('POST', 'tasks/no-such-task:cancel', { id => $done });
 is($r->{status}, 404, 'REST: the path names the task, not the body\'s id')
     or diag explain $r->{json};
+$r = rest('POST', "tasks/$done:subscribe", {});
+is($r->{json}{error}{details}[0]{reason}, 'UNSUPPORTED_OPERATION',
+   'REST: subscribe to a completed task: UnsupportedOperation')
+    or diag explain $r;
+$r = rest('GET', "tasks/$done/pushNotificationConfigs");
+is($r->{json}{error}{details}[0]{reason}, 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+   'REST: the push config routes, without agent_webhooks: not supported')
+    or diag explain $r;
 $r = rest('GET', 'tasks?historyLength=-1');
 is($r->{status}, 400, 'REST: a query out of bounds: 400');
 $r = rest('DELETE', 'message:send');
