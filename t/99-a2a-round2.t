@@ -396,6 +396,7 @@ $r = rest('DELETE', 'message:send');
 is($r->{status}, 405, 'REST: a route\'s other method: 405');
 ok($r->{json} && $r->{json}{status} == 405 && !$r->{json}{jsonrpc},
    '... a problem, not a JSON-RPC error') or diag explain $r;
+is($r->{json}{error}{status}, 'UNIMPLEMENTED', '... its gRPC code');
 $r = rest('POST', 'message:send', '{"message": ');
 is($r->{status}, 400, 'REST: a body not JSON: 400');
 $r = rest('GET', 'tasks/x/y/z');

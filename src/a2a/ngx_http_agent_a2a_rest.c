@@ -409,6 +409,7 @@ ngx_http_agent_a2a_rest_problem(ngx_http_request_t *r, ngx_int_t code,
 {
     u_char                        buf[128], *p;
     ngx_str_t                     type;
+    const char                   *grpc;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_a2a_problem_t  *e;
 
@@ -425,6 +426,39 @@ ngx_http_agent_a2a_rest_problem(ngx_http_request_t *r, ngx_int_t code,
 
     } else {
         *status = e->status;
+    }
+
+    /* google.rpc.Code of such a status, as gRPC's HTTP mapping reads it */
+
+    grpc = e->grpc;
+
+    if (e->code == 0) {
+        switch (*status) {
+        case NGX_HTTP_UNAUTHORIZED:
+            grpc = "UNAUTHENTICATED";
+            break;
+        case NGX_HTTP_FORBIDDEN:
+            grpc = "PERMISSION_DENIED";
+            break;
+        case NGX_HTTP_NOT_FOUND:
+            grpc = "NOT_FOUND";
+            break;
+        case NGX_HTTP_NOT_ALLOWED:
+            grpc = "UNIMPLEMENTED";
+            break;
+        case NGX_HTTP_CONFLICT:
+            grpc = "ABORTED";
+            break;
+        case NGX_HTTP_REQUEST_ENTITY_TOO_LARGE:
+            grpc = "INVALID_ARGUMENT";
+            break;
+        case 429:
+            grpc = "RESOURCE_EXHAUSTED";
+            break;
+        case NGX_HTTP_SERVICE_UNAVAILABLE:
+            grpc = "UNAVAILABLE";
+            break;
+        }
     }
 
     if (e->type) {
@@ -446,7 +480,7 @@ ngx_http_agent_a2a_rest_problem(ngx_http_request_t *r, ngx_int_t code,
     ngx_http_agent_json_key(j, "type");
     ngx_http_agent_json_str(j, &type);
     ngx_http_agent_json_key(j, "title");
-    ngx_http_agent_json_cstr(j, e->reason ? e->reason : e->grpc);
+    ngx_http_agent_json_cstr(j, e->reason ? e->reason : grpc);
     ngx_http_agent_json_key(j, "status");
     ngx_http_agent_json_int(j, *status);
     ngx_http_agent_json_key(j, "detail");
@@ -457,7 +491,7 @@ ngx_http_agent_a2a_rest_problem(ngx_http_request_t *r, ngx_int_t code,
     ngx_http_agent_json_key(j, "code");
     ngx_http_agent_json_int(j, *status);
     ngx_http_agent_json_key(j, "status");
-    ngx_http_agent_json_cstr(j, e->grpc);
+    ngx_http_agent_json_cstr(j, grpc);
     ngx_http_agent_json_key(j, "message");
     ngx_http_agent_json_str(j, msg);
 
