@@ -228,12 +228,17 @@ ngx_http_agent_llm_images(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
     }
 
     ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "text");
-    ngx_http_agent_json_key(j, "text");
-    ngx_http_agent_json_str(j, &m->content);
-    ngx_http_agent_json_end(j);
+
+    /* an image alone has no text part: providers refuse an empty one */
+
+    if (m->content.len) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "text");
+        ngx_http_agent_json_key(j, "text");
+        ngx_http_agent_json_str(j, &m->content);
+        ngx_http_agent_json_end(j);
+    }
 
     for (i = 0; i < v->u.array.len; i++) {
         img = v->u.array.values[i];

@@ -264,6 +264,8 @@ typedef ngx_int_t (*ngx_http_agent_store_message_pt)(void *data,
  */
 
 typedef struct ngx_http_agent_store_call_s  ngx_http_agent_store_call_t;
+/* a thread's bytes and counts (ngx_http_agent_store_keep.h) */
+typedef struct ngx_http_agent_storage_s     ngx_http_agent_storage_t;
 
 typedef void (*ngx_http_agent_store_wake_pt)(ngx_http_agent_store_call_t *sc);
 
@@ -489,7 +491,10 @@ typedef struct {
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
-    /* a run's status set ("running" only over "pending") */
+    /*
+     * a run's status set ("running" only over "pending"); an end's lets
+     * the run's thread go if the run holds it still, with it
+     */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
     /* a run's row, of the thread (any when NULL): NGX_DECLINED, none */
@@ -650,6 +655,13 @@ typedef struct {
     ngx_int_t  (*session_copy)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *from, ngx_str_t *to,
                                ngx_str_t *now);
+
+    /* agent_checkpoint_keep: a thread's old checkpoints let go, a pass */
+    ngx_int_t  (*checkpoint_prune)(ngx_http_agent_store_call_t *sc,
+                                   ngx_str_t *id, ngx_str_t *run_id,
+                                   ngx_uint_t keep, ngx_msec_t age);
+    ngx_int_t  (*thread_storage)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *id, ngx_http_agent_storage_t *st);
 } ngx_http_agent_store_backend_t;
 
 

@@ -30,7 +30,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 8) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 9) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -254,6 +254,15 @@ const char  *ngx_http_agent_pg_schema =
     /* and a run's secret (an A2A push's header line), in no API */
     " ALTER TABLE runs ADD COLUMN IF NOT EXISTS secret text;"
 
-    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8)"
-    "  ON CONFLICT DO NOTHING;"
+    /*
+     * version 9: the take-over check's (turn_redrive.c): the holders of
+     * leases by worker, their leases by expiry; only held sessions
+     */
+    " CREATE INDEX IF NOT EXISTS sessions_holder"
+    "  ON sessions (run_host, run_pid) WHERE run_id IS NOT NULL;"
+    " CREATE INDEX IF NOT EXISTS sessions_lease"
+    "  ON sessions (run_expires) WHERE run_id IS NOT NULL;"
+
+    " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8),"
+    "  (9) ON CONFLICT DO NOTHING;"
     " END $agent$";
