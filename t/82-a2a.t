@@ -62,8 +62,10 @@ my $card = $o{card};
 is($card->{name}, 'chat', 'the card: the location\'s graph');
 is_deeply([ map { $_->{id} } @{ $card->{skills} } ], [ qw(chat approval) ],
           '... a skill per graph');
-is_deeply([ map { $_->{protocolVersion} } @{ $card->{supportedInterfaces} } ],
-          [ '1.0', '0.3' ], '... JSON-RPC in 1.0 and 0.3');
+is_deeply([ map { "$_->{protocolBinding} $_->{protocolVersion}" }
+            @{ $card->{supportedInterfaces} } ],
+          [ 'JSONRPC 1.0', 'JSONRPC 0.3', 'HTTP+JSON 1.0' ],
+          '... JSON-RPC in 1.0 and 0.3, HTTP+JSON in 1.0');
 is($card->{supportedInterfaces}[0]{url}, "$base/a2a/",
    '... at the location');
 ok($card->{capabilities}{streaming}, '... streaming');
@@ -165,9 +167,10 @@ sub rpc {
 my $r = rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
 is($r->{json}{error}{code}, -32700, 'bad JSON: parse error');
 $r = rpc('[' x 100000);
-is($r->{status}, 400, 'deep nesting: 400');
+is($r->{json}{error}{code}, -32700, 'deep nesting: a parse error, no crash');
 $r = rpc('{"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": '
-         . '{"message": {"role": "ROLE_USER", "parts": [{"data": {}}]}}}');
+         . '{"message": {"role": "ROLE_USER", "messageId": "m1", '
+         . '"parts": [{"data": {}}]}}}');
 is($r->{json}{error}{code}, -32005, 'a data part: content type not taken');
 $r = rpc('{"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": '
          . '{"message": {"role": "ROLE_AGENT", "parts": [{"text": "x"}]}}}');
@@ -201,10 +204,11 @@ is($r->{json}{error}{code}, -32003, 'push notifications: not supported');
 $r = rpc('{"jsonrpc": "2.0", "id": 5, "method": "nope"}');
 is($r->{json}{error}{code}, -32601, 'an unknown method');
 $r = rpc('{"jsonrpc": "2.0", "id": 6, "method": "SendMessage", "params": '
-         . '{"message": {"role": "ROLE_USER", "taskId": "t1", "parts": '
-         . '[{"text": "x"}]}}}');
-like($r->{json}{error}{message} // '', qr/contextId/,
-     'a taskId without its contextId: refused, not a new thread');
+         . '{"message": {"role": "ROLE_USER", "messageId": "m2", '
+         . '"taskId": "t1", "parts": [{"text": "x"}]}}}');
+is($r->{json}{error}{code}, -32001,
+   'a taskId of no task, without its contextId: not found, not a new '
+   . 'thread');
 $r = rpc('{"jsonrpc": "2.0", "method": "SendMessage", "params": 5}');
 is($r->{status}, 204, 'a notification with bad params: not answered');
 $r = $t->http('POST', '/a2a/', '{"jsonrpc": "2.0", "id": 7, "method": "x"}',

@@ -3,7 +3,8 @@
 # 4).  The routes are read from the C sources at run time: the LangGraph
 # API's table (lg_router.c), our sessions and chat API's actions
 # (handler.c), the JSON-RPC methods of the MCP server and of A2A, the
-# agent card, Open Responses' paths and AG-UI's graphs; a route added
+# agent card, A2A's HTTP+JSON routes (a2a_rest.c), Open Responses' paths
+# and AG-UI's graphs; a route added
 # there is walked without a change here, and the test checks that it
 # sent each of them at least one request.  Each route and method gets a
 # body of about 12 MB (every key a route may store over 1 MiB), values
@@ -168,6 +169,34 @@ my (%routes, @walk);
                   method => 'GET', path => $card };
 }
 
+# agent_a2a's HTTP+JSON binding: the paths its match function compares,
+# in a list here that must hold every one of them and each method
+{
+    my @list = ([ POST => 'message:send' ], [ POST => 'message:stream' ],
+                [ GET => 'tasks' ], [ GET => 'extendedAgentCard' ],
+                [ GET => 'tasks/{id}' ], [ POST => 'tasks/{id}:cancel' ],
+                [ POST => 'tasks/{id}:subscribe' ],
+                [ GET => 'tasks/{id}/pushNotificationConfigs' ],
+                [ POST => 'tasks/{id}/pushNotificationConfigs' ],
+                [ GET => 'tasks/{id}/pushNotificationConfigs/c1' ],
+                [ DELETE => 'tasks/{id}/pushNotificationConfigs/c1' ]);
+    my $f = function('src/a2a/ngx_http_agent_a2a_rest.c',
+                     'ngx_http_agent_a2a_rest_match');
+    my @lit = $f =~ /"([a-z:\/][A-Za-z:\/]*)"/g;
+    my @missed = grep { my $l = $_; !grep { index($_->[1], $l) >= 0 } @list }
+                 @lit;
+    my %have = map { $_->[0] => 1 } @list;
+    push @missed, grep { !$have{$_} } methods($f);
+    ok(@lit && !@missed, 'the list of A2A\'s HTTP+JSON routes holds every '
+       . 'path and method of its match function') or diag("@missed");
+    for (@list) {
+        push @{ $routes{a2a_rest} }, "$_->[0] $_->[1]";
+        push @walk, { table => 'a2a_rest', key => "$_->[0] $_->[1]",
+                      proto => 'a2a_rest', method => $_->[0],
+                      path => $_->[1] };
+    }
+}
+
 # agent_responses: the paths its route function compares, in a list here
 # that must hold every one of them
 {
@@ -207,8 +236,8 @@ my @agui_graphs = qw(notes approval);
 }
 
 ok(@{ $routes{$_} // [] }, "routes read from $_")
-    for qw(lg_paths agent_route mcp_methods a2a_methods responses_route
-           agui_route);
+    for qw(lg_paths agent_route mcp_methods a2a_methods a2a_rest
+           responses_route agui_route);
 
 # nginx with every location
 
@@ -578,6 +607,14 @@ for my $w (@walk) {
         } elsif ($w->{proto} eq 'a2a') {
             $path = '/a2a/' . ($w->{path} // '');
             $body = $w->{rpc} ? rpc_body($w, $probe) : undef;
+
+        } elsif ($w->{proto} eq 'a2a_rest') {
+            # the body is a JSON-RPC request's params
+            (my $p = $w->{path}) =~ s/\{id\}/$id \/\/ $fx{task}/e;
+            $path = "/a2a/$p";
+            $body = $probe eq 'array' ? '[1,"a",{}]'
+                  : $probe eq 'deep' ? "{\"message\":$deep}"
+                  : encode_json(rpc_params($probe));
 
         } elsif ($w->{proto} eq 'responses') {
             my $rid = $id // ($fresh ? response_id() : $fx{response});

@@ -14,6 +14,9 @@
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_a2a_push.h"
 #include "ngx_http_agent_a2a_tasks.h"
+#include "ngx_http_agent_a2a_continue.h"
+#include "ngx_http_agent_a2a_list.h"
+#include "ngx_http_agent_a2a_rest.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -38,6 +41,10 @@
 static ngx_int_t ngx_http_agent_a2a_card(ngx_http_request_t *r);
 static ngx_int_t ngx_http_agent_a2a_send(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t stream, ngx_uint_t legacy);
+static ngx_int_t ngx_http_agent_a2a_config(yajl_val params,
+    ngx_uint_t *now, ngx_http_agent_a2a_hist_t *hist);
+static ngx_int_t ngx_http_agent_a2a_continues(ngx_http_request_t *r,
+    ngx_http_agent_a2a_message_t *am, ngx_int_t *answered);
 
 
 #define NGX_HTTP_AGENT_A2A_CARD  ".well-known/agent-card.json"
@@ -46,7 +53,9 @@ static ngx_int_t ngx_http_agent_a2a_send(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
-    ngx_str_t  rest;
+    ngx_int_t                    rc;
+    ngx_str_t                    rest;
+    ngx_http_agent_reply_rpc_t  *rpc;
 
     ctx->endpoint = NGX_HTTP_AGENT_EP_A2A;
 
@@ -67,11 +76,22 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     }
 
     /* every other error JSON-RPC's, the owner's 401 before the pass too */
-    if (ngx_http_agent_reply_rpc(r) == NULL) {
+    rpc = ngx_http_agent_reply_rpc(r);
+    if (rpc == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    /* -32600 and -32700 with 200, as every other error (docs/protocols.md) */
+    rpc->ok = 1;
+
     if (rest.len) {
+        /* A2A 1.0's HTTP+JSON binding (a2a_rest.c) */
+        rc = ngx_http_agent_a2a_rest_route(r, &rest);
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "no such endpoint: %V", &r->uri);
     }
@@ -90,7 +110,7 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 static ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
     NULL,
     NULL,
-    NULL,
+    ngx_http_agent_a2a_started,
     NULL,
     ngx_http_agent_a2a_push_done,
     ngx_http_agent_a2a_answer,
@@ -101,11 +121,12 @@ static ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
 ngx_int_t
 ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 {
-    ngx_int_t                   rc;
-    ngx_uint_t                  push;
-    ngx_http_agent_ctx_t       *ctx;
-    ngx_http_agent_jsonrpc_t    rpc;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_int_t                    rc;
+    ngx_uint_t                   push;
+    ngx_http_agent_ctx_t        *ctx;
+    ngx_http_agent_jsonrpc_t     rpc;
+    ngx_http_agent_loc_conf_t   *alcf;
+    ngx_http_agent_reply_rpc_t  *state;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
@@ -116,14 +137,24 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
 
     /* errors as JSON-RPC's, the turn's refusals (409, 429, ...) too */
 
-    if (ngx_http_agent_reply_rpc(r) == NULL) {
+    state = ngx_http_agent_reply_rpc(r);
+    if (state == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    state->ok = 1;
+
     /* A2A has no notification of the client's: taken, unanswered */
 
-    rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT,
-                                       0);
+    if (state->problem) {
+        /* a route of the HTTP+JSON binding, read as its JSON-RPC request */
+        rc = ngx_http_agent_a2a_rest_read(r, body, &rpc);
+
+    } else {
+        rc = ngx_http_agent_reply_rpc_read(r, body, &rpc, NGX_HTTP_NO_CONTENT,
+                                           0);
+    }
+
     if (rc != NGX_OK) {
         return rc;
     }
@@ -223,6 +254,22 @@ ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
                     : ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                    NGX_HTTP_AGENT_A2A_PUSH_UNSUPPORTED,
                                    "Push Notification is not supported");
+    }
+
+    /* no extended card is declared (capabilities.extendedAgentCard) */
+
+    if (ngx_http_agent_method_is("GetExtendedAgentCard")) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                   NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION,
+                                   "This operation is not supported: this "
+                                   "agent has no extended agent card");
+    }
+
+    if (ngx_http_agent_method_is("agent/getAuthenticatedExtendedCard")) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                   NGX_HTTP_AGENT_A2A_CARD_NOT_CONFIGURED,
+                                   "Authenticated Extended Card is not "
+                                   "configured");
     }
 
 #undef ngx_http_agent_method_is
@@ -328,6 +375,16 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
         ngx_http_agent_json_end(j);
     }
 
+    /* the HTTP+JSON binding, 1.0's, at the same URL (a2a_rest.c) */
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "url");
+    ngx_http_agent_json_str(j, &url);
+    ngx_http_agent_json_key(j, "protocolBinding");
+    ngx_http_agent_json_cstr(j, "HTTP+JSON");
+    ngx_http_agent_json_key(j, "protocolVersion");
+    ngx_http_agent_json_cstr(j, "1.0");
+    ngx_http_agent_json_end(j);
+
     ngx_http_agent_json_arr_end(j);
 
     /* 0.3's clients read these */
@@ -395,6 +452,8 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 {
     ngx_int_t                      rc, code;
     ngx_str_t                      why, none, kwargs, secret;
+    ngx_uint_t                     now;
+    ngx_http_agent_a2a_hist_t      hist;
     ngx_http_agent_msg_t          *msg;
     ngx_http_agent_turn_t         *turn;
     ngx_http_agent_model_t        *m;
@@ -414,6 +473,26 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     if (rc != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_memzero(&hist, sizeof(ngx_http_agent_a2a_hist_t));
+
+    if (ngx_http_agent_a2a_config(rpc->params, &now, &hist) != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"historyLength\" "
+                                        "is a number of 0 or more, "
+                                        "\"returnImmediately\" and "
+                                        "\"blocking\" booleans");
+    }
+
+    /* a message to a task: the task goes on, in its own context */
+
+    if (am.task_id.len) {
+        rc = ngx_http_agent_a2a_continues(r, &am, &code);
+        if (rc != NGX_OK) {
+            return (rc == NGX_DONE) ? code : rc;
+        }
     }
 
     /* its push notification config, kept with the task */
@@ -444,7 +523,14 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     /* the context: the owner's thread, a new one of the id given, or ours */
 
-    rc = ngx_http_agent_reply_rpc_thread(r, &am.context_id, 1, &s);
+    rc = ngx_http_agent_reply_rpc_thread(r, &am.context_id,
+                                         am.task_id.len == 0, &s);
+
+    if (rc == NGX_DECLINED && am.task_id.len) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
+                                        "Task not found: %V", &am.task_id);
+    }
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
@@ -480,6 +566,10 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     out->id = rpc->id;
     out->legacy = legacy;
+    out->rest = ngx_http_agent_a2a_rest_is(r);
+    out->now = (now && !stream);
+    out->task = am.task_id;
+    out->hist = hist;
 
     ngx_str_set(&msg->role, "user");
     msg->content = am.text;
@@ -498,6 +588,19 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     out->record.events = 1;
     out->record.row.kwargs = kwargs;
     out->record.row.secret = secret;
+
+    if (am.task_id.len) {
+        /* the task's events say its id; its row says which task it is */
+        in->run_id = am.task_id;
+
+        if (ngx_http_agent_a2a_link(r->pool, &am.task_id,
+                                    &out->record.row.metadata)
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+
     in->json = !stream;
     in->msgs = msg;
     in->nmsgs = 1;
@@ -507,4 +610,156 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     in->reply = 1;
 
     return ngx_http_agent_turn_begin(turn, &s);
+}
+
+
+/*
+ * SendMessage's configuration: returnImmediately (1.0) or blocking false
+ * (0.3); historyLength checked (a Task here carries no history, so any N
+ * holds: at most N messages)
+ */
+
+static ngx_int_t
+ngx_http_agent_a2a_config(yajl_val params, ngx_uint_t *now,
+    ngx_http_agent_a2a_hist_t *hist)
+{
+    yajl_val  c, v;
+
+    *now = 0;
+
+    c = ngx_http_agent_json_get(params, "configuration");
+
+    if (c == NULL || YAJL_IS_NULL(c)) {
+        return NGX_OK;
+    }
+
+    if (!YAJL_IS_OBJECT(c)) {
+        return NGX_ERROR;
+    }
+
+    v = ngx_http_agent_json_get(c, "returnImmediately");
+
+    if (v && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) {
+            return NGX_ERROR;
+        }
+
+        *now = YAJL_IS_TRUE(v);
+    }
+
+    v = ngx_http_agent_json_get(c, "blocking");
+
+    if (v && !YAJL_IS_NULL(v)) {
+        if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) {
+            return NGX_ERROR;
+        }
+
+        *now = *now || YAJL_IS_FALSE(v);
+    }
+
+    return ngx_http_agent_a2a_history_of(c, hist);
+}
+
+
+/*
+ * A message that names its task (§3.4.3): the task's context is the
+ * message's, inferred when it names none; a task that waits for input
+ * goes on; a terminal one takes no more messages (§3.1.1)
+ */
+
+static ngx_int_t
+ngx_http_agent_a2a_continues(ngx_http_request_t *r,
+    ngx_http_agent_a2a_message_t *am, ngx_int_t *answered)
+{
+    ngx_int_t                       rc;
+    ngx_http_agent_session_t        s;
+    ngx_http_agent_run_state_e      state;
+    ngx_http_agent_turn_outcome_t  *out;
+
+    out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_outcome_t));
+    if (out == NULL) {
+        *answered = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NGX_DONE;
+    }
+
+    rc = ngx_http_agent_a2a_latest(r, &am->task_id, out);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
+                                        "Task not found: %V", &am->task_id);
+        return NGX_DONE;
+    }
+
+    if (rc != NGX_OK) {
+        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the store failed");
+        return NGX_DONE;
+    }
+
+    /* another owner's task is as good as not there */
+
+    rc = ngx_http_agent_reply_rpc_thread(r, &out->row.thread_id, 0, &s);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    if (rc == NGX_DECLINED) {
+        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
+                                        "Task not found: %V", &am->task_id);
+        return NGX_DONE;
+    }
+
+    if (rc != NGX_OK) {
+        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                        "Internal error: the store failed");
+        return NGX_DONE;
+    }
+
+    if (am->context_id.len
+        && (am->context_id.len != out->row.thread_id.len
+            || ngx_strncmp(am->context_id.data, out->row.thread_id.data,
+                           am->context_id.len) != 0))
+    {
+        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: the task %V is not "
+                                        "of the context %V", &am->task_id,
+                                        &am->context_id);
+        return NGX_DONE;
+    }
+
+    am->context_id = out->row.thread_id;
+
+    /* the task's graph, unless the message names one */
+
+    if (am->skill.len == 0) {
+        am->skill = out->row.assistant_id;
+    }
+
+    state = ngx_http_agent_turn_record_state(out);
+
+    if (state == NGX_HTTP_AGENT_RUN_SUCCESS
+        || state == NGX_HTTP_AGENT_RUN_ERROR
+        || state == NGX_HTTP_AGENT_RUN_CANCELLED)
+    {
+        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                   NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION,
+                                   "This operation is not supported: the "
+                                   "task %V is in a terminal state",
+                                   &am->task_id);
+        return NGX_DONE;
+    }
+
+    /* one that waits is answered; one that runs: the thread is busy (409) */
+
+    return NGX_OK;
 }

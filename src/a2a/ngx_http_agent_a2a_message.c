@@ -27,7 +27,7 @@ ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
     u_char     *p;
     size_t      i, size;
     yajl_val    msg, parts, part, meta;
-    ngx_str_t   role, text, kind, task;
+    ngx_str_t   role, text, kind;
 
     ngx_memzero(m, sizeof(ngx_http_agent_a2a_message_t));
     *code = NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS;
@@ -53,17 +53,18 @@ ngx_http_agent_a2a_message(ngx_pool_t *pool, yajl_val params,
     if (ngx_http_agent_a2a_id(msg, "messageId", &m->message_id) == NGX_ERROR
         || ngx_http_agent_a2a_id(msg, "contextId", &m->context_id)
            == NGX_ERROR
-        || ngx_http_agent_a2a_id(msg, "taskId", &task) == NGX_ERROR)
+        || ngx_http_agent_a2a_id(msg, "taskId", &m->task_id) == NGX_ERROR)
     {
         ngx_str_set(why, "Invalid params: \"messageId\", \"contextId\" and "
-                    "\"taskId\" must be ids: 1 to 64 letters, digits, - or _");
+                    "\"taskId\" must be strings of 1 to 1024 bytes, no "
+                    "control characters");
         return NGX_DECLINED;
     }
 
-    if (task.len && m->context_id.len == 0) {
-        /* a task goes on in its context: without one it would be lost */
-        ngx_str_set(why, "Invalid params: a message that continues a task "
-                    "(\"taskId\") names its \"contextId\" too");
+    if (m->message_id.len == 0) {
+        /* the spec's Message: messageId is REQUIRED */
+        ngx_str_set(why, "Invalid params: the message's \"messageId\" is "
+                    "required");
         return NGX_DECLINED;
     }
 
@@ -147,7 +148,12 @@ content:
 }
 
 
-/* an id, or none: NGX_ERROR for one of another type or shape */
+/*
+ * an id, or none: NGX_ERROR for one of another type or size.  A2A's ids
+ * are strings (URNs, prefixed ULIDs, the TCK's own of 67 characters):
+ * any UTF-8 the JSON reader let in, bound in SQL and escaped in JSON; a
+ * control character is refused, so that no log line can be forged.
+ */
 
 ngx_int_t
 ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id)
@@ -164,18 +170,17 @@ ngx_http_agent_a2a_id(yajl_val v, const char *key, ngx_str_t *id)
     }
 
     if (ngx_http_agent_json_get_str(v, key, id) != NGX_OK
-        || id->len > 64)
+        || id->len > NGX_HTTP_AGENT_A2A_ID_MAX)
     {
         return NGX_ERROR;
     }
 
     for (i = 0; i < id->len; i++) {
-        if (!(isalnum(id->data[i]) || id->data[i] == '-'
-              || id->data[i] == '_'))
-        {
+        if (id->data[i] < 0x20 || id->data[i] == 0x7f) {
             return NGX_ERROR;
         }
     }
 
     return NGX_OK;
 }
+

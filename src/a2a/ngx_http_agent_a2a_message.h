@@ -20,6 +20,10 @@
 #define NGX_HTTP_AGENT_A2A_PUSH_UNSUPPORTED       -32003
 #define NGX_HTTP_AGENT_A2A_UNSUPPORTED_OPERATION  -32004
 #define NGX_HTTP_AGENT_A2A_CONTENT_TYPE           -32005
+#define NGX_HTTP_AGENT_A2A_CARD_NOT_CONFIGURED    -32007  /* 0.3's */
+
+/* the longest id taken (docs/protocols.md) */
+#define NGX_HTTP_AGENT_A2A_ID_MAX                 1024
 
 
 /* SendMessage's (or message/send's) params, read */
@@ -27,6 +31,8 @@ typedef struct {
     ngx_str_t                  text;        /* the text parts, joined */
     ngx_str_t                  message_id;
     ngx_str_t                  context_id;  /* or empty: a new thread */
+    ngx_str_t                  task_id;     /* the task it continues, or
+                                               empty */
     ngx_str_t                  skill;       /* metadata.skill, or empty */
 } ngx_http_agent_a2a_message_t;
 

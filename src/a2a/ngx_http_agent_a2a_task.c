@@ -203,6 +203,78 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
 }
 
 
+/*
+ * returnImmediately (1.0), blocking false (0.3): the task is the answer
+ * as it starts (§3.2.2), the run goes on without its client, as a
+ * background response does; GetTask and the push config follow it
+ */
+
+void
+ngx_http_agent_a2a_started(ngx_http_agent_turn_t *turn)
+{
+    ngx_str_t                    out, none;
+    ngx_http_request_t          *r;
+    ngx_http_agent_json_t       *j;
+    ngx_http_agent_turn_in_t    *in;
+    ngx_http_agent_a2a_out_t    *o;
+    ngx_http_agent_turn_info_t   info;
+
+    in = ngx_http_agent_turn_in(turn);
+    o = in->data;
+
+    if (!o->now) {
+        return;
+    }
+
+    ngx_http_agent_turn_info(turn, &info);
+    r = info.request;
+
+    ngx_http_agent_turn_keep(turn);
+    r->read_event_handler = ngx_http_block_reading;
+
+    /* ended already: the answer hook answers with the task as it ended */
+
+    if (!in->json || o->answered || !ngx_http_agent_turn_running(turn)) {
+        return;
+    }
+
+    r->keepalive = 0;
+    o->answered = 1;
+
+    ngx_str_null(&none);
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        goto failed;
+    }
+
+    ngx_http_agent_a2a_head(j, o);
+
+    if (!o->legacy) {
+        ngx_http_agent_json_key(j, "task");
+    }
+
+    ngx_http_agent_a2a_task(j, o, info.run_id, info.session_id,
+                            ngx_http_agent_turn_pending(turn)
+                            ? NGX_HTTP_AGENT_A2A_SUBMITTED
+                            : NGX_HTTP_AGENT_A2A_WORKING,
+                            &none, 0);
+    ngx_http_agent_a2a_tail(j, o);
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK
+        || ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out) != NGX_OK)
+    {
+        goto failed;
+    }
+
+    return;
+
+failed:
+
+    ngx_http_agent_turn_record_stop(turn, 0);
+}
+
+
 /* SendMessage: the task at its end, the answer of the JSON-RPC request */
 
 ngx_int_t
@@ -219,6 +291,11 @@ ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
     o = ngx_http_agent_turn_in(turn)->data;
     ngx_http_agent_turn_info(turn, &info);
     r = info.request;
+
+    if (o->answered) {
+        /* returnImmediately: answered when it began */
+        return NGX_OK;
+    }
 
     ngx_str_null(&interrupt);
 
@@ -256,12 +333,14 @@ ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
 void
 ngx_http_agent_a2a_head(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
 {
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "jsonrpc");
-    ngx_http_agent_json_cstr(j, "2.0");
-    ngx_http_agent_json_key(j, "id");
-    ngx_http_agent_json_raw(j, &o->id);
-    ngx_http_agent_json_key(j, "result");
+    if (!o->rest) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "jsonrpc");
+        ngx_http_agent_json_cstr(j, "2.0");
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_raw(j, &o->id);
+        ngx_http_agent_json_key(j, "result");
+    }
 
     if (!o->legacy && !o->bare) {
         /* 1.0: a StreamResponse or SendMessageResponse, one member */
@@ -279,7 +358,9 @@ ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j, ngx_http_agent_a2a_out_t *o)
         ngx_http_agent_json_end(j);
     }
 
-    ngx_http_agent_json_end(j);
+    if (!o->rest) {
+        ngx_http_agent_json_end(j);
+    }
 }
 
 
@@ -290,6 +371,11 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact)
 {
+    if (o->task.len) {
+        /* a run that continues a task: the client knows the task's id */
+        task = &o->task;
+    }
+
     ngx_http_agent_json_obj(j);
 
     if (o->legacy) {
@@ -312,6 +398,19 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     }
 
     ngx_http_agent_json_end(j);
+
+    if (o->hist.history) {
+        /* what the agent said, within historyLength (the user's input is
+           the thread's, not the task's record) */
+        ngx_http_agent_json_key(j, "history");
+        ngx_http_agent_json_arr(j);
+
+        if (o->hist.history_max && text->len) {
+            ngx_http_agent_a2a_message(j, o, task, context, text);
+        }
+
+        ngx_http_agent_json_arr_end(j);
+    }
 
     if (artifact) {
         ngx_http_agent_json_key(j, "artifacts");
@@ -338,6 +437,10 @@ ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text)
 {
+    if (o->task.len) {
+        task = &o->task;
+    }
+
     ngx_http_agent_json_obj(j);
 
     if (o->legacy) {

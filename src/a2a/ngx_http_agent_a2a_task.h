@@ -27,16 +27,32 @@ typedef enum {
 } ngx_http_agent_a2a_state_e;
 
 
+/* how much history a Task shows (historyLength) */
+typedef struct {
+    ngx_uint_t                 history_max;
+    unsigned                   history:1;   /* a history is shown */
+} ngx_http_agent_a2a_hist_t;
+
+
 /* what a SendMessage tells its turn's format and answer */
 typedef struct {
     ngx_http_agent_turn_record_t  record;   /* the task kept */
     ngx_str_t                  id;          /* the JSON-RPC id, as JSON */
     ngx_str_t                  interrupt;   /* the run waits: {"node",
                                                "value"} */
+    ngx_http_agent_a2a_hist_t  hist;        /* historyLength */
+    ngx_str_t                  task;        /* the task's id, when the run
+                                               continues one (a2a_continue.c)
+                                               */
     unsigned                   legacy:1;    /* A2A 0.3's names and shapes */
+    unsigned                   rest:1;      /* HTTP+JSON: no JSON-RPC
+                                               envelope */
     unsigned                   bare:1;      /* the result is the object
                                                itself (GetTask's Task) */
     unsigned                   over:1;
+    unsigned                   now:1;       /* returnImmediately: the task
+                                               answered as it starts */
+    unsigned                   answered:1;
 } ngx_http_agent_a2a_out_t;
 
 
@@ -49,6 +65,7 @@ void ngx_http_agent_a2a_head(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o);
 void ngx_http_agent_a2a_tail(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o);
+void ngx_http_agent_a2a_started(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
 void ngx_http_agent_a2a_end(ngx_pool_t *pool, ngx_http_agent_event_t *ev,

@@ -13,6 +13,9 @@
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_a2a_tasks.h"
 #include "ngx_http_agent_a2a_push.h"
+#include "ngx_http_agent_a2a_continue.h"
+#include "ngx_http_agent_a2a_rest.h"
+#include "ngx_http_agent_a2a_list.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
@@ -25,15 +28,12 @@
  * A2A's task methods over the turn's record (turn_record.c): a task is a
  * run, kept with how it ended, so any worker of any host that shares the
  * store answers for it.  GetTask (tasks/get) and CancelTask
- * (tasks/cancel) answer the Task; ListTasks lists a context's tasks, a
- * page at a time; SubscribeToTask (tasks/resubscribe) streams the task
+ * (tasks/cancel) answer the Task; ListTasks is a2a_list.c's;
+ * SubscribeToTask (tasks/resubscribe) streams the task
  * as it is, then as it ends.  Another owner's task is not found.
  */
 
 
-#define NGX_HTTP_AGENT_A2A_PAGE      50
-#define NGX_HTTP_AGENT_A2A_PAGE_MAX  100
-#define NGX_HTTP_AGENT_A2A_LIST_MAX  1000
 
 
 typedef struct {
@@ -42,10 +42,6 @@ typedef struct {
 } ngx_http_agent_a2a_sub_t;
 
 
-static ngx_int_t ngx_http_agent_a2a_list(ngx_http_request_t *r,
-    ngx_http_agent_jsonrpc_t *rpc);
-static ngx_http_agent_a2a_state_e ngx_http_agent_a2a_state(ngx_pool_t *pool,
-    ngx_http_agent_turn_outcome_t *out, ngx_str_t *text);
 static ngx_int_t ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
     ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text);
@@ -64,7 +60,8 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_uint_t method, ngx_uint_t legacy)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, text;
+    ngx_str_t                       id, text, run;
+    ngx_http_agent_a2a_hist_t       hist;
     ngx_http_agent_a2a_out_t       *o;
     ngx_http_agent_session_t        s;
     ngx_http_agent_a2a_state_e      state;
@@ -73,6 +70,8 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     if (method == NGX_HTTP_AGENT_A2A_LIST) {
         return ngx_http_agent_a2a_list(r, rpc);
     }
+
+    ngx_memzero(&hist, sizeof(ngx_http_agent_a2a_hist_t));
 
     /* 1.0's push config methods name the task "taskId" ("id": the config) */
 
@@ -86,8 +85,14 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
                                         NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
                                         "Invalid params: \"id\" names the "
-                                        "task: 1 to 64 letters, digits, - "
-                                        "or _");
+                                        "task, a string");
+    }
+
+    if (ngx_http_agent_a2a_history_of(rpc->params, &hist) != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                        "Invalid params: \"historyLength\" "
+                                        "is a number of 0 or more");
     }
 
     out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_turn_outcome_t));
@@ -97,9 +102,14 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     }
 
     o->id = rpc->id;
+    o->rest = ngx_http_agent_a2a_rest_is(r);
     o->legacy = legacy;
 
-    rc = ngx_http_agent_turn_record_read(ngx_http_agent_reply_sc(r), &id, out);
+    /* the task is shown by its id, whichever of its runs it stands at */
+    o->task = id;
+    o->hist = hist;
+
+    rc = ngx_http_agent_a2a_latest(r, &id, out);
 
     if (rc == NGX_OK) {
         /* the task's context: the owner's, or as good as not there */
@@ -129,18 +139,23 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     case NGX_HTTP_AGENT_A2A_CANCEL:
 
         rc = NGX_DECLINED;
+        run = out->row.run_id;
 
-        if (state == NGX_HTTP_AGENT_A2A_WORKING
-            || state == NGX_HTTP_AGENT_A2A_SUBMITTED)
+        if (state == NGX_HTTP_AGENT_A2A_INPUT_REQUIRED) {
+            /* paused, not over (§3.3.2): cancelled where it waits */
+            rc = ngx_http_agent_a2a_close(r, out, &id);
+
+        } else if (state == NGX_HTTP_AGENT_A2A_WORKING
+                   || state == NGX_HTTP_AGENT_A2A_SUBMITTED)
         {
             /* heard at once here, at its worker's next poll elsewhere */
             rc = ngx_http_agent_turn_record_cancel(ngx_http_agent_reply_sc(r),
-                                                   &id, 0);
+                                                   &run, 0);
 
             /* ended meanwhile (by this cancel here, or not): as it ended */
             if (rc == NGX_DECLINED) {
                 rc = ngx_http_agent_turn_record_read(
-                                        ngx_http_agent_reply_sc(r), &id, out);
+                                        ngx_http_agent_reply_sc(r), &run, out);
 
                 if (rc == NGX_OK) {
                     state = ngx_http_agent_a2a_state(r->pool, out, &text);
@@ -202,52 +217,6 @@ ngx_http_agent_a2a_tasks(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 }
 
 
-/*
- * The task's state from its record (a run that ended at an interrupt
- * waits for input; one stopped, or left by its client, was canceled) and
- * its text: the answer, the error, or what it asks
- */
-
-static ngx_http_agent_a2a_state_e
-ngx_http_agent_a2a_state(ngx_pool_t *pool, ngx_http_agent_turn_outcome_t *out,
-    ngx_str_t *text)
-{
-    static ngx_http_agent_a2a_state_e  states[] = {
-        NGX_HTTP_AGENT_A2A_SUBMITTED,        /* pending */
-        NGX_HTTP_AGENT_A2A_WORKING,          /* running */
-        NGX_HTTP_AGENT_A2A_COMPLETED,        /* success */
-        NGX_HTTP_AGENT_A2A_FAILED,           /* error */
-        NGX_HTTP_AGENT_A2A_INPUT_REQUIRED,   /* waits */
-        NGX_HTTP_AGENT_A2A_CANCELED          /* cancelled */
-    };
-
-    ngx_http_agent_run_state_e  run;
-
-    run = ngx_http_agent_turn_record_state(out);
-    ngx_str_set(text, "");
-
-    switch (run) {
-
-    case NGX_HTTP_AGENT_RUN_SUCCESS:
-        *text = out->answer;
-        break;
-
-    case NGX_HTTP_AGENT_RUN_ERROR:
-        *text = out->error;
-        break;
-
-    case NGX_HTTP_AGENT_RUN_WAITS:
-        (void) ngx_http_agent_turn_asks(pool, &out->interrupt, text);
-        break;
-
-    default:
-        break;
-    }
-
-    return states[run];
-}
-
-
 static ngx_int_t
 ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
     ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out,
@@ -266,228 +235,6 @@ ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
                             state, text,
                             state == NGX_HTTP_AGENT_A2A_COMPLETED);
     ngx_http_agent_a2a_tail(j, o);
-
-    if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &body);
-}
-
-
-/* ListTasks: a context's tasks, newest first, a page at a time */
-
-static ngx_int_t
-ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
-{
-    u_char                         *p;
-    ngx_int_t                       rc, size, offset, end;
-    ngx_str_t                       context, token, state, *status, text;
-    ngx_str_t                       body;
-    ngx_uint_t                      i, n, want;
-    yajl_val                        v;
-    ngx_array_t                     rows;
-    ngx_http_agent_json_t          *j;
-    ngx_http_agent_run_row_t       *row;
-    ngx_http_agent_a2a_out_t        o;
-    ngx_http_agent_session_t        s;
-    ngx_http_agent_a2a_state_e      st;
-    ngx_http_agent_turn_outcome_t  *outs;
-
-    /* the runs table's status of each state, in the states' order */
-    static ngx_str_t  statuses[] = {
-        ngx_string("running"), ngx_string("success"),
-        ngx_string("interrupted"), ngx_string("error"),
-        ngx_string("pending"), ngx_string("interrupted")
-    };
-
-    ngx_memzero(&o, sizeof(ngx_http_agent_a2a_out_t));
-    o.id = rpc->id;
-    o.bare = 1;
-
-    size = NGX_HTTP_AGENT_A2A_PAGE;
-    offset = 0;
-    status = NULL;
-    want = 0;
-
-    v = rpc->params ? ngx_http_agent_json_get(rpc->params, "pageSize") : NULL;
-
-    if (v && !YAJL_IS_NULL(v)) {
-        if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1
-            || YAJL_GET_INTEGER(v) > NGX_HTTP_AGENT_A2A_PAGE_MAX)
-        {
-            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
-                                        "Invalid params: \"pageSize\" is "
-                                        "from 1 to %d",
-                                        NGX_HTTP_AGENT_A2A_PAGE_MAX);
-        }
-
-        size = YAJL_GET_INTEGER(v);
-    }
-
-    ngx_str_null(&token);
-    ngx_str_null(&state);
-
-    if (rpc->params == NULL
-        || ngx_http_agent_a2a_id(rpc->params, "contextId", &context) != NGX_OK
-        || context.len == 0
-        || ngx_http_agent_a2a_id(rpc->params, "pageToken", &token) != NGX_OK
-        || ngx_http_agent_a2a_id(rpc->params, "status", &state) != NGX_OK)
-    {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
-                                        "Invalid params: \"contextId\" names "
-                                        "the context whose tasks are listed; "
-                                        "\"pageToken\" and \"status\" are "
-                                        "as ListTasks gave them");
-    }
-
-    if (token.len) {
-        offset = ngx_atoi(token.data, token.len);
-
-        if (offset == NGX_ERROR || offset > NGX_HTTP_AGENT_A2A_LIST_MAX) {
-            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
-                                        "Invalid params: no such "
-                                        "\"pageToken\"");
-        }
-    }
-
-    if (state.len) {
-        for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
-            p = (u_char *) ngx_http_agent_a2a_state_name(i, 0);
-
-            if (state.len == ngx_strlen(p)
-                && ngx_strncmp(state.data, p, state.len) == 0)
-            {
-                break;
-            }
-        }
-
-        if (i == sizeof(statuses) / sizeof(statuses[0])) {
-            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
-                                        "Invalid params: \"status\" is a "
-                                        "TASK_STATE_...");
-        }
-
-        status = &statuses[i];
-        want = i + 1;
-    }
-
-    rc = ngx_http_agent_reply_rpc_thread(r, &context, 0, &s);
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc == NGX_ERROR) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-    }
-
-    if (ngx_array_init(&rows, r->pool, 16, sizeof(ngx_http_agent_run_row_t))
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    /* another owner's context has no tasks for this one */
-
-    if (rc == NGX_OK) {
-        rc = ngx_http_agent_store_run_list(ngx_http_agent_reply_sc(r),
-                                           &context, status,
-                                           NGX_HTTP_AGENT_A2A_LIST_MAX, 0,
-                                           &rows);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc != NGX_OK) {
-            return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-        }
-    }
-
-    row = rows.elts;
-    end = ngx_min(offset + size, (ngx_int_t) rows.nelts);
-    n = (offset < end) ? (ngx_uint_t) (end - offset) : 0;
-
-    outs = ngx_pcalloc(r->pool,
-                       (n + 1) * sizeof(ngx_http_agent_turn_outcome_t));
-    if (outs == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    /* how each task of the page ended: one call of the pass each */
-
-    rc = NGX_OK;
-
-    for (i = 0; i < n; i++) {
-        outs[i].row = row[offset + i];
-
-        if (ngx_http_agent_turn_record_ended(ngx_http_agent_reply_sc(r),
-                                             &row[offset + i].run_id,
-                                             &outs[i])
-            == NGX_AGAIN)
-        {
-            rc = NGX_AGAIN;
-        }
-    }
-
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_a2a_head(j, &o);
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "tasks");
-    ngx_http_agent_json_arr(j);
-
-    for (i = 0; i < n; i++) {
-        st = ngx_http_agent_a2a_state(r->pool, &outs[i], &text);
-
-        /* "interrupted" is both: the page shows the one asked for */
-        if (want && st + 1 != want) {
-            continue;
-        }
-
-        ngx_http_agent_a2a_task(j, &o, &outs[i].row.run_id,
-                                &outs[i].row.thread_id, st, &text,
-                                st == NGX_HTTP_AGENT_A2A_COMPLETED);
-    }
-
-    ngx_http_agent_json_arr_end(j);
-
-    if (end < (ngx_int_t) rows.nelts) {
-        p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-        if (p == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        token.data = p;
-        token.len = ngx_sprintf(p, "%i", end) - p;
-
-    } else {
-        ngx_str_set(&token, "");
-    }
-
-    ngx_http_agent_json_key(j, "nextPageToken");
-    ngx_http_agent_json_str(j, &token);
-    ngx_http_agent_json_key(j, "pageSize");
-    ngx_http_agent_json_int(j, size);
-    ngx_http_agent_json_key(j, "totalSize");
-    ngx_http_agent_json_int(j, rows.nelts);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_a2a_tail(j, &o);
 
     if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;

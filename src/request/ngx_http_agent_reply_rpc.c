@@ -178,6 +178,10 @@ ngx_http_agent_reply_rpc_error(ngx_http_request_t *r, ngx_uint_t status,
 
     rpc = ctx->proto;
 
+    if (rpc && rpc->ok && status == NGX_HTTP_BAD_REQUEST) {
+        status = NGX_HTTP_OK;
+    }
+
     va_start(args, fmt);
     p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
     va_end(args);
@@ -185,9 +189,14 @@ ngx_http_agent_reply_rpc_error(ngx_http_request_t *r, ngx_uint_t status,
     msg.data = buf;
     msg.len = p - buf;
 
-    if (ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL, code,
-                                     &msg, &out)
-        != NGX_OK)
+    if (rpc && rpc->problem) {
+        if (rpc->problem(r, code, &msg, &status, &out) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+    } else if (ngx_http_agent_jsonrpc_error(r->pool, rpc ? &rpc->id : NULL,
+                                            code, &msg, &out)
+               != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -240,6 +249,11 @@ ngx_http_agent_reply_rpc_refused(ngx_http_request_t *r, ngx_uint_t *status,
                ? NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR
                : NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR;
         answered = 0;
+    }
+
+    if (rpc && rpc->problem) {
+        /* the protocol's own shape (A2A's HTTP+JSON), its status HTTP's */
+        return rpc->problem(r, code, msg, status, out);
     }
 
     /* a response of the client's is no request: its error is HTTP's too */

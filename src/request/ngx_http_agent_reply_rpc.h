@@ -21,9 +21,19 @@
 typedef struct {
     ngx_str_t                  id;          /* the JSON-RPC id, or empty */
     ngx_str_t                  thread_id;   /* a new thread's, once made */
+    ngx_str_t                  run_id;      /* a new run's, once made */
     unsigned                   response:1;  /* the message answers one of
                                                ours: an error keeps its
                                                HTTP status, names no id */
+    ngx_int_t                (*problem)(ngx_http_request_t *r,
+                                        ngx_int_t code, ngx_str_t *msg,
+                                        ngx_uint_t *status, ngx_str_t *out);
+                                            /* an error in the protocol's
+                                               own shape instead (A2A's
+                                               HTTP+JSON binding) */
+    unsigned                   ok:1;        /* a malformed request is 200
+                                               too, as other request
+                                               errors (A2A's TCK) */
 } ngx_http_agent_reply_rpc_t;
 
 

@@ -7,8 +7,8 @@
 /*
  * What an A2A client sends agent_a2a: any bytes are one JSON-RPC request
  * or an error with a sentence; a request's params, read as SendMessage's,
- * give the user's text (its ids of our shape) or are refused with a code
- * and a sentence.
+ * give the user's text (its ids strings of at most 1024 bytes without a
+ * control character) or are refused with a code and a sentence.
  */
 
 
@@ -17,10 +17,30 @@
 #include "ngx_http_agent_jsonrpc.h"
 
 
+/* an id taken: 1024 bytes at most, no control character (issue 50) */
+
+static int
+ngx_fuzz_a2a_id(ngx_str_t *id)
+{
+    size_t  i;
+
+    if (id->len > NGX_HTTP_AGENT_A2A_ID_MAX) {
+        return 0;
+    }
+
+    for (i = 0; i < id->len; i++) {
+        if (id->data[i] < 0x20 || id->data[i] == 0x7f) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t                        i;
     ngx_int_t                     rc, code;
     ngx_str_t                     body, why;
     ngx_pool_t                   *pool;
@@ -51,13 +71,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     if (rc == NGX_OK) {
-        ngx_fuzz_check(m.text.len > 0 && m.context_id.len <= 64);
-
-        for (i = 0; i < m.context_id.len; i++) {
-            ngx_fuzz_check(isalnum(m.context_id.data[i])
-                           || m.context_id.data[i] == '-'
-                           || m.context_id.data[i] == '_');
-        }
+        ngx_fuzz_check(m.text.len > 0);
+        ngx_fuzz_check(m.message_id.len > 0);
+        ngx_fuzz_check(ngx_fuzz_a2a_id(&m.message_id));
+        ngx_fuzz_check(ngx_fuzz_a2a_id(&m.context_id));
+        ngx_fuzz_check(ngx_fuzz_a2a_id(&m.task_id));
     }
 
     ngx_destroy_pool(pool);
