@@ -309,6 +309,12 @@ struct ngx_http_agent_store_call_s {
     ngx_str_t                     *refusal;  /* where that is said, if not
                                                 in refused: the request's
                                                 own for a turn's calls */
+    int64_t                        gen;      /* a turn's lease generation
+                                                (its run's claims + 1):
+                                                its writes are refused
+                                                (NGX_DECLINED) once the
+                                                lease has another; 0,
+                                                none checked */
 };
 
 
@@ -752,7 +758,7 @@ ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
 
 /* an unlock sent again until it goes through (NGX_OK) */
 typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
-    ngx_str_t *run_id);
+    ngx_str_t *run_id, int64_t gen);
 
 
 void ngx_http_agent_store_new_id(u_char *buf);
@@ -780,7 +786,7 @@ ngx_http_agent_store_answer_t *ngx_http_agent_store_answered(
 ngx_http_agent_store_answer_t *ngx_http_agent_store_answer_add(
     ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
+    int64_t gen, ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
 
 #pragma GCC visibility pop
 

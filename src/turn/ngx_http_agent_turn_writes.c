@@ -52,6 +52,7 @@ ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run, ngx_uint_t index,
     ngx_http_agent_turn_t *turn = run->ctx;
 
     int64_t                     seq;
+    ngx_int_t                   rc;
     ngx_str_t                   json, name;
     ngx_http_agent_json_t      *j;
     ngx_http_agent_loc_conf_t  *alcf;
@@ -87,10 +88,16 @@ ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run, ngx_uint_t index,
     seq = -((turn->step + 2) * 65536 + (int64_t) index + 1);
     ngx_str_set(&name, "write");
 
-    if (ngx_http_agent_store_run_event(&turn->wsc, &turn->run_id, seq, &name,
-                                       &json)
-        == NGX_ERROR)
-    {
+    rc = ngx_http_agent_store_run_event(&turn->wsc, &turn->run_id, seq,
+                                        &name, &json);
+
+    if (rc == NGX_DECLINED) {
+        /* fenced: the run was claimed since, the next node ends it here */
+        turn->stale = 1;
+        return;
+    }
+
+    if (rc == NGX_ERROR) {
         /* the call is run again if the run is taken over: at least once */
         ngx_log_error(NGX_LOG_WARN, turn->request->connection->log, 0,
                       "agent: the result of tool call \"%V\" of run \"%V\" "

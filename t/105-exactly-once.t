@@ -1,0 +1,170 @@
+#!/usr/bin/perl
+# Exactly once (issue 52): a worker paused (SIGSTOP) in the middle of a
+# tool call past its lease has its run taken over by another worker; woken
+# (SIGCONT) while the other drives the run, it writes nothing more (its
+# lease generation is stale: the store refuses its writes, it calls no
+# model), logs it once, and the run ends once, with each message once in
+# the thread and the answer once in a join.
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use MockLLM;
+use JSON::PP;
+use Time::HiRes qw(sleep);
+
+my $t = AgentTest->new;
+my $dir = $t->dir;
+
+# wait (in a forked answer of a mock) until the test says go
+sub hold {
+    my ($name) = @_;
+    open my $fh, '>', "$dir/held-$name" or die;
+    close $fh;
+    for (1 .. 1200) {
+        last if -e "$dir/free-$name";
+        sleep 0.05;
+    }
+}
+
+# the model: a call of the service, then an answer from its result; the
+# answer waits for the test the first time, so that the run is still
+# driven by its claimant when the paused worker wakes
+$t->mock(sub {
+    my ($req) = @_;
+    my ($tool) = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
+    return { tools => [ [ 'c1', 'svc', '{"which": "pay"}' ] ] } unless $tool;
+    hold('llm') unless -e "$dir/held-llm";
+    return { text => "done: $tool->{content}" };
+});
+
+# the service behind an agent_tool location: each call counted, the first
+# two held until the test lets them go
+my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
+    my ($body) = @_;
+    my $n = 1;
+    $n++ while -e "$dir/call-$n";
+    open my $fh, '>', "$dir/call-$n" or die;
+    close $fh;
+    hold("svc$n") if $n <= 2;
+    return { status => 200, body => "{\"paid\": $n}" };
+});
+my $sp = $svc->port;
+
+my $conf = $t->conf(http => <<'HTTP');
+agent_tool svc location=/internal/svc "description=A service";
+agent_graph pay {
+    node model llm tools=svc;
+    node tools tools;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
+HTTP
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+            agent_use_graph pay; agent_turn_lease 2s; }
+        location /internal/svc { internal;
+            proxy_pass http://127.0.0.1:$sp/svc; }
+        $1};
+$t->run($conf);
+
+sub lg { my ($m, $p, $b) = @_; return $t->http($m, "/lg$p", $b) }
+
+my $db = "$dir/agent.db";
+my $th = lg('POST', '/threads', {})->{json}{thread_id};
+my $r = lg('POST', "/threads/$th/runs", { assistant_id => 'pay',
+    input => { messages => [ { role => 'user', content => 'pay it' } ] },
+    stream_resumable => JSON::PP::true });
+is($r->{status}, 200, 'a background run');
+my $run = $r->{json}{run_id};
+
+ok(AgentTest::wait_for(sub { -e "$dir/held-svc1" }, 30),
+   'the service holds the first call');
+my $paused = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
+like($paused, qr/^\d+$/, 'a worker holds the thread');
+kill 'STOP', $paused;
+
+# its lease runs out: the other worker claims the run and drives it
+ok(AgentTest::wait_for(sub {
+    my $p = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
+    $p =~ /^\d+$/ && $p != $paused
+        && $t->sqlite($db, "SELECT attempts FROM runs WHERE run_id = '$run'")
+           == 1 }, 30), 'another worker claimed the run')
+    or diag($t->slurp('error.log'));
+
+# the claimant is inside the run: at the service again, or at the model
+ok(AgentTest::wait_for(sub { -e "$dir/held-svc2" || -e "$dir/held-llm" },
+                       30), 'the claimant drives the run')
+    or diag($t->slurp('error.log'));
+
+# the paused worker wakes while the claimant holds the run, and its call
+# is answered
+kill 'CONT', $paused;
+open my $fh, '>', "$dir/free-svc1" or die;
+close $fh;
+
+ok(AgentTest::wait_for(sub {
+    $t->slurp('error.log')
+        =~ /run "\Q$run\E" on session "\Q$th\E" was taken over by another/
+    }, 30),
+   'the woken worker sees it was taken over');
+
+# the claimant finishes
+for my $name (qw(svc2 llm)) {
+    open $fh, '>', "$dir/free-$name" or die;
+    close $fh;
+}
+
+my $state;
+ok(AgentTest::wait_for(sub {
+    $state = lg('GET', "/threads/$th/runs/$run")->{json}{status} // '';
+    $state eq 'success' }, 30), 'the run ended, a success')
+    or diag("status: $state\n" . $t->slurp('error.log'));
+
+my $log = $t->slurp('error.log');
+my @fenced = $log =~ /\] \Q$paused\E#\d+: .*(was taken over by another)/g;
+is(scalar @fenced, 1, 'the woken worker logged it once');
+unlike($log, qr/\] \Q$paused\E#\d+: .*(?:ended: its|could not be saved)/,
+       'and wrote no end');
+
+# the model: asked once before the tool, once after it (by the claimant);
+# the woken worker called it no more
+my @asked = map { $_->{body}{messages} } $t->{mock}->requests;
+is(scalar(grep { !grep { $_->{role} eq 'tool' } @$_ } @asked), 1,
+   'the first model call made once');
+is(scalar(grep { grep { $_->{role} eq 'tool' } @$_ } @asked), 1,
+   'the call after the tool made once: not by the woken worker');
+
+# the thread: each message once, no step written twice from one parent
+my $st = lg('GET', "/threads/$th/state")->{json};
+is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
+          [ qw(human ai tool ai) ], 'the thread holds each message once');
+like($st->{values}{messages}[-1]{content}, qr/^done: /, 'the answer');
+is($t->sqlite($db, "SELECT count(*) FROM (SELECT parent_id FROM checkpoints"
+              . " WHERE session_id = '$th' AND parent_id IS NOT NULL"
+              . " GROUP BY parent_id HAVING count(*) > 1)"), 0,
+   'no step written twice');
+is($t->sqlite($db, "SELECT count(*) FROM messages WHERE session_id = '$th'"),
+   4, 'four rows of messages');
+
+# a join: the answer once, one end
+my $j = $t->stream("/lg/threads/$th/runs/$run/stream", '', method => 'GET');
+is($j->{status}, 200, 'the run joined');
+my @vals = grep { $_->{_event} eq 'values' } @{ $j->{events} };
+is(scalar(grep { ($_->{_json}{messages}[-1]{content} // '') =~ /^done: /
+                 && $_->{_json}{messages}[-1]{type} eq 'ai' } @vals), 1,
+   'the answer once in the join');
+is(scalar(grep { $_->{_event} eq 'error' } @{ $j->{events} }), 0,
+   'no error in the join');
+my %seen;
+my @ids = grep { defined } map { $_->{id} } @{ $j->{events} };
+is(scalar(grep { $seen{$_}++ } @ids), 0, 'each event id once');
+
+ok(kill(0, $paused), 'the woken worker lives on');
+
+$t->check_log(allow => qr/lost its worker|was taken over/);
+done_testing;
