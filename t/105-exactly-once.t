@@ -1,10 +1,14 @@
 #!/usr/bin/perl
 # Exactly once (issue 52): a worker paused (SIGSTOP) in the middle of a
-# tool call past its lease has its run taken over by another worker; woken
-# (SIGCONT) while the other drives the run, it writes nothing more (its
-# lease generation is stale: the store refuses its writes, it calls no
-# model), logs it once, and the run ends once, with each message once in
-# the thread and the answer once in a join.
+# tool round past its lease has its run taken over by another worker.  The
+# round's two calls were claimed before they ran: the claimant does not
+# run the one of a tool that is not idempotent (the model gets "outcome
+# unknown" naming it; the service saw it once) and runs the idempotent
+# one again with the same Idempotency-Key.  Woken (SIGCONT) while the
+# other drives the run, the paused worker writes nothing more (its lease
+# generation is stale: the store refuses its writes, it calls no model),
+# logs it once; the run ends once, each message once in the thread, the
+# answer once in a join.
 
 use strict;
 use warnings;
@@ -30,34 +34,39 @@ sub hold {
     }
 }
 
-# the model: a call of the service, then an answer from its result; the
-# answer waits for the test the first time, so that the run is still
-# driven by its claimant when the paused worker wakes
+# the model: a round of two calls (a payment, not idempotent; a look-up,
+# idempotent), then an answer from their results; the answer waits for
+# the test the first time, so that the run is still driven by its
+# claimant when the paused worker wakes
 $t->mock(sub {
     my ($req) = @_;
-    my ($tool) = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
-    return { tools => [ [ 'c1', 'svc', '{"which": "pay"}' ] ] } unless $tool;
+    my @tools = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
+    return { tools => [ [ 'c1', 'pay', '{"which": "pay"}' ],
+                        [ 'c2', 'look', '{"which": "look"}' ] ] }
+        unless @tools;
     hold('llm') unless -e "$dir/held-llm";
-    return { text => "done: $tool->{content}" };
+    return { text => 'done: ' . join(' | ', map { $_->{content} } @tools) };
 });
 
-# the service behind an agent_tool location: each call counted, the first
-# two held until the test lets them go
+# the service behind both agent_tool locations: the first call of each
+# held until the test lets it go
 my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
     my ($body) = @_;
+    my $which = $body->{which} // 'none';
     my $n = 1;
-    $n++ while -e "$dir/call-$n";
-    open my $fh, '>', "$dir/call-$n" or die;
+    $n++ while -e "$dir/call-$which-$n";
+    open my $fh, '>', "$dir/call-$which-$n" or die;
     close $fh;
-    hold("svc$n") if $n <= 2;
-    return { status => 200, body => "{\"paid\": $n}" };
+    hold("$which$n") if $n == 1;
+    return { status => 200, body => "{\"$which\": $n}" };
 });
 my $sp = $svc->port;
 
 my $conf = $t->conf(http => <<'HTTP');
-agent_tool svc location=/internal/svc "description=A service";
+agent_tool pay location=/internal/svc "description=Pays";
+agent_tool look location=/internal/svc "description=Looks" idempotent=on;
 agent_graph pay {
-    node model llm tools=svc;
+    node model llm tools=pay,look;
     node tools tools;
     edge START model;
     edge model tools if=tool_calls;
@@ -82,8 +91,8 @@ my $r = lg('POST', "/threads/$th/runs", { assistant_id => 'pay',
 is($r->{status}, 200, 'a background run');
 my $run = $r->{json}{run_id};
 
-ok(AgentTest::wait_for(sub { -e "$dir/held-svc1" }, 30),
-   'the service holds the first call');
+ok(AgentTest::wait_for(sub { -e "$dir/held-pay1" && -e "$dir/held-look1" },
+                       30), 'the service holds the round\'s two calls');
 my $paused = $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
 like($paused, qr/^\d+$/, 'a worker holds the thread');
 kill 'STOP', $paused;
@@ -96,16 +105,18 @@ ok(AgentTest::wait_for(sub {
            == 1 }, 30), 'another worker claimed the run')
     or diag($t->slurp('error.log'));
 
-# the claimant is inside the run: at the service again, or at the model
-ok(AgentTest::wait_for(sub { -e "$dir/held-svc2" || -e "$dir/held-llm" },
-                       30), 'the claimant drives the run')
+# the claimant is inside the run: at the model, after the round
+ok(AgentTest::wait_for(sub { -e "$dir/held-llm" }, 30),
+   'the claimant drives the run')
     or diag($t->slurp('error.log'));
 
-# the paused worker wakes while the claimant holds the run, and its call
-# is answered
+# the paused worker wakes while the claimant holds the run, and its calls
+# are answered
 kill 'CONT', $paused;
-open my $fh, '>', "$dir/free-svc1" or die;
-close $fh;
+for my $name (qw(pay1 look1)) {
+    open my $fh, '>', "$dir/free-$name" or die;
+    close $fh;
+}
 
 ok(AgentTest::wait_for(sub {
     $t->slurp('error.log')
@@ -114,10 +125,8 @@ ok(AgentTest::wait_for(sub {
    'the woken worker sees it was taken over');
 
 # the claimant finishes
-for my $name (qw(svc2 llm)) {
-    open $fh, '>', "$dir/free-$name" or die;
-    close $fh;
-}
+open my $fh, '>', "$dir/free-llm" or die;
+close $fh;
 
 my $state;
 ok(AgentTest::wait_for(sub {
@@ -139,17 +148,36 @@ is(scalar(grep { !grep { $_->{role} eq 'tool' } @$_ } @asked), 1,
 is(scalar(grep { grep { $_->{role} eq 'tool' } @$_ } @asked), 1,
    'the call after the tool made once: not by the woken worker');
 
+# the service: the payment once; the look-up again, with its one key
+my @got = map { [ $_->{body}{which}, $_->{headers}{'idempotency-key'} ] }
+          $svc->requests;
+my @pay = grep { $_->[0] eq 'pay' } @got;
+my @look = grep { $_->[0] eq 'look' } @got;
+is(scalar @pay, 1, 'the call that is not idempotent reached the service once');
+is(scalar @look, 2, 'the idempotent call was made again');
+like($look[0][1] // '', qr/^[0-9a-f]{32}$/, 'with an Idempotency-Key');
+is($look[1][1], $look[0][1], 'the same key both times');
+isnt($pay[0][1], $look[0][1], 'each call its own key');
+
+# the model: told the payment's outcome is unknown, naming the call
+my ($last) = grep { grep { $_->{role} eq 'tool' } @$_ } @asked;
+my %res = map { $_->{tool_call_id} => $_->{content} }
+          grep { $_->{role} eq 'tool' } @{ $last // [] };
+like($res{c1} // '', qr/outcome unknown: the call .{0,2}c1\b/,
+     'the payment: outcome unknown');
+like($res{c2} // '', qr/"look":\s*2/, 'the look-up: its second answer');
+
 # the thread: each message once, no step written twice from one parent
 my $st = lg('GET', "/threads/$th/state")->{json};
 is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
-          [ qw(human ai tool ai) ], 'the thread holds each message once');
+          [ qw(human ai tool tool ai) ], 'the thread holds each message once');
 like($st->{values}{messages}[-1]{content}, qr/^done: /, 'the answer');
 is($t->sqlite($db, "SELECT count(*) FROM (SELECT parent_id FROM checkpoints"
               . " WHERE session_id = '$th' AND parent_id IS NOT NULL"
               . " GROUP BY parent_id HAVING count(*) > 1)"), 0,
    'no step written twice');
 is($t->sqlite($db, "SELECT count(*) FROM messages WHERE session_id = '$th'"),
-   4, 'four rows of messages');
+   5, 'five rows of messages');
 
 # a join: the answer once, one end
 my $j = $t->stream("/lg/threads/$th/runs/$run/stream", '', method => 'GET');
@@ -166,5 +194,5 @@ is(scalar(grep { $seen{$_}++ } @ids), 0, 'each event id once');
 
 ok(kill(0, $paused), 'the woken worker lives on');
 
-$t->check_log(allow => qr/lost its worker|was taken over/);
+$t->check_log(allow => qr/lost its worker|was taken over|was cut while/);
 done_testing;

@@ -80,7 +80,8 @@ my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
 my $sp = $svc->port;
 
 my $conf = $t->conf(http => <<"HTTP" . <<'HTTP');
-agent_tool svc location=/internal/svc "description=A service";
+agent_tool svc location=/internal/svc "description=A service"
+    idempotent=on;
 agent_graph pair {
     node model llm tools=svc;
     node tools tools;

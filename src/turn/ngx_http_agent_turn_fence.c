@@ -7,10 +7,12 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_turn_private.h"
+#include "ngx_http_agent_turn_writes.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
 
@@ -100,4 +102,40 @@ ngx_http_agent_turn_fenced_end(ngx_http_agent_turn_t *turn)
     /* its client's stream ends without an end, as at a handover */
     ngx_http_finalize_request(r, NGX_ERROR);
     ngx_http_run_posted_requests(c);
+}
+
+
+/*
+ * A call's Idempotency-Key (IETF httpapi): the md5 of the thread, the
+ * checkpoint its step started from and the call's id (a node's name), so
+ * that every attempt, on any worker, sends the same one
+ */
+
+ngx_int_t
+ngx_http_agent_turn_key(ngx_http_agent_run_t *run, ngx_str_t *id,
+    ngx_str_t *key)
+{
+    ngx_http_agent_turn_t *turn = run->ctx;
+
+    u_char     *p;
+    ngx_md5_t   md5;
+    u_char      hash[16];
+
+    ngx_md5_init(&md5);
+    ngx_md5_update(&md5, turn->session_id.data, turn->session_id.len);
+    ngx_md5_update(&md5, "\0", 1);
+    ngx_md5_update(&md5, turn->checkpoint_id.data, turn->checkpoint_id.len);
+    ngx_md5_update(&md5, "\0", 1);
+    ngx_md5_update(&md5, id->data, id->len);
+    ngx_md5_final(hash, &md5);
+
+    p = ngx_pnalloc(run->pool, 32);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    key->data = p;
+    key->len = ngx_hex_dump(p, hash, 16) - p;
+
+    return NGX_OK;
 }
