@@ -174,7 +174,7 @@ is_deeply([ map { $_->{type} } @{ $st->{values}{messages} } ],
 like($st->{values}{messages}[-1]{content}, qr/^done: /, 'the answer');
 is($t->sqlite($db, "SELECT count(*) FROM (SELECT parent_id FROM checkpoints"
               . " WHERE session_id = '$th' AND parent_id IS NOT NULL"
-              . " GROUP BY parent_id HAVING count(*) > 1)"), 0,
+              . " GROUP BY parent_id HAVING count(*) > 1) AS d"), 0,
    'no step written twice');
 is($t->sqlite($db, "SELECT count(*) FROM messages WHERE session_id = '$th'"),
    5, 'five rows of messages');
