@@ -14,7 +14,7 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation bench-instructions clean deb test-deb lint
+        bench-foundation bench-instructions bench-phases clean deb test-deb lint
 
 all: deps $(MODULE)
 
@@ -99,6 +99,10 @@ bench-foundation: all
 bench-instructions: all
 	bash t/bench/instructions.sh $(MODULES)
 
+# where a turn's time goes: each phase's median, in us (no valgrind)
+bench-phases: all
+	BENCH_PHASES=1 bash t/bench/instructions.sh $(MODULES)
+
 # the peer needs Node and npm; better-sqlite3 builds against Node's headers
 bench: deps all
 	@command -v node >/dev/null && [ -d /usr/include/node ] || \
@@ -106,6 +110,7 @@ bench: deps all
 	     apt-get install -y -qq nodejs npm libnode-dev build-essential \
 	     python3 >/dev/null)
 	perl t/bench/run.pl
+	BENCH_PHASES=1 bash t/bench/instructions.sh
 
 # fuzzing and sanitizer builds live in their own fragments
 include mk/fuzz.mk

@@ -218,6 +218,7 @@ typedef struct {
 
     unsigned                        sent:1;    /* the answer is written:
                                                   sent_rc is its end */
+    uint64_t                        phase;     /* accepted: bench */
     unsigned                        has_body:1;
     unsigned                        waited:1;
     unsigned                        hold:1;

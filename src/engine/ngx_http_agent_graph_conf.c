@@ -43,6 +43,7 @@ typedef struct {
 } ngx_http_agent_graph_ctx_t;
 
 
+static ngx_http_agent_kind_t *ngx_http_agent_kind_find(ngx_str_t *name);
 static char *ngx_http_agent_graph_directive(ngx_conf_t *cf,
     ngx_command_t *dummy, void *conf);
 static char *ngx_http_agent_graph_output_conf(ngx_conf_t *cf,
@@ -670,25 +671,6 @@ ngx_http_agent_graph_find(ngx_array_t *graphs, ngx_str_t *name)
 }
 
 
-/* a node's own error, after its line has gone by: named as nginx does */
-
-void
-ngx_http_agent_graph_conf_error(ngx_conf_t *cf, ngx_http_agent_node_t *node,
-    const char *fmt, ...)
-{
-    u_char   *p, buf[NGX_MAX_CONF_ERRSTR];
-    va_list   args;
-
-    va_start(args, fmt);
-    p = ngx_vslprintf(buf, buf + sizeof(buf), fmt, args);
-    va_end(args);
-
-    ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "node \"%V\": %*s in %V:%ui",
-                  &node->name, (size_t) (p - buf), buf, &node->file,
-                  node->line);
-}
-
-
 static void
 ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file, ngx_uint_t line,
     const char *fmt, ...)
@@ -705,7 +687,7 @@ ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file, ngx_uint_t line,
 }
 
 
-ngx_http_agent_kind_t *
+static ngx_http_agent_kind_t *
 ngx_http_agent_kind_find(ngx_str_t *name)
 {
     ngx_uint_t              i;

@@ -43,14 +43,8 @@ extern ngx_http_agent_kind_t  **ngx_http_agent_graph_kinds;
 /* for the files of src/engine/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-void ngx_http_agent_graph_conf_error(ngx_conf_t *cf,
-    ngx_http_agent_node_t *node, const char *fmt, ...);
-ngx_int_t ngx_http_agent_graph_conf_refs(ngx_conf_t *cf,
-    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
-    ngx_str_t *dir);
 char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
-ngx_http_agent_kind_t *ngx_http_agent_kind_find(ngx_str_t *name);
 
 #pragma GCC visibility pop
 

@@ -19,6 +19,9 @@
  */
 
 
+static ngx_int_t ngx_http_agent_graph_conf_refs(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    ngx_str_t *dir);
 static ngx_int_t ngx_http_agent_graph_conf_file(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph, ngx_str_t *dir, ngx_str_t *file);
 
@@ -29,7 +32,7 @@ static ngx_int_t ngx_http_agent_graph_conf_file(ngx_conf_t *cf,
  * them ready
  */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_graph_conf_refs(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_http_agent_node_t *node, ngx_str_t *dir)
 {

@@ -13,6 +13,10 @@
 #include "ngx_http_agent_graph_state.h"
 
 
+static ngx_int_t ngx_http_agent_template_value(ngx_http_agent_run_t *run,
+    ngx_pool_t *pool, ngx_str_t *name, ngx_str_t *out);
+
+
 /*
  * Templates (prompt files, text=): "{{channel}}" and "{{channel.field}}"
  * become the value, strings as they are, anything else as JSON, and
@@ -86,7 +90,7 @@ ngx_http_agent_template_render(ngx_http_agent_run_t *run, ngx_pool_t *pool,
 
 /* a channel (or channel.field) as text; NGX_DECLINED: no such channel */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_template_value(ngx_http_agent_run_t *run, ngx_pool_t *pool,
     ngx_str_t *name, ngx_str_t *out)
 {

@@ -21,8 +21,6 @@ ngx_int_t ngx_http_agent_template_render(ngx_http_agent_run_t *run,
 /* for the files of src/engine/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-ngx_int_t ngx_http_agent_template_value(ngx_http_agent_run_t *run,
-    ngx_pool_t *pool, ngx_str_t *name, ngx_str_t *out);
 
 #pragma GCC visibility pop
 

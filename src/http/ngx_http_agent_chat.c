@@ -46,7 +46,7 @@ static ngx_int_t ngx_http_agent_connection_write(
 
 
 ngx_int_t
-ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
+ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body)
 {
     u_char                      *key;
@@ -222,7 +222,7 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
 
 
 ngx_int_t
-ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
+ngx_http_agent_chat_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body)
 {
     yajl_val                     v;

@@ -21,9 +21,9 @@
 #pragma GCC visibility push(hidden)
 
 
-ngx_int_t ngx_http_agent_model_answer(ngx_http_request_t *r, ngx_str_t *id,
+ngx_int_t ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
-ngx_int_t ngx_http_agent_connection(ngx_http_request_t *r, ngx_str_t *id,
+ngx_int_t ngx_http_agent_chat_connection(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *body);
 
 

@@ -34,6 +34,7 @@
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_cors.h"
 #include "ngx_http_agent_headless.h"
+#include "ngx_http_agent_metrics.h"
 
 
 #define NGX_HTTP_AGENT_ID_MAX  64
@@ -79,6 +80,8 @@ ngx_http_agent_handler(ngx_http_request_t *r)
     }
 
     ngx_http_set_ctx(r, ctx, ngx_http_agent_module);
+
+    ctx->phase = ngx_http_agent_phase_now();
 
     ngx_http_agent_store_call_init(&ctx->store, r->pool, r->connection->log,
                                    ngx_http_agent_store_wake, r);
@@ -613,7 +616,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
             }
 
-            ngx_http_agent_session_json(j, &s);
+            ngx_http_agent_sessions_json(j, &s);
 
             if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -623,16 +626,16 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         }
 
     case NGX_HTTP_AGENT_EP_GRAPH:
-        return ngx_http_agent_graph_answer(r);
+        return ngx_http_agent_sessions_graph_answer(r);
 
     case NGX_HTTP_AGENT_EP_MESSAGES:
-        return ngx_http_agent_messages(r, &ctx->id);
+        return ngx_http_agent_sessions_messages(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_STATE:
-        return ngx_http_agent_state(r, &ctx->id);
+        return ngx_http_agent_sessions_state(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_HISTORY:
-        return ngx_http_agent_history(r, &ctx->id);
+        return ngx_http_agent_sessions_history(r, &ctx->id);
 
     case NGX_HTTP_AGENT_EP_RESOURCES:
         return body ? ngx_http_agent_resources_add(r, &ctx->id, body)
@@ -645,7 +648,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         return ngx_http_agent_turn_start(r, &ctx->id, body, 1);
 
     case NGX_HTTP_AGENT_EP_MODEL:
-        return ngx_http_agent_model_answer(r, &ctx->id, body);
+        return ngx_http_agent_chat_model_answer(r, &ctx->id, body);
 
     case NGX_HTTP_AGENT_EP_LANGGRAPH:
         return ngx_http_agent_lg_dispatch(r, ctx, body);
@@ -666,6 +669,6 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
         return ngx_http_agent_takeover(r, ctx);
 
     default: /* NGX_HTTP_AGENT_EP_CONNECTION */
-        return ngx_http_agent_connection(r, &ctx->id, body);
+        return ngx_http_agent_chat_connection(r, &ctx->id, body);
     }
 }

@@ -49,7 +49,7 @@ static ngx_uint_t ngx_http_agent_flag_arg(ngx_http_request_t *r,
 
 
 void
-ngx_http_agent_session_json(ngx_http_agent_json_t *j,
+ngx_http_agent_sessions_json(ngx_http_agent_json_t *j,
     ngx_http_agent_session_t *s)
 {
     ngx_http_agent_json_obj(j);
@@ -125,7 +125,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_session_json(j, &s);
+    ngx_http_agent_sessions_json(j, &s);
 
     if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -205,7 +205,7 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
     s = sessions.elts;
 
     for (i = 0; i < sessions.nelts; i++) {
-        ngx_http_agent_session_json(j, &s[i]);
+        ngx_http_agent_sessions_json(j, &s[i]);
     }
 
     ngx_http_agent_json_arr_end(j);
@@ -226,7 +226,7 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
  */
 
 ngx_int_t
-ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id)
+ngx_http_agent_sessions_messages(ngx_http_request_t *r, ngx_str_t *id)
 {
     off_t                      size;
     ngx_int_t                  rc, limit, before, max;
@@ -348,7 +348,7 @@ ngx_http_agent_flag_arg(ngx_http_request_t *r, const char *name)
 /* a run's state from the session's latest checkpoint */
 
 ngx_int_t
-ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
+ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
     ngx_str_t                     out;
@@ -424,7 +424,7 @@ ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id)
 
 
 ngx_int_t
-ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
+ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
     ngx_str_t                     out;
@@ -514,7 +514,7 @@ ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id)
 /* GET /_graph: the location's graph, its channels, nodes and picture */
 
 ngx_int_t
-ngx_http_agent_graph_answer(ngx_http_request_t *r)
+ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
 {
     ngx_str_t                   out, mermaid;
     ngx_uint_t                  i;

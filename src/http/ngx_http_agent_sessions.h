@@ -24,12 +24,14 @@
 ngx_int_t ngx_http_agent_sessions_create(ngx_http_request_t *r,
     ngx_str_t *body);
 ngx_int_t ngx_http_agent_sessions_list(ngx_http_request_t *r);
-void ngx_http_agent_session_json(ngx_http_agent_json_t *j,
+void ngx_http_agent_sessions_json(ngx_http_agent_json_t *j,
     ngx_http_agent_session_t *s);
-ngx_int_t ngx_http_agent_messages(ngx_http_request_t *r, ngx_str_t *id);
-ngx_int_t ngx_http_agent_state(ngx_http_request_t *r, ngx_str_t *id);
-ngx_int_t ngx_http_agent_graph_answer(ngx_http_request_t *r);
-ngx_int_t ngx_http_agent_history(ngx_http_request_t *r, ngx_str_t *id);
+ngx_int_t ngx_http_agent_sessions_messages(ngx_http_request_t *r,
+    ngx_str_t *id);
+ngx_int_t ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id);
+ngx_int_t ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_sessions_history(ngx_http_request_t *r,
+    ngx_str_t *id);
 
 
 #pragma GCC visibility pop

@@ -34,6 +34,9 @@ typedef struct {
 } ngx_http_agent_toolset_item_t;
 
 
+static ngx_int_t ngx_http_agent_toolset_add(ngx_conf_t *cf,
+    ngx_http_agent_toolset_t *set, ngx_array_t *extra, ngx_array_t *mcps,
+    ngx_str_t *list);
 static ngx_int_t ngx_http_agent_toolset_push(ngx_conf_t *cf,
     ngx_http_agent_toolset_t *set, ngx_http_agent_tool_t *tool,
     ngx_http_agent_mcp_t *mcp, ngx_str_t *name);
@@ -50,7 +53,7 @@ static ngx_int_t ngx_http_agent_toolset_definition(ngx_pool_t *pool,
 
 /* tools=all|none|A,B,SERVER.*,SERVER.tool, added to set */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_toolset_add(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
     ngx_array_t *extra, ngx_array_t *mcps, ngx_str_t *list)
 {

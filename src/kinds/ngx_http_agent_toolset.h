@@ -46,9 +46,6 @@ typedef struct {
 } ngx_http_agent_toolset_hit_t;
 
 
-ngx_int_t ngx_http_agent_toolset_add(ngx_conf_t *cf,
-    ngx_http_agent_toolset_t *set, ngx_array_t *extra, ngx_array_t *mcps,
-    ngx_str_t *list);
 ngx_uint_t ngx_http_agent_toolset_empty(ngx_http_agent_toolset_t *set);
 ngx_uint_t ngx_http_agent_toolset_waits(ngx_http_agent_toolset_t *set);
 ngx_int_t ngx_http_agent_toolset_json(ngx_pool_t *pool, ngx_log_t *log,

@@ -191,8 +191,6 @@ void ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,
 ngx_int_t ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *graph_id,
     ngx_str_t *assistant_id, ngx_str_t *later);
-ngx_int_t ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
-    ngx_http_agent_session_t *s, yajl_val add, ngx_str_t *later);
 ngx_int_t ngx_http_agent_lg_thread_create(ngx_http_request_t *r,
     ngx_str_t *id, yajl_val metadata, ngx_http_agent_session_t *s);
 

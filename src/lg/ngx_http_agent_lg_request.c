@@ -22,6 +22,8 @@
  */
 
 
+static ngx_int_t ngx_http_agent_lg_run_waits(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr, yajl_val v);
 static ngx_int_t ngx_http_agent_lg_run_input(ngx_http_request_t *r,
     ngx_str_t *thread_id, yajl_val input, ngx_http_agent_turn_in_t *in);
 static ngx_int_t ngx_http_agent_lg_run_modes(ngx_http_request_t *r,
@@ -375,7 +377,7 @@ invalid:
 
 /* interrupt_before / interrupt_after: "*" or a list of the graph's nodes */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_lg_run_waits(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     yajl_val v)
 {

@@ -24,6 +24,8 @@
  */
 
 
+static ngx_int_t ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
+    ngx_http_agent_session_t *s, yajl_val add, ngx_str_t *later);
 static ngx_int_t ngx_http_agent_lg_load(ngx_http_request_t *r,
     ngx_str_t *thread_id, ngx_http_agent_checkpoint_t *cp,
     ngx_http_agent_run_t **runp);
@@ -288,7 +290,7 @@ ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
  * unit of writes (a write transaction fewer)
  */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_lg_thread_metadata(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, yajl_val add, ngx_str_t *later)
 {

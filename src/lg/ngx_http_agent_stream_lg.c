@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
 static ngx_int_t ngx_http_agent_lg_send(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *name, ngx_uint_t now);
+static void ngx_http_agent_lg_meta_make(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j);
 static void ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
@@ -41,6 +43,14 @@ static ngx_int_t ngx_http_agent_lg_partial(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *id);
 static ngx_int_t ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
+
+
+#define NGX_HTTP_AGENT_LG_META_KEY  512
+
+static u_char      ngx_http_agent_lg_meta_key[NGX_HTTP_AGENT_LG_META_KEY];
+static size_t      ngx_http_agent_lg_meta_key_len;
+static u_char      ngx_http_agent_lg_meta_text[1024];
+static ngx_str_t   ngx_http_agent_lg_meta_kept;
 
 
 /* updates 2: the step's update from the run, no JSON of ours first */
@@ -384,10 +394,71 @@ ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
 }
 
 
-/* what LangGraph tells of a message chunk: where in the graph it is */
+/*
+ * What LangGraph tells of a message chunk: where in the graph it is.  It
+ * is the same for every token of a node's model call, so the last one
+ * made is kept (per worker, its key the fields it is made of) and copied
+ * in: made per token, it was a fifth of a runs/stream turn's instructions
+ */
 
 static void
 ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j)
+{
+    u_char                 key[NGX_HTTP_AGENT_LG_META_KEY], *p;
+    ngx_str_t              meta;
+    ngx_http_agent_json_t  *m;
+
+    p = ngx_snprintf(key, sizeof(key),
+                     "%uz:%V%uz:%V%uz:%V%uz:%V%uz:%V%uz:%V%uz:%V%uz:%V%ui",
+                     s->node.len, &s->node, s->node_run_id.len,
+                     &s->node_run_id, s->session_id.len, &s->session_id,
+                     s->run_id.len, &s->run_id, s->graph.len, &s->graph,
+                     s->assistant.len, &s->assistant, s->provider.len,
+                     &s->provider, s->model_remote.len, &s->model_remote,
+                     s->step);
+
+    if (p == key + sizeof(key)) {
+        /* too long to keep: made in place */
+        ngx_http_agent_lg_meta_make(s, j);
+        return;
+    }
+
+    if ((size_t) (p - key) == ngx_http_agent_lg_meta_key_len
+        && ngx_memcmp(key, ngx_http_agent_lg_meta_key, p - key) == 0)
+    {
+        ngx_http_agent_json_raw(j, &ngx_http_agent_lg_meta_kept);
+        return;
+    }
+
+    m = ngx_http_agent_json_create(s->pool);
+
+    if (m == NULL) {
+        ngx_http_agent_lg_meta_make(s, j);
+        return;
+    }
+
+    ngx_http_agent_lg_meta_make(s, m);
+
+    if (ngx_http_agent_json_done(m, &meta) != NGX_OK) {
+        ngx_http_agent_lg_meta_make(s, j);
+        return;
+    }
+
+    if (meta.len <= sizeof(ngx_http_agent_lg_meta_text)) {
+        ngx_memcpy(ngx_http_agent_lg_meta_key, key, p - key);
+        ngx_http_agent_lg_meta_key_len = p - key;
+        ngx_memcpy(ngx_http_agent_lg_meta_text, meta.data, meta.len);
+        ngx_http_agent_lg_meta_kept.data = ngx_http_agent_lg_meta_text;
+        ngx_http_agent_lg_meta_kept.len = meta.len;
+    }
+
+    ngx_http_agent_json_raw(j, &meta);
+}
+
+
+static void
+ngx_http_agent_lg_meta_make(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j)
 {
     u_char     buf[256], *p;
     ngx_str_t  ns;

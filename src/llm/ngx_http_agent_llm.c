@@ -183,6 +183,7 @@ ngx_http_agent_llm_use(ngx_http_agent_llm_t *llm,
 static ngx_int_t
 ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
 {
+    uint64_t                 t;
     ngx_str_t                url, body, *h;
     ngx_int_t                rc;
     ngx_uint_t               i;
@@ -199,7 +200,13 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
         return ngx_http_agent_llm_fail(llm, "out of memory");
     }
 
-    if (llm->provider->request(llm, &url, headers, &body) != NGX_OK) {
+    t = ngx_http_agent_phase_now();
+
+    rc = llm->provider->request(llm, &url, headers, &body);
+
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_REQUEST, t);
+
+    if (rc != NGX_OK) {
         return ngx_http_agent_llm_fail(llm, "the request to the model "
                                        "\"%V\" could not be built",
                                        &m->name);
@@ -235,8 +242,12 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
     timeout = m->timeout != NGX_CONF_UNSET_MSEC
               ? m->timeout : llm->req->timeout;
 
+    t = ngx_http_agent_phase_now();
+
     rc = ngx_http_agent_curl_post(llm->curl, &url, headers, &body, connect,
                                   timeout);
+
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_CURL, t);
 
     /* curl has copied the headers: the key is not left in the pool */
 
@@ -265,6 +276,7 @@ ngx_http_agent_llm_data(void *data, u_char *p, size_t len)
 {
     ngx_http_agent_llm_t *llm = data;
 
+    uint64_t   t;
     ngx_int_t  rc;
 
     if (llm->status == 0) {
@@ -284,7 +296,11 @@ ngx_http_agent_llm_data(void *data, u_char *p, size_t len)
         return NGX_OK;
     }
 
+    t = ngx_http_agent_phase_now();
+
     rc = ngx_http_agent_llm_parse(llm, p, len);
+
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_ANSWER, t);
 
     if (llm->answered && llm->ttft == 0) {
         llm->ttft = ngx_max(ngx_current_msec - llm->start, 1);
@@ -530,5 +546,11 @@ ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm)
 static void
 ngx_http_agent_llm_cleanup(void *data)
 {
-    ngx_http_agent_llm_timers(data);
+    ngx_http_agent_llm_t *llm = data;
+
+    ngx_http_agent_llm_timers(llm);
+
+    if (llm->scratch) {
+        ngx_destroy_pool(llm->scratch);
+    }
 }

@@ -112,7 +112,7 @@ struct ngx_http_agent_llm_s {
 
     /* the stream parser */
     ngx_http_agent_llm_buf_t       line;
-    ngx_http_agent_llm_buf_t       text;
+    ngx_pool_t                    *scratch;  /* an event's tree */
     ngx_http_agent_llm_buf_t       content;
     ngx_http_agent_llm_buf_t       errbody;
     ngx_http_agent_llm_call_t     *calls;       /* made at the first */

@@ -196,51 +196,30 @@ ngx_http_agent_llm_line(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 static ngx_int_t
 ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 {
-    size_t      i;
     yajl_val    v, e;
-    ngx_str_t   s;
+    ngx_str_t   s, err;
     ngx_int_t   rc;
-    char        err[128];
 
     /*
-     * yajl wants a NUL-terminated text: a copy in a buffer reused for every
-     * event, and the tree freed as soon as it is read, so a long stream
-     * does not grow the pool
+     * the tree in a pool of the call's own, emptied after each event, so
+     * a long stream does not grow the turn's pool; the line is parsed
+     * where it is
      */
 
-    llm->text.len = 0;
-
-    /* the line ends at len: a reassembled one has no byte after it */
-    if (ngx_http_agent_llm_buf_add(llm->pool, &llm->text, p, len,
-                                   NGX_HTTP_AGENT_LLM_MAX_LINE)
-        != NGX_OK
-        || ngx_http_agent_llm_buf_add(llm->pool, &llm->text, (u_char *) "",
-                                      1, NGX_HTTP_AGENT_LLM_MAX_LINE + 1)
-           != NGX_OK)
-    {
-        return ngx_http_agent_llm_fail(llm, "out of memory");
+    if (llm->scratch == NULL) {
+        llm->scratch = ngx_create_pool(4096, llm->log);
+        if (llm->scratch == NULL) {
+            return ngx_http_agent_llm_fail(llm, "out of memory");
+        }
     }
 
-    if (ngx_http_agent_json_depth(llm->text.data, len) != NGX_OK) {
-        return ngx_http_agent_llm_fail(llm, "the model's stream has an event "
-                                       "nested deeper than %d levels",
-                                       NGX_HTTP_AGENT_JSON_MAX_DEPTH);
-    }
+    ngx_str_set(&err, "not an object");
 
-    err[0] = '\0';
-
-    v = yajl_tree_parse((char *) llm->text.data, err, sizeof(err));
+    v = ngx_http_agent_json_tree(llm->scratch, p, len, &err);
 
     if (v == NULL || !YAJL_IS_OBJECT(v)) {
-        for (i = 0; err[i]; i++) {
-            if (err[i] == '\n') {
-                err[i] = '\0';
-                break;
-            }
-        }
-
         rc = ngx_http_agent_llm_fail(llm, "the model's stream has an event "
-                                     "that is not a JSON object (%s)", err);
+                                     "that is not a JSON object (%V)", &err);
         goto done;
     }
 
@@ -267,9 +246,7 @@ ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 
 done:
 
-    if (v) {
-        yajl_tree_free(v);
-    }
+    ngx_reset_pool(llm->scratch);
 
     return rc;
 }

@@ -62,6 +62,7 @@ typedef struct {
 } ngx_http_agent_metrics_shm_t;
 
 
+static ngx_int_t ngx_http_agent_metrics_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_agent_metrics_init_zone(ngx_shm_zone_t *zone,
     void *data);
 static ngx_http_agent_series_t *ngx_http_agent_metrics_find(
@@ -320,7 +321,7 @@ ngx_http_agent_metrics_observe(ngx_uint_t metric, ngx_str_t *a,
 
 /* agent_metrics: the text exposition format, summed over every worker */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_metrics_handler(ngx_http_request_t *r)
 {
     u_char                         *p, *last;

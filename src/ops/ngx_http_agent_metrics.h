@@ -43,10 +43,37 @@ void ngx_http_agent_metrics_cstr(ngx_uint_t metric, ngx_str_t *a,
     const char *b, int64_t n);
 
 
+/*
+ * where a turn's time goes (ngx_http_agent_phase.c): a phase's start is
+ * taken with ngx_http_agent_phase_now(), 0 when no bench asks
+ */
+typedef enum {
+    NGX_HTTP_AGENT_PHASE_PARSE = 0,      /* a request's body parsed */
+    NGX_HTTP_AGENT_PHASE_BEGIN,          /* a turn begun: its session read */
+    NGX_HTTP_AGENT_PHASE_REQUEST,        /* a model request's JSON built */
+    NGX_HTTP_AGENT_PHASE_CURL,           /* a model request handed to curl */
+    NGX_HTTP_AGENT_PHASE_ANSWER,         /* a chunk of a model's answer read */
+    NGX_HTTP_AGENT_PHASE_SQL,            /* SQL's thread hand-off and back */
+    NGX_HTTP_AGENT_PHASE_READ,           /* a store statement that reads */
+    NGX_HTTP_AGENT_PHASE_WRITE,          /* a store statement that writes */
+    NGX_HTTP_AGENT_PHASE_EVENT,          /* an event encoded and queued */
+    NGX_HTTP_AGENT_PHASE_END,            /* a turn's end and its answer's */
+    NGX_HTTP_AGENT_PHASES
+} ngx_http_agent_phase_e;
+
+#define ngx_http_agent_phase_now()                                            \
+    (ngx_http_agent_phase_on ? ngx_http_agent_phase_clock() : 0)
+
+extern ngx_uint_t  ngx_http_agent_phase_on;
+
+uint64_t ngx_http_agent_phase_clock(void);
+void ngx_http_agent_phase_add(ngx_uint_t phase, uint64_t start);
+void ngx_http_agent_phase_put(ngx_uint_t phase, uint64_t ns);
+
+
 /* for the files of src/ops/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-ngx_int_t ngx_http_agent_metrics_handler(ngx_http_request_t *r);
 
 #pragma GCC visibility pop
 

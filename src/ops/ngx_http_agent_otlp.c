@@ -39,6 +39,7 @@ typedef struct {
 } ngx_http_agent_otlp_queue_t;
 
 
+static void ngx_http_agent_otlp_export(ngx_http_agent_trace_t *t);
 static char *ngx_http_agent_otlp_url(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 static char *ngx_http_agent_otlp_sample(ngx_conf_t *cf,
@@ -170,7 +171,7 @@ ngx_http_agent_otlp_sample(ngx_conf_t *cf, ngx_http_agent_param_t *p,
 
 /* a turn's spans, queued for the collector */
 
-void
+static void
 ngx_http_agent_otlp_export(ngx_http_agent_trace_t *t)
 {
     ngx_str_t                     out, *q;

@@ -89,7 +89,6 @@ void ngx_http_agent_trace_id(ngx_http_agent_trace_t *t, u_char *buf);
 /* for the files of src/ops/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-void ngx_http_agent_otlp_export(ngx_http_agent_trace_t *t);
 ngx_int_t ngx_http_agent_trace_json(ngx_http_agent_trace_t *t,
     ngx_http_agent_json_t *j);
 

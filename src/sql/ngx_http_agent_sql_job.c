@@ -45,6 +45,8 @@ struct ngx_http_agent_sql_job_s {
     void                        *data;
     ngx_uint_t                   cancelled;
     ngx_msec_t                   start;      /* posted at */
+    uint64_t                     posted;     /* the bench's clock: */
+    uint64_t                     work;       /* ngx_http_agent_phase.c */
 
     /*
      * The deadline is the event loop's: its timer interrupts the handle
@@ -261,6 +263,7 @@ ngx_http_agent_sql_job_post(ngx_http_agent_sql_ctx_t *ctx, ngx_log_t *log,
     ngx_add_timer(&job->expire, ctx->timeout);
 
     job->start = ngx_current_msec;
+    job->posted = ngx_http_agent_phase_now();
 
     return job;
 
@@ -389,8 +392,14 @@ ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
     ngx_memory_barrier();
     job->state = 1;
 
+    job->work = job->posted ? ngx_http_agent_phase_clock() : 0;
+
     job->rc = ngx_http_agent_sql_tool(job->pool, log, &job->ctx, &job->name,
                                       &job->args, &job->result);
+
+    if (job->posted) {
+        job->work = ngx_http_agent_phase_clock() - job->work;
+    }
 
     /* the event loop may be inside sqlite3_interrupt(): not for long */
     while (!ngx_atomic_cmp_set(&job->state, 1, 0)) {
@@ -425,6 +434,13 @@ ngx_http_agent_sql_job_done(ngx_event_t *ev)
 
     ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_SQL_SECONDS, NULL,
                                    ngx_current_msec - job->start);
+
+    /* the hand-off alone: to the thread and back, the query's time not */
+    if (job->posted) {
+        ngx_http_agent_phase_put(NGX_HTTP_AGENT_PHASE_SQL,
+                                 ngx_http_agent_phase_clock() - job->posted
+                                 - job->work);
+    }
 
     if (!job->cancelled) {
         if (job->rc != NGX_OK) {

@@ -114,13 +114,6 @@ ngx_http_agent_sse_start(ngx_http_agent_sse_t *sse, ngx_http_request_t *r,
 }
 
 
-ngx_int_t
-ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse, ngx_str_t *json)
-{
-    return ngx_http_agent_sse_named(sse, NULL, json, 1);
-}
-
-
 /*
  * With a name: "event: NAME" first, as the events stream format has it.
  * now: sent at once; else at the end of this pass of the event loop, with

@@ -46,8 +46,6 @@ void ngx_http_agent_sse_stop(ngx_http_agent_sse_t *sse);
 /* for the files of src/stream/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-ngx_int_t ngx_http_agent_sse_event(ngx_http_agent_sse_t *sse,
-    ngx_str_t *json);
 
 #pragma GCC visibility pop
 

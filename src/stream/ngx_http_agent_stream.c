@@ -8,6 +8,12 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_metrics.h"
+
+
+static char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,
+    void *data);
+static ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
 
 
 /*
@@ -25,8 +31,11 @@ ngx_int_t
 ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev)
 {
+    uint64_t   t;
     ngx_int_t  rc;
     ngx_str_t  name, json;
+
+    t = ngx_http_agent_phase_now();
 
     if (s->json == NULL) {
         s->json = ngx_http_agent_json_create(s->pool);
@@ -40,7 +49,8 @@ ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     rc = s->format->write(s, ev, s->json, &name);
 
     if (rc == NGX_DECLINED) {
-        /* not an event of this format */
+        /* not an event of this format, or one it sent itself */
+        ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_EVENT, t);
         return NGX_OK;
     }
 
@@ -64,11 +74,16 @@ ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
     case NGX_HTTP_AGENT_EV_NODE_END:
     case NGX_HTTP_AGENT_EV_MODEL_START:
     case NGX_HTTP_AGENT_EV_MODEL_END:
-        return s->sink(s->sink_data, &name, &json, 0);
+        rc = s->sink(s->sink_data, &name, &json, 0);
+        break;
 
     default:
-        return s->sink(s->sink_data, &name, &json, 1);
+        rc = s->sink(s->sink_data, &name, &json, 1);
     }
+
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_EVENT, t);
+
+    return rc;
 }
 
 
@@ -102,7 +117,7 @@ ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s, ngx_str_t *id)
 
 /* a node's custom event may not pass for one of the turn's own */
 
-ngx_uint_t
+static ngx_uint_t
 ngx_http_agent_stream_reserved(ngx_str_t *name)
 {
     ngx_uint_t  i;
@@ -135,7 +150,7 @@ ngx_http_agent_stream_reserved(ngx_str_t *name)
 
 /* event=NAME of a node: ngx_http_agent_stream_event_post's handler */
 
-char *
+static char *
 ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post, void *data)
 {
     if (ngx_http_agent_stream_reserved(data)) {

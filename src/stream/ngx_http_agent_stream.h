@@ -153,9 +153,6 @@ ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,
 /* for the files of src/stream/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,
-    void *data);
-ngx_uint_t ngx_http_agent_stream_reserved(ngx_str_t *name);
 
 #pragma GCC visibility pop
 

@@ -53,6 +53,7 @@ ngx_int_t
 ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_http_agent_session_t *s)
 {
+    uint64_t                    t;
     ngx_int_t                   rc;
     ngx_str_t                   why;
     ngx_http_request_t         *r;
@@ -62,6 +63,11 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     ngx_str_null(&why);
     r = turn->request;
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
+
+    /* from the handler to here: the request read, parsed and routed */
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_PARSE, ctx->phase);
+    ctx->phase = 0;
 
     /* every protocol's input checked alike, before its answer starts */
 
@@ -105,7 +111,6 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
                                    ngx_http_agent_turn_subgraph_saved, turn);
 
     /* a document the store refuses is the request's 422 (bounds.c) */
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     turn->sc.refusal = &ctx->store.refused;
     turn->nsc.refusal = &ctx->store.refused;
 
@@ -125,7 +130,11 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     ngx_http_agent_turn_generation(turn);
 
+    t = ngx_http_agent_phase_now();
+
     rc = ngx_http_agent_turn_prepare(turn);
+
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_BEGIN, t);
 
     if (rc == NGX_AGAIN) {
         /* the body's read holds the request until the turn finalizes it */

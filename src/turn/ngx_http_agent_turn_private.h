@@ -78,6 +78,7 @@ struct ngx_http_agent_turn_s {
     ngx_str_t                       end_text;
     ngx_str_t                       end_code;
     ngx_int_t                       done_rc;   /* kept while it unlocks */
+    uint64_t                        phase;     /* its run's end: bench */
     ngx_uint_t                      durability;
     int64_t                         skip_from; /* the message count the
                                                   steps not saved began

@@ -212,6 +212,8 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
+    turn->phase = ngx_http_agent_phase_now();
+
     ngx_http_agent_turn_list_remove(&turn->queue);
     ngx_http_agent_limit_release(turn->env.limits);
 
@@ -368,6 +370,7 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 void
 ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
 {
+    uint64_t                 t;
     ngx_int_t                rc;
     ngx_connection_t        *c;
     ngx_http_request_t      *r;
@@ -418,7 +421,12 @@ ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn)
         goto failed;
     }
 
+    t = turn->phase;    /* the request's pool goes with it */
+
     ngx_http_finalize_request(r, NGX_OK);
+
+    /* from the run's end: the unlock, the last event, the stream's end */
+    ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_END, t);
 
     /* called from curl, timer and thread events, not a request handler */
     ngx_http_run_posted_requests(c);

@@ -83,6 +83,8 @@ ngx_int_t ngx_http_agent_json_depth(u_char *p, size_t len);
 u_char *ngx_http_agent_json_scan(u_char *p, u_char *last, ngx_uint_t value);
 ngx_uint_t ngx_http_agent_json_utf8_valid(u_char *p, size_t len);
 size_t ngx_http_agent_json_utf8_char(u_char *p, size_t len);
+yajl_val ngx_http_agent_json_tree(ngx_pool_t *pool, u_char *data,
+    size_t len, ngx_str_t *err);
 yajl_val ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data,
     size_t len, ngx_str_t *err);
 yajl_val ngx_http_agent_json_get(yajl_val obj, const char *key);

@@ -7,16 +7,30 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include <yajl/yajl_parse.h>
+
 #include "ngx_http_agent_json.h"
 
 
 /*
- * JSON read: text parsed into yajl's tree (freed with its pool), nesting
- * checked before yajl sees it, values looked up.  json.c writes.
+ * JSON read: text parsed into yajl's tree, made in a pool, its nesting
+ * bounded as it is parsed; values looked up.  json.c writes.
  */
 
 
-static void ngx_http_agent_json_tree_cleanup(void *data);
+typedef struct {
+    ngx_pool_t                *pool;
+    yajl_val                  *vals;    /* the open ones' values, in order */
+    const char               **keys;    /* and their keys, in an object */
+    size_t                     n;
+    size_t                     size;
+    const char                *key;     /* the next value's */
+    yajl_val                   open[NGX_HTTP_AGENT_JSON_MAX_DEPTH + 1];
+    size_t                     from[NGX_HTTP_AGENT_JSON_MAX_DEPTH + 1];
+    ngx_uint_t                 depth;
+    ngx_uint_t                 deep;
+    yajl_val                   root;
+} ngx_http_agent_json_tree_t;
 
 
 /*
@@ -95,71 +109,401 @@ yajl_val
 ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
     ngx_str_t *err)
 {
-    char                *errbuf;
-    u_char              *text;
-    yajl_val             v;
-    ngx_pool_cleanup_t  *cln;
-
-    text = ngx_pnalloc(pool, len + 1);
-    if (text == NULL) {
-        return NULL;
-    }
-
-    ngx_memcpy(text, data, len);
-    text[len] = '\0';
-
-    if (ngx_strlen(text) != len) {
+    if (ngx_strlchr(data, data + len, '\0') != NULL) {
         if (err) {
             ngx_str_set(err, "a NUL byte in JSON text");
         }
         return NULL;
     }
 
-    if (ngx_http_agent_json_depth(text, len) != NGX_OK) {
-        if (err) {
-            ngx_str_set(err, "JSON nested deeper than 64 levels");
-        }
+    return ngx_http_agent_json_tree(pool, data, len, err);
+}
+
+
+/*
+ * yajl's tree, built from its parser's callbacks in the pool: yajl's own
+ * tree_parse makes a malloc() and a free() per value and key, a fifth of
+ * a turn's instructions when every event of a model's stream is parsed.
+ * The values of the open arrays and objects wait on one stack, and each
+ * gets its own exactly when it ends.  As yajl_tree_parse: comments
+ * allowed, numbers with their text and what they are valid as.
+ */
+
+static void *
+ngx_http_agent_json_tree_malloc(void *ctx, size_t size)
+{
+    ngx_http_agent_json_tree_t *t = ctx;
+
+    size_t  *p;
+
+    p = ngx_palloc(t->pool, sizeof(size_t) + size);
+    if (p == NULL) {
         return NULL;
     }
 
-    cln = ngx_pool_cleanup_add(pool, 0);
-    if (cln == NULL) {
+    *p = size;
+
+    return p + 1;
+}
+
+
+static void *
+ngx_http_agent_json_tree_realloc(void *ctx, void *old, size_t size)
+{
+    void    *p;
+    size_t   was;
+
+    if (old == NULL) {
+        return ngx_http_agent_json_tree_malloc(ctx, size);
+    }
+
+    was = ((size_t *) old)[-1];
+
+    if (size <= was) {
+        return old;
+    }
+
+    p = ngx_http_agent_json_tree_malloc(ctx, size);
+    if (p == NULL) {
         return NULL;
     }
 
-    /* in the pool, not static: SQL tools parse in nginx's threads too */
-    errbuf = ngx_pcalloc(pool, 256);
-    if (errbuf == NULL) {
-        return NULL;
-    }
+    ngx_memcpy(p, old, was);
 
-    v = yajl_tree_parse((char *) text, errbuf, 256);
-
-    if (v == NULL) {
-        if (err) {
-            /* yajl's message spans lines; keep the first */
-            err->data = (u_char *) errbuf;
-            err->len = ngx_strlen(errbuf);
-            text = (u_char *) ngx_strlchr(err->data, err->data + err->len,
-                                          '\n');
-            if (text) {
-                err->len = text - err->data;
-            }
-        }
-        return NULL;
-    }
-
-    cln->handler = ngx_http_agent_json_tree_cleanup;
-    cln->data = v;
-
-    return v;
+    return p;
 }
 
 
 static void
-ngx_http_agent_json_tree_cleanup(void *data)
+ngx_http_agent_json_tree_free(void *ctx, void *p)
 {
-    yajl_tree_free(data);
+    /* the pool's */
+}
+
+
+static int
+ngx_http_agent_json_tree_add(ngx_http_agent_json_tree_t *t, yajl_val v)
+{
+    size_t        n;
+    yajl_val     *vals;
+    const char  **keys;
+
+    if (t->depth == 0) {
+        t->root = v;
+        return 1;
+    }
+
+    if (t->n == t->size) {
+        n = t->size * 2;
+
+        vals = ngx_palloc(t->pool, n * sizeof(yajl_val));
+        keys = ngx_palloc(t->pool, n * sizeof(char *));
+        if (vals == NULL || keys == NULL) {
+            return 0;
+        }
+
+        ngx_memcpy(vals, t->vals, t->n * sizeof(yajl_val));
+        ngx_memcpy(keys, t->keys, t->n * sizeof(char *));
+
+        t->vals = vals;
+        t->keys = keys;
+        t->size = n;
+    }
+
+    t->vals[t->n] = v;
+    t->keys[t->n] = t->key;
+    t->key = NULL;
+    t->n++;
+
+    return 1;
+}
+
+
+static yajl_val
+ngx_http_agent_json_tree_value(ngx_http_agent_json_tree_t *t, yajl_type type)
+{
+    yajl_val  v;
+
+    v = ngx_pcalloc(t->pool, sizeof(struct yajl_val_s));
+    if (v == NULL) {
+        return NULL;
+    }
+
+    v->type = type;
+
+    return (ngx_http_agent_json_tree_add(t, v) ? v : NULL);
+}
+
+
+static char *
+ngx_http_agent_json_tree_str(ngx_http_agent_json_tree_t *t,
+    const unsigned char *s, size_t len)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(t->pool, len + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    ngx_memcpy(p, s, len);
+    p[len] = '\0';
+
+    return (char *) p;
+}
+
+
+static int
+ngx_http_agent_json_tree_null(void *ctx)
+{
+    return ngx_http_agent_json_tree_value(ctx, yajl_t_null) != NULL;
+}
+
+
+static int
+ngx_http_agent_json_tree_bool(void *ctx, int b)
+{
+    return ngx_http_agent_json_tree_value(ctx, b ? yajl_t_true : yajl_t_false)
+           != NULL;
+}
+
+
+static int
+ngx_http_agent_json_tree_number(void *ctx, const char *s, size_t len)
+{
+    ngx_http_agent_json_tree_t *t = ctx;
+
+    char      *end;
+    yajl_val   v;
+
+    v = ngx_http_agent_json_tree_value(t, yajl_t_number);
+    if (v == NULL) {
+        return 0;
+    }
+
+    v->u.number.r = ngx_http_agent_json_tree_str(t, (u_char *) s, len);
+    if (v->u.number.r == NULL) {
+        return 0;
+    }
+
+    errno = 0;
+    v->u.number.i = strtoll(v->u.number.r, &end, 10);
+
+    if (errno == 0 && *end == '\0') {
+        v->u.number.flags |= YAJL_NUMBER_INT_VALID;
+    }
+
+    errno = 0;
+    v->u.number.d = strtod(v->u.number.r, &end);
+
+    if (errno == 0 && *end == '\0') {
+        v->u.number.flags |= YAJL_NUMBER_DOUBLE_VALID;
+    }
+
+    return 1;
+}
+
+
+static int
+ngx_http_agent_json_tree_string(void *ctx, const unsigned char *s,
+    size_t len)
+{
+    ngx_http_agent_json_tree_t *t = ctx;
+
+    yajl_val  v;
+
+    v = ngx_http_agent_json_tree_value(t, yajl_t_string);
+    if (v == NULL) {
+        return 0;
+    }
+
+    v->u.string = ngx_http_agent_json_tree_str(t, s, len);
+
+    return v->u.string != NULL;
+}
+
+
+static int
+ngx_http_agent_json_tree_key(void *ctx, const unsigned char *s, size_t len)
+{
+    ngx_http_agent_json_tree_t *t = ctx;
+
+    t->key = ngx_http_agent_json_tree_str(t, s, len);
+
+    return t->key != NULL;
+}
+
+
+static int
+ngx_http_agent_json_tree_open(ngx_http_agent_json_tree_t *t, yajl_type type)
+{
+    yajl_val  v;
+
+    if (t->depth == NGX_HTTP_AGENT_JSON_MAX_DEPTH) {
+        t->deep = 1;
+        return 0;
+    }
+
+    v = ngx_http_agent_json_tree_value(t, type);
+    if (v == NULL) {
+        return 0;
+    }
+
+    t->depth++;
+    t->open[t->depth] = v;
+    t->from[t->depth] = t->n;
+
+    return 1;
+}
+
+
+static int
+ngx_http_agent_json_tree_start_map(void *ctx)
+{
+    return ngx_http_agent_json_tree_open(ctx, yajl_t_object);
+}
+
+
+static int
+ngx_http_agent_json_tree_start_array(void *ctx)
+{
+    return ngx_http_agent_json_tree_open(ctx, yajl_t_array);
+}
+
+
+/* the values an array or object holds, theirs now: off the stack */
+
+static int
+ngx_http_agent_json_tree_close(void *ctx)
+{
+    ngx_http_agent_json_tree_t *t = ctx;
+
+    size_t     n;
+    yajl_val   v, *values;
+
+    v = t->open[t->depth];
+    n = t->n - t->from[t->depth];
+
+    values = ngx_palloc(t->pool, (n ? n : 1) * sizeof(yajl_val));
+    if (values == NULL) {
+        return 0;
+    }
+
+    ngx_memcpy(values, &t->vals[t->from[t->depth]], n * sizeof(yajl_val));
+
+    if (v->type == yajl_t_object) {
+        v->u.object.keys = ngx_palloc(t->pool, (n ? n : 1) * sizeof(char *));
+        if (v->u.object.keys == NULL) {
+            return 0;
+        }
+
+        ngx_memcpy(v->u.object.keys, &t->keys[t->from[t->depth]],
+                   n * sizeof(char *));
+        v->u.object.values = values;
+        v->u.object.len = n;
+
+    } else {
+        v->u.array.values = values;
+        v->u.array.len = n;
+    }
+
+    t->n = t->from[t->depth];
+    t->depth--;
+
+    return 1;
+}
+
+
+static yajl_callbacks  ngx_http_agent_json_tree_callbacks = {
+    ngx_http_agent_json_tree_null,
+    ngx_http_agent_json_tree_bool,
+    NULL,
+    NULL,
+    ngx_http_agent_json_tree_number,
+    ngx_http_agent_json_tree_string,
+    ngx_http_agent_json_tree_start_map,
+    ngx_http_agent_json_tree_key,
+    ngx_http_agent_json_tree_close,
+    ngx_http_agent_json_tree_start_array,
+    ngx_http_agent_json_tree_close
+};
+
+
+/*
+ * The tree of len bytes of JSON text (no NUL needed), in the pool; NULL
+ * with *err (when err is given) saying why: its first line, as yajl
+ * words it, or the nesting past NGX_HTTP_AGENT_JSON_MAX_DEPTH
+ */
+
+yajl_val
+ngx_http_agent_json_tree(ngx_pool_t *pool, u_char *data, size_t len,
+    ngx_str_t *err)
+{
+    u_char                      *msg, *p;
+    yajl_val                     vals[64];
+    yajl_handle                  h;
+    yajl_status                  st;
+    const char                  *keys[64];
+    yajl_alloc_funcs             af;
+    ngx_http_agent_json_tree_t   t;
+
+    ngx_memzero(&t, sizeof(ngx_http_agent_json_tree_t));
+    t.pool = pool;
+    t.vals = vals;
+    t.keys = keys;
+    t.size = 64;
+
+    af.malloc = ngx_http_agent_json_tree_malloc;
+    af.realloc = ngx_http_agent_json_tree_realloc;
+    af.free = ngx_http_agent_json_tree_free;
+    af.ctx = &t;
+
+    h = yajl_alloc(&ngx_http_agent_json_tree_callbacks, &af, &t);
+    if (h == NULL) {
+        if (err) {
+            ngx_str_set(err, "out of memory");
+        }
+        return NULL;
+    }
+
+    (void) yajl_config(h, yajl_allow_comments, 1);
+
+    st = yajl_parse(h, data, len);
+
+    if (st == yajl_status_ok) {
+        st = yajl_complete_parse(h);
+    }
+
+    if (st == yajl_status_ok && t.root) {
+        yajl_free(h);
+        return t.root;
+    }
+
+    if (err) {
+        if (t.deep) {
+            ngx_str_set(err, "JSON nested deeper than 64 levels");
+
+        } else {
+            msg = yajl_get_error(h, 0, data, len);
+
+            p = (u_char *) ngx_strchr(msg, '\n');
+            err->len = p ? (size_t) (p - msg) : ngx_strlen(msg);
+            err->data = ngx_pnalloc(pool, err->len);
+
+            if (err->data == NULL) {
+                err->len = 0;
+
+            } else {
+                ngx_memcpy(err->data, msg, err->len);
+            }
+
+            yajl_free_error(h, msg);
+        }
+    }
+
+    yajl_free(h);
+
+    return NULL;
 }
 
 

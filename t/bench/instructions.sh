@@ -8,6 +8,9 @@
 #
 #   t/bench/instructions.sh [MODULE.so ...]   (default: this tree's)
 #   BENCH_TURNS=N  the turns counted (200), after 20 not counted
+#   BENCH_PHASES=1 no valgrind: the turns one at a time, each worker's
+#                  clock per phase (NGX_AGENT_PHASES, src/ops/
+#                  ngx_http_agent_phase.c), printed as medians in us
 
 set -e
 
@@ -15,7 +18,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 n=${BENCH_TURNS:-200}
 [ $# -gt 0 ] || set -- "$root/build/nginx/objs/ngx_http_agent_module.so"
 
-command -v valgrind > /dev/null || { echo "valgrind is needed" >&2; exit 1; }
+[ -n "$BENCH_PHASES" ] || command -v valgrind > /dev/null \
+    || { echo "valgrind is needed" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/agent-instructions.XXXXXX)
 trap 'kill $mock $vg 2> /dev/null; [ -n "$BENCH_KEEP" ] || rm -rf "$work"' EXIT
@@ -49,6 +53,37 @@ up "http://127.0.0.1:$mp/"
 user=
 [ "$(id -u)" = 0 ] && user='user root;'
 
+# the median of each phase, and how often it comes per turn
+phases() {
+    NGX_AGENT_PHASES="$2/phases" /usr/sbin/nginx -p "$2/" -c "$2/nginx.conf" \
+        > "$2/nginx.log" 2>&1 &
+    vg=$!
+    up "http://127.0.0.1:$3/lg/ok"
+
+    base="http://127.0.0.1:$3/lg"
+    node "$root/t/bench/loadgen.js" lgload \
+        "{\"base\":\"$base\",\"n\":$n,\"c\":1}" > /dev/null
+    kill -QUIT $vg
+    wait $vg 2> /dev/null || true
+
+    echo "$1: $n turns, one at a time, per phase"
+    perl -e '
+        my $turns = shift; my (%ns, %count);
+        while (<>) {
+            my ($p, $a, $b) = split;
+            if ($a eq "count") { $count{$p} += $b } else { push @{$ns{$p}}, $a }
+        }
+        printf "  %-8s %8s %10s %10s\n", "phase", "per turn", "p50 us",
+            "p90 us";
+        for my $p (qw(parse begin request curl answer sql read write event
+                      end)) {
+            my @s = sort { $a <=> $b } @{$ns{$p} // []};
+            next unless @s;
+            printf "  %-8s %8.1f %10.1f %10.1f\n", $p, $count{$p} / $turns,
+                $s[$#s / 2] / 1000, $s[int($#s * 0.9)] / 1000;
+        }' "$n" "$2"/phases.*
+}
+
 for so in "$@"; do
     so=$(realpath "$so")
     d="$work/run"
@@ -63,6 +98,7 @@ master_process off;
 daemon off;
 error_log $d/error.log warn;
 pid $d/nginx.pid;
+env NGX_AGENT_PHASES;
 thread_pool default threads=4;
 events { worker_connections 1024; }
 http {
@@ -80,6 +116,11 @@ http {
     }
 }
 CONF
+
+    if [ -n "$BENCH_PHASES" ]; then
+        phases "$so" "$d" "$np"
+        continue
+    fi
 
     valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" \
         /usr/sbin/nginx -p "$d/" -c "$d/nginx.conf" > "$d/vg.log" 2>&1 &

@@ -56,6 +56,21 @@ ngx_destroy_pool(ngx_pool_t *pool)
 }
 
 
+void
+ngx_reset_pool(ngx_pool_t *pool)
+{
+    ngx_pool_large_t  *l, *next;
+
+    for (l = pool->large; l; l = next) {
+        next = l->next;
+        free(l->alloc);
+        free(l);
+    }
+
+    pool->large = NULL;
+}
+
+
 void *
 ngx_palloc(ngx_pool_t *pool, size_t size)
 {

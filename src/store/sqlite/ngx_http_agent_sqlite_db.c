@@ -388,6 +388,10 @@ static sqlite3_stmt  *ngx_http_agent_store_stmts[NGX_HTTP_AGENT_SQL_LAST];
 ngx_uint_t            ngx_http_agent_sqlite_tx;
 ngx_log_t            *ngx_http_agent_sqlite_log;
 
+/* the statement's start, when make bench asks (ngx_http_agent_phase.c) */
+static uint64_t       ngx_http_agent_sqlite_phase;
+static ngx_uint_t     ngx_http_agent_sqlite_phase_tx;
+
 
 /*
  * agent_contains(json, want): whether a JSON text holds want, as
@@ -654,6 +658,10 @@ ngx_http_agent_sqlite_stmt(ngx_uint_t n)
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
 
+    ngx_http_agent_sqlite_phase = ngx_http_agent_phase_now();
+    ngx_http_agent_sqlite_phase_tx = (n == NGX_HTTP_AGENT_SQL_BEGIN
+                                      || n == NGX_HTTP_AGENT_SQL_COMMIT);
+
     return stmt;
 }
 
@@ -722,6 +730,14 @@ ngx_int_t
 ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc)
 {
     sqlite3_reset(stmt);
+
+    /* a transaction's ends are "read only" to SQLite: the commit writes */
+    ngx_http_agent_phase_add((ngx_http_agent_sqlite_phase_tx
+                              || !sqlite3_stmt_readonly(stmt))
+                             ? NGX_HTTP_AGENT_PHASE_WRITE
+                             : NGX_HTTP_AGENT_PHASE_READ,
+                             ngx_http_agent_sqlite_phase);
+    ngx_http_agent_sqlite_phase = 0;
 
     if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
         return NGX_OK;
