@@ -34,6 +34,9 @@ sub hold {
     }
 }
 
+# an MCP server (t/mcp/server.mjs), where npm can install its SDK
+my $mcp = $t->mcp_server('stateful');
+
 # the model: a round of two calls (a payment, not idempotent; a look-up,
 # idempotent), then an answer from their results; the answer waits for
 # the test the first time, so that the run is still driven by its
@@ -41,6 +44,10 @@ sub hold {
 $t->mock(sub {
     my ($req) = @_;
     my @tools = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
+    if (AgentTest::last_user($req) eq 'docs') {
+        return @tools ? { text => 'docs done' }
+             : { tools => [ [ 'd1', 'search_docs', '{"query": "keys"}' ] ] };
+    }
     return { tools => [ [ 'c1', 'pay', '{"which": "pay"}' ],
                         [ 'c2', 'look', '{"which": "look"}' ] ] }
         unless @tools;
@@ -74,6 +81,19 @@ agent_graph pay {
     edge tools model;
 }
 HTTP
+$conf =~ s{(agent_graph pay)}{agent_mcp seed url=$mcp->{url} timeout=5s;
+agent_graph docs {
+    node model llm tools=seed.*;
+    node tools tools;
+    edge START model;
+    edge model tools if=tool_calls;
+    edge model END;
+    edge tools model;
+}
+$1} if $mcp;
+$conf =~ s{(location /api/chat/)}{location /lgd/ { agent_langgraph_api;
+            agent_use_graph docs; }
+        $1} if $mcp;
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
             agent_use_graph pay; agent_turn_lease 2s; }
         location /internal/svc { internal;
@@ -193,6 +213,25 @@ my @ids = grep { defined } map { $_->{id} } @{ $j->{events} };
 is(scalar(grep { $seen{$_}++ } @ids), 0, 'each event id once');
 
 ok(kill(0, $paused), 'the woken worker lives on');
+
+# MCP: the call's key in its _meta
+SKIP: {
+    skip 'the MCP SDK could not be installed from npm', 3 unless $mcp;
+    my $dt = $t->http('POST', '/lgd/threads', {})->{json}{thread_id};
+    my $dr = $t->http('POST', "/lgd/threads/$dt/runs", {
+        assistant_id => 'docs', input => { messages => [
+            { role => 'user', content => 'docs' } ] } })->{json}{run_id};
+    my $ds = '';
+    ok(AgentTest::wait_for(sub {
+        $ds = $t->http('GET', "/lgd/threads/$dt/runs/$dr")->{json}{status}
+              // '';
+        $ds eq 'success' }, 30), 'the MCP run ended, a success')
+        or diag("status: $ds\n" . $t->slurp('error.log'));
+    my @c = grep { $_->{tool} eq 'search_docs' } AgentTest::mcp_calls($mcp);
+    is(scalar @c, 1, 'the MCP tool called once');
+    like($c[0]{key} // '', qr/^[0-9a-f]{32}$/,
+         'with an idempotency key in _meta');
+}
 
 $t->check_log(allow => qr/lost its worker|was taken over|was cut while/);
 done_testing;

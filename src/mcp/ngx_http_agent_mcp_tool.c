@@ -99,6 +99,15 @@ ngx_http_agent_mcp_tool_send(ngx_http_agent_mcp_tool_ctx_t *ctx)
         ngx_http_agent_json_end(j);
     }
 
+    /* the call's Idempotency-Key, the same at each attempt (docs/runs.md) */
+    if (call->key.len) {
+        ngx_http_agent_json_key(j, "_meta");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "idempotencyKey");
+        ngx_http_agent_json_str(j, &call->key);
+        ngx_http_agent_json_end(j);
+    }
+
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_done(j, &params) != NGX_OK) {
