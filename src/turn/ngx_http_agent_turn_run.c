@@ -534,10 +534,13 @@ ngx_http_agent_turn_lost(ngx_http_agent_run_t *run)
     /*
      * a run the store keeps was claimed by another worker (fencing,
      * docs/runs.md): it goes on there, so this worker's part of it ends
-     * unseen, logged once, and writes nothing more
+     * unseen, logged once, and writes nothing more.  Our chat API's
+     * client is told (lease_lost), as before: it sends its message again
      */
 
-    if (turn->in.record && alcf->redrive) {
+    if (turn->in.record && alcf->redrive
+        && (!turn->in.record->quiet || ngx_http_agent_headless(turn->request)))
+    {
         if (!turn->fenced) {
             ngx_log_error(NGX_LOG_WARN, turn->request->connection->log, 0,
                           "agent: run \"%V\" on session \"%V\" was taken "
