@@ -87,6 +87,19 @@ ngx_http_agent_mcp_tool_send(ngx_http_agent_mcp_tool_ctx_t *ctx)
     }
 
     ngx_http_agent_json_obj(j);
+
+    /*
+     * the call's Idempotency-Key, the same at each attempt (docs/runs.md);
+     * first, so that mcp_http.c joins it to the _meta it adds
+     */
+    if (call->key.len) {
+        ngx_http_agent_json_key(j, "_meta");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "idempotencyKey");
+        ngx_http_agent_json_str(j, &call->key);
+        ngx_http_agent_json_end(j);
+    }
+
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &call->tool_name);
     ngx_http_agent_json_key(j, "arguments");
@@ -96,15 +109,6 @@ ngx_http_agent_mcp_tool_send(ngx_http_agent_mcp_tool_ctx_t *ctx)
 
     } else {
         ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    /* the call's Idempotency-Key, the same at each attempt (docs/runs.md) */
-    if (call->key.len) {
-        ngx_http_agent_json_key(j, "_meta");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "idempotencyKey");
-        ngx_http_agent_json_str(j, &call->key);
         ngx_http_agent_json_end(j);
     }
 
