@@ -14,7 +14,8 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation bench-instructions bench-phases clean deb test-deb lint
+        bench-foundation bench-instructions bench-phases clean deb test-deb \
+        lint test-conformance
 
 all: deps $(MODULE)
 
@@ -54,6 +55,14 @@ lint: all
 
 test: deps all
 	prove -r t/
+
+# the protocols' own conformance kits, each a t/conformance/*.sh that
+# starts nginx with this build and compares the kit's results with its
+# list of exceptions; every one runs, the target fails if one did
+test-conformance: deps all
+	@rc=0; for s in t/conformance/*.sh; do \
+	    echo "$$s"; bash $$s || rc=1; \
+	done; exit $$rc
 
 # the suite on a busy host: one busy loop per core while it runs
 test-stress: deps all
@@ -111,6 +120,7 @@ bench: deps all
 	     python3 >/dev/null)
 	perl t/bench/run.pl
 	BENCH_PHASES=1 bash t/bench/instructions.sh
+	BENCH_PHASES=1 BENCH_LONG=1 bash t/bench/instructions.sh
 
 # fuzzing and sanitizer builds live in their own fragments
 include mk/fuzz.mk

@@ -395,6 +395,13 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       (void *) NGX_HTTP_AGENT_LANGGRAPH },
 
+    { ngx_string("agent_langgraph_server"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_agent_loc_conf_t, lg_server),
+      &ngx_http_agent_lg_servers },
+
     { ngx_string("agent_agui"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_agent_conf_graph_endpoint,
@@ -570,6 +577,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
     alcf->run_attempts = NGX_CONF_UNSET_UINT;
     alcf->durability = NGX_CONF_UNSET_UINT;
+    alcf->lg_server = NGX_CONF_UNSET_UINT;
     alcf->webhooks = NGX_CONF_UNSET_PTR;
     alcf->run_events_max = NGX_CONF_UNSET_SIZE;
     alcf->run_events_keep = NGX_CONF_UNSET_MSEC;
@@ -623,6 +631,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_uint_value(conf->run_attempts, prev->run_attempts, 3);
     ngx_conf_merge_uint_value(conf->durability, prev->durability,
                               NGX_HTTP_AGENT_DURABILITY_ASYNC);
+    ngx_conf_merge_uint_value(conf->lg_server, prev->lg_server, 0);
     ngx_conf_merge_ptr_value(conf->webhooks, prev->webhooks, NULL);
     ngx_conf_merge_size_value(conf->run_events_max, prev->run_events_max,
                               8 * 1024 * 1024);

@@ -157,11 +157,15 @@ typedef struct {
 
     /* agent_webhooks: ngx_http_agent_webhooks_t, or NULL */
     void                      *webhooks;
+
+    /* agent_langgraph_server: whose shapes, where LangGraph's differ */
+    ngx_uint_t                 lg_server;
 } ngx_http_agent_loc_conf_t;
 
 
 extern ngx_module_t  ngx_http_agent_module;
 extern ngx_conf_enum_t  ngx_http_agent_durabilities[];
+extern ngx_conf_enum_t  ngx_http_agent_lg_servers[];
 
 
 typedef enum {

@@ -128,10 +128,11 @@ is_deeply([ grep { $_ ne 'messages' } @{ events($ev) } ],
           'values (input), updates, values')
     or diag explain events($ev);
 my $chunks = of($ev, 'messages');
-is(scalar @$chunks, 4, 'four message chunks');
+is(scalar @$chunks, 5, 'four message chunks and the model\'s last');
 is(join('', map { $_->[0]{content} } @$chunks), 'Hello from the mock',
    'the tokens');
-is($chunks->[0][0]{type}, 'ai', 'as the JS server sends chunks (type ai)');
+is($chunks->[0][0]{type}, 'AIMessageChunk',
+   'as the Python server sends chunks (type AIMessageChunk)');
 is($chunks->[0][1]{langgraph_node}, 'model', 'metadata: the node');
 is($chunks->[0][1]{langgraph_step}, 1, 'and the step');
 my $vals = of($ev, 'values');

@@ -41,7 +41,8 @@ agent_graph chat {
     edge model END;
 }
 HTTP
-$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; agent_assistants approval chat; }
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; agent_assistants approval chat;
+        agent_langgraph_server js; }
         $1};
 $t->run($conf);
 

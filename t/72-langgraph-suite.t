@@ -190,6 +190,7 @@ http {
         $listen6
         location / {
             agent_langgraph_api;
+            agent_langgraph_server js;      # the suite is the JS server's
             agent_use_graph agent;
             agent_assistants agent_simple error delay weather nested
                 simple_runtime dynamic state_schema_graph

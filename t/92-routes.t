@@ -173,7 +173,8 @@ my (%routes, @walk);
 {
     my @list = ([ POST => 'responses' ], [ GET => 'responses/{id}' ],
                 [ DELETE => 'responses/{id}' ],
-                [ POST => 'responses/{id}/cancel' ]);
+                [ POST => 'responses/{id}/cancel' ],
+                [ GET => 'responses/{id}/input_items' ]);
     my $f = function('src/responses/ngx_http_agent_responses.c',
                      'ngx_http_agent_responses_route');
     my @lit = $f =~ /ngx_strncmp\([^"]*"([^"]+)"/g;

@@ -462,14 +462,20 @@ ngx_http_agent_expr_node(ngx_http_agent_parser_t *ps, ngx_http_agent_op_e op)
 }
 
 
-/* skips spaces, then the token if it is next ("": spaces only) */
+/*
+ * skips spaces, then the token if it is next ("": spaces only); a long
+ * condition may go on over lines of nginx.conf
+ */
 
 static ngx_uint_t
 ngx_http_agent_expr_skip(ngx_http_agent_parser_t *ps, const char *token)
 {
     size_t  len;
 
-    while (ps->p < ps->last && (*ps->p == ' ' || *ps->p == '\t')) {
+    while (ps->p < ps->last
+           && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == CR
+               || *ps->p == LF))
+    {
         ps->p++;
     }
 

@@ -20,6 +20,8 @@ static ngx_int_t ngx_http_agent_expr_eval(ngx_http_agent_run_t *run,
     ngx_http_agent_expr_t *e, ngx_http_agent_v_t *v);
 static ngx_int_t ngx_http_agent_expr_channel(ngx_http_agent_run_t *run,
     ngx_http_agent_expr_t *e, ngx_http_agent_v_t *v);
+static void ngx_http_agent_expr_message(ngx_http_agent_run_t *run,
+    ngx_http_agent_expr_t *e, ngx_http_agent_v_t *v);
 static void ngx_http_agent_expr_json(yajl_val j, ngx_http_agent_v_t *v);
 static ngx_uint_t ngx_http_agent_expr_truth(ngx_http_agent_v_t *v);
 static ngx_uint_t ngx_http_agent_expr_compare_values(ngx_http_agent_op_e op,
@@ -133,6 +135,11 @@ ngx_http_agent_expr_channel(ngx_http_agent_run_t *run,
         /* messages: an array, as long as the conversation */
         v->type = NGX_HTTP_AGENT_V_ARRAY;
         v->number = json.len;
+
+        if (e->path) {
+            ngx_http_agent_expr_message(run, e, v);
+        }
+
         return NGX_OK;
     }
 
@@ -179,6 +186,83 @@ ngx_http_agent_expr_channel(ngx_http_agent_run_t *run,
     ngx_http_agent_expr_json(j, v);
 
     return NGX_OK;
+}
+
+
+/*
+ * messages.length, and a message by its place (messages.0, messages.last):
+ * its content, role (user, assistant, tool, system) or type (LangChain's:
+ * human, ai, tool, system); anything else is null
+ */
+
+static void
+ngx_http_agent_expr_message(ngx_http_agent_run_t *run,
+    ngx_http_agent_expr_t *e, ngx_http_agent_v_t *v)
+{
+    ngx_str_t             *seg;
+    ngx_int_t              idx;
+    ngx_array_t           *msgs;
+    ngx_http_agent_msg_t  *m;
+
+    seg = e->path->elts;
+    msgs = run->state[e->channel].messages;
+
+    if (seg[0].len == 6 && ngx_strncmp(seg[0].data, "length", 6) == 0
+        && e->path->nelts == 1)
+    {
+        v->type = NGX_HTTP_AGENT_V_NUMBER;
+        return;
+    }
+
+    v->type = NGX_HTTP_AGENT_V_NULL;
+
+    if (msgs == NULL || msgs->nelts == 0 || e->path->nelts > 2) {
+        return;
+    }
+
+    if (seg[0].len == 4 && ngx_strncmp(seg[0].data, "last", 4) == 0) {
+        idx = msgs->nelts - 1;
+
+    } else {
+        idx = ngx_atoi(seg[0].data, seg[0].len);
+
+        if (idx == NGX_ERROR || (ngx_uint_t) idx >= msgs->nelts) {
+            return;
+        }
+    }
+
+    m = (ngx_http_agent_msg_t *) msgs->elts + idx;
+
+    if (e->path->nelts == 1) {
+        v->type = NGX_HTTP_AGENT_V_OBJECT;
+        v->number = 1;
+        return;
+    }
+
+    v->type = NGX_HTTP_AGENT_V_STRING;
+
+    if (seg[1].len == 7 && ngx_strncmp(seg[1].data, "content", 7) == 0) {
+        v->str = m->content;
+
+    } else if (seg[1].len == 4 && ngx_strncmp(seg[1].data, "role", 4) == 0) {
+        v->str = m->role;
+
+    } else if (seg[1].len == 4 && ngx_strncmp(seg[1].data, "type", 4) == 0)
+    {
+        switch (m->role.len ? m->role.data[0] : 0) {
+        case 'u':
+            ngx_str_set(&v->str, "human");
+            break;
+        case 'a':
+            ngx_str_set(&v->str, "ai");
+            break;
+        default:
+            v->str = m->role;
+        }
+
+    } else {
+        v->type = NGX_HTTP_AGENT_V_NULL;
+    }
 }
 
 

@@ -679,6 +679,11 @@ ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
     ngx_uint_t              i;
     ngx_http_agent_edge_t  *e;
 
+    if (node->edges.nelts == 0) {
+        /* a fail node written as (a state update): it leads nowhere */
+        return NGX_HTTP_AGENT_END;
+    }
+
     e = node->edges.elts;
 
     for (i = 0; i < node->edges.nelts; i++) {

@@ -54,6 +54,7 @@ static char *ngx_http_agent_graph_edge_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_graph_link(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
+static ngx_uint_t ngx_http_agent_graph_ends(ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_graph_reach(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
 static void ngx_http_agent_graph_error(ngx_conf_t *cf, ngx_str_t *file,
@@ -572,6 +573,11 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
             return NGX_ERROR;
         }
 
+        if (nodes[i].edges.nelts == 0 && ngx_http_agent_graph_ends(&nodes[i]))
+        {
+            continue;       /* the run stops there */
+        }
+
         if (nodes[i].edges.nelts == 0) {
             ngx_http_agent_graph_error(cf, &nodes[i].file, nodes[i].line,
                                        "no edge leaves the node \"%V\"",
@@ -596,6 +602,19 @@ ngx_http_agent_graph_link(ngx_conf_t *cf, ngx_http_agent_graph_ctx_t *ctx)
 }
 
 
+/*
+ * a fail node raises, as a LangGraph node that throws: nothing runs after
+ * it, so it needs no edge out (one written is never taken)
+ */
+
+static ngx_uint_t
+ngx_http_agent_graph_ends(ngx_http_agent_node_t *node)
+{
+    return node->kind->name.len == 4
+           && ngx_strncmp(node->kind->name.data, "fail", 4) == 0;
+}
+
+
 /* END must be reachable from every node: walked back from END */
 
 static ngx_int_t
@@ -614,7 +633,9 @@ ngx_http_agent_graph_reach(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
     }
 
     for (i = 0; i < graph->nodes.nelts; i++) {
-        ok[i] = nodes[i].part;
+        ok[i] = nodes[i].part
+                || (nodes[i].edges.nelts == 0
+                    && ngx_http_agent_graph_ends(&nodes[i]));
     }
 
     do {

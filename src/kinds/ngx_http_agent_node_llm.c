@@ -413,9 +413,21 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ctx->req.tools = ctx->tools.len ? (ctx->tools.len > 2 ? &ctx->tools : NULL)
                      : ctx->conf->tools.len ? &ctx->conf->tools : NULL;
     ctx->req.tools_off = !ctx->tools_bound;
+
+    /* the client's own tools (Open Responses'), beside the step's */
+    if (ctx->tools_bound && env->services.client_tools
+        && ngx_http_agent_toolset_client(run->pool, &ctx->conf->toolset,
+                                         env->services.client_tools,
+                                         &ctx->req.tools)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
     ctx->req.history = (ctx->messages
                         == run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages)
                        ? run->messages_at_start : 0;
+    ctx->req.session = &env->session_id;
     ctx->req.connect_timeout = env->services.llm_connect_timeout;
     ctx->req.idle_timeout = env->services.llm_idle_timeout;
     ctx->req.timeout = env->services.llm_timeout;

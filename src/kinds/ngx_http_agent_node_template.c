@@ -15,10 +15,11 @@
 
 /*
  * "node NAME template text=TEMPLATE [output=messages|CHANNEL]
- * [role=assistant|tool]": a fixed answer, or a channel written from
- * others, with no model call.  role=tool answers each tool call of the
- * last AI message with the text, as a node of LangGraph's that returns
- * a ToolMessage does.
+ * [role=assistant|tool] [json=on]": a fixed answer, or a channel written
+ * from others, with no model call.  role=tool answers each tool call of
+ * the last AI message with the text, as a node of LangGraph's that
+ * returns a ToolMessage does.  json=on writes the text parsed, through
+ * the channel's reducer: a boolean, a number a sum adds, an object.
  */
 
 
@@ -27,6 +28,7 @@ typedef struct {
     ngx_str_t                  output_name;
     ngx_int_t                  output;
     ngx_uint_t                 tool;        /* role=tool */
+    ngx_flag_t                 json;        /* json=on */
 } ngx_http_agent_node_template_conf_t;
 
 
@@ -53,6 +55,8 @@ static ngx_http_agent_param_t  ngx_http_agent_node_template_params[] = {
       ngx_http_agent_node_template_roles },
     { ngx_string("text"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_template_conf_t, text), NULL },
+    { ngx_string("json"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_node_template_conf_t, json), NULL },
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_template_conf_t, output_name),
       &ngx_http_agent_param_messages },
@@ -91,6 +95,13 @@ ngx_http_agent_node_template_check(ngx_conf_t *cf,
         return NGX_ERROR;
     }
 
+    if (tc->json && tc->output == NGX_HTTP_AGENT_CH_MESSAGES) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the template node \"%V\": "
+                           "json=on writes a channel: give it output=",
+                           &node->name);
+        return NGX_ERROR;
+    }
+
     node->answers = tc->tool;
 
     return NGX_OK;
@@ -103,14 +114,52 @@ ngx_http_agent_node_template_run(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_node_template_conf_t *tc = node->conf;
 
-    ngx_str_t               text, json;
-    ngx_http_agent_msg_t    msg;
-    ngx_http_agent_event_t  ev;
+    yajl_val                   v;
+    ngx_str_t                  text, json;
+    ngx_http_agent_msg_t       msg;
+    ngx_http_agent_event_t     ev;
+    ngx_http_agent_channel_t  *ch;
 
     if (ngx_http_agent_template_render(run, run->pool, &tc->text, &text)
         != NGX_OK)
     {
         return NGX_ERROR;
+    }
+
+    if (tc->json) {
+
+        /* the channels' values in it came from outside: parsed, written */
+
+        v = ngx_http_agent_json_parse(run->pool, text.data, text.len, NULL);
+
+        if (v == NULL) {
+            return ngx_http_agent_graph_fail(run, "bad_json", "the node "
+                                             "\"%V\" rendered no JSON "
+                                             "value", &node->name);
+        }
+
+        ch = (ngx_http_agent_channel_t *) run->graph->channels.elts
+             + tc->output;
+
+        if (ch->reducer == NGX_HTTP_AGENT_REDUCE_SUM) {
+            if (!YAJL_IS_NUMBER(v)) {
+                return ngx_http_agent_graph_fail(run, "bad_json", "the node "
+                                                 "\"%V\" rendered no "
+                                                 "number for a sum",
+                                                 &node->name);
+            }
+
+            return ngx_http_agent_graph_write_number(run->update,
+                                                     tc->output,
+                                                     YAJL_GET_DOUBLE(v));
+        }
+
+        if (ngx_http_agent_json_encode(run->pool, v, &json) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_agent_graph_write_value(run->update, tc->output,
+                                                &json);
     }
 
     if (tc->output != NGX_HTTP_AGENT_CH_MESSAGES) {

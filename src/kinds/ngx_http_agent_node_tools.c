@@ -22,9 +22,8 @@
 
 /*
  * "node NAME tools": every tool call of the last AI message, all at once;
- * one tool message per call, in the order of the calls.  A failing tool
- * gives an error result, not a failed turn.  redact=REGEX replaces what
- * it matches in the results before the model sees them.
+ * one tool message per call, in their order; a failing tool gives an
+ * error result, not a failed turn; redact=REGEX rewrites the results.
  *
  * "node NAME tools call=TOOL [query=CHANNEL] output=CHANNEL": one call of
  * TOOL that no model asked for, with {"query": the channel's text} (the
@@ -135,6 +134,12 @@ ngx_http_agent_node_tools_run(ngx_http_agent_run_t *run,
                                          "of the model could not be read");
     }
 
+    /* the client's calls first: the run waits for their outputs */
+    rc = ngx_http_agent_node_tools_client(run, node, calls);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
     /* approve=: a human sees the calls first (tools_approve.c) */
 
     if (tc->approve.len && ngx_http_agent_node_tools_approval(tc, calls)) {
@@ -178,7 +183,6 @@ calls:
         c->arguments = call[i].arguments;
         c->args = call[i].args;
         c->answer = call[i].answer;
-
 
         if (ctx->conf->args
             && ngx_http_agent_node_tools_args(run, ctx->conf, c) != NGX_OK)
@@ -730,10 +734,7 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
                             &call->result);
     }
 
-    /*
-     * the calls run at once; their results are reported in the order of
-     * the calls, so that a stream reads the same whichever ended first
-     */
+    /* results in the calls' order: a stream the same whichever ends first */
 
     while (ctx->emitted < ctx->ncalls && ctx->calls[ctx->emitted].finished) {
         call = &ctx->calls[ctx->emitted++];
@@ -756,6 +757,7 @@ ngx_http_agent_node_tools_result(ngx_http_agent_node_tools_ctx_t *ctx,
         ev.id = &call->id;
         ev.name = &call->name;
         ev.json = &call->result;
+        ev.input = call->args;
 
         if (ngx_http_agent_env_emit(ctx->run, &ev) != NGX_OK) {
             return ngx_http_agent_graph_fail(ctx->run, "client_gone", "the "

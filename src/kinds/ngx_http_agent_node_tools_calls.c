@@ -10,6 +10,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_state.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_node_tools_calls.h"
 
@@ -17,10 +18,15 @@
 /*
  * The calls a tools node runs besides the model's as it wrote them:
  * args=TOOL.ARG:CHANNEL set from the state, and call=TOOL, one call no
- * model asked for (node_tools.c runs them).  And what makes a call's
- * effect happen once across take-overs (docs/runs.md, "Exactly once"):
- * its claim, its key, and what a call cut while it ran becomes.
+ * model asked for (node_tools.c runs them); the calls of the client's own
+ * tools, which the run waits for.  And what makes a call's effect happen
+ * once across take-overs (docs/runs.md, "Exactly once"): its claim, its
+ * key, and what a call cut while it ran becomes.
  */
+
+
+static ngx_uint_t ngx_http_agent_node_tools_clients(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *name);
 
 
 /*
@@ -317,4 +323,182 @@ ngx_http_agent_node_tools_write(ngx_http_agent_run_t *run,
     }
 
     return NGX_OK;
+}
+
+
+/*
+ * The client's own tools (Open Responses'): a call of one the step's set
+ * does not hold is the client's to run.  The run waits for the outputs
+ * as at an interrupt, {"node", "value": [{"id", "name", "args"}],
+ * "client": true}; the answer, [{"call_id", "output"}] as the protocol
+ * read the client's items, gives each call its result, and a call left
+ * without one says so to the model.  NGX_OK: the round goes on.
+ */
+
+ngx_int_t
+ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_array_t *calls)
+{
+    size_t                  k;
+    yajl_val                v, o;
+    ngx_str_t               none, id, output, err;
+    ngx_uint_t              i, n, found;
+    ngx_http_agent_call_t  *c;
+    ngx_http_agent_json_t  *j;
+
+    c = calls->elts;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "node");
+    ngx_http_agent_json_str(j, &node->name);
+    ngx_http_agent_json_key(j, "value");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0, n = 0; i < calls->nelts; i++) {
+        if (!ngx_http_agent_node_tools_clients(run, node->conf, &c[i].name)) {
+            continue;
+        }
+
+        n++;
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &c[i].id);
+        ngx_http_agent_json_key(j, "name");
+        ngx_http_agent_json_str(j, &c[i].name);
+        ngx_http_agent_json_key(j, "args");
+
+        if (c[i].args) {
+            ngx_http_agent_json_val(j, c[i].args);
+
+        } else {
+            ngx_http_agent_json_str(j, &c[i].arguments);
+        }
+
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "client");
+    ngx_http_agent_json_bool(j, 1);
+    ngx_http_agent_json_end(j);
+
+    if (n == 0) {
+        return NGX_OK;
+    }
+
+    if (run->resume.len == 0) {
+        if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
+            || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        return NGX_HTTP_AGENT_INTERRUPT;
+    }
+
+    /*
+     * an answer to another interrupt of the round (approve='s, asked
+     * after the client's outputs were read) is not the client's: its
+     * calls go without outputs rather than ask the client again
+     */
+
+    v = run->extra.len ? ngx_http_agent_json_parse(run->pool,
+                                                   run->extra.data,
+                                                   run->extra.len, NULL)
+                       : NULL;
+    o = v ? ngx_http_agent_json_get(v, "__interrupt__") : NULL;
+    o = o ? ngx_http_agent_json_get(o, "client") : NULL;
+
+    if (o == NULL || !YAJL_IS_TRUE(o)) {
+        return NGX_OK;
+    }
+
+    v = ngx_http_agent_json_parse(run->pool, run->resume.data,
+                                  run->resume.len, NULL);
+
+    ngx_str_null(&run->resume);
+    ngx_str_set(&none, "null");
+    ngx_str_set(&err, "the client gave no output for this call");
+
+    if (ngx_http_agent_state_set(run, "__interrupt__", &none) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < calls->nelts; i++) {
+        if (!ngx_http_agent_node_tools_clients(run, node->conf, &c[i].name)) {
+            continue;
+        }
+
+        found = 0;
+
+        for (k = 0; v && YAJL_IS_ARRAY(v) && k < v->u.array.len; k++) {
+            o = v->u.array.values[k];
+
+            if (ngx_http_agent_json_get_str(o, "call_id", &id) == NGX_OK
+                && id.len == c[i].id.len
+                && ngx_strncmp(id.data, c[i].id.data, id.len) == 0
+                && ngx_http_agent_json_get_str(o, "output", &output)
+                   == NGX_OK)
+            {
+                found = 1;
+                break;
+            }
+        }
+
+        /* JSON written anew by our generator, other text as a string */
+
+        o = found ? ngx_http_agent_json_parse(run->pool, output.data,
+                                              output.len, NULL)
+                  : NULL;
+
+        if ((o ? ngx_http_agent_json_encode(run->pool, o, &c[i].answer)
+             : found ? ngx_http_agent_json_quote(run->pool, &output,
+                                                 &c[i].answer)
+             : ngx_http_agent_tools_error(run->pool, &err, &c[i].answer))
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_uint_t
+ngx_http_agent_node_tools_clients(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *name)
+{
+    ngx_uint_t                     i;
+    ngx_keyval_t                  *kv;
+    ngx_http_agent_env_t          *env;
+    ngx_http_agent_toolset_hit_t   hit;
+
+    env = run->data;
+
+    if (env->services.client_tools == NULL
+        || ngx_http_agent_toolset_find(run->pool, &tc->offered, name, &hit)
+           == NGX_OK)
+    {
+        return 0;
+    }
+
+    kv = env->services.client_tools->elts;
+
+    for (i = 0; i < env->services.client_tools->nelts; i++) {
+        if (kv[i].key.len == name->len
+            && ngx_strncmp(kv[i].key.data, name->data, name->len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
 }

@@ -291,6 +291,63 @@ ngx_http_agent_toolset_json(ngx_pool_t *pool, ngx_log_t *log,
 
 
 /*
+ * The client's own tools (Open Responses) after the step's: one whose
+ * name the step's set holds is left out, so a name is offered once and
+ * a call of it is the graph's
+ */
+
+ngx_int_t
+ngx_http_agent_toolset_client(ngx_pool_t *pool, ngx_http_agent_toolset_t *set,
+    ngx_array_t *client, ngx_str_t **tools)
+{
+    u_char                        *p;
+    size_t                         size;
+    ngx_str_t                     *out;
+    ngx_uint_t                     i, n;
+    ngx_keyval_t                  *kv;
+    ngx_http_agent_toolset_hit_t   hit;
+
+    kv = client->elts;
+    n = (*tools && (*tools)->len > 2) ? (*tools)->len - 1 : 1;
+    size = n + 1;
+
+    for (i = 0; i < client->nelts; i++) {
+        size += kv[i].value.len + 1;
+    }
+
+    out = ngx_palloc(pool, sizeof(ngx_str_t));
+    p = ngx_pnalloc(pool, size);
+
+    if (out == NULL || p == NULL) {
+        return NGX_ERROR;
+    }
+
+    out->data = p;
+    p = (n > 1) ? ngx_cpymem(p, (*tools)->data, n) : ngx_cpymem(p, "[", 1);
+
+    for (i = 0; i < client->nelts; i++) {
+        if (ngx_http_agent_toolset_find(pool, set, &kv[i].key, &hit)
+            == NGX_OK)
+        {
+            continue;
+        }
+
+        if (p - out->data > 1) {
+            *p++ = ',';
+        }
+
+        p = ngx_cpymem(p, kv[i].value.data, kv[i].value.len);
+    }
+
+    *p++ = ']';
+    out->len = p - out->data;
+    *tools = out;
+
+    return NGX_OK;
+}
+
+
+/*
  * A name a model called, resolved as it was offered: NGX_DECLINED when
  * the set holds no such tool.  An MCP call points to the server's stable
  * tool, with the name the server knows, copied: a refresh may free the list

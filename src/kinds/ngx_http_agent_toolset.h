@@ -55,6 +55,8 @@ ngx_int_t ngx_http_agent_toolset_find(ngx_pool_t *pool,
     ngx_http_agent_toolset_hit_t *hit);
 ngx_uint_t ngx_http_agent_toolset_holds(ngx_http_agent_toolset_t *set,
     ngx_http_agent_toolset_hit_t *hit);
+ngx_int_t ngx_http_agent_toolset_client(ngx_pool_t *pool,
+    ngx_http_agent_toolset_t *set, ngx_array_t *client, ngx_str_t **tools);
 
 ngx_int_t ngx_http_agent_toolset_bind(ngx_conf_t *cf,
     ngx_http_agent_toolset_t *set, ngx_str_t *list, ngx_uint_t prompts);

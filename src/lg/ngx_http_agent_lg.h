@@ -63,7 +63,8 @@ typedef enum {
     NGX_HTTP_AGENT_LG_CRONS,
     NGX_HTTP_AGENT_LG_CRONS_SEARCH,
     NGX_HTTP_AGENT_LG_CRONS_COUNT,
-    NGX_HTTP_AGENT_LG_CRON
+    NGX_HTTP_AGENT_LG_CRON,
+    NGX_HTTP_AGENT_LG_THREAD_STORAGE
 } ngx_http_agent_lg_route_e;
 
 
@@ -167,6 +168,10 @@ void ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
 ngx_int_t ngx_http_agent_lg_messages(ngx_http_request_t *r,
     ngx_str_t *thread_id, yajl_val msgs, const char *what,
     ngx_http_agent_msg_t **out, ngx_uint_t *n);
+
+/* lg_storage.c */
+ngx_int_t ngx_http_agent_lg_storage(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req);
 
 /* lg_store.c */
 ngx_int_t ngx_http_agent_lg_store(ngx_http_request_t *r,

@@ -134,6 +134,9 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         lr->modes |= NGX_HTTP_AGENT_MODE_SUBGRAPHS;
     }
 
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    lr->modes |= alcf->lg_server;
+
     x = ngx_http_agent_json_get(v, "stream_resumable");
     lr->resumable = (x && YAJL_IS_TRUE(x));
     lr->record.events = lr->resumable;

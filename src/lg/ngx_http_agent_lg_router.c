@@ -60,6 +60,7 @@ static ngx_http_agent_lg_path_t  ngx_http_agent_lg_paths[] = {
     { "threads/*", NGX_HTTP_GET|NGX_HTTP_PATCH|NGX_HTTP_DELETE,
       NGX_HTTP_AGENT_LG_THREAD },
     { "threads/*/copy", NGX_HTTP_POST, NGX_HTTP_AGENT_LG_THREAD_COPY },
+    { "threads/*/storage", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_THREAD_STORAGE },
     { "threads/*/state", NGX_HTTP_GET|NGX_HTTP_POST,
       NGX_HTTP_AGENT_LG_STATE },
     { "threads/*/state/*", NGX_HTTP_GET, NGX_HTTP_AGENT_LG_STATE_AT },
@@ -270,6 +271,9 @@ ngx_http_agent_lg_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     case NGX_HTTP_AGENT_LG_THREADS_COUNT:
         return ngx_http_agent_lg_threads_count(r, body);
+
+    case NGX_HTTP_AGENT_LG_THREAD_STORAGE:
+        return ngx_http_agent_lg_storage(r, req);
 
     case NGX_HTTP_AGENT_LG_STATE:
         if (r->method == NGX_HTTP_POST) {

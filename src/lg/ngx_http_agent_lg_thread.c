@@ -14,6 +14,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_store_run.h"
 
 
@@ -499,7 +500,8 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
     if (rc == NGX_DECLINED && at.len) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "thread \"%V\" has no checkpoint "
-                                          "\"%V\"", thread_id, &at);
+                                          "\"%V\"%V", thread_id, &at,
+                                          ngx_http_agent_store_keep_said(r));
     }
 
     if (rc != NGX_OK) {

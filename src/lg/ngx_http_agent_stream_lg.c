@@ -37,8 +37,9 @@ static void ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j);
 static ngx_int_t ngx_http_agent_lg_tools(ngx_http_agent_stream_t *s,
     ngx_http_agent_run_t *run, ngx_http_agent_json_t *j);
-static void ngx_http_agent_lg_chunk(ngx_http_agent_json_t *j,
-    ngx_str_t *text, ngx_str_t *id);
+static void ngx_http_agent_lg_chunk(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_str_t *text, ngx_str_t *id,
+    const char *type, ngx_http_agent_event_t *end);
 static ngx_int_t ngx_http_agent_lg_partial(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *id);
 static ngx_int_t ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
@@ -148,6 +149,20 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_CHUNK:
+
+        /*
+         * the model's own event first, its tuple after, as the Python
+         * server's callbacks send them: CopilotKit reads a text from the
+         * first it sees; a template's text is no model's chunk: a
+         * message, "ai" (LangGraph sends a function node's whole)
+         */
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+            && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
         if (run == NULL) {
             break;
         }
@@ -159,7 +174,10 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 
         if (s->modes & NGX_HTTP_AGENT_MODE_MESSAGES) {
             ngx_http_agent_json_arr(j);
-            ngx_http_agent_lg_chunk(j, ev->text, &id);
+            ngx_http_agent_lg_chunk(s, j, ev->text, &id,
+                                    (s->modes & NGX_HTTP_AGENT_MODE_JS)
+                                    || s->model_run_id.len == 0
+                                    ? "ai" : "AIMessageChunk", NULL);
             ngx_http_agent_lg_meta(s, j);
             ngx_http_agent_json_arr_end(j);
 
@@ -171,6 +189,39 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
         if ((s->modes & NGX_HTTP_AGENT_MODE_PARTIAL)
             && ngx_http_agent_lg_partial(s, ev, j, &id) != NGX_OK)
         {
+            return NGX_ERROR;
+        }
+
+        break;
+
+    case NGX_HTTP_AGENT_EV_MODEL_END:
+
+        /*
+         * the model's last chunk, as Python's LangChain streams it: no
+         * text, its finish_reason (CopilotKit ends a text message there)
+         */
+
+        if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+            && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        if (run == NULL || !(s->modes & NGX_HTTP_AGENT_MODE_MESSAGES)
+            || (s->modes & NGX_HTTP_AGENT_MODE_JS))
+        {
+            break;
+        }
+
+        ngx_http_agent_lg_message_id(buf, &s->session_id,
+                 run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts, &id);
+
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_lg_chunk(s, j, NULL, &id, "AIMessageChunk", ev);
+        ngx_http_agent_lg_meta(s, j);
+        ngx_http_agent_json_arr_end(j);
+
+        if (ngx_http_agent_lg_send(s, j, "messages", 0) != NGX_OK) {
             return NGX_ERROR;
         }
 
@@ -242,6 +293,8 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     }
 
     if ((s->modes & NGX_HTTP_AGENT_MODE_EVENTS)
+        && ev->type != NGX_HTTP_AGENT_EV_CHUNK
+        && ev->type != NGX_HTTP_AGENT_EV_MODEL_END
         && ngx_http_agent_lg_events(s, ev, j, run) != NGX_OK)
     {
         return NGX_ERROR;
@@ -269,24 +322,58 @@ ngx_http_agent_lg_send(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j,
 }
 
 
-/* a message's chunk as LangGraph's JS server serializes it */
+/*
+ * a message's chunk as LangGraph's servers serialize it; its type as the
+ * Python server (the platform) says it, unless agent_langgraph_server js:
+ * a messages-tuple chunk is the class, "AIMessageChunk" (CopilotKit reads
+ * no other; the JS server says "ai"), the message so far of
+ * messages/partial a message, "ai"
+ */
 
 static void
-ngx_http_agent_lg_chunk(ngx_http_agent_json_t *j, ngx_str_t *text,
-    ngx_str_t *id)
+ngx_http_agent_lg_chunk(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j,
+    ngx_str_t *text, ngx_str_t *id, const char *type,
+    ngx_http_agent_event_t *end)
 {
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "content");
-    ngx_http_agent_json_str(j, text);
+
+    if (text) {
+        ngx_http_agent_json_str(j, text);
+
+    } else {
+        ngx_http_agent_json_cstr(j, "");
+    }
+
     ngx_http_agent_json_key(j, "additional_kwargs");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "response_metadata");
     ngx_http_agent_json_obj(j);
+
+    if (end) {
+        ngx_http_agent_json_key(j, "finish_reason");
+        ngx_http_agent_json_cstr(j, end->json ? "tool_calls" : "stop");
+        ngx_http_agent_json_key(j, "model_name");
+        ngx_http_agent_json_str(j, &s->model_remote);
+    }
+
     ngx_http_agent_json_end(j);
+
+    if (end) {
+        ngx_http_agent_json_key(j, "usage_metadata");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "input_tokens");
+        ngx_http_agent_json_int(j, end->prompt_tokens);
+        ngx_http_agent_json_key(j, "output_tokens");
+        ngx_http_agent_json_int(j, end->completion_tokens);
+        ngx_http_agent_json_key(j, "total_tokens");
+        ngx_http_agent_json_int(j, end->prompt_tokens
+                                   + end->completion_tokens);
+        ngx_http_agent_json_end(j);
+    }
     ngx_http_agent_json_key(j, "type");
-    /* (Python's server: the class) */
-    ngx_http_agent_json_cstr(j, "ai");
+    ngx_http_agent_json_cstr(j, type);
     ngx_http_agent_json_key(j, "id");
     ngx_http_agent_json_str(j, id);
     ngx_http_agent_json_key(j, "tool_calls");
@@ -350,7 +437,7 @@ ngx_http_agent_lg_partial(ngx_http_agent_stream_t *s,
     s->partial.len += ev->text->len;
 
     ngx_http_agent_json_arr(j);
-    ngx_http_agent_lg_chunk(j, &s->partial, id);
+    ngx_http_agent_lg_chunk(s, j, &s->partial, id, "ai", NULL);
     ngx_http_agent_json_arr_end(j);
 
     return ngx_http_agent_lg_send(s, j, "messages/partial", 0);

@@ -77,6 +77,8 @@ typedef struct {
                                                    called: the last round */
     ngx_uint_t                     history;     /* messages of earlier
                                                    turns: a stable prefix */
+    ngx_str_t                     *session;     /* whose: its encoding
+                                                   kept (llm_prefix.c) */
 
     /* the location's timeouts, for models that set none of their own */
     ngx_msec_t                     connect_timeout;
@@ -147,6 +149,10 @@ void ngx_http_agent_llm_excerpt(ngx_http_agent_llm_t *llm, ngx_str_t *s);
 ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
     const char *fmt, ...);
 void ngx_http_agent_llm_hide_key(ngx_http_agent_llm_t *llm, ngx_str_t *s);
+ngx_uint_t ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm,
+    ngx_str_t *json);
+void ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm,
+    ngx_str_t *reused, u_char *json, size_t len);
 
 #pragma GCC visibility pop
 

@@ -66,9 +66,9 @@ ngx_int_t
 ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
     ngx_str_t *body)
 {
-    size_t                  size;
-    ngx_str_t              *model, *system, *tools;
-    ngx_uint_t              i;
+    size_t                  size, start;
+    ngx_str_t              *model, *system, *tools, prefix;
+    ngx_uint_t              i, reused;
     ngx_array_t            *messages;
     ngx_http_agent_msg_t   *m;
     ngx_http_agent_json_t  *j;
@@ -128,10 +128,30 @@ ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
         ngx_http_agent_json_end(j);
     }
 
-    m = messages->elts;
+    /*
+     * the history's text as the session's last request sent it, where its
+     * messages are those (llm_prefix.c), then the new ones; all of it
+     * kept for the next request
+     */
 
-    for (i = 0; i < messages->nelts; i++) {
+    m = messages->elts;
+    i = ngx_http_agent_llm_prefix_find(llm, &prefix);
+    reused = i;
+
+    if (reused) {
+        ngx_http_agent_json_raw(j, &prefix);
+    }
+
+    start = j->pos - j->start;
+
+    for ( /* void */ ; i < messages->nelts; i++) {
         ngx_http_agent_llm_message_json(j, &m[i]);
+    }
+
+    if (!j->failed && j->last == NULL) {
+        ngx_http_agent_llm_prefix_keep(llm, reused ? &prefix : NULL,
+                                       j->start + start,
+                                       (j->pos - j->start) - start);
     }
 
     ngx_http_agent_json_arr_end(j);
@@ -208,12 +228,17 @@ ngx_http_agent_llm_images(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
     }
 
     ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "text");
-    ngx_http_agent_json_key(j, "text");
-    ngx_http_agent_json_str(j, &m->content);
-    ngx_http_agent_json_end(j);
+
+    /* an image alone has no text part: providers refuse an empty one */
+
+    if (m->content.len) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "text");
+        ngx_http_agent_json_key(j, "text");
+        ngx_http_agent_json_str(j, &m->content);
+        ngx_http_agent_json_end(j);
+    }
 
     for (i = 0; i < v->u.array.len; i++) {
         img = v->u.array.values[i];

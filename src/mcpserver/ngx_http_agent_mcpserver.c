@@ -26,11 +26,11 @@
  * agent_mcp_server: the location's graphs as the tools of an MCP server
  * (Streamable HTTP; docs/protocols.md).  POST takes one JSON-RPC message:
  * initialize (2025-11-25 and the revisions before it) or server/discover
- * (the stateless 2026-07-28 revision), ping, tools/list, tools/call.  A
- * tool is a graph that agent_use_graph or agent_assistants names; a call
- * is a turn on a thread (a new one, or "thread_id": the owner's), its
- * answer an event stream of progress and the result.  Mcp-Session-Id:
- * mcpserver_session.c.
+ * (the stateless 2026-07-28 revision), ping, logging/setLevel,
+ * tools/list, tools/call.  A tool is a graph that agent_use_graph or
+ * agent_assistants names; a call is a turn on a thread (a new one, or
+ * "thread_id": the owner's), its answer an event stream of progress, log
+ * and the result.  Mcp-Session-Id: mcpserver_session.c.
  */
 
 
@@ -40,6 +40,8 @@ static ngx_int_t ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
 static ngx_int_t ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc, ngx_uint_t discover);
+static ngx_int_t ngx_http_agent_mcpserver_set_level(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc);
 static ngx_int_t ngx_http_agent_mcpserver_list(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc);
 static void ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
@@ -182,6 +184,10 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
         return ngx_http_agent_reply_rpc_result(r, j);
     }
 
+    if (ngx_http_agent_method_is("logging/setLevel")) {
+        return ngx_http_agent_mcpserver_set_level(r, &rpc);
+    }
+
     if (ngx_http_agent_method_is("tools/list")) {
         return ngx_http_agent_mcpserver_list(r, &rpc);
     }
@@ -309,6 +315,9 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     ngx_http_agent_json_key(j, "listChanged");
     ngx_http_agent_json_bool(j, 0);
     ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "logging");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "serverInfo");
     ngx_http_agent_json_obj(j);
@@ -328,6 +337,44 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
+
+    return ngx_http_agent_reply_rpc_result(r, j);
+}
+
+
+/*
+ * logging/setLevel: the level of the session's calls' notifications/message
+ * from now on, kept in its id (mcpserver_session.c); a call's own level in
+ * its _meta (the 2026-07-28 revision's way) goes first
+ */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_set_level(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc)
+{
+    ngx_uint_t              log;
+    ngx_http_agent_json_t  *j;
+
+    log = ngx_http_agent_mcpserver_rpc_level(
+              ngx_http_agent_json_get(rpc->params, "level"));
+
+    if (log == 0) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                      NGX_HTTP_AGENT_JSONRPC_INVALID_PARAMS,
+                                      "Invalid params: \"level\" must be "
+                                      "debug, info, notice, warning, error, "
+                                      "critical, alert or emergency");
+    }
+
+    j = ngx_http_agent_json_create(r->pool);
+
+    if (j == NULL || ngx_http_agent_mcpserver_session_level(r, log) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
 
     return ngx_http_agent_reply_rpc_result(r, j);
 }
@@ -601,6 +648,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     out->id = rpc->id;
     out->progress = call.progress;
+    out->log = call.log ? call.log : ngx_http_agent_mcpserver_session_log(r);
     out->graph = graph->name;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);

@@ -23,7 +23,8 @@ static ngx_int_t ngx_http_agent_mcpserver_rpc_part(ngx_str_t *s,
 
 /*
  * tools/call's params: {"name", "arguments": {"message", "thread_id",
- * "resume", and channels of the graph}, "_meta": {"progressToken"}}.
+ * "resume", and channels of the graph}, "_meta": {"progressToken",
+ * "io.modelcontextprotocol/logLevel"}}.
  * Channels other than the graph's own (messages, the turn's input and
  * session_id) and names that are no channel are refused: a tool's schema
  * lists what it takes.
@@ -51,6 +52,21 @@ ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool, yajl_val params,
            != NGX_OK)
     {
         return NGX_ERROR;
+    }
+
+    v = meta ? ngx_http_agent_json_get(meta,
+                                       NGX_HTTP_AGENT_MCPSERVER_LOG_META)
+             : NULL;
+
+    if (v) {
+        call->log = ngx_http_agent_mcpserver_rpc_level(v);
+
+        if (call->log == 0) {
+            ngx_str_set(why, "_meta's \"" NGX_HTTP_AGENT_MCPSERVER_LOG_META
+                        "\" must be a log level: debug, info, notice, "
+                        "warning, error, critical, alert or emergency");
+            return NGX_DECLINED;
+        }
     }
 
     args = ngx_http_agent_json_get(params, "arguments");
@@ -163,6 +179,32 @@ ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool, yajl_val params,
     call->values = ngx_http_agent_json_parse(pool, out.data, out.len, NULL);
 
     return call->values ? NGX_OK : NGX_ERROR;
+}
+
+
+/* a log level's name: its index and one, or 0 if it names none */
+
+ngx_uint_t
+ngx_http_agent_mcpserver_rpc_level(yajl_val v)
+{
+    char        *name;
+    ngx_uint_t   i;
+
+    static const char  *levels[] = NGX_HTTP_AGENT_MCPSERVER_LEVELS;
+
+    if (v == NULL || !YAJL_IS_STRING(v)) {
+        return 0;
+    }
+
+    name = YAJL_GET_STRING(v);
+
+    for (i = 0; levels[i]; i++) {
+        if (ngx_strcmp(name, levels[i]) == 0) {
+            return i + 1;
+        }
+    }
+
+    return 0;
 }
 
 

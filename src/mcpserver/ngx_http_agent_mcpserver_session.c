@@ -19,18 +19,31 @@
 /*
  * An MCP session (Mcp-Session-Id) keeps no state: it is an id and a
  * digest of it with the owner and what the client can do (an "e": it
- * takes elicitation/create), so that any worker of any host checks that
- * the owner who made it uses it, and knows whether an interrupt may ask
- * the client's user (mcpserver_elicit.c).  The runs of a session's calls
- * are named by it too.
+ * takes elicitation/create) or asked for (a digit: the log level that
+ * logging/setLevel set), so that any worker of any host checks that the
+ * owner who made it uses it, and knows whether an interrupt may ask the
+ * client's user (mcpserver_elicit.c) and what to log.  The runs of a
+ * session's calls are named by its id too.
  */
 
 
 #define NGX_HTTP_AGENT_MCPSERVER_SID_LEN  (36 + 1 + 16)
 
 
-static void ngx_http_agent_mcpserver_session_sid(ngx_http_request_t *r,
-    u_char *id, ngx_uint_t elicit, u_char *out);
+/* what a session id says besides itself */
+typedef struct {
+    ngx_uint_t                 elicit;
+    ngx_uint_t                 log;         /* a level's index and one, or
+                                               0 */
+} ngx_http_agent_mcpserver_sid_t;
+
+
+static ngx_table_elt_t *ngx_http_agent_mcpserver_session_header(
+    ngx_http_request_t *r, ngx_http_agent_mcpserver_sid_t *sid);
+static ngx_int_t ngx_http_agent_mcpserver_session_send(ngx_http_request_t *r,
+    u_char *id, ngx_http_agent_mcpserver_sid_t *sid);
+static size_t ngx_http_agent_mcpserver_session_sid(ngx_http_request_t *r,
+    u_char *id, ngx_http_agent_mcpserver_sid_t *sid, u_char *out);
 static ngx_uint_t ngx_http_agent_mcpserver_session_caps(yajl_val params);
 
 
@@ -39,26 +52,74 @@ static ngx_uint_t ngx_http_agent_mcpserver_session_caps(yajl_val params);
 ngx_int_t
 ngx_http_agent_mcpserver_session_make(ngx_http_request_t *r, yajl_val params)
 {
-    u_char           *sid, id[36];
-    ngx_uint_t        elicit;
+    u_char                          id[36];
+    ngx_http_agent_mcpserver_sid_t  sid;
+
+    sid.elicit = ngx_http_agent_mcpserver_session_caps(params);
+    sid.log = 0;
+
+    ngx_http_agent_store_new_id(id);
+
+    return ngx_http_agent_mcpserver_session_send(r, id, &sid);
+}
+
+
+/*
+ * logging/setLevel: the session's id again, saying the level, in the
+ * answer (a client takes the id of any answer, as the TypeScript SDK
+ * does, or keeps its first and gets no log); none without a session
+ */
+
+ngx_int_t
+ngx_http_agent_mcpserver_session_level(ngx_http_request_t *r,
+    ngx_uint_t log)
+{
+    ngx_table_elt_t                 *h;
+    ngx_http_agent_mcpserver_sid_t   sid;
+
+    h = ngx_http_agent_mcpserver_session_header(r, &sid);
+
+    if (h == NULL) {
+        return NGX_OK;
+    }
+
+    sid.log = log;
+
+    return ngx_http_agent_mcpserver_session_send(r, h->value.data, &sid);
+}
+
+
+/* the level of the session's log (0: none asked) */
+
+ngx_uint_t
+ngx_http_agent_mcpserver_session_log(ngx_http_request_t *r)
+{
+    ngx_http_agent_mcpserver_sid_t  sid;
+
+    return ngx_http_agent_mcpserver_session_header(r, &sid) ? sid.log : 0;
+}
+
+
+/* a session id of id and sid, a header of the answer */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_session_send(ngx_http_request_t *r, u_char *id,
+    ngx_http_agent_mcpserver_sid_t *sid)
+{
+    u_char           *p;
     ngx_table_elt_t  *h;
 
-    sid = ngx_pnalloc(r->pool, NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 1);
+    p = ngx_pnalloc(r->pool, NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 2);
     h = ngx_list_push(&r->headers_out.headers);
 
-    if (sid == NULL || h == NULL) {
+    if (p == NULL || h == NULL) {
         return NGX_ERROR;
     }
 
-    elicit = ngx_http_agent_mcpserver_session_caps(params);
-
-    ngx_http_agent_store_new_id(id);
-    ngx_http_agent_mcpserver_session_sid(r, id, elicit, sid);
-
     h->hash = 1;
     ngx_str_set(&h->key, "Mcp-Session-Id");
-    h->value.data = sid;
-    h->value.len = NGX_HTTP_AGENT_MCPSERVER_SID_LEN + elicit;
+    h->value.data = p;
+    h->value.len = ngx_http_agent_mcpserver_session_sid(r, id, sid, p);
 
     return NGX_OK;
 }
@@ -67,15 +128,15 @@ ngx_http_agent_mcpserver_session_make(ngx_http_request_t *r, yajl_val params)
 /*
  * Mcp-Session-Id: a new id, a dot, and 16 hex digits of the MD5 of the
  * owner, the id and what the client can do, then an "e" if it takes
- * elicitation; out gets NGX_HTTP_AGENT_MCPSERVER_SID_LEN bytes, one more
- * with the "e"
+ * elicitation, then the log level's index if one was set; out gets up to
+ * NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 2 bytes, their number returned
  */
 
-static void
+static size_t
 ngx_http_agent_mcpserver_session_sid(ngx_http_request_t *r, u_char *id,
-    ngx_uint_t elicit, u_char *out)
+    ngx_http_agent_mcpserver_sid_t *sid, u_char *out)
 {
-    u_char                 digest[16];
+    u_char                 digest[16], *p, level[3];
     ngx_md5_t              md5;
     ngx_http_agent_ctx_t  *ctx;
 
@@ -89,19 +150,68 @@ ngx_http_agent_mcpserver_session_sid(ngx_http_request_t *r, u_char *id,
         ngx_md5_update(&md5, ctx->owner->data, ctx->owner->len);
     }
 
-    if (elicit) {
+    if (sid->elicit) {
         ngx_md5_update(&md5, "\ne", 2);
+    }
+
+    if (sid->log) {
+        level[0] = '\n';
+        level[1] = 'l';
+        level[2] = (u_char) ('0' + sid->log - 1);
+        ngx_md5_update(&md5, level, 3);
     }
 
     ngx_md5_final(digest, &md5);
 
     ngx_memcpy(out, id, 36);
     out[36] = '.';
-    ngx_hex_dump(out + 37, digest, 8);
+    p = ngx_hex_dump(out + 37, digest, 8);
 
-    if (elicit) {
-        out[NGX_HTTP_AGENT_MCPSERVER_SID_LEN] = 'e';
+    if (sid->elicit) {
+        *p++ = 'e';
     }
+
+    if (sid->log) {
+        *p++ = (u_char) ('0' + sid->log - 1);
+    }
+
+    return p - out;
+}
+
+
+/*
+ * the request's Mcp-Session-Id, and what it says, if it has one of our
+ * shape (check() has made sure it is this owner's), or NULL
+ */
+
+static ngx_table_elt_t *
+ngx_http_agent_mcpserver_session_header(ngx_http_request_t *r,
+    ngx_http_agent_mcpserver_sid_t *sid)
+{
+    u_char           *p, *last;
+    ngx_table_elt_t  *h;
+
+    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
+
+    if (h == NULL || h->value.len < NGX_HTTP_AGENT_MCPSERVER_SID_LEN
+        || h->value.len > NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 2)
+    {
+        return NULL;
+    }
+
+    p = h->value.data + NGX_HTTP_AGENT_MCPSERVER_SID_LEN;
+    last = h->value.data + h->value.len;
+
+    sid->elicit = (p < last && *p == 'e');
+    p += sid->elicit;
+
+    sid->log = 0;
+
+    if (p < last && *p >= '0' && *p <= '7') {
+        sid->log = *p++ - '0' + 1;
+    }
+
+    return p == last ? h : NULL;
 }
 
 
@@ -110,11 +220,10 @@ ngx_http_agent_mcpserver_session_sid(ngx_http_request_t *r, u_char *id,
 ngx_uint_t
 ngx_http_agent_mcpserver_session_elicits(ngx_http_request_t *r)
 {
-    ngx_table_elt_t  *h;
+    ngx_http_agent_mcpserver_sid_t  sid;
 
-    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
-
-    return h && h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 1;
+    return ngx_http_agent_mcpserver_session_header(r, &sid) ? sid.elicit
+                                                             : 0;
 }
 
 
@@ -152,19 +261,27 @@ ngx_uint_t
 ngx_http_agent_mcpserver_session_run_id(ngx_http_request_t *r,
     ngx_str_t *request, u_char *out)
 {
-    u_char            digest[16], hex[32];
-    ngx_md5_t         md5;
-    ngx_table_elt_t  *h;
+    u_char                          digest[16], hex[32];
+    u_char                          base[NGX_HTTP_AGENT_MCPSERVER_SID_LEN
+                                         + 2];
+    size_t                          n;
+    ngx_md5_t                       md5;
+    ngx_table_elt_t                *h;
+    ngx_http_agent_mcpserver_sid_t  sid;
 
-    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
+    h = ngx_http_agent_mcpserver_session_header(r, &sid);
 
     if (h == NULL || request->len == 0) {
         /* stateless: a cancel is the client going away */
         return 0;
     }
 
+    /* the id without its level: one set between a call and its cancel */
+    sid.log = 0;
+    n = ngx_http_agent_mcpserver_session_sid(r, h->value.data, &sid, base);
+
     ngx_md5_init(&md5);
-    ngx_md5_update(&md5, h->value.data, h->value.len);
+    ngx_md5_update(&md5, base, n);
     ngx_md5_update(&md5, "\n", 1);
     ngx_md5_update(&md5, request->data, request->len);
     ngx_md5_final(digest, &md5);
@@ -184,26 +301,24 @@ ngx_http_agent_mcpserver_session_run_id(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_agent_mcpserver_session_check(ngx_http_request_t *r)
 {
-    u_char            want[NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 1];
-    ngx_uint_t        elicit;
-    ngx_table_elt_t  *h;
+    u_char                          want[NGX_HTTP_AGENT_MCPSERVER_SID_LEN
+                                         + 2];
+    ngx_table_elt_t                *h;
+    ngx_http_agent_mcpserver_sid_t  sid;
 
-    h = ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL);
-
-    if (h == NULL) {
+    if (ngx_http_agent_header_in(r, "Mcp-Session-Id", NULL) == NULL) {
         /* none: the stateless revision, or a first request */
         return NGX_OK;
     }
 
-    elicit = (h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN + 1
-              && h->value.data[NGX_HTTP_AGENT_MCPSERVER_SID_LEN] == 'e');
+    h = ngx_http_agent_mcpserver_session_header(r, &sid);
 
-    if (h->value.len == NGX_HTTP_AGENT_MCPSERVER_SID_LEN + elicit) {
-        ngx_http_agent_mcpserver_session_sid(r, h->value.data, elicit, want);
-
-        if (ngx_strncmp(want, h->value.data, h->value.len) == 0) {
-            return NGX_OK;
-        }
+    if (h && ngx_http_agent_mcpserver_session_sid(r, h->value.data, &sid,
+                                                  want)
+             == h->value.len
+        && ngx_strncmp(want, h->value.data, h->value.len) == 0)
+    {
+        return NGX_OK;
     }
 
     return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_NOT_FOUND,

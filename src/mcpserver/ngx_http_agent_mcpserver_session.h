@@ -17,6 +17,9 @@
 
 ngx_int_t ngx_http_agent_mcpserver_session_make(ngx_http_request_t *r,
     yajl_val params);
+ngx_int_t ngx_http_agent_mcpserver_session_level(ngx_http_request_t *r,
+    ngx_uint_t log);
+ngx_uint_t ngx_http_agent_mcpserver_session_log(ngx_http_request_t *r);
 ngx_int_t ngx_http_agent_mcpserver_session_check(ngx_http_request_t *r);
 ngx_uint_t ngx_http_agent_mcpserver_session_elicits(ngx_http_request_t *r);
 ngx_uint_t ngx_http_agent_mcpserver_session_run_id(ngx_http_request_t *r,

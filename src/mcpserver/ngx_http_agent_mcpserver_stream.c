@@ -15,7 +15,8 @@
 /*
  * A graph run as an MCP tool: its stream is the answer to tools/call, SSE
  * events of JSON-RPC messages: notifications/progress at each step when
- * the client asked for progress (a progressToken), then the call's
+ * the client asked for progress (a progressToken), notifications/message
+ * of what the run does when it asked for a log level, then the call's
  * result, {"content": [{"type": "text", "text": the answer}],
  * "structuredContent": {"answer", "thread_id", "status", "values",
  * "interrupt"}};
@@ -28,6 +29,8 @@
 
 static ngx_int_t ngx_http_agent_mcpserver_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
+static ngx_int_t ngx_http_agent_mcpserver_log(ngx_http_agent_stream_t *s,
+    ngx_http_agent_mcpserver_out_t *o, ngx_http_agent_event_t *ev);
 static void ngx_http_agent_mcpserver_result(ngx_http_agent_stream_t *s,
     ngx_http_agent_mcpserver_out_t *o, ngx_http_agent_event_t *ev,
     ngx_http_agent_json_t *j);
@@ -52,6 +55,12 @@ ngx_http_agent_mcpserver_write(ngx_http_agent_stream_t *s,
 
     if (o == NULL || o->over) {
         return NGX_DECLINED;
+    }
+
+    /* the log's message goes first, on its own: the event may have one */
+
+    if (o->log && ngx_http_agent_mcpserver_log(s, o, ev) != NGX_OK) {
+        return NGX_ERROR;
     }
 
     switch (ev->type) {
@@ -100,6 +109,120 @@ ngx_http_agent_mcpserver_write(ngx_http_agent_stream_t *s,
     default:
         return NGX_DECLINED;
     }
+}
+
+
+/*
+ * notifications/message: a step, a model's or a tool's call, a wait, a
+ * failure, at its level, if the client asked for that level or a lower
+ * one; data is ours, {"event", and names}, never a model's text
+ */
+
+static ngx_int_t
+ngx_http_agent_mcpserver_log(ngx_http_agent_stream_t *s,
+    ngx_http_agent_mcpserver_out_t *o, ngx_http_agent_event_t *ev)
+{
+    char                   *event;
+    ngx_str_t               name, json;
+    ngx_uint_t              level;
+    ngx_http_agent_json_t  *j;
+
+    static const char  *levels[] = NGX_HTTP_AGENT_MCPSERVER_LEVELS;
+
+    switch (ev->type) {
+
+    case NGX_HTTP_AGENT_EV_NODE_START:
+        level = 1;
+        event = "node_start";
+        break;
+
+    case NGX_HTTP_AGENT_EV_MODEL_START:
+        level = 0;
+        event = "model_start";
+        break;
+
+    case NGX_HTTP_AGENT_EV_TOOL_START:
+        level = 1;
+        event = "tool_start";
+        break;
+
+    case NGX_HTTP_AGENT_EV_TOOL_END:
+        level = 0;
+        event = "tool_end";
+        break;
+
+    case NGX_HTTP_AGENT_EV_INTERRUPT:
+        level = 2;
+        event = "interrupt";
+        break;
+
+    case NGX_HTTP_AGENT_EV_ERROR:
+        level = 4;
+        event = "error";
+        break;
+
+    default:
+        return NGX_OK;
+    }
+
+    if (level + 1 < o->log) {
+        return NGX_OK;
+    }
+
+    j = s->json;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "jsonrpc");
+    ngx_http_agent_json_cstr(j, "2.0");
+    ngx_http_agent_json_key(j, "method");
+    ngx_http_agent_json_cstr(j, "notifications/message");
+    ngx_http_agent_json_key(j, "params");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "level");
+    ngx_http_agent_json_cstr(j, levels[level]);
+    ngx_http_agent_json_key(j, "logger");
+    ngx_http_agent_json_str(j, &o->graph);
+    ngx_http_agent_json_key(j, "data");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "event");
+    ngx_http_agent_json_cstr(j, event);
+    ngx_http_agent_json_key(j, "node");
+    ngx_http_agent_json_str(j, &s->node);
+
+    if (ev->type == NGX_HTTP_AGENT_EV_MODEL_START && s->model.len) {
+        ngx_http_agent_json_key(j, "model");
+        ngx_http_agent_json_str(j, &s->model);
+    }
+
+    if (ev->name) {
+        ngx_http_agent_json_key(j, "tool");
+        ngx_http_agent_json_str(j, ev->name);
+    }
+
+    if (ev->type == NGX_HTTP_AGENT_EV_ERROR) {
+        if (ev->code) {
+            ngx_http_agent_json_key(j, "code");
+            ngx_http_agent_json_str(j, ev->code);
+        }
+
+        if (ev->text) {
+            ngx_http_agent_json_key(j, "message");
+            ngx_http_agent_json_str(j, ev->text);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_scratch(j, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_null(&name);
+
+    /* with the event that follows it, as that one leaves */
+    return s->sink(s->sink_data, &name, &json, 0);
 }
 
 

@@ -25,6 +25,9 @@ typedef struct {
                                                "value"} */
     ngx_str_t                  checkpoint;  /* ... at this checkpoint */
     ngx_str_t                  graph;       /* the tool's */
+    ngx_uint_t                 log;         /* the least level logged,
+                                               its index and one; 0:
+                                               none */
     ngx_uint_t                 steps;
     unsigned                   over:1;
     unsigned                   elicit:1;    /* the client takes

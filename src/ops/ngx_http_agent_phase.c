@@ -22,7 +22,7 @@
  */
 
 
-#define NGX_HTTP_AGENT_PHASE_SAMPLES  8192
+#define NGX_HTTP_AGENT_PHASE_SAMPLES  16384
 
 
 typedef struct {
@@ -117,7 +117,7 @@ static void
 ngx_http_agent_phase_exit_process(ngx_cycle_t *cycle)
 {
     FILE                         *f;
-    ngx_uint_t                    i, k, n;
+    ngx_uint_t                    i, k, n, from;
     ngx_http_agent_phase_ring_t  *ring;
     u_char                        path[NGX_MAX_PATH];
 
@@ -139,11 +139,15 @@ ngx_http_agent_phase_exit_process(ngx_cycle_t *cycle)
         ring = &ngx_http_agent_phase_rings[i];
         n = ngx_min(ring->n, NGX_HTTP_AGENT_PHASE_SAMPLES);
 
+        /* the oldest kept first: make bench-phases' long mode reads turns */
+        from = ring->n - n;
+
         fprintf(f, "%s count %lu\n", ngx_http_agent_phase_names[i],
                 (unsigned long) ring->n);
 
         for (k = 0; k < n; k++) {
-            fprintf(f, "%s %u\n", ngx_http_agent_phase_names[i], ring->ns[k]);
+            fprintf(f, "%s %u\n", ngx_http_agent_phase_names[i],
+                    ring->ns[(from + k) % NGX_HTTP_AGENT_PHASE_SAMPLES]);
         }
     }
 

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_responses_input.h"
 #include "ngx_http_agent_responses_stream.h"
 #include "ngx_http_agent_responses_stored.h"
+#include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"
@@ -35,6 +36,11 @@ static ngx_int_t ngx_http_agent_responses_error(ngx_http_request_t *r,
 static ngx_int_t ngx_http_agent_responses_refuse(ngx_http_request_t *r,
     ngx_uint_t status, const char *param, const char *code,
     const char *fmt, ...);
+static ngx_int_t ngx_http_agent_responses_kwargs(ngx_pool_t *pool,
+    ngx_http_agent_responses_out_t *out,
+    ngx_http_agent_responses_input_t *req, ngx_str_t *run_id);
+static ngx_int_t ngx_http_agent_responses_resume(ngx_pool_t *pool,
+    ngx_array_t *outputs, ngx_str_t *resume);
 
 
 ngx_int_t
@@ -59,6 +65,15 @@ ngx_http_agent_responses_route(ngx_http_request_t *r,
 
         /* {id} or {id}/cancel: responses_stored.c reads which */
         ctx->id = rest;
+
+        if (rest.len > 12
+            && ngx_strncmp(rest.data + rest.len - 12, "/input_items", 12)
+               == 0)
+        {
+            return (r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))
+                   ? NGX_OK
+                   : ngx_http_agent_reply_not_allowed(r, NGX_HTTP_GET);
+        }
 
         if (rest.len > 7
             && ngx_strncmp(rest.data + rest.len - 7, "/cancel", 7) == 0)
@@ -102,7 +117,6 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     ngx_http_agent_model_t           *m;
     ngx_http_agent_graph_t           *graph;
     ngx_http_agent_turn_in_t         *in;
-    ngx_http_agent_json_t            *j;
     ngx_http_agent_session_t          s;
     ngx_http_agent_turn_info_t        info;
     ngx_http_agent_responses_out_t   *out;
@@ -206,6 +220,7 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     out->id.len = ngx_sprintf(p, "resp_%V_%V", info.run_id, &s.id) - p;
     out->model = graph->name;
     out->previous = req.previous;
+    out->instructions = req.instructions;
     out->created = ngx_time();
     out->background = req.background;
 
@@ -214,21 +229,9 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     out->record.keep = 1;
     out->record.events = 1;
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "created_at");
-    ngx_http_agent_json_int(j, out->created);
-    ngx_http_agent_json_key(j, "previous_response_id");
-    ngx_http_agent_json_str(j, &req.previous);
-    ngx_http_agent_json_key(j, "background");
-    ngx_http_agent_json_bool(j, req.background);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &out->record.row.kwargs) != NGX_OK) {
+    if (ngx_http_agent_responses_kwargs(r->pool, out, &req, info.run_id)
+        != NGX_OK)
+    {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -236,6 +239,16 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     msg->content = req.text;
 
     in = ngx_http_agent_turn_in(turn);
+
+    /* the client's tools offered; their outputs answer the calls */
+    in->tools = req.tools;
+
+    if (req.outputs
+        && ngx_http_agent_responses_resume(r->pool, req.outputs, &in->resume)
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     in->graph = graph;
     in->format = &ngx_http_agent_responses_format;
@@ -251,7 +264,137 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     /* an input to a conversation that waits answers what it waits for */
     in->reply = 1;
 
+    /* a background response's events are kept: GET ?stream=true */
+    if (req.background) {
+        out->turn = turn;
+        in->sink = ngx_http_agent_responses_sink;
+    }
+
     return ngx_http_agent_turn_begin(turn, &s);
+}
+
+
+/*
+ * what a kept response says of its request: when, after which, its
+ * instructions, and its input items as read (input_items lists them)
+ */
+
+static ngx_int_t
+ngx_http_agent_responses_kwargs(ngx_pool_t *pool,
+    ngx_http_agent_responses_out_t *out,
+    ngx_http_agent_responses_input_t *req, ngx_str_t *run_id)
+{
+    u_char                 *p, id[64];
+    ngx_str_t               s;
+    ngx_uint_t              i;
+    ngx_keyval_t           *kv;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "created_at");
+    ngx_http_agent_json_int(j, out->created);
+    ngx_http_agent_json_key(j, "previous_response_id");
+    ngx_http_agent_json_str(j, &req->previous);
+    ngx_http_agent_json_key(j, "background");
+    ngx_http_agent_json_bool(j, req->background);
+
+    if (req->instructions.len) {
+        ngx_http_agent_json_key(j, "instructions");
+        ngx_http_agent_json_str(j, &req->instructions);
+    }
+
+    ngx_http_agent_json_key(j, "input");
+    ngx_http_agent_json_arr(j);
+
+    s.data = id;
+
+    if (req->outputs == NULL) {
+        s.len = ngx_sprintf(id, "msg_%V", run_id) - id;
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &s);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "message");
+        ngx_http_agent_json_key(j, "role");
+        ngx_http_agent_json_cstr(j, "user");
+        ngx_http_agent_json_key(j, "status");
+        ngx_http_agent_json_cstr(j, "completed");
+        ngx_http_agent_json_key(j, "content");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "input_text");
+        ngx_http_agent_json_key(j, "text");
+        ngx_http_agent_json_str(j, &req->text);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    kv = req->outputs ? req->outputs->elts : NULL;
+
+    for (i = 0; kv && i < req->outputs->nelts; i++) {
+        p = ngx_snprintf(id, sizeof(id), "fco%ui_%V", i, run_id);
+        s.len = p - id;
+
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "id");
+        ngx_http_agent_json_str(j, &s);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "function_call_output");
+        ngx_http_agent_json_key(j, "call_id");
+        ngx_http_agent_json_str(j, &kv[i].key);
+        ngx_http_agent_json_key(j, "output");
+        ngx_http_agent_json_str(j, &kv[i].value);
+        ngx_http_agent_json_key(j, "status");
+        ngx_http_agent_json_cstr(j, "completed");
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, &out->record.row.kwargs);
+}
+
+
+/* the answer of the calls the run waits for (node_tools_calls.c) */
+
+static ngx_int_t
+ngx_http_agent_responses_resume(ngx_pool_t *pool, ngx_array_t *outputs,
+    ngx_str_t *resume)
+{
+    ngx_uint_t              i;
+    ngx_keyval_t           *kv;
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    kv = outputs->elts;
+
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < outputs->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "call_id");
+        ngx_http_agent_json_str(j, &kv[i].key);
+        ngx_http_agent_json_key(j, "output");
+        ngx_http_agent_json_str(j, &kv[i].value);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+
+    return ngx_http_agent_json_done(j, resume);
 }
 
 

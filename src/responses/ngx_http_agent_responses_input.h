@@ -17,6 +17,10 @@
 /* a response's id: "resp_", the turn's run id, "_", the thread */
 #define NGX_HTTP_AGENT_RESPONSES_RUN_LEN  36
 
+/* the client's function tools a request may offer, and a call id's size */
+#define NGX_HTTP_AGENT_RESPONSES_TOOLS    128
+#define NGX_HTTP_AGENT_RESPONSES_CALL_ID  256
+
 
 /* POST /responses, read */
 typedef struct {
@@ -27,6 +31,14 @@ typedef struct {
                                                empty: a new one */
     ngx_str_t                  previous;    /* previous_response_id */
     ngx_str_t                  param;       /* the field a refusal names */
+    ngx_str_t                  instructions; /* echoed, not read */
+    ngx_array_t               *tools;       /* ngx_keyval_t: the client's
+                                               function tools (name, our
+                                               definition), or NULL */
+    ngx_array_t               *outputs;     /* ngx_keyval_t: the client's
+                                               function_call_output items
+                                               (call_id, output), or NULL:
+                                               the input is text */
     unsigned                   stream:1;
     unsigned                   background:1; /* the run outlives its
                                                 client */

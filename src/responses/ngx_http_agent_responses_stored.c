@@ -12,6 +12,7 @@
 #include "ngx_http_agent_responses_stored.h"
 #include "ngx_http_agent_responses_input.h"
 #include "ngx_http_agent_responses_stream.h"
+#include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"
@@ -23,13 +24,16 @@
  * A kept response: the turn's record (turn_record.c), on any worker of
  * any host that shares the store.  GET {location}responses/{id} reads
  * it, DELETE forgets it (the conversation keeps its messages), POST
- * {location}responses/{id}/cancel stops one in progress.  Another owner's
- * response is not found.
+ * {location}responses/{id}/cancel stops one in progress, GET
+ * {location}responses/{id}/input_items lists what its request gave.
+ * Another owner's response is not found.
  */
 
 
 static ngx_int_t ngx_http_agent_responses_kept(ngx_http_request_t *r,
     ngx_str_t *id, ngx_http_agent_turn_outcome_t *out);
+static ngx_int_t ngx_http_agent_responses_items(ngx_http_request_t *r,
+    ngx_http_agent_turn_outcome_t *out);
 
 
 ngx_int_t
@@ -37,13 +41,21 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 {
     ngx_int_t                       rc;
     ngx_str_t                       id, run, thread, out, holder;
-    ngx_uint_t                      cancel, live;
+    ngx_uint_t                      cancel, live, items;
     ngx_http_agent_json_t          *j;
     ngx_http_agent_session_t        s;
     ngx_http_agent_turn_outcome_t  *kept;
 
     id = *path;
     cancel = 0;
+    items = 0;
+
+    if (id.len > 12
+        && ngx_strncmp(id.data + id.len - 12, "/input_items", 12) == 0)
+    {
+        id.len -= 12;
+        items = 1;
+    }
 
     if (id.len > 7
         && ngx_strncmp(id.data + id.len - 7, "/cancel", 7) == 0)
@@ -95,6 +107,18 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
     if (rc != NGX_OK) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the response could not be read");
+    }
+
+    if (items) {
+        return ngx_http_agent_responses_items(r, kept);
+    }
+
+    if (r->method == NGX_HTTP_GET && !cancel
+        && ngx_http_arg(r, (u_char *) "stream", 6, &holder) == NGX_OK
+        && holder.len == 4 && ngx_strncmp(holder.data, "true", 4) == 0)
+    {
+        /* its kept events, then those that follow until it ends */
+        return ngx_http_agent_responses_replay(r, &run, &thread);
     }
 
     live = ngx_http_agent_run_live(ngx_http_agent_turn_record_state(kept));
@@ -242,11 +266,95 @@ ngx_http_agent_responses_kept(ngx_http_request_t *r, ngx_str_t *id,
 
         (void) ngx_http_agent_json_get_str(v, "previous_response_id",
                                            &o.previous);
+        (void) ngx_http_agent_json_get_str(v, "instructions",
+                                           &o.instructions);
     }
 
     if (ngx_http_agent_responses_stored_object(r->pool, &o, out, &json)
         != NGX_OK)
     {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &json);
+}
+
+
+/*
+ * its input items, as the request's were read (the user's message, or
+ * the outputs of the client's calls): a list of one page, newest first
+ * unless order=asc
+ */
+
+static ngx_int_t
+ngx_http_agent_responses_items(ngx_http_request_t *r,
+    ngx_http_agent_turn_outcome_t *out)
+{
+    size_t                  i, n;
+    yajl_val                v, input, item;
+    ngx_str_t               order, json, id, first, last;
+    ngx_uint_t              asc;
+    ngx_http_agent_json_t  *j;
+
+    asc = (ngx_http_arg(r, (u_char *) "order", 5, &order) == NGX_OK
+           && order.len == 3 && ngx_strncmp(order.data, "asc", 3) == 0);
+
+    v = out->row.kwargs.len
+        ? ngx_http_agent_json_parse(r->pool, out->row.kwargs.data,
+                                    out->row.kwargs.len, NULL)
+        : NULL;
+
+    input = v ? ngx_http_agent_json_get(v, "input") : NULL;
+    n = (input && YAJL_IS_ARRAY(input)) ? input->u.array.len : 0;
+
+    j = ngx_http_agent_json_create(r->pool);
+    if (j == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_str_null(&first);
+    ngx_str_null(&last);
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "object");
+    ngx_http_agent_json_cstr(j, "list");
+    ngx_http_agent_json_key(j, "data");
+    ngx_http_agent_json_arr(j);
+
+    for (i = 0; i < n; i++) {
+        item = input->u.array.values[asc ? i : n - 1 - i];
+
+        /* our generator's JSON, read back: written anew as it is */
+        ngx_http_agent_json_val(j, item);
+
+        if (ngx_http_agent_json_get_str(item, "id", &id) == NGX_OK) {
+            if (first.len == 0) {
+                first = id;
+            }
+
+            last = id;
+        }
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "first_id");
+
+    if (first.len) {
+        ngx_http_agent_json_str(j, &first);
+        ngx_http_agent_json_key(j, "last_id");
+        ngx_http_agent_json_str(j, &last);
+
+    } else {
+        ngx_http_agent_json_null(j);
+        ngx_http_agent_json_key(j, "last_id");
+        ngx_http_agent_json_null(j);
+    }
+
+    ngx_http_agent_json_key(j, "has_more");
+    ngx_http_agent_json_bool(j, 0);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 

@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_responses_stream.h"
+#include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
 
@@ -29,10 +30,6 @@ static ngx_int_t ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
 static void ngx_http_agent_responses_started(ngx_http_agent_turn_t *turn);
 static ngx_int_t ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev);
-static ngx_int_t ngx_http_agent_responses_send(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j, const char *type, ngx_uint_t now);
-static void ngx_http_agent_responses_head(ngx_http_agent_json_t *j,
-    ngx_http_agent_responses_out_t *o, const char *type);
 static void ngx_http_agent_responses_part(ngx_http_agent_json_t *j,
     ngx_http_agent_responses_out_t *o, const char *type);
 static ngx_int_t ngx_http_agent_responses_text(ngx_http_agent_stream_t *s,
@@ -60,8 +57,8 @@ ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks = {
     NULL,
     NULL,
     ngx_http_agent_responses_started,
-    NULL,
-    NULL,
+    ngx_http_agent_responses_poll,
+    ngx_http_agent_responses_done,
     ngx_http_agent_responses_answer,
     NULL
 };
@@ -71,6 +68,7 @@ static ngx_int_t
 ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name)
 {
+    ngx_int_t                        rc;
     ngx_str_t                        text;
     ngx_http_agent_responses_out_t  *o;
 
@@ -83,6 +81,7 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
     switch (ev->type) {
 
     case NGX_HTTP_AGENT_EV_START:
+        o->stream = s;
         ngx_http_agent_responses_head(j, o, "response.created");
         ngx_http_agent_json_key(j, "response");
         ngx_http_agent_responses_object(j, o, &s->session_id, NULL);
@@ -128,6 +127,17 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
 
         if (ev->json == NULL) {
             return NGX_DECLINED;
+        }
+
+        /* the client's own tools called: function_call items */
+
+        if (ngx_http_agent_responses_close(s, o, j) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        rc = ngx_http_agent_responses_calls(s, s->pool, o, j, ev->json);
+        if (rc != NGX_DECLINED) {
+            return rc == NGX_OK ? NGX_DECLINED : NGX_ERROR;
         }
 
         o->interrupt = *ev->json;
@@ -295,37 +305,6 @@ ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
     }
 
     return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
-}
-
-
-static ngx_int_t
-ngx_http_agent_responses_send(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j, const char *type, ngx_uint_t now)
-{
-    ngx_str_t  name, json;
-
-    if (ngx_http_agent_json_scratch(j, &json) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    name.data = (u_char *) type;
-    name.len = ngx_strlen(type);
-
-    return s->sink(s->sink_data, &name, &json, now);
-}
-
-
-/* {"type", "sequence_number", ... left open */
-
-static void
-ngx_http_agent_responses_head(ngx_http_agent_json_t *j,
-    ngx_http_agent_responses_out_t *o, const char *type)
-{
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, type);
-    ngx_http_agent_json_key(j, "sequence_number");
-    ngx_http_agent_json_int(j, o->seq++);
 }
 
 
@@ -625,6 +604,15 @@ ngx_http_agent_responses_object(ngx_http_agent_json_t *j,
         ngx_http_agent_json_null(j);
     }
 
+    ngx_http_agent_json_key(j, "instructions");
+
+    if (o->instructions.len) {
+        ngx_http_agent_json_str(j, &o->instructions);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+
     ngx_http_agent_json_key(j, "output");
     ngx_http_agent_json_arr(j);
 
@@ -706,8 +694,8 @@ ngx_http_agent_responses_object(ngx_http_agent_json_t *j,
 
 /*
  * A kept response read again (responses_stored.c): its status from the
- * run's record, its answer, or what it waits for, as one output message;
- * its usage is not kept
+ * run's record, its answer, or what it waits for, as one output message
+ * (the client's calls, as their items); its usage is not kept
  */
 
 ngx_int_t
@@ -715,6 +703,7 @@ ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
     ngx_http_agent_responses_out_t *o, ngx_http_agent_turn_outcome_t *out,
     ngx_str_t *json)
 {
+    ngx_int_t                rc;
     ngx_str_t                text;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_event_t   ev, *evp;
@@ -747,8 +736,19 @@ ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
         break;
 
     case NGX_HTTP_AGENT_RUN_WAITS:
-        o->interrupt = out->interrupt;
         ev.type = NGX_HTTP_AGENT_EV_END;
+
+        rc = ngx_http_agent_responses_calls(NULL, pool, o, NULL,
+                                            &out->interrupt);
+        if (rc != NGX_DECLINED) {
+            if (rc != NGX_OK) {
+                return NGX_ERROR;
+            }
+
+            break;
+        }
+
+        o->interrupt = out->interrupt;
 
         if (ngx_http_agent_turn_asks(pool, &out->interrupt, &text)
             != NGX_OK)

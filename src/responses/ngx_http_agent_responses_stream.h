@@ -12,34 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_turn.h"
-
-
-/* a response being made: what its events and its last object say */
-typedef struct {
-    ngx_http_agent_turn_record_t  record;   /* the response kept */
-    ngx_str_t                  id;          /* resp_{run}_{thread} */
-    ngx_str_t                  model;       /* the graph */
-    ngx_str_t                  previous;    /* previous_response_id */
-    time_t                     created;
-    ngx_array_t               *items;       /* ngx_str_t: output items,
-                                               our JSON */
-    ngx_str_t                  item_id;     /* the message being made */
-    u_char                    *text;        /* its text so far */
-    size_t                     text_len;
-    size_t                     text_size;
-    ngx_str_t                  interrupt;   /* the run waits: {"node",
-                                               "value"} */
-    int64_t                    seq;         /* sequence_number */
-    const char                *status;      /* a kept response's, or NULL:
-                                               the run's */
-    unsigned                   open:1;      /* a message item is open */
-    unsigned                   streamed:1;  /* this model call streamed */
-    unsigned                   over:1;
-    unsigned                   background:1;
-    unsigned                   answered:1;  /* a background response's
-                                               first object sent */
-    unsigned                   stored:1;    /* read again: no usage */
-} ngx_http_agent_responses_out_t;
+#include "ngx_http_agent_responses_calls.h"
 
 
 extern ngx_http_agent_format_t      ngx_http_agent_responses_format;

@@ -128,10 +128,9 @@ typedef struct {
 } ngx_http_agent_run_row_t;
 
 
-/* a tool call's result, kept while its step ran (turn_writes.c) */
+/* a tool call's claim or result, kept while its step ran (turn_writes.c) */
 typedef struct {
-    ngx_str_t                  checkpoint;   /* the one its step started
-                                                from */
+    ngx_str_t                  checkpoint;   /* where its step started */
     ngx_str_t                  id;           /* the call's */
     ngx_str_t                  result;
 } ngx_http_agent_run_write_t;
@@ -264,6 +263,8 @@ typedef ngx_int_t (*ngx_http_agent_store_message_pt)(void *data,
  */
 
 typedef struct ngx_http_agent_store_call_s  ngx_http_agent_store_call_t;
+/* a thread's bytes and counts (ngx_http_agent_store_keep.h) */
+typedef struct ngx_http_agent_storage_s     ngx_http_agent_storage_t;
 
 typedef void (*ngx_http_agent_store_wake_pt)(ngx_http_agent_store_call_t *sc);
 
@@ -309,12 +310,7 @@ struct ngx_http_agent_store_call_s {
     ngx_str_t                     *refusal;  /* where that is said, if not
                                                 in refused: the request's
                                                 own for a turn's calls */
-    int64_t                        gen;      /* a turn's lease generation
-                                                (its run's claims + 1):
-                                                its writes are refused
-                                                (NGX_DECLINED) once the
-                                                lease has another; 0,
-                                                none checked */
+    int64_t                        gen;      /* the lease's, 0: none */
 };
 
 
@@ -495,7 +491,10 @@ typedef struct {
     ngx_int_t  (*run_insert)(ngx_http_agent_store_call_t *sc,
                              ngx_http_agent_run_row_t *row,
                              ngx_uint_t events);
-    /* a run's status set ("running" only over "pending") */
+    /*
+     * a run's status set ("running" only over "pending"); an end's lets
+     * the run's thread go if the run holds it still, with it
+     */
     ngx_int_t  (*run_status)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *run_id, const char *status);
     /* a run's row, of the thread (any when NULL): NGX_DECLINED, none */
@@ -656,6 +655,13 @@ typedef struct {
     ngx_int_t  (*session_copy)(ngx_http_agent_store_call_t *sc,
                                ngx_str_t *from, ngx_str_t *to,
                                ngx_str_t *now);
+
+    /* agent_checkpoint_keep: a thread's old checkpoints let go, a pass */
+    ngx_int_t  (*checkpoint_prune)(ngx_http_agent_store_call_t *sc,
+                                   ngx_str_t *id, ngx_str_t *run_id,
+                                   ngx_uint_t keep, ngx_msec_t age);
+    ngx_int_t  (*thread_storage)(ngx_http_agent_store_call_t *sc,
+                                 ngx_str_t *id, ngx_http_agent_storage_t *st);
 } ngx_http_agent_store_backend_t;
 
 

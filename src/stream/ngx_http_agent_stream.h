@@ -51,6 +51,7 @@ typedef enum {
 #define NGX_HTTP_AGENT_MODE_TASKS     0x80    /* a node's task, result */
 #define NGX_HTTP_AGENT_MODE_CHECKPOINTS 0x100 /* each step saved */
 #define NGX_HTTP_AGENT_MODE_SUBGRAPHS 0x200   /* subgraphs' steps too */
+#define NGX_HTTP_AGENT_MODE_JS        0x400   /* the JS server's shapes */
 
 
 typedef struct {
@@ -60,6 +61,8 @@ typedef struct {
     ngx_str_t                 *text;        /* chunk, end, error */
     ngx_str_t                 *json;        /* our own JSON */
     yajl_val                   value;       /* or a parsed value */
+    yajl_val                   input;       /* a tool's end: its
+                                               arguments, parsed */
     ngx_str_t                 *code;        /* error */
     ngx_str_t                 *checkpoint_id;
     void                      *checkpoint;  /* EV_CHECKPOINT's: an

@@ -187,8 +187,27 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
             ngx_http_agent_json_key(j, "input");
             ngx_http_agent_events_value(j, ev);
+            ngx_http_agent_json_end(j);
+            break;
+        }
 
-        } else if (s->lc) {
+        /*
+         * LangChain's end repeats the input: a client that missed the
+         * start (a run resumed after an approval) reads the arguments
+         * there; those that did not parse ran nothing, {} then
+         */
+
+        ngx_http_agent_json_key(j, "input");
+
+        if (ev->input) {
+            ngx_http_agent_json_val(j, ev->input);
+
+        } else {
+            ngx_http_agent_json_obj(j);
+            ngx_http_agent_json_end(j);
+        }
+
+        if (s->lc) {
             /* LangChain's ToolMessage, its content the result as text */
             ngx_http_agent_json_key(j, "output");
             ngx_http_agent_events_tool_message(j, ev);
@@ -330,6 +349,23 @@ ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_int(j, s->step);
     ngx_http_agent_json_key(j, "session_id");
     ngx_http_agent_json_str(j, &s->session_id);
+
+    /*
+     * LangGraph's servers name the run in every event's metadata: a
+     * client that aborts before the first token cancels it by that id
+     */
+
+    if (s->lc) {
+        ngx_http_agent_json_key(j, "thread_id");
+        ngx_http_agent_json_str(j, &s->session_id);
+        ngx_http_agent_json_key(j, "run_id");
+        ngx_http_agent_json_str(j, &s->run_id);
+        ngx_http_agent_json_key(j, "graph_id");
+        ngx_http_agent_json_str(j, &s->graph);
+        ngx_http_agent_json_key(j, "assistant_id");
+        ngx_http_agent_json_str(j, &s->assistant);
+    }
+
     ngx_http_agent_json_end(j);
 }
 

@@ -50,6 +50,14 @@ typedef struct {
     ngx_array_t                    *tool_prompts;  /* agent_tool_prompt */
 
     /*
+     * a client's own tools (Open Responses' function tools; ngx_keyval_t:
+     * the name, the definition as the graph's are written), offered
+     * beside a step's: their calls are not run here, the run waits for
+     * the client's outputs as at an interrupt (node_tools_calls.c)
+     */
+    ngx_array_t                    *client_tools;
+
+    /*
      * a step's pending writes (LangGraph's): write() keeps a tool call's
      * result as it comes (index: the call's place in its round); kept()
      * gives back one kept before the run's worker died, by the call's

@@ -153,6 +153,9 @@ typedef struct {
                                                   latest (time travel) */
     ngx_str_t                       go;        /* on a resume: the node
                                                   it continues at */
+    ngx_array_t                    *tools;     /* the client's own
+                                                  (ngx_keyval_t: name,
+                                                  definition), or NULL */
     u_char                         *waits;     /* interrupts asked per
                                                   node, or NULL */
     ngx_uint_t                      recursion; /* fewer steps than

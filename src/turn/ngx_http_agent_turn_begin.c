@@ -22,6 +22,7 @@
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_metrics.h"
 
 
@@ -565,7 +566,8 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "session \"%V\" has no checkpoint "
-                                          "\"%V\"", id, &turn->in.fork);
+                                          "\"%V\"%V", id, &turn->in.fork,
+                                          ngx_http_agent_store_keep_said(r));
     }
 
     if (rc != NGX_OK) {

@@ -426,7 +426,10 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
                                             &name, &rec->outcome)
            : NGX_OK;
 
-    /* after the outcome: a run seen over has its outcome there */
+    /*
+     * after the outcome: a run seen over has its outcome there; the
+     * status lets the thread go with it (the store's run_status)
+     */
     status = ngx_http_agent_store_run_status(sc, &turn->run_id, rec->status);
 
     if (tx) {
@@ -454,6 +457,16 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
         || kept == NGX_AGAIN)
     {
         return NGX_AGAIN;
+    }
+
+    if (turn->locked) {
+        turn->locked = 0;
+
+        /* a status not written: the thread is let go all the same */
+        if (status != NGX_OK) {
+            (void) ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
+                                               &turn->run_id);
+        }
     }
 
     if (kept != NGX_OK) {

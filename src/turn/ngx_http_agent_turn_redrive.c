@@ -34,8 +34,13 @@
  */
 
 
-/* a look each second, from each worker at its own time in the second */
+/*
+ * a look each second, from each worker at its own time in the second; a
+ * look that finds nothing doubles the wait, up to 8 s (a worker started in
+ * place of one that died looks at once, and finds its runs)
+ */
 #define NGX_HTTP_AGENT_REDRIVE_EVERY  1000
+#define NGX_HTTP_AGENT_REDRIVE_IDLE   8000
 
 /* the claim's lease, until the run's turn takes it again as its own */
 #define NGX_HTTP_AGENT_REDRIVE_HOLD   10000
@@ -68,6 +73,8 @@ typedef struct {
                                                     is another's */
     ngx_array_t                      *doors;
     ngx_log_t                        *log;
+    ngx_msec_t                        every;     /* the wait to the next */
+    ngx_uint_t                        found;     /* this look found some */
 
     /* the orphans of the last look (their ids) */
     ngx_uint_t                        nseen;
@@ -109,6 +116,7 @@ ngx_http_agent_turn_redrive_init(ngx_cycle_t *cycle, ngx_array_t *doors)
 
     rd->doors = doors;
     rd->log = cycle->log;
+    rd->every = NGX_HTTP_AGENT_REDRIVE_EVERY;
     rd->timer.handler = ngx_http_agent_redrive_tick;
     rd->timer.data = rd;
     rd->timer.log = cycle->log;
@@ -145,6 +153,7 @@ ngx_http_agent_redrive_tick(ngx_event_t *ev)
                                    ngx_http_agent_redrive_wake, rd);
     rd->phase = NGX_HTTP_AGENT_REDRIVE_LOST;
     rd->orphan = 0;
+    rd->found = 0;
 
     ngx_http_agent_redrive_pass(rd);
 }
@@ -184,6 +193,8 @@ ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd)
             break;
         }
 
+        rd->found |= (rd->lost->nelts != 0);
+
         /* one run a look: the others are the next look's, or another's */
         rd->claimed = ngx_http_agent_redrive_pick(rd);
         rd->phase = rd->claimed ? NGX_HTTP_AGENT_REDRIVE_CLAIM
@@ -201,6 +212,8 @@ ngx_http_agent_redrive_pass(ngx_http_agent_redrive_t *rd)
         }
 
         ngx_http_agent_store_call_reset(sc);
+
+        rd->found |= (rc == NGX_OK && rd->lost->nelts != 0);
 
         if (rc != NGX_OK || !ngx_http_agent_redrive_orphans(rd)) {
             break;
@@ -567,5 +580,9 @@ ngx_http_agent_redrive_next(ngx_http_agent_redrive_t *rd)
         return;
     }
 
-    ngx_add_timer(&rd->timer, NGX_HTTP_AGENT_REDRIVE_EVERY);
+    rd->every = rd->found ? NGX_HTTP_AGENT_REDRIVE_EVERY
+                          : ngx_min(rd->every * 2,
+                                    NGX_HTTP_AGENT_REDRIVE_IDLE);
+
+    ngx_add_timer(&rd->timer, rd->every);
 }

@@ -22,6 +22,7 @@
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_metrics.h"
 
 
@@ -220,6 +221,10 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     /* a step saved with no end of its own (interrupt_before) */
     ngx_http_agent_turn_checkpoint_pending(turn);
 
+    /* behind the run's last step: its thread's old checkpoints let go */
+    ngx_http_agent_store_keep_prune(turn->request, &turn->wsc,
+                                    &turn->session_id, &turn->run_id);
+
     if (turn->timeout.timer_set) {
         ngx_del_timer(&turn->timeout);
     }
@@ -231,10 +236,11 @@ ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc)
     /*
      * a turn that did not let the session go with its last step (an
      * error, an interrupt): the end event follows the unlock, so that a
-     * next message, on any worker or host, finds the session free
+     * next message, on any worker or host, finds the session free; a
+     * recorded run's end lets it go after its status (turn_record.c)
      */
 
-    if (turn->locked) {
+    if (turn->locked && turn->in.record == NULL) {
         turn->locked = 0;
         turn->done_rc = rc;
 

@@ -73,7 +73,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     ngx_int_t                     rc;
     ngx_str_t                    *name, none;
-    ngx_uint_t                    behind;
+    ngx_uint_t                    behind, last;
     ngx_http_agent_node_t        *nodes;
     ngx_http_agent_checkpoint_t  *cp;
 
@@ -153,8 +153,14 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
         }
     }
 
-    /* the last step lets the session go in the same transaction */
-    cp->release = (next == NGX_HTTP_AGENT_END && turn->locked);
+    /*
+     * the last step lets the session go in the same transaction; a run
+     * the runs table keeps lets it go with its end's status instead
+     * (turn_record.c): never "running" on a thread it no longer holds,
+     * which the take-over check would end as an orphan
+     */
+    last = (next == NGX_HTTP_AGENT_END && turn->locked);
+    cp->release = last && turn->in.record == NULL;
 
     /*
      * A step the run goes on from is saved behind it: the next node starts
@@ -166,7 +172,7 @@ ngx_http_agent_turn_checkpoint(ngx_http_agent_run_t *run, ngx_str_t *node,
 
     behind = (ngx_http_agent_store_has(NGX_HTTP_AGENT_STORE_BEHIND)
               && turn->durability != NGX_HTTP_AGENT_DURABILITY_SYNC
-              && turn->locked && !cp->release && run->interrupt.len == 0
+              && turn->locked && !last && run->interrupt.len == 0
               && (turn->started || turn->in.resume.len == 0));
 
     /* the input step of a run that answers nothing: behind it too */

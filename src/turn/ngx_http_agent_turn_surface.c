@@ -207,6 +207,8 @@ ngx_http_agent_turn_resume(ngx_http_agent_turn_t *turn)
         run->waits = in->waits;
     }
 
+    turn->env.services.client_tools = in->tools;
+
     if (in->go.len && run->resuming) {
         /* goto: the run continues at that node instead, or ends */
         n = ngx_http_agent_graph_step_node(in->graph, &in->go);

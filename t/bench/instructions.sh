@@ -11,6 +11,9 @@
 #   BENCH_PHASES=1 no valgrind: the turns one at a time, each worker's
 #                  clock per phase (NGX_AGENT_PHASES, src/ops/
 #                  ngx_http_agent_phase.c), printed as medians in us
+#   BENCH_LONG=1   with BENCH_PHASES: the turns in one session of our chat
+#                  API, each phase's time per turn in turns 1-10 against
+#                  the last ten (a long conversation's overhead)
 
 set -e
 
@@ -60,6 +63,15 @@ phases() {
     vg=$!
     up "http://127.0.0.1:$3/lg/ok"
 
+    if [ -n "$BENCH_LONG" ]; then
+        node "$root/t/bench/loadgen.js" long \
+            "{\"base\":\"http://127.0.0.1:$3\",\"n\":$n}" > /dev/null
+        kill -QUIT $vg
+        wait $vg 2> /dev/null || true
+        long "$1" "$2"
+        return
+    fi
+
     base="http://127.0.0.1:$3/lg"
     node "$root/t/bench/loadgen.js" lgload \
         "{\"base\":\"$base\",\"n\":$n,\"c\":1}" > /dev/null
@@ -82,6 +94,38 @@ phases() {
             printf "  %-8s %8.1f %10.1f %10.1f\n", $p, $count{$p} / $turns,
                 $s[$#s / 2] / 1000, $s[int($#s * 0.9)] / 1000;
         }' "$n" "$2"/phases.*
+}
+
+# one session's turns: a phase's time per turn (its samples of a turn
+# summed), the median of the first ten turns and of the last ten
+long() {
+    echo "$1: $n turns in one session, per phase, us per turn"
+    perl -e '
+        my $turns = shift; my (%ns, %count);
+        while (<>) {
+            my ($p, $a, $b) = split;
+            if ($a eq "count") { $count{$p} += $b } else { push @{$ns{$p}}, $a }
+        }
+        sub med { my @s = sort { $a <=> $b } @_; $s[$#s / 2] }
+        printf "  %-8s %8s %12s %12s %7s\n", "phase", "per turn",
+            "turns 1-10", "last 10", "ratio";
+        my ($f, $l) = (0, 0);
+        for my $p (qw(parse begin request curl answer sql read write event
+                      end)) {
+            my @s = @{$ns{$p} // []};
+            my $k = $count{$p} / $turns;
+            next unless @s && $k == int $k && @s == $count{$p};
+            my @t = map { my $i = $_; my $sum = 0;
+                          $sum += $s[$i * $k + $_] for 0 .. $k - 1; $sum }
+                    0 .. $turns - 1;
+            my ($a, $b) = (med(@t[0 .. 9]) / 1000,
+                           med(@t[$turns - 10 .. $turns - 1]) / 1000);
+            ($f, $l) = ($f + $a, $l + $b);
+            printf "  %-8s %8d %12.1f %12.1f %6.2fx\n", $p, $k, $a, $b,
+                $a ? $b / $a : 0;
+        }
+        printf "  %-8s %8s %12.1f %12.1f %6.2fx\n", "all", "", $f, $l,
+            $f ? $l / $f : 0;' "$n" "$2"/phases.*
 }
 
 for so in "$@"; do
@@ -113,6 +157,8 @@ http {
     server {
         listen 127.0.0.1:$np;
         location /lg/ { agent_langgraph_api; agent_use_database bench; }
+        location /api/sessions/ { agent_sessions; }
+        location /api/chat/ { agent_chat; agent_use_database bench; }
     }
 }
 CONF

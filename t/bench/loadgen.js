@@ -207,7 +207,9 @@ const modes = {
                  per_stream_kb: most ? (peak - base) / most : 0 };
     },
 
-    // n turns in one session; the checkpoint file's size at some turns
+    // n turns in one session; the checkpoint file's size at some turns;
+    // with opt.storage (a LangGraph API's base) the session's bytes in
+    // the store after them, per turn (GET /threads/{id}/storage)
     async long() {
         const sid = await session(opt.base);
         const lat = [], sizes = {};
@@ -231,8 +233,24 @@ const modes = {
             }
         }
         const med = (a) => pct(50, a);
+        let storage = null;
+        // a prune runs behind the last run's end: read until it settles
+        for (let k = 0; opt.storage && k < 30; k++) {
+            const s = await request(opt.storage + '/threads/' + sid
+                                    + '/storage', 'GET');
+            const j = s.status === 200 ? JSON.parse(s.body) : null;
+            const was = storage;
+            storage = j && { checkpoints: j.checkpoints.count,
+                             per_turn: j.checkpoints.bytes / opt.n,
+                             total_per_turn: j.total_bytes / opt.n };
+            if (!storage || (was && was.checkpoints === storage.checkpoints)) {
+                break;
+            }
+            await new Promise((r) => setTimeout(r, 100));
+        }
         return { n: opt.n, errors: errors, first10: med(lat.slice(0, 10)),
-                 last10: med(lat.slice(-10)), sizes: sizes };
+                 last10: med(lat.slice(-10)), sizes: sizes,
+                 storage: storage };
     },
 
     // m streams flow while one session runs a long query

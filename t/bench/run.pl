@@ -255,15 +255,30 @@ for my $who (grep { want('load') } @servers) {
 
 # --- long conversations, both ---------------------------------------------
 
+# where a session's bytes in the store are read (its thread's storage)
+my $lg_storage = 'location /lg/ { agent_langgraph_api; }';
+
 for my $who (grep { want('long') } @servers) {
     stop($mpid);
     ($mpid, $mport) = start_mock(QUERY => $small);
-    my ($pid, $port, $w, $file) = $who eq 'nginx' ? start_nginx($mport)
-                                                  : start_peer($mport);
+    my ($pid, $port, $w, $file) = $who eq 'nginx'
+        ? start_nginx($mport, server => $lg_storage) : start_peer($mport);
     note("$who: 200 turns in one session");
     $row{$who}{long} = loadgen('long', base => "http://127.0.0.1:$port",
         n => 200, at => [ 50, 100, 200 ],
-        files => [ $file, "$file-wal" ]);
+        files => [ $file, "$file-wal" ],
+        $who eq 'nginx' ? (storage => "http://127.0.0.1:$port/lg") : ());
+    stop($pid);
+}
+
+# the same conversation with its checkpoints bounded: its bytes per turn
+if (want('long') && grep { $_ eq 'nginx' } @servers) {
+    my ($pid, $port) = start_nginx($mport, server => $lg_storage,
+                                   chat => 'agent_checkpoint_keep 10;');
+    note('nginx: 200 turns in one session, agent_checkpoint_keep 10');
+    $row{nginx}{long_keep} = loadgen('long', n => 200,
+        base => "http://127.0.0.1:$port",
+        storage => "http://127.0.0.1:$port/lg");
     stop($pid);
 }
 
@@ -509,10 +524,12 @@ if (want('pg') && $pg_bin) {
     }
     stop($mpid);
     ($mpid, $mport) = start_mock(QUERY => $small);
-    my ($pid, $port) = start_nginx($mport, db => pg_fresh('benchlong'));
+    my ($pid, $port) = start_nginx($mport, db => pg_fresh('benchlong'),
+                                   server => $lg_storage);
     note('nginx on PostgreSQL: 200 turns in one session');
     $row{pg}{long} = loadgen('long', base => "http://127.0.0.1:$port",
-        n => 200, at => [ 50, 100, 200 ], files => []);
+        n => 200, at => [ 50, 100, 200 ], files => [],
+        storage => "http://127.0.0.1:$port/lg");
     stop($pid);
     system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-m', 'fast', 'stop');
 }
@@ -633,6 +650,17 @@ for my $at (50, 100, 200) {
     line("  checkpoint file after $at turns: KiB",
          $ln->{sizes}{$at} / 1024, $lp->{sizes}{$at} / 1024, '%.0f');
 }
+my $lk = $N->{long_keep};
+line('  checkpoint bytes per turn (SQLite; storage after 200)',
+     $ln->{storage}{per_turn}, undef, '%.0f');
+line('    all of the session\'s bytes per turn',
+     $ln->{storage}{total_per_turn}, undef, '%.0f');
+line('    checkpoint bytes per turn, agent_checkpoint_keep 10',
+     $lk->{storage}{per_turn}, undef, '%.1f');
+line('    checkpoints kept of 200 turns (off, keep 10)',
+     $ln->{storage}{checkpoints}, $lk->{storage}{checkpoints}, '%d');
+line('    median ms of turns 1-10, 191-200, agent_checkpoint_keep 10',
+     $lk->{first10}, $lk->{last10});
 my $iso = $N->{iso};
 line('isolation: p99 gap between chunks of 50 streams, ms', $iso->{p99});
 line('  max gap ms (the query took ' . sprintf('%.0f', $iso->{slow_ms})
@@ -694,6 +722,8 @@ for my $q (qw(big small)) {
 line('  long conversation: median ms of turns 1-10', $G->{long}{first10},
      $ln->{first10});
 line('    median ms of turns 191-200', $G->{long}{last10}, $ln->{last10});
+line('    checkpoint bytes per turn', $G->{long}{storage}{per_turn},
+     $ln->{storage}{per_turn}, '%.0f');
 
 for my $s (qw(sqlite pg)) {
     for my $d (qw(sync async exit)) {
@@ -768,6 +798,13 @@ target($lin > 0.7 && $lin < 1.3,
                . 'growth 50-100): %.2f', $lin));
 target($iso->{p99} <= 20, sprintf('isolation p99 gap at most 20 ms: '
                                   . '%.1f ms', $iso->{p99}));
+target(defined $ln->{storage} && defined $lk->{storage}
+       && $lk->{storage}{checkpoints} <= 10,
+       sprintf('checkpoint bytes per turn reported (%.0f), and '
+               . 'agent_checkpoint_keep 10 holds the session to %d',
+               $ln->{storage}{per_turn} // -1,
+               $lk->{storage}{checkpoints} // -1))
+    if want('long');
 if (want('pg') && $G) {
     my $pr = $N->{load_big_64}{tps} ? $G->{load_big_64}{tps}
                                       / $N->{load_big_64}{tps} : 0;

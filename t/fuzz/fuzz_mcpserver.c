@@ -113,6 +113,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ngx_fuzz_check(call.values == NULL
                            || (YAJL_IS_OBJECT(call.values)
                                && call.values->u.object.len > 0));
+
+            /* none, or one of MCP's eight levels */
+            ngx_fuzz_check(call.log <= 8);
         }
     }
 

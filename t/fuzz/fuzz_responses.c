@@ -7,8 +7,9 @@
 /*
  * Open Responses' create request (agent_responses): any bytes that parse
  * as JSON are read into a turn's input or refused with a sentence naming
- * the field; an input read has a model, text, and a conversation id of
- * our shape or none.
+ * the field; an input read has a model, text or the outputs of function
+ * calls (then a conversation), a conversation id of our shape or none,
+ * and at most 128 tools.
  */
 
 
@@ -47,8 +48,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     if (rc == NGX_OK) {
-        ngx_fuzz_check(in.model.len > 0 && in.text.len > 0);
+        ngx_fuzz_check(in.model.len > 0
+                       && (in.text.len > 0
+                           || (in.outputs && in.outputs->nelts > 0
+                               && in.thread_id.len > 0)));
         ngx_fuzz_check(in.thread_id.len <= 64);
+        ngx_fuzz_check(in.tools == NULL
+                       || in.tools->nelts <= NGX_HTTP_AGENT_RESPONSES_TOOLS);
 
         for (i = 0; i < in.thread_id.len; i++) {
             ngx_fuzz_check(isalnum(in.thread_id.data[i])

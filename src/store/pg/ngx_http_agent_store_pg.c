@@ -22,6 +22,7 @@
 #include "ngx_http_agent_store_pg_assistant.h"
 #include "ngx_http_agent_store_pg_cron.h"
 #include "ngx_http_agent_store_pg_items.h"
+#include "ngx_http_agent_store_pg_prune.h"
 
 
 /*
@@ -155,5 +156,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_item_delete,
     ngx_http_agent_pg_item_search,
     ngx_http_agent_pg_item_namespaces,
-    ngx_http_agent_pg_session_copy
+    ngx_http_agent_pg_session_copy,
+    ngx_http_agent_pg_checkpoint_prune,
+    ngx_http_agent_pg_thread_storage
 };

@@ -30,7 +30,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 9) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 10) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -255,7 +255,16 @@ const char  *ngx_http_agent_pg_schema =
     " ALTER TABLE runs ADD COLUMN IF NOT EXISTS secret text;"
 
     /*
-     * version 9: fencing (turn_fence.c): the lease's generation, its run's
+     * version 9: the take-over check's (turn_redrive.c): the holders of
+     * leases by worker, their leases by expiry; only held sessions
+     */
+    " CREATE INDEX IF NOT EXISTS sessions_holder"
+    "  ON sessions (run_host, run_pid) WHERE run_id IS NOT NULL;"
+    " CREATE INDEX IF NOT EXISTS sessions_lease"
+    "  ON sessions (run_expires) WHERE run_id IS NOT NULL;"
+
+    /*
+     * version 10: fencing (turn_fence.c): the lease's generation, its run's
      * claims plus one; the lease taken sets it, a turn's writes match it
      */
     " ALTER TABLE sessions ADD COLUMN IF NOT EXISTS run_gen bigint NOT NULL"
@@ -273,5 +282,5 @@ const char  *ngx_http_agent_pg_schema =
     " END $f$ LANGUAGE plpgsql;"
 
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8),"
-    "  (9) ON CONFLICT DO NOTHING;"
+    "  (9), (10) ON CONFLICT DO NOTHING;"
     " END $agent$";

@@ -272,11 +272,16 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_STATUS: at its end, its pending writes and its
-     * secret go
+     * secret go, and its thread if it holds it still, in the statement
      */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
     " $2 NOT IN ('pending', 'running') AND ($4::bigint = 0 OR EXISTS"
-    " (SELECT 1 FROM runs WHERE run_id = $1 AND attempts = $4::bigint - 1)))"
+    " (SELECT 1 FROM runs WHERE run_id = $1 AND attempts = $4::bigint - 1))),"
+    " l AS (UPDATE sessions SET run_id = NULL, run_pid = NULL,"
+    " run_expires = NULL, run_host = NULL WHERE id = (SELECT thread_id"
+    " FROM runs WHERE run_id = $1) AND run_id = $1"
+    " AND $2 NOT IN ('pending', 'running')"
+    " AND ($4::bigint = 0 OR run_gen = $4::bigint))"
     " UPDATE runs SET status ="
     " CASE WHEN status = 'interrupted' AND cancel = 'interrupt'"
     " THEN status ELSE $2 END, updated_at = $3,"
@@ -327,17 +332,40 @@ const char  *ngx_http_agent_pg_sql[] = {
     /* NGX_HTTP_AGENT_PG_THREAD_BUSY */
     "SELECT run_id FROM sessions WHERE id = $1 AND run_expires >= $2::bigint",
 
-    /* NGX_HTTP_AGENT_PG_RUN_LOST: the oldest lease first */
-    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
-    " r.origin FROM runs r JOIN sessions s ON s.id = r.thread_id"
-    " AND s.run_id = r.run_id WHERE r.status = 'running'"
-    " AND (s.run_expires < $1::bigint OR s.run_host = $2)"
-    " ORDER BY s.run_expires LIMIT 8",
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_LOST: the leases that ran out, the oldest
+     * first (sessions_lease), then this host's distinct holders, a step
+     * of sessions_holder each, as rows of no run (store_pg_redrive.c)
+     */
+    "WITH RECURSIVE p(pid) AS (SELECT (SELECT run_pid FROM sessions"
+    " WHERE run_host = $2 AND run_id IS NOT NULL ORDER BY run_pid LIMIT 1)"
+    " UNION ALL SELECT (SELECT run_pid FROM sessions WHERE run_host = $2"
+    " AND run_id IS NOT NULL AND run_pid > p.pid ORDER BY run_pid LIMIT 1)"
+    " FROM p WHERE p.pid IS NOT NULL)"
+    " (SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
+    " r.origin FROM sessions s JOIN runs r ON r.run_id = s.run_id"
+    " AND r.thread_id = s.id WHERE s.run_expires < $1::bigint"
+    " AND s.run_id IS NOT NULL AND r.status = 'running'"
+    " ORDER BY s.run_expires LIMIT 8)"
+    " UNION ALL (SELECT NULL, NULL, NULL, pid, NULL, NULL FROM p"
+    " WHERE pid IS NOT NULL LIMIT 64)",
 
-    /* NGX_HTTP_AGENT_PG_RUN_ORPHANS: another turn holds their thread */
-    "SELECT r.run_id, r.thread_id FROM runs r JOIN sessions s"
-    " ON s.id = r.thread_id WHERE r.status = 'running'"
-    " AND s.run_id IS DISTINCT FROM r.run_id LIMIT 8",
+    /* NGX_HTTP_AGENT_PG_RUN_HELD: the leases of this host's gone holders */
+    "SELECT r.run_id, r.thread_id, s.run_host, s.run_pid, s.run_expires,"
+    " r.origin FROM sessions s JOIN runs r ON r.run_id = s.run_id"
+    " AND r.thread_id = s.id WHERE s.run_host = $1"
+    " AND s.run_pid = ANY($2::bigint[]) AND s.run_id IS NOT NULL"
+    " AND r.status = 'running' ORDER BY s.run_expires LIMIT 8",
+
+    /*
+     * NGX_HTTP_AGENT_PG_RUN_ORPHANS: a slice of the running runs, and
+     * whether each holds its thread
+     */
+    "SELECT r.run_id, r.thread_id,"
+    " (s.run_id IS NOT DISTINCT FROM r.run_id)::int"
+    " FROM runs r JOIN sessions s ON s.id = r.thread_id"
+    " WHERE r.status = 'running' AND r.thread_id > $1"
+    " ORDER BY r.thread_id LIMIT 256",
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_CLAIM: the lease taken from the holder and the
@@ -629,6 +657,54 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE_NS: a subgraph's step */
     NGX_HTTP_AGENT_PG_WRITE_SQL(", ns", ", $20"),
+
+    /*
+     * NGX_HTTP_AGENT_PG_CHECKPOINT_PRUNE (agent_checkpoint_keep): $2 the
+     * count kept (0: none), $3 the oldest time kept (NULL: none), $4 the
+     * pass's rows, $5 the run that ends; the latest, all after it, and
+     * those another run that has not ended started from stay
+     * (sqlite_prune.c says why)
+     */
+    "DELETE FROM checkpoints WHERE n IN (SELECT n FROM checkpoints"
+    " WHERE session_id = $1"
+    " AND n < (SELECT max(n) FROM checkpoints"
+    " WHERE session_id = $1 AND ns = '')"
+    " AND ($2::bigint = 0 OR n < (SELECT n FROM checkpoints"
+    " WHERE session_id = $1 ORDER BY n DESC LIMIT 1"
+    " OFFSET greatest($2::bigint - 1, 0)))"
+    " AND ($3::text IS NULL OR created_at < $3::text)"
+    " AND id NOT IN (SELECT checkpoint FROM runs WHERE thread_id = $1"
+    " AND status IN ('pending', 'running') AND checkpoint IS NOT NULL"
+    " AND run_id IS DISTINCT FROM $5)"
+    " ORDER BY n LIMIT $4::bigint)",
+
+    /*
+     * NGX_HTTP_AGENT_PG_THREAD_STORAGE: a first row of totals (no name),
+     * then one for each channel of the thread's checkpoints
+     */
+    "SELECT NULL::text,"
+    " (SELECT count(*) FROM checkpoints WHERE session_id = $1),"
+    " (SELECT coalesce(sum(octet_length(channels) + octet_length(id)"
+    " + octet_length(node) + octet_length(created_at) + octet_length(ns)"
+    " + coalesce(octet_length(parent_id), 0)"
+    " + coalesce(octet_length(next), 0)), 0)::bigint"
+    " FROM checkpoints WHERE session_id = $1),"
+    " (SELECT count(*) FROM messages WHERE session_id = $1),"
+    " (SELECT coalesce(sum(coalesce(octet_length(content), 0)"
+    " + coalesce(octet_length(tool_calls), 0)"
+    " + coalesce(octet_length(images), 0)"
+    " + coalesce(octet_length(metadata), 0)), 0)::bigint"
+    " FROM messages WHERE session_id = $1),"
+    " (SELECT count(*) FROM run_events WHERE seq < 0 AND run_id IN"
+    " (SELECT run_id FROM runs WHERE thread_id = $1)),"
+    " (SELECT coalesce(sum(octet_length(data)), 0)::bigint FROM run_events"
+    " WHERE seq < 0 AND run_id IN"
+    " (SELECT run_id FROM runs WHERE thread_id = $1))"
+    " UNION ALL"
+    " SELECT j.key, count(*), sum(octet_length(j.value::text))::bigint,"
+    " 0, 0, 0, 0 FROM checkpoints c, json_each(c.channels::json) j"
+    " WHERE c.session_id = $1 AND left(c.channels, 1) = '{'"
+    " GROUP BY j.key",
 
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",

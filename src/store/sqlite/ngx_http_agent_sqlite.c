@@ -17,9 +17,11 @@
 #include "ngx_http_agent_sqlite_history.h"
 #include "ngx_http_agent_sqlite_run.h"
 #include "ngx_http_agent_sqlite_redrive.h"
+#include "ngx_http_agent_sqlite_look.h"
 #include "ngx_http_agent_sqlite_assistant.h"
 #include "ngx_http_agent_sqlite_cron.h"
 #include "ngx_http_agent_sqlite_items.h"
+#include "ngx_http_agent_sqlite_prune.h"
 #include "ngx_http_agent_files.h"
 
 
@@ -38,6 +40,9 @@ static ngx_int_t ngx_http_agent_sqlite_init(ngx_cycle_t *cycle,
 static ngx_int_t ngx_http_agent_sqlite_resource_fetch(
     ngx_http_agent_store_call_t *sc, ngx_http_agent_resource_t *res);
 static char *ngx_http_agent_sqlite_conf(ngx_conf_t *cf, ngx_str_t *db);
+static ngx_int_t ngx_http_agent_sqlite_start(ngx_cycle_t *cycle,
+    ngx_str_t *path, void *thread_pool);
+static void ngx_http_agent_sqlite_stop(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_agent_store_dir(ngx_cycle_t *cycle,
     ngx_str_t *path, ngx_uid_t user, ngx_gid_t group);
 static int ngx_http_agent_store_found(void *data, int n, char **values,
@@ -233,6 +238,17 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         " ON runs (thread_id) WHERE status = 'running'",
                         NULL, NULL, NULL);
 
+    /*
+     * the take-over check's (sqlite_look.c): the holders of leases by
+     * worker, their leases by expiry; only sessions a run holds are there
+     */
+    (void) sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS sessions_holder"
+                        " ON sessions (run_host, run_pid)"
+                        " WHERE run_id IS NOT NULL;"
+                        "CREATE INDEX IF NOT EXISTS sessions_lease"
+                        " ON sessions (run_expires) WHERE run_id IS NOT NULL",
+                        NULL, NULL, NULL);
+
     /* the history's size of a file of an earlier version, counted once */
     if (sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN history_bytes "
                      "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL)
@@ -413,6 +429,28 @@ ngx_http_agent_store_dir(ngx_cycle_t *cycle, ngx_str_t *path,
 }
 
 
+/* a worker's handles: the store's, and the take-over check's own */
+
+static ngx_int_t
+ngx_http_agent_sqlite_start(ngx_cycle_t *cycle, ngx_str_t *path,
+    void *thread_pool)
+{
+    if (ngx_http_agent_sqlite_open(cycle, path, thread_pool) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_sqlite_look_init(cycle, path, thread_pool);
+}
+
+
+static void
+ngx_http_agent_sqlite_stop(ngx_cycle_t *cycle)
+{
+    ngx_http_agent_sqlite_look_close();
+    ngx_http_agent_sqlite_close(cycle);
+}
+
+
 /* the files of SQLite's resources are this host's */
 
 static ngx_int_t
@@ -445,8 +483,8 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     NGX_HTTP_AGENT_STORE_TX,
     ngx_http_agent_sqlite_conf,
     ngx_http_agent_sqlite_init,
-    ngx_http_agent_sqlite_open,
-    ngx_http_agent_sqlite_close,
+    ngx_http_agent_sqlite_start,
+    ngx_http_agent_sqlite_stop,
     ngx_http_agent_sqlite_begin,
     ngx_http_agent_sqlite_commit,
     ngx_http_agent_sqlite_rollback,
@@ -503,5 +541,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_item_delete,
     ngx_http_agent_sqlite_item_search,
     ngx_http_agent_sqlite_item_namespaces,
-    ngx_http_agent_sqlite_session_copy
+    ngx_http_agent_sqlite_session_copy,
+    ngx_http_agent_sqlite_checkpoint_prune,
+    ngx_http_agent_sqlite_thread_storage
 };

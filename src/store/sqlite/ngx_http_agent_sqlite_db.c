@@ -18,6 +18,7 @@
 #include "ngx_http_agent_sqlite_retry.h"
 #include "ngx_http_agent_sqlite_later.h"
 #include "ngx_http_agent_sqlite_wal.h"
+#include "ngx_http_agent_sqlite_prune.h"
 #include "ngx_http_agent_json.h"
 
 
@@ -147,13 +148,14 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND role = 'user' AND seq < ?2 ORDER BY seq DESC LIMIT 1"
     " OFFSET ?3 - 1), -1) END)"
     " SELECT id, role,"
-    " CASE WHEN images IS NOT NULL AND seq < keep"
+    " CASE WHEN images IS NOT NULL AND seq < (SELECT keep FROM t)"
     "  THEN COALESCE(content, '') || ' [' || json_array_length(images)"
     "  || ' attachment(s) shown earlier in the conversation]'"
     "  ELSE content END,"
     " tool_calls, tool_call_id, name,"
-    " CASE WHEN seq < keep THEN NULL ELSE images END,"
-    " metadata, created_at, seq FROM messages, t"
+    " CASE WHEN seq < (SELECT keep FROM t) THEN NULL ELSE images END,"
+    " metadata, created_at, seq FROM messages"
+    /* t as a value, not joined: the index's order, no sort of the rows */
     " WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
     "SELECT seq FROM (SELECT seq, COUNT(*) OVER w AS n,"
     " SUM(length(CAST(content AS BLOB))"
@@ -248,16 +250,6 @@ static const char  *ngx_http_agent_store_sql[] = {
     " FROM messages WHERE session_id = ?1) WHERE id = ?1",
     "DELETE FROM run_events WHERE run_id = ?1",
     "DELETE FROM runs WHERE run_id = ?1",
-    /* the re-driver's: runs whose worker may be gone, the oldest lease first */
-    "SELECT r.run_id, r.thread_id, s.run_pid, s.run_host, s.run_expires,"
-    " r.origin FROM runs r JOIN sessions s ON s.id = r.thread_id"
-    " AND s.run_id = r.run_id WHERE r.status = 'running'"
-    " AND (s.run_expires < ?1 OR s.run_host = ?2)"
-    " ORDER BY s.run_expires LIMIT 8",
-    /* runs still running whose thread's lease another took, or let go */
-    "SELECT r.run_id, r.thread_id FROM runs r JOIN sessions s"
-    " ON s.id = r.thread_id WHERE r.status = 'running'"
-    " AND (s.run_id IS NULL OR s.run_id != r.run_id) LIMIT 8",
     "UPDATE sessions SET run_pid = ?3, run_host = ?4, run_expires = ?5,"
     " run_gen = (SELECT attempts + 2 FROM runs WHERE run_id = ?1)"
     " WHERE id = ?2 AND run_id = ?1 AND run_pid IS ?6 AND run_expires IS ?7",
@@ -376,6 +368,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM crons WHERE thread_id = ?1",
     /* a run's pending writes (turn_writes.c), at its end */
     "DELETE FROM run_events WHERE run_id = ?1 AND seq < 0",
+    /* and its thread, if it holds it still */
+    "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
+    " run_host = NULL WHERE id = (SELECT thread_id FROM runs"
+    " WHERE run_id = ?1) AND run_id = ?1",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
@@ -518,6 +514,8 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
         ngx_http_agent_sqlite_later_init();
     }
 
+    ngx_http_agent_sqlite_prune_init(cycle, path, thread_pool);
+
     return ngx_http_agent_sqlite_wal_init(cycle, ngx_http_agent_sqlite_db,
                                           path, thread_pool);
 }
@@ -619,6 +617,7 @@ ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
     }
 
     ngx_http_agent_sqlite_wal_close();
+    ngx_http_agent_sqlite_prune_close();
 
     if (ngx_http_agent_sqlite_db) {
         sqlite3_close(ngx_http_agent_sqlite_db);

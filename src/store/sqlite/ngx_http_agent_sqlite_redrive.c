@@ -15,105 +15,13 @@
 
 
 /*
- * Runs whose worker died (turn_redrive.c): a run still "running" whose
- * thread's lease is its own and ran out, or is held by a process of this
- * host that may be gone.  A claim takes the lease over only from the
- * holder and the expiry read (a compare and swap: of the workers that saw
- * the run lost, one claims it), and counts the attempt, in the caller's
- * transaction.
+ * Runs whose worker died (turn_redrive.c), found by sqlite_look.c: a run
+ * still "running" whose thread's lease is its own and ran out, or is held
+ * by a process of this host that is gone.  A claim takes the lease over
+ * only from the holder and the expiry read (a compare and swap: of the
+ * workers that saw the run lost, one claims it), and counts the attempt,
+ * in the caller's transaction.
  */
-
-
-ngx_int_t
-ngx_http_agent_sqlite_run_lost(ngx_http_agent_store_call_t *sc,
-    ngx_array_t *lost)
-{
-    int                         rc;
-    int64_t                     now;
-    sqlite3_stmt               *stmt;
-    ngx_http_agent_run_lost_t  *l;
-
-    now = ngx_http_agent_store_ms();
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CLAIMABLE);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    sqlite3_bind_int64(stmt, 1, now);
-    ngx_http_agent_sqlite_bind(stmt, 2, &ngx_http_agent_store_host);
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        l = ngx_array_push(lost);
-        if (l == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        if (ngx_http_agent_sqlite_col(sc->pool, stmt, 0, &l->run_id)
-            != NGX_OK
-            || ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &l->thread_id)
-               != NGX_OK
-            || ngx_http_agent_sqlite_col(sc->pool, stmt, 3, &l->host)
-               != NGX_OK
-            || ngx_http_agent_sqlite_col(sc->pool, stmt, 5, &l->origin)
-               != NGX_OK)
-        {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        l->pid = (ngx_pid_t) sqlite3_column_int64(stmt, 2);
-        l->expires = sqlite3_column_int64(stmt, 4);
-
-        /* a lease of this host's that runs: its holder must be gone */
-        if (l->expires >= now
-            && !ngx_http_agent_store_holder_gone(&l->thread_id,
-                                                 l->host.data, l->host.len,
-                                                 l->pid))
-        {
-            lost->nelts--;
-        }
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
-}
-
-
-ngx_int_t
-ngx_http_agent_sqlite_run_orphans(ngx_http_agent_store_call_t *sc,
-    ngx_array_t *orphans)
-{
-    int                         rc;
-    sqlite3_stmt               *stmt;
-    ngx_http_agent_run_lost_t  *l;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_ORPHANS);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        l = ngx_array_push(orphans);
-        if (l == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        ngx_memzero(l, sizeof(ngx_http_agent_run_lost_t));
-
-        if (ngx_http_agent_sqlite_col(sc->pool, stmt, 0, &l->run_id)
-            != NGX_OK
-            || ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &l->thread_id)
-               != NGX_OK)
-        {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
-}
 
 
 ngx_int_t

@@ -14,14 +14,10 @@
 #include "ngx_http_agent_store.h"
 
 
-/* the SQLite store's lost runs and their claim (sqlite_redrive.c) */
+/* the SQLite store's claim of a lost run (sqlite_redrive.c) */
 #pragma GCC visibility push(hidden)
 
 
-ngx_int_t ngx_http_agent_sqlite_run_lost(ngx_http_agent_store_call_t *sc,
-    ngx_array_t *lost);
-ngx_int_t ngx_http_agent_sqlite_run_orphans(ngx_http_agent_store_call_t *sc,
-    ngx_array_t *orphans);
 ngx_int_t ngx_http_agent_sqlite_run_claim(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_lost_t *lost, ngx_msec_t hold,
     ngx_http_agent_run_row_t *row);

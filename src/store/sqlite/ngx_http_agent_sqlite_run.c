@@ -135,6 +135,23 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
 
     ngx_http_agent_sqlite_bind(stmt, 1, run_id);
 
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /*
+     * and its thread, in the same transaction as its status: a run is
+     * never "running" on a thread it does not hold (turn_redrive.c would
+     * end it as an orphan)
+     */
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_RELEASE);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
+
     return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
 

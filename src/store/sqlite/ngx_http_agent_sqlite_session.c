@@ -47,6 +47,8 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_t *s)
 {
     u_char        *p;
+    ngx_int_t      rc;
+    ngx_uint_t     wait;
     sqlite3_stmt  *stmt;
 
     p = ngx_pnalloc(sc->pool, 36 + 24);
@@ -87,7 +89,21 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
         s->owner = *owner;
     }
 
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    /*
+     * another worker's write holds the file: the request waits on a timer
+     * and makes its pass again, as a turn's begin does (not a 500 after
+     * the busy handler's spin)
+     */
+
+    wait = ngx_http_agent_sqlite_can_wait(sc, 1);
+
+    rc = ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+
+    if (!wait) {
+        return rc;
+    }
+
+    return ngx_http_agent_sqlite_busy(sc, rc, NULL, NULL, 0);
 }
 
 
