@@ -162,7 +162,7 @@ ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
     (void) PQsetNoticeProcessor(pc->conn, ngx_http_agent_pg_notice, NULL);
 
     pc->state = NGX_HTTP_AGENT_PG_CONNECTING;
-    pc->prepared = 0;
+    ngx_memzero(pc->prepared, sizeof(pc->prepared));
 
     ngx_http_agent_pg_connect_poll(pc);
 }
@@ -460,7 +460,7 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
 
         PQclear(res);
 
-        pc->prepared |= (uint64_t) 1 << q->stmt;
+        pc->prepared[q->stmt / 64] |= (uint64_t) 1 << (q->stmt % 64);
         q->prepared = 1;
 
         /* sent at once, and the statement's results come after these */
@@ -538,7 +538,7 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
         }
 
         ngx_http_agent_pg_pair(&pc->queries, q);
-        q->prepared = (pc->prepared >> q->stmt) & 1;
+        q->prepared = (pc->prepared[q->stmt / 64] >> (q->stmt % 64)) & 1;
         pc->current = q;
     }
 

@@ -38,7 +38,8 @@ typedef struct {
     ngx_connection_t          *c;
     ngx_queue_t                queries;   /* waiting, oldest first */
     ngx_http_agent_pg_query_t *current;
-    uint64_t                   prepared;  /* a bit per statement */
+    uint64_t                   prepared[2];  /* a bit per statement: 65
+                                                now, 128 at most */
     ngx_event_t                retry;
     ngx_event_t                timer;     /* the current statement's */
     ngx_event_t                flush;     /* sends at the pass's end */
