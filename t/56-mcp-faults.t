@@ -165,6 +165,8 @@ is($call->{headers}{'mcp-method'}, 'tools/call', '2026-07-28: Mcp-Method');
 ok(!exists $call->{headers}{'mcp-session-id'}, '2026-07-28: no session');
 is($call->{body}{params}{_meta}{'io.modelcontextprotocol/protocolVersion'},
    '2026-07-28', '2026-07-28: _meta in the request');
+like($call->{body}{params}{_meta}{idempotencyKey} // '', qr/^[0-9a-f]{32}$/,
+     '2026-07-28: the call\'s idempotency key in the same _meta');
 is($call->{body}{params}{name}, 'now_tool', '2026-07-28: and its params');
 like($t->slurp('error.log'), qr/MCP server "modern": 1 tools, protocol 2026-07-28, no session/,
      '2026-07-28: logged');

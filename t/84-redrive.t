@@ -80,7 +80,8 @@ my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
 my $sp = $svc->port;
 
 my $conf = $t->conf(http => <<"HTTP" . <<'HTTP');
-agent_tool svc location=/internal/svc "description=A service";
+agent_tool svc location=/internal/svc "description=A service"
+    idempotent=on;
 agent_graph pair {
     node model llm tools=svc;
     node tools tools;
@@ -210,12 +211,17 @@ $r = $t->http('POST', "/lgp/threads/$th/runs", { assistant_id => 'pair',
 my $prun = $r->{json}{run_id};
 ok(AgentTest::wait_for(sub {
     -e "$dir/slowcut" && $t->sqlite($db, "SELECT count(*) FROM run_events "
-        . "WHERE run_id = '$prun' AND event = 'write'") == 1 }, 20),
+        . "WHERE run_id = '$prun' AND event = 'write'"
+        . " AND data LIKE '%\"result\"%'") == 1 }, 20),
    'a round of two calls: the fast one\'s result kept before its step')
     or diag($t->sqlite($db, "SELECT seq, data FROM run_events"));
-like($t->sqlite($db, "SELECT data FROM run_events WHERE run_id = '$prun' "
-                . "AND event = 'write'"), qr/"id":"p1".*fast/,
-     '... keyed by its call, of our generator');
+like($t->sqlite($db, "SELECT data FROM run_events"
+                . " WHERE run_id = '$prun' AND event = 'write'"),
+     qr/"id":"p1","result":".*fast/, '... keyed by its call, of our generator');
+# the cut one was claimed before it ran (issue 52): its claim alone
+like($t->sqlite($db, "SELECT data FROM run_events"
+                . " WHERE run_id = '$prun' AND event = 'write'"),
+     qr/"id":"p2"\}/, 'the cut call claimed before it ran, unanswered');
 kill 'KILL', $t->sqlite($db, "SELECT run_pid FROM sessions WHERE id = '$th'");
 ok(AgentTest::wait_for(sub {
     ($t->http('GET', "/lgp/threads/$th/runs/$prun")->{json}{status} // '')

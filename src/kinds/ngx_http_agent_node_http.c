@@ -135,7 +135,7 @@ ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_http_conf_t *hc = node->conf;
 
     ngx_int_t                        *ch;
-    ngx_str_t                         body, value;
+    ngx_str_t                         body, value, key;
     ngx_uint_t                        i, n;
     ngx_array_t                      *msgs;
     ngx_http_agent_msg_t             *m;
@@ -191,7 +191,16 @@ ngx_http_agent_node_http_run(ngx_http_agent_run_t *run,
     ctx->node = node;
     run->node_data = ctx;
 
-    ctx->sub = env->services.fetch(env->services.data, &hc->uri, &body,
+    /* the same Idempotency-Key at each attempt of the step, on any worker */
+    ngx_str_null(&key);
+
+    if (env->services.key
+        && env->services.key(run, &node->name, &key) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ctx->sub = env->services.fetch(env->services.data, &hc->uri, &body, &key,
                                    hc->max, hc->timeout,
                                    ngx_http_agent_node_http_done, ctx);
     if (ctx->sub == NULL) {

@@ -184,11 +184,6 @@ calls:
         c->args = call[i].args;
         c->answer = call[i].answer;
 
-        /* answered before the run's worker died: not run again */
-        if (c->answer.len == 0 && env->services.kept) {
-            (void) env->services.kept(run, &c->id, &c->answer);
-        }
-
         if (ctx->conf->args
             && ngx_http_agent_node_tools_args(run, ctx->conf, c) != NGX_OK)
         {
@@ -202,7 +197,9 @@ calls:
 
         /* only what this step's model was offered, as it was offered */
 
-        if (ngx_http_agent_node_tools_resolve(ctx, c) == NGX_ERROR) {
+        if (ngx_http_agent_node_tools_resolve(ctx, c) == NGX_ERROR
+            || ngx_http_agent_node_tools_kept(run, c) != NGX_OK)
+        {
             return NGX_ERROR;
         }
 
@@ -388,6 +385,13 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
         return ngx_http_agent_node_tools_result(ctx, call);
     }
 
+    /* claimed before it runs; a run taken over meanwhile runs it not */
+    rc = ngx_http_agent_node_tools_claim(ctx->run, call - ctx->calls, call);
+    if (rc != NGX_OK) {
+        return rc == NGX_DONE ? ngx_http_agent_node_tools_result(ctx, call)
+                              : NGX_ERROR;
+    }
+
     env->tool_calls++;
     call->orphan = 0;
 
@@ -403,11 +407,9 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
         }
 
         /*
-         * timeout= holds for every tool, whatever it waits on (a model, a
-         * service, SQL); a statement of SQL ends itself at the same time
-         * with a better error, so its deadline here is only the backstop
-         * (grace); a tool that waits on a model first (ask_database) has
-         * none and ends on time
+         * timeout= holds for every tool, whatever it waits on; SQL ends
+         * itself at the same time with a better error (this deadline is
+         * its backstop: grace), ask_database (a model first) has none
          */
 
         if (ctx->conf->timeout) {

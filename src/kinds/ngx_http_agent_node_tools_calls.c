@@ -19,12 +19,98 @@
  * The calls a tools node runs besides the model's as it wrote them:
  * args=TOOL.ARG:CHANNEL set from the state, and call=TOOL, one call no
  * model asked for (node_tools.c runs them); the calls of the client's own
- * tools, which the run waits for.
+ * tools, which the run waits for.  And what makes a call's effect happen
+ * once across take-overs (docs/runs.md, "Exactly once"): its claim, its
+ * key, and what a call cut while it ran becomes.
  */
 
 
 static ngx_uint_t ngx_http_agent_node_tools_clients(ngx_http_agent_run_t *run,
     ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *name);
+
+
+/*
+ * A call answered before the run's worker died: not run again.  One
+ * claimed and never answered (cut while it ran): run again if its tool is
+ * idempotent (with the same key), else answered that its outcome is
+ * unknown, naming it, so that the graph can ask, check or stop
+ */
+
+ngx_int_t
+ngx_http_agent_node_tools_kept(ngx_http_agent_run_t *run,
+    ngx_http_agent_tool_call_t *c)
+{
+    u_char                *p;
+    ngx_str_t              err;
+    ngx_http_agent_env_t  *env;
+
+    env = run->data;
+
+    if (c->answer.len || env->services.kept == NULL
+        || env->services.kept(run, &c->id, &c->answer) != NGX_DONE)
+    {
+        return NGX_OK;
+    }
+
+    if (c->tool == NULL || ngx_http_agent_tools_idempotent(c)) {
+        ngx_log_error(NGX_LOG_NOTICE, run->log, 0, "agent: tool call \"%V\" "
+                      "was cut while it ran, its tool is idempotent: run "
+                      "again", &c->id);
+        return NGX_OK;
+    }
+
+    ngx_log_error(NGX_LOG_WARN, run->log, 0, "agent: tool call \"%V\" of "
+                  "tool \"%V\" was cut while it ran and is not idempotent: "
+                  "not run again, its outcome unknown", &c->id, &c->name);
+
+    p = ngx_pnalloc(run->pool, c->id.len + c->name.len + 256);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    err.data = p;
+    err.len = ngx_sprintf(p, "outcome unknown: the call \"%V\" of \"%V\" "
+                          "was cut while it ran (its worker was lost) and "
+                          "is not run again, as the tool is not idempotent; "
+                          "it may or may not have taken effect: check "
+                          "before calling it again", &c->id, &c->name)
+              - p;
+
+    return ngx_http_agent_tools_error(run->pool, &err, &c->answer);
+}
+
+
+/*
+ * Before a call runs: its key, then its claim.  NGX_DONE: not to run, its
+ * result set (the run is another worker's now)
+ */
+
+ngx_int_t
+ngx_http_agent_node_tools_claim(ngx_http_agent_run_t *run, ngx_uint_t index,
+    ngx_http_agent_tool_call_t *c)
+{
+    ngx_str_t              err;
+    ngx_http_agent_env_t  *env;
+
+    env = run->data;
+
+    if (c->key.len == 0 && env->services.key
+        && env->services.key(run, &c->id, &c->key) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (c->attempt > 1 || env->services.claim == NULL
+        || env->services.claim(run, index, &c->id) != NGX_DECLINED)
+    {
+        return NGX_OK;
+    }
+
+    ngx_str_set(&err, "not run: another worker took this run over");
+
+    return ngx_http_agent_tools_error(run->pool, &err, &c->result) == NGX_OK
+           ? NGX_DONE : NGX_ERROR;
+}
 
 
 /* the call's arguments, written anew with args= set from their channels */

@@ -21,6 +21,10 @@ ngx_int_t ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
     ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *c);
 ngx_int_t ngx_http_agent_node_tools_own(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_array_t **calls);
+ngx_int_t ngx_http_agent_node_tools_kept(ngx_http_agent_run_t *run,
+    ngx_http_agent_tool_call_t *c);
+ngx_int_t ngx_http_agent_node_tools_claim(ngx_http_agent_run_t *run,
+    ngx_uint_t index, ngx_http_agent_tool_call_t *c);
 ngx_int_t ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_array_t *calls);
 ngx_int_t ngx_http_agent_node_tools_write(ngx_http_agent_run_t *run,

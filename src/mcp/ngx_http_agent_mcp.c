@@ -559,7 +559,7 @@ static ngx_int_t
 ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
     ngx_log_t *log)
 {
-    yajl_val                    schema;
+    yajl_val                    schema, v;
     ngx_str_t                   name, descr;
     ngx_http_agent_json_t      *j;
     ngx_http_agent_tool_t      *tool;
@@ -671,6 +671,13 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
     tool->run = ((ngx_http_agent_tool_t *) mcp->tool)->run;
     tool->data = mcp;
     tool->peer = 1;
+
+    /* run again after a take-over: its server says a call twice is once */
+    v = ngx_http_agent_json_get(t, "annotations");
+    tool->idempotent =
+        (v && YAJL_IS_OBJECT(v)
+         && (YAJL_IS_TRUE(ngx_http_agent_json_get(v, "idempotentHint"))
+             || YAJL_IS_TRUE(ngx_http_agent_json_get(v, "readOnlyHint"))));
 
     return NGX_OK;
 }

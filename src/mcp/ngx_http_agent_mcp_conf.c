@@ -128,6 +128,7 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     tool->name = mcp->name;
     tool->run = ngx_http_agent_mcp_tool_run;
+    tool->idempotent_of = ngx_http_agent_mcp_tool_idempotent;
     tool->data = mcp;
     tool->peer = 1;
     mcp->tool = tool;

@@ -39,7 +39,7 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
 {
     char                       *key;
     u_char                     *p;
-    ngx_str_t                   body, *h, *src;
+    ngx_str_t                   body, meta, *h, *src;
     ngx_uint_t                  i, initialize, modern;
     ngx_pool_t                 *pool;
     ngx_array_t                *headers;
@@ -95,7 +95,17 @@ ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp, const char *method,
                         "\"io.modelcontextprotocol/clientCapabilities\":{}}",
                         NGX_HTTP_AGENT_MCP_MODERN);
 
-        if (params->len > 2) {
+        ngx_str_set(&meta, "{\"_meta\":{");
+
+        if (params->len > meta.len
+            && ngx_strncmp(params->data, meta.data, meta.len) == 0)
+        {
+            /* the call's own _meta (its idempotency key) joins ours */
+            p[-1] = ',';
+            p = ngx_cpymem(p, params->data + meta.len,
+                           params->len - meta.len);
+
+        } else if (params->len > 2) {
             *p++ = ',';
             p = ngx_cpymem(p, params->data + 1, params->len - 1);
 

@@ -87,6 +87,19 @@ ngx_http_agent_mcp_tool_send(ngx_http_agent_mcp_tool_ctx_t *ctx)
     }
 
     ngx_http_agent_json_obj(j);
+
+    /*
+     * the call's Idempotency-Key, the same at each attempt (docs/runs.md);
+     * first, so that mcp_http.c joins it to the _meta it adds
+     */
+    if (call->key.len) {
+        ngx_http_agent_json_key(j, "_meta");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "idempotencyKey");
+        ngx_http_agent_json_str(j, &call->key);
+        ngx_http_agent_json_end(j);
+    }
+
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &call->tool_name);
     ngx_http_agent_json_key(j, "arguments");
@@ -355,4 +368,38 @@ ngx_http_agent_mcp_tool_cancel(ngx_http_agent_tool_call_t *call)
         ngx_http_agent_mcp_close(ctx->rpc);
         ctx->rpc = NULL;
     }
+}
+
+
+/*
+ * A call of a tool its server lists as idempotent (idempotentHint) or
+ * read-only (readOnlyHint), in the list this worker holds
+ */
+
+ngx_uint_t
+ngx_http_agent_mcp_tool_idempotent(ngx_http_agent_tool_call_t *call)
+{
+    ngx_uint_t              i;
+    ngx_http_agent_mcp_t   *mcp;
+    ngx_http_agent_tool_t  *t;
+
+    mcp = call->tool->data;
+
+    if (mcp->peer == NULL || mcp->peer->tools == NULL) {
+        return 0;
+    }
+
+    t = mcp->peer->tools->elts;
+
+    for (i = 0; i < mcp->peer->tools->nelts; i++) {
+        if (t[i].name.len == call->tool_name.len
+            && ngx_strncmp(t[i].name.data, call->tool_name.data,
+                           call->tool_name.len)
+               == 0)
+        {
+            return t[i].idempotent;
+        }
+    }
+
+    return 0;
 }

@@ -20,6 +20,8 @@
 
 
 ngx_int_t ngx_http_agent_mcp_tool_run(ngx_http_agent_tool_call_t *call);
+ngx_uint_t ngx_http_agent_mcp_tool_idempotent(
+    ngx_http_agent_tool_call_t *call);
 
 
 #pragma GCC visibility pop

@@ -128,10 +128,9 @@ typedef struct {
 } ngx_http_agent_run_row_t;
 
 
-/* a tool call's result, kept while its step ran (turn_writes.c) */
+/* a tool call's claim or result, kept while its step ran (turn_writes.c) */
 typedef struct {
-    ngx_str_t                  checkpoint;   /* the one its step started
-                                                from */
+    ngx_str_t                  checkpoint;   /* where its step started */
     ngx_str_t                  id;           /* the call's */
     ngx_str_t                  result;
 } ngx_http_agent_run_write_t;
@@ -311,6 +310,7 @@ struct ngx_http_agent_store_call_s {
     ngx_str_t                     *refusal;  /* where that is said, if not
                                                 in refused: the request's
                                                 own for a turn's calls */
+    int64_t                        gen;      /* the lease's, 0: none */
 };
 
 
@@ -764,7 +764,7 @@ size_t ngx_http_agent_store_id_shown(ngx_str_t *id);
 
 /* an unlock sent again until it goes through (NGX_OK) */
 typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
-    ngx_str_t *run_id);
+    ngx_str_t *run_id, int64_t gen);
 
 
 void ngx_http_agent_store_new_id(u_char *buf);
@@ -792,7 +792,7 @@ ngx_http_agent_store_answer_t *ngx_http_agent_store_answered(
 ngx_http_agent_store_answer_t *ngx_http_agent_store_answer_add(
     ngx_http_agent_store_call_t *sc);
 void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
+    int64_t gen, ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
 
 #pragma GCC visibility pop
 

@@ -28,6 +28,8 @@
 typedef struct {
     ngx_str_t                        id;
     ngx_str_t                        run_id;
+    int64_t                          gen;      /* the lease's: a later
+                                                  holder's is not let go */
     ngx_http_agent_store_unlock_pt   send;
     u_char                           id_data[128];  /* a scoped one */
     u_char                           run_data[64];
@@ -291,7 +293,7 @@ ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago)
 
 void
 ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
-    ngx_http_agent_store_unlock_pt send, ngx_log_t *log)
+    int64_t gen, ngx_http_agent_store_unlock_pt send, ngx_log_t *log)
 {
     ngx_uint_t                      i;
     ngx_http_agent_store_unlock_t  *u;
@@ -309,6 +311,7 @@ ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
             u->run_id.len = ngx_cpymem(u->run_data, run_id->data,
                                        run_id->len)
                             - u->run_data;
+            u->gen = gen;
             u->send = send;
             break;
         }
@@ -348,7 +351,7 @@ ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
             continue;
         }
 
-        if (u->send(&u->id, &u->run_id) == NGX_OK) {
+        if (u->send(&u->id, &u->run_id, u->gen) == NGX_OK) {
             ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
                           "agent: session \"%V\" unlocked on a later try",
                           &u->id);

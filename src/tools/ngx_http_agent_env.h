@@ -33,8 +33,8 @@ typedef void (*ngx_http_agent_fetch_pt)(void *data, ngx_uint_t status,
  */
 typedef struct {
     void                         *(*fetch)(void *data, ngx_str_t *uri,
-                                       ngx_str_t *json, size_t max,
-                                       ngx_msec_t timeout,
+                                       ngx_str_t *json, ngx_str_t *key,
+                                       size_t max, ngx_msec_t timeout,
                                        ngx_http_agent_fetch_pt done,
                                        void *done_data);
     void                          (*fetch_cancel)(void *call);
@@ -68,6 +68,18 @@ typedef struct {
                                        ngx_str_t *result);
     ngx_int_t                     (*kept)(ngx_http_agent_run_t *run,
                                        ngx_str_t *id, ngx_str_t *result);
+
+    /*
+     * exactly once (docs/runs.md): claim() keeps that a call starts before
+     * it runs (NGX_DECLINED: the run is another worker's now, it must not
+     * run); kept() answers NGX_DONE for a call claimed and never
+     * answered; key() is a call's (or a node's) Idempotency-Key, the same
+     * on every attempt and worker
+     */
+    ngx_int_t                     (*claim)(ngx_http_agent_run_t *run,
+                                       ngx_uint_t index, ngx_str_t *id);
+    ngx_int_t                     (*key)(ngx_http_agent_run_t *run,
+                                       ngx_str_t *id, ngx_str_t *key);
 } ngx_http_agent_services_t;
 
 

@@ -37,7 +37,7 @@ static ngx_int_t ngx_http_agent_subrequest_done(ngx_http_request_t *sr,
 static void ngx_http_agent_subrequest_kick(ngx_event_t *ev);
 static void ngx_http_agent_subrequest_expire(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_subrequest_headers(ngx_http_request_t *r,
-    ngx_http_request_t *sr, size_t len);
+    ngx_http_request_t *sr, size_t len, ngx_str_t *key);
 static ngx_int_t ngx_http_agent_subrequest_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in);
 
@@ -47,7 +47,7 @@ static ngx_http_output_body_filter_pt  ngx_http_next_body_filter;
 
 ngx_http_agent_subrequest_t *
 ngx_http_agent_subrequest_start(ngx_http_request_t *r, ngx_str_t *uri,
-    ngx_str_t *json, size_t max, ngx_msec_t timeout,
+    ngx_str_t *json, ngx_str_t *key, size_t max, ngx_msec_t timeout,
     ngx_http_agent_subrequest_pt handler, void *data)
 {
     ngx_buf_t                    *b;
@@ -106,7 +106,7 @@ ngx_http_agent_subrequest_start(ngx_http_request_t *r, ngx_str_t *uri,
     rb->rest = 0;
     sr->request_body = rb;
 
-    if (ngx_http_agent_subrequest_headers(r, sr, json->len) != NGX_OK) {
+    if (ngx_http_agent_subrequest_headers(r, sr, json->len, key) != NGX_OK) {
         return NULL;
     }
 
@@ -149,11 +149,11 @@ ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s)
 
 void *
 ngx_http_agent_subrequest_fetch(void *data, ngx_str_t *uri, ngx_str_t *json,
-    size_t max, ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler,
-    void *handler_data)
+    ngx_str_t *key, size_t max, ngx_msec_t timeout,
+    ngx_http_agent_subrequest_pt handler, void *handler_data)
 {
-    return ngx_http_agent_subrequest_start(data, uri, json, max, timeout,
-                                           handler, handler_data);
+    return ngx_http_agent_subrequest_start(data, uri, json, key, max,
+                                           timeout, handler, handler_data);
 }
 
 
@@ -270,11 +270,14 @@ ngx_http_agent_subrequest_expire(ngx_event_t *ev)
 }
 
 
-/* the subrequest's own headers: the host, and its JSON body's */
+/*
+ * the subrequest's own headers: the host, its JSON body's, and a call's
+ * Idempotency-Key (the same at each attempt: a service dedupes on it)
+ */
 
 static ngx_int_t
 ngx_http_agent_subrequest_headers(ngx_http_request_t *r,
-    ngx_http_request_t *sr, size_t len)
+    ngx_http_request_t *sr, size_t len, ngx_str_t *key)
 {
     u_char           *p;
     ngx_table_elt_t  *h;
@@ -326,6 +329,20 @@ ngx_http_agent_subrequest_headers(ngx_http_request_t *r,
     h->lowcase_key = (u_char *) "content-length";
     h->hash = ngx_hash_key(h->lowcase_key, h->key.len);
     sr->headers_in.content_length = h;
+
+    if (key == NULL || key->len == 0) {
+        return NGX_OK;
+    }
+
+    h = ngx_list_push(&sr->headers_in.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&h->key, "Idempotency-Key");
+    h->value = *key;
+    h->lowcase_key = (u_char *) "idempotency-key";
+    h->hash = ngx_hash_key(h->lowcase_key, h->key.len);
 
     return NGX_OK;
 }

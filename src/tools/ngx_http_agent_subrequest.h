@@ -38,7 +38,7 @@ typedef struct {
 
 
 void *ngx_http_agent_subrequest_fetch(void *data, ngx_str_t *uri,
-    ngx_str_t *json, size_t max, ngx_msec_t timeout,
+    ngx_str_t *json, ngx_str_t *key, size_t max, ngx_msec_t timeout,
     ngx_http_agent_subrequest_pt handler, void *handler_data);
 void ngx_http_agent_subrequest_drop(void *s);
 ngx_int_t ngx_http_agent_subrequest_init(ngx_conf_t *cf);
@@ -49,8 +49,9 @@ ngx_int_t ngx_http_agent_subrequest_init(ngx_conf_t *cf);
 
 void ngx_http_agent_subrequest_cancel(ngx_http_agent_subrequest_t *s);
 ngx_http_agent_subrequest_t *ngx_http_agent_subrequest_start(
-    ngx_http_request_t *r, ngx_str_t *uri, ngx_str_t *json, size_t max,
-    ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler, void *data);
+    ngx_http_request_t *r, ngx_str_t *uri, ngx_str_t *json, ngx_str_t *key,
+    size_t max, ngx_msec_t timeout, ngx_http_agent_subrequest_pt handler,
+    void *data);
 
 #pragma GCC visibility pop
 

@@ -71,7 +71,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_database = {
     ngx_null_string,
     NULL,
     0,
-    0
+    0,
+    0,
+    NULL
 };
 
 
@@ -89,7 +91,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_ask_analyst = {
     ngx_string("json_fixer.md"),
     NULL,
     0,
-    0
+    0,
+    0,
+    NULL
 };
 
 

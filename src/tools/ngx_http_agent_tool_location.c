@@ -20,7 +20,7 @@
 
 /*
  * agent_tool NAME location=/internal/path [schema=FILE] ["description=..."]
- *     [timeout=TIME] [max_size=SIZE];
+ *     [timeout=TIME] [max_size=SIZE] [idempotent=on];
  *
  * A tool that is an nginx location: the model's arguments, parsed and
  * written anew, go as a JSON POST in a subrequest; the answer's body is the
@@ -42,6 +42,7 @@ typedef struct {
     size_t                     max;
     ngx_str_t                  schema;       /* at configuration only */
     ngx_str_t                  description;
+    ngx_flag_t                 idempotent;   /* run again after a take-over */
 } ngx_http_agent_tool_location_t;
 
 
@@ -79,6 +80,8 @@ static ngx_http_agent_param_t  ngx_http_agent_tool_location_params[] = {
     { ngx_string("max_size"), ngx_http_agent_params_set_size,
       offsetof(ngx_http_agent_tool_location_t, max),
       &ngx_http_agent_tool_location_max },
+    { ngx_string("idempotent"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_tool_location_t, idempotent), NULL },
     ngx_http_agent_null_param
 };
 
@@ -186,6 +189,7 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     tool->run = ngx_http_agent_tool_location_run;
     tool->data = loc;
     tool->peer = 1;
+    tool->idempotent = loc->idempotent ? 1 : 0;
 
     if (amcf->tools == NULL) {
         amcf->tools = ngx_array_create(cf->pool, 4,
@@ -277,8 +281,9 @@ ngx_http_agent_tool_location_call(ngx_http_request_t *r,
 
     loc = tool->data;
 
-    return ngx_http_agent_subrequest_start(r, &loc->uri, &body, loc->max,
-                                           loc->timeout, handler, data);
+    return ngx_http_agent_subrequest_start(r, &loc->uri, &body, NULL,
+                                           loc->max, loc->timeout, handler,
+                                           data);
 }
 
 
@@ -313,7 +318,7 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
     }
 
     sub = ngx_http_agent_subrequest_start(env->services.data, &loc->uri, &body,
-                                          loc->max, loc->timeout,
+                                          &call->key, loc->max, loc->timeout,
                                           ngx_http_agent_tool_location_done,
                                           call);
     if (sub == NULL) {

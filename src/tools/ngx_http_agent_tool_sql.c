@@ -36,7 +36,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_load_csv_data = {
     ngx_null_string,
     NULL,
     1000,
-    0
+    0,
+    1,
+    NULL
 };
 
 
@@ -55,7 +57,9 @@ ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query = {
     ngx_null_string,
     NULL,
     1000,
-    0
+    0,
+    1,
+    NULL
 };
 
 

@@ -117,3 +117,27 @@ ngx_http_agent_tools_prompt(ngx_array_t *prompts, ngx_str_t *file)
 
     return NULL;
 }
+
+
+/*
+ * A call that may run again after a take-over (docs/runs.md): its tool
+ * says it is idempotent, or is SQL, which only reads
+ */
+
+ngx_uint_t
+ngx_http_agent_tools_idempotent(ngx_http_agent_tool_call_t *call)
+{
+    ngx_http_agent_tool_t  *tool;
+
+    tool = call->tool;
+
+    if (tool == NULL) {
+        return 0;
+    }
+
+    if (tool->idempotent || tool->sql) {
+        return 1;
+    }
+
+    return tool->idempotent_of ? tool->idempotent_of(call) : 0;
+}

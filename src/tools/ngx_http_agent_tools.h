@@ -37,6 +37,9 @@ struct ngx_http_agent_tool_call_s {
     ngx_msec_t                      timeout;     /* 0: the location's */
     ngx_uint_t                      attempt;
     ngx_msec_t                      started;   /* its first attempt */
+    ngx_str_t                       key;         /* Idempotency-Key: the
+                                                    same at each attempt,
+                                                    on any worker */
 
     ngx_str_t                       result;      /* JSON */
     ngx_str_t                       answer;      /* a human's result: it
@@ -76,6 +79,11 @@ struct ngx_http_agent_tool_s {
     ngx_msec_t                      grace;
     /* a location or an MCP server: agent_tool_concurrency */
     unsigned                        peer:1;
+    /* run again after a take-over (idempotent=on; SQL tools always) */
+    unsigned                        idempotent:1;
+    /* whether a call is, where its tool cannot say alone (MCP's tools) */
+    ngx_uint_t                    (*idempotent_of)(
+                                       ngx_http_agent_tool_call_t *call);
 };
 
 
@@ -90,6 +98,7 @@ ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
 ngx_uint_t ngx_http_agent_tools_name_valid(ngx_str_t *name);
 ngx_int_t ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);
+ngx_uint_t ngx_http_agent_tools_idempotent(ngx_http_agent_tool_call_t *call);
 
 
 /* for the files of src/tools/ only: hidden from the module's exports */

@@ -129,6 +129,8 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     turn->usc.key = turn->session_id;
     turn->nsc.key = turn->session_id;
 
+    ngx_http_agent_turn_generation(turn);
+
     t = ngx_http_agent_phase_now();
 
     rc = ngx_http_agent_turn_prepare(turn);
@@ -526,6 +528,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     }
 
     turn->locked = 1;
+    turn->renewed = ngx_current_msec;
 
     /* the session read with the lease: the caller's checks, now */
 

@@ -91,4 +91,6 @@ ngx_http_agent_turn_services(ngx_http_request_t *r,
     services->tool_prompts = amcf->tool_prompts;
     services->write = ngx_http_agent_turn_writes_keep;
     services->kept = ngx_http_agent_turn_writes_kept;
+    services->claim = ngx_http_agent_turn_writes_claim;
+    services->key = ngx_http_agent_turn_key;
 }

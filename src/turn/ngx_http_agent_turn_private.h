@@ -71,6 +71,8 @@ struct ngx_http_agent_turn_s {
     ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_event_t                     delay;     /* in.delay: pending */
     ngx_msec_t                      lease_ms;
+    ngx_msec_t                      renewed;   /* when the lease was last
+                                                  known to be its own */
     ngx_queue_t                     queue;     /* the worker's turns */
     ngx_http_agent_event_t          end;       /* the last event */
     ngx_str_t                       end_text;
@@ -91,6 +93,11 @@ struct ngx_http_agent_turn_s {
     unsigned                        skipping:1; /* steps not saved yet */
     unsigned                        ns_input:1; /* ns_cp: the input's
                                                    first of two */
+    unsigned                        stale:1;   /* the store refused a
+                                                  write: its lease is
+                                                  another's */
+    unsigned                        fenced:1;  /* ... and its part of the
+                                                  run ends unseen */
 };
 
 
@@ -114,6 +121,9 @@ void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
 void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_turn_current(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_turn_generation(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_turn_fenced_end(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_saved(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
 void ngx_http_agent_turn_services(ngx_http_request_t *r,

@@ -199,6 +199,7 @@ ngx_http_agent_turn_record_poll(ngx_event_t *ev)
                                        ngx_http_agent_turn_record_polled,
                                        turn);
         rec->poll_sc.key = turn->session_id;
+        rec->poll_sc.gen = turn->wsc.gen;
     }
 
     /* what this poll asks, kept for its answer: not asked again then */
@@ -376,6 +377,7 @@ ngx_http_agent_turn_record_end(ngx_http_agent_turn_t *turn,
                                    turn->request->connection->log,
                                    ngx_http_agent_turn_record_stored, turn);
     rec->end_sc.key = turn->session_id;
+    rec->end_sc.gen = turn->wsc.gen;
 
     return ngx_http_agent_turn_record_write(turn);
 }

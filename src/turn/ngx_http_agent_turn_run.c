@@ -124,6 +124,7 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
     if (start
         && (ngx_http_agent_turn_behind(turn) != NGX_OK
+            || ngx_http_agent_turn_current(turn) != NGX_OK
             || ngx_http_agent_turn_caps(turn, node) != NGX_OK))
     {
         return NGX_ERROR;
@@ -273,6 +274,11 @@ ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     run = turn->run;
     ev = &turn->end;
+
+    if (turn->fenced) {
+        ngx_http_agent_turn_fenced_end(turn);
+        return;
+    }
 
     if (rc == NGX_HTTP_AGENT_INTERRUPT) {
         ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
@@ -526,6 +532,34 @@ ngx_int_t
 ngx_http_agent_turn_lost(ngx_http_agent_run_t *run)
 {
     ngx_http_agent_turn_t *turn = run->ctx;
+
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
+
+    /*
+     * a run the store keeps was claimed by another worker (fencing,
+     * docs/runs.md): it goes on there, so this worker's part of it ends
+     * unseen, logged once, and writes nothing more.  Our chat API's
+     * client is told (lease_lost), as before: it sends its message again
+     */
+
+    if (turn->in.record && alcf->redrive
+        && (!turn->in.record->quiet || ngx_http_agent_headless(turn->request)))
+    {
+        if (!turn->fenced) {
+            ngx_log_error(NGX_LOG_WARN, turn->request->connection->log, 0,
+                          "agent: run \"%V\" on session \"%V\" was taken "
+                          "over by another worker (lease generation %L is "
+                          "no longer its): this worker's part of it ends",
+                          &turn->run_id, &turn->session_id, turn->sc.gen);
+        }
+
+        turn->fenced = 1;
+        turn->locked = 0;
+
+        return ngx_http_agent_graph_fail(run, "lease_lost", "taken over");
+    }
 
     ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
                   "agent: turn on session \"%V\" lost its lease to "

@@ -291,6 +291,9 @@ ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         ngx_log_error(NGX_LOG_WARN, turn->lease.log, 0, "agent: the lease of "
                       "session \"%V\" could not be renewed",
                       &turn->session_id);
+
+    } else {
+        turn->renewed = ngx_current_msec;
     }
 
     ngx_add_timer(&turn->lease, turn->lease_ms / 3);

@@ -27,6 +27,8 @@
  * the tools node asks for each call of its round by id (services.kept),
  * from the checkpoint the step starts from, and a call kept is answered
  * without running.  They go with the run's end (the store's run_status).
+ * A call is claimed first, its result replacing the claim: a claim alone
+ * is a call cut while it ran (docs/runs.md, "Exactly once").
  *
  * Only a run a worker can take over keeps them (its location has a
  * re-drive, its run is a row), and not in agent_durability exit, where
@@ -41,6 +43,8 @@
 #define NGX_HTTP_AGENT_WRITES_FROM  (-((int64_t) 1 << 62))
 
 
+static ngx_int_t ngx_http_agent_turn_writes_put(ngx_http_agent_turn_t *turn,
+    ngx_uint_t index, ngx_str_t *id, ngx_str_t *result);
 static ngx_int_t ngx_http_agent_turn_writes_event(void *data, int64_t seq,
     ngx_str_t *event, ngx_str_t *json);
 
@@ -51,6 +55,56 @@ ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run, ngx_uint_t index,
 {
     ngx_http_agent_turn_t *turn = run->ctx;
 
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_turn_writes_put(turn, index, id, result);
+
+    if (rc == NGX_DECLINED) {
+        /* fenced: the run was claimed since, the next node ends it here */
+        turn->stale = 1;
+
+    } else if (rc == NGX_ERROR) {
+        /* the call is run again if the run is taken over: at least once */
+        ngx_log_error(NGX_LOG_WARN, turn->request->connection->log, 0,
+                      "agent: the result of tool call \"%V\" of run \"%V\" "
+                      "could not be kept before its step", id,
+                      &turn->run_id);
+    }
+}
+
+
+/*
+ * A call claimed before it runs: a take-over that finds it claimed and
+ * not answered runs it again only if its tool is idempotent.  Its result
+ * replaces the claim (the same seq).  NGX_DECLINED: fenced, the call must
+ * not run
+ */
+
+ngx_int_t
+ngx_http_agent_turn_writes_claim(ngx_http_agent_run_t *run, ngx_uint_t index,
+    ngx_str_t *id)
+{
+    ngx_http_agent_turn_t *turn = run->ctx;
+
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_turn_writes_put(turn, index, id, NULL);
+
+    if (rc == NGX_DECLINED) {
+        turn->stale = 1;
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+/* a claim (result NULL) or a result kept: NGX_OK when none is to be */
+
+static ngx_int_t
+ngx_http_agent_turn_writes_put(ngx_http_agent_turn_t *turn, ngx_uint_t index,
+    ngx_str_t *id, ngx_str_t *result)
+{
     int64_t                     seq;
     ngx_str_t                   json, name;
     ngx_http_agent_json_t      *j;
@@ -62,12 +116,12 @@ ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run, ngx_uint_t index,
         || turn->durability == NGX_HTTP_AGENT_DURABILITY_EXIT
         || index >= 65536 || turn->step < -1)
     {
-        return;
+        return NGX_OK;
     }
 
     j = ngx_http_agent_json_create(turn->request->pool);
     if (j == NULL) {
-        return;
+        return NGX_ERROR;
     }
 
     ngx_http_agent_json_obj(j);
@@ -75,28 +129,24 @@ ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run, ngx_uint_t index,
     ngx_http_agent_json_str(j, &turn->checkpoint_id);
     ngx_http_agent_json_key(j, "id");
     ngx_http_agent_json_str(j, id);
-    ngx_http_agent_json_key(j, "result");
-    ngx_http_agent_json_str(j, result);
+
+    if (result) {
+        ngx_http_agent_json_key(j, "result");
+        ngx_http_agent_json_str(j, result);
+    }
+
     ngx_http_agent_json_end(j);
 
     if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
-        return;
+        return NGX_ERROR;
     }
 
     /* one seq a call of a step: the same again when a take-over runs it */
     seq = -((turn->step + 2) * 65536 + (int64_t) index + 1);
     ngx_str_set(&name, "write");
 
-    if (ngx_http_agent_store_run_event(&turn->wsc, &turn->run_id, seq, &name,
-                                       &json)
-        == NGX_ERROR)
-    {
-        /* the call is run again if the run is taken over: at least once */
-        ngx_log_error(NGX_LOG_WARN, turn->request->connection->log, 0,
-                      "agent: the result of tool call \"%V\" of run \"%V\" "
-                      "could not be kept before its step", id,
-                      &turn->run_id);
-    }
+    return ngx_http_agent_store_run_event(&turn->wsc, &turn->run_id, seq,
+                                          &name, &json);
 }
 
 
@@ -128,6 +178,11 @@ ngx_http_agent_turn_writes_kept(ngx_http_agent_run_t *run, ngx_str_t *id,
                            turn->checkpoint_id.len)
                == 0)
         {
+            if (w[i].result.len == 0) {
+                /* claimed, never answered: cut while it ran */
+                return NGX_DONE;
+            }
+
             *result = w[i].result;
 
             ngx_log_error(NGX_LOG_INFO, turn->request->connection->log, 0,
@@ -186,11 +241,15 @@ ngx_http_agent_turn_writes_event(void *data, int64_t seq, ngx_str_t *event,
 
     if (v == NULL
         || ngx_http_agent_json_get_str(v, "checkpoint", &cp) != NGX_OK
-        || ngx_http_agent_json_get_str(v, "id", &id) != NGX_OK
-        || ngx_http_agent_json_get_str(v, "result", &result) != NGX_OK)
+        || ngx_http_agent_json_get_str(v, "id", &id) != NGX_OK)
     {
         /* not ours: that call runs again */
         return NGX_OK;
+    }
+
+    if (ngx_http_agent_json_get_str(v, "result", &result) != NGX_OK) {
+        /* a claim alone: the call was cut while it ran */
+        ngx_str_null(&result);
     }
 
     w = ngx_array_push(row->writes);

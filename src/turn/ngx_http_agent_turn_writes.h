@@ -19,6 +19,10 @@ void ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run,
     ngx_uint_t index, ngx_str_t *id, ngx_str_t *result);
 ngx_int_t ngx_http_agent_turn_writes_kept(ngx_http_agent_run_t *run,
     ngx_str_t *id, ngx_str_t *result);
+ngx_int_t ngx_http_agent_turn_writes_claim(ngx_http_agent_run_t *run,
+    ngx_uint_t index, ngx_str_t *id);
+ngx_int_t ngx_http_agent_turn_key(ngx_http_agent_run_t *run, ngx_str_t *id,
+    ngx_str_t *key);
 ngx_int_t ngx_http_agent_turn_writes_read(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_row_t *row);
 

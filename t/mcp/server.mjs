@@ -26,8 +26,9 @@ const text = (v) => ({ content: [{ type: 'text', text: JSON.stringify(v) }] });
 function build() {
     const s = new McpServer({ name: 'seed-001', version: '1.0.0' });
 
-    const suggestions = (sourceType, extra) => async ({ query }) => {
-        log({ tool: 'search_' + sourceType, args: { query } });
+    const suggestions = (sourceType, extra) => async ({ query }, req) => {
+        log({ tool: 'search_' + sourceType, args: { query },
+              key: req?._meta?.idempotencyKey });
         if (query === 'fail') {
             return { isError: true,
                      content: [{ type: 'text', text: 'the index is offline' }] };

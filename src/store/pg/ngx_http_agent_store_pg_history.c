@@ -482,6 +482,7 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_pg_param_int(q, bytes) != NGX_OK
         || ngx_http_agent_pg_param_int(q, cp->release ? 1 : 0) != NGX_OK
         || ngx_http_agent_pg_param(q, &msgs) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, sc->gen) != NGX_OK
         || (cp->ns.len && ngx_http_agent_pg_param(q, &cp->ns) != NGX_OK))
     {
         return NGX_ERROR;

@@ -100,6 +100,7 @@ ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
     ask.lease.id = *id;
     ask.lease.run_id = *run_id;
     ask.lease.expires = ask.now + lease;
+    ask.lease.gen = sc->gen;
     ask.images_keep = images_keep;
     ask.session = (s != NULL);
 
@@ -154,7 +155,8 @@ ngx_http_agent_pg_open_query(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK
         || ngx_http_agent_pg_param_int(q, ask->images_keep) != NGX_OK
         || ngx_http_agent_pg_param(q, ask->owner.len ? &ask->owner : NULL)
-           != NGX_OK)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ask->lease.gen) != NGX_OK)
     {
         goto failed;
     }

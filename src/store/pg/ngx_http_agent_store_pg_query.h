@@ -26,7 +26,7 @@
 
 
 /* the most a statement takes: a subgraph's step (CHECKPOINT_WRITE_NS) */
-#define NGX_HTTP_AGENT_PG_PARAMS  19
+#define NGX_HTTP_AGENT_PG_PARAMS  20
 
 
 /* an answer kept in the call (ngx_http_agent_store.h): NGX_AGAIN, to come */

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_store_pg_sql.h"
 #include "ngx_http_agent_store_pg_query.h"
 #include "ngx_http_agent_store_pg_send.h"
+#include "ngx_http_agent_store_pg_answers.h"
 #include "ngx_http_agent_store_pg_runs.h"
 
 
@@ -104,9 +105,13 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
     at.data = now;
     at.len = ngx_http_agent_store_now(now) - now;
 
+    /* fenced (a turn's end after its run was claimed again): declined */
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_STATUS,
-                                 ngx_http_agent_pg_ok, "sss", run_id, &st,
-                                 &at);
+                                 (sc->gen && st.data[0] != 'p'
+                                  && st.data[0] != 'r')
+                                 ? ngx_http_agent_pg_changed
+                                 : ngx_http_agent_pg_ok, "sssi", run_id, &st,
+                                 &at, sc->gen);
 }
 
 
@@ -327,9 +332,12 @@ ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
+    /* a pending write fenced is declined (always replaced otherwise) */
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_EVENT,
-                                 ngx_http_agent_pg_ok, "siss", run_id,
-                                 (int64_t) seq, event, json);
+                                 (sc->gen && seq < 0)
+                                 ? ngx_http_agent_pg_changed
+                                 : ngx_http_agent_pg_ok, "sissi", run_id,
+                                 (int64_t) seq, event, json, sc->gen);
 }
 
 

@@ -30,7 +30,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 9) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 10) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -263,6 +263,24 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS sessions_lease"
     "  ON sessions (run_expires) WHERE run_id IS NOT NULL;"
 
+    /*
+     * version 10: fencing (turn_fence.c): the lease's generation, its run's
+     * claims plus one; the lease taken sets it, a turn's writes match it
+     */
+    " ALTER TABLE sessions ADD COLUMN IF NOT EXISTS run_gen bigint NOT NULL"
+    "  DEFAULT 0;"
+    " CREATE OR REPLACE FUNCTION agent_lock(i text, r text, p bigint,"
+    "  e bigint, t bigint, h text, g bigint, OUT status int,"
+    "  OUT o_run text, OUT o_pid bigint, OUT o_host text) AS $f$ BEGIN"
+    "  UPDATE sessions SET run_id = r, run_pid = p, run_expires = e,"
+    "   run_host = h, run_gen = g WHERE id = i AND (run_id IS NULL"
+    "   OR run_expires < t OR (run_id = r AND run_pid = p AND run_host = h));"
+    "  IF FOUND THEN status := 0; RETURN; END IF;"
+    "  SELECT run_id, run_pid, run_host INTO o_run, o_pid, o_host"
+    "   FROM sessions WHERE id = i;"
+    "  status := CASE WHEN FOUND THEN 1 ELSE 2 END;"
+    " END $f$ LANGUAGE plpgsql;"
+
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8),"
-    "  (9) ON CONFLICT DO NOTHING;"
+    "  (9), (10) ON CONFLICT DO NOTHING;"
     " END $agent$";

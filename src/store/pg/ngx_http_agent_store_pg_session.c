@@ -25,10 +25,11 @@
 
 
 static ngx_int_t ngx_http_agent_pg_unlock_ask(
-    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id);
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id,
+    int64_t gen);
 static void ngx_http_agent_pg_unlock_failed(ngx_http_agent_pg_query_t *q);
 static ngx_int_t ngx_http_agent_pg_unlock_send(ngx_str_t *id,
-    ngx_str_t *run_id);
+    ngx_str_t *run_id, int64_t gen);
 
 
 static ngx_http_agent_store_call_t  ngx_http_agent_pg_unlock_call;
@@ -412,7 +413,8 @@ ngx_http_agent_pg_take_over(ngx_http_agent_pg_query_t *q, PGresult *res,
         || ngx_http_agent_pg_param(next, &owner) != NGX_OK
         || ngx_http_agent_pg_param_int(next, lk->expires) != NGX_OK
         || ngx_http_agent_pg_param(next, &ngx_http_agent_store_host)
-           != NGX_OK)
+           != NGX_OK
+        || ngx_http_agent_pg_param_int(next, lk->gen) != NGX_OK)
     {
         if (next) {
             ngx_destroy_pool(next->pool);
@@ -455,6 +457,7 @@ ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     }
 
     lk->expires = now + lease;
+    lk->gen = sc->gen;
     lk->id.len = id->len;
     lk->id.data = ngx_pstrdup(q->pool, id);
     lk->run_id.len = run_id->len;
@@ -467,7 +470,8 @@ ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
         || ngx_http_agent_pg_param_int(q, ngx_pid) != NGX_OK
         || ngx_http_agent_pg_param_int(q, now + lease) != NGX_OK
         || ngx_http_agent_pg_param_int(q, now) != NGX_OK
-        || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK)
+        || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, sc->gen) != NGX_OK)
     {
         ngx_destroy_pool(q->pool);
         return NGX_ERROR;
@@ -491,9 +495,10 @@ ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
     /* NGX_DECLINED: the lease is no longer this run's */
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RENEW,
-                                 ngx_http_agent_pg_changed, "ssi", id, run_id,
+                                 ngx_http_agent_pg_changed, "ssii", id,
+                                 run_id,
                                  (int64_t) (ngx_http_agent_store_ms()
-                                            + lease));
+                                            + lease), sc->gen);
 }
 
 
@@ -517,7 +522,7 @@ ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
      * no answer
      */
 
-    rc = ngx_http_agent_pg_unlock_ask(sc, id, run_id);
+    rc = ngx_http_agent_pg_unlock_ask(sc, id, run_id, sc->gen);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
@@ -528,7 +533,7 @@ done:
     /* not sent (the server down) or failed: sent again */
 
     if (rc == NGX_ERROR) {
-        ngx_http_agent_store_unlock_later(id, run_id,
+        ngx_http_agent_store_unlock_later(id, run_id, sc->gen,
                                           ngx_http_agent_pg_unlock_send,
                                           ngx_http_agent_pg_log);
     }
@@ -539,7 +544,7 @@ done:
 
 static ngx_int_t
 ngx_http_agent_pg_unlock_ask(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
-    ngx_str_t *run_id)
+    ngx_str_t *run_id, int64_t gen)
 {
     ngx_http_agent_pg_query_t  *q;
 
@@ -549,7 +554,8 @@ ngx_http_agent_pg_unlock_ask(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     }
 
     if (ngx_http_agent_pg_param(q, id) != NGX_OK
-        || ngx_http_agent_pg_param(q, run_id) != NGX_OK)
+        || ngx_http_agent_pg_param(q, run_id) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, gen) != NGX_OK)
     {
         ngx_destroy_pool(q->pool);
         return NGX_ERROR;
@@ -565,6 +571,7 @@ ngx_http_agent_pg_unlock_ask(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 static void
 ngx_http_agent_pg_unlock_failed(ngx_http_agent_pg_query_t *q)
 {
+    int64_t    gen;
     ngx_str_t  id, run_id;
 
     /* the parameters, as sent */
@@ -573,8 +580,9 @@ ngx_http_agent_pg_unlock_failed(ngx_http_agent_pg_query_t *q)
     id.len = q->lengths[0];
     run_id.data = (u_char *) q->values[1];
     run_id.len = q->lengths[1];
+    gen = ngx_atoof((u_char *) q->values[2], q->lengths[2]);
 
-    ngx_http_agent_store_unlock_later(&id, &run_id,
+    ngx_http_agent_store_unlock_later(&id, &run_id, gen > 0 ? gen : 0,
                                       ngx_http_agent_pg_unlock_send,
                                       ngx_http_agent_pg_log);
 }
@@ -583,7 +591,7 @@ ngx_http_agent_pg_unlock_failed(ngx_http_agent_pg_query_t *q)
 /* an unlock sent again, on a call of the worker's: NGX_OK, it is on its way */
 
 static ngx_int_t
-ngx_http_agent_pg_unlock_send(ngx_str_t *id, ngx_str_t *run_id)
+ngx_http_agent_pg_unlock_send(ngx_str_t *id, ngx_str_t *run_id, int64_t gen)
 {
     ngx_http_agent_store_call_t  *sc;
 
@@ -594,5 +602,5 @@ ngx_http_agent_pg_unlock_send(ngx_str_t *id, ngx_str_t *run_id)
                                    NULL);
     sc->key = *id;
 
-    return ngx_http_agent_pg_unlock_ask(sc, id, run_id);
+    return ngx_http_agent_pg_unlock_ask(sc, id, run_id, gen);
 }

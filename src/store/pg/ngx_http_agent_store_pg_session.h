@@ -32,6 +32,7 @@ typedef struct {
     ngx_str_t                  id;
     ngx_str_t                  run_id;
     int64_t                    expires;
+    int64_t                    gen;      /* the turn's (fencing) */
 } ngx_http_agent_pg_lock_t;
 
 

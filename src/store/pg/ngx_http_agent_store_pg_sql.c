@@ -104,7 +104,8 @@
     " run_pid = CASE WHEN $17::int = 1 THEN NULL ELSE run_pid END,"           \
     " run_host = CASE WHEN $17::int = 1 THEN NULL ELSE run_host END,"         \
     " run_expires = CASE WHEN $17::int = 1 THEN NULL ELSE $12::bigint END"    \
-    " WHERE id = $1 AND run_id = $2 RETURNING 1),"                            \
+    " WHERE id = $1 AND run_id = $2"                                          \
+    " AND ($19::bigint = 0 OR run_gen = $19::bigint) RETURNING 1),"           \
     " m AS (INSERT INTO messages (session_id, seq, role, content,"            \
     " tool_calls, tool_call_id, name, images, metadata, created_at)"          \
     " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"     \
@@ -153,19 +154,22 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_LOCK */
     "SELECT status, o_run, o_pid, o_host FROM agent_lock($1, $2,"
-    " $3::bigint, $4::bigint, $5::bigint, $6)",
+    " $3::bigint, $4::bigint, $5::bigint, $6, $7::bigint)",
 
     /* NGX_HTTP_AGENT_PG_LOCK_STEAL */
     "UPDATE sessions SET run_id = $2, run_pid = $3::bigint,"
-    " run_expires = $5::bigint, run_host = $6 WHERE id = $1 AND run_id = $4",
+    " run_expires = $5::bigint, run_host = $6, run_gen = $7::bigint"
+    " WHERE id = $1 AND run_id = $4",
 
     /* NGX_HTTP_AGENT_PG_UNLOCK */
     "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
-    " run_host = NULL WHERE id = $1 AND run_id = $2",
+    " run_host = NULL WHERE id = $1 AND run_id = $2"
+    " AND ($3::bigint = 0 OR run_gen = $3::bigint)",
 
     /* NGX_HTTP_AGENT_PG_RENEW */
     "UPDATE sessions SET run_expires = $3::bigint"
-    " WHERE id = $1 AND run_id = $2",
+    " WHERE id = $1 AND run_id = $2"
+    " AND ($4::bigint = 0 OR run_gen = $4::bigint)",
 
     /* NGX_HTTP_AGENT_PG_MESSAGES */
     "WITH t(keep) AS (SELECT CASE WHEN $3::bigint < 0 THEN -1"
@@ -272,17 +276,20 @@ const char  *ngx_http_agent_pg_sql[] = {
      * secret go, and its thread if it holds it still, in the statement
      */
     "WITH w AS (DELETE FROM run_events WHERE run_id = $1 AND seq < 0 AND"
-    " $2 NOT IN ('pending', 'running')),"
+    " $2 NOT IN ('pending', 'running') AND ($4::bigint = 0 OR EXISTS"
+    " (SELECT 1 FROM runs WHERE run_id = $1 AND attempts = $4::bigint - 1))),"
     " l AS (UPDATE sessions SET run_id = NULL, run_pid = NULL,"
     " run_expires = NULL, run_host = NULL WHERE id = (SELECT thread_id"
     " FROM runs WHERE run_id = $1) AND run_id = $1"
-    " AND $2 NOT IN ('pending', 'running'))"
+    " AND $2 NOT IN ('pending', 'running')"
+    " AND ($4::bigint = 0 OR run_gen = $4::bigint))"
     " UPDATE runs SET status ="
     " CASE WHEN status = 'interrupted' AND cancel = 'interrupt'"
     " THEN status ELSE $2 END, updated_at = $3,"
     " events = CASE WHEN $2 = 'error' THEN 1 ELSE events END,"
     " secret = CASE WHEN $2 IN ('pending', 'running') THEN secret END"
-    " WHERE run_id = $1 AND ($2 <> 'running' OR status = 'pending')",
+    " WHERE run_id = $1 AND ($2 <> 'running' OR status = 'pending')"
+    " AND ($4::bigint = 0 OR attempts = $4::bigint - 1)",
 
     /* NGX_HTTP_AGENT_PG_RUN_GET */
     "SELECT " NGX_HTTP_AGENT_PG_RUN_COLS " FROM runs"
@@ -307,7 +314,9 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /* NGX_HTTP_AGENT_PG_RUN_EVENT */
     "INSERT INTO run_events (run_id, seq, event, data)"
-    " VALUES ($1, $2::bigint, $3, $4) ON CONFLICT (run_id, seq) DO UPDATE"
+    " SELECT $1, $2::bigint, $3, $4 WHERE $5::bigint = 0 OR EXISTS"
+    " (SELECT 1 FROM runs WHERE run_id = $1 AND attempts = $5::bigint - 1)"
+    " ON CONFLICT (run_id, seq) DO UPDATE"
     " SET event = EXCLUDED.event, data = EXCLUDED.data WHERE $2::bigint < 0",
 
     /* NGX_HTTP_AGENT_PG_RUN_EVENTS */
@@ -364,7 +373,9 @@ const char  *ngx_http_agent_pg_sql[] = {
      * expiry read, or nothing; the attempt counted
      */
     "WITH l AS (UPDATE sessions SET run_pid = $3::bigint, run_host = $4,"
-    " run_expires = $5::bigint WHERE id = $2 AND run_id = $1"
+    " run_expires = $5::bigint,"
+    " run_gen = (SELECT attempts + 2 FROM runs WHERE run_id = $1)"
+    " WHERE id = $2 AND run_id = $1"
     " AND run_pid = $6::bigint AND run_expires = $7::bigint"
     " RETURNING owner),"
     " u AS (UPDATE runs SET attempts = attempts + 1 WHERE run_id = $1"
@@ -390,7 +401,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     NGX_HTTP_AGENT_PG_SESSION_COLS " FROM sessions"
     " WHERE id = $1 AND ($8::text IS NULL OR owner = $8)),"
     " l AS (UPDATE sessions SET run_id = $2, run_pid = $3::bigint,"
-    " run_expires = $4::bigint, run_host = $6 WHERE id = $1"
+    " run_expires = $4::bigint, run_host = $6, run_gen = $9::bigint"
+    " WHERE id = $1"
     " AND ctid = (SELECT t FROM o)"
     " AND (run_id IS NULL OR run_expires < $5::bigint OR (run_id = $2"
     " AND run_pid = $3::bigint AND run_host = $6)) RETURNING 1),"
@@ -448,29 +460,31 @@ const char  *ngx_http_agent_pg_sql[] = {
      * its third on ($19-$34); the rows in order, the counters summed (the
      * first never lets the session go: the run goes on from it)
      */
-    "WITH u AS (UPDATE sessions SET updated_at = $26,"
-    " message_count = message_count + $11::bigint + $27::bigint,"
-    " prompt_tokens = prompt_tokens + $13::bigint + $29::bigint,"
-    " completion_tokens = completion_tokens + $14::bigint + $30::bigint,"
-    " cached_tokens = cached_tokens + $15::bigint + $31::bigint,"
-    " history_bytes = history_bytes + $16::bigint + $32::bigint,"
-    " run_id = CASE WHEN $33::int = 1 THEN NULL ELSE run_id END,"
-    " run_pid = CASE WHEN $33::int = 1 THEN NULL ELSE run_pid END,"
-    " run_host = CASE WHEN $33::int = 1 THEN NULL ELSE run_host END,"
-    " run_expires = CASE WHEN $33::int = 1 THEN NULL"
-    " ELSE GREATEST($12::bigint, $28::bigint) END"
-    " WHERE id = $1 AND run_id = $2 AND $17::int = 0 RETURNING 1),"
+    "WITH u AS (UPDATE sessions SET updated_at = $27,"
+    " message_count = message_count + $11::bigint + $28::bigint,"
+    " prompt_tokens = prompt_tokens + $13::bigint + $30::bigint,"
+    " completion_tokens = completion_tokens + $14::bigint + $31::bigint,"
+    " cached_tokens = cached_tokens + $15::bigint + $32::bigint,"
+    " history_bytes = history_bytes + $16::bigint + $33::bigint,"
+    " run_id = CASE WHEN $34::int = 1 THEN NULL ELSE run_id END,"
+    " run_pid = CASE WHEN $34::int = 1 THEN NULL ELSE run_pid END,"
+    " run_host = CASE WHEN $34::int = 1 THEN NULL ELSE run_host END,"
+    " run_expires = CASE WHEN $34::int = 1 THEN NULL"
+    " ELSE GREATEST($12::bigint, $29::bigint) END"
+    " WHERE id = $1 AND run_id = $2 AND $17::int = 0"
+    " AND ($19::bigint = 0 OR run_gen = $19::bigint)"
+    " AND $36::bigint IS NOT NULL RETURNING 1),"
     " m AS (INSERT INTO messages (session_id, seq, role, content,"
     " tool_calls, tool_call_id, name, images, metadata, created_at)"
     " SELECT $1, x.seq, x.role, x.content, x.tool_calls, x.tool_call_id,"
     " x.name, x.images, x.metadata, x.at FROM u, (SELECT y.*, $10 AS at"
     " FROM json_to_recordset($18::json) AS y(" NGX_HTTP_AGENT_PG_MSG_COLS ")"
-    " UNION ALL SELECT z.*, $26 FROM json_to_recordset($34::json) AS z("
+    " UNION ALL SELECT z.*, $27 FROM json_to_recordset($35::json) AS z("
     NGX_HTTP_AGENT_PG_MSG_COLS ")) x),"
     " c AS (INSERT INTO checkpoints (id, session_id, parent_id, step, node,"
     " next, msg_count, channels, created_at) SELECT $3, $1, $4, $5::bigint,"
-    " $6, $7, $8::bigint, $9, $10 FROM u UNION ALL SELECT $19, $1, $20,"
-    " $21::bigint, $22, $23, $24::bigint, $25, $26 FROM u)"
+    " $6, $7, $8::bigint, $9, $10 FROM u UNION ALL SELECT $20, $1, $21,"
+    " $22::bigint, $23, $24, $25::bigint, $26, $27 FROM u)"
     " SELECT EXISTS (SELECT 1 FROM u)",
 
     /* NGX_HTTP_AGENT_PG_ASSISTANT_CREATE: NGX_DECLINED, the id is taken */
@@ -643,7 +657,7 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND enabled = 1 FOR UPDATE SKIP LOCKED)",
 
     /* NGX_HTTP_AGENT_PG_CHECKPOINT_WRITE_NS: a subgraph's step */
-    NGX_HTTP_AGENT_PG_WRITE_SQL(", ns", ", $19"),
+    NGX_HTTP_AGENT_PG_WRITE_SQL(", ns", ", $20"),
 
     /*
      * NGX_HTTP_AGENT_PG_CHECKPOINT_PRUNE (agent_checkpoint_keep): $2 the

@@ -75,6 +75,7 @@ static const char  *ngx_http_agent_store_schema =
     " message_count INTEGER NOT NULL DEFAULT 0, model TEXT, database TEXT,"
     " run_id TEXT, run_pid INTEGER, run_expires INTEGER, owner TEXT,"
     " run_host TEXT, history_bytes INTEGER NOT NULL DEFAULT 0,"
+    " run_gen INTEGER NOT NULL DEFAULT 0,"
     " prompt_tokens INTEGER NOT NULL DEFAULT 0,"
     " completion_tokens INTEGER NOT NULL DEFAULT 0,"
     " cached_tokens INTEGER NOT NULL DEFAULT 0);"
@@ -229,6 +230,8 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE runs ADD COLUMN secret TEXT",
                         NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_gen "
+                        "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
 
     /* the runs a worker that died left running: found by the re-driver */
     (void) sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS runs_running"

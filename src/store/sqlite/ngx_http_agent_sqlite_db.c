@@ -66,6 +66,13 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
     " AND s.ns = c.next || ':' || c.id"                                       \
     " AND s.n > c.n ORDER BY s.n DESC LIMIT 1)"
 
+/*
+ * fencing: a write of a turn whose lease generation (?N, sc->gen) is no
+ * longer the session's changes nothing; 0 or none: not checked
+ */
+#define NGX_HTTP_AGENT_SQL_GEN(n)                                             \
+    "(COALESCE(?" n ", 0) = 0 OR run_gen = ?" n ")"
+
 #define NGX_HTTP_AGENT_SQL_ITEM_COLS                                          \
     "owner, ns, key, value, created_at, updated_at, expires"
 
@@ -122,19 +129,20 @@ static const char  *ngx_http_agent_store_sql[] = {
     " completion_tokens = completion_tokens + ?6,"
     " cached_tokens = cached_tokens + ?7,"
     " history_bytes = history_bytes + ?9"
-    " WHERE id = ?1 AND run_id = ?8",
+    " WHERE id = ?1 AND run_id = ?8 AND " NGX_HTTP_AGENT_SQL_GEN("10"),
     "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?4,"
-    " run_host = ?6"
+    " run_host = ?6, run_gen = COALESCE(?7, 0)"
     " WHERE id = ?1 AND (run_id IS NULL OR run_expires < ?5"
     " OR (run_id = ?2 AND run_pid = ?3 AND run_host = ?6))",
     "SELECT run_id, run_pid, run_host FROM sessions WHERE id = ?1",
     "UPDATE sessions SET run_id = ?2, run_pid = ?3, run_expires = ?5,"
-    " run_host = ?6"
+    " run_host = ?6, run_gen = COALESCE(?7, 0)"
     " WHERE id = ?1 AND run_id = ?4",
     "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
     " run_host = NULL"
-    " WHERE id = ?1 AND run_id = ?2",
-    "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2",
+    " WHERE id = ?1 AND run_id = ?2 AND " NGX_HTTP_AGENT_SQL_GEN("3"),
+    "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2"
+    " AND " NGX_HTTP_AGENT_SQL_GEN("4"),
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -204,7 +212,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " AND cancel = 'interrupt' THEN status ELSE ?2 END, updated_at = ?3,"
     " events = CASE WHEN ?2 = 'error' THEN 1 ELSE events END,"
     " secret = CASE WHEN ?2 IN ('pending', 'running') THEN secret END"
-    " WHERE run_id = ?1 AND (?2 <> 'running' OR status = 'pending')",
+    " WHERE run_id = ?1 AND (?2 <> 'running' OR status = 'pending')"
+    " AND (COALESCE(?4, 0) = 0 OR attempts = ?4 - 1)",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs"
     " WHERE run_id = ?1 AND (?2 IS NULL OR thread_id = ?2)",
     "SELECT " NGX_HTTP_AGENT_RUN_COLS " FROM runs WHERE thread_id = ?1"
@@ -221,7 +230,9 @@ static const char  *ngx_http_agent_store_sql[] = {
     "SELECT cancel FROM runs WHERE run_id = ?1",
     /* a pending write (seq < 0) is made again; a kept event is not */
     "INSERT INTO run_events (run_id, seq, event, data)"
-    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id, seq) DO UPDATE"
+    " SELECT ?1, ?2, ?3, ?4 WHERE COALESCE(?5, 0) = 0 OR EXISTS"
+    " (SELECT 1 FROM runs WHERE run_id = ?1 AND attempts = ?5 - 1)"
+    " ON CONFLICT (run_id, seq) DO UPDATE"
     " SET event = excluded.event, data = excluded.data WHERE ?2 < 0",
     "SELECT seq, event, data FROM run_events"
     " WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
@@ -242,7 +253,8 @@ static const char  *ngx_http_agent_store_sql[] = {
     " FROM messages WHERE session_id = ?1) WHERE id = ?1",
     "DELETE FROM run_events WHERE run_id = ?1",
     "DELETE FROM runs WHERE run_id = ?1",
-    "UPDATE sessions SET run_pid = ?3, run_host = ?4, run_expires = ?5"
+    "UPDATE sessions SET run_pid = ?3, run_host = ?4, run_expires = ?5,"
+    " run_gen = (SELECT attempts + 2 FROM runs WHERE run_id = ?1)"
     " WHERE id = ?2 AND run_id = ?1 AND run_pid IS ?6 AND run_expires IS ?7",
     "UPDATE runs SET attempts = attempts + 1"
     " WHERE run_id = ?1 AND status = 'running'",

@@ -453,6 +453,7 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int64(stmt, 7, cp->cached_tokens);
     ngx_http_agent_sqlite_bind(stmt, 8, &cp->run_id);
     sqlite3_bind_int64(stmt, 9, bytes);
+    sqlite3_bind_int64(stmt, 10, sc->gen);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         goto failed;

@@ -109,6 +109,7 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_bind(stmt, 1, run_id);
     ngx_http_agent_sqlite_bind(stmt, 2, &st);
     ngx_http_agent_sqlite_bind(stmt, 3, &at);
+    sqlite3_bind_int64(stmt, 4, sc->gen);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -118,6 +119,11 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
         || ngx_strcmp(status, "running") == 0)
     {
         return NGX_OK;
+    }
+
+    /* fenced: the run was claimed since, its end is its claimant's */
+    if (sc->gen && sqlite3_changes(ngx_http_agent_sqlite_db) == 0) {
+        return NGX_DECLINED;
     }
 
     /* at its end, its pending writes go (turn_writes.c) */
@@ -310,8 +316,19 @@ ngx_http_agent_sqlite_run_event(ngx_http_agent_store_call_t *sc,
     sqlite3_bind_int64(stmt, 2, seq);
     ngx_http_agent_sqlite_bind(stmt, 3, event);
     ngx_http_agent_sqlite_bind(stmt, 4, json);
+    sqlite3_bind_int64(stmt, 5, sc->gen);
 
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /*
+     * fenced: the run was claimed since (a kept event made again changes
+     * nothing either: only a pending write, always replaced, tells)
+     */
+    return (sc->gen && seq < 0 && sqlite3_changes(ngx_http_agent_sqlite_db)
+                                  == 0)
+           ? NGX_DECLINED : NGX_OK;
 }
 
 

@@ -34,7 +34,7 @@ typedef struct {
 static void ngx_http_agent_store_session_row(ngx_pool_t *pool,
     sqlite3_stmt *stmt, ngx_http_agent_session_t *s);
 static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
-    ngx_str_t *run_id);
+    ngx_str_t *run_id, int64_t gen);
 static ngx_int_t ngx_http_agent_sqlite_renew_try(
     ngx_http_agent_store_call_t *sc, void *data);
 static ngx_int_t ngx_http_agent_sqlite_unlock_try(
@@ -362,6 +362,7 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     sqlite3_bind_int64(stmt, 4, now + lease);
     sqlite3_bind_int64(stmt, 5, now);
     ngx_http_agent_sqlite_bind(stmt, 6, &ngx_http_agent_store_host);
+    sqlite3_bind_int64(stmt, 7, sc->gen);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -412,6 +413,7 @@ ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_sqlite_bind(stmt, 4, &owner);
     sqlite3_bind_int64(stmt, 5, now + lease);
     ngx_http_agent_sqlite_bind(stmt, 6, &ngx_http_agent_store_host);
+    sqlite3_bind_int64(stmt, 7, sc->gen);
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
         return NGX_ERROR;
@@ -497,6 +499,7 @@ ngx_http_agent_sqlite_renew_try(ngx_http_agent_store_call_t *sc, void *data)
     ngx_http_agent_sqlite_bind(stmt, 1, a->id);
     ngx_http_agent_sqlite_bind(stmt, 2, a->run_id);
     sqlite3_bind_int64(stmt, 3, ngx_http_agent_store_ms() + a->lease);
+    sqlite3_bind_int64(stmt, 4, sc->gen);
 
     wait = ngx_http_agent_sqlite_can_wait(sc, 0);
 
@@ -543,7 +546,7 @@ ngx_http_agent_sqlite_unlock_try(ngx_http_agent_store_call_t *sc, void *data)
     ngx_int_t  rc;
 
     if (ngx_http_agent_sqlite_can_wait(sc, 0)) {
-        rc = ngx_http_agent_store_unlock_now(a->id, a->run_id);
+        rc = ngx_http_agent_store_unlock_now(a->id, a->run_id, sc->gen);
         rc = ngx_http_agent_sqlite_busy(sc, rc,
                                         ngx_http_agent_sqlite_unlock_try,
                                         a, sizeof(*a));
@@ -551,11 +554,13 @@ ngx_http_agent_sqlite_unlock_try(ngx_http_agent_store_call_t *sc, void *data)
             return rc;
         }
 
-    } else if (ngx_http_agent_store_unlock_now(a->id, a->run_id) == NGX_OK) {
+    } else if (ngx_http_agent_store_unlock_now(a->id, a->run_id, sc->gen)
+               == NGX_OK)
+    {
         return NGX_OK;
     }
 
-    ngx_http_agent_store_unlock_later(a->id, a->run_id,
+    ngx_http_agent_store_unlock_later(a->id, a->run_id, sc->gen,
                                       ngx_http_agent_store_unlock_now,
                                       ngx_http_agent_sqlite_log);
     return NGX_OK;
@@ -563,7 +568,7 @@ ngx_http_agent_sqlite_unlock_try(ngx_http_agent_store_call_t *sc, void *data)
 
 
 static ngx_int_t
-ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id)
+ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id, int64_t gen)
 {
     sqlite3_stmt  *stmt;
 
@@ -574,6 +579,7 @@ ngx_http_agent_store_unlock_now(ngx_str_t *id, ngx_str_t *run_id)
 
     ngx_http_agent_sqlite_bind(stmt, 1, id);
     ngx_http_agent_sqlite_bind(stmt, 2, run_id);
+    sqlite3_bind_int64(stmt, 3, gen);
 
     return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
