@@ -37,6 +37,7 @@ typedef struct {
     ngx_http_agent_sse_t       sse;
     ngx_event_t                poll;
     ngx_msec_t                 deadline;
+    ngx_msec_t                 lease;
     int64_t                    last;
     ngx_uint_t                 mode;        /* join, join JSON, cancel */
 
@@ -332,7 +333,8 @@ ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     jn->last = last;
 
     /* a run holds its lease while it runs: a lost one ends by then */
-    jn->deadline = ngx_current_msec + 2 * alcf->turn_lease;
+    jn->lease = alcf->turn_lease;
+    jn->deadline = ngx_current_msec + 2 * jn->lease;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -485,6 +487,9 @@ ngx_http_agent_lg_join_event(void *data, int64_t seq, ngx_str_t *event,
 
     jn->last = seq;
     jn->sse.id = seq - 1;
+
+    /* a run that still writes lives, however long it runs */
+    jn->deadline = ngx_current_msec + 2 * jn->lease;
 
     return ngx_http_agent_sse_named(&jn->sse, event, json, 1);
 }
