@@ -12,6 +12,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_state.h"
 #include "ngx_http_agent_env.h"
+#include "ngx_http_agent_tools_approve.h"
 #include "ngx_http_agent_node_tools_calls.h"
 
 
@@ -365,22 +366,7 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
         }
 
         n++;
-
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "id");
-        ngx_http_agent_json_str(j, &c[i].id);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &c[i].name);
-        ngx_http_agent_json_key(j, "args");
-
-        if (c[i].args) {
-            ngx_http_agent_json_val(j, c[i].args);
-
-        } else {
-            ngx_http_agent_json_str(j, &c[i].arguments);
-        }
-
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_tools_approve_call(j, &c[i]);
     }
 
     ngx_http_agent_json_arr_end(j);

@@ -69,21 +69,7 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
     ngx_http_agent_json_arr(j);
 
     for (i = 0; i < calls->nelts; i++) {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "id");
-        ngx_http_agent_json_str(j, &c[i].id);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &c[i].name);
-        ngx_http_agent_json_key(j, "args");
-
-        if (c[i].args) {
-            ngx_http_agent_json_val(j, c[i].args);
-
-        } else {
-            ngx_http_agent_json_str(j, &c[i].arguments);
-        }
-
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_tools_approve_call(j, &c[i]);
     }
 
     ngx_http_agent_json_arr_end(j);
@@ -103,6 +89,30 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
 
 
 /* NGX_OK: run them (edited or not); NGX_DECLINED: rejected, *reason why */
+
+/* a call as an interrupt shows it, {"id", "name", "args"} */
+
+void
+ngx_http_agent_tools_approve_call(ngx_http_agent_json_t *j,
+    ngx_http_agent_call_t *c)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "id");
+    ngx_http_agent_json_str(j, &c->id);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, &c->name);
+    ngx_http_agent_json_key(j, "args");
+
+    if (c->args) {
+        ngx_http_agent_json_val(j, c->args);
+
+    } else {
+        ngx_http_agent_json_str(j, &c->arguments);
+    }
+
+    ngx_http_agent_json_end(j);
+}
+
 
 ngx_int_t
 ngx_http_agent_tools_approve_answer(ngx_http_agent_run_t *run,

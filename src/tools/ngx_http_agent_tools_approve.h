@@ -12,12 +12,16 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_message.h"
 
 
 ngx_int_t ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
     ngx_str_t *node, ngx_array_t *calls);
 ngx_int_t ngx_http_agent_tools_approve_answer(ngx_http_agent_run_t *run,
     ngx_array_t *calls, ngx_str_t *reason);
+void ngx_http_agent_tools_approve_call(ngx_http_agent_json_t *j,
+    ngx_http_agent_call_t *c);
 
 
 #endif /* _NGX_HTTP_AGENT_TOOLS_APPROVE_H_INCLUDED_ */
