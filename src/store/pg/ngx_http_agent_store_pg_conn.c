@@ -26,6 +26,13 @@ typedef char  ngx_http_agent_pg_bits_t[(NGX_HTTP_AGENT_PG_LAST
 #define NGX_HTTP_AGENT_PG_BACKOFF_MIN  100
 #define NGX_HTTP_AGENT_PG_BACKOFF_MAX  5000
 
+/*
+ * libpq's buffers grow to the largest message a connection carried and
+ * never shrink: a connection that sent or read one of more than this is
+ * opened again once it is idle, and gives the memory back
+ */
+#define NGX_HTTP_AGENT_PG_LARGE        (1024 * 1024)
+
 
 /*
  * The PostgreSQL store's connections: a few libpq connections per worker, each
@@ -50,6 +57,7 @@ static void ngx_http_agent_pg_io(ngx_http_agent_pg_conn_t *pc,
     ngx_uint_t write);
 static void ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc);
 static void ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc);
+static void ngx_http_agent_pg_renew(ngx_http_agent_pg_conn_t *pc);
 static void ngx_http_agent_pg_flush(ngx_event_t *ev);
 static void ngx_http_agent_pg_retry(ngx_event_t *ev);
 static void ngx_http_agent_pg_timeout(ngx_event_t *ev);
@@ -168,6 +176,7 @@ ngx_http_agent_pg_connect(ngx_http_agent_pg_conn_t *pc)
     (void) PQsetNoticeProcessor(pc->conn, ngx_http_agent_pg_notice, NULL);
 
     pc->state = NGX_HTTP_AGENT_PG_CONNECTING;
+    pc->large = 0;
     ngx_memzero(pc->prepared, sizeof(pc->prepared));
 
     ngx_http_agent_pg_connect_poll(pc);
@@ -380,6 +389,13 @@ ngx_http_agent_pg_io(ngx_http_agent_pg_conn_t *pc, ngx_uint_t write)
 
             ngx_http_agent_pg_result(pc);
 
+            if (pc->large && pc->current == NULL && pc->tx == 0
+                && pc->state == NGX_HTTP_AGENT_PG_READY)
+            {
+                ngx_http_agent_pg_renew(pc);
+                return;
+            }
+
             if (pc->conn == NULL || pc->current != NULL
                 || pc->state != NGX_HTTP_AGENT_PG_READY)
             {
@@ -449,6 +465,10 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
 
     st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 
+    if (res && PQresultMemorySize(res) > NGX_HTTP_AGENT_PG_LARGE) {
+        pc->large = 1;
+    }
+
     if (!q->prepared) {
 
         /* the statement is prepared on this connection: now run it */
@@ -498,11 +518,12 @@ ngx_http_agent_pg_result(ngx_http_agent_pg_conn_t *pc)
 static void
 ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
 {
-    int                         n;
+    int                         i, n;
     int                         lengths[2 * NGX_HTTP_AGENT_PG_PARAMS];
     int                         formats[2 * NGX_HTTP_AGENT_PG_PARAMS];
     char                        name[16];
     char                       *values[2 * NGX_HTTP_AGENT_PG_PARAMS];
+    size_t                      size;
     ngx_queue_t                *qq;
     ngx_http_agent_pg_query_t  *q;
 
@@ -561,6 +582,14 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
     } else {
         n = ngx_http_agent_pg_params(q, values, lengths, formats);
 
+        for (i = 0, size = 0; i < n; i++) {
+            size += lengths[i];
+        }
+
+        if (size > NGX_HTTP_AGENT_PG_LARGE) {
+            pc->large = 1;
+        }
+
         if (!PQsendQueryPrepared(pc->conn, name, n,
                                  (const char * const *) values, lengths,
                                  formats, q->binary))
@@ -578,6 +607,29 @@ ngx_http_agent_pg_next(ngx_http_agent_pg_conn_t *pc)
     {
         ngx_http_agent_pg_fail(pc, "the socket cannot be watched");
     }
+}
+
+
+/* a connection closed and opened again; what waits is sent once it is */
+
+static void
+ngx_http_agent_pg_renew(ngx_http_agent_pg_conn_t *pc)
+{
+    ngx_log_debug1(NGX_LOG_DEBUG_EVENT, ngx_http_agent_pg_log, 0,
+                   "agent: PostgreSQL connection %ui renewed", pc->index);
+
+    if (pc->timer.timer_set) {
+        ngx_del_timer(&pc->timer);
+    }
+
+    ngx_http_agent_pg_unwatch(pc);
+
+    PQfinish(pc->conn);
+    pc->conn = NULL;
+
+    pc->state = NGX_HTTP_AGENT_PG_DOWN;
+
+    ngx_http_agent_pg_connect(pc);
 }
 
 

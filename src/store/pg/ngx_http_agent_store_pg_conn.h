@@ -54,6 +54,8 @@ typedef struct {
     ngx_uint_t                 failed;    /* the last attempt failed */
     ngx_uint_t                 tx;        /* the transaction open: its
                                              statements only are sent */
+    ngx_uint_t                 large;     /* carried a large message:
+                                             renewed once idle */
 } ngx_http_agent_pg_conn_t;
 
 
