@@ -3,7 +3,7 @@
 # buffers grow to the largest message a connection sent or read and never
 # shrink; over a walk of large bodies a worker's four connections held
 # 265 MB.  A connection that carried a message over 1 MiB is opened again
-# once it is idle (store_pg_conn.c): its backend changes, what waited
+# once it is idle (pg_conn.c): its backend changes, what waited
 # behind it goes out on the new one, nothing is lost, and a connection
 # that carried only small statements keeps its backend.
 

@@ -1,0 +1,297 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_pg_sql.h"
+#include "ngx_http_agent_pg_query.h"
+#include "ngx_http_agent_pg_send.h"
+#include "ngx_http_agent_pg_items.h"
+
+
+/*
+ * The LangGraph store's items on PostgreSQL (sqlite_items.c for SQLite):
+ * a row each (owner, namespace, key; '' is no owner), their text found by
+ * words through a GIN index of its tsvector.  A put is one statement, the
+ * expired items it takes away with it.
+ */
+
+
+static ngx_str_t *ngx_http_agent_pg_items_none(ngx_str_t *s);
+static ngx_int_t ngx_http_agent_pg_items_query(ngx_str_t *query);
+static ngx_int_t ngx_http_agent_pg_items_some(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+static ngx_int_t ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a);
+
+
+static ngx_str_t  ngx_http_agent_pg_items_null = ngx_null_string;
+
+
+/* an empty string is none: NULL, as the statements test for */
+
+static ngx_str_t *
+ngx_http_agent_pg_items_none(ngx_str_t *s)
+{
+    return (s == NULL || s->len == 0) ? &ngx_http_agent_pg_items_null : s;
+}
+
+
+/* a query of blanks only is none, as on SQLite */
+
+static ngx_int_t
+ngx_http_agent_pg_items_query(ngx_str_t *query)
+{
+    u_char  *p, *last;
+
+    last = query->data + query->len;
+
+    for (p = query->data; p < last; p++) {
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+            return NGX_OK;
+        }
+    }
+
+    return NGX_DECLINED;
+}
+
+
+/* NGX_OK: a row went, NGX_DECLINED: none did */
+
+static ngx_int_t
+ngx_http_agent_pg_items_some(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    char  *n;
+
+    n = PQcmdTuples(res);
+
+    return (n[0] != '\0' && n[0] != '0') ? NGX_OK : NGX_DECLINED;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    int                     i;
+    size_t                  used;
+    ngx_pool_t             *pool;
+    ngx_array_t            *items;
+    ngx_http_agent_item_t  *item;
+
+    if (q->stmt == NGX_HTTP_AGENT_PG_ITEM_GET && PQntuples(res) == 0) {
+        return NGX_DECLINED;
+    }
+
+    pool = q->sc->pool;
+
+    items = ngx_array_create(pool, PQntuples(res) + 1,
+                             sizeof(ngx_http_agent_item_t));
+    if (items == NULL) {
+        return NGX_ERROR;
+    }
+
+    used = 0;
+
+    for (i = 0;
+         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
+         i++)
+    {
+        item = ngx_array_push(items);
+        if (item == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memzero(item, sizeof(ngx_http_agent_item_t));
+
+        if (ngx_http_agent_pg_str(pool, res, i, 0, &item->owner) != NGX_OK
+            || ngx_http_agent_pg_str(pool, res, i, 1, &item->ns) != NGX_OK
+            || ngx_http_agent_pg_str(pool, res, i, 2, &item->key) != NGX_OK
+            || ngx_http_agent_pg_str(pool, res, i, 3, &item->value) != NGX_OK
+            || ngx_http_agent_pg_str(pool, res, i, 4, &item->created_at)
+               != NGX_OK
+            || ngx_http_agent_pg_str(pool, res, i, 5, &item->updated_at)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        item->expires = ngx_http_agent_pg_int(res, i, 6);
+
+        /* ts_rank's real, or 0 */
+        item->score = strtod(PQgetvalue(res, i, 7), NULL);
+    }
+
+    a->value = items;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a)
+{
+    int           i;
+    ngx_str_t    *ns;
+    ngx_pool_t   *pool;
+    ngx_array_t  *namespaces;
+
+    pool = q->sc->pool;
+
+    namespaces = ngx_array_create(pool, PQntuples(res) + 1,
+                                  sizeof(ngx_str_t));
+    if (namespaces == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        ns = ngx_array_push(namespaces);
+        if (ns == NULL) {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_agent_pg_str(pool, res, i, 0, ns) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    a->value = namespaces;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_item_t *item, int64_t now, ngx_uint_t quota_items,
+    size_t quota_size)
+{
+    int64_t                      items, size;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc, item_put, &item->ns, &item->key);
+
+    if (a) {
+        /* no row written: the owner's quota is full */
+        return a->rc == NGX_DECLINED ? NGX_BUSY : a->rc;
+    }
+
+    /* -1: no quota, and its sums are not made */
+    items = (quota_items || quota_size)
+            ? (quota_items ? (int64_t) quota_items : INT64_MAX) : -1;
+    size = quota_size ? (int64_t) quota_size : INT64_MAX;
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
+                                 ngx_http_agent_pg_items_some, "ssssssiiii",
+                                 &item->owner, &item->ns, &item->key,
+                                 &item->value, &item->text,
+                                 &item->updated_at, item->expires, now,
+                                 items, size);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_item_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key, int64_t now,
+    ngx_http_agent_item_t *item)
+{
+    ngx_array_t                 *items;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc, item_get, ns, key);
+
+    if (a) {
+        if (a->rc == NGX_OK) {
+            items = a->value;
+            *item = *(ngx_http_agent_item_t *) items->elts;
+        }
+
+        return a->rc;
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_GET,
+                                 ngx_http_agent_pg_items_read, "sssi", owner,
+                                 ns, key, now);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc, item_delete, ns, key);
+
+    if (a) {
+        return a->rc;
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_DELETE,
+                                 ngx_http_agent_pg_items_some, "sss", owner,
+                                 ns, key);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_item_query_t *q, ngx_array_t *items)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc, item_search, &q->prefix, &q->query);
+
+    if (a) {
+        return ngx_http_agent_pg_answered_rows(a, items);
+    }
+
+    if (ngx_http_agent_pg_items_query(&q->query) == NGX_OK) {
+        return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_QUERY,
+                                     ngx_http_agent_pg_items_read,
+                                     "ssisiis", &q->owner,
+                                     ngx_http_agent_pg_items_none(&q->prefix),
+                                     q->now,
+                                     ngx_http_agent_pg_items_none(&q->filter),
+                                     (int64_t) q->limit, (int64_t) q->offset,
+                                     &q->query);
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_SEARCH,
+                                 ngx_http_agent_pg_items_read, "ssisii",
+                                 &q->owner,
+                                 ngx_http_agent_pg_items_none(&q->prefix),
+                                 q->now,
+                                 ngx_http_agent_pg_items_none(&q->filter),
+                                 (int64_t) q->limit, (int64_t) q->offset);
+}
+
+
+ngx_int_t
+ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_item_query_t *q, ngx_array_t *namespaces)
+{
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc, item_namespaces, &q->prefix, &q->suffix);
+
+    if (a) {
+        return ngx_http_agent_pg_answered_rows(a, namespaces);
+    }
+
+    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_NAMESPACES,
+                                 ngx_http_agent_pg_items_ns, "ssisi",
+                                 &q->owner,
+                                 ngx_http_agent_pg_items_none(&q->prefix),
+                                 q->now,
+                                 ngx_http_agent_pg_items_none(&q->suffix),
+                                 (int64_t) q->limit);
+}

@@ -1,0 +1,38 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#ifndef _NGX_HTTP_AGENT_PG_ITEMS_H_INCLUDED_
+#define _NGX_HTTP_AGENT_PG_ITEMS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_agent_store.h"
+
+
+/* The PostgreSQL store's items of the LangGraph store (pg_items.c). */
+
+
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_item_t *item, int64_t now, ngx_uint_t quota_items,
+    size_t quota_size);
+ngx_int_t ngx_http_agent_pg_item_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key, int64_t now,
+    ngx_http_agent_item_t *item);
+ngx_int_t ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key);
+ngx_int_t ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_item_query_t *q, ngx_array_t *items);
+ngx_int_t ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_item_query_t *q, ngx_array_t *namespaces);
+
+#pragma GCC visibility pop
+
+
+#endif /* _NGX_HTTP_AGENT_PG_ITEMS_H_INCLUDED_ */
