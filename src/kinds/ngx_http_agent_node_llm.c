@@ -456,7 +456,9 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     }
 
     /* agent_limit: the call's tokens reserved, or the turn stops here */
-    if (ngx_http_agent_env_reserve(run, ctx->llm, ctx->model) != NGX_OK) {
+    if (ngx_http_agent_env_reserve(run, ctx->llm, ctx->model, &ctx->req)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 

@@ -12,6 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
+#include "ngx_http_agent_cost.h"
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
@@ -49,6 +50,7 @@ typedef struct {
     ngx_msec_t                     timeout;
     ngx_uint_t                     max_tokens;
     ngx_flag_t                     cache;
+    ngx_http_agent_price_t         price;
     ngx_str_t                      file;
     ngx_uint_t                     line;
 } ngx_http_agent_model_t;
@@ -128,6 +130,7 @@ struct ngx_http_agent_llm_s {
     int64_t                        cache_write_tokens;
     int64_t                        reserved;    /* in agent_limit's
                                                    budgets, until settled */
+    int64_t                        reserved_cost; /* nanodollars */
     long                           status;
     long                           retry_after; /* seconds, or -1 */
 

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_model.h"
 #include "ngx_http_agent_providers.h"
 #include "ngx_http_agent_params.h"
+#include "ngx_http_agent_cost.h"
 
 
 /*
@@ -56,6 +57,8 @@ static ngx_http_agent_param_t  ngx_http_agent_model_params[] = {
     { ngx_string("max_tokens"), ngx_http_agent_params_set_num,
       offsetof(ngx_http_agent_model_t, max_tokens),
       &ngx_http_agent_model_tokens },
+    { ngx_string("price"), ngx_http_agent_cost_price,
+      offsetof(ngx_http_agent_model_t, price), NULL },
     { ngx_string("cache"), ngx_http_agent_params_set_flag,
       offsetof(ngx_http_agent_model_t, cache), NULL },
     { ngx_string("backoff"), ngx_http_agent_params_set_msec,

@@ -18,16 +18,17 @@
  * Budgets and rate limits, nginx style: a shared memory zone per
  * agent_limit_zone, a red-black tree of keys (an owner, say) as
  * limit_req keeps, each with the tokens and turns of its current window
- * and the turns it runs now.  A turn is checked before it starts (429 and
- * Retry-After) and released at its end; each model call reserves its
- * max_tokens (or NGX_HTTP_AGENT_LIMIT_ESTIMATE) before it starts, and is
- * refused while the spent and reserved tokens cover the budget, then
- * settles what it spent: turns at once overspend a budget by at most one
- * call's tokens.  The zone's mutex is held for a lookup and a few
- * additions, as limit_req's.  Windows are fixed: the period's multiples
- * of the clock.  A key longer than NGX_HTTP_AGENT_LIMIT_KEY is kept as
- * its MD5; a full zone evicts the least recently used keys that run
- * nothing.
+ * and the turns it runs now, and the dollars of its window.  A turn is
+ * checked before it starts (429 and Retry-After) and released at its
+ * end; each model call reserves its max_tokens (or
+ * NGX_HTTP_AGENT_LIMIT_ESTIMATE) before it starts, and what they and its
+ * input may cost, and is refused while the spent and reserved tokens or
+ * dollars cover a budget, then settles what it spent: turns at once
+ * overspend a budget by at most one call's reservation.  The zone's mutex
+ * is held for a lookup and a few additions, as limit_req's.  Windows are
+ * fixed: the period's multiples of the clock.  A key longer than
+ * NGX_HTTP_AGENT_LIMIT_KEY is kept as its MD5; a full zone evicts the
+ * least recently used keys that run nothing.
  *
  * A run without a client (a cron's tick, a run taken over) has no headers,
  * cookies or arguments: its keys are those of the client's request that
@@ -36,7 +37,6 @@
  */
 
 
-#define NGX_HTTP_AGENT_LIMIT_ESTIMATE  1024
 #define NGX_HTTP_AGENT_LIMIT_KEY       64
 
 
@@ -44,6 +44,7 @@ typedef struct {
     ngx_http_agent_limit_t        *limit;
     ngx_http_agent_limit_node_t   *node;
     int64_t                        reserved;  /* this turn's, not settled */
+    int64_t                        reserved_cost;
 } ngx_http_agent_limit_held_t;
 
 
@@ -52,7 +53,7 @@ static ngx_http_agent_limit_node_t *ngx_http_agent_limit_lookup(
 static void ngx_http_agent_limit_windows(ngx_http_agent_limit_t *limit,
     ngx_http_agent_limit_node_t *node);
 static void ngx_http_agent_limit_unreserve(ngx_http_agent_limit_held_t *e,
-    int64_t n);
+    int64_t n, int64_t cost);
 static ngx_int_t ngx_http_agent_limit_refuse(ngx_http_request_t *r,
     ngx_str_t *why, ngx_int_t status, const char *fmt, ...);
 static ngx_int_t ngx_http_agent_limit_digest(ngx_pool_t *pool,
@@ -151,6 +152,12 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
         {
             what = "tokens";
             retry = (node->tokens_window + 1) * limit[i].tokens_period - now;
+
+        } else if (limit[i].cost_period
+                   && node->cost + node->cost_reserved >= limit[i].cost)
+        {
+            what = "cost in dollars";
+            retry = (node->cost_window + 1) * limit[i].cost_period - now;
         }
 
         if (what == NULL) {
@@ -196,6 +203,7 @@ ngx_http_agent_limit_acquire(ngx_http_request_t *r, ngx_array_t *limits,
         e->limit = &limit[i];
         e->node = node;
         e->reserved = 0;
+        e->reserved_cost = 0;
     }
 
     *held = hl;
@@ -327,19 +335,24 @@ ngx_http_agent_limit_key_get(ngx_http_request_t *r,
 
 
 /*
- * Before a model call: want tokens reserved in every budget; NGX_DECLINED
- * when a budget is spent, or reserved whole by the calls running now
+ * Before a model call: want tokens and cost nanodollars reserved in every
+ * budget; NGX_DECLINED when a budget is spent, or reserved whole by the
+ * calls running now
  */
 
 ngx_int_t
-ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *hl, int64_t *want)
+ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *hl, int64_t *want,
+    int64_t *cost)
 {
-    ngx_uint_t                    i, k;
+    ngx_uint_t                    i, k, tokens, dollars;
+    ngx_http_agent_limit_t       *limit;
     ngx_http_agent_limit_ctx_t   *ctx;
+    ngx_http_agent_limit_node_t  *node;
     ngx_http_agent_limit_held_t  *e;
 
     if (hl == NULL || hl->released) {
         *want = 0;
+        *cost = 0;
         return NGX_OK;
     }
 
@@ -350,34 +363,48 @@ ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *hl, int64_t *want)
     e = hl->held.elts;
 
     for (i = 0; i < hl->held.nelts; i++) {
-        if (e[i].limit->tokens_period == 0) {
+        limit = e[i].limit;
+        node = e[i].node;
+
+        if (limit->tokens_period == 0 && limit->cost_period == 0) {
             continue;
         }
 
-        ctx = e[i].limit->zone->shm_zone->data;
+        ctx = limit->zone->shm_zone->data;
 
         ngx_shmtx_lock(&ctx->shpool->mutex);
 
-        ngx_http_agent_limit_windows(e[i].limit, e[i].node);
+        ngx_http_agent_limit_windows(limit, node);
 
-        if (e[i].node->tokens + e[i].node->reserved >= e[i].limit->tokens) {
+        tokens = limit->tokens_period
+                 && node->tokens + node->reserved >= limit->tokens;
+        dollars = limit->cost_period
+                  && node->cost + node->cost_reserved >= limit->cost;
+
+        if (tokens || dollars) {
             ngx_shmtx_unlock(&ctx->shpool->mutex);
 
             /* the reservations made above are given back */
 
             for (k = 0; k < i; k++) {
-                if (e[k].limit->tokens_period) {
-                    ngx_http_agent_limit_unreserve(&e[k], *want);
-                }
+                ngx_http_agent_limit_unreserve(&e[k], *want, *cost);
             }
 
             hl->over = 1;
+            hl->cost = !tokens;
 
             return NGX_DECLINED;
         }
 
-        e[i].node->reserved += *want;
-        e[i].reserved += *want;
+        if (limit->tokens_period) {
+            node->reserved += *want;
+            e[i].reserved += *want;
+        }
+
+        if (limit->cost_period) {
+            node->cost_reserved += *cost;
+            e[i].reserved_cost += *cost;
+        }
 
         ngx_shmtx_unlock(&ctx->shpool->mutex);
     }
@@ -387,17 +414,19 @@ ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *hl, int64_t *want)
 
 
 /*
- * A model call's tokens, as it ends, for what it reserved: over marks a
- * budget spent
+ * A model call's tokens and cost, as it ends, for what it reserved: over
+ * marks a budget spent
  */
 
 void
 ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens,
-    int64_t reserved)
+    int64_t cost, int64_t reserved, int64_t reserved_cost)
 {
-    int64_t                       n;
+    int64_t                       n, c;
     ngx_uint_t                    i;
+    ngx_http_agent_limit_t       *limit;
     ngx_http_agent_limit_ctx_t   *ctx;
+    ngx_http_agent_limit_node_t  *node;
     ngx_http_agent_limit_held_t  *e;
 
     if (hl == NULL || hl->released) {
@@ -407,24 +436,32 @@ ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens,
     e = hl->held.elts;
 
     for (i = 0; i < hl->held.nelts; i++) {
-        ctx = e[i].limit->zone->shm_zone->data;
+        limit = e[i].limit;
+        node = e[i].node;
+        ctx = limit->zone->shm_zone->data;
 
         /* settled at once: no other call sees the tokens neither way */
 
         n = ngx_min(reserved, e[i].reserved);
         e[i].reserved -= n;
+        c = ngx_min(reserved_cost, e[i].reserved_cost);
+        e[i].reserved_cost -= c;
 
         ngx_shmtx_lock(&ctx->shpool->mutex);
 
-        e[i].node->reserved = ngx_max(e[i].node->reserved - n, 0);
+        node->reserved = ngx_max(node->reserved - n, 0);
+        node->cost_reserved = ngx_max(node->cost_reserved - c, 0);
 
-        ngx_http_agent_limit_windows(e[i].limit, e[i].node);
-        e[i].node->tokens += tokens;
+        ngx_http_agent_limit_windows(limit, node);
+        node->tokens += tokens;
+        node->cost += cost;
 
-        if (e[i].limit->tokens_period
-            && e[i].node->tokens >= e[i].limit->tokens)
-        {
+        if (limit->tokens_period && node->tokens >= limit->tokens) {
             hl->over = 1;
+
+        } else if (limit->cost_period && node->cost >= limit->cost) {
+            hl->over = 1;
+            hl->cost = 1;
         }
 
         ngx_shmtx_unlock(&ctx->shpool->mutex);
@@ -433,17 +470,26 @@ ngx_http_agent_limit_charge(ngx_http_agent_limits_t *hl, int64_t tokens,
 
 
 static void
-ngx_http_agent_limit_unreserve(ngx_http_agent_limit_held_t *e, int64_t n)
+ngx_http_agent_limit_unreserve(ngx_http_agent_limit_held_t *e, int64_t n,
+    int64_t cost)
 {
     ngx_http_agent_limit_ctx_t  *ctx;
 
     n = ngx_min(n, e->reserved);
+    cost = ngx_min(cost, e->reserved_cost);
+
+    if (n == 0 && cost == 0) {
+        return;
+    }
+
     e->reserved -= n;
+    e->reserved_cost -= cost;
 
     ctx = e->limit->zone->shm_zone->data;
 
     ngx_shmtx_lock(&ctx->shpool->mutex);
     e->node->reserved = ngx_max(e->node->reserved - n, 0);
+    e->node->cost_reserved = ngx_max(e->node->cost_reserved - cost, 0);
     ngx_shmtx_unlock(&ctx->shpool->mutex);
 }
 
@@ -494,9 +540,8 @@ ngx_http_agent_limit_release(ngx_http_agent_limits_t *hl)
 
         /* a call cut (the client gone, the turn's timeout) settles here */
 
-        if (e[i].reserved) {
-            ngx_http_agent_limit_unreserve(&e[i], e[i].reserved);
-        }
+        ngx_http_agent_limit_unreserve(&e[i], e[i].reserved,
+                                       e[i].reserved_cost);
 
         ctx = e[i].limit->zone->shm_zone->data;
 
@@ -527,6 +572,15 @@ ngx_http_agent_limit_windows(ngx_http_agent_limit_t *limit,
         if (w != node->tokens_window) {
             node->tokens_window = w;
             node->tokens = 0;
+        }
+    }
+
+    if (limit->cost_period) {
+        w = now / limit->cost_period;
+
+        if (w != node->cost_window) {
+            node->cost_window = w;
+            node->cost = 0;
         }
     }
 
@@ -598,7 +652,7 @@ ngx_http_agent_limit_lookup(ngx_http_agent_limit_ctx_t *ctx, ngx_str_t *key,
         ln = ngx_queue_data(q, ngx_http_agent_limit_node_t, queue);
         prev = ngx_queue_prev(q);
 
-        if (ln->concurrent || ln->reserved) {
+        if (ln->concurrent || ln->reserved || ln->cost_reserved) {
             q = prev;
             continue;
         }

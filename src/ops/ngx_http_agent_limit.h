@@ -21,11 +21,20 @@ typedef struct {
 } ngx_http_agent_limit_zone_t;
 
 
-/* agent_limit zone=NAME [tokens=N/PERIOD] [turns=N/PERIOD] [concurrent=N] */
+/* a model call's tokens reserved when no max_tokens says how many */
+#define NGX_HTTP_AGENT_LIMIT_ESTIMATE  1024
+
+
+/*
+ * agent_limit zone=NAME [tokens=N/PERIOD] [cost=DOLLARS/PERIOD]
+ * [turns=N/PERIOD] [concurrent=N]
+ */
 typedef struct {
     ngx_http_agent_limit_zone_t  *zone;
     int64_t                       tokens;
     time_t                        tokens_period;
+    int64_t                       cost;      /* nanodollars */
+    time_t                        cost_period;
     ngx_uint_t                    turns;
     time_t                        turns_period;
     ngx_uint_t                    concurrent;
@@ -37,6 +46,7 @@ typedef struct {
     ngx_array_t                   held;      /* of what acquire found */
     unsigned                      released:1;
     unsigned                      over:1;    /* a budget is spent */
+    unsigned                      cost:1;    /* it is one of dollars */
 } ngx_http_agent_limits_t;
 
 
@@ -49,8 +59,11 @@ typedef struct {
     ngx_queue_t                  queue;
     time_t                       tokens_window;
     time_t                       turns_window;
+    time_t                       cost_window;
     int64_t                      tokens;
     int64_t                      reserved;   /* by model calls running */
+    int64_t                      cost;       /* nanodollars */
+    int64_t                      cost_reserved;
     ngx_uint_t                   turns;
     ngx_uint_t                   concurrent;
     u_char                       data[1];
@@ -78,9 +91,9 @@ ngx_int_t ngx_http_agent_limit_acquire(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_limit_keys(ngx_http_request_t *r,
     ngx_array_t *limits, ngx_str_t *keys);
 ngx_int_t ngx_http_agent_limit_reserve(ngx_http_agent_limits_t *held,
-    int64_t *want);
+    int64_t *want, int64_t *cost);
 void ngx_http_agent_limit_charge(ngx_http_agent_limits_t *held,
-    int64_t tokens, int64_t reserved);
+    int64_t tokens, int64_t cost, int64_t reserved, int64_t reserved_cost);
 void ngx_http_agent_limit_release(ngx_http_agent_limits_t *held);
 
 

@@ -57,6 +57,8 @@ static ngx_http_agent_param_t  ngx_http_agent_limit_params[] = {
       offsetof(ngx_http_agent_limit_t, tokens), NULL },
     { ngx_string("turns"), ngx_http_agent_limit_rate,
       offsetof(ngx_http_agent_limit_t, turns), NULL },
+    { ngx_string("cost"), ngx_http_agent_limit_rate,
+      offsetof(ngx_http_agent_limit_t, cost), NULL },
     { ngx_string("concurrent"), ngx_http_agent_params_set_num,
       offsetof(ngx_http_agent_limit_t, concurrent),
       &ngx_http_agent_limit_one },
@@ -152,11 +154,10 @@ ngx_http_agent_limit_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 
 /*
- * N/PERIOD: a count and a window (s, m, h, d, w as nginx's times); a
- * bare unit is one of it, limit_req's habit: 2/m is 2/1m
+ * tokens=N/PERIOD, turns=N/PERIOD, cost=DOLLARS/PERIOD: a count (or
+ * dollars, to the nanodollar) and a window (s, m, h, d, w as nginx's
+ * times); a bare unit is one of it, limit_req's habit: 2/m is 2/1m
  */
-
-/* tokens=N/PERIOD, turns=N/PERIOD: a PERIOD without a number is one */
 
 static char *
 ngx_http_agent_limit_rate(ngx_conf_t *cf, ngx_http_agent_param_t *param,
@@ -174,7 +175,12 @@ ngx_http_agent_limit_rate(ngx_conf_t *cf, ngx_http_agent_param_t *param,
         return "N/PERIOD";
     }
 
-    n = ngx_atoof(value->data, slash - value->data);
+    if (param->offset == offsetof(ngx_http_agent_limit_t, cost)) {
+        n = ngx_atofp(value->data, slash - value->data, 9);
+
+    } else {
+        n = ngx_atoof(value->data, slash - value->data);
+    }
 
     p.data = slash + 1;
     p.len = value->data + value->len - p.data;
@@ -196,6 +202,10 @@ ngx_http_agent_limit_rate(ngx_conf_t *cf, ngx_http_agent_param_t *param,
     if (param->offset == offsetof(ngx_http_agent_limit_t, tokens)) {
         limit->tokens = n;
         limit->tokens_period = period;
+
+    } else if (param->offset == offsetof(ngx_http_agent_limit_t, cost)) {
+        limit->cost = n;
+        limit->cost_period = period;
 
     } else {
         limit->turns = (ngx_uint_t) n;
@@ -363,9 +373,9 @@ ngx_http_agent_limit(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     if (limit->tokens_period == 0 && limit->turns_period == 0
-        && limit->concurrent == 0)
+        && limit->cost_period == 0 && limit->concurrent == 0)
     {
-        return "needs tokens=, turns= or concurrent=";
+        return "needs tokens=, cost=, turns= or concurrent=";
     }
 
     return NGX_CONF_OK;

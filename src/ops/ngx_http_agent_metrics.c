@@ -10,6 +10,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_cost.h"
 
 
 /*
@@ -29,6 +30,7 @@
 
 typedef enum {
     NGX_HTTP_AGENT_COUNTER = 0,
+    NGX_HTTP_AGENT_DOLLARS,              /* a counter of nanodollars */
     NGX_HTTP_AGENT_GAUGE,
     NGX_HTTP_AGENT_HISTOGRAM
 } ngx_http_agent_metric_type_e;
@@ -90,6 +92,9 @@ static ngx_http_agent_metric_def_t  ngx_http_agent_metrics_defs[] = {
       NGX_HTTP_AGENT_HISTOGRAM, { "model", NULL } },
     { "agent_tokens_total", "Tokens, by model and kind (input, output, "
       "cached)", NGX_HTTP_AGENT_COUNTER, { "model", "kind" } },
+    { "agent_cost_usd_total", "What model calls cost in US dollars, by "
+      "model (of the models with price=)", NGX_HTTP_AGENT_DOLLARS,
+      { "model", NULL } },
     { "agent_model_retries_total", "Model calls tried again",
       NGX_HTTP_AGENT_COUNTER, { "model", NULL } },
     { "agent_model_fallbacks_total", "Model calls given to the fallback "
@@ -376,9 +381,9 @@ ngx_http_agent_metrics_handler(ngx_http_request_t *r)
 
         p = ngx_slprintf(p, last, "# HELP %s %s\n# TYPE %s %s\n", def->name,
                          def->help, def->name,
-                         def->type == NGX_HTTP_AGENT_COUNTER ? "counter"
-                         : def->type == NGX_HTTP_AGENT_GAUGE ? "gauge"
-                         : "histogram");
+                         def->type == NGX_HTTP_AGENT_GAUGE ? "gauge"
+                         : def->type == NGX_HTTP_AGENT_HISTOGRAM
+                         ? "histogram" : "counter");
         any = 0;
 
         for (i = 0; i < m->n; i++) {
@@ -394,6 +399,14 @@ ngx_http_agent_metrics_handler(ngx_http_request_t *r)
                 p = ngx_slprintf(p, last, "%s", def->name);
                 p = ngx_http_agent_metrics_labels(p, last, def, s,
                                               NGX_HTTP_AGENT_METRICS_NO_LE);
+
+                if (def->type == NGX_HTTP_AGENT_DOLLARS) {
+                    p = ngx_slprintf(p, last, " ");
+                    p = ngx_http_agent_cost_print(p, last, s->value);
+                    p = ngx_slprintf(p, last, "\n");
+                    continue;
+                }
+
                 p = ngx_slprintf(p, last, " %A\n",
                                  (ngx_atomic_int_t) s->value);
                 continue;

@@ -20,6 +20,7 @@ typedef enum {
     NGX_HTTP_AGENT_M_MODEL_CALLS,        /* model, status */
     NGX_HTTP_AGENT_M_TTFT_SECONDS,       /* model: histogram */
     NGX_HTTP_AGENT_M_TOKENS,             /* model, kind */
+    NGX_HTTP_AGENT_M_COST,               /* model: nanodollars */
     NGX_HTTP_AGENT_M_RETRIES,            /* model */
     NGX_HTTP_AGENT_M_FALLBACKS,          /* model */
     NGX_HTTP_AGENT_M_TOOL_CALLS,         /* tool, outcome */

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_trace.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_header.h"
+#include "ngx_http_agent_cost.h"
 
 
 /*
@@ -43,6 +44,8 @@ static void ngx_http_agent_trace_attr_str(ngx_http_agent_json_t *j,
     const char *key, ngx_str_t *value);
 static void ngx_http_agent_trace_attr_int(ngx_http_agent_json_t *j,
     const char *key, int64_t value);
+static void ngx_http_agent_trace_attr_double(ngx_http_agent_json_t *j,
+    const char *key, u_char *num, u_char *last);
 
 
 /*
@@ -176,7 +179,7 @@ void
 ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
     ngx_http_agent_trace_call_t *llm)
 {
-    double                   ttft;
+    u_char                   num[NGX_HTTP_AGENT_COST_LEN];
     ngx_str_t                op, *model;
     ngx_uint_t               ok;
     ngx_http_agent_json_t   *j;
@@ -222,17 +225,17 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
                                   llm->cached_tokens);
 
     if (llm->ttft) {
-        ttft = (double) llm->ttft / 1000;
+        ngx_http_agent_trace_attr_double(j,
+                               "gen_ai.response.time_to_first_chunk", num,
+                               ngx_sprintf(num, "%M.%03M", llm->ttft / 1000,
+                                           llm->ttft % 1000));
+    }
 
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "key");
-        ngx_http_agent_json_cstr(j, "gen_ai.response.time_to_first_chunk");
-        ngx_http_agent_json_key(j, "value");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "doubleValue");
-        ngx_http_agent_json_double(j, ttft);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_end(j);
+    if (llm->cost >= 0) {
+        /* US dollars, written from the integer: no float's rounding */
+        ngx_http_agent_trace_attr_double(j, "gen_ai.usage.cost", num,
+                               ngx_http_agent_cost_print(num,
+                                           num + sizeof(num), llm->cost));
     }
 
     if (!ok) {
@@ -541,6 +544,29 @@ ngx_http_agent_trace_attr_int(ngx_http_agent_json_t *j, const char *key,
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "intValue");
     ngx_http_agent_json_bytes(j, num, ngx_sprintf(num, "%L", value) - num);
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+}
+
+
+/* a number's decimal text, as OTLP JSON's doubleValue */
+
+static void
+ngx_http_agent_trace_attr_double(ngx_http_agent_json_t *j, const char *key,
+    u_char *num, u_char *last)
+{
+    ngx_str_t  text;
+
+    text.data = num;
+    text.len = last - num;
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "key");
+    ngx_http_agent_json_cstr(j, key);
+    ngx_http_agent_json_key(j, "value");
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "doubleValue");
+    ngx_http_agent_json_raw(j, &text);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 }

@@ -66,6 +66,8 @@ typedef struct {
     int64_t                         input_tokens;
     int64_t                         output_tokens;
     int64_t                         cached_tokens;
+    int64_t                         cost;      /* nanodollars; -1: the
+                                                  model has no price */
     ngx_str_t                       error;     /* empty: it answered */
 } ngx_http_agent_trace_call_t;
 

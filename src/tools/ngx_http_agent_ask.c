@@ -96,7 +96,9 @@ ngx_http_agent_ask(ngx_http_agent_run_t *run, ngx_str_t *system,
     ask->llm->on_done = ngx_http_agent_ask_done;
     ask->llm->data = ask;
 
-    if (ngx_http_agent_env_reserve(run, ask->llm, ask->model) != NGX_OK) {
+    if (ngx_http_agent_env_reserve(run, ask->llm, ask->model, &ask->req)
+        != NGX_OK)
+    {
         return NULL;
     }
 

@@ -14,6 +14,10 @@
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_model.h"
+#include "ngx_http_agent_cost.h"
+
+
+static int64_t ngx_http_agent_env_input(ngx_http_agent_llm_req_t *req);
 
 
 ngx_int_t
@@ -31,27 +35,65 @@ ngx_http_agent_env_emit(ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev)
 
 /*
  * A model call is about to start: its max_tokens reserved in the budgets
- * of agent_limit, so that turns at once cannot all spend the last of one
+ * of agent_limit, and their cost with its input's, so that turns at once
+ * cannot all spend the last of one
  */
 
 ngx_int_t
 ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
-    ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model)
+    ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model,
+    ngx_http_agent_llm_req_t *req)
 {
     ngx_http_agent_env_t *env = run->data;
 
     llm->reserved = model->max_tokens;
+    llm->reserved_cost = ngx_http_agent_cost_of(&model->price,
+                                     ngx_http_agent_env_input(req),
+                                     model->max_tokens ? model->max_tokens
+                                     : NGX_HTTP_AGENT_LIMIT_ESTIMATE, 0, 0);
 
-    if (ngx_http_agent_limit_reserve(env->limits, &llm->reserved) == NGX_OK) {
+    if (ngx_http_agent_limit_reserve(env->limits, &llm->reserved,
+                                     &llm->reserved_cost)
+        == NGX_OK)
+    {
         return NGX_OK;
     }
 
     llm->reserved = 0;
+    llm->reserved_cost = 0;
 
-    return ngx_http_agent_graph_fail(run, "budget_exceeded", "the token "
+    return ngx_http_agent_graph_fail(run, "budget_exceeded", "the %s "
                                      "budget of agent_limit is spent, or "
                                      "held by the model calls running now; "
-                                     "the steps done are saved");
+                                     "the steps done are saved",
+                                     env->limits->cost ? "cost" : "token");
+}
+
+
+/*
+ * The input tokens a call is reserved for: four bytes a token of what it
+ * sends but images, whose tokens the provider counts by their pixels
+ */
+
+static int64_t
+ngx_http_agent_env_input(ngx_http_agent_llm_req_t *req)
+{
+    size_t                 bytes;
+    ngx_uint_t             i;
+    ngx_http_agent_msg_t  *m;
+
+    bytes = (req->system ? req->system->len : 0)
+            + (req->tools ? req->tools->len : 0);
+
+    if (req->messages) {
+        m = req->messages->elts;
+
+        for (i = 0; i < req->messages->nelts; i++) {
+            bytes += m[i].content.len + m[i].tool_calls.len;
+        }
+    }
+
+    return (int64_t) (bytes + 3) / 4;
 }
 
 
@@ -60,9 +102,18 @@ ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
 void
 ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 {
+    int64_t                      cost;
     ngx_http_agent_trace_call_t  call;
 
     env->model_calls++;
+
+    /* the answering model's price: a fallback may cost more or less */
+    cost = llm->model ? ngx_http_agent_cost_of(&llm->model->price,
+                                               llm->prompt_tokens,
+                                               llm->completion_tokens,
+                                               llm->cached_tokens,
+                                               llm->cache_write_tokens)
+                      : 0;
 
     if (env->trace && llm->model) {
         call.provider = &llm->model->provider->name;
@@ -73,6 +124,7 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
         call.input_tokens = llm->prompt_tokens;
         call.output_tokens = llm->completion_tokens;
         call.cached_tokens = llm->cached_tokens;
+        call.cost = llm->model->price.set ? cost : -1;
         call.error = llm->error;
 
         ngx_http_agent_trace_model(env->trace, &call);
@@ -81,8 +133,9 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
     /* the budgets of agent_limit, with what the call really spent */
     ngx_http_agent_limit_charge(env->limits,
                                 llm->prompt_tokens + llm->completion_tokens,
-                                llm->reserved);
+                                cost, llm->reserved, llm->reserved_cost);
     llm->reserved = 0;
+    llm->reserved_cost = 0;
 
     env->prompt_tokens += llm->prompt_tokens;
     env->completion_tokens += llm->completion_tokens;
@@ -102,6 +155,14 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
         ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOKENS,
                                     &llm->model->name, "cached",
                                     llm->cached_tokens);
+
+        if (llm->model->price.set) {
+            env->cost += cost;
+            env->priced = 1;
+
+            ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_COST,
+                                       &llm->model->name, NULL, cost);
+        }
 
         if (llm->ttft) {
             ngx_http_agent_metrics_observe(NGX_HTTP_AGENT_M_TTFT_SECONDS,

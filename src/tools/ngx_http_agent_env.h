@@ -114,6 +114,8 @@ typedef struct {
     int64_t                         completion_tokens;
     int64_t                         cached_tokens;
     int64_t                         cache_write_tokens;
+    int64_t                         cost;        /* nanodollars */
+    ngx_uint_t                      priced;      /* a call had a price */
     ngx_uint_t                      model_calls;
     ngx_uint_t                      tool_calls;
     ngx_str_t                       answered_by; /* the last model called */
@@ -137,7 +139,8 @@ typedef struct {
 ngx_int_t ngx_http_agent_env_emit(ngx_http_agent_run_t *run,
     ngx_http_agent_event_t *ev);
 ngx_int_t ngx_http_agent_env_reserve(ngx_http_agent_run_t *run,
-    ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model);
+    ngx_http_agent_llm_t *llm, ngx_http_agent_model_t *model,
+    ngx_http_agent_llm_req_t *req);
 void ngx_http_agent_env_usage(ngx_http_agent_env_t *env,
     ngx_http_agent_llm_t *llm);
 ngx_int_t ngx_http_agent_env_sql(ngx_http_agent_run_t *run);

@@ -32,9 +32,10 @@ ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
 
     if (env->limits && env->limits->over) {
         return ngx_http_agent_graph_fail(turn->run, "budget_exceeded",
-                                         "the token budget of agent_limit "
-                                         "is spent; the steps done are "
-                                         "saved");
+                                         "the %s budget of agent_limit is "
+                                         "spent; the steps done are saved",
+                                         env->limits->cost ? "cost"
+                                                           : "token");
     }
 
     if (alcf->turn_max_tokens > 0

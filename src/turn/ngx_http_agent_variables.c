@@ -12,14 +12,16 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_variables.h"
+#include "ngx_http_agent_cost.h"
 
 
 /*
  * The $agent_ variables of a turn, for log_format and the like: the
  * session, the model that answered last, the tokens and tool calls summed
  * over the turn, the time spent in model calls and to the first token (in
- * seconds with milliseconds, as $upstream_response_time).  Empty on a
- * request that ran no turn.
+ * seconds with milliseconds, as $upstream_response_time), what its calls
+ * of models with a price cost in dollars.  Empty on a request that ran no
+ * turn.
  */
 
 
@@ -33,7 +35,8 @@ enum {
     NGX_HTTP_AGENT_VAR_LLM_TIME,
     NGX_HTTP_AGENT_VAR_TTFT,
     NGX_HTTP_AGENT_VAR_TRACE_ID,
-    NGX_HTTP_AGENT_VAR_OWNER
+    NGX_HTTP_AGENT_VAR_OWNER,
+    NGX_HTTP_AGENT_VAR_COST
 };
 
 
@@ -70,6 +73,8 @@ static ngx_http_variable_t  ngx_http_agent_vars[] = {
       NGX_HTTP_AGENT_VAR_TRACE_ID, NGX_HTTP_VAR_NOCACHEABLE, 0 },
     { ngx_string("agent_owner"), NULL, ngx_http_agent_variable,
       NGX_HTTP_AGENT_VAR_OWNER, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("agent_cost"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_COST, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
 };
@@ -151,6 +156,23 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
         ngx_http_agent_trace_id(env->trace, p);
         v->data = p;
         v->len = 32;
+        return NGX_OK;
+
+    case NGX_HTTP_AGENT_VAR_COST:
+        if (!env->priced) {
+            v->not_found = 1;
+            return NGX_OK;
+        }
+
+        p = ngx_pnalloc(r->pool, NGX_HTTP_AGENT_COST_LEN);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        v->data = p;
+        v->len = ngx_http_agent_cost_print(p, p + NGX_HTTP_AGENT_COST_LEN,
+                                           env->cost)
+                 - p;
         return NGX_OK;
 
     case NGX_HTTP_AGENT_VAR_SESSION:
