@@ -356,7 +356,7 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
 {
     size_t                  k;
     yajl_val                v, o;
-    ngx_str_t               none, id, output, err;
+    ngx_str_t               id, output, err;
     ngx_uint_t              i, n, found;
     ngx_http_agent_call_t  *c;
     ngx_http_agent_json_t  *j;
@@ -405,14 +405,7 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
     }
 
     if (run->resume.len == 0) {
-        if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
-            || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
-               != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        return NGX_HTTP_AGENT_INTERRUPT;
+        return ngx_http_agent_tools_approve_wait(run, j);
     }
 
     /*
@@ -432,14 +425,9 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    v = ngx_http_agent_json_parse(run->pool, run->resume.data,
-                                  run->resume.len, NULL);
-
-    ngx_str_null(&run->resume);
-    ngx_str_set(&none, "null");
     ngx_str_set(&err, "the client gave no output for this call");
 
-    if (ngx_http_agent_state_set(run, "__interrupt__", &none) != NGX_OK) {
+    if (ngx_http_agent_tools_approve_resumed(run, &v) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -588,14 +576,7 @@ ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
                   "node \"%V\" cut by a take-over: a human is asked "
                   "(on_unknown=interrupt)", asked, &node->name);
 
-    if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
-        || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_HTTP_AGENT_INTERRUPT;
+    return ngx_http_agent_tools_approve_wait(run, j);
 }
 
 
@@ -611,20 +592,15 @@ ngx_http_agent_node_tools_told(ngx_http_agent_run_t *run, yajl_val asked,
 {
     u_char                 *id;
     yajl_val                answer, results, v;
-    ngx_str_t               none, err;
+    ngx_str_t               err;
     ngx_uint_t              i;
     ngx_http_agent_call_t  *c;
 
     c = calls->elts;
     results = ngx_http_agent_json_get(asked, "results");
-    answer = ngx_http_agent_json_parse(run->pool, run->resume.data,
-                                       run->resume.len, NULL);
-
-    ngx_str_null(&run->resume);
-    ngx_str_set(&none, "null");
     ngx_str_set(&err, "the human gave no answer about this call");
 
-    if (ngx_http_agent_state_set(run, "__interrupt__", &none) != NGX_OK) {
+    if (ngx_http_agent_tools_approve_resumed(run, &answer) != NGX_OK) {
         return NGX_ERROR;
     }
 
