@@ -375,16 +375,10 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
         return ngx_http_agent_node_tools_told(run, o, calls);
     }
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_tools_approve_open(run, &node->name);
     if (j == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "node");
-    ngx_http_agent_json_str(j, &node->name);
-    ngx_http_agent_json_key(j, "value");
-    ngx_http_agent_json_arr(j);
 
     for (i = 0, n = 0; i < calls->nelts; i++) {
         if (!ngx_http_agent_node_tools_clients(run, node->conf, &c[i].name)) {
@@ -524,16 +518,10 @@ ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
 
     node = (ngx_http_agent_node_t *) run->graph->nodes.elts + run->current;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_tools_approve_open(run, &node->name);
     if (j == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "node");
-    ngx_http_agent_json_str(j, &node->name);
-    ngx_http_agent_json_key(j, "value");
-    ngx_http_agent_json_arr(j);
 
     for (i = 0, asked = 0; i < n; i++) {
         if (!calls[i].unknown) {

@@ -57,16 +57,10 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
 
     c = calls->elts;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_tools_approve_open(run, node);
     if (j == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "node");
-    ngx_http_agent_json_str(j, node);
-    ngx_http_agent_json_key(j, "value");
-    ngx_http_agent_json_arr(j);
 
     for (i = 0; i < calls->nelts; i++) {
         ngx_http_agent_tools_approve_call(j, &c[i]);
@@ -78,6 +72,28 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_tools_approve_wait(run, j);
+}
+
+
+/* an interrupt of calls begun: {"node": NODE, "value": [ */
+
+ngx_http_agent_json_t *
+ngx_http_agent_tools_approve_open(ngx_http_agent_run_t *run, ngx_str_t *node)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NULL;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "node");
+    ngx_http_agent_json_str(j, node);
+    ngx_http_agent_json_key(j, "value");
+    ngx_http_agent_json_arr(j);
+
+    return j;
 }
 
 
