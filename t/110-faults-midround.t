@@ -258,11 +258,15 @@ is($msgs->[-1]{content}, 'new ' x 5, 'the new answer');
 # --- 4. PostgreSQL: the worker's connection cut in the middle of a write ----
 
 SKIP: {
-    skip 'PostgreSQL only (t/pg/run)', 6 unless $PG;
+    skip 'PostgreSQL only (t/pg/run)', 9 unless $PG;
     my $name = AgentTest::pg_name($db);
 
     my ($tg, $rg) = start('lg', 'pay', 'cut pg');
     ok(held('lookg1'), 'PG: the round reached the service');
+    # the model's step is written (it may be written behind the round)
+    ok(AgentTest::wait_for(sub { $t->sqlite($db, "SELECT count(*) FROM"
+        . " messages WHERE session_id = '$tg'") == 2 }, 30),
+       'PG: the model\'s step written');
 
     # the round's step, written once the call answers, waits: its
     # connection is cut while it writes
