@@ -33,6 +33,8 @@ my %rounds = (
                      [ 'c2', 'look', '{"which": "look"}' ] ],
     'pay ask'   => [ [ 'i1', 'pay', '{"which": "payi"}' ],
                      [ 'i2', 'look', '{"which": "looki"}' ] ],
+    'pay none'  => [ [ 'n1', 'pay', '{"which": "payn"}' ],
+                     [ 'n2', 'look', '{"which": "lookn"}' ] ],
     'reload it' => [ [ 'r1', 'pay', '{"which": "payr"}' ] ],
     'cut pg'    => [ [ 'g1', 'look', '{"which": "lookg"}' ] ],
 );
@@ -231,6 +233,25 @@ is(scalar(calls_of('looki')), 2, 'nothing ran again at the resume');
 is_deeply($types, [ qw(human ai tool tool ai) ],
           'on_unknown: each message once');
 
+# a run with neither input nor answer answers the wait with null, as
+# LangGraph's do (so does a take-over of a resumed round): no answer,
+# the model is told the outcome is unknown, nothing runs again
+my ($tn, $rn) = start('lgi', 'payi', 'pay none');
+ok(held(qw(payn1 lookn1)), 'no answer: the round reached the service');
+kill 'KILL', holder($tn);
+AgentTest::free($dir, qw(payn1 lookn1));
+ends('lgi', $tn, $rn, 'interrupted');
+$r = $t->http('POST', "/lgi/threads/$tn/runs/wait",
+              { assistant_id => 'payi' });
+like($r->{json}{messages}[-1]{content} // '', qr/^pay none: /,
+     'no answer: the run answered');
+($after) = asked_after('pay none');
+%res = map { $_->{tool_call_id} => $_->{content} }
+       grep { $_->{role} eq 'tool' } @{ $after // [] };
+like($res{n1} // '', qr/outcome unknown: no human answered/,
+     'no answer: the model is told the outcome is unknown');
+is(scalar(calls_of('payn')), 1, 'no answer: the payment made once');
+
 # --- 3. a model call cut by a take-over: its tokens once in a join ----------
 
 my ($ts, $rs) = start('lgs', 'react', 'stream it',
@@ -329,5 +350,5 @@ ok(AgentTest::wait_for(sub { !kill 0, $old }, 30),
 
 $t->check_log(allow => qr/exited on signal 9|lost its worker|was cut while/);
 my @killed = $t->slurp('error.log') =~ /exited on signal 9/g;
-is(scalar @killed, 3, 'no worker died but the three killed');
+is(scalar @killed, 4, 'no worker died but the four killed');
 done_testing;

@@ -570,8 +570,8 @@ ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
 
 /*
  * The resumed round: each call answered from the interrupt's results, a
- * call asked about from the human's answer (our generator's JSON of it),
- * none run again
+ * call asked about from the human's answer (our generator's JSON of it;
+ * none, or null, leaves its outcome unknown), none run again
  */
 
 static ngx_int_t
@@ -586,10 +586,18 @@ ngx_http_agent_node_tools_told(ngx_http_agent_run_t *run, yajl_val asked,
 
     c = calls->elts;
     results = ngx_http_agent_json_get(asked, "results");
-    ngx_str_set(&err, "the human gave no answer about this call");
+    ngx_str_set(&err, "outcome unknown: no human answered about this call "
+                "(cut while it ran, its worker lost); it may or may not "
+                "have taken effect: check before calling it again");
 
     if (ngx_http_agent_tools_approve_resumed(run, &answer) != NGX_OK) {
         return NGX_ERROR;
+    }
+
+    /* null: a run without an answer (LangGraph's), or a take-over's */
+
+    if (answer && YAJL_IS_NULL(answer)) {
+        answer = NULL;
     }
 
     for (i = 0; i < calls->nelts; i++) {
