@@ -516,6 +516,14 @@ ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
     ngx_http_agent_json_t  *j;
     ngx_http_agent_node_t  *node;
 
+    for (i = 0, asked = 0; i < n; i++) {
+        asked += calls[i].unknown;
+    }
+
+    if (asked == 0) {
+        return NGX_OK;
+    }
+
     node = (ngx_http_agent_node_t *) run->graph->nodes.elts + run->current;
 
     j = ngx_http_agent_tools_approve_open(run, &node->name);
@@ -523,22 +531,17 @@ ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
-    for (i = 0, asked = 0; i < n; i++) {
+    for (i = 0; i < n; i++) {
         if (!calls[i].unknown) {
             continue;
         }
 
-        asked++;
         ngx_memzero(&call, sizeof(ngx_http_agent_call_t));
         call.id = calls[i].id;
         call.name = calls[i].name;
         call.arguments = calls[i].arguments;
         call.args = calls[i].args;
         ngx_http_agent_tools_approve_call(j, &call);
-    }
-
-    if (asked == 0) {
-        return NGX_OK;
     }
 
     ngx_http_agent_json_arr_end(j);
@@ -548,12 +551,22 @@ ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
     ngx_http_agent_json_obj(j);
 
     for (i = 0; i < n; i++) {
-        v = calls[i].unknown ? NULL
-            : ngx_http_agent_json_parse(run->pool, calls[i].result.data,
-                                        calls[i].result.len, NULL);
+        if (calls[i].unknown) {
+            continue;
+        }
+
+        /* a result is JSON; text that is not is kept as a string */
+
+        v = ngx_http_agent_json_parse(run->pool, calls[i].result.data,
+                                      calls[i].result.len, NULL);
+
+        ngx_http_agent_json_str(j, &calls[i].id);
+
         if (v) {
-            ngx_http_agent_json_str(j, &calls[i].id);
             ngx_http_agent_json_val(j, v);
+
+        } else {
+            ngx_http_agent_json_str(j, &calls[i].result);
         }
     }
 

@@ -30,8 +30,11 @@ static ngx_http_agent_param_bounds_t  ngx_http_agent_node_tools_retries = {
     0, 5
 };
 
-/* a call cut by a take-over and not run again: the model is told, or a
-   human is asked (docs/runs.md, "Exactly once") */
+/*
+ * on_unknown=: a call cut by a take-over and not run again is told to
+ * the model, or asked of a human (docs/runs.md, "Exactly once")
+ */
+
 static ngx_conf_enum_t  ngx_http_agent_node_tools_unknown[] = {
     { ngx_string("result"), 0 },
     { ngx_string("interrupt"), 1 },
