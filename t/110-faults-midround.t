@@ -348,6 +348,17 @@ answer_once(qr/^reload it: /, join_of('lg', $tr, $rr));
 ok(AgentTest::wait_for(sub { !kill 0, $old }, 30),
    'reload: the old worker ended');
 
+# nginx -t: on_unknown= knows two words
+my $bad = AgentTest->new;
+(my $bg = $graph) =~ s/NAME/odd/;
+$bg =~ s/ TOOLS/ on_unknown=later/;
+$bad->write_conf($bad->conf(http => "agent_tool pay location=/internal/svc"
+                                    . " \"description=Pays\";\n$bg"));
+my ($good, $said) = $bad->test_conf;
+ok(!$good, 'nginx -t refuses on_unknown=later');
+like($said, qr/on_unknown.*one of result interrupt/, '... and says why')
+    or diag($said);
+
 $t->check_log(allow => qr/exited on signal 9|lost its worker|was cut while/);
 my @killed = $t->slurp('error.log') =~ /exited on signal 9/g;
 is(scalar @killed, 4, 'no worker died but the four killed');
