@@ -19,6 +19,7 @@ use AgentTest;
 use MockLLM;
 use JSON::PP;
 use Time::HiRes qw(sleep);
+use POSIX ();
 
 my $t = AgentTest->new;
 my $dir = $t->dir;
@@ -33,6 +34,8 @@ my %rounds = (
                      [ 'c2', 'look', '{"which": "look"}' ] ],
     'pay ask'   => [ [ 'i1', 'pay', '{"which": "payi"}' ],
                      [ 'i2', 'look', '{"which": "looki"}' ] ],
+    'pay live'  => [ [ 'l1', 'pay', '{"which": "payl"}' ],
+                     [ 'l2', 'look', '{"which": "lookl"}' ] ],
     'pay none'  => [ [ 'n1', 'pay', '{"which": "payn"}' ],
                      [ 'n2', 'look', '{"which": "lookn"}' ] ],
     'reload it' => [ [ 'r1', 'pay', '{"which": "payr"}' ] ],
@@ -199,6 +202,36 @@ is($t->sqlite($db, "SELECT count(*) FROM messages WHERE session_id = '$th'"),
    5, 'five rows of messages');
 answer_once(qr/^pay it: /, join_of('lg', $th, $run));
 
+# the same with a client on the run's stream: its stream is cut with the
+# worker; it joins again after its last event and sees the rest, the
+# answer once, each event once
+my $tl = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+my $kid = fork() // die;
+if ($kid == 0) {
+    my $c = $t->stream("/lg/threads/$tl/runs/stream", encode_json({
+        assistant_id => 'pay', stream_resumable => JSON::PP::true,
+        input => { messages => [ { role => 'user', content => 'pay live' } ] }
+        }), timeout => 60);
+    open my $fh, '>', "$dir/live.json" or POSIX::_exit(1);
+    print $fh encode_json($c->{events});
+    close $fh;
+    POSIX::_exit(0);
+}
+ok(held(qw(payl1 lookl1)), 'a client\'s run: its round reached the service');
+kill 'KILL', holder($tl);
+AgentTest::free($dir, qw(payl1 lookl1));
+waitpid($kid, 0);
+my @seen = @{ decode_json(AgentTest::slurp_file("$dir/live.json")) };
+my ($live) = grep { $_->{_event} eq 'metadata' } @seen;
+my $rl = $live->{_json}{run_id} // '';
+ends('lg', $tl, $rl, 'success');
+my $again = $t->stream("/lg/threads/$tl/runs/$rl/stream", '',
+                       method => 'GET',
+                       headers => { 'Last-Event-ID' => $seen[-1]{id} });
+is($again->{status}, 200, 'the client joins again after its last event');
+answer_once(qr/^pay live: /, @seen, @{ $again->{events} });
+is(scalar(calls_of('payl')), 1, '... the payment made once');
+
 # --- 2. on_unknown=interrupt: a human is asked instead -----------------------
 
 my ($ti, $ri) = start('lgi', 'payi', 'pay ask');
@@ -361,5 +394,5 @@ like($said, qr/on_unknown.*one of result interrupt/, '... and says why')
 
 $t->check_log(allow => qr/exited on signal 9|lost its worker|was cut while/);
 my @killed = $t->slurp('error.log') =~ /exited on signal 9/g;
-is(scalar @killed, 4, 'no worker died but the four killed');
+is(scalar @killed, 5, 'no worker died but the five killed');
 done_testing;
