@@ -27,7 +27,7 @@ my $db = "$dir/agent.db";
 my $PG = $ENV{AGENT_PG};
 
 # the model: per question, a round of calls, then an answer from their
-# results; "stream it" streams slowly the first time (it is cut), then a
+# results; "stream ..." streams slowly the first time (it is cut), then a
 # short answer
 my %rounds = (
     'pay it'    => [ [ 'c1', 'pay', '{"which": "pay"}' ],
@@ -46,10 +46,10 @@ $t->mock(sub {
     my ($req) = @_;
     my $q = AgentTest::last_user($req);
     my @tools = grep { $_->{role} eq 'tool' } @{ $req->{messages} };
-    if ($q eq 'stream it') {
+    if ($q =~ /^stream (\w+)/) {
         return { text => 'new ' x 5, pieces => [ ('new ') x 5 ] }
-            if -e "$dir/streamed";
-        open my $fh, '>', "$dir/streamed" or die;
+            if -e "$dir/streamed-$1";
+        open my $fh, '>', "$dir/streamed-$1" or die;
         close $fh;
         return { text => 'lost ' x 200, pieces => [ ('lost ') x 200 ],
                  delay => 0.2 };
@@ -287,27 +287,29 @@ is(scalar(calls_of('payn')), 1, 'no answer: the payment made once');
 
 # --- 3. a model call cut by a take-over: its tokens once in a join ----------
 
-my ($ts, $rs) = start('lgs', 'react', 'stream it',
-                      stream_mode => [ 'values', 'messages-tuple' ]);
-# some of the cut call's tokens were kept before the worker goes
-ok(AgentTest::wait_for(sub {
-    $t->sqlite($db, "SELECT count(*) FROM run_events WHERE run_id = '$rs'"
-                    . " AND data LIKE '%lost%'") >= 3 }, 30),
-   'the cut call\'s tokens were kept');
-$victim = holder($ts);
-kill 'KILL', $victim;
-ends('lgs', $ts, $rs, 'success');
+# with values (a step's end) and with messages alone (none)
+for my $modes ([ 'values', 'messages-tuple' ], [ 'messages-tuple' ]) {
+    my $q = @$modes > 1 ? 'stream it' : 'stream tokens';
+    my ($ts, $rs) = start('lgs', 'react', $q, stream_mode => $modes);
+    # some of the cut call's tokens were kept before the worker goes
+    ok(AgentTest::wait_for(sub {
+        $t->sqlite($db, "SELECT count(*) FROM run_events WHERE run_id ="
+                        . " '$rs' AND data LIKE '%lost%'") >= 3 }, 30),
+       "$q: the cut call's tokens were kept");
+    kill 'KILL', holder($ts);
+    ends('lgs', $ts, $rs, 'success');
 
-my @ev = join_of('lgs', $ts, $rs);
-my @tok = map { $_->{_json}[0]{content} // '' }
-          grep { $_->{_event} eq 'messages' && ref $_->{_json} eq 'ARRAY' }
-          @ev;
-is(scalar(grep { /lost/ } @tok), 0,
-   'a join after the take-over shows none of the cut call\'s tokens');
-is(join('', grep { /new/ } @tok), 'new ' x 5, 'the new call\'s tokens once');
-($types, $msgs) = thread_of('lgs', $ts);
-is_deeply($types, [ qw(human ai) ], 'the thread: the question, the answer');
-is($msgs->[-1]{content}, 'new ' x 5, 'the new answer');
+    my @tok = map { $_->{_json}[0]{content} // '' }
+              grep { $_->{_event} eq 'messages'
+                     && ref $_->{_json} eq 'ARRAY' } join_of('lgs', $ts, $rs);
+    is(scalar(grep { /lost/ } @tok), 0,
+       "$q: a join after the take-over shows none of the cut call's tokens");
+    is(join('', grep { /new/ } @tok), 'new ' x 5,
+       "$q: the new call's tokens once");
+    my ($types, $msgs) = thread_of('lgs', $ts);
+    is_deeply($types, [ qw(human ai) ], "$q: the question, the answer");
+    is($msgs->[-1]{content}, 'new ' x 5, "$q: the new answer");
+}
 
 # --- 4. PostgreSQL: the worker's connection cut in the middle of a write ----
 
@@ -394,5 +396,5 @@ like($said, qr/on_unknown.*one of result interrupt/, '... and says why')
 
 $t->check_log(allow => qr/exited on signal 9|lost its worker|was cut while/);
 my @killed = $t->slurp('error.log') =~ /exited on signal 9/g;
-is(scalar @killed, 5, 'no worker died but the five killed');
+is(scalar @killed, 6, 'no worker died but the six killed');
 done_testing;
