@@ -23,17 +23,6 @@ use Time::HiRes qw(sleep);
 my $t = AgentTest->new;
 my $dir = $t->dir;
 
-# wait (in a forked answer of a mock) until the test says go
-sub hold {
-    my ($name) = @_;
-    open my $fh, '>', "$dir/held-$name" or die;
-    close $fh;
-    for (1 .. 1200) {
-        last if -e "$dir/free-$name";
-        sleep 0.05;
-    }
-}
-
 # an MCP server (t/mcp/server.mjs), where npm can install its SDK
 my $mcp = $t->mcp_server('stateful');
 
@@ -51,22 +40,13 @@ $t->mock(sub {
     return { tools => [ [ 'c1', 'pay', '{"which": "pay"}' ],
                         [ 'c2', 'look', '{"which": "look"}' ] ] }
         unless @tools;
-    hold('llm') unless -e "$dir/held-llm";
+    AgentTest::hold($dir, 'llm') unless -e "$dir/held-llm";
     return { text => 'done: ' . join(' | ', map { $_->{content} } @tools) };
 });
 
 # the service behind both agent_tool locations: the first call of each
 # held until the test lets it go
-my $svc = MockLLM->new(dir => $dir, name => 'svc', script => sub {
-    my ($body) = @_;
-    my $which = $body->{which} // 'none';
-    my $n = 1;
-    $n++ while -e "$dir/call-$which-$n";
-    open my $fh, '>', "$dir/call-$which-$n" or die;
-    close $fh;
-    hold("$which$n") if $n == 1;
-    return { status => 200, body => "{\"$which\": $n}" };
-});
+my $svc = $t->held_service;
 my $sp = $svc->port;
 
 my $conf = $t->conf(http => <<'HTTP');
@@ -133,10 +113,7 @@ ok(AgentTest::wait_for(sub { -e "$dir/held-llm" }, 30),
 # the paused worker wakes while the claimant holds the run, and its calls
 # are answered
 kill 'CONT', $paused;
-for my $name (qw(pay1 look1)) {
-    open my $fh, '>', "$dir/free-$name" or die;
-    close $fh;
-}
+AgentTest::free($dir, qw(pay1 look1));
 
 ok(AgentTest::wait_for(sub {
     $t->slurp('error.log')
@@ -145,8 +122,7 @@ ok(AgentTest::wait_for(sub {
    'the woken worker sees it was taken over');
 
 # the claimant finishes
-open my $fh, '>', "$dir/free-llm" or die;
-close $fh;
+AgentTest::free($dir, 'llm');
 
 my $state;
 ok(AgentTest::wait_for(sub {

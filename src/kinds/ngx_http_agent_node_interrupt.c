@@ -11,6 +11,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_state.h"
 #include "ngx_http_agent_template.h"
+#include "ngx_http_agent_tools_approve.h"
 
 
 /*
@@ -107,12 +108,5 @@ ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
     ngx_http_agent_json_raw(j, &value);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
-        || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return NGX_HTTP_AGENT_INTERRUPT;
+    return ngx_http_agent_tools_approve_wait(run, j);
 }

@@ -28,6 +28,10 @@
 
 static ngx_uint_t ngx_http_agent_node_tools_clients(ngx_http_agent_run_t *run,
     ngx_http_agent_node_tools_conf_t *tc, ngx_str_t *name);
+static ngx_int_t ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
+    ngx_http_agent_tool_call_t *calls, ngx_uint_t n);
+static ngx_int_t ngx_http_agent_node_tools_told(ngx_http_agent_run_t *run,
+    yajl_val asked, ngx_array_t *calls);
 
 
 /*
@@ -63,6 +67,8 @@ ngx_http_agent_node_tools_kept(ngx_http_agent_run_t *run,
     ngx_log_error(NGX_LOG_WARN, run->log, 0, "agent: tool call \"%V\" of "
                   "tool \"%V\" was cut while it ran and is not idempotent: "
                   "not run again, its outcome unknown", &c->id, &c->name);
+
+    c->unknown = 1;
 
     p = ngx_pnalloc(run->pool, c->id.len + c->name.len + 256);
     if (p == NULL) {
@@ -269,10 +275,18 @@ ngx_http_agent_node_tools_write(ngx_http_agent_run_t *run,
     ngx_http_agent_node_tools_conf_t *tc, ngx_http_agent_tool_call_t *calls,
     ngx_uint_t n)
 {
+    ngx_int_t                    rc;
     ngx_uint_t                   i, k;
     ngx_http_agent_msg_t         msg;
     ngx_http_agent_write_t      *w, *dst;
     ngx_http_agent_tool_call_t  *c;
+
+    if (tc->on_unknown) {
+        rc = ngx_http_agent_node_tools_ask(run, calls, n);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
 
     for (i = 0; i < n; i++) {
         c = &calls[i];
@@ -342,23 +356,29 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
 {
     size_t                  k;
     yajl_val                v, o;
-    ngx_str_t               none, id, output, err;
+    ngx_str_t               id, output, err;
     ngx_uint_t              i, n, found;
     ngx_http_agent_call_t  *c;
     ngx_http_agent_json_t  *j;
 
     c = calls->elts;
 
-    j = ngx_http_agent_json_create(run->pool);
+    /* a human's answer to the calls a take-over cut (on_unknown=) */
+
+    v = (run->resume.len && run->extra.len)
+        ? ngx_http_agent_json_parse(run->pool, run->extra.data,
+                                    run->extra.len, NULL)
+        : NULL;
+    o = v ? ngx_http_agent_json_get(v, "__interrupt__") : NULL;
+
+    if (o && YAJL_IS_TRUE(ngx_http_agent_json_get(o, "unknown"))) {
+        return ngx_http_agent_node_tools_told(run, o, calls);
+    }
+
+    j = ngx_http_agent_tools_approve_open(run, &node->name);
     if (j == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "node");
-    ngx_http_agent_json_str(j, &node->name);
-    ngx_http_agent_json_key(j, "value");
-    ngx_http_agent_json_arr(j);
 
     for (i = 0, n = 0; i < calls->nelts; i++) {
         if (!ngx_http_agent_node_tools_clients(run, node->conf, &c[i].name)) {
@@ -379,14 +399,7 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
     }
 
     if (run->resume.len == 0) {
-        if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
-            || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
-               != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        return NGX_HTTP_AGENT_INTERRUPT;
+        return ngx_http_agent_tools_approve_wait(run, j);
     }
 
     /*
@@ -406,14 +419,9 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    v = ngx_http_agent_json_parse(run->pool, run->resume.data,
-                                  run->resume.len, NULL);
-
-    ngx_str_null(&run->resume);
-    ngx_str_set(&none, "null");
     ngx_str_set(&err, "the client gave no output for this call");
 
-    if (ngx_http_agent_state_set(run, "__interrupt__", &none) != NGX_OK) {
+    if (ngx_http_agent_tools_approve_resumed(run, &v) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -487,4 +495,146 @@ ngx_http_agent_node_tools_clients(ngx_http_agent_run_t *run,
     }
 
     return 0;
+}
+
+
+/*
+ * on_unknown=interrupt: the round's calls cut by a take-over (not run
+ * again) go to a human instead of the model.  The round ends as an
+ * interrupt, {"node", "value": [{"id", "name", "args"}], "unknown": true},
+ * that keeps the other calls' results ("results": {ID: result}), so that
+ * nothing of the round runs again when it is resumed
+ */
+
+static ngx_int_t
+ngx_http_agent_node_tools_ask(ngx_http_agent_run_t *run,
+    ngx_http_agent_tool_call_t *calls, ngx_uint_t n)
+{
+    yajl_val                v;
+    ngx_uint_t              i, asked;
+    ngx_http_agent_call_t   call;
+    ngx_http_agent_json_t  *j;
+    ngx_http_agent_node_t  *node;
+
+    for (i = 0, asked = 0; i < n; i++) {
+        asked += calls[i].unknown;
+    }
+
+    if (asked == 0) {
+        return NGX_OK;
+    }
+
+    node = (ngx_http_agent_node_t *) run->graph->nodes.elts + run->current;
+
+    j = ngx_http_agent_tools_approve_open(run, &node->name);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < n; i++) {
+        if (!calls[i].unknown) {
+            continue;
+        }
+
+        ngx_memzero(&call, sizeof(ngx_http_agent_call_t));
+        call.id = calls[i].id;
+        call.name = calls[i].name;
+        call.arguments = calls[i].arguments;
+        call.args = calls[i].args;
+        ngx_http_agent_tools_approve_call(j, &call);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_key(j, "unknown");
+    ngx_http_agent_json_bool(j, 1);
+    ngx_http_agent_json_key(j, "results");
+    ngx_http_agent_json_obj(j);
+
+    for (i = 0; i < n; i++) {
+        if (calls[i].unknown) {
+            continue;
+        }
+
+        /* a result is JSON; text that is not is kept as a string */
+
+        v = ngx_http_agent_json_parse(run->pool, calls[i].result.data,
+                                      calls[i].result.len, NULL);
+
+        ngx_http_agent_json_str(j, &calls[i].id);
+
+        if (v) {
+            ngx_http_agent_json_val(j, v);
+
+        } else {
+            ngx_http_agent_json_str(j, &calls[i].result);
+        }
+    }
+
+    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_end(j);
+
+    ngx_log_error(NGX_LOG_WARN, run->log, 0, "agent: %ui tool call(s) of "
+                  "node \"%V\" cut by a take-over: a human is asked "
+                  "(on_unknown=interrupt)", asked, &node->name);
+
+    return ngx_http_agent_tools_approve_wait(run, j);
+}
+
+
+/*
+ * The resumed round: each call answered from the interrupt's results, a
+ * call asked about from the human's answer (our generator's JSON of it;
+ * none, or null, leaves its outcome unknown), none run again
+ */
+
+static ngx_int_t
+ngx_http_agent_node_tools_told(ngx_http_agent_run_t *run, yajl_val asked,
+    ngx_array_t *calls)
+{
+    u_char                 *id;
+    yajl_val                answer, results, v;
+    ngx_str_t               err;
+    ngx_uint_t              i;
+    ngx_http_agent_call_t  *c;
+
+    c = calls->elts;
+    results = ngx_http_agent_json_get(asked, "results");
+    ngx_str_set(&err, "outcome unknown: no human answered about this call "
+                "(cut while it ran, its worker lost); it may or may not "
+                "have taken effect: check before calling it again");
+
+    if (ngx_http_agent_tools_approve_resumed(run, &answer) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* null: a run without an answer (LangGraph's), or a take-over's */
+
+    if (answer && YAJL_IS_NULL(answer)) {
+        answer = NULL;
+    }
+
+    for (i = 0; i < calls->nelts; i++) {
+        id = ngx_pnalloc(run->pool, c[i].id.len + 1);
+        if (id == NULL) {
+            return NGX_ERROR;
+        }
+
+        (void) ngx_cpystrn(id, c[i].id.data, c[i].id.len + 1);
+
+        v = (results && YAJL_IS_OBJECT(results))
+            ? ngx_http_agent_json_get(results, (char *) id) : NULL;
+
+        if (v == NULL) {
+            v = answer;
+        }
+
+        if ((v ? ngx_http_agent_json_encode(run->pool, v, &c[i].answer)
+             : ngx_http_agent_tools_error(run->pool, &err, &c[i].answer))
+            != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
 }

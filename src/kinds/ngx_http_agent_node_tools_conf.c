@@ -30,6 +30,17 @@ static ngx_http_agent_param_bounds_t  ngx_http_agent_node_tools_retries = {
     0, 5
 };
 
+/*
+ * on_unknown=: a call cut by a take-over and not run again is told to
+ * the model, or asked of a human (docs/runs.md, "Exactly once")
+ */
+
+static ngx_conf_enum_t  ngx_http_agent_node_tools_unknown[] = {
+    { ngx_string("result"), 0 },
+    { ngx_string("interrupt"), 1 },
+    { ngx_null_string, 0 }
+};
+
 
 ngx_http_agent_param_t  ngx_http_agent_node_tools_params[] = {
     { ngx_string("tools"), ngx_http_agent_params_set_str,
@@ -51,6 +62,9 @@ ngx_http_agent_param_t  ngx_http_agent_node_tools_params[] = {
     { ngx_string("args"), ngx_http_agent_node_tools_args_conf, 0, NULL },
     { ngx_string("redact"), ngx_http_agent_params_set_regex,
       offsetof(ngx_http_agent_node_tools_conf_t, redact), NULL },
+    { ngx_string("on_unknown"), ngx_http_agent_params_set_enum,
+      offsetof(ngx_http_agent_node_tools_conf_t, on_unknown),
+      ngx_http_agent_node_tools_unknown },
     ngx_http_agent_null_param
 };
 

@@ -35,6 +35,8 @@ typedef struct {
     ngx_array_t                  *args;         /* ngx_http_agent_tool_arg_t */
     ngx_str_t                     approve;      /* on, or A,B: a human
                                                    sees the calls first */
+    ngx_uint_t                    on_unknown;   /* 1: a call cut by a
+                                                   take-over asks a human */
 } ngx_http_agent_node_tools_conf_t;
 
 

@@ -57,6 +57,8 @@ struct ngx_http_agent_tool_call_s {
     /* its work runs on after its end (a location's subrequest): the tool
        gives its place back when that ends */
     unsigned                        orphan:1;
+    /* cut by a take-over, not run again: its outcome unknown */
+    unsigned                        unknown:1;
 };
 
 

@@ -57,16 +57,10 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
 
     c = calls->elts;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_tools_approve_open(run, node);
     if (j == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "node");
-    ngx_http_agent_json_str(j, node);
-    ngx_http_agent_json_key(j, "value");
-    ngx_http_agent_json_arr(j);
 
     for (i = 0; i < calls->nelts; i++) {
         ngx_http_agent_tools_approve_call(j, &c[i]);
@@ -77,6 +71,38 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
     ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_end(j);
 
+    return ngx_http_agent_tools_approve_wait(run, j);
+}
+
+
+/* an interrupt of calls begun: {"node": NODE, "value": [ */
+
+ngx_http_agent_json_t *
+ngx_http_agent_tools_approve_open(ngx_http_agent_run_t *run, ngx_str_t *node)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(run->pool);
+    if (j == NULL) {
+        return NULL;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "node");
+    ngx_http_agent_json_str(j, node);
+    ngx_http_agent_json_key(j, "value");
+    ngx_http_agent_json_arr(j);
+
+    return j;
+}
+
+
+/* the run waits: the interrupt j wrote, {"node", "value", ...}, kept */
+
+ngx_int_t
+ngx_http_agent_tools_approve_wait(ngx_http_agent_run_t *run,
+    ngx_http_agent_json_t *j)
+{
     if (ngx_http_agent_json_done(j, &run->interrupt) != NGX_OK
         || ngx_http_agent_state_set(run, "__interrupt__", &run->interrupt)
            != NGX_OK)
@@ -85,6 +111,24 @@ ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,
     }
 
     return NGX_HTTP_AGENT_INTERRUPT;
+}
+
+
+/* a resumed run: the answer (NULL: not JSON) read once, the wait over */
+
+ngx_int_t
+ngx_http_agent_tools_approve_resumed(ngx_http_agent_run_t *run,
+    yajl_val *answer)
+{
+    ngx_str_t  none;
+
+    *answer = ngx_http_agent_json_parse(run->pool, run->resume.data,
+                                        run->resume.len, NULL);
+
+    ngx_str_null(&run->resume);
+    ngx_str_set(&none, "null");
+
+    return ngx_http_agent_state_set(run, "__interrupt__", &none);
 }
 
 
@@ -120,19 +164,13 @@ ngx_http_agent_tools_approve_answer(ngx_http_agent_run_t *run,
 {
     size_t                  k;
     yajl_val                v, args, map;
-    ngx_str_t               action, none, id;
+    ngx_str_t               action, id;
     ngx_uint_t              i;
     ngx_http_agent_call_t  *c;
 
-    ngx_str_set(&none, "null");
     ngx_str_set(reason, "no reason given");
 
-    v = ngx_http_agent_json_parse(run->pool, run->resume.data,
-                                  run->resume.len, NULL);
-
-    ngx_str_null(&run->resume);
-
-    if (ngx_http_agent_state_set(run, "__interrupt__", &none) != NGX_OK) {
+    if (ngx_http_agent_tools_approve_resumed(run, &v) != NGX_OK) {
         return NGX_ERROR;
     }
 

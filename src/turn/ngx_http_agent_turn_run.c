@@ -145,7 +145,11 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
 
     ngx_memzero(&ev, sizeof(ngx_http_agent_event_t));
 
-    if (!start && s->format->updates && !turn->in.json) {
+    /* one answer, no stream: no update, unless its events are kept */
+
+    if (!start && s->format->updates
+        && (!turn->in.json || (turn->in.record && turn->in.record->events)))
+    {
 
         /*
          * the step's update, for the formats that show it; written as JSON

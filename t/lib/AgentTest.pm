@@ -574,6 +574,41 @@ sub wait_for {
     return 0;
 }
 
+# a forked script (a mock's answer) waits for the test: it leaves
+# DIR/held-NAME, then waits (a minute at most) for DIR/free-NAME
+sub hold {
+    my ($dir, $name) = @_;
+    open my $fh, '>', "$dir/held-$name" or die;
+    close $fh;
+    wait_for(sub { -e "$dir/free-$name" }, 60);
+}
+
+# the test lets the held answers go
+sub free {
+    my ($dir, @names) = @_;
+    for my $name (@names) {
+        open my $fh, '>', "$dir/free-$name" or die;
+        close $fh;
+    }
+}
+
+# a service for agent_tool locations: its Nth call of {"which": W} is
+# answered {"W": N}, the first of each W held until the test frees "W1"
+sub held_service {
+    my ($self) = @_;
+    my $dir = $self->{dir};
+    return MockLLM->new(dir => $dir, name => 'svc', script => sub {
+        my ($body) = @_;
+        my $which = $body->{which} // 'none';
+        my $n = 1;
+        $n++ while -e "$dir/call-$which-$n";
+        open my $fh, '>', "$dir/call-$which-$n" or die;
+        close $fh;
+        hold($dir, "$which$n") if $n == 1;
+        return { status => 200, body => "{\"$which\": $n}" };
+    });
+}
+
 # seed 001's MCP server (t/mcp/server.mjs, the official TypeScript SDK from
 # npm) on a free loopback port, stateful or stateless; undef when the SDK
 # cannot be installed.  Stopped with the test.

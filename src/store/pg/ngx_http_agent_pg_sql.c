@@ -370,7 +370,9 @@ const char  *ngx_http_agent_pg_sql[] = {
 
     /*
      * NGX_HTTP_AGENT_PG_RUN_CLAIM: the lease taken from the holder and the
-     * expiry read, or nothing; the attempt counted
+     * expiry read, or nothing; the attempt counted; the kept events after
+     * the last step's values go (its max(seq) is read before: the run's
+     * new events follow it)
      */
     "WITH l AS (UPDATE sessions SET run_pid = $3::bigint, run_host = $4,"
     " run_expires = $5::bigint,"
@@ -379,7 +381,12 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND run_pid = $6::bigint AND run_expires = $7::bigint"
     " RETURNING owner),"
     " u AS (UPDATE runs SET attempts = attempts + 1 WHERE run_id = $1"
-    " AND status = 'running' AND EXISTS (SELECT 1 FROM l) RETURNING *)"
+    " AND status = 'running' AND EXISTS (SELECT 1 FROM l) RETURNING *),"
+    /* the kept events of the step that runs again (docs/runs.md) */
+    " c AS (DELETE FROM run_events WHERE run_id = $1"
+    " AND EXISTS (SELECT 1 FROM u) AND seq > (SELECT COALESCE(max(seq), 1)"
+    " FROM run_events WHERE run_id = $1"
+    " AND event IN ('values', 'updates', 'checkpoints')))"
     " SELECT u.run_id, u.thread_id, u.assistant_id, u.status, u.metadata,"
     " u.kwargs, u.multitask_strategy, u.created_at, u.updated_at,"
     " u.origin, u.checkpoint, (SELECT owner FROM l), u.attempts,"

@@ -262,6 +262,10 @@ static const char  *ngx_http_agent_store_sql[] = {
     " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
     " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0),"
     " limit_keys, secret FROM runs WHERE run_id = ?1",
+    /* the kept events of the step that runs again (docs/runs.md) */
+    "DELETE FROM run_events WHERE run_id = ?1 AND seq > (SELECT"
+    " COALESCE(MAX(seq), 1) FROM run_events WHERE run_id = ?1"
+    " AND event IN ('values', 'updates', 'checkpoints'))",
     "SELECT id, msg_count, channels FROM checkpoints WHERE session_id = ?1"
     " AND msg_count > 0 AND n > (SELECT n FROM checkpoints"
     " WHERE session_id = ?1 AND id = ?2)",

@@ -120,5 +120,18 @@ ngx_http_agent_sqlite_run_claim(ngx_http_agent_store_call_t *sc,
 
     sqlite3_reset(stmt);
 
-    return ok;
+    /*
+     * the events kept of the step that was cut (its tokens) go: it runs
+     * again, and a join would show both; new ones follow last_event
+     */
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CLAIM_CUT);
+
+    if (ok != NGX_OK || stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, &lost->run_id);
+
+    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
 }
