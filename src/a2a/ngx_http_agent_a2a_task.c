@@ -12,6 +12,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -476,7 +477,7 @@ ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
     u_char     buf[36];
     ngx_str_t  id;
 
-    ngx_http_agent_store_new_id(buf);
+    ngx_http_agent_id_uuid(buf);
     id.data = buf;
     id.len = 36;
 

@@ -24,6 +24,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_id.h"
 
 
 #if (NGX_THREADS)
@@ -193,7 +194,7 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_store_new_id(p);
+    ngx_http_agent_id_uuid(p);
     res.id.data = p;
     res.id.len = 36;
     p += 36;

@@ -121,7 +121,7 @@ ngx_http_agent_lg_assistant_find(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_OK;
     }
 
-    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+    if (!ngx_http_agent_id_valid(id)) {
         return NGX_DECLINED;
     }
 

@@ -141,7 +141,7 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         seg[n].data = s;
         seg[n].len = p - s;
 
-        if (ngx_http_agent_lg_id_valid(&seg[n]) != NGX_OK) {
+        if (!ngx_http_agent_id_valid(&seg[n])) {
             goto not_found;
         }
 

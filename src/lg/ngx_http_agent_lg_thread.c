@@ -16,6 +16,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -72,11 +73,11 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         /* an id as the URLs take them: one that cannot be named in a
          * URL is a thread that cannot be read or deleted */
 
-        if (id.len && ngx_http_agent_lg_id_valid(&id) != NGX_OK) {
+        if (id.len && !ngx_http_agent_id_valid(&id)) {
             return ngx_http_agent_reply_error(r, 422, "\"thread_id\" takes 1 "
                                               "to %d letters, digits, \"-\" or "
                                               "\"_\"",
-                                              NGX_HTTP_AGENT_LG_ID_MAX);
+                                              NGX_HTTP_AGENT_ID_MAX);
         }
 
         /* the owner's own, or where its new one goes */
@@ -738,7 +739,7 @@ ngx_http_agent_lg_thread_copy(ngx_http_request_t *r,
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        ngx_http_agent_store_new_id(p);
+        ngx_http_agent_id_uuid(p);
         req->made.data = p;
         req->made.len = 36;
         req->before.data = p + 36;

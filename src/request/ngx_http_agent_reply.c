@@ -13,6 +13,7 @@
 #include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_header.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -385,7 +386,6 @@ ngx_int_t
 ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *run_id, const char *after)
 {
-    u_char                     *p;
     ngx_int_t                   rc;
     ngx_http_agent_ctx_t       *ctx;
     ngx_http_agent_loc_conf_t  *alcf;
@@ -396,14 +396,9 @@ ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     /* the same run id in each pass of the request: the one locked with */
 
     if (ctx->lock_id.len == 0) {
-        p = ngx_pnalloc(r->pool, 36);
-        if (p == NULL) {
+        if (ngx_http_agent_id_make(r->pool, &ctx->lock_id) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        ngx_http_agent_store_new_id(p);
-        ctx->lock_id.data = p;
-        ctx->lock_id.len = 36;
     }
 
     *run_id = ctx->lock_id;

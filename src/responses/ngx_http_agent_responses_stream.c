@@ -12,6 +12,7 @@
 #include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -147,7 +148,7 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
         }
 
         if (ngx_http_agent_responses_close(s, o, j) != NGX_OK
-            || ngx_http_agent_stream_run_id(s, &o->item_id) != NGX_OK
+            || ngx_http_agent_id_make(s->pool, &o->item_id) != NGX_OK
             || ngx_http_agent_responses_text(s, o, j, &text) != NGX_OK
             || ngx_http_agent_responses_close(s, o, j) != NGX_OK)
         {
@@ -341,7 +342,7 @@ ngx_http_agent_responses_text(ngx_http_agent_stream_t *s,
 
     if (!o->open) {
         if (o->item_id.len == 0
-            && ngx_http_agent_stream_run_id(s, &o->item_id) != NGX_OK)
+            && ngx_http_agent_id_make(s->pool, &o->item_id) != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -493,19 +494,13 @@ static ngx_str_t *
 ngx_http_agent_responses_keep(ngx_pool_t *pool,
     ngx_http_agent_responses_out_t *o, ngx_str_t *text)
 {
-    u_char                 *p;
     ngx_str_t              *item;
     ngx_http_agent_json_t  *j;
 
     if (o->item_id.len == 0) {
-        p = ngx_pnalloc(pool, 36);
-        if (p == NULL) {
+        if (ngx_http_agent_id_make(pool, &o->item_id) != NGX_OK) {
             return NULL;
         }
-
-        ngx_http_agent_store_new_id(p);
-        o->item_id.data = p;
-        o->item_id.len = 36;
     }
 
     j = ngx_http_agent_json_create(pool);

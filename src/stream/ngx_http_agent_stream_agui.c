@@ -11,6 +11,7 @@
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_state.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -308,7 +309,7 @@ ngx_http_agent_agui_text(ngx_http_agent_stream_t *s,
         /* a template's text has no model call: a message of its own */
 
         if (a->message_id.len == 0
-            && ngx_http_agent_stream_run_id(s, &a->message_id) != NGX_OK)
+            && ngx_http_agent_id_make(s->pool, &a->message_id) != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -452,7 +453,7 @@ ngx_http_agent_agui_result(ngx_http_agent_stream_t *s,
     yajl_val   v;
     ngx_str_t  id, content;
 
-    if (ngx_http_agent_stream_run_id(s, &id) != NGX_OK) {
+    if (ngx_http_agent_id_make(s->pool, &id) != NGX_OK) {
         return NGX_ERROR;
     }
 
