@@ -151,3 +151,21 @@ ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
     ngx_http_agent_json_int(j, ev->cache_write_tokens);
     ngx_http_agent_json_end(j);
 }
+
+
+/*
+ * An event's payload, the same in every format: our own JSON as it is,
+ * else the value parsed from outside written anew, else null
+ */
+
+void
+ngx_http_agent_stream_payload(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev)
+{
+    if (ev->json) {
+        ngx_http_agent_json_raw(j, ev->json);
+
+    } else {
+        ngx_http_agent_json_val(j, ev->value);
+    }
+}

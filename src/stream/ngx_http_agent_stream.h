@@ -149,6 +149,8 @@ ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
 extern ngx_conf_post_t  ngx_http_agent_stream_event_post;
 void ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
+void ngx_http_agent_stream_payload(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev);
 
 
 /* for the files of src/stream/ only: hidden from the module's exports */

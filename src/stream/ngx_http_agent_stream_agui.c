@@ -171,12 +171,7 @@ ngx_http_agent_agui_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_str(j, ev->name);
         ngx_http_agent_json_key(j, "value");
 
-        if (ev->json) {
-            ngx_http_agent_json_raw(j, ev->json);
-
-        } else {
-            ngx_http_agent_json_val(j, ev->value);
-        }
+        ngx_http_agent_stream_payload(j, ev);
 
         ngx_http_agent_json_end(j);
         break;
