@@ -451,12 +451,11 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_uint_t stream, ngx_uint_t legacy)
 {
     ngx_int_t                      rc, code;
-    ngx_str_t                      why, none, kwargs, secret;
+    ngx_str_t                      why, kwargs, secret;
     ngx_uint_t                     now;
     ngx_http_agent_a2a_hist_t      hist;
     ngx_http_agent_msg_t          *msg;
     ngx_http_agent_turn_t         *turn;
-    ngx_http_agent_model_t        *m;
     ngx_http_agent_graph_t        *graph;
     ngx_http_agent_turn_in_t      *in;
     ngx_http_agent_a2a_out_t      *out;
@@ -523,8 +522,8 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     /* the context: the owner's thread, a new one of the id given, or ours */
 
-    rc = ngx_http_agent_reply_rpc_thread(r, &am.context_id,
-                                         am.task_id.len == 0, &s);
+    rc = ngx_http_agent_turn_rpc(r, &am.context_id, am.task_id.len == 0,
+                                 &s, &turn);
 
     if (rc == NGX_DECLINED && am.task_id.len) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
@@ -539,28 +538,14 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
                                         &am.context_id);
     }
 
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-    }
-
-    ngx_str_null(&none);
-
-    rc = ngx_http_agent_turn_model(r, &s, &none, &m);
-    if (rc != NGX_OK) {
+    if (turn == NULL) {
         return rc;
     }
 
-    turn = ngx_http_agent_turn_create(r, &s, m);
     out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_a2a_out_t));
     msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));
 
-    if (turn == NULL || out == NULL || msg == NULL) {
+    if (out == NULL || msg == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 

@@ -236,6 +236,9 @@ ngx_int_t ngx_http_agent_turn_takeover(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_model(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *name,
     ngx_http_agent_model_t **mp);
+ngx_int_t ngx_http_agent_turn_rpc(ngx_http_request_t *r, ngx_str_t *thread,
+    ngx_uint_t create, ngx_http_agent_session_t *s,
+    ngx_http_agent_turn_t **turn);
 ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_http_agent_model_t *model);
 ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
