@@ -367,14 +367,10 @@ ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
 
     /* the channels of the location's graph (agent_use_graph) */
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          alcf->graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
 
-    rc = ngx_http_agent_checkpoint_load(ngx_http_agent_reply_sc(r), id, run,
-                                        &cp, -1);
+    rc = ngx_http_agent_checkpoint_open(ngx_http_agent_reply_sc(r), r->pool,
+                                        alcf->graph, id, &cp, &run);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

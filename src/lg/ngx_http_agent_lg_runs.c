@@ -521,16 +521,15 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
     default: /* NGX_HTTP_AGENT_LG_RUN_JOIN_JSON */
         alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-        run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                              alcf->graph);
         j = ngx_http_agent_json_create(r->pool);
-
-        if (run == NULL || j == NULL) {
+        if (j == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        rc = ngx_http_agent_checkpoint_load(&jn->sc, &jn->req->thread_id, run,
-                                            &cp, -1);
+        ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+
+        rc = ngx_http_agent_checkpoint_open(&jn->sc, r->pool, alcf->graph,
+                                            &jn->req->thread_id, &cp, &run);
         if (rc == NGX_AGAIN) {
             return NGX_AGAIN;
         }

@@ -472,7 +472,6 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
 {
     ngx_int_t                      rc;
     ngx_str_t                      at, shown;
-    ngx_http_agent_run_t          *run;
     ngx_http_agent_graph_t        *graph;
     ngx_http_agent_store_call_t   *sc;
 
@@ -483,23 +482,10 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
         return NGX_AGAIN;
     }
 
-    run = ngx_http_agent_graph_run_create(sc->pool, r->connection->log,
-                                          graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    *runp = run;
     at = cp->id;
 
-    if (at.len == 0) {
-        rc = ngx_http_agent_checkpoint_load(sc, thread_id, run, cp, -1);
-
-    } else {
-        rc = ngx_http_agent_checkpoint_load_at(sc, thread_id, run, cp, &at,
-                                               -1);
-    }
-
+    rc = ngx_http_agent_checkpoint_open(sc, sc->pool, graph, thread_id, cp,
+                                        runp);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
