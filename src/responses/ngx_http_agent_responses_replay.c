@@ -36,13 +36,6 @@
 
 
 typedef struct {
-    int64_t                         seq;
-    ngx_str_t                       name;
-    ngx_str_t                       json;
-} ngx_http_agent_responses_event_t;
-
-
-typedef struct {
     ngx_http_request_t             *request;
     ngx_str_t                       run_id;
     int64_t                         last;
@@ -57,10 +50,6 @@ typedef struct {
 } ngx_http_agent_responses_replay_t;
 
 
-static ngx_int_t ngx_http_agent_responses_keep_event(
-    ngx_http_agent_responses_out_t *o, ngx_str_t *name, ngx_str_t *json);
-static void ngx_http_agent_responses_flush(ngx_http_agent_turn_t *turn);
-static void ngx_http_agent_responses_kept_free(void *data);
 static void ngx_http_agent_responses_replay_poll(ngx_event_t *ev);
 static void ngx_http_agent_responses_replay_wake(
     ngx_http_agent_store_call_t *sc);
@@ -79,11 +68,17 @@ ngx_http_agent_responses_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 {
     ngx_http_agent_responses_out_t *o = data;
 
-    ngx_int_t  rc;
+    ngx_int_t                   rc;
+    ngx_http_agent_turn_info_t  info;
 
     o->kept_seq++;
 
-    if (ngx_http_agent_responses_keep_event(o, name, json) != NGX_OK) {
+    ngx_http_agent_turn_info(o->turn, &info);
+
+    if (ngx_http_agent_turn_kept_add(&o->kept, info.request, &o->id,
+                                     o->kept_seq, name, json)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -102,81 +97,19 @@ ngx_http_agent_responses_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 }
 
 
-static ngx_int_t
-ngx_http_agent_responses_keep_event(ngx_http_agent_responses_out_t *o,
-    ngx_str_t *name, ngx_str_t *json)
-{
-    ngx_pool_cleanup_t                *cln;
-    ngx_http_request_t                *r;
-    ngx_http_agent_loc_conf_t         *alcf;
-    ngx_http_agent_turn_info_t         info;
-    ngx_http_agent_responses_event_t  *e;
-
-    ngx_http_agent_turn_info(o->turn, &info);
-    r = info.request;
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    if (o->kept_full
-        || o->kept_bytes + name->len + json->len > alcf->run_events_max)
-    {
-        if (!o->kept_full) {
-            ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                          "agent: response \"%V\" kept %uz bytes of events "
-                          "(agent_run_events_max_size), the rest is not "
-                          "kept", &o->id, o->kept_bytes);
-            o->kept_full = 1;
-        }
-
-        return NGX_OK;
-    }
-
-    if (o->kept_pool == NULL) {
-        o->kept_pool = ngx_create_pool(4096, ngx_cycle->log);
-        if (o->kept_pool == NULL) {
-            return NGX_ERROR;
-        }
-
-        cln = ngx_pool_cleanup_add(r->pool, 0);
-        if (cln == NULL) {
-            ngx_destroy_pool(o->kept_pool);
-            o->kept_pool = NULL;
-            return NGX_ERROR;
-        }
-
-        cln->handler = ngx_http_agent_responses_kept_free;
-        cln->data = o;
-    }
-
-    if (o->kept == NULL) {
-        /* the array lives in the pool a flush resets */
-        o->kept = ngx_array_create(o->kept_pool, 32,
-                                   sizeof(ngx_http_agent_responses_event_t));
-        if (o->kept == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    e = ngx_array_push(o->kept);
-    if (e == NULL) {
-        return NGX_ERROR;
-    }
-
-    o->kept_bytes += name->len + json->len;
-
-    e->seq = o->kept_seq;
-    e->name.len = name->len;
-    e->name.data = ngx_pstrdup(o->kept_pool, name);
-    e->json.len = json->len;
-    e->json.data = ngx_pstrdup(o->kept_pool, json);
-
-    return (e->name.data && e->json.data) ? NGX_OK : NGX_ERROR;
-}
-
+/* each poll of the response's record: its kept events saved */
 
 void
 ngx_http_agent_responses_poll(ngx_http_agent_turn_t *turn)
 {
-    ngx_http_agent_responses_flush(turn);
+    ngx_http_agent_turn_info_t       info;
+    ngx_http_agent_responses_out_t  *o;
+
+    o = ngx_http_agent_turn_in(turn)->data;
+
+    ngx_http_agent_turn_info(turn, &info);
+
+    (void) ngx_http_agent_turn_kept_save(&o->kept, info.wsc, info.run_id);
 }
 
 
@@ -199,63 +132,7 @@ ngx_http_agent_responses_done(ngx_http_agent_turn_t *turn,
         o->gone = 1;
     }
 
-    ngx_http_agent_responses_flush(turn);
-}
-
-
-static void
-ngx_http_agent_responses_flush(ngx_http_agent_turn_t *turn)
-{
-    ngx_uint_t                          i;
-    ngx_http_agent_turn_info_t          info;
-    ngx_http_agent_store_call_t        *sc;
-    ngx_http_agent_responses_out_t     *o;
-    ngx_http_agent_responses_event_t   *e;
-
-    o = ngx_http_agent_turn_in(turn)->data;
-
-    if (o->kept == NULL || o->kept->nelts == 0) {
-        return;
-    }
-
-    ngx_http_agent_turn_info(turn, &info);
-    sc = info.wsc;
-
-    if (ngx_http_agent_store_begin(sc) != NGX_OK) {
-        return;
-    }
-
-    e = o->kept->elts;
-
-    for (i = 0; i < o->kept->nelts; i++) {
-        if (ngx_http_agent_store_run_event(sc, info.run_id, e[i].seq,
-                                           &e[i].name, &e[i].json)
-            != NGX_OK)
-        {
-            ngx_http_agent_store_rollback(sc);
-            return;
-        }
-    }
-
-    if (ngx_http_agent_store_commit(sc) != NGX_OK) {
-        return;
-    }
-
-    o->kept = NULL;
-    ngx_reset_pool(o->kept_pool);
-}
-
-
-static void
-ngx_http_agent_responses_kept_free(void *data)
-{
-    ngx_http_agent_responses_out_t *o = data;
-
-    if (o->kept_pool) {
-        ngx_destroy_pool(o->kept_pool);
-        o->kept_pool = NULL;
-        o->kept = NULL;
-    }
+    ngx_http_agent_responses_poll(turn);
 }
 
 

@@ -80,6 +80,28 @@ typedef struct {
 } ngx_http_agent_turn_record_t;
 
 
+/* an event of a kept run, waiting to be saved */
+typedef struct {
+    int64_t                         seq;
+    ngx_str_t                       name;
+    ngx_str_t                       json;
+} ngx_http_agent_turn_kept_event_t;
+
+
+/*
+ * A resumable run's events, kept as they are sent and saved at each poll
+ * of its record and at its end (turn_kept.c): a join, or a GET of a
+ * background response's stream, on any worker, replays them
+ */
+typedef struct {
+    ngx_pool_t                     *pool;      /* those not saved yet */
+    ngx_array_t                    *events;    /* the events, in pool */
+    size_t                          bytes;     /* of all kept */
+    unsigned                        full:1;    /* agent_run_events_max_size
+                                                  reached */
+} ngx_http_agent_turn_kept_t;
+
+
 /* a run looked up later: its row and how it ended, where that was kept */
 typedef struct {
     ngx_pool_t                     *pool;
@@ -253,6 +275,11 @@ void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
     const char *code, const char *text);
+ngx_int_t ngx_http_agent_turn_kept_add(ngx_http_agent_turn_kept_t *k,
+    ngx_http_request_t *r, ngx_str_t *run_id, int64_t seq, ngx_str_t *name,
+    ngx_str_t *json);
+ngx_int_t ngx_http_agent_turn_kept_save(ngx_http_agent_turn_kept_t *k,
+    ngx_http_agent_store_call_t *sc, ngx_str_t *run_id);
 void ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
     ngx_uint_t rollback);
 ngx_int_t ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,
