@@ -28,7 +28,6 @@
 
 
 #define NGX_HTTP_AGENT_RESPONSES_POLL   100
-#define NGX_HTTP_AGENT_RESPONSES_BATCH  256
 
 #define NGX_HTTP_AGENT_RESPONSES_STATUS  0
 #define NGX_HTTP_AGENT_RESPONSES_EVENTS  1
@@ -36,17 +35,14 @@
 
 
 typedef struct {
-    ngx_http_request_t             *request;
-    ngx_str_t                       run_id;
-    int64_t                         last;
-    ngx_msec_t                      deadline;
-    ngx_msec_t                      lease;
-    ngx_uint_t                      phase;
-    ngx_event_t                     poll;
-    ngx_http_agent_sse_t            sse;
-    ngx_http_agent_store_call_t     sc;
-    ngx_http_agent_turn_outcome_t   out;
-    unsigned                        live:1;
+    ngx_http_request_t                 *request;
+    ngx_str_t                           run_id;
+    ngx_http_agent_turn_kept_replay_t   replay;
+    ngx_uint_t                          phase;
+    ngx_event_t                         poll;
+    ngx_http_agent_store_call_t         sc;
+    ngx_http_agent_turn_outcome_t       out;
+    unsigned                            live:1;
 } ngx_http_agent_responses_replay_t;
 
 
@@ -55,8 +51,6 @@ static void ngx_http_agent_responses_replay_wake(
     ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_responses_replay_step(
     ngx_http_agent_responses_replay_t *rp);
-static ngx_int_t ngx_http_agent_responses_replay_event(void *data,
-    int64_t seq, ngx_str_t *event, ngx_str_t *json);
 static void ngx_http_agent_responses_replay_cleanup(void *data);
 
 
@@ -142,13 +136,11 @@ ngx_int_t
 ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
     ngx_str_t *thread)
 {
+    int64_t                             last;
     ngx_int_t                           n;
     ngx_str_t                           after;
     ngx_http_cleanup_t                 *cln;
-    ngx_http_agent_loc_conf_t          *alcf;
     ngx_http_agent_responses_replay_t  *rp;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rp = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_responses_replay_t));
     if (rp == NULL) {
@@ -156,6 +148,8 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
     }
 
     /* starting_after: a sequence_number seen; our seq is it plus one */
+
+    last = 0;
 
     if (ngx_http_arg(r, (u_char *) "starting_after", 14, &after) == NGX_OK) {
         n = ngx_atoi(after.data, after.len);
@@ -166,13 +160,11 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
                                               "sequence_number");
         }
 
-        rp->last = n + 1;
+        last = n + 1;
     }
 
     rp->request = r;
     rp->run_id = *run_id;
-    rp->lease = alcf->turn_lease;
-    rp->deadline = ngx_current_msec + 2 * rp->lease;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -182,12 +174,9 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
     cln->handler = ngx_http_agent_responses_replay_cleanup;
     cln->data = rp;
 
-    if (ngx_http_agent_sse_start(&rp->sse, r, alcf->heartbeat) != NGX_OK) {
+    if (ngx_http_agent_turn_kept_follow(&rp->replay, r, last, 1) != NGX_OK) {
         return NGX_ERROR;
     }
-
-    rp->sse.id = rp->last;
-    rp->sse.zero = 1;
 
     ngx_http_agent_store_call_init(&rp->sc, r->pool, r->connection->log,
                                    ngx_http_agent_responses_replay_wake, rp);
@@ -226,7 +215,6 @@ ngx_http_agent_responses_replay_wake(ngx_http_agent_store_call_t *sc)
 static void
 ngx_http_agent_responses_replay_step(ngx_http_agent_responses_replay_t *rp)
 {
-    int64_t              before;
     ngx_int_t            rc;
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
@@ -253,37 +241,29 @@ ngx_http_agent_responses_replay_step(ngx_http_agent_responses_replay_t *rp)
         rp->phase = NGX_HTTP_AGENT_RESPONSES_EVENTS;
     }
 
-    while (rp->phase == NGX_HTTP_AGENT_RESPONSES_EVENTS) {
-        before = rp->last;
-
-        rc = ngx_http_agent_store_run_events(&rp->sc, &rp->run_id, rp->last,
-                                        NGX_HTTP_AGENT_RESPONSES_BATCH,
-                                        ngx_http_agent_responses_replay_event,
-                                        rp);
+    if (rp->phase == NGX_HTTP_AGENT_RESPONSES_EVENTS) {
+        rc = ngx_http_agent_turn_kept_replay(&rp->replay, &rp->sc,
+                                             &rp->run_id);
         if (rc == NGX_AGAIN) {
             return;
         }
-
-        ngx_http_agent_store_call_reset(&rp->sc);
 
         if (rc != NGX_OK) {
             goto failed;
         }
 
-        if (rp->last - before != NGX_HTTP_AGENT_RESPONSES_BATCH) {
-            rp->phase = NGX_HTTP_AGENT_RESPONSES_END;
-        }
+        rp->phase = NGX_HTTP_AGENT_RESPONSES_END;
     }
 
     if (rp->live
-        && (ngx_msec_int_t) (ngx_current_msec - rp->deadline) < 0)
+        && (ngx_msec_int_t) (ngx_current_msec - rp->replay.deadline) < 0)
     {
         rp->phase = NGX_HTTP_AGENT_RESPONSES_STATUS;
         ngx_add_timer(&rp->poll, NGX_HTTP_AGENT_RESPONSES_POLL);
         return;
     }
 
-    ngx_http_agent_reply_finish(r, ngx_http_agent_sse_finish(&rp->sse)
+    ngx_http_agent_reply_finish(r, ngx_http_agent_sse_finish(&rp->replay.sse)
                                    == NGX_OK ? NGX_OK : NGX_ERROR);
     return;
 
@@ -291,22 +271,6 @@ failed:
 
     ngx_http_finalize_request(r, NGX_ERROR);
     ngx_http_run_posted_requests(c);
-}
-
-
-static ngx_int_t
-ngx_http_agent_responses_replay_event(void *data, int64_t seq,
-    ngx_str_t *event, ngx_str_t *json)
-{
-    ngx_http_agent_responses_replay_t *rp = data;
-
-    rp->last = seq;
-    rp->sse.id = seq - 1;
-
-    /* a run that still writes lives, however long it runs */
-    rp->deadline = ngx_current_msec + 2 * rp->lease;
-
-    return ngx_http_agent_sse_named(&rp->sse, event, json, 1);
 }
 
 
@@ -320,5 +284,5 @@ ngx_http_agent_responses_replay_cleanup(void *data)
     }
 
     ngx_http_agent_store_cancel(&rp->sc);
-    ngx_http_agent_sse_stop(&rp->sse);
+    ngx_http_agent_sse_stop(&rp->replay.sse);
 }

@@ -102,6 +102,16 @@ typedef struct {
 } ngx_http_agent_turn_kept_t;
 
 
+/* a client's replay of a kept run's events, then of those that follow */
+typedef struct {
+    ngx_http_agent_sse_t            sse;
+    int64_t                         last;      /* the next event's seq */
+    ngx_msec_t                      deadline;  /* past it, a run still
+                                                  running is lost */
+    ngx_msec_t                      lease;
+} ngx_http_agent_turn_kept_replay_t;
+
+
 /* a run looked up later: its row and how it ended, where that was kept */
 typedef struct {
     ngx_pool_t                     *pool;
@@ -280,6 +290,12 @@ ngx_int_t ngx_http_agent_turn_kept_add(ngx_http_agent_turn_kept_t *k,
     ngx_str_t *json);
 ngx_int_t ngx_http_agent_turn_kept_save(ngx_http_agent_turn_kept_t *k,
     ngx_http_agent_store_call_t *sc, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_turn_kept_follow(
+    ngx_http_agent_turn_kept_replay_t *rp, ngx_http_request_t *r,
+    int64_t last, ngx_uint_t stream);
+ngx_int_t ngx_http_agent_turn_kept_replay(
+    ngx_http_agent_turn_kept_replay_t *rp, ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id);
 void ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
     ngx_uint_t rollback);
 ngx_int_t ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,

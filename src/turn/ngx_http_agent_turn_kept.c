@@ -24,7 +24,12 @@
  */
 
 
+#define NGX_HTTP_AGENT_TURN_KEPT_BATCH  256
+
+
 static void ngx_http_agent_turn_kept_free(void *data);
+static ngx_int_t ngx_http_agent_turn_kept_sent(void *data, int64_t seq,
+    ngx_str_t *event, ngx_str_t *json);
 
 
 ngx_int_t
@@ -130,6 +135,92 @@ ngx_http_agent_turn_kept_save(ngx_http_agent_turn_kept_t *k,
     ngx_reset_pool(k->pool);
 
     return NGX_OK;
+}
+
+
+/*
+ * A replay from the event last on (a join, a GET with stream=true): a run
+ * that holds its lease while it runs is lost when no event came for twice
+ * the lease; stream: the events are sent as server-sent events
+ */
+
+ngx_int_t
+ngx_http_agent_turn_kept_follow(ngx_http_agent_turn_kept_replay_t *rp,
+    ngx_http_request_t *r, int64_t last, ngx_uint_t stream)
+{
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    rp->last = last;
+    rp->lease = alcf->turn_lease;
+    rp->deadline = ngx_current_msec + 2 * rp->lease;
+
+    if (!stream) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_agent_sse_start(&rp->sse, r, alcf->heartbeat) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    rp->sse.id = last;
+    rp->sse.zero = 1;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The kept events from rp->last on, sent as they are read, in batches:
+ * NGX_OK, all there are now; NGX_AGAIN, the store answers later (the
+ * same call then reads its answer)
+ */
+
+ngx_int_t
+ngx_http_agent_turn_kept_replay(ngx_http_agent_turn_kept_replay_t *rp,
+    ngx_http_agent_store_call_t *sc, ngx_str_t *run_id)
+{
+    int64_t    before;
+    ngx_int_t  rc;
+
+    for ( ;; ) {
+        before = rp->last;
+
+        rc = ngx_http_agent_store_run_events(sc, run_id, rp->last,
+                                             NGX_HTTP_AGENT_TURN_KEPT_BATCH,
+                                             ngx_http_agent_turn_kept_sent,
+                                             rp);
+        if (rc == NGX_AGAIN) {
+            return NGX_AGAIN;
+        }
+
+        ngx_http_agent_store_call_reset(sc);
+
+        if (rc != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        if (rp->last - before != NGX_HTTP_AGENT_TURN_KEPT_BATCH) {
+            return NGX_OK;
+        }
+    }
+}
+
+
+static ngx_int_t
+ngx_http_agent_turn_kept_sent(void *data, int64_t seq, ngx_str_t *event,
+    ngx_str_t *json)
+{
+    ngx_http_agent_turn_kept_replay_t *rp = data;
+
+    rp->last = seq;
+    rp->sse.id = seq - 1;
+
+    /* a run that still writes lives, however long it runs */
+    rp->deadline = ngx_current_msec + 2 * rp->lease;
+
+    return ngx_http_agent_sse_named(&rp->sse, event, json, 1);
 }
 
 
