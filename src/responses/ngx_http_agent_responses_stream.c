@@ -203,51 +203,29 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
 static void
 ngx_http_agent_responses_started(ngx_http_agent_turn_t *turn)
 {
-    ngx_str_t                        out;
-    ngx_http_request_t              *r;
     ngx_http_agent_json_t           *j;
-    ngx_http_agent_turn_in_t        *in;
     ngx_http_agent_turn_info_t       info;
     ngx_http_agent_responses_out_t  *o;
 
-    in = ngx_http_agent_turn_in(turn);
-    o = in->data;
+    o = ngx_http_agent_turn_in(turn)->data;
 
-    if (!o->background) {
+    if (!o->background
+        || ngx_http_agent_turn_background(turn, o->answered) != NGX_OK)
+    {
         return;
     }
 
-    ngx_http_agent_turn_info(turn, &info);
-    r = info.request;
-
-    ngx_http_agent_turn_keep(turn);
-    r->read_event_handler = ngx_http_block_reading;
-
-    if (!in->json || o->answered || !ngx_http_agent_turn_running(turn)) {
-        return;
-    }
-
-    r->keepalive = 0;
     o->answered = 1;
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        goto failed;
+    ngx_http_agent_turn_info(turn, &info);
+
+    j = ngx_http_agent_json_create(info.request->pool);
+
+    if (j) {
+        ngx_http_agent_responses_object(j, o, info.session_id, NULL);
     }
 
-    ngx_http_agent_responses_object(j, o, info.session_id, NULL);
-
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK
-        || ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out) != NGX_OK)
-    {
-        goto failed;
-    }
-
-    return;
-
-failed:
-
-    ngx_http_agent_turn_record_stop(turn, 0);
+    ngx_http_agent_turn_background_answer(turn, j);
 }
 
 

@@ -285,6 +285,10 @@ void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
     const char *code, const char *text);
+ngx_int_t ngx_http_agent_turn_background(ngx_http_agent_turn_t *turn,
+    ngx_uint_t answered);
+void ngx_http_agent_turn_background_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_json_t *j);
 ngx_int_t ngx_http_agent_turn_kept_add(ngx_http_agent_turn_kept_t *k,
     ngx_http_request_t *r, ngx_str_t *run_id, int64_t seq, ngx_str_t *name,
     ngx_str_t *json);
