@@ -669,27 +669,10 @@ ngx_http_agent_a2a_continues(ngx_http_request_t *r,
 
     rc = ngx_http_agent_a2a_latest(r, &am->task_id, out);
 
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
+    if (rc == NGX_OK) {
+        /* another owner's task is as good as not there */
+        rc = ngx_http_agent_reply_rpc_thread(r, &out->row.thread_id, 0, &s);
     }
-
-    if (rc == NGX_DECLINED) {
-        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
-                                        "Task not found: %V", &am->task_id);
-        return NGX_DONE;
-    }
-
-    if (rc != NGX_OK) {
-        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-        return NGX_DONE;
-    }
-
-    /* another owner's task is as good as not there */
-
-    rc = ngx_http_agent_reply_rpc_thread(r, &out->row.thread_id, 0, &s);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
