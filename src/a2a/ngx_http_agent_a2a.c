@@ -286,7 +286,7 @@ static ngx_int_t
 ngx_http_agent_a2a_card(ngx_http_request_t *r)
 {
     u_char                     *p;
-    ngx_str_t                   url, out, *host, local;
+    ngx_str_t                   url, *host, local;
     ngx_uint_t                  i;
     ngx_http_agent_graph_t    **g;
     ngx_http_agent_json_t      *j;
@@ -433,11 +433,7 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -262,7 +262,7 @@ ngx_int_t
 ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    ngx_str_t                    text, out, interrupt;
+    ngx_str_t                    text, interrupt;
     ngx_http_request_t          *r;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_a2a_out_t    *o;
@@ -301,11 +301,7 @@ ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
                             &text, state == NGX_HTTP_AGENT_A2A_COMPLETED);
     ngx_http_agent_a2a_tail(j, o);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

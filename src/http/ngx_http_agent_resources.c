@@ -474,7 +474,6 @@ ngx_int_t
 ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                   rc;
-    ngx_str_t                   out;
     ngx_uint_t                  i;
     ngx_array_t                 list;
     ngx_http_agent_json_t      *j;
@@ -522,10 +521,6 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 

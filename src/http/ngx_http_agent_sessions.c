@@ -139,7 +139,7 @@ ngx_int_t
 ngx_http_agent_sessions_list(ngx_http_request_t *r)
 {
     ngx_int_t                        rc, limit, offset;
-    ngx_str_t                        arg, out;
+    ngx_str_t                        arg;
     ngx_uint_t                       i;
     ngx_array_t                      sessions;
     ngx_http_agent_json_t           *j;
@@ -211,11 +211,7 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -351,7 +347,6 @@ ngx_int_t
 ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_session_t      s;
@@ -411,11 +406,7 @@ ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_state_json(j, run);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -423,7 +414,6 @@ ngx_int_t
 ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out;
     ngx_uint_t                    i;
     ngx_array_t                   list;
     ngx_http_agent_json_t        *j;
@@ -498,11 +488,7 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -512,7 +498,7 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
 ngx_int_t
 ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
 {
-    ngx_str_t                   out, mermaid;
+    ngx_str_t                   mermaid;
     ngx_uint_t                  i;
     ngx_http_agent_json_t      *j;
     ngx_http_agent_node_t      *n;
@@ -576,9 +562,5 @@ ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
     ngx_http_agent_json_str(j, &mermaid);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

@@ -28,20 +28,6 @@ ngx_conf_enum_t  ngx_http_agent_lg_servers[] = {
 };
 
 
-ngx_int_t
-ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
-    ngx_http_agent_json_t *j)
-{
-    ngx_str_t  out;
-
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, status, &out);
-}
-
-
 /*
  * The request's time, the same in each of its passes: a row written in
  * one pass is answered in a later one (PostgreSQL's), with the time it

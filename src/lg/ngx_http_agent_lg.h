@@ -187,8 +187,6 @@ ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,
 /* lg.c */
 ngx_int_t ngx_http_agent_lg_now(ngx_http_request_t *r, ngx_str_t *now);
 ngx_int_t ngx_http_agent_lg_made(ngx_http_request_t *r, ngx_str_t *id);
-ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
-    ngx_http_agent_json_t *j);
 void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
 void ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,

@@ -609,7 +609,7 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_http_agent_json_arr_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -371,5 +371,5 @@ ngx_http_agent_lg_info(ngx_http_request_t *r, ngx_uint_t info)
 
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

@@ -229,5 +229,5 @@ ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     lr->record.row.updated_at = lr->record.row.created_at;
     ngx_http_agent_lg_run_json(j, &lr->record.row);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

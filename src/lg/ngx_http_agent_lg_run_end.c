@@ -179,7 +179,7 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
                                  1);
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -108,7 +108,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
         ngx_http_agent_lg_run_json(j, &one);
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     limit = 10;
@@ -166,7 +166,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     ngx_http_agent_json_arr_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -497,7 +497,7 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
 
         ngx_http_agent_lg_values(j, run, &jn->req->thread_id, 0);
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 }
 

@@ -218,7 +218,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return rc;
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -587,7 +587,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     if (ns.len == 0) {
         ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id, subgraphs);
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     /* a subgraph's namespace: its state where it waits at that node */
@@ -598,7 +598,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         ngx_http_agent_lg_subgraph_state(j, inner, &cp, &req->thread_id,
                                          subgraphs);
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     /* none waits there: the namespace's latest, newest first */
@@ -634,7 +634,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return rc;
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -32,6 +32,22 @@ static ngx_str_t  ngx_http_agent_text_type =
     ngx_string("text/plain; charset=utf-8");
 
 
+/* an answer our generator wrote, j, ended and sent */
+
+ngx_int_t
+ngx_http_agent_reply_json(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_http_agent_json_t *j)
+{
+    ngx_str_t  out;
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, status, &out);
+}
+
+
 ngx_int_t
 ngx_http_agent_reply_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json)

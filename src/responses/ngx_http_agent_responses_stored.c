@@ -40,7 +40,7 @@ ngx_int_t
 ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, run, thread, out, holder;
+    ngx_str_t                       id, run, thread, holder;
     ngx_uint_t                      cancel, live, items;
     ngx_http_agent_json_t          *j;
     ngx_http_agent_session_t        s;
@@ -227,11 +227,7 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
     ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -235,7 +235,7 @@ static ngx_int_t
 ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    ngx_str_t                        out, text;
+    ngx_str_t                        text;
     ngx_http_request_t              *r;
     ngx_http_agent_json_t           *j;
     ngx_http_agent_turn_info_t       info;
@@ -279,11 +279,7 @@ ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
 
     ngx_http_agent_responses_object(j, o, info.session_id, ev);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
