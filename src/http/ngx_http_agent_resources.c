@@ -233,7 +233,6 @@ static ngx_int_t
 ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_resource_t *res, ngx_int_t rc, ngx_str_t *err)
 {
-    ngx_str_t               out;
     ngx_http_agent_json_t  *j;
 
     if (rc == NGX_DECLINED) {
@@ -269,11 +268,7 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_http_agent_resource_json(j, res);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_CREATED, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_CREATED, j);
 }
 
 

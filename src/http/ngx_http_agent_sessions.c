@@ -91,7 +91,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 {
     yajl_val                   v, meta;
     ngx_int_t                  rc;
-    ngx_str_t                  title, out;
+    ngx_str_t                  title;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_session_t   s;
 
@@ -127,11 +127,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 
     ngx_http_agent_sessions_json(j, &s);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_CREATED, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_CREATED, j);
 }
 
 

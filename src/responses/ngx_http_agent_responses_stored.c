@@ -288,7 +288,7 @@ ngx_http_agent_responses_items(ngx_http_request_t *r,
 {
     size_t                  i, n;
     yajl_val                v, input, item;
-    ngx_str_t               order, json, id, first, last;
+    ngx_str_t               order, id, first, last;
     ngx_uint_t              asc;
     ngx_http_agent_json_t  *j;
 
@@ -350,9 +350,5 @@ ngx_http_agent_responses_items(ngx_http_request_t *r,
     ngx_http_agent_json_bool(j, 0);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &json);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
