@@ -39,11 +39,13 @@ FUZZ_SRCS_mcp    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/mcp/ngx_http_agent_mcp_rpc.c
 FUZZ_SRCS_agui   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/agui/ngx_http_agent_agui_input.c \
+                    src/util/ngx_http_agent_id.c \
                     src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_mcpserver := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
                     src/util/ngx_http_agent_jsonrpc.c \
                     src/mcpserver/ngx_http_agent_mcpserver_rpc.c \
+                    src/util/ngx_http_agent_id.c \
                     src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_a2a    := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
@@ -51,7 +53,8 @@ FUZZ_SRCS_a2a    := src/util/ngx_http_agent_json.c \
                     src/a2a/ngx_http_agent_a2a_message.c
 FUZZ_SRCS_responses := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
-                    src/responses/ngx_http_agent_responses_input.c
+                    src/responses/ngx_http_agent_responses_input.c \
+                    src/util/ngx_http_agent_id.c
 FUZZ_SRCS_cron   := src/util/ngx_http_agent_cron.c src/util/ngx_http_agent_tz.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
                     src/engine/ngx_http_agent_graph.c \

@@ -286,7 +286,7 @@ static ngx_int_t
 ngx_http_agent_a2a_card(ngx_http_request_t *r)
 {
     u_char                     *p;
-    ngx_str_t                   url, out, *host, local;
+    ngx_str_t                   url, *host, local;
     ngx_uint_t                  i;
     ngx_http_agent_graph_t    **g;
     ngx_http_agent_json_t      *j;
@@ -433,11 +433,7 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -451,12 +447,11 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     ngx_uint_t stream, ngx_uint_t legacy)
 {
     ngx_int_t                      rc, code;
-    ngx_str_t                      why, none, kwargs, secret;
+    ngx_str_t                      why, kwargs, secret;
     ngx_uint_t                     now;
     ngx_http_agent_a2a_hist_t      hist;
     ngx_http_agent_msg_t          *msg;
     ngx_http_agent_turn_t         *turn;
-    ngx_http_agent_model_t        *m;
     ngx_http_agent_graph_t        *graph;
     ngx_http_agent_turn_in_t      *in;
     ngx_http_agent_a2a_out_t      *out;
@@ -523,8 +518,8 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
 
     /* the context: the owner's thread, a new one of the id given, or ours */
 
-    rc = ngx_http_agent_reply_rpc_thread(r, &am.context_id,
-                                         am.task_id.len == 0, &s);
+    rc = ngx_http_agent_turn_rpc(r, &am.context_id, am.task_id.len == 0,
+                                 &s, &turn);
 
     if (rc == NGX_DECLINED && am.task_id.len) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
@@ -539,28 +534,14 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
                                         &am.context_id);
     }
 
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-    }
-
-    ngx_str_null(&none);
-
-    rc = ngx_http_agent_turn_model(r, &s, &none, &m);
-    if (rc != NGX_OK) {
+    if (turn == NULL) {
         return rc;
     }
 
-    turn = ngx_http_agent_turn_create(r, &s, m);
     out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_a2a_out_t));
     msg = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_msg_t));
 
-    if (turn == NULL || out == NULL || msg == NULL) {
+    if (out == NULL || msg == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -684,27 +665,10 @@ ngx_http_agent_a2a_continues(ngx_http_request_t *r,
 
     rc = ngx_http_agent_a2a_latest(r, &am->task_id, out);
 
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
+    if (rc == NGX_OK) {
+        /* another owner's task is as good as not there */
+        rc = ngx_http_agent_reply_rpc_thread(r, &out->row.thread_id, 0, &s);
     }
-
-    if (rc == NGX_DECLINED) {
-        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_A2A_TASK_NOT_FOUND,
-                                        "Task not found: %V", &am->task_id);
-        return NGX_DONE;
-    }
-
-    if (rc != NGX_OK) {
-        *answered = ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                        NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                        "Internal error: the store failed");
-        return NGX_DONE;
-    }
-
-    /* another owner's task is as good as not there */
-
-    rc = ngx_http_agent_reply_rpc_thread(r, &out->row.thread_id, 0, &s);
 
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;

@@ -14,6 +14,7 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -198,7 +199,7 @@ ngx_http_agent_a2a_close(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_store_new_id(p);
+        ngx_http_agent_id_uuid(p);
         rpc->run_id.data = p;
         rpc->run_id.len = 36;
     }

@@ -53,7 +53,7 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     u_char                         *p;
     ngx_int_t                       rc, size, offset, end;
     ngx_str_t                       context, token, state, *status, text;
-    ngx_str_t                       body, after;
+    ngx_str_t                       after;
     ngx_uint_t                      i, k, n, want, arts, shown;
     yajl_val                        v;
     ngx_array_t                     rows;
@@ -285,11 +285,7 @@ ngx_http_agent_a2a_list(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc)
     ngx_http_agent_json_end(j);
     ngx_http_agent_a2a_tail(j, &o);
 
-    if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -383,7 +383,6 @@ ngx_http_agent_a2a_push_answer(ngx_http_request_t *r,
     ngx_uint_t list)
 {
     ngx_int_t                  found;
-    ngx_str_t                  answer;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_a2a_push_t  push;
 
@@ -433,11 +432,7 @@ ngx_http_agent_a2a_push_answer(ngx_http_request_t *r,
 
     ngx_http_agent_a2a_tail(j, o);
 
-    if (ngx_http_agent_json_done(j, &answer) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &answer);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

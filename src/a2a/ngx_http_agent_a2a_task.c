@@ -12,6 +12,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_jsonrpc.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -212,40 +213,30 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
 void
 ngx_http_agent_a2a_started(ngx_http_agent_turn_t *turn)
 {
-    ngx_str_t                    out, none;
-    ngx_http_request_t          *r;
+    ngx_str_t                    none;
     ngx_http_agent_json_t       *j;
-    ngx_http_agent_turn_in_t    *in;
     ngx_http_agent_a2a_out_t    *o;
     ngx_http_agent_turn_info_t   info;
 
-    in = ngx_http_agent_turn_in(turn);
-    o = in->data;
-
-    if (!o->now) {
-        return;
-    }
-
-    ngx_http_agent_turn_info(turn, &info);
-    r = info.request;
-
-    ngx_http_agent_turn_keep(turn);
-    r->read_event_handler = ngx_http_block_reading;
+    o = ngx_http_agent_turn_in(turn)->data;
 
     /* ended already: the answer hook answers with the task as it ended */
 
-    if (!in->json || o->answered || !ngx_http_agent_turn_running(turn)) {
+    if (!o->now
+        || ngx_http_agent_turn_background(turn, o->answered) != NGX_OK)
+    {
         return;
     }
 
-    r->keepalive = 0;
     o->answered = 1;
 
     ngx_str_null(&none);
+    ngx_http_agent_turn_info(turn, &info);
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create(info.request->pool);
     if (j == NULL) {
-        goto failed;
+        ngx_http_agent_turn_background_answer(turn, NULL);
+        return;
     }
 
     ngx_http_agent_a2a_head(j, o);
@@ -261,17 +252,7 @@ ngx_http_agent_a2a_started(ngx_http_agent_turn_t *turn)
                             &none, 0);
     ngx_http_agent_a2a_tail(j, o);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK
-        || ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out) != NGX_OK)
-    {
-        goto failed;
-    }
-
-    return;
-
-failed:
-
-    ngx_http_agent_turn_record_stop(turn, 0);
+    ngx_http_agent_turn_background_answer(turn, j);
 }
 
 
@@ -281,7 +262,7 @@ ngx_int_t
 ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    ngx_str_t                    text, out, interrupt;
+    ngx_str_t                    text, interrupt;
     ngx_http_request_t          *r;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_a2a_out_t    *o;
@@ -320,11 +301,7 @@ ngx_http_agent_a2a_answer(ngx_http_agent_turn_t *turn,
                             &text, state == NGX_HTTP_AGENT_A2A_COMPLETED);
     ngx_http_agent_a2a_tail(j, o);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -476,7 +453,7 @@ ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
     u_char     buf[36];
     ngx_str_t  id;
 
-    ngx_http_agent_store_new_id(buf);
+    ngx_http_agent_id_uuid(buf);
     id.data = buf;
     id.len = 36;
 

@@ -222,7 +222,6 @@ ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
     ngx_http_agent_a2a_out_t *o, ngx_http_agent_turn_outcome_t *out,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text)
 {
-    ngx_str_t               body;
     ngx_http_agent_json_t  *j;
 
     j = ngx_http_agent_json_create(r->pool);
@@ -236,11 +235,7 @@ ngx_http_agent_a2a_answer_task(ngx_http_request_t *r,
                             state == NGX_HTTP_AGENT_A2A_COMPLETED);
     ngx_http_agent_a2a_tail(j, o);
 
-    if (ngx_http_agent_json_done(j, &body) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &body);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

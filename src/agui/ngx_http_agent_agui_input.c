@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_agui_input.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -103,20 +104,10 @@ ngx_http_agent_agui_input(ngx_pool_t *pool, yajl_val v,
 static ngx_int_t
 ngx_http_agent_agui_id(yajl_val v, const char *key, ngx_str_t *id)
 {
-    size_t  i;
-
     if (ngx_http_agent_json_get_str(v, key, id) != NGX_OK
-        || id->len == 0 || id->len > NGX_HTTP_AGENT_AGUI_ID_MAX)
+        || !ngx_http_agent_id_valid(id))
     {
         return NGX_DECLINED;
-    }
-
-    for (i = 0; i < id->len; i++) {
-        if (!(isalnum(id->data[i]) || id->data[i] == '-'
-              || id->data[i] == '_'))
-        {
-            return NGX_DECLINED;
-        }
     }
 
     return NGX_OK;

@@ -16,10 +16,6 @@
 #include "ngx_http_agent_graph.h"
 
 
-/* the longest threadId and runId */
-#define NGX_HTTP_AGENT_AGUI_ID_MAX  64
-
-
 /* AG-UI's RunAgentInput, as a run asks it (agui_input.c) */
 typedef struct {
     ngx_str_t                  thread_id;

@@ -52,7 +52,7 @@ ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     u_char                      *key;
     yajl_val                     v;
     ngx_int_t                    rc;
-    ngx_str_t                    name, out;
+    ngx_str_t                    name;
     ngx_uint_t                   i;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_model_t      *m, *cur;
@@ -147,11 +147,7 @@ ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -164,7 +160,6 @@ static ngx_int_t
 ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                    rc;
-    ngx_str_t                    out;
     ngx_uint_t                   i;
     ngx_http_agent_json_t       *j;
     ngx_http_agent_session_t     s;
@@ -213,11 +208,7 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -386,7 +377,6 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_connect_t *cn, ngx_str_t *tables)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_turn_state_t   st;
@@ -421,11 +411,7 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
     ngx_http_agent_json_raw(j, tables);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

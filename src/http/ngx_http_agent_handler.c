@@ -35,9 +35,7 @@
 #include "ngx_http_agent_cors.h"
 #include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_metrics.h"
-
-
-#define NGX_HTTP_AGENT_ID_MAX  64
+#include "ngx_http_agent_id.h"
 
 
 static ngx_int_t ngx_http_agent_route(ngx_http_request_t *r,
@@ -279,7 +277,7 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
 {
     u_char      *p, *last, *slash;
     ngx_str_t    path, action;
-    ngx_uint_t   allowed, i;
+    ngx_uint_t   allowed;
 
     if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
         return ngx_http_agent_lg_route(r, ctx);
@@ -315,18 +313,10 @@ ngx_http_agent_route(ngx_http_request_t *r, ngx_http_agent_loc_conf_t *alcf,
     action.data = slash ? slash + 1 : last;
     action.len = last - action.data;
 
-    if (ctx->id.len > NGX_HTTP_AGENT_ID_MAX
+    if ((ctx->id.len && !ngx_http_agent_id_valid(&ctx->id))
         || ngx_strlchr(action.data, last, '/') != NULL)
     {
         goto not_found;
-    }
-
-    for (i = 0; i < ctx->id.len; i++) {
-        if (!(isalnum(ctx->id.data[i]) || ctx->id.data[i] == '-'
-              || ctx->id.data[i] == '_'))
-        {
-            goto not_found;
-        }
     }
 
 #define ngx_http_agent_is(s)                                                  \

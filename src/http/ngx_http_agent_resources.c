@@ -24,6 +24,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_id.h"
 
 
 #if (NGX_THREADS)
@@ -193,7 +194,7 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_store_new_id(p);
+    ngx_http_agent_id_uuid(p);
     res.id.data = p;
     res.id.len = 36;
     p += 36;
@@ -232,7 +233,6 @@ static ngx_int_t
 ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_resource_t *res, ngx_int_t rc, ngx_str_t *err)
 {
-    ngx_str_t               out;
     ngx_http_agent_json_t  *j;
 
     if (rc == NGX_DECLINED) {
@@ -268,11 +268,7 @@ ngx_http_agent_import_finish(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_http_agent_resource_json(j, res);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_CREATED, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_CREATED, j);
 }
 
 
@@ -473,7 +469,6 @@ ngx_int_t
 ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                   rc;
-    ngx_str_t                   out;
     ngx_uint_t                  i;
     ngx_array_t                 list;
     ngx_http_agent_json_t      *j;
@@ -521,10 +516,6 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 

@@ -91,7 +91,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 {
     yajl_val                   v, meta;
     ngx_int_t                  rc;
-    ngx_str_t                  title, out;
+    ngx_str_t                  title;
     ngx_http_agent_json_t     *j;
     ngx_http_agent_session_t   s;
 
@@ -127,11 +127,7 @@ ngx_http_agent_sessions_create(ngx_http_request_t *r, ngx_str_t *body)
 
     ngx_http_agent_sessions_json(j, &s);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_CREATED, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_CREATED, j);
 }
 
 
@@ -139,7 +135,7 @@ ngx_int_t
 ngx_http_agent_sessions_list(ngx_http_request_t *r)
 {
     ngx_int_t                        rc, limit, offset;
-    ngx_str_t                        arg, out;
+    ngx_str_t                        arg;
     ngx_uint_t                       i;
     ngx_array_t                      sessions;
     ngx_http_agent_json_t           *j;
@@ -211,11 +207,7 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -351,7 +343,6 @@ ngx_int_t
 ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out;
     ngx_http_agent_run_t         *run;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_session_t      s;
@@ -367,14 +358,10 @@ ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
 
     /* the channels of the location's graph (agent_use_graph) */
 
-    run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                          alcf->graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
 
-    rc = ngx_http_agent_checkpoint_load(ngx_http_agent_reply_sc(r), id, run,
-                                        &cp, -1);
+    rc = ngx_http_agent_checkpoint_open(ngx_http_agent_reply_sc(r), r->pool,
+                                        alcf->graph, id, &cp, &run);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
@@ -415,11 +402,7 @@ ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_state_json(j, run);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -427,7 +410,6 @@ ngx_int_t
 ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
 {
     ngx_int_t                     rc;
-    ngx_str_t                     out;
     ngx_uint_t                    i;
     ngx_array_t                   list;
     ngx_http_agent_json_t        *j;
@@ -502,11 +484,7 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -516,7 +494,7 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
 ngx_int_t
 ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
 {
-    ngx_str_t                   out, mermaid;
+    ngx_str_t                   mermaid;
     ngx_uint_t                  i;
     ngx_http_agent_json_t      *j;
     ngx_http_agent_node_t      *n;
@@ -580,9 +558,5 @@ ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
     ngx_http_agent_json_str(j, &mermaid);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

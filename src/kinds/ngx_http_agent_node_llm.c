@@ -18,6 +18,7 @@
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_graph_conf.h"
 #include "ngx_http_agent_node_llm_conf.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -442,8 +443,8 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ctx->llm->data = ctx;
 
     if (env->stream
-        && ngx_http_agent_stream_run_id(env->stream,
-                                        &env->stream->model_run_id)
+        && ngx_http_agent_id_make(env->stream->pool,
+                                  &env->stream->model_run_id)
            != NGX_OK)
     {
         return NGX_ERROR;

@@ -10,6 +10,7 @@
 #include "ngx_http_agent_toolset.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_mcp_conf.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -136,7 +137,7 @@ ngx_http_agent_toolset_add(ngx_conf_t *cf, ngx_http_agent_toolset_t *set,
         if (tool.len == 1 && tool.data[0] == '*') {
             tool.len = 0;
 
-        } else if (!ngx_http_agent_tools_name_valid(&tool)) {
+        } else if (!ngx_http_agent_id_valid(&tool)) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "tools=%V: \"%V\" is "
                                "not a tool name (1 to 64 of A-Z a-z 0-9 _ "
                                "-)", list, &tool);
@@ -530,7 +531,7 @@ ngx_http_agent_toolset_item(ngx_pool_t *pool, ngx_log_t *log,
         name.data = p;
         ngx_sprintf(p, "%V__%V", &e->mcp->name, &t->name);
 
-        if (!ngx_http_agent_tools_name_valid(&name)
+        if (!ngx_http_agent_id_valid(&name)
             || ngx_http_agent_toolset_taken(items, &name, NULL))
         {
             goto left_out;

@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_id.h"
 
 
 /* what every file of the LangGraph API uses: ids, a JSON answer, a run */
@@ -25,43 +26,6 @@ ngx_conf_enum_t  ngx_http_agent_lg_servers[] = {
     { ngx_string("js"), NGX_HTTP_AGENT_MODE_JS },
     { ngx_null_string, 0 }
 };
-
-
-/* an id in a path, and one a client gives to name a thread */
-
-ngx_int_t
-ngx_http_agent_lg_id_valid(ngx_str_t *id)
-{
-    size_t  i;
-
-    if (id->len == 0 || id->len > NGX_HTTP_AGENT_LG_ID_MAX) {
-        return NGX_DECLINED;
-    }
-
-    for (i = 0; i < id->len; i++) {
-        if (!(isalnum(id->data[i]) || id->data[i] == '-'
-              || id->data[i] == '_'))
-        {
-            return NGX_DECLINED;
-        }
-    }
-
-    return NGX_OK;
-}
-
-
-ngx_int_t
-ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
-    ngx_http_agent_json_t *j)
-{
-    ngx_str_t  out;
-
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, status, &out);
-}
 
 
 /*
@@ -107,13 +71,9 @@ ngx_http_agent_lg_made(ngx_http_request_t *r, ngx_str_t *id)
     req = ctx->api;
 
     if (req->made.len == 0) {
-        req->made.data = ngx_pnalloc(r->pool, 36);
-        if (req->made.data == NULL) {
+        if (ngx_http_agent_id_make(r->pool, &req->made) != NGX_OK) {
             return NGX_ERROR;
         }
-
-        ngx_http_agent_store_new_id(req->made.data);
-        req->made.len = 36;
     }
 
     *id = req->made;

@@ -15,11 +15,9 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_id.h"
 #include "ngx_http_agent_store_run.h"
 
-
-/* the longest id in a path, a thread's given by a client too */
-#define NGX_HTTP_AGENT_LG_ID_MAX  64
 
 /* a thread made with a history: at most this many supersteps */
 #define NGX_HTTP_AGENT_LG_SUPERSTEPS_MAX  100
@@ -187,11 +185,8 @@ ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
 /* lg.c */
-ngx_int_t ngx_http_agent_lg_id_valid(ngx_str_t *id);
 ngx_int_t ngx_http_agent_lg_now(ngx_http_request_t *r, ngx_str_t *now);
 ngx_int_t ngx_http_agent_lg_made(ngx_http_request_t *r, ngx_str_t *id);
-ngx_int_t ngx_http_agent_lg_send(ngx_http_request_t *r, ngx_uint_t status,
-    ngx_http_agent_json_t *j);
 void ngx_http_agent_lg_run_json(ngx_http_agent_json_t *j,
     ngx_http_agent_run_row_t *row);
 void ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,

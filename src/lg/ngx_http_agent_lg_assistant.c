@@ -121,7 +121,7 @@ ngx_http_agent_lg_assistant_find(ngx_http_request_t *r, ngx_str_t *id,
         return NGX_OK;
     }
 
-    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+    if (!ngx_http_agent_id_valid(id)) {
         return NGX_DECLINED;
     }
 
@@ -203,7 +203,7 @@ ngx_http_agent_lg_assistant_get(ngx_http_request_t *r, ngx_str_t *id)
 
     ngx_http_agent_lg_assistant_json(j, g);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -248,7 +248,7 @@ ngx_http_agent_lg_assistant_send(ngx_http_request_t *r,
 
     ngx_http_agent_lg_assistant_row_json(r->pool, j, row, 1);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -376,7 +376,7 @@ ngx_http_agent_lg_assistant_graph(ngx_http_request_t *r, ngx_str_t *id)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -536,7 +536,7 @@ ngx_http_agent_lg_assistant_search(ngx_http_request_t *r,
         ngx_http_agent_json_arr_end(j);
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -136,7 +136,7 @@ ngx_http_agent_lg_assistant_create(ngx_http_request_t *r,
 
     if (rc == NGX_ERROR
         || (rc == NGX_OK
-            && (ngx_http_agent_lg_id_valid(&row.assistant_id) != NGX_OK
+            && (!ngx_http_agent_id_valid(&row.assistant_id)
                 || ngx_http_agent_lg_assistant(r, &row.assistant_id))))
     {
         return ngx_http_agent_reply_error(r, 422, "\"assistant_id\" takes 1 "
@@ -403,7 +403,7 @@ ngx_http_agent_lg_assistant_delete(ngx_http_request_t *r, ngx_str_t *id)
                                           "deleted");
     }
 
-    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+    if (!ngx_http_agent_id_valid(id)) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "Assistant not found");
     }
@@ -544,7 +544,7 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_http_agent_lg_page(v, &f, &limit, &offset);
 
-    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+    if (!ngx_http_agent_id_valid(id)) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "Assistant not found");
     }
@@ -609,7 +609,7 @@ ngx_http_agent_lg_assistant_versions(ngx_http_request_t *r, ngx_str_t *id,
 
     ngx_http_agent_json_arr_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -635,7 +635,7 @@ ngx_http_agent_lg_assistant_latest(ngx_http_request_t *r, ngx_str_t *id,
                                           "version's number");
     }
 
-    if (ngx_http_agent_lg_id_valid(id) != NGX_OK) {
+    if (!ngx_http_agent_id_valid(id)) {
         return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
                                           "Assistant not found");
     }

@@ -178,7 +178,7 @@ ngx_http_agent_lg_cron_search(ngx_http_request_t *r,
 
     if (req->route == NGX_HTTP_AGENT_LG_CRONS_COUNT) {
         ngx_http_agent_json_int(j, found.nelts);
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     ngx_sort(found.elts, found.nelts, sizeof(ngx_http_agent_lg_cron_t),
@@ -197,7 +197,7 @@ ngx_http_agent_lg_cron_search(ngx_http_request_t *r,
 
     ngx_http_agent_json_arr_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

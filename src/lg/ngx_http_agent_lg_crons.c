@@ -374,7 +374,7 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
 
     ngx_http_agent_lg_cron_search_json(j, &c, (ngx_uint_t) -1);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

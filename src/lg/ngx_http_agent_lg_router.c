@@ -141,7 +141,7 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
         seg[n].data = s;
         seg[n].len = p - s;
 
-        if (ngx_http_agent_lg_id_valid(&seg[n]) != NGX_OK) {
+        if (!ngx_http_agent_id_valid(&seg[n])) {
             goto not_found;
         }
 
@@ -371,5 +371,5 @@ ngx_http_agent_lg_info(ngx_http_request_t *r, ngx_uint_t info)
 
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

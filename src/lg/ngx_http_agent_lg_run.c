@@ -30,8 +30,6 @@
 
 static ngx_int_t ngx_http_agent_lg_run_headers(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
-static void ngx_http_agent_lg_run_cleanup(void *data);
-
 
 
 /* the input checked by the turn: where the run is, in every answer's head */
@@ -41,23 +39,7 @@ ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn)
 {
     ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
-    ngx_int_t            rc;
-    ngx_http_cleanup_t  *cln;
-
-    rc = ngx_http_agent_lg_run_headers(lr->request, lr);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    cln = ngx_http_cleanup_add(lr->request, 0);
-    if (cln == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    cln->handler = ngx_http_agent_lg_run_cleanup;
-    cln->data = lr;
-
-    return NGX_OK;
+    return ngx_http_agent_lg_run_headers(lr->request, lr);
 }
 
 
@@ -196,7 +178,9 @@ ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name, ngx_str_t *json,
     /* the last, an error, was kept with the run's end (lg_run_done) */
 
     if (lr->resumable && !lr->finished
-        && ngx_http_agent_lg_run_keep(lr, name, json) != NGX_OK)
+        && ngx_http_agent_turn_kept_add(&lr->kept, lr->request,
+                                        lr->info.run_id, lr->seq, name, json)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -226,129 +210,8 @@ ngx_http_agent_lg_run_poll(ngx_http_agent_turn_t *turn)
 {
     ngx_http_agent_lg_run_t *lr = ngx_http_agent_turn_in(turn)->data;
 
-    (void) ngx_http_agent_lg_run_flush(lr);
-}
-
-
-ngx_int_t
-ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr)
-{
-    ngx_uint_t                    i;
-    ngx_http_agent_lg_kept_t     *k;
-    ngx_http_agent_store_call_t  *sc;
-
-    if (lr->kept == NULL || lr->kept->nelts == 0) {
-        return NGX_OK;
-    }
-
-    sc = lr->info.wsc;
-
-    if (ngx_http_agent_store_begin(sc) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    k = lr->kept->elts;
-
-    for (i = 0; i < lr->kept->nelts; i++) {
-        if (ngx_http_agent_store_run_event(sc, lr->info.run_id, k[i].seq,
-                                           &k[i].name, &k[i].json)
-            != NGX_OK)
-        {
-            ngx_http_agent_store_rollback(sc);
-            return NGX_ERROR;
-        }
-    }
-
-    if (ngx_http_agent_store_commit(sc) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    /* the array was in the pool too */
-    lr->kept = NULL;
-    ngx_reset_pool(lr->kept_pool);
-
-    return NGX_OK;
-}
-
-
-static void
-ngx_http_agent_lg_run_cleanup(void *data)
-{
-    ngx_http_agent_lg_run_t *lr = data;
-
-    if (lr->kept_pool) {
-        ngx_destroy_pool(lr->kept_pool);
-        lr->kept_pool = NULL;
-    }
-}
-
-
-/* a resumable run's event, saved by the next poll or at the end */
-
-ngx_int_t
-ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr, ngx_str_t *name,
-    ngx_str_t *json)
-{
-    ngx_http_agent_lg_kept_t   *k;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    if (lr->kept_pool == NULL) {
-        lr->kept_pool = ngx_create_pool(4096, ngx_cycle->log);
-        if (lr->kept_pool == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    if (lr->kept == NULL) {
-        /* the array lives in the pool flushes reset */
-        lr->kept = ngx_array_create(lr->kept_pool, 32,
-                                    sizeof(ngx_http_agent_lg_kept_t));
-        if (lr->kept == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    /*
-     * agent_run_events_max_size: past it the run's events are streamed but
-     * no longer kept; a join sees those kept, then the run's end
-     */
-
-    alcf = ngx_http_get_module_loc_conf(lr->request, ngx_http_agent_module);
-
-    if (lr->kept_full
-        || lr->kept_bytes + name->len + json->len > alcf->run_events_max)
-    {
-        if (!lr->kept_full) {
-            ngx_log_error(NGX_LOG_WARN, lr->request->connection->log,
-                          0, "agent: run \"%V\" kept %uz bytes of events "
-                          "(agent_run_events_max_size), the rest is not "
-                          "kept", lr->info.run_id, lr->kept_bytes);
-            lr->kept_full = 1;
-        }
-
-        return NGX_OK;
-    }
-
-    lr->kept_bytes += name->len + json->len;
-
-    k = ngx_array_push(lr->kept);
-    if (k == NULL) {
-        return NGX_ERROR;
-    }
-
-    k->seq = lr->seq;
-    k->name.len = name->len;
-    k->name.data = ngx_pstrdup(lr->kept_pool, name);
-    k->json.len = json->len;
-    k->json.data = ngx_pnalloc(lr->kept_pool, json->len);
-
-    if (k->name.data == NULL || k->json.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_memcpy(k->json.data, json->data, json->len);
-
-    return NGX_OK;
+    (void) ngx_http_agent_turn_kept_save(&lr->kept, lr->info.wsc,
+                                         lr->info.run_id);
 }
 
 
@@ -366,5 +229,5 @@ ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     lr->record.row.updated_at = lr->record.row.created_at;
     ngx_http_agent_lg_run_json(j, &lr->record.row);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

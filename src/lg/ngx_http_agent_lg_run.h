@@ -25,14 +25,6 @@
 #define NGX_HTTP_AGENT_LG_AFTER_MAX  86400
 
 
-/* an event of a resumable run, waiting to be saved */
-typedef struct {
-    int64_t                    seq;
-    ngx_str_t                  name;
-    ngx_str_t                  json;
-} ngx_http_agent_lg_kept_t;
-
-
 /* a run of the LangGraph API over a turn (lg_run.c) */
 typedef struct {
     ngx_http_agent_turn_t     *turn;
@@ -48,12 +40,9 @@ typedef struct {
                                                the turn's first unit */
     u_char                    *waits;       /* interrupt_before/after */
     int64_t                    seq;         /* the last event's id */
-    ngx_array_t               *kept;        /* ngx_http_agent_lg_kept_t */
-    ngx_pool_t                *kept_pool;
-    size_t                     kept_bytes;  /* of all its kept events */
+    ngx_http_agent_turn_kept_t  kept;       /* its events, resumable */
     unsigned                   wait:1;      /* runs/wait */
     unsigned                   resumable:1;
-    unsigned                   kept_full:1; /* agent_run_events_max_size */
     unsigned                   keep:1;      /* on_disconnect continue */
     unsigned                   gone:1;      /* its client is */
     unsigned                   answers:1;   /* a command, no input */
@@ -70,9 +59,6 @@ void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_lg_run_poll(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
     ngx_str_t *json, ngx_uint_t now);
-ngx_int_t ngx_http_agent_lg_run_keep(ngx_http_agent_lg_run_t *lr,
-    ngx_str_t *name, ngx_str_t *json);
-ngx_int_t ngx_http_agent_lg_run_flush(ngx_http_agent_lg_run_t *lr);
 ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr);
 

@@ -55,7 +55,10 @@ ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
 
     lr->finished = 1;
 
-    if (ngx_http_agent_lg_run_flush(lr) != NGX_OK) {
+    if (ngx_http_agent_turn_kept_save(&lr->kept, lr->info.wsc,
+                                      lr->info.run_id)
+        != NGX_OK)
+    {
         ngx_log_error(NGX_LOG_ERR, lr->request->connection->log, 0,
                       "agent: the events of run \"%V\" could not be saved",
                       lr->info.run_id);
@@ -176,7 +179,7 @@ ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
                                  1);
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -201,13 +204,7 @@ ngx_http_agent_lg_run_keep_error(ngx_http_agent_lg_run_t *lr,
     ngx_str_set(&name, "error");
 
     /* the number the stream gives it next */
-    lr->seq++;
-
-    if (ngx_http_agent_lg_run_keep(lr, &name, &json) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    lr->seq--;
-
-    return NGX_OK;
+    return ngx_http_agent_turn_kept_add(&lr->kept, lr->request,
+                                        lr->info.run_id, lr->seq + 1, &name,
+                                        &json);
 }

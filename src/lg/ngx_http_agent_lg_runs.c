@@ -28,23 +28,19 @@
 
 
 #define NGX_HTTP_AGENT_LG_JOIN_POLL   50
-#define NGX_HTTP_AGENT_LG_JOIN_BATCH  256
 
 
 typedef struct {
-    ngx_http_request_t        *request;
-    ngx_http_agent_lg_req_t   *req;
-    ngx_http_agent_sse_t       sse;
-    ngx_event_t                poll;
-    ngx_msec_t                 deadline;
-    ngx_msec_t                 lease;
-    int64_t                    last;
-    ngx_uint_t                 mode;        /* join, join JSON, cancel */
+    ngx_http_request_t                 *request;
+    ngx_http_agent_lg_req_t            *req;
+    ngx_http_agent_turn_kept_replay_t   replay;
+    ngx_event_t                         poll;
+    ngx_uint_t                          mode;  /* join, join JSON, cancel */
 
     /* one call of the store at a time, its answer read once */
-    ngx_http_agent_store_call_t  sc;
-    ngx_http_agent_run_row_t   row;
-    ngx_uint_t                 phase;
+    ngx_http_agent_store_call_t         sc;
+    ngx_http_agent_run_row_t            row;
+    ngx_uint_t                          phase;
 } ngx_http_agent_lg_join_t;
 
 
@@ -60,8 +56,6 @@ static ngx_int_t ngx_http_agent_lg_follow(ngx_http_request_t *r,
 static void ngx_http_agent_lg_join_poll(ngx_event_t *ev);
 static void ngx_http_agent_lg_join_wake(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn);
-static ngx_int_t ngx_http_agent_lg_join_event(void *data, int64_t seq,
-    ngx_str_t *event, ngx_str_t *json);
 static ngx_int_t ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn);
 static void ngx_http_agent_lg_join_cleanup(void *data);
 
@@ -114,7 +108,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
         ngx_http_agent_lg_run_json(j, &one);
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     limit = 10;
@@ -172,7 +166,7 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     ngx_http_agent_json_arr_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -316,11 +310,8 @@ static ngx_int_t
 ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     ngx_uint_t mode, int64_t last)
 {
-    ngx_http_cleanup_t         *cln;
-    ngx_http_agent_lg_join_t   *jn;
-    ngx_http_agent_loc_conf_t  *alcf;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    ngx_http_cleanup_t        *cln;
+    ngx_http_agent_lg_join_t  *jn;
 
     jn = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_lg_join_t));
     if (jn == NULL) {
@@ -330,11 +321,6 @@ ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     jn->request = r;
     jn->req = req;
     jn->mode = mode;
-    jn->last = last;
-
-    /* a run holds its lease while it runs: a lost one ends by then */
-    jn->lease = alcf->turn_lease;
-    jn->deadline = ngx_current_msec + 2 * jn->lease;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -344,15 +330,11 @@ ngx_http_agent_lg_follow(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     cln->handler = ngx_http_agent_lg_join_cleanup;
     cln->data = jn;
 
-    if (mode == NGX_HTTP_AGENT_LG_RUN_JOIN) {
-        if (ngx_http_agent_sse_start(&jn->sse, r, alcf->heartbeat)
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        jn->sse.id = last;
-        jn->sse.zero = 1;
+    if (ngx_http_agent_turn_kept_follow(&jn->replay, r, last,
+                                        mode == NGX_HTTP_AGENT_LG_RUN_JOIN)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
     }
 
     ngx_http_agent_store_call_init(&jn->sc, r->pool, r->connection->log,
@@ -398,7 +380,6 @@ ngx_http_agent_lg_join_wake(ngx_http_agent_store_call_t *sc)
 static void
 ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn)
 {
-    int64_t              before;
     ngx_int_t            rc;
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
@@ -426,26 +407,18 @@ ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn)
                     : NGX_HTTP_AGENT_LG_JOIN_END;
     }
 
-    while (jn->phase == NGX_HTTP_AGENT_LG_JOIN_EVENTS) {
-        before = jn->last;
-
-        rc = ngx_http_agent_store_run_events(&jn->sc, &jn->req->id, jn->last,
-                                             NGX_HTTP_AGENT_LG_JOIN_BATCH,
-                                             ngx_http_agent_lg_join_event,
-                                             jn);
+    if (jn->phase == NGX_HTTP_AGENT_LG_JOIN_EVENTS) {
+        rc = ngx_http_agent_turn_kept_replay(&jn->replay, &jn->sc,
+                                             &jn->req->id);
         if (rc == NGX_AGAIN) {
             return;
         }
-
-        ngx_http_agent_store_call_reset(&jn->sc);
 
         if (rc != NGX_OK) {
             goto failed;
         }
 
-        if (jn->last - before != NGX_HTTP_AGENT_LG_JOIN_BATCH) {
-            jn->phase = NGX_HTTP_AGENT_LG_JOIN_END;
-        }
+        jn->phase = NGX_HTTP_AGENT_LG_JOIN_END;
     }
 
     if ((jn->row.status.len == 7
@@ -453,7 +426,7 @@ ngx_http_agent_lg_join_step(ngx_http_agent_lg_join_t *jn)
         || (jn->row.status.len == 7
             && ngx_strncmp(jn->row.status.data, "pending", 7) == 0))
     {
-        if ((ngx_msec_int_t) (ngx_current_msec - jn->deadline) < 0) {
+        if ((ngx_msec_int_t) (ngx_current_msec - jn->replay.deadline) < 0) {
             jn->phase = NGX_HTTP_AGENT_LG_JOIN_STATUS;
             ngx_add_timer(&jn->poll, NGX_HTTP_AGENT_LG_JOIN_POLL);
             return;
@@ -479,22 +452,6 @@ failed:
 }
 
 
-static ngx_int_t
-ngx_http_agent_lg_join_event(void *data, int64_t seq, ngx_str_t *event,
-    ngx_str_t *json)
-{
-    ngx_http_agent_lg_join_t *jn = data;
-
-    jn->last = seq;
-    jn->sse.id = seq - 1;
-
-    /* a run that still writes lives, however long it runs */
-    jn->deadline = ngx_current_msec + 2 * jn->lease;
-
-    return ngx_http_agent_sse_named(&jn->sse, event, json, 1);
-}
-
-
 /* the run is over: the stream ends; join: the thread's values; cancel */
 
 static ngx_int_t
@@ -512,8 +469,8 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
     switch (jn->mode) {
 
     case NGX_HTTP_AGENT_LG_RUN_JOIN:
-        return ngx_http_agent_sse_finish(&jn->sse) == NGX_OK ? NGX_OK
-                                                             : NGX_ERROR;
+        return ngx_http_agent_sse_finish(&jn->replay.sse) == NGX_OK
+               ? NGX_OK : NGX_ERROR;
 
     case NGX_HTTP_AGENT_LG_RUN_CANCEL:
         return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
@@ -521,16 +478,15 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
     default: /* NGX_HTTP_AGENT_LG_RUN_JOIN_JSON */
         alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-        run = ngx_http_agent_graph_run_create(r->pool, r->connection->log,
-                                              alcf->graph);
         j = ngx_http_agent_json_create(r->pool);
-
-        if (run == NULL || j == NULL) {
+        if (j == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        rc = ngx_http_agent_checkpoint_load(&jn->sc, &jn->req->thread_id, run,
-                                            &cp, -1);
+        ngx_memzero(&cp, sizeof(ngx_http_agent_checkpoint_t));
+
+        rc = ngx_http_agent_checkpoint_open(&jn->sc, r->pool, alcf->graph,
+                                            &jn->req->thread_id, &cp, &run);
         if (rc == NGX_AGAIN) {
             return NGX_AGAIN;
         }
@@ -541,7 +497,7 @@ ngx_http_agent_lg_join_end(ngx_http_agent_lg_join_t *jn)
 
         ngx_http_agent_lg_values(j, run, &jn->req->thread_id, 0);
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 }
 
@@ -556,5 +512,5 @@ ngx_http_agent_lg_join_cleanup(void *data)
     }
 
     ngx_http_agent_store_cancel(&jn->sc);
-    ngx_http_agent_sse_stop(&jn->sse);
+    ngx_http_agent_sse_stop(&jn->replay.sse);
 }

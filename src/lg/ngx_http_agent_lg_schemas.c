@@ -71,7 +71,7 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id,
 
     if (!subgraphs) {
         ngx_http_agent_lg_schema_graph(j, g, 0);
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     recurse = (ngx_http_arg(r, (u_char *) "recurse", 7, &arg) == NGX_OK
@@ -83,7 +83,7 @@ ngx_http_agent_lg_assistant_schemas(ngx_http_request_t *r, ngx_str_t *id,
     ngx_http_agent_lg_subgraphs(j, r->pool, g, &none, 0, recurse);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

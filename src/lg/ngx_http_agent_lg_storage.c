@@ -106,7 +106,7 @@ ngx_http_agent_lg_storage(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
 
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

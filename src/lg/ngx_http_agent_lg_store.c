@@ -227,7 +227,7 @@ ngx_http_agent_lg_store_get(ngx_http_request_t *r)
         ngx_http_agent_lg_store_item(j, &item, 0);
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -343,7 +343,7 @@ ngx_http_agent_lg_store_search(ngx_http_request_t *r, yajl_val v)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -456,7 +456,7 @@ ngx_http_agent_lg_store_namespaces(ngx_http_request_t *r, yajl_val v)
     ngx_http_agent_json_arr_end(j);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -72,11 +73,11 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         /* an id as the URLs take them: one that cannot be named in a
          * URL is a thread that cannot be read or deleted */
 
-        if (id.len && ngx_http_agent_lg_id_valid(&id) != NGX_OK) {
+        if (id.len && !ngx_http_agent_id_valid(&id)) {
             return ngx_http_agent_reply_error(r, 422, "\"thread_id\" takes 1 "
                                               "to %d letters, digits, \"-\" or "
                                               "\"_\"",
-                                              NGX_HTTP_AGENT_LG_ID_MAX);
+                                              NGX_HTTP_AGENT_ID_MAX);
         }
 
         /* the owner's own, or where its new one goes */
@@ -217,7 +218,7 @@ ngx_http_agent_lg_thread(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return rc;
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -471,7 +472,6 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
 {
     ngx_int_t                      rc;
     ngx_str_t                      at, shown;
-    ngx_http_agent_run_t          *run;
     ngx_http_agent_graph_t        *graph;
     ngx_http_agent_store_call_t   *sc;
 
@@ -482,23 +482,10 @@ ngx_http_agent_lg_load(ngx_http_request_t *r, ngx_str_t *thread_id,
         return NGX_AGAIN;
     }
 
-    run = ngx_http_agent_graph_run_create(sc->pool, r->connection->log,
-                                          graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    *runp = run;
     at = cp->id;
 
-    if (at.len == 0) {
-        rc = ngx_http_agent_checkpoint_load(sc, thread_id, run, cp, -1);
-
-    } else {
-        rc = ngx_http_agent_checkpoint_load_at(sc, thread_id, run, cp, &at,
-                                               -1);
-    }
-
+    rc = ngx_http_agent_checkpoint_open(sc, sc->pool, graph, thread_id, cp,
+                                        runp);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }
@@ -600,7 +587,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     if (ns.len == 0) {
         ngx_http_agent_lg_state_json(j, run, &cp, &req->thread_id, subgraphs);
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     /* a subgraph's namespace: its state where it waits at that node */
@@ -611,7 +598,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         ngx_http_agent_lg_subgraph_state(j, inner, &cp, &req->thread_id,
                                          subgraphs);
 
-        return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+        return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
     }
 
     /* none waits there: the namespace's latest, newest first */
@@ -647,7 +634,7 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         return rc;
     }
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -738,7 +725,7 @@ ngx_http_agent_lg_thread_copy(ngx_http_request_t *r,
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        ngx_http_agent_store_new_id(p);
+        ngx_http_agent_id_uuid(p);
         req->made.data = p;
         req->made.len = 36;
         req->before.data = p + 36;

@@ -163,5 +163,5 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
     ngx_http_agent_lg_checkpoint(j, &req->thread_id, &st.ns, &st.checkpoint);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_lg_send(r, NGX_HTTP_OK, j);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

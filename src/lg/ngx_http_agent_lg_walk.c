@@ -640,14 +640,8 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
                                           &w->thread_id, j, c);
     }
 
-    run = ngx_http_agent_graph_run_create(w->pool, r->connection->log,
-                                          w->graph);
-    if (run == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    rc = ngx_http_agent_checkpoint_apply(ngx_http_agent_reply_sc(r),
-                                         &w->thread_id, run, c, -1);
+    rc = ngx_http_agent_checkpoint_open(ngx_http_agent_reply_sc(r), w->pool,
+                                        w->graph, &w->thread_id, c, &run);
     if (rc == NGX_AGAIN) {
         return NGX_AGAIN;
     }

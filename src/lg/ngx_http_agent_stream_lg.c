@@ -232,15 +232,7 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
             break;
         }
 
-        if (ev->value) {
-            ngx_http_agent_json_val(j, ev->value);
-
-        } else if (ev->json) {
-            ngx_http_agent_json_raw(j, ev->json);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
+        ngx_http_agent_stream_payload(j, ev);
 
         if (ngx_http_agent_lg_send(s, j, "custom", 1) != NGX_OK) {
             return NGX_ERROR;

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_mcp_http.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -575,7 +576,7 @@ ngx_http_agent_mcp_tool(ngx_http_agent_mcp_t *mcp, yajl_val t,
 
     /* providers refuse other names: one would fail every model call */
 
-    if (!ngx_http_agent_tools_name_valid(&name)) {
+    if (!ngx_http_agent_id_valid(&name)) {
         ngx_log_error(NGX_LOG_WARN, log, 0, "agent: MCP server \"%V\": a "
                       "tool name that is not 1 to 64 of A-Z a-z 0-9 _ - "
                       "is left out", &mcp->name);

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_params.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -87,7 +88,7 @@ ngx_http_agent_mcp_directive(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return "needs a NAME that no other agent_mcp has";
     }
 
-    if (!ngx_http_agent_tools_name_valid(&value[1])) {
+    if (!ngx_http_agent_id_valid(&value[1])) {
         return "needs a NAME of A-Z a-z 0-9 _ -: it may prefix tool names";
     }
 

@@ -561,10 +561,9 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     ngx_http_agent_jsonrpc_t *rpc)
 {
     ngx_int_t                         rc;
-    ngx_str_t                         name, why, none;
+    ngx_str_t                         name, why;
     ngx_http_agent_msg_t             *msg;
     ngx_http_agent_turn_t            *turn;
-    ngx_http_agent_model_t           *m;
     ngx_http_agent_graph_t           *graph;
     ngx_http_agent_turn_in_t         *in;
     ngx_http_agent_session_t          s;
@@ -613,7 +612,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
 
     /* the thread: the owner's, or a new one */
 
-    rc = ngx_http_agent_reply_rpc_thread(r, &call.thread_id, 0, &s);
+    rc = ngx_http_agent_turn_rpc(r, &call.thread_id, 0, &s, &turn);
 
     if (rc == NGX_DECLINED) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
@@ -622,27 +621,12 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
                                       &call.thread_id);
     }
 
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc != NGX_OK) {
-        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
-                                      NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
-                                      "Internal error: the store failed");
-    }
-
-    ngx_str_null(&none);
-
-    rc = ngx_http_agent_turn_model(r, &s, &none, &m);
-    if (rc != NGX_OK) {
+    if (turn == NULL) {
         return rc;
     }
 
-    turn = ngx_http_agent_turn_create(r, &s, m);
     out = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_mcpserver_out_t));
-
-    if (turn == NULL || out == NULL) {
+    if (out == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 

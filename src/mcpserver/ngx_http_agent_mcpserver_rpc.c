@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_mcpserver_rpc.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -35,7 +36,7 @@ ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool, yajl_val params,
     ngx_http_agent_graph_t *graph, ngx_http_agent_mcpserver_call_t *call,
     ngx_str_t *why)
 {
-    size_t                  i, n;
+    size_t                  i;
     yajl_val                args, v, meta;
     ngx_int_t               ch;
     ngx_str_t               key, out;
@@ -110,16 +111,7 @@ ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool, yajl_val params,
             call->thread_id.data = (u_char *) YAJL_GET_STRING(v);
             call->thread_id.len = ngx_strlen(call->thread_id.data);
 
-            for (n = 0; n < call->thread_id.len; n++) {
-                if (!(isalnum(call->thread_id.data[n])
-                      || call->thread_id.data[n] == '-'
-                      || call->thread_id.data[n] == '_'))
-                {
-                    break;
-                }
-            }
-
-            if (n == 0 || n != call->thread_id.len || n > 64) {
+            if (!ngx_http_agent_id_valid(&call->thread_id)) {
                 ngx_str_set(why, "\"thread_id\" must be an id: 1 to 64 "
                             "letters, digits, - or _");
                 return NGX_DECLINED;

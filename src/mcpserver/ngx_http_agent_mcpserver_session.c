@@ -14,6 +14,7 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_header.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -58,7 +59,7 @@ ngx_http_agent_mcpserver_session_make(ngx_http_request_t *r, yajl_val params)
     sid.elicit = ngx_http_agent_mcpserver_session_caps(params);
     sid.log = 0;
 
-    ngx_http_agent_store_new_id(id);
+    ngx_http_agent_id_uuid(id);
 
     return ngx_http_agent_mcpserver_session_send(r, id, &sid);
 }

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_header.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -29,6 +30,22 @@ static void ngx_http_agent_store_cleanup(void *data);
 static ngx_str_t  ngx_http_agent_json_type = ngx_string("application/json");
 static ngx_str_t  ngx_http_agent_text_type =
     ngx_string("text/plain; charset=utf-8");
+
+
+/* an answer our generator wrote, j, ended and sent */
+
+ngx_int_t
+ngx_http_agent_reply_json(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_http_agent_json_t *j)
+{
+    ngx_str_t  out;
+
+    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_agent_reply_send(r, status, &out);
+}
 
 
 ngx_int_t
@@ -385,7 +402,6 @@ ngx_int_t
 ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     ngx_str_t *run_id, const char *after)
 {
-    u_char                     *p;
     ngx_int_t                   rc;
     ngx_http_agent_ctx_t       *ctx;
     ngx_http_agent_loc_conf_t  *alcf;
@@ -396,14 +412,9 @@ ngx_http_agent_reply_session_lock(ngx_http_request_t *r, ngx_str_t *id,
     /* the same run id in each pass of the request: the one locked with */
 
     if (ctx->lock_id.len == 0) {
-        p = ngx_pnalloc(r->pool, 36);
-        if (p == NULL) {
+        if (ngx_http_agent_id_make(r->pool, &ctx->lock_id) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        ngx_http_agent_store_new_id(p);
-        ctx->lock_id.data = p;
-        ctx->lock_id.len = 36;
     }
 
     *run_id = ctx->lock_id;

@@ -27,6 +27,8 @@ ngx_int_t ngx_http_agent_reply_error_json(ngx_pool_t *pool, ngx_uint_t detail,
     ngx_str_t *text, ngx_str_t *out);
 ngx_int_t ngx_http_agent_reply_send(ngx_http_request_t *r, ngx_uint_t status,
     ngx_str_t *json);
+ngx_int_t ngx_http_agent_reply_json(ngx_http_request_t *r, ngx_uint_t status,
+    ngx_http_agent_json_t *j);
 ngx_int_t ngx_http_agent_reply_send_chain(ngx_http_request_t *r,
     ngx_uint_t status, ngx_chain_t *out, off_t size);
 void ngx_http_agent_reply_hold(ngx_http_request_t *r);

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -278,7 +279,6 @@ ngx_int_t
 ngx_http_agent_reply_rpc_thread(ngx_http_request_t *r, ngx_str_t *id,
     ngx_uint_t create, ngx_http_agent_session_t *s)
 {
-    u_char                      *p;
     ngx_int_t                    rc;
     ngx_str_t                    title, meta;
     ngx_http_agent_ctx_t        *ctx;
@@ -292,14 +292,9 @@ ngx_http_agent_reply_rpc_thread(ngx_http_request_t *r, ngx_str_t *id,
         create = 1;
 
         if (id->len == 0) {
-            p = ngx_pnalloc(r->pool, 36);
-            if (p == NULL) {
+            if (ngx_http_agent_id_make(r->pool, id) != NGX_OK) {
                 return NGX_ERROR;
             }
-
-            ngx_http_agent_store_new_id(p);
-            id->data = p;
-            id->len = 36;
         }
     }
 

@@ -36,6 +36,9 @@ static ngx_int_t ngx_http_agent_responses_error(ngx_http_request_t *r,
 static ngx_int_t ngx_http_agent_responses_refuse(ngx_http_request_t *r,
     ngx_uint_t status, const char *param, const char *code,
     const char *fmt, ...);
+static ngx_int_t ngx_http_agent_responses_error_body(ngx_pool_t *pool,
+    ngx_str_t *msg, const char *type, const char *param, const char *code,
+    ngx_str_t *out);
 static ngx_int_t ngx_http_agent_responses_kwargs(ngx_pool_t *pool,
     ngx_http_agent_responses_out_t *out,
     ngx_http_agent_responses_input_t *req, ngx_str_t *run_id);
@@ -404,29 +407,10 @@ static ngx_int_t
 ngx_http_agent_responses_error(ngx_http_request_t *r, ngx_uint_t *status,
     ngx_str_t *msg, ngx_str_t *out)
 {
-    ngx_http_agent_json_t  *j;
-
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "message");
-    ngx_http_agent_json_str(j, msg);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, *status >= NGX_HTTP_INTERNAL_SERVER_ERROR
-                                ? "server_error" : "invalid_request_error");
-    ngx_http_agent_json_key(j, "param");
-    ngx_http_agent_json_null(j);
-    ngx_http_agent_json_key(j, "code");
-    ngx_http_agent_json_null(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_json_done(j, out);
+    return ngx_http_agent_responses_error_body(r->pool, msg,
+                                *status >= NGX_HTTP_INTERNAL_SERVER_ERROR
+                                ? "server_error" : "invalid_request_error",
+                                NULL, NULL, out);
 }
 
 
@@ -440,7 +424,6 @@ ngx_http_agent_responses_refuse(ngx_http_request_t *r, ngx_uint_t status,
     va_list                 args;
     ngx_str_t               msg, out;
     ngx_http_agent_ctx_t   *ctx;
-    ngx_http_agent_json_t  *j;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
@@ -455,18 +438,44 @@ ngx_http_agent_responses_refuse(ngx_http_request_t *r, ngx_uint_t status,
     msg.data = buf;
     msg.len = p - buf;
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
+    if (ngx_http_agent_responses_error_body(r->pool, &msg,
+                                            "invalid_request_error", param,
+                                            code, &out)
+        != NGX_OK)
+    {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->sent_rc = ngx_http_agent_reply_send(r, status, &out);
+
+    if (!ctx->hold) {
+        ctx->sent = 1;
+    }
+
+    return status;
+}
+
+
+/* {"error": {"message", "type", "param", "code"}}: OpenAI's error */
+
+static ngx_int_t
+ngx_http_agent_responses_error_body(ngx_pool_t *pool, ngx_str_t *msg,
+    const char *type, const char *param, const char *code, ngx_str_t *out)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
     }
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "error");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "message");
-    ngx_http_agent_json_str(j, &msg);
+    ngx_http_agent_json_str(j, msg);
     ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "invalid_request_error");
+    ngx_http_agent_json_cstr(j, type);
     ngx_http_agent_json_key(j, "param");
 
     if (param) {
@@ -488,15 +497,5 @@ ngx_http_agent_responses_refuse(ngx_http_request_t *r, ngx_uint_t status,
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ctx->sent_rc = ngx_http_agent_reply_send(r, status, &out);
-
-    if (!ctx->hold) {
-        ctx->sent = 1;
-    }
-
-    return status;
+    return ngx_http_agent_json_done(j, out);
 }

@@ -42,14 +42,11 @@ typedef struct {
                                                first object sent */
     unsigned                   stored:1;    /* read again: no usage */
     unsigned                   gone:1;      /* its client left */
-    unsigned                   kept_full:1; /* agent_run_events_max_size */
 
     /* a background response's events, kept (responses_replay.c) */
     ngx_http_agent_turn_t     *turn;
     ngx_http_agent_stream_t   *stream;      /* its events' */
-    ngx_pool_t                *kept_pool;   /* those not saved yet */
-    ngx_array_t               *kept;
-    size_t                     kept_bytes;
+    ngx_http_agent_turn_kept_t  kept;
     int64_t                    kept_seq;
 } ngx_http_agent_responses_out_t;
 

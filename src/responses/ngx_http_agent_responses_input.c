@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_responses_input.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -34,7 +35,6 @@ static ngx_int_t ngx_http_agent_responses_parts(ngx_pool_t *pool,
     yajl_val content, ngx_str_t *text);
 static ngx_uint_t ngx_http_agent_responses_is(yajl_val item,
     const char *type);
-static ngx_uint_t ngx_http_agent_responses_id(ngx_str_t *id);
 static ngx_int_t ngx_http_agent_responses_call_thread(ngx_str_t *id,
     ngx_str_t *thread);
 
@@ -96,7 +96,7 @@ ngx_http_agent_responses_input(ngx_pool_t *pool, yajl_val v,
         in->thread_id.data = (u_char *) YAJL_GET_STRING(conv);
         in->thread_id.len = ngx_strlen(in->thread_id.data);
 
-        if (!ngx_http_agent_responses_id(&in->thread_id)) {
+        if (!ngx_http_agent_id_valid(&in->thread_id)) {
             goto conversation;
         }
     }
@@ -336,7 +336,7 @@ ngx_http_agent_responses_tools(ngx_pool_t *pool, yajl_val tools,
         if (ngx_http_agent_json_get_str(t, "type", &type) != NGX_OK
             || type.len != 8 || ngx_strncmp(type.data, "function", 8) != 0
             || ngx_http_agent_json_get_str(t, "name", &kv->key) != NGX_OK
-            || !ngx_http_agent_responses_id(&kv->key))
+            || !ngx_http_agent_id_valid(&kv->key))
         {
             ngx_str_set(why, "each tool must be {\"type\": \"function\", "
                         "\"name\"}: a name of 1 to 64 letters, digits, - "
@@ -514,7 +514,7 @@ ngx_http_agent_responses_thread(ngx_str_t *id, ngx_str_t *thread)
     thread->data = id->data + head;
     thread->len = id->len - head;
 
-    return ngx_http_agent_responses_id(thread) ? NGX_OK : NGX_DECLINED;
+    return ngx_http_agent_id_valid(thread) ? NGX_OK : NGX_DECLINED;
 }
 
 
@@ -549,32 +549,11 @@ ngx_http_agent_responses_call_thread(ngx_str_t *id, ngx_str_t *thread)
     thread->data = p + NGX_HTTP_AGENT_RESPONSES_RUN_LEN + 2;
     thread->len = last - thread->data;
 
-    if (ngx_http_agent_responses_id(thread)) {
+    if (ngx_http_agent_id_valid(thread)) {
         return NGX_OK;
     }
 
     ngx_str_null(thread);
 
     return NGX_DECLINED;
-}
-
-
-static ngx_uint_t
-ngx_http_agent_responses_id(ngx_str_t *id)
-{
-    size_t  i;
-
-    if (id->len == 0 || id->len > 64) {
-        return 0;
-    }
-
-    for (i = 0; i < id->len; i++) {
-        if (!(isalnum(id->data[i]) || id->data[i] == '-'
-              || id->data[i] == '_'))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
 }

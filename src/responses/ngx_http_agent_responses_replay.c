@@ -28,7 +28,6 @@
 
 
 #define NGX_HTTP_AGENT_RESPONSES_POLL   100
-#define NGX_HTTP_AGENT_RESPONSES_BATCH  256
 
 #define NGX_HTTP_AGENT_RESPONSES_STATUS  0
 #define NGX_HTTP_AGENT_RESPONSES_EVENTS  1
@@ -36,38 +35,22 @@
 
 
 typedef struct {
-    int64_t                         seq;
-    ngx_str_t                       name;
-    ngx_str_t                       json;
-} ngx_http_agent_responses_event_t;
-
-
-typedef struct {
-    ngx_http_request_t             *request;
-    ngx_str_t                       run_id;
-    int64_t                         last;
-    ngx_msec_t                      deadline;
-    ngx_msec_t                      lease;
-    ngx_uint_t                      phase;
-    ngx_event_t                     poll;
-    ngx_http_agent_sse_t            sse;
-    ngx_http_agent_store_call_t     sc;
-    ngx_http_agent_turn_outcome_t   out;
-    unsigned                        live:1;
+    ngx_http_request_t                 *request;
+    ngx_str_t                           run_id;
+    ngx_http_agent_turn_kept_replay_t   replay;
+    ngx_uint_t                          phase;
+    ngx_event_t                         poll;
+    ngx_http_agent_store_call_t         sc;
+    ngx_http_agent_turn_outcome_t       out;
+    unsigned                            live:1;
 } ngx_http_agent_responses_replay_t;
 
 
-static ngx_int_t ngx_http_agent_responses_keep_event(
-    ngx_http_agent_responses_out_t *o, ngx_str_t *name, ngx_str_t *json);
-static void ngx_http_agent_responses_flush(ngx_http_agent_turn_t *turn);
-static void ngx_http_agent_responses_kept_free(void *data);
 static void ngx_http_agent_responses_replay_poll(ngx_event_t *ev);
 static void ngx_http_agent_responses_replay_wake(
     ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_responses_replay_step(
     ngx_http_agent_responses_replay_t *rp);
-static ngx_int_t ngx_http_agent_responses_replay_event(void *data,
-    int64_t seq, ngx_str_t *event, ngx_str_t *json);
 static void ngx_http_agent_responses_replay_cleanup(void *data);
 
 
@@ -79,11 +62,17 @@ ngx_http_agent_responses_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 {
     ngx_http_agent_responses_out_t *o = data;
 
-    ngx_int_t  rc;
+    ngx_int_t                   rc;
+    ngx_http_agent_turn_info_t  info;
 
     o->kept_seq++;
 
-    if (ngx_http_agent_responses_keep_event(o, name, json) != NGX_OK) {
+    ngx_http_agent_turn_info(o->turn, &info);
+
+    if (ngx_http_agent_turn_kept_add(&o->kept, info.request, &o->id,
+                                     o->kept_seq, name, json)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -102,81 +91,19 @@ ngx_http_agent_responses_sink(void *data, ngx_str_t *name, ngx_str_t *json,
 }
 
 
-static ngx_int_t
-ngx_http_agent_responses_keep_event(ngx_http_agent_responses_out_t *o,
-    ngx_str_t *name, ngx_str_t *json)
-{
-    ngx_pool_cleanup_t                *cln;
-    ngx_http_request_t                *r;
-    ngx_http_agent_loc_conf_t         *alcf;
-    ngx_http_agent_turn_info_t         info;
-    ngx_http_agent_responses_event_t  *e;
-
-    ngx_http_agent_turn_info(o->turn, &info);
-    r = info.request;
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-    if (o->kept_full
-        || o->kept_bytes + name->len + json->len > alcf->run_events_max)
-    {
-        if (!o->kept_full) {
-            ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
-                          "agent: response \"%V\" kept %uz bytes of events "
-                          "(agent_run_events_max_size), the rest is not "
-                          "kept", &o->id, o->kept_bytes);
-            o->kept_full = 1;
-        }
-
-        return NGX_OK;
-    }
-
-    if (o->kept_pool == NULL) {
-        o->kept_pool = ngx_create_pool(4096, ngx_cycle->log);
-        if (o->kept_pool == NULL) {
-            return NGX_ERROR;
-        }
-
-        cln = ngx_pool_cleanup_add(r->pool, 0);
-        if (cln == NULL) {
-            ngx_destroy_pool(o->kept_pool);
-            o->kept_pool = NULL;
-            return NGX_ERROR;
-        }
-
-        cln->handler = ngx_http_agent_responses_kept_free;
-        cln->data = o;
-    }
-
-    if (o->kept == NULL) {
-        /* the array lives in the pool a flush resets */
-        o->kept = ngx_array_create(o->kept_pool, 32,
-                                   sizeof(ngx_http_agent_responses_event_t));
-        if (o->kept == NULL) {
-            return NGX_ERROR;
-        }
-    }
-
-    e = ngx_array_push(o->kept);
-    if (e == NULL) {
-        return NGX_ERROR;
-    }
-
-    o->kept_bytes += name->len + json->len;
-
-    e->seq = o->kept_seq;
-    e->name.len = name->len;
-    e->name.data = ngx_pstrdup(o->kept_pool, name);
-    e->json.len = json->len;
-    e->json.data = ngx_pstrdup(o->kept_pool, json);
-
-    return (e->name.data && e->json.data) ? NGX_OK : NGX_ERROR;
-}
-
+/* each poll of the response's record: its kept events saved */
 
 void
 ngx_http_agent_responses_poll(ngx_http_agent_turn_t *turn)
 {
-    ngx_http_agent_responses_flush(turn);
+    ngx_http_agent_turn_info_t       info;
+    ngx_http_agent_responses_out_t  *o;
+
+    o = ngx_http_agent_turn_in(turn)->data;
+
+    ngx_http_agent_turn_info(turn, &info);
+
+    (void) ngx_http_agent_turn_kept_save(&o->kept, info.wsc, info.run_id);
 }
 
 
@@ -199,63 +126,7 @@ ngx_http_agent_responses_done(ngx_http_agent_turn_t *turn,
         o->gone = 1;
     }
 
-    ngx_http_agent_responses_flush(turn);
-}
-
-
-static void
-ngx_http_agent_responses_flush(ngx_http_agent_turn_t *turn)
-{
-    ngx_uint_t                          i;
-    ngx_http_agent_turn_info_t          info;
-    ngx_http_agent_store_call_t        *sc;
-    ngx_http_agent_responses_out_t     *o;
-    ngx_http_agent_responses_event_t   *e;
-
-    o = ngx_http_agent_turn_in(turn)->data;
-
-    if (o->kept == NULL || o->kept->nelts == 0) {
-        return;
-    }
-
-    ngx_http_agent_turn_info(turn, &info);
-    sc = info.wsc;
-
-    if (ngx_http_agent_store_begin(sc) != NGX_OK) {
-        return;
-    }
-
-    e = o->kept->elts;
-
-    for (i = 0; i < o->kept->nelts; i++) {
-        if (ngx_http_agent_store_run_event(sc, info.run_id, e[i].seq,
-                                           &e[i].name, &e[i].json)
-            != NGX_OK)
-        {
-            ngx_http_agent_store_rollback(sc);
-            return;
-        }
-    }
-
-    if (ngx_http_agent_store_commit(sc) != NGX_OK) {
-        return;
-    }
-
-    o->kept = NULL;
-    ngx_reset_pool(o->kept_pool);
-}
-
-
-static void
-ngx_http_agent_responses_kept_free(void *data)
-{
-    ngx_http_agent_responses_out_t *o = data;
-
-    if (o->kept_pool) {
-        ngx_destroy_pool(o->kept_pool);
-        o->kept_pool = NULL;
-        o->kept = NULL;
-    }
+    ngx_http_agent_responses_poll(turn);
 }
 
 
@@ -265,13 +136,11 @@ ngx_int_t
 ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
     ngx_str_t *thread)
 {
+    int64_t                             last;
     ngx_int_t                           n;
     ngx_str_t                           after;
     ngx_http_cleanup_t                 *cln;
-    ngx_http_agent_loc_conf_t          *alcf;
     ngx_http_agent_responses_replay_t  *rp;
-
-    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     rp = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_responses_replay_t));
     if (rp == NULL) {
@@ -279,6 +148,8 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
     }
 
     /* starting_after: a sequence_number seen; our seq is it plus one */
+
+    last = 0;
 
     if (ngx_http_arg(r, (u_char *) "starting_after", 14, &after) == NGX_OK) {
         n = ngx_atoi(after.data, after.len);
@@ -289,13 +160,11 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
                                               "sequence_number");
         }
 
-        rp->last = n + 1;
+        last = n + 1;
     }
 
     rp->request = r;
     rp->run_id = *run_id;
-    rp->lease = alcf->turn_lease;
-    rp->deadline = ngx_current_msec + 2 * rp->lease;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -305,12 +174,9 @@ ngx_http_agent_responses_replay(ngx_http_request_t *r, ngx_str_t *run_id,
     cln->handler = ngx_http_agent_responses_replay_cleanup;
     cln->data = rp;
 
-    if (ngx_http_agent_sse_start(&rp->sse, r, alcf->heartbeat) != NGX_OK) {
+    if (ngx_http_agent_turn_kept_follow(&rp->replay, r, last, 1) != NGX_OK) {
         return NGX_ERROR;
     }
-
-    rp->sse.id = rp->last;
-    rp->sse.zero = 1;
 
     ngx_http_agent_store_call_init(&rp->sc, r->pool, r->connection->log,
                                    ngx_http_agent_responses_replay_wake, rp);
@@ -349,7 +215,6 @@ ngx_http_agent_responses_replay_wake(ngx_http_agent_store_call_t *sc)
 static void
 ngx_http_agent_responses_replay_step(ngx_http_agent_responses_replay_t *rp)
 {
-    int64_t              before;
     ngx_int_t            rc;
     ngx_connection_t    *c;
     ngx_http_request_t  *r;
@@ -376,37 +241,29 @@ ngx_http_agent_responses_replay_step(ngx_http_agent_responses_replay_t *rp)
         rp->phase = NGX_HTTP_AGENT_RESPONSES_EVENTS;
     }
 
-    while (rp->phase == NGX_HTTP_AGENT_RESPONSES_EVENTS) {
-        before = rp->last;
-
-        rc = ngx_http_agent_store_run_events(&rp->sc, &rp->run_id, rp->last,
-                                        NGX_HTTP_AGENT_RESPONSES_BATCH,
-                                        ngx_http_agent_responses_replay_event,
-                                        rp);
+    if (rp->phase == NGX_HTTP_AGENT_RESPONSES_EVENTS) {
+        rc = ngx_http_agent_turn_kept_replay(&rp->replay, &rp->sc,
+                                             &rp->run_id);
         if (rc == NGX_AGAIN) {
             return;
         }
-
-        ngx_http_agent_store_call_reset(&rp->sc);
 
         if (rc != NGX_OK) {
             goto failed;
         }
 
-        if (rp->last - before != NGX_HTTP_AGENT_RESPONSES_BATCH) {
-            rp->phase = NGX_HTTP_AGENT_RESPONSES_END;
-        }
+        rp->phase = NGX_HTTP_AGENT_RESPONSES_END;
     }
 
     if (rp->live
-        && (ngx_msec_int_t) (ngx_current_msec - rp->deadline) < 0)
+        && (ngx_msec_int_t) (ngx_current_msec - rp->replay.deadline) < 0)
     {
         rp->phase = NGX_HTTP_AGENT_RESPONSES_STATUS;
         ngx_add_timer(&rp->poll, NGX_HTTP_AGENT_RESPONSES_POLL);
         return;
     }
 
-    ngx_http_agent_reply_finish(r, ngx_http_agent_sse_finish(&rp->sse)
+    ngx_http_agent_reply_finish(r, ngx_http_agent_sse_finish(&rp->replay.sse)
                                    == NGX_OK ? NGX_OK : NGX_ERROR);
     return;
 
@@ -414,22 +271,6 @@ failed:
 
     ngx_http_finalize_request(r, NGX_ERROR);
     ngx_http_run_posted_requests(c);
-}
-
-
-static ngx_int_t
-ngx_http_agent_responses_replay_event(void *data, int64_t seq,
-    ngx_str_t *event, ngx_str_t *json)
-{
-    ngx_http_agent_responses_replay_t *rp = data;
-
-    rp->last = seq;
-    rp->sse.id = seq - 1;
-
-    /* a run that still writes lives, however long it runs */
-    rp->deadline = ngx_current_msec + 2 * rp->lease;
-
-    return ngx_http_agent_sse_named(&rp->sse, event, json, 1);
 }
 
 
@@ -443,5 +284,5 @@ ngx_http_agent_responses_replay_cleanup(void *data)
     }
 
     ngx_http_agent_store_cancel(&rp->sc);
-    ngx_http_agent_sse_stop(&rp->sse);
+    ngx_http_agent_sse_stop(&rp->replay.sse);
 }

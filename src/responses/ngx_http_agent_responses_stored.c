@@ -40,7 +40,7 @@ ngx_int_t
 ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
 {
     ngx_int_t                       rc;
-    ngx_str_t                       id, run, thread, out, holder;
+    ngx_str_t                       id, run, thread, holder;
     ngx_uint_t                      cancel, live, items;
     ngx_http_agent_json_t          *j;
     ngx_http_agent_session_t        s;
@@ -227,11 +227,7 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
     ngx_http_agent_json_bool(j, 1);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -292,7 +288,7 @@ ngx_http_agent_responses_items(ngx_http_request_t *r,
 {
     size_t                  i, n;
     yajl_val                v, input, item;
-    ngx_str_t               order, json, id, first, last;
+    ngx_str_t               order, id, first, last;
     ngx_uint_t              asc;
     ngx_http_agent_json_t  *j;
 
@@ -354,9 +350,5 @@ ngx_http_agent_responses_items(ngx_http_request_t *r,
     ngx_http_agent_json_bool(j, 0);
     ngx_http_agent_json_end(j);
 
-    if (ngx_http_agent_json_done(j, &json) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &json);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_responses_replay.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -147,7 +148,7 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
         }
 
         if (ngx_http_agent_responses_close(s, o, j) != NGX_OK
-            || ngx_http_agent_stream_run_id(s, &o->item_id) != NGX_OK
+            || ngx_http_agent_id_make(s->pool, &o->item_id) != NGX_OK
             || ngx_http_agent_responses_text(s, o, j, &text) != NGX_OK
             || ngx_http_agent_responses_close(s, o, j) != NGX_OK)
         {
@@ -202,51 +203,29 @@ ngx_http_agent_responses_write(ngx_http_agent_stream_t *s,
 static void
 ngx_http_agent_responses_started(ngx_http_agent_turn_t *turn)
 {
-    ngx_str_t                        out;
-    ngx_http_request_t              *r;
     ngx_http_agent_json_t           *j;
-    ngx_http_agent_turn_in_t        *in;
     ngx_http_agent_turn_info_t       info;
     ngx_http_agent_responses_out_t  *o;
 
-    in = ngx_http_agent_turn_in(turn);
-    o = in->data;
+    o = ngx_http_agent_turn_in(turn)->data;
 
-    if (!o->background) {
+    if (!o->background
+        || ngx_http_agent_turn_background(turn, o->answered) != NGX_OK)
+    {
         return;
     }
 
-    ngx_http_agent_turn_info(turn, &info);
-    r = info.request;
-
-    ngx_http_agent_turn_keep(turn);
-    r->read_event_handler = ngx_http_block_reading;
-
-    if (!in->json || o->answered || !ngx_http_agent_turn_running(turn)) {
-        return;
-    }
-
-    r->keepalive = 0;
     o->answered = 1;
 
-    j = ngx_http_agent_json_create(r->pool);
-    if (j == NULL) {
-        goto failed;
+    ngx_http_agent_turn_info(turn, &info);
+
+    j = ngx_http_agent_json_create(info.request->pool);
+
+    if (j) {
+        ngx_http_agent_responses_object(j, o, info.session_id, NULL);
     }
 
-    ngx_http_agent_responses_object(j, o, info.session_id, NULL);
-
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK
-        || ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out) != NGX_OK)
-    {
-        goto failed;
-    }
-
-    return;
-
-failed:
-
-    ngx_http_agent_turn_record_stop(turn, 0);
+    ngx_http_agent_turn_background_answer(turn, j);
 }
 
 
@@ -256,7 +235,7 @@ static ngx_int_t
 ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
     ngx_http_agent_event_t *ev)
 {
-    ngx_str_t                        out, text;
+    ngx_str_t                        text;
     ngx_http_request_t              *r;
     ngx_http_agent_json_t           *j;
     ngx_http_agent_turn_info_t       info;
@@ -300,11 +279,7 @@ ngx_http_agent_responses_answer(ngx_http_agent_turn_t *turn,
 
     ngx_http_agent_responses_object(j, o, info.session_id, ev);
 
-    if (ngx_http_agent_json_done(j, &out) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_agent_reply_send(r, NGX_HTTP_OK, &out);
+    return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
 
 
@@ -341,7 +316,7 @@ ngx_http_agent_responses_text(ngx_http_agent_stream_t *s,
 
     if (!o->open) {
         if (o->item_id.len == 0
-            && ngx_http_agent_stream_run_id(s, &o->item_id) != NGX_OK)
+            && ngx_http_agent_id_make(s->pool, &o->item_id) != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -493,19 +468,13 @@ static ngx_str_t *
 ngx_http_agent_responses_keep(ngx_pool_t *pool,
     ngx_http_agent_responses_out_t *o, ngx_str_t *text)
 {
-    u_char                 *p;
     ngx_str_t              *item;
     ngx_http_agent_json_t  *j;
 
     if (o->item_id.len == 0) {
-        p = ngx_pnalloc(pool, 36);
-        if (p == NULL) {
+        if (ngx_http_agent_id_make(pool, &o->item_id) != NGX_OK) {
             return NULL;
         }
-
-        ngx_http_agent_store_new_id(p);
-        o->item_id.data = p;
-        o->item_id.len = 36;
     }
 
     j = ngx_http_agent_json_create(pool);

@@ -767,7 +767,6 @@ typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
     ngx_str_t *run_id, int64_t gen);
 
 
-void ngx_http_agent_store_new_id(u_char *buf);
 void ngx_http_agent_store_item_text(ngx_http_agent_item_t *item);
 u_char *ngx_http_agent_store_now(u_char *buf);
 u_char *ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago);

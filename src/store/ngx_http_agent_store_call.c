@@ -8,10 +8,9 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
-#include <sys/random.h>
-
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_files.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -176,35 +175,6 @@ ngx_http_agent_store_key(ngx_str_t *k1, ngx_str_t *k2)
     ngx_crc32_final(crc);
 
     return crc;
-}
-
-
-/* 36 bytes, a random (version 4) UUID */
-
-void
-ngx_http_agent_store_new_id(u_char *buf)
-{
-    u_char      r[16];
-    ngx_uint_t  i;
-
-    if (getrandom(r, sizeof(r), GRND_NONBLOCK) != sizeof(r)) {
-        for (i = 0; i < sizeof(r); i++) {
-            r[i] = (u_char) ngx_random();
-        }
-    }
-
-    r[6] = (r[6] & 0x0f) | 0x40;
-    r[8] = (r[8] & 0x3f) | 0x80;
-
-    buf = ngx_hex_dump(buf, r, 4);
-    *buf++ = '-';
-    buf = ngx_hex_dump(buf, r + 4, 2);
-    *buf++ = '-';
-    buf = ngx_hex_dump(buf, r + 6, 2);
-    *buf++ = '-';
-    buf = ngx_hex_dump(buf, r + 8, 2);
-    *buf++ = '-';
-    (void) ngx_hex_dump(buf, r + 10, 6);
 }
 
 
@@ -469,7 +439,7 @@ ngx_http_agent_store_host_init(ngx_cycle_t *cycle)
                       "agent: no boot id or pid namespace in /proc, a turn "
                       "lock of another nginx is freed by its lease only");
 
-        ngx_http_agent_store_new_id(id);
+        ngx_http_agent_id_uuid(id);
         p = ngx_cpymem(ngx_http_agent_store_host_data, "random ", 7);
         p = ngx_cpymem(p, id, 36);
     }

@@ -87,34 +87,6 @@ ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
 }
 
 
-/* a fresh id for a node's, a model call's or a tool call's run */
-
-ngx_int_t
-ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s, ngx_str_t *id)
-{
-    u_char    *p;
-    uint32_t   a, b, c, d;
-
-    p = ngx_pnalloc(s->pool, 36);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    a = (uint32_t) ngx_random();
-    b = (uint32_t) ngx_random();
-    c = (uint32_t) ngx_random();
-    d = (uint32_t) ngx_random();
-
-    ngx_sprintf(p, "%08xD-%04xD-4%03xD-%04xD-%04xD%08xD", a, b & 0xffff,
-                (b >> 16) & 0xfff, 0x8000 | (c & 0x3fff), c >> 16, d);
-
-    id->data = p;
-    id->len = 36;
-
-    return NGX_OK;
-}
-
-
 /* a node's custom event may not pass for one of the turn's own */
 
 static ngx_uint_t
@@ -178,4 +150,22 @@ ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "cache_creation_tokens");
     ngx_http_agent_json_int(j, ev->cache_write_tokens);
     ngx_http_agent_json_end(j);
+}
+
+
+/*
+ * An event's payload, the same in every format: our own JSON as it is,
+ * else the value parsed from outside written anew, else null
+ */
+
+void
+ngx_http_agent_stream_payload(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev)
+{
+    if (ev->json) {
+        ngx_http_agent_json_raw(j, ev->json);
+
+    } else {
+        ngx_http_agent_json_val(j, ev->value);
+    }
 }

@@ -149,8 +149,8 @@ ngx_int_t ngx_http_agent_stream_emit(ngx_http_agent_stream_t *s,
 extern ngx_conf_post_t  ngx_http_agent_stream_event_post;
 void ngx_http_agent_stream_usage(ngx_http_agent_json_t *j,
     ngx_http_agent_event_t *ev);
-ngx_int_t ngx_http_agent_stream_run_id(ngx_http_agent_stream_t *s,
-    ngx_str_t *id);
+void ngx_http_agent_stream_payload(ngx_http_agent_json_t *j,
+    ngx_http_agent_event_t *ev);
 
 
 /* for the files of src/stream/ only: hidden from the module's exports */

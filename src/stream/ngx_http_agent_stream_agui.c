@@ -11,6 +11,7 @@
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_state.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -170,12 +171,7 @@ ngx_http_agent_agui_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_str(j, ev->name);
         ngx_http_agent_json_key(j, "value");
 
-        if (ev->json) {
-            ngx_http_agent_json_raw(j, ev->json);
-
-        } else {
-            ngx_http_agent_json_val(j, ev->value);
-        }
+        ngx_http_agent_stream_payload(j, ev);
 
         ngx_http_agent_json_end(j);
         break;
@@ -308,7 +304,7 @@ ngx_http_agent_agui_text(ngx_http_agent_stream_t *s,
         /* a template's text has no model call: a message of its own */
 
         if (a->message_id.len == 0
-            && ngx_http_agent_stream_run_id(s, &a->message_id) != NGX_OK)
+            && ngx_http_agent_id_make(s->pool, &a->message_id) != NGX_OK)
         {
             return NGX_ERROR;
         }
@@ -452,7 +448,7 @@ ngx_http_agent_agui_result(ngx_http_agent_stream_t *s,
     yajl_val   v;
     ngx_str_t  id, content;
 
-    if (ngx_http_agent_stream_run_id(s, &id) != NGX_OK) {
+    if (ngx_http_agent_id_make(s->pool, &id) != NGX_OK) {
         return NGX_ERROR;
     }
 

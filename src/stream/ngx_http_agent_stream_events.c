@@ -31,8 +31,6 @@ static void ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     ngx_str_t *run_id, ngx_uint_t depth);
 static void ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, ngx_http_agent_event_t *ev);
-static void ngx_http_agent_events_value(ngx_http_agent_json_t *j,
-    ngx_http_agent_event_t *ev);
 static void ngx_http_agent_events_chunk(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, ngx_str_t *text, ngx_str_t *id,
     ngx_str_t *name, ngx_str_t *args);
@@ -113,7 +111,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_key(j, "chunk");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_str(j, &s->node);
-        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
         break;
@@ -152,7 +150,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_key(j, "content");
         ngx_http_agent_json_str(j, ev->text);
         ngx_http_agent_json_key(j, "tool_calls");
-        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         ngx_http_agent_json_key(j, "usage_metadata");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "input_tokens");
@@ -187,7 +185,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 
         if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
             ngx_http_agent_json_key(j, "input");
-            ngx_http_agent_events_value(j, ev);
+            ngx_http_agent_stream_payload(j, ev);
             ngx_http_agent_json_end(j);
             break;
         }
@@ -215,7 +213,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 
         } else {
             ngx_http_agent_json_key(j, "output");
-            ngx_http_agent_events_value(j, ev);
+            ngx_http_agent_stream_payload(j, ev);
         }
 
         ngx_http_agent_json_end(j);
@@ -232,7 +230,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "__interrupt__");
         ngx_http_agent_json_arr(j);
-        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         ngx_http_agent_json_arr_end(j);
         ngx_http_agent_json_end(j);
         ngx_http_agent_json_end(j);
@@ -243,7 +241,7 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         ngx_http_agent_events_head(s, j, "on_custom_event", ev->name,
                                    &s->node_run_id, 1);
         ngx_http_agent_json_key(j, "data");
-        ngx_http_agent_events_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         break;
 
     case NGX_HTTP_AGENT_EV_END:
@@ -370,22 +368,6 @@ ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     }
 
     ngx_http_agent_json_end(j);
-}
-
-
-static void
-ngx_http_agent_events_value(ngx_http_agent_json_t *j,
-    ngx_http_agent_event_t *ev)
-{
-    if (ev->json) {
-        ngx_http_agent_json_raw(j, ev->json);
-
-    } else if (ev->value) {
-        ngx_http_agent_json_val(j, ev->value);
-
-    } else {
-        ngx_http_agent_json_null(j);
-    }
 }
 
 

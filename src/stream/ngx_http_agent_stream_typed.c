@@ -18,8 +18,6 @@
 
 static ngx_int_t ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
-static void ngx_http_agent_typed_value(ngx_http_agent_json_t *j,
-    ngx_http_agent_event_t *ev);
 
 
 ngx_http_agent_format_t  ngx_http_agent_typed_format = {
@@ -86,7 +84,7 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
             ngx_http_agent_json_key(j, "content");
         }
 
-        ngx_http_agent_typed_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         break;
 
     case NGX_HTTP_AGENT_EV_NODE_START:
@@ -103,14 +101,14 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
         /* a node's own event: its name is the type, its value the data */
         ngx_http_agent_json_str(j, ev->name);
         ngx_http_agent_json_key(j, "data");
-        ngx_http_agent_typed_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         break;
 
     case NGX_HTTP_AGENT_EV_INTERRUPT:
         /* the run waits: {"node", "value"}, answered by POST /resume */
         ngx_http_agent_json_cstr(j, "interrupt");
         ngx_http_agent_json_key(j, "data");
-        ngx_http_agent_typed_value(j, ev);
+        ngx_http_agent_stream_payload(j, ev);
         ngx_http_agent_json_key(j, "checkpoint_id");
         ngx_http_agent_json_str(j, ev->checkpoint_id);
         break;
@@ -137,19 +135,4 @@ ngx_http_agent_typed_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_end(j);
 
     return NGX_OK;
-}
-
-
-/* json: our own JSON; value: what was parsed from outside */
-
-static void
-ngx_http_agent_typed_value(ngx_http_agent_json_t *j,
-    ngx_http_agent_event_t *ev)
-{
-    if (ev->json) {
-        ngx_http_agent_json_raw(j, ev->json);
-
-    } else {
-        ngx_http_agent_json_val(j, ev->value);
-    }
 }

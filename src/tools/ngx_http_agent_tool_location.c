@@ -16,6 +16,7 @@
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
 #include "ngx_http_agent_params.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -91,7 +92,6 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_main_conf_t *amcf = conf;
 
-    u_char                          *p;
     yajl_val                         schema;
     ngx_str_t                       *value;
     ngx_http_agent_json_t           *j;
@@ -100,15 +100,7 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     value = cf->args->elts;
 
-    for (p = value[1].data; p < value[1].data + value[1].len; p++) {
-        if (!(isalnum(*p) || *p == '_' || *p == '-')) {
-            break;
-        }
-    }
-
-    if (value[1].len == 0 || value[1].len > 64
-        || p < value[1].data + value[1].len)
-    {
+    if (!ngx_http_agent_id_valid(&value[1])) {
         return "needs a NAME of letters, digits, \"_\" and \"-\", at most 64";
     }
 

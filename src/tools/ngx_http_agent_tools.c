@@ -67,32 +67,6 @@ ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
 }
 
 
-/* what a provider takes as a function's name: [A-Za-z0-9_-]{1,64} */
-
-ngx_uint_t
-ngx_http_agent_tools_name_valid(ngx_str_t *name)
-{
-    u_char      c;
-    ngx_uint_t  i;
-
-    if (name->len == 0 || name->len > NGX_HTTP_AGENT_TOOL_NAME_MAX) {
-        return 0;
-    }
-
-    for (i = 0; i < name->len; i++) {
-        c = name->data[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-              || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
 /* the text of a prompt file that ngx_http_agent_tools_prompts() read */
 
 ngx_str_t *

@@ -20,6 +20,14 @@
  */
 
 
+static ngx_int_t ngx_http_agent_checkpoint_load_at(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *checkpoint_id, ngx_int_t images_keep);
+static ngx_int_t ngx_http_agent_checkpoint_apply(
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_int_t images_keep);
 static void ngx_http_agent_checkpoint_run(ngx_pool_t *pool, yajl_val v,
     ngx_http_agent_checkpoint_t *cp);
 static ngx_int_t ngx_http_agent_checkpoint_appended(ngx_pool_t *pool,
@@ -56,7 +64,7 @@ ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
 
 /* the state at one checkpoint of the session; NGX_DECLINED: no such one */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_checkpoint_load_at(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *checkpoint_id, ngx_int_t images_keep)
@@ -74,9 +82,45 @@ ngx_http_agent_checkpoint_load_at(ngx_http_agent_store_call_t *sc,
 }
 
 
-/* the state of a checkpoint row read before: its channels, its messages */
+/*
+ * A run of the graph, in pool, holding a session's state outside a turn,
+ * as the APIs show it: at the checkpoint row cp was read as before (its
+ * channels), at the one cp->id names, or at the latest (cp zeroed).
+ * NGX_DECLINED: no checkpoint cp->id.
+ */
 
 ngx_int_t
+ngx_http_agent_checkpoint_open(ngx_http_agent_store_call_t *sc,
+    ngx_pool_t *pool, ngx_http_agent_graph_t *graph, ngx_str_t *id,
+    ngx_http_agent_checkpoint_t *cp, ngx_http_agent_run_t **runp)
+{
+    ngx_str_t              at;
+    ngx_http_agent_run_t  *run;
+
+    run = ngx_http_agent_graph_run_create(pool, pool->log, graph);
+    if (run == NULL) {
+        return NGX_ERROR;
+    }
+
+    *runp = run;
+
+    if (cp->channels.len) {
+        return ngx_http_agent_checkpoint_apply(sc, id, run, cp, -1);
+    }
+
+    if (cp->id.len == 0) {
+        return ngx_http_agent_checkpoint_load(sc, id, run, cp, -1);
+    }
+
+    at = cp->id;
+
+    return ngx_http_agent_checkpoint_load_at(sc, id, run, cp, &at, -1);
+}
+
+
+/* the state of a checkpoint row read before: its channels, its messages */
+
+static ngx_int_t
 ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep)

@@ -21,13 +21,9 @@ ngx_int_t ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id,
     ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
     ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_checkpoint_load_at(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id, ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
-    ngx_str_t *checkpoint_id, ngx_int_t images_keep);
-ngx_int_t ngx_http_agent_checkpoint_apply(ngx_http_agent_store_call_t *sc,
-    ngx_str_t *id,
-    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
-    ngx_int_t images_keep);
+ngx_int_t ngx_http_agent_checkpoint_open(ngx_http_agent_store_call_t *sc,
+    ngx_pool_t *pool, ngx_http_agent_graph_t *graph, ngx_str_t *id,
+    ngx_http_agent_checkpoint_t *cp, ngx_http_agent_run_t **runp);
 ngx_int_t ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
     ngx_str_t *node, ngx_str_t *next);

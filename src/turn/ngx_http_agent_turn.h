@@ -80,6 +80,38 @@ typedef struct {
 } ngx_http_agent_turn_record_t;
 
 
+/* an event of a kept run, waiting to be saved */
+typedef struct {
+    int64_t                         seq;
+    ngx_str_t                       name;
+    ngx_str_t                       json;
+} ngx_http_agent_turn_kept_event_t;
+
+
+/*
+ * A resumable run's events, kept as they are sent and saved at each poll
+ * of its record and at its end (turn_kept.c): a join, or a GET of a
+ * background response's stream, on any worker, replays them
+ */
+typedef struct {
+    ngx_pool_t                     *pool;      /* those not saved yet */
+    ngx_array_t                    *events;    /* the events, in pool */
+    size_t                          bytes;     /* of all kept */
+    unsigned                        full:1;    /* agent_run_events_max_size
+                                                  reached */
+} ngx_http_agent_turn_kept_t;
+
+
+/* a client's replay of a kept run's events, then of those that follow */
+typedef struct {
+    ngx_http_agent_sse_t            sse;
+    int64_t                         last;      /* the next event's seq */
+    ngx_msec_t                      deadline;  /* past it, a run still
+                                                  running is lost */
+    ngx_msec_t                      lease;
+} ngx_http_agent_turn_kept_replay_t;
+
+
 /* a run looked up later: its row and how it ended, where that was kept */
 typedef struct {
     ngx_pool_t                     *pool;
@@ -236,6 +268,9 @@ ngx_int_t ngx_http_agent_turn_takeover(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_turn_model(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_str_t *name,
     ngx_http_agent_model_t **mp);
+ngx_int_t ngx_http_agent_turn_rpc(ngx_http_request_t *r, ngx_str_t *thread,
+    ngx_uint_t create, ngx_http_agent_session_t *s,
+    ngx_http_agent_turn_t **turn);
 ngx_http_agent_turn_t *ngx_http_agent_turn_create(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_http_agent_model_t *model);
 ngx_int_t ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
@@ -250,6 +285,21 @@ void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
 void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
     const char *code, const char *text);
+ngx_int_t ngx_http_agent_turn_background(ngx_http_agent_turn_t *turn,
+    ngx_uint_t answered);
+void ngx_http_agent_turn_background_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_json_t *j);
+ngx_int_t ngx_http_agent_turn_kept_add(ngx_http_agent_turn_kept_t *k,
+    ngx_http_request_t *r, ngx_str_t *run_id, int64_t seq, ngx_str_t *name,
+    ngx_str_t *json);
+ngx_int_t ngx_http_agent_turn_kept_save(ngx_http_agent_turn_kept_t *k,
+    ngx_http_agent_store_call_t *sc, ngx_str_t *run_id);
+ngx_int_t ngx_http_agent_turn_kept_follow(
+    ngx_http_agent_turn_kept_replay_t *rp, ngx_http_request_t *r,
+    int64_t last, ngx_uint_t stream);
+ngx_int_t ngx_http_agent_turn_kept_replay(
+    ngx_http_agent_turn_kept_replay_t *rp, ngx_http_agent_store_call_t *sc,
+    ngx_str_t *run_id);
 void ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
     ngx_uint_t rollback);
 ngx_int_t ngx_http_agent_turn_record_cancel(ngx_http_agent_store_call_t *sc,

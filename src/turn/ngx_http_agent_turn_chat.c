@@ -11,6 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_allowed.h"
 #include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_json.h"
@@ -323,4 +324,48 @@ ngx_http_agent_turn_model(ngx_http_request_t *r,
     *mp = model;
 
     return NGX_OK;
+}
+
+
+/*
+ * The turn a JSON-RPC call opens (A2A, MCP) on the caller's thread of the
+ * id given, or a new one (create: of that id, if it names one): NGX_OK
+ * with *turn; NGX_DECLINED, no such thread of the caller's, which each
+ * protocol words its own way; else *turn is NULL and rc what to return:
+ * NGX_AGAIN while the store reads, or the answer sent.
+ */
+
+ngx_int_t
+ngx_http_agent_turn_rpc(ngx_http_request_t *r, ngx_str_t *thread,
+    ngx_uint_t create, ngx_http_agent_session_t *s,
+    ngx_http_agent_turn_t **turn)
+{
+    ngx_int_t                rc;
+    ngx_str_t                none;
+    ngx_http_agent_model_t  *m;
+
+    *turn = NULL;
+
+    rc = ngx_http_agent_reply_rpc_thread(r, thread, create, s);
+
+    if (rc == NGX_DECLINED || rc == NGX_AGAIN) {
+        return rc;
+    }
+
+    if (rc != NGX_OK) {
+        return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_OK,
+                                      NGX_HTTP_AGENT_JSONRPC_INTERNAL_ERROR,
+                                      "Internal error: the store failed");
+    }
+
+    ngx_str_null(&none);
+
+    rc = ngx_http_agent_turn_model(r, s, &none, &m);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    *turn = ngx_http_agent_turn_create(r, s, m);
+
+    return *turn ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
 }

@@ -24,6 +24,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -59,7 +60,6 @@ ngx_http_agent_turn_t *
 ngx_http_agent_turn_create(ngx_http_request_t *r,
     ngx_http_agent_session_t *s, ngx_http_agent_model_t *model)
 {
-    u_char                     *p;
     ngx_http_cleanup_t         *cln;
     ngx_http_agent_ctx_t       *ctx;
     ngx_http_agent_turn_t      *turn;
@@ -88,14 +88,9 @@ ngx_http_agent_turn_create(ngx_http_request_t *r,
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     ctx->env = &turn->env;
 
-    p = ngx_pnalloc(r->pool, 36);
-    if (p == NULL) {
+    if (ngx_http_agent_id_make(r->pool, &turn->run_id) != NGX_OK) {
         return NULL;
     }
-
-    ngx_http_agent_store_new_id(p);
-    turn->run_id.data = p;
-    turn->run_id.len = 36;
 
     cln = ngx_http_cleanup_add(r, 0);
     if (cln == NULL) {
@@ -138,7 +133,7 @@ ngx_http_agent_turn_node(ngx_http_agent_run_t *run,
         s->step = run->step + 1;
         ngx_str_null(&s->model_run_id);
 
-        if (ngx_http_agent_stream_run_id(s, &s->node_run_id) != NGX_OK) {
+        if (ngx_http_agent_id_make(s->pool, &s->node_run_id) != NGX_OK) {
             return NGX_ERROR;
         }
     }

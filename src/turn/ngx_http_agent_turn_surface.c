@@ -95,6 +95,47 @@ ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn)
 }
 
 
+/*
+ * A run that goes on in the background (A2A's returnImmediately, a
+ * background response): it outlives its client, whose request reads no
+ * more.  NGX_OK: a request answered in one JSON, not answered yet, is to
+ * be answered now, while the run runs (turn_background_answer).
+ */
+
+ngx_int_t
+ngx_http_agent_turn_background(ngx_http_agent_turn_t *turn,
+    ngx_uint_t answered)
+{
+    turn->sse.keep = 1;
+    turn->request->read_event_handler = ngx_http_block_reading;
+
+    if (!turn->in.json || answered || !ngx_http_agent_turn_running(turn)) {
+        return NGX_DECLINED;
+    }
+
+    turn->request->keepalive = 0;
+
+    return NGX_OK;
+}
+
+
+/* that answer, j; the run is stopped when it cannot be made or sent */
+
+void
+ngx_http_agent_turn_background_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_json_t *j)
+{
+    ngx_str_t  out;
+
+    if (j == NULL || ngx_http_agent_json_done(j, &out) != NGX_OK
+        || ngx_http_agent_reply_send(turn->request, NGX_HTTP_OK, &out)
+           != NGX_OK)
+    {
+        ngx_http_agent_turn_record_stop(turn, 0);
+    }
+}
+
+
 /* an event of the protocol's own sink, on the turn's stream */
 
 ngx_int_t

@@ -206,14 +206,35 @@ ngx_http_agent_curl_close(void *clientp, curl_socket_t s)
 static void
 ngx_http_agent_curl_release(curl_socket_t s, ngx_connection_t *c)
 {
-    ngx_uint_t  flags;
+    curl_multi_assign(ngx_http_agent_curl_multi, s, NULL);
+
+    if ((ngx_uint_t) s < ngx_http_agent_curl_nfds) {
+        ngx_http_agent_curl_fds[s] = NULL;
+    }
 
     /*
      * a socket of a failed connect may be closed without the callback
      * (libcurl 7.88): the kernel has already stopped watching it
      */
-    flags = (fcntl(s, F_GETFD) == -1 && ngx_errno == NGX_EBADF)
-            ? NGX_CLOSE_EVENT : 0;
+    ngx_http_agent_curl_unwatch(c, fcntl(s, F_GETFD) == -1
+                                   && ngx_errno == NGX_EBADF);
+}
+
+
+/*
+ * A library's socket no longer watched: its events deleted, posted ones
+ * too, its connection freed; the descriptor stays the library's to close.
+ * closed: the library closed it already, so the kernel stopped watching
+ * it and its number may be another's.  The libpq bridge's sockets go the
+ * same way.
+ */
+
+void
+ngx_http_agent_curl_unwatch(ngx_connection_t *c, ngx_uint_t closed)
+{
+    ngx_uint_t  flags;
+
+    flags = closed ? NGX_CLOSE_EVENT : 0;
 
     if (c->read->active) {
         ngx_del_event(c->read, NGX_READ_EVENT, flags);
@@ -231,13 +252,6 @@ ngx_http_agent_curl_release(curl_socket_t s, ngx_connection_t *c)
         ngx_delete_posted_event(c->write);
     }
 
-    curl_multi_assign(ngx_http_agent_curl_multi, s, NULL);
-
-    if ((ngx_uint_t) s < ngx_http_agent_curl_nfds) {
-        ngx_http_agent_curl_fds[s] = NULL;
-    }
-
-    /* the descriptor is curl's to close */
     c->fd = (ngx_socket_t) -1;
     ngx_free_connection(c);
 }

@@ -51,6 +51,7 @@ ngx_int_t ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body, ngx_msec_t connect_timeout,
     ngx_msec_t timeout);
 void ngx_http_agent_curl_cancel(ngx_http_agent_curl_t *x);
+void ngx_http_agent_curl_unwatch(ngx_connection_t *c, ngx_uint_t closed);
 
 
 #endif /* _NGX_HTTP_AGENT_CURL_H_INCLUDED_ */

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_pg_conf.h"
 #include "ngx_http_agent_pg_query.h"
 #include "ngx_http_agent_pg_conn.h"
+#include "ngx_http_agent_curl.h"
 
 
 /* a statement with no bit of its own would not build */
@@ -245,7 +246,6 @@ ngx_http_agent_pg_watch(ngx_http_agent_pg_conn_t *pc, ngx_uint_t write)
 static void
 ngx_http_agent_pg_unwatch(ngx_http_agent_pg_conn_t *pc)
 {
-    ngx_uint_t         flags;
     ngx_connection_t  *c;
 
     c = pc->c;
@@ -254,31 +254,9 @@ ngx_http_agent_pg_unwatch(ngx_http_agent_pg_conn_t *pc)
         return;
     }
 
-    /*
-     * libpq closes a socket it drops (a failed connect, the server gone):
-     * the kernel has stopped watching it, and its number may be another's
-     */
-    flags = (pc->conn == NULL || PQsocket(pc->conn) != (int) c->fd)
-            ? NGX_CLOSE_EVENT : 0;
-
-    if (c->read->active) {
-        ngx_del_event(c->read, NGX_READ_EVENT, flags);
-    }
-
-    if (c->write->active) {
-        ngx_del_event(c->write, NGX_WRITE_EVENT, flags);
-    }
-
-    if (c->read->posted) {
-        ngx_delete_posted_event(c->read);
-    }
-
-    if (c->write->posted) {
-        ngx_delete_posted_event(c->write);
-    }
-
-    c->fd = (ngx_socket_t) -1;
-    ngx_free_connection(c);
+    /* libpq closes a socket it drops (a failed connect, the server gone) */
+    ngx_http_agent_curl_unwatch(c, pc->conn == NULL
+                                   || PQsocket(pc->conn) != (int) c->fd);
 
     pc->c = NULL;
 }

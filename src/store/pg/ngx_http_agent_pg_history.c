@@ -15,6 +15,7 @@
 #include "ngx_http_agent_pg_history.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -375,7 +376,7 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_store_new_id(p);
+    ngx_http_agent_id_uuid(p);
     cp->id.data = p;
     cp->id.len = 36;
     cp->created_at.data = p + 36;

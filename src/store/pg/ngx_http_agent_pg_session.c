@@ -13,6 +13,7 @@
 #include "ngx_http_agent_pg_send.h"
 #include "ngx_http_agent_pg_answers.h"
 #include "ngx_http_agent_pg_session.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -89,7 +90,7 @@ ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
         made->id = *id;
 
     } else {
-        ngx_http_agent_store_new_id(p);
+        ngx_http_agent_id_uuid(p);
         made->id.data = p;
         made->id.len = 36;
     }

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_sqlite_retry.h"
 #include "ngx_http_agent_sqlite_history.h"
 #include "ngx_http_agent_sqlite_session.h"
+#include "ngx_http_agent_id.h"
 
 
 /*
@@ -63,7 +64,7 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
         s->id = *id;
 
     } else {
-        ngx_http_agent_store_new_id(p);
+        ngx_http_agent_id_uuid(p);
         s->id.data = p;
         s->id.len = 36;
     }
