@@ -150,31 +150,10 @@ extern ngx_module_t  ngx_http_agent_module;
 extern ngx_conf_enum_t  ngx_http_agent_durabilities[];
 
 
-typedef enum {
-    NGX_HTTP_AGENT_EP_SESSIONS = 0,
-    NGX_HTTP_AGENT_EP_SESSION,
-    NGX_HTTP_AGENT_EP_MESSAGES,
-    NGX_HTTP_AGENT_EP_STATE,
-    NGX_HTTP_AGENT_EP_HISTORY,
-    NGX_HTTP_AGENT_EP_RESOURCES,
-    NGX_HTTP_AGENT_EP_MESSAGE,
-    NGX_HTTP_AGENT_EP_MODEL,
-    NGX_HTTP_AGENT_EP_CONNECTION,
-    NGX_HTTP_AGENT_EP_RESUME,
-    NGX_HTTP_AGENT_EP_GRAPH,
-    NGX_HTTP_AGENT_EP_LANGGRAPH,
-    NGX_HTTP_AGENT_EP_AGUI,
-    NGX_HTTP_AGENT_EP_MCP,
-    NGX_HTTP_AGENT_EP_A2A,
-    NGX_HTTP_AGENT_EP_RESPONSES,
-    NGX_HTTP_AGENT_EP_TAKEOVER
-} ngx_http_agent_endpoint_e;
-
-
 /* a request's context (r->ctx of the module): every protocol's */
 
 typedef struct {
-    ngx_http_agent_endpoint_e       endpoint;
+    ngx_uint_t                      endpoint;  /* its protocol's */
     ngx_str_t                       id;
     ngx_str_t                      *owner;     /* NULL: no agent_owner */
     ngx_str_t                       owner_value;
@@ -214,6 +193,8 @@ typedef struct {
     unsigned                        held_plain:1;
     unsigned                        headless:1; /* no client: a run
                                                   taken over */
+    unsigned                        takeover:1; /* by a turn of no
+                                                  protocol */
 
     /* the run taken over (ngx_http_agent_run_row_t), when headless */
     void                           *redrive;

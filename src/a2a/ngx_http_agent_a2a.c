@@ -57,8 +57,6 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     ngx_str_t                    rest;
     ngx_http_agent_reply_rpc_t  *rpc;
 
-    ctx->endpoint = NGX_HTTP_AGENT_EP_A2A;
-
     ngx_http_agent_reply_path(r, &rest);
 
     if (rest.len == sizeof(NGX_HTTP_AGENT_A2A_CARD) - 1

@@ -35,8 +35,6 @@
 ngx_int_t
 ngx_http_agent_agui_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
-    ctx->endpoint = NGX_HTTP_AGENT_EP_AGUI;
-
     ngx_http_agent_reply_path(r, &ctx->id);
 
     if (ngx_http_agent_turn_graph(r, &ctx->id) == NULL) {

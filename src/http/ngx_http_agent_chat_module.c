@@ -27,6 +27,21 @@
 #define NGX_HTTP_AGENT_ID_MAX  64
 
 
+typedef enum {
+    NGX_HTTP_AGENT_EP_SESSIONS = 0,
+    NGX_HTTP_AGENT_EP_SESSION,
+    NGX_HTTP_AGENT_EP_MESSAGES,
+    NGX_HTTP_AGENT_EP_STATE,
+    NGX_HTTP_AGENT_EP_HISTORY,
+    NGX_HTTP_AGENT_EP_RESOURCES,
+    NGX_HTTP_AGENT_EP_MESSAGE,
+    NGX_HTTP_AGENT_EP_MODEL,
+    NGX_HTTP_AGENT_EP_CONNECTION,
+    NGX_HTTP_AGENT_EP_RESUME,
+    NGX_HTTP_AGENT_EP_GRAPH
+} ngx_http_agent_chat_module_endpoint_e;
+
+
 static char *ngx_http_agent_chat_module_conf(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
 static ngx_int_t ngx_http_agent_chat_module_route(ngx_http_request_t *r,

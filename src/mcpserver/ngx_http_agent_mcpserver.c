@@ -76,8 +76,6 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    ctx->endpoint = NGX_HTTP_AGENT_EP_MCP;
-
     /* every error JSON-RPC's, the owner's 401 before the pass too */
     if (ngx_http_agent_reply_rpc(r) == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;

@@ -49,8 +49,6 @@ ngx_http_agent_responses_route(ngx_http_request_t *r,
 {
     ngx_str_t  rest;
 
-    ctx->endpoint = NGX_HTTP_AGENT_EP_RESPONSES;
-
     /* every error OpenAI's, the owner's 401 before the pass too */
     ctx->error = ngx_http_agent_responses_error;
 

@@ -185,7 +185,7 @@ ngx_http_agent_handler_redrive(ngx_http_request_t *r, void *data)
 
     } else {
         /* none of its requests goes on without input: the turn does */
-        ctx->endpoint = NGX_HTTP_AGENT_EP_TAKEOVER;
+        ctx->takeover = 1;
         rc = NGX_DONE;
     }
 
@@ -367,7 +367,7 @@ ngx_http_agent_dispatch(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (ctx->endpoint == NGX_HTTP_AGENT_EP_TAKEOVER) {
+    if (ctx->takeover) {
         return ngx_http_agent_turn_takeover(r, ctx->redrive,
                                             alcf->proto->takeover);
     }
