@@ -49,24 +49,9 @@ static ngx_command_t  ngx_http_agent_a2a_commands[] = {
 };
 
 
-static ngx_http_module_t  ngx_http_agent_a2a_module_ctx = {
-    NULL,                                  /* preconfiguration */
-    NULL,                                  /* postconfiguration */
-
-    NULL,                                  /* create main configuration */
-    NULL,                                  /* init main configuration */
-
-    NULL,                                  /* create server configuration */
-    NULL,                                  /* merge server configuration */
-
-    NULL,                                  /* create location configuration */
-    NULL                                   /* merge location configuration */
-};
-
-
 ngx_module_t  ngx_http_agent_a2a_module = {
     NGX_MODULE_V1,
-    &ngx_http_agent_a2a_module_ctx,        /* module context */
+    &ngx_http_agent_handler_module_ctx,    /* module context: none */
     ngx_http_agent_a2a_commands,           /* module directives */
     NGX_HTTP_MODULE,                       /* module type */
     NULL,                                  /* init master */

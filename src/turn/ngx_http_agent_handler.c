@@ -43,6 +43,22 @@ static ngx_int_t ngx_http_agent_dispatch(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
 
+/* the context of a protocol's module with no configuration of its own */
+ngx_http_module_t  ngx_http_agent_handler_module_ctx = {
+    NULL,                                  /* preconfiguration */
+    NULL,                                  /* postconfiguration */
+
+    NULL,                                  /* create main configuration */
+    NULL,                                  /* init main configuration */
+
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+
+    NULL,                                  /* create location configuration */
+    NULL                                   /* merge location configuration */
+};
+
+
 ngx_int_t
 ngx_http_agent_handler(ngx_http_request_t *r)
 {

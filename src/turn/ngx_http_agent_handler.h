@@ -16,6 +16,9 @@
 #include "ngx_http_agent_reply.h"
 
 
+extern ngx_http_module_t  ngx_http_agent_handler_module_ctx;
+
+
 ngx_int_t ngx_http_agent_handler(ngx_http_request_t *r);
 char *ngx_http_agent_handler_proto(ngx_conf_t *cf,
     ngx_http_agent_proto_t *proto, void *conf);
