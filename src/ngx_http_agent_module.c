@@ -13,7 +13,6 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_kinds.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_conf_graph.h"
@@ -36,7 +35,6 @@
 #include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_turn_redrive.h"
-#include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_webhook.h"
 #include "ngx_http_agent_params.h"
 
@@ -191,13 +189,6 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_agent_loc_conf_t, thread_pool_name),
       NULL },
-
-    { ngx_string("agent_chat"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_CHAT },
 
     { ngx_string("agent_owner"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
@@ -367,13 +358,6 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       NULL },
 
-    { ngx_string("agent_sessions"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_SESSIONS },
-
     { ngx_string("agent_otlp"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_agent_otlp,
@@ -388,61 +372,12 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       0,
       NULL },
 
-    { ngx_string("agent_langgraph_api"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_LANGGRAPH },
 
-    { ngx_string("agent_langgraph_server"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_agent_loc_conf_t, lg_server),
-      &ngx_http_agent_lg_servers },
 
-    { ngx_string("agent_agui"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_AGUI },
 
-    { ngx_string("agent_mcp_server"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_MCP_SERVER },
 
-    { ngx_string("agent_mcp_server_tools"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
-      ngx_http_agent_allowed_slot,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_agent_loc_conf_t, mcp_tool_names),
-      NULL },
 
-    { ngx_string("agent_mcp_server_elicitation"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_msec_slot,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_agent_loc_conf_t, mcp_elicitation),
-      NULL },
 
-    { ngx_string("agent_a2a"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_A2A },
-
-    { ngx_string("agent_responses"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
-      ngx_http_agent_conf_graph_endpoint,
-      NGX_HTTP_LOC_CONF_OFFSET,
-      0,
-      (void *) NGX_HTTP_AGENT_RESPONSES },
 
       ngx_null_command
 };
@@ -560,7 +495,7 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     /*
      * set by ngx_pcalloc():
      *
-     *     alcf->kind = 0;
+     *     alcf->proto = NULL;
      *     alcf->use_database = { 0, NULL };
      *     alcf->database = NULL;
      */
@@ -577,7 +512,6 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->turn_lease = NGX_CONF_UNSET_MSEC;
     alcf->run_attempts = NGX_CONF_UNSET_UINT;
     alcf->durability = NGX_CONF_UNSET_UINT;
-    alcf->lg_server = NGX_CONF_UNSET_UINT;
     alcf->webhooks = NGX_CONF_UNSET_PTR;
     alcf->run_events_max = NGX_CONF_UNSET_SIZE;
     alcf->run_events_keep = NGX_CONF_UNSET_MSEC;
@@ -590,8 +524,6 @@ ngx_http_agent_create_loc_conf(ngx_conf_t *cf)
     alcf->databases = NGX_CONF_UNSET_PTR;
     alcf->models = NGX_CONF_UNSET_PTR;
     alcf->assistants = NGX_CONF_UNSET_PTR;
-    alcf->mcp_tool_names = NGX_CONF_UNSET_PTR;
-    alcf->mcp_elicitation = NGX_CONF_UNSET_MSEC;
     alcf->cors = NGX_CONF_UNSET_PTR;
     alcf->sql_concurrency = NGX_CONF_UNSET_UINT;
     alcf->tool_concurrency = NGX_CONF_UNSET_UINT;
@@ -631,7 +563,6 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_uint_value(conf->run_attempts, prev->run_attempts, 3);
     ngx_conf_merge_uint_value(conf->durability, prev->durability,
                               NGX_HTTP_AGENT_DURABILITY_ASYNC);
-    ngx_conf_merge_uint_value(conf->lg_server, prev->lg_server, 0);
     ngx_conf_merge_ptr_value(conf->webhooks, prev->webhooks, NULL);
     ngx_conf_merge_size_value(conf->run_events_max, prev->run_events_max,
                               8 * 1024 * 1024);
@@ -648,10 +579,6 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_ptr_value(conf->databases, prev->databases, NULL);
     ngx_conf_merge_ptr_value(conf->models, prev->models, NULL);
     ngx_conf_merge_ptr_value(conf->assistants, prev->assistants, NULL);
-    ngx_conf_merge_msec_value(conf->mcp_elicitation, prev->mcp_elicitation,
-                              300000);
-    ngx_conf_merge_ptr_value(conf->mcp_tool_names, prev->mcp_tool_names,
-                             NULL);
     ngx_conf_merge_ptr_value(conf->cors, prev->cors, NULL);
     ngx_conf_merge_uint_value(conf->sql_concurrency, prev->sql_concurrency,
                               4);
@@ -673,10 +600,10 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
 
-    if (conf->kind && conf->owner) {
+    if (conf->proto && conf->owner) {
         amcf->owned = 1;
 
-    } else if (conf->kind && amcf->unowned.len == 0) {
+    } else if (conf->proto && amcf->unowned.len == 0) {
         amcf->unowned = conf->location;
     }
 
@@ -692,7 +619,7 @@ ngx_http_agent_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 
 #if (NGX_THREADS)
     /* SQL tools and CSV imports run there, off the event loop */
-    if (conf->kind
+    if (conf->proto
         && !(conf->thread_pool_name.len == 3
              && ngx_strncmp(conf->thread_pool_name.data, "off", 3) == 0))
     {
@@ -784,7 +711,6 @@ ngx_http_agent_init_process(ngx_cycle_t *cycle)
 
     /* runs that lost their worker, taken over by this one */
     ngx_http_agent_turn_redrive_init(cycle, amcf->doors);
-    ngx_http_agent_lg_cron_init(cycle, amcf->doors);
 
     return NGX_OK;
 }

@@ -17,19 +17,7 @@
 #include "ngx_http_agent_store.h"
 
 
-#define NGX_HTTP_AGENT_CHAT        1
-#define NGX_HTTP_AGENT_SESSIONS    2
-#define NGX_HTTP_AGENT_LANGGRAPH   3
-#define NGX_HTTP_AGENT_AGUI        4
-#define NGX_HTTP_AGENT_MCP_SERVER  5
-#define NGX_HTTP_AGENT_A2A         6
-#define NGX_HTTP_AGENT_RESPONSES   7
-
-/*
- * a protocol over the turn surface: it runs agent_use_graph's graph and
- * agent_assistants'
- */
-#define ngx_http_agent_kind_protocol(kind)  ((kind) >= NGX_HTTP_AGENT_LANGGRAPH)
+typedef struct ngx_http_agent_proto_s  ngx_http_agent_proto_t;
 
 
 typedef struct {
@@ -95,8 +83,11 @@ typedef struct {
 
 
 typedef struct {
-    ngx_uint_t                 kind;
-    ngx_str_t                  location;    /* where kind was set */
+    ngx_http_agent_proto_t    *proto;       /* what the location serves,
+                                               or NULL */
+    void                      *proto_conf;  /* its module's location
+                                               configuration, or NULL */
+    ngx_str_t                  location;    /* where proto was set */
     ngx_uint_t                 max_tool_rounds;
     ngx_uint_t                 recursion_limit;
     ngx_str_t                  use_database;
@@ -138,12 +129,6 @@ typedef struct {
     ngx_array_t               *assistant_graphs;
     void                      *cors;        /* ngx_http_agent_cors_t */
 
-    /* agent_mcp_server_tools: ngx_str_t names, their agent_tool tools */
-    ngx_array_t               *mcp_tool_names;
-    ngx_array_t               *mcp_tools;
-    ngx_msec_t                 mcp_elicitation; /* an answer waited for so
-                                                   long; 0: none asked */
-
     /*
      * a run of this location taken over from a worker that died: its
      * request made again without a client (the protocol's, or NULL: the
@@ -158,41 +143,17 @@ typedef struct {
     /* agent_webhooks: ngx_http_agent_webhooks_t, or NULL */
     void                      *webhooks;
 
-    /* agent_langgraph_server: whose shapes, where LangGraph's differ */
-    ngx_uint_t                 lg_server;
 } ngx_http_agent_loc_conf_t;
 
 
 extern ngx_module_t  ngx_http_agent_module;
 extern ngx_conf_enum_t  ngx_http_agent_durabilities[];
-extern ngx_conf_enum_t  ngx_http_agent_lg_servers[];
-
-
-typedef enum {
-    NGX_HTTP_AGENT_EP_SESSIONS = 0,
-    NGX_HTTP_AGENT_EP_SESSION,
-    NGX_HTTP_AGENT_EP_MESSAGES,
-    NGX_HTTP_AGENT_EP_STATE,
-    NGX_HTTP_AGENT_EP_HISTORY,
-    NGX_HTTP_AGENT_EP_RESOURCES,
-    NGX_HTTP_AGENT_EP_MESSAGE,
-    NGX_HTTP_AGENT_EP_MODEL,
-    NGX_HTTP_AGENT_EP_CONNECTION,
-    NGX_HTTP_AGENT_EP_RESUME,
-    NGX_HTTP_AGENT_EP_GRAPH,
-    NGX_HTTP_AGENT_EP_LANGGRAPH,
-    NGX_HTTP_AGENT_EP_AGUI,
-    NGX_HTTP_AGENT_EP_MCP,
-    NGX_HTTP_AGENT_EP_A2A,
-    NGX_HTTP_AGENT_EP_RESPONSES,
-    NGX_HTTP_AGENT_EP_TAKEOVER
-} ngx_http_agent_endpoint_e;
 
 
 /* a request's context (r->ctx of the module): every protocol's */
 
 typedef struct {
-    ngx_http_agent_endpoint_e       endpoint;
+    ngx_uint_t                      endpoint;  /* its protocol's */
     ngx_str_t                       id;
     ngx_str_t                      *owner;     /* NULL: no agent_owner */
     ngx_str_t                       owner_value;
@@ -232,6 +193,8 @@ typedef struct {
     unsigned                        held_plain:1;
     unsigned                        headless:1; /* no client: a run
                                                   taken over */
+    unsigned                        takeover:1; /* by a turn of no
+                                                  protocol */
 
     /* the run taken over (ngx_http_agent_run_row_t), when headless */
     void                           *redrive;
@@ -246,6 +209,54 @@ typedef struct {
      */
     ngx_str_t                       limit_keys;
 } ngx_http_agent_ctx_t;
+
+
+/*
+ * A protocol: its own module's location directive sets it on the core's
+ * location configuration (ngx_http_agent_handler_proto), and the core's
+ * handler calls through it, as upstream calls its module's handlers.
+ */
+
+/* it runs turns: a model, its graph's prompt and agent_input checked */
+#define NGX_HTTP_AGENT_PROTO_TURNS        0x01
+/* it runs agent_assistants' graphs too, the location's first */
+#define NGX_HTTP_AGENT_PROTO_GRAPHS       0x02
+/* a run its worker lost is taken over at its location */
+#define NGX_HTTP_AGENT_PROTO_KEEPS        0x04
+/* such a run waits out its lease: its client's next message may take it */
+#define NGX_HTTP_AGENT_PROTO_LEASED       0x08
+/* its errors are {"detail": ...}, as the LangGraph API's */
+#define NGX_HTTP_AGENT_PROTO_DETAIL       0x10
+/* a DELETE may carry a body (the LangGraph store's) */
+#define NGX_HTTP_AGENT_PROTO_DELETE_BODY  0x20
+/* its location's crons are ticked (the LangGraph API's) */
+#define NGX_HTTP_AGENT_PROTO_CRONS        0x40
+
+
+struct ngx_http_agent_proto_s {
+    ngx_str_t                       name;      /* its directive */
+    ngx_uint_t                      flags;     /* NGX_HTTP_AGENT_PROTO_* */
+
+    /* the endpoint from the path and the method: NGX_OK, or an answer */
+    ngx_int_t                     (*route)(ngx_http_request_t *r,
+                                           ngx_http_agent_ctx_t *ctx);
+
+    /* a pass of the endpoint's code (body NULL: none was read) */
+    ngx_int_t                     (*dispatch)(ngx_http_request_t *r,
+                                              ngx_http_agent_ctx_t *ctx,
+                                              ngx_str_t *body);
+
+    /*
+     * a run taken over (row) or a cron's tick (ctx->cron): its request
+     * made again, r->uri and ctx->body, then routed; NULL: the run goes
+     * on as a turn of no protocol, with the takeover hooks
+     */
+    ngx_int_t                     (*redrive)(ngx_http_request_t *r,
+                                             ngx_http_agent_ctx_t *ctx,
+                                             void *row);
+    void                           *takeover;  /* ngx_http_agent_turn_
+                                                  hooks_t, or NULL */
+};
 
 
 #endif /* _NGX_HTTP_AGENT_MODULE_H_INCLUDED_ */

@@ -2,7 +2,7 @@
 # Every route of every protocol walked with hostile input (issue 48, item
 # 4).  The routes are read from the C sources at run time: the LangGraph
 # API's table (lg_router.c), our sessions and chat API's actions
-# (handler.c), the JSON-RPC methods of the MCP server and of A2A, the
+# (chat_module.c), the JSON-RPC methods of the MCP server and of A2A, the
 # agent card, A2A's HTTP+JSON routes (a2a_rest.c), Open Responses' paths
 # and AG-UI's graphs; a route added
 # there is walked without a change here, and the test checks that it
@@ -84,13 +84,13 @@ my (%routes, @walk);
     }
 }
 
-# agent_sessions and agent_chat: the actions of ngx_http_agent_route()
+# agent_sessions and agent_chat: the actions of their module's route
 {
-    my $f = function('src/http/ngx_http_agent_handler.c',
-                     'ngx_http_agent_route');
+    my $f = function('src/http/ngx_http_agent_chat_module.c',
+                     'ngx_http_agent_chat_module_route');
     my ($body) = $f =~ /#define ngx_http_agent_is.*?\n\n(.*)#undef/s
-        or die 'no ngx_http_agent_is in ngx_http_agent_route';
-    my $start = index($body, 'NGX_HTTP_AGENT_SESSIONS) {');
+        or die 'no ngx_http_agent_is in ngx_http_agent_chat_module_route';
+    my $start = index($body, 'ngx_http_agent_sessions_proto) {');
     die 'no sessions block' if $start < 0;
     my ($depth, $end) = (0, $start);
     for my $i ($start .. length($body) - 1) {
@@ -118,8 +118,8 @@ my (%routes, @walk);
         }
     }
     is_deeply([ sort @seen ], [ sort @is ],
-              'every ngx_http_agent_is() of ngx_http_agent_route is a '
-              . 'route the test read');
+              'every ngx_http_agent_is() of ngx_http_agent_chat_module_route '
+              . 'is a route the test read');
 }
 
 # agent_mcp_server: its JSON-RPC methods, its HTTP methods, and an answer

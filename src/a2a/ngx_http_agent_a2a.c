@@ -57,8 +57,6 @@ ngx_http_agent_a2a_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     ngx_str_t                    rest;
     ngx_http_agent_reply_rpc_t  *rpc;
 
-    ctx->endpoint = NGX_HTTP_AGENT_EP_A2A;
-
     ngx_http_agent_reply_path(r, &rest);
 
     if (rest.len == sizeof(NGX_HTTP_AGENT_A2A_CARD) - 1
@@ -119,16 +117,15 @@ static ngx_http_agent_turn_hooks_t  ngx_http_agent_a2a_hooks = {
 
 
 ngx_int_t
-ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body)
+ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
+    ngx_str_t *body)
 {
     ngx_int_t                    rc;
     ngx_uint_t                   push;
-    ngx_http_agent_ctx_t        *ctx;
     ngx_http_agent_jsonrpc_t     rpc;
     ngx_http_agent_loc_conf_t   *alcf;
     ngx_http_agent_reply_rpc_t  *state;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     if (ctx->id.len) {

@@ -17,7 +17,8 @@
 
 ngx_int_t ngx_http_agent_a2a_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
-ngx_int_t ngx_http_agent_a2a_run(ngx_http_request_t *r, ngx_str_t *body);
+ngx_int_t ngx_http_agent_a2a_run(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
 
 #endif /* _NGX_HTTP_AGENT_A2A_H_INCLUDED_ */

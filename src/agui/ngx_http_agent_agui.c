@@ -35,8 +35,6 @@
 ngx_int_t
 ngx_http_agent_agui_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 {
-    ctx->endpoint = NGX_HTTP_AGENT_EP_AGUI;
-
     ngx_http_agent_reply_path(r, &ctx->id);
 
     if (ngx_http_agent_turn_graph(r, &ctx->id) == NULL) {
@@ -56,20 +54,18 @@ ngx_http_agent_agui_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
 /* a pass of POST {location}: made again from the start on a store's answer */
 
 ngx_int_t
-ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body)
+ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx,
+    ngx_str_t *body)
 {
     yajl_val                      v;
     ngx_int_t                     rc;
     ngx_str_t                     why, none, meta;
-    ngx_http_agent_ctx_t         *ctx;
     ngx_http_agent_turn_t        *turn;
     ngx_http_agent_model_t       *m;
     ngx_http_agent_graph_t       *graph;
     ngx_http_agent_turn_in_t     *tin;
     ngx_http_agent_session_t      s;
     ngx_http_agent_agui_input_t   in;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
 
     graph = ngx_http_agent_turn_graph(r, &ctx->id);
 

@@ -17,7 +17,8 @@
 
 ngx_int_t ngx_http_agent_agui_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
-ngx_int_t ngx_http_agent_agui_run(ngx_http_request_t *r, ngx_str_t *body);
+ngx_int_t ngx_http_agent_agui_run(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
 
 #endif /* _NGX_HTTP_AGENT_AGUI_H_INCLUDED_ */

@@ -8,9 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_mcpserver_tools.h"
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_conf_graph.h"
 #include "ngx_http_agent_graph_conf.h"
 #include "ngx_http_agent_prompt.h"
@@ -37,19 +35,14 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     ngx_str_t                    name;
     ngx_uint_t                   i, k, n;
     ngx_http_agent_graph_t     **g;
+    ngx_uint_t                   flags;
     ngx_http_agent_input_t      *in;
-    ngx_http_core_loc_conf_t    *clcf;
     ngx_http_agent_main_conf_t  *amcf;
 
     amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
 
-    if (conf->kind == NGX_HTTP_AGENT_A2A && clcf->regex) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "agent_a2a needs a prefix "
-                           "location: its agent card is at "
-                           "{location}.well-known/agent-card.json");
-        return NGX_CONF_ERROR;
-    }
+    /* what the location serves: its runs' graphs, or none */
+    flags = conf->proto ? conf->proto->flags : 0;
 
     name = conf->graph_name;
 
@@ -66,10 +59,7 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (conf->graph->prompt_missing
-        && (conf->kind == NGX_HTTP_AGENT_CHAT
-            || ngx_http_agent_kind_protocol(conf->kind)))
-    {
+    if (conf->graph->prompt_missing && (flags & NGX_HTTP_AGENT_PROTO_TURNS)) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, NGX_ENOENT, "agent_prompts: "
                            "cannot open the prompt template \"%V/%s\" of "
                            "the built-in react graph, which an agent "
@@ -81,27 +71,20 @@ ngx_http_agent_conf_graph_merge(ngx_conf_t *cf, ngx_http_agent_loc_conf_t *conf)
     /* checked by the directive */
     conf->format = ngx_http_agent_stream_format_find(&conf->format_name);
 
-    if (ngx_http_agent_kind_protocol(conf->kind)
+    if ((flags & NGX_HTTP_AGENT_PROTO_GRAPHS)
         && ngx_http_agent_merge_assistants(cf, conf, amcf) != NGX_CONF_OK)
     {
         return NGX_CONF_ERROR;
     }
 
-    if (ngx_http_agent_mcpserver_tools_merge(cf, conf, amcf) != NGX_CONF_OK) {
-        return NGX_CONF_ERROR;
-    }
-
     /* the inputs of turns: checked where turns run */
-    if (conf->inputs == NULL
-        || (conf->kind != NGX_HTTP_AGENT_CHAT
-            && !ngx_http_agent_kind_protocol(conf->kind)))
-    {
+    if (conf->inputs == NULL || !(flags & NGX_HTTP_AGENT_PROTO_TURNS)) {
         return NGX_CONF_OK;
     }
 
-    g = ngx_http_agent_kind_protocol(conf->kind)
+    g = (flags & NGX_HTTP_AGENT_PROTO_GRAPHS)
         ? conf->assistant_graphs->elts : &conf->graph;
-    n = ngx_http_agent_kind_protocol(conf->kind)
+    n = (flags & NGX_HTTP_AGENT_PROTO_GRAPHS)
         ? conf->assistant_graphs->nelts : 1;
 
     in = conf->inputs->elts;
@@ -238,72 +221,6 @@ ngx_http_agent_conf_graph_stream(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     alcf->format_name = value[1];
-
-    return NGX_CONF_OK;
-}
-
-
-/* agent_chat, agent_sessions and each protocol's: the location's handler */
-
-char *
-ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf)
-{
-    ngx_http_agent_loc_conf_t *alcf = conf;
-
-    ngx_http_agent_door_t       *door;
-    ngx_http_core_loc_conf_t    *clcf;
-    ngx_http_agent_main_conf_t  *amcf;
-
-    if (alcf->kind) {
-        return "is duplicate: a location serves one protocol: chat, "
-               "sessions, the LangGraph API, AG-UI, MCP, A2A or Responses";
-    }
-
-    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
-
-    if (amcf->checkpoint_db.len == 0) {
-        return "needs agent_checkpoint_db in the http block before it";
-    }
-
-    if ((ngx_uint_t) cmd->post != NGX_HTTP_AGENT_SESSIONS
-        && amcf->models.nelts == 0)
-    {
-        return "needs at least one agent_model in the http block before it";
-    }
-
-    alcf->kind = (ngx_uint_t) cmd->post;
-
-    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
-
-    alcf->location = clcf->name;
-    clcf->handler = ngx_http_agent_handler;
-
-    if (alcf->kind == NGX_HTTP_AGENT_SESSIONS) {
-        return NGX_CONF_OK;
-    }
-
-    /* its turns are kept: one its worker lost is run here again */
-
-    if (alcf->kind != NGX_HTTP_AGENT_AGUI) {
-        alcf->redrive = ngx_http_agent_handler_redrive;
-    }
-
-    if (amcf->doors == NULL) {
-        amcf->doors = ngx_array_create(cf->pool, 4,
-                                       sizeof(ngx_http_agent_door_t));
-        if (amcf->doors == NULL) {
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    door = ngx_array_push(amcf->doors);
-    if (door == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    door->name = clcf->name;
-    door->conf = cf->ctx;
 
     return NGX_CONF_OK;
 }

@@ -20,8 +20,6 @@ char *ngx_http_agent_conf_graph_use(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 char *ngx_http_agent_conf_graph_stream(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
-char *ngx_http_agent_conf_graph_endpoint(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
 char *ngx_http_agent_conf_graph_merge(ngx_conf_t *cf,
     ngx_http_agent_loc_conf_t *conf);
 

@@ -14,18 +14,7 @@
 #include "ngx_http_agent_id.h"
 
 
-/* what every file of the LangGraph API uses: ids, a JSON answer, a run */
-
-
-/*
- * agent_langgraph_server: the Python server (the platform) by default;
- * "js" streams the JS server's shapes where the two differ
- */
-ngx_conf_enum_t  ngx_http_agent_lg_servers[] = {
-    { ngx_string("python"), 0 },
-    { ngx_string("js"), NGX_HTTP_AGENT_MODE_JS },
-    { ngx_null_string, 0 }
-};
+/* what every file of the LangGraph API uses: the request's time, a run */
 
 
 /*

@@ -66,6 +66,13 @@ typedef enum {
 } ngx_http_agent_lg_route_e;
 
 
+/* the LangGraph API's own location configuration */
+typedef struct {
+    ngx_uint_t                 server;      /* agent_langgraph_server:
+                                               NGX_HTTP_AGENT_MODE_JS */
+} ngx_http_agent_lg_conf_t;
+
+
 /* what an assistants' search asks for */
 typedef struct {
     ngx_str_t                  graph_id;

@@ -91,7 +91,9 @@ ngx_http_agent_lg_cron_init(ngx_cycle_t *cycle, ngx_array_t *doors)
     for (i = 0; i < doors->nelts; i++) {
         alcf = door[i].conf->loc_conf[ngx_http_agent_module.ctx_index];
 
-        if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH) {
+        if (alcf->proto
+            && (alcf->proto->flags & NGX_HTTP_AGENT_PROTO_CRONS))
+        {
             break;
         }
     }
@@ -272,7 +274,8 @@ ngx_http_agent_lg_cron_fire(ngx_http_agent_lg_cron_tick_t *t,
     alcf = door ? door->conf->loc_conf[ngx_http_agent_module.ctx_index]
                 : NULL;
 
-    if (alcf == NULL || alcf->kind != NGX_HTTP_AGENT_LANGGRAPH
+    if (alcf == NULL || alcf->proto == NULL
+        || !(alcf->proto->flags & NGX_HTTP_AGENT_PROTO_CRONS)
         || alcf->redrive == NULL)
     {
         ngx_log_error(NGX_LOG_ERR, t->log, 0,

@@ -40,6 +40,7 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     ngx_int_t                   rc;
     ngx_str_t                   s;
     ngx_conf_enum_t            *e;
+    ngx_http_agent_lg_conf_t   *llcf;
     ngx_http_agent_loc_conf_t  *alcf;
 
     input = ngx_http_agent_json_get(v, "input");
@@ -135,7 +136,8 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     }
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-    lr->modes |= alcf->lg_server;
+    llcf = alcf->proto_conf;
+    lr->modes |= llcf->server;
 
     x = ngx_http_agent_json_get(v, "stream_resumable");
     lr->resumable = (x && YAJL_IS_TRUE(x));

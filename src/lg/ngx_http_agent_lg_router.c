@@ -108,7 +108,6 @@ ngx_http_agent_lg_route(ngx_http_request_t *r, ngx_http_agent_ctx_t *ctx)
     }
 
     ctx->api = req;
-    ctx->endpoint = NGX_HTTP_AGENT_EP_LANGGRAPH;
 
     ngx_http_agent_reply_path(r, &path);
 

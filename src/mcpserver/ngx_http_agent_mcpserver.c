@@ -20,6 +20,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_header.h"
+#include "ngx_http_agent_cors.h"
 
 
 /*
@@ -66,14 +67,14 @@ static ngx_str_t  ngx_http_agent_mcpserver_versions[] = {
 
 ngx_int_t
 ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
-    ngx_http_agent_ctx_t *ctx, ngx_uint_t origin_ok)
+    ngx_http_agent_ctx_t *ctx)
 {
-    ngx_table_elt_t           *h;
-    ngx_http_core_loc_conf_t  *clcf;
+    ngx_table_elt_t            *h;
+    ngx_http_core_loc_conf_t   *clcf;
+    ngx_http_agent_loc_conf_t  *alcf;
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
-
-    ctx->endpoint = NGX_HTTP_AGENT_EP_MCP;
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
     /* every error JSON-RPC's, the owner's 401 before the pass too */
     if (ngx_http_agent_reply_rpc(r) == NULL) {
@@ -81,7 +82,7 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
     }
 
     /* the transport's rule: a page of another site never gets in */
-    if (!origin_ok) {
+    if (!ngx_http_agent_cors_origin(r, alcf->cors)) {
         return ngx_http_agent_reply_rpc_error(r, NGX_HTTP_FORBIDDEN,
                                    NGX_HTTP_AGENT_JSONRPC_SERVER_ERROR,
                                    "Forbidden: Origin is neither this "
@@ -121,7 +122,8 @@ ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
 /* a pass of POST (or DELETE) {location} */
 
 ngx_int_t
-ngx_http_agent_mcpserver_run(ngx_http_request_t *r, ngx_str_t *body)
+ngx_http_agent_mcpserver_run(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body)
 {
     ngx_int_t                  rc;
     ngx_http_agent_json_t     *j;
@@ -570,6 +572,7 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     u_char                            id[36];
     ngx_http_agent_loc_conf_t        *alcf;
     ngx_http_agent_mcpserver_out_t   *out;
+    ngx_http_agent_mcpserver_conf_t  *mscf;
     ngx_http_agent_mcpserver_call_t   call;
 
     if (ngx_http_agent_json_get_str(rpc->params, "name", &name) != NGX_OK
@@ -636,10 +639,11 @@ ngx_http_agent_mcpserver_call(ngx_http_request_t *r,
     out->graph = graph->name;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    mscf = alcf->proto_conf;
 
     /* an interrupt asks the client's user, where the client can be asked */
     out->elicit = ngx_http_agent_mcpserver_session_elicits(r)
-                  && alcf->mcp_elicitation > 0;
+                  && mscf->elicitation > 0;
 
     in = ngx_http_agent_turn_in(turn);
 

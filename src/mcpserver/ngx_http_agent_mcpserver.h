@@ -16,9 +16,9 @@
 
 
 ngx_int_t ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
-    ngx_http_agent_ctx_t *ctx, ngx_uint_t origin_ok);
+    ngx_http_agent_ctx_t *ctx);
 ngx_int_t ngx_http_agent_mcpserver_run(ngx_http_request_t *r,
-    ngx_str_t *body);
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
 
 #endif /* _NGX_HTTP_AGENT_MCPSERVER_H_INCLUDED_ */

@@ -9,6 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_mcpserver_tools.h"
 #include "ngx_http_agent_mcpserver_session.h"
 #include "ngx_http_agent_mcpserver_elicit.h"
 #include "ngx_http_agent_mcpserver_rpc.h"
@@ -130,11 +131,13 @@ static ngx_int_t
 ngx_http_agent_mcpserver_elicit_follow(ngx_http_request_t *r,
     ngx_http_agent_mcpserver_held_t *h)
 {
-    u_char                     *p;
-    ngx_str_t                   id, run;
-    ngx_http_agent_loc_conf_t  *alcf;
+    u_char                           *p;
+    ngx_str_t                         id, run;
+    ngx_http_agent_loc_conf_t        *alcf;
+    ngx_http_agent_mcpserver_conf_t  *mscf;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    mscf = alcf->proto_conf;
 
     p = ngx_pnalloc(r->pool, 36);
 
@@ -151,7 +154,7 @@ ngx_http_agent_mcpserver_elicit_follow(ngx_http_request_t *r,
     run.data = p;
     run.len = 36;
 
-    return ngx_http_agent_turn_follow_made(r, &run, alcf->mcp_elicitation,
+    return ngx_http_agent_turn_follow_made(r, &run, mscf->elicitation,
                                            ngx_http_agent_mcpserver_elicit_end,
                                            h);
 }

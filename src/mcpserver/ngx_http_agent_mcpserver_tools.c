@@ -52,35 +52,40 @@ static void ngx_http_agent_mcpserver_tools_cleanup(void *data);
 
 char *
 ngx_http_agent_mcpserver_tools_merge(ngx_conf_t *cf,
-    ngx_http_agent_loc_conf_t *conf, ngx_http_agent_main_conf_t *amcf)
+    ngx_http_agent_mcpserver_conf_t *conf, ngx_http_agent_proto_t *proto)
 {
-    ngx_str_t               *name;
-    ngx_uint_t               i, k;
-    ngx_http_agent_tool_t  **t;
-    ngx_http_agent_graph_t **g;
+    ngx_str_t                    *name;
+    ngx_uint_t                    i, k;
+    ngx_http_agent_tool_t       **t;
+    ngx_http_agent_graph_t      **g;
+    ngx_http_agent_loc_conf_t    *alcf;
+    ngx_http_agent_main_conf_t   *amcf;
 
-    if (conf->mcp_tool_names == NULL) {
+    if (conf->tool_names == NULL) {
         return NGX_CONF_OK;
     }
 
-    if (conf->kind != NGX_HTTP_AGENT_MCP_SERVER) {
+    /* the core's, merged before this module's */
+    alcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_agent_module);
+    amcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_agent_module);
+
+    if (alcf->proto != proto) {
         ngx_log_error(NGX_LOG_EMERG, cf->log, 0, "agent_mcp_server_tools: "
                       "only in a location of agent_mcp_server");
         return NGX_CONF_ERROR;
     }
 
-    conf->mcp_tools = ngx_array_create(cf->pool,
-                                       conf->mcp_tool_names->nelts,
-                                       sizeof(ngx_http_agent_tool_t *));
-    if (conf->mcp_tools == NULL) {
+    conf->tools = ngx_array_create(cf->pool, conf->tool_names->nelts,
+                                   sizeof(ngx_http_agent_tool_t *));
+    if (conf->tools == NULL) {
         return NGX_CONF_ERROR;
     }
 
-    name = conf->mcp_tool_names->elts;
-    g = conf->assistant_graphs->elts;
+    name = conf->tool_names->elts;
+    g = alcf->assistant_graphs->elts;
 
-    for (i = 0; i < conf->mcp_tool_names->nelts; i++) {
-        t = ngx_array_push(conf->mcp_tools);
+    for (i = 0; i < conf->tool_names->nelts; i++) {
+        t = ngx_array_push(conf->tools);
         if (t == NULL) {
             return NGX_CONF_ERROR;
         }
@@ -94,7 +99,7 @@ ngx_http_agent_mcpserver_tools_merge(ngx_conf_t *cf,
             return NGX_CONF_ERROR;
         }
 
-        for (k = 0; k < conf->assistant_graphs->nelts; k++) {
+        for (k = 0; k < alcf->assistant_graphs->nelts; k++) {
             if (g[k]->name.len == name[i].len
                 && ngx_strncmp(g[k]->name.data, name[i].data, name[i].len)
                    == 0)
@@ -119,18 +124,20 @@ ngx_http_agent_mcpserver_tools_list(ngx_http_request_t *r,
 {
     yajl_val                    v, f, x;
     ngx_uint_t                  i;
-    ngx_http_agent_tool_t     **t;
-    ngx_http_agent_loc_conf_t  *alcf;
+    ngx_http_agent_tool_t            **t;
+    ngx_http_agent_loc_conf_t         *alcf;
+    ngx_http_agent_mcpserver_conf_t   *mscf;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    mscf = alcf->proto_conf;
 
-    if (alcf->mcp_tools == NULL) {
+    if (mscf->tools == NULL) {
         return NGX_OK;
     }
 
-    t = alcf->mcp_tools->elts;
+    t = mscf->tools->elts;
 
-    for (i = 0; i < alcf->mcp_tools->nelts; i++) {
+    for (i = 0; i < mscf->tools->nelts; i++) {
 
         /* the model's definition of it, ours: its description, schema */
 
@@ -182,19 +189,21 @@ ngx_http_agent_mcpserver_tools_call(ngx_http_request_t *r,
     ngx_uint_t                        i;
     ngx_http_cleanup_t               *cln;
     ngx_http_agent_tool_t           **t, *tool;
-    ngx_http_agent_loc_conf_t        *alcf;
     ngx_http_agent_mcpserver_tool_t  *mt;
+    ngx_http_agent_loc_conf_t        *alcf;
+    ngx_http_agent_mcpserver_conf_t  *mscf;
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+    mscf = alcf->proto_conf;
 
-    if (alcf->mcp_tools == NULL) {
+    if (mscf->tools == NULL) {
         return NGX_DECLINED;
     }
 
-    t = alcf->mcp_tools->elts;
+    t = mscf->tools->elts;
     tool = NULL;
 
-    for (i = 0; i < alcf->mcp_tools->nelts; i++) {
+    for (i = 0; i < mscf->tools->nelts; i++) {
         if (t[i]->name.len == name->len
             && ngx_strncmp(t[i]->name.data, name->data, name->len) == 0)
         {

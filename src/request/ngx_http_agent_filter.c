@@ -96,6 +96,7 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
 {
     u_char                        buf[256];
     ngx_str_t                     text;
+    ngx_uint_t                    detail;
     ngx_http_agent_loc_conf_t    *alcf;
     ngx_http_agent_filter_ctx_t  *fctx;
 
@@ -105,7 +106,7 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
 
     alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
 
-    if (alcf == NULL || alcf->kind == 0
+    if (alcf == NULL || alcf->proto == NULL
         || r->headers_out.status != r->err_status)
     {
         return ngx_http_agent_next_header_filter(r);
@@ -120,9 +121,9 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
 
     /* the LangGraph API's errors as ours (ngx_http_agent_reply_plain) */
 
-    if (alcf->kind == NGX_HTTP_AGENT_LANGGRAPH
-        && ngx_http_agent_reply_plain(r))
-    {
+    detail = alcf->proto->flags & NGX_HTTP_AGENT_PROTO_DETAIL;
+
+    if (detail && ngx_http_agent_reply_plain(r)) {
         fctx->json.data = ngx_pstrdup(r->pool, &text);
         if (fctx->json.data == NULL) {
             return NGX_ERROR;
@@ -132,10 +133,8 @@ ngx_http_agent_filter_header(ngx_http_request_t *r)
         r->headers_out.content_type = ngx_http_agent_filter_text_type;
 
     } else {
-        if (ngx_http_agent_reply_error_json(r->pool,
-                                            alcf->kind
-                                            == NGX_HTTP_AGENT_LANGGRAPH,
-                                            &text, &fctx->json)
+        if (ngx_http_agent_reply_error_json(r->pool, detail, &text,
+                                            &fctx->json)
             != NGX_OK)
         {
             return NGX_ERROR;

@@ -52,8 +52,6 @@ ngx_http_agent_responses_route(ngx_http_request_t *r,
 {
     ngx_str_t  rest;
 
-    ctx->endpoint = NGX_HTTP_AGENT_EP_RESPONSES;
-
     /* every error OpenAI's, the owner's 401 before the pass too */
     ctx->error = ngx_http_agent_responses_error;
 
@@ -108,13 +106,13 @@ ngx_http_agent_responses_route(ngx_http_request_t *r,
 /* a pass of POST {location}responses */
 
 ngx_int_t
-ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
+ngx_http_agent_responses_run(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body)
 {
     u_char                           *p;
     yajl_val                          v;
     ngx_int_t                         rc;
     ngx_str_t                         why, none;
-    ngx_http_agent_ctx_t             *ctx;
     ngx_http_agent_msg_t             *msg;
     ngx_http_agent_turn_t            *turn;
     ngx_http_agent_model_t           *m;
@@ -131,7 +129,6 @@ ngx_http_agent_responses_run(ngx_http_request_t *r, ngx_str_t *body)
     }
 
     /* the errors OpenAI's, not JSON-RPC's */
-    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     ctx->error = ngx_http_agent_responses_error;
 
     if (ctx->id.len) {

@@ -18,7 +18,7 @@
 ngx_int_t ngx_http_agent_responses_route(ngx_http_request_t *r,
     ngx_http_agent_ctx_t *ctx);
 ngx_int_t ngx_http_agent_responses_run(ngx_http_request_t *r,
-    ngx_str_t *body);
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
 
 
 #endif /* _NGX_HTTP_AGENT_RESPONSES_H_INCLUDED_ */

@@ -418,7 +418,9 @@ ngx_http_agent_redrive_pick(ngx_http_agent_redrive_t *rd)
         alcf = door ? door->conf->loc_conf[ngx_http_agent_module.ctx_index]
                     : NULL;
 
-        if (alcf && alcf->kind == NGX_HTTP_AGENT_CHAT && l[i].expires >= now)
+        if (alcf && alcf->proto
+            && (alcf->proto->flags & NGX_HTTP_AGENT_PROTO_LEASED)
+            && l[i].expires >= now)
         {
             continue;
         }

@@ -249,7 +249,8 @@ ngx_http_agent_variables_inputs(ngx_http_request_t *r,
 
     if (alcf->inputs == NULL
         || (run->graph != alcf->graph
-            && !ngx_http_agent_kind_protocol(alcf->kind)))
+            && (alcf->proto == NULL
+                || !(alcf->proto->flags & NGX_HTTP_AGENT_PROTO_GRAPHS))))
     {
         return NGX_OK;
     }

@@ -22,17 +22,10 @@ typedef struct {
 
 
 char *ngx_http_agent_cors(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-
-
-/* for the files of src/http/ only: hidden from the module's exports */
-#pragma GCC visibility push(hidden)
-
 ngx_int_t ngx_http_agent_cors_handler(ngx_http_request_t *r,
     ngx_http_agent_cors_t *cors);
 ngx_uint_t ngx_http_agent_cors_origin(ngx_http_request_t *r,
     ngx_http_agent_cors_t *cors);
-
-#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_CORS_H_INCLUDED_ */
