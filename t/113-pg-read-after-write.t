@@ -3,7 +3,8 @@
 # worker: a LangGraph background run (POST /threads/{id}/runs, pending
 # with after_seconds) and an A2A task answered at once (returnImmediately)
 # read, cancelled or listed through the other worker right after their
-# answer.  On PostgreSQL the begin's COMMIT is made slow (a deferred
+# answer; a streamed run once its first event is here, an Open Responses
+# background response, read there too.  On PostgreSQL the begin's COMMIT is made slow (a deferred
 # trigger that sleeps when it commits a run's row), so that an answer sent
 # before that COMMIT is answered is seen each time (before: 404, "no run",
 # "Task not found", as `make test-pg` on a loaded machine).
@@ -32,6 +33,8 @@ $conf =~ s{(location /api/chat/)}{location = /who {
         location /lg/ { agent_langgraph_api; agent_use_graph chat;
             add_header X-Worker \$pid always; }
         location /a2a/ { agent_a2a; agent_owner \$http_x_user;
+            agent_use_graph chat; add_header X-Worker \$pid always; }
+        location /v1/ { agent_responses; agent_owner \$http_x_user;
             agent_use_graph chat; add_header X-Worker \$pid always; }
         $1};
 # each new connection may go to either worker
@@ -70,7 +73,7 @@ sub via {
 }
 
 my $in = { messages => [ { role => 'user', content => 'go' } ] };
-my (@lg, @a2a);
+my (@lg, @a2a, @more);
 
 for my $i (1 .. 4) {
 
@@ -101,6 +104,23 @@ for my $i (1 .. 4) {
     push @a2a, "$i: " . ($task->{status}{state} // $s->{status}) . ' '
                . ($g->{json}{result}{id} && $g->{json}{result}{id} eq
                   $task->{id} ? 'found' : $g->{content});
+
+    # a streamed run, read elsewhere once its first event is here
+    $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+    my $st = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+        assistant_id => 'chat', input => $in, on_disconnect => 'continue' }),
+        stop_after => 1);
+    $run = $st->{events}[0]{_json}{run_id} // '';
+    $g = via(0, $st->{headers}{'x-worker'} // '', 'GET',
+             "/lg/threads/$th/runs/$run");
+
+    # an Open Responses background response, read elsewhere
+    $s = $t->http('POST', '/v1/responses', { model => 'chat', input => 'hi',
+                  background => JSON::PP::true }, 'X-User' => 'alice');
+    my $id = $s->{json} ? $s->{json}{id} // '' : '';
+    my $o = via(0, $s->{headers}{'x-worker'}, 'GET', "/v1/responses/$id");
+    push @more, "$i: stream $g->{status}, response $s->{status} "
+                . "$o->{status}";
 }
 
 is_deeply(\@lg, [ map { "$_: 200 200 pending 1 204" } 1 .. 4 ],
@@ -109,6 +129,10 @@ is_deeply(\@lg, [ map { "$_: 200 200 pending 1 204" } 1 .. 4 ],
 is_deeply(\@a2a, [ map { "$_: TASK_STATE_WORKING found" } 1 .. 4 ],
           'a task answered as it starts: GetTask through the other worker '
           . 'finds it');
+
+is_deeply(\@more, [ map { "$_: stream 200, response 200 200" } 1 .. 4 ],
+          'a streamed run once its first event is here, a background '
+          . 'response: read through the other worker');
 
 # every run's turn ends, its thread let go
 ok(AgentTest::wait_for(sub {
