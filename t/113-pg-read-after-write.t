@@ -4,10 +4,11 @@
 # with after_seconds) and an A2A task answered at once (returnImmediately)
 # read, cancelled or listed through the other worker right after their
 # answer; a streamed run once its first event is here, an Open Responses
-# background response, read there too.  On PostgreSQL the begin's COMMIT is made slow (a deferred
-# trigger that sleeps when it commits a run's row), so that an answer sent
-# before that COMMIT is answered is seen each time (before: 404, "no run",
-# "Task not found", as `make test-pg` on a loaded machine).
+# background response, read there too.  On PostgreSQL the begin's COMMIT
+# is made slow (a deferred trigger that sleeps when it commits a run's
+# row), so that an answer sent before that COMMIT is answered is seen each
+# time (before: 404, "no run", "Task not found", as `make test-pg` on a
+# loaded machine).
 
 use strict;
 use warnings;
