@@ -116,12 +116,13 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     turn->nsc.refusal = &ctx->store.refused;
 
     /*
-     * the begin's unit stored before anything of the turn reaches its
-     * client: a run answered as created (a background run, a task answered
-     * at once) is asked for next on any worker, whose connection to a
-     * store that writes behind sees it only once its COMMIT is answered
+     * a run answered as created (a background run, a task answered at
+     * once) is asked for next on any worker, whose connection to a store
+     * that writes behind sees it only once the begin's COMMIT is answered:
+     * the turn starts then.  Other turns start with the COMMIT on its way,
+     * their model call not a round trip later
      */
-    turn->sc.stored = 1;
+    turn->sc.stored = turn->in.created;
 
     /* their wakes read the answer: a busy SQLite file is waited out */
     turn->lease_sc.once = 1;
