@@ -201,9 +201,10 @@ is_deeply([ map { $_->{_event} } @{ $st->{events} } ],
 
 # --- after_seconds: a pending run --------------------------------------------
 
+# 5 s: room for the reads below on a busy machine before it runs
 my $tp = lg('POST', '/threads', {})->{json}{thread_id};
 my $p = lg('POST', "/threads/$tp/runs", { assistant_id => 'ctx',
-                                          input => $in, after_seconds => 1.5 });
+                                          input => $in, after_seconds => 5 });
 is($p->{json}{status}, 'pending', 'after_seconds: the run is pending');
 is(scalar @{ lg('GET', "/threads/$tp/runs?status=pending")->{json} }, 1,
    '... listed as pending');
@@ -212,7 +213,7 @@ is(lg('POST', "/threads/$tp/state", { values => { note => 'x' } })->{status},
    409, '... and not written to meanwhile');
 ok(AgentTest::wait_for(sub {
     lg('GET', "/threads/$tp/runs/$p->{json}{run_id}")->{json}{status}
-        eq 'success' }, 10), 'then it runs to its end');
+        eq 'success' }, 30), 'then it runs to its end');
 is(lg('GET', "/threads/$tp/state")->{json}{values}{model}, 'model unknown',
    '... its graph ran');
 

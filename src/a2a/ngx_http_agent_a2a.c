@@ -580,6 +580,7 @@ ngx_http_agent_a2a_send(ngx_http_request_t *r, ngx_http_agent_jsonrpc_t *rpc,
     }
 
     in->json = !stream;
+    in->created = out->now;
     in->msgs = msg;
     in->nmsgs = 1;
     in->text = am.text;

@@ -317,6 +317,7 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->data = lr;
     in->record = &lr->record;
     in->json = lr->wait;
+    in->created = lr->background;
     in->sink = ngx_http_agent_lg_run_sink;
 
     if (row.assistant_id.len) {

@@ -421,6 +421,7 @@ ngx_http_agent_mcpserver_elicit_answer(ngx_http_request_t *r,
     in->resume = e.resume;
     in->resume_at = e.checkpoint;
     in->json = 1;
+    in->created = 1;
 
     return ngx_http_agent_turn_begin(turn, &s);
 }

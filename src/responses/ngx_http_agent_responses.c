@@ -257,6 +257,7 @@ ngx_http_agent_responses_run(ngx_http_request_t *r,
     in->data = out;
     in->record = &out->record;
     in->json = !req.stream;
+    in->created = (req.background && !req.stream);
     in->msgs = msg;
     in->nmsgs = 1;
     in->text = req.text;

@@ -295,8 +295,7 @@ struct ngx_http_agent_store_call_s {
     ngx_uint_t                     op;       /* the operation and key of */
     uint32_t                       op_key;   /* the answer to be kept next */
     void                          *conn;     /* the store's own */
-    ngx_uint_t                     tx;       /* the store's: its unit of
-                                                writes open */
+    ngx_uint_t                     tx;       /* its unit of writes open */
     ngx_uint_t                     waiting;  /* answers not yet there */
     ngx_int_t                      rc;       /* the last answer's */
     ngx_int_t                      failed;   /* the first failed write of
@@ -305,6 +304,7 @@ struct ngx_http_agent_store_call_s {
                                                    loop, where there is one */
     unsigned                       once:1;   /* its wake reads the answer
                                                 in rc, makes no pass again */
+    unsigned                       stored:1; /* its commit is answered */
     ngx_str_t                      refused;  /* a write over the store's
                                                 bounds: why (bounds.c) */
     ngx_str_t                     *refusal;  /* where that is said, if not
@@ -368,7 +368,7 @@ typedef struct {
      * pass again (a SQLite file another process writes)
      */
     ngx_int_t  (*begin)(ngx_http_agent_store_call_t *sc);
-    /* the unit's writes kept (where they answer later: on their way) */
+    /* the unit's writes kept (answered later: on their way, or sc->stored) */
     ngx_int_t  (*commit)(ngx_http_agent_store_call_t *sc);
     /* the unit's writes undone */
     void       (*rollback)(ngx_http_agent_store_call_t *sc);

@@ -203,6 +203,9 @@ typedef struct {
                                                   long after the begin
                                                   (a pending run), or 0 */
     unsigned                        json:1;    /* one answer, no stream */
+    unsigned                        created:1; /* answered as it starts (a
+                                                  background run): once
+                                                  its begin is stored */
     unsigned                        answers:1; /* refused unless the
                                                   thread waits */
     unsigned                        over:1;    /* an input on a session

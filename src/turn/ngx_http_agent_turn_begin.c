@@ -115,6 +115,15 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
     turn->sc.refusal = &ctx->store.refused;
     turn->nsc.refusal = &ctx->store.refused;
 
+    /*
+     * a run answered as created (a background run, a task answered at
+     * once) is asked for next on any worker, whose connection to a store
+     * that writes behind sees it only once the begin's COMMIT is answered:
+     * the turn starts then.  Other turns start with the COMMIT on its way,
+     * their model call not a round trip later
+     */
+    turn->sc.stored = turn->in.created;
+
     /* their wakes read the answer: a busy SQLite file is waited out */
     turn->lease_sc.once = 1;
     turn->usc.once = 1;
@@ -247,7 +256,14 @@ ngx_http_agent_turn_prepare(ngx_http_agent_turn_t *turn)
 
     (void) ngx_http_agent_reply_release(r, NGX_OK);
 
-    if (ngx_http_agent_store_commit(&turn->sc) != NGX_OK) {
+    rc = ngx_http_agent_store_commit(&turn->sc);
+
+    if (rc == NGX_AGAIN) {
+        /* on a store that writes behind: woken once it is stored */
+        return NGX_AGAIN;
+    }
+
+    if (rc != NGX_OK) {
         turn->locked = 0;
         return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                                           "the message could not be saved");

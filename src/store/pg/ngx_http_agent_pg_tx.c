@@ -92,18 +92,49 @@ ngx_http_agent_pg_rollback(ngx_http_agent_store_call_t *sc)
 }
 
 
-/* COMMIT or ROLLBACK, last in the transaction's line: no answer kept */
+/*
+ * COMMIT or ROLLBACK, last in the transaction's line: no answer kept, but
+ * for a COMMIT whose caller asks its writes stored (sc->stored): it tells
+ * a client of them, whose next request may come through another
+ * connection, which sees them only once the COMMIT is answered
+ */
 
 static ngx_int_t
 ngx_http_agent_pg_tx_end(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt)
 {
-    ngx_http_agent_pg_conn_t   *pc;
-    ngx_http_agent_pg_query_t  *q;
+    ngx_int_t                    rc;
+    ngx_uint_t                   wait;
+    ngx_http_agent_pg_conn_t    *pc;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    wait = (stmt == NGX_HTTP_AGENT_PG_COMMIT && sc->stored && sc->wake);
+
+    if (wait) {
+        a = ngx_http_agent_pg_answered(sc, commit, NULL, NULL);
+
+        if (a) {
+            return a->rc;
+        }
+    }
 
     pc = sc->conn;
 
     if (sc->tx == 0 || pc == NULL) {
         return NGX_OK;
+    }
+
+    rc = NGX_OK;
+    a = NULL;
+
+    if (wait) {
+        a = ngx_http_agent_store_answer_add(sc);
+
+        if (a == NULL) {
+            /* no room for its answer: undone, the caller's error */
+            stmt = NGX_HTTP_AGENT_PG_ROLLBACK;
+            rc = NGX_ERROR;
+        }
     }
 
     q = ngx_http_agent_pg_query(sc, stmt,
@@ -113,18 +144,34 @@ ngx_http_agent_pg_tx_end(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt)
         /* the connection's end undoes it: it is not given back */
         ngx_http_agent_pg_fail(pc, "no memory for the transaction's end");
         sc->tx = 0;
+
+        if (a) {
+            a->rc = NGX_ERROR;
+        }
+
         return NGX_ERROR;
     }
 
     q->tx = sc->tx;
     q->tx_end = 1;
-    q->sc = NULL;
-    q->report = sc;
+
+    if (a) {
+        q->slot = sc->answers->nelts - 1;
+
+    } else {
+        q->sc = NULL;
+        q->report = sc;
+    }
 
     sc->tx = 0;
 
     if (pc->state == NGX_HTTP_AGENT_PG_DOWN) {
         ngx_destroy_pool(q->pool);
+
+        if (a) {
+            a->rc = NGX_ERROR;
+        }
+
         return NGX_ERROR;
     }
 
@@ -134,7 +181,12 @@ ngx_http_agent_pg_tx_end(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt)
         ngx_post_event(&pc->flush, &ngx_posted_events);
     }
 
-    return NGX_OK;
+    if (a) {
+        sc->waiting++;
+        return NGX_AGAIN;
+    }
+
+    return rc;
 }
 
 
