@@ -1,0 +1,203 @@
+#!/usr/bin/perl
+# Semantic store search (issue 53, items 1 and 2): agent_embeddings names an
+# agent_model; items put with index are embedded as documents (OpenAI's
+# /v1/embeddings, Gemini's batchEmbedContents with RETRIEVAL_DOCUMENT) and
+# their float32 vectors kept beside them; POST /store/items/search with
+# query embeds it as a query and ranks by cosine similarity, with "score"
+# in each item; index: false, the namespace prefix, the filter and the
+# owner apply; a provider that errs is a clear 502; nginx -t checks the
+# model.  The scripted model embeds a bag of words.  On both stores
+# (t/pg/run prove t/114-semantic-store.t).
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use MockLLM;
+use JSON::PP;
+
+my $t = AgentTest->new;
+$t->mock(sub { { text => 'hello' } });
+
+my $bad = MockLLM->new(dir => $t->{dir}, name => 'bad',
+                       script => sub { { text => 'x' } },
+                       embed => sub { { status => 400,
+                                        message => 'no such model' } });
+my $bport = $bad->port;
+
+my $conf = $t->conf(http => <<"HTTP");
+agent_model gem provider=gemini url=http://127.0.0.1:%%MOCK%% model=gem-1;
+agent_model broken provider=openai retries=0
+    url=http://127.0.0.1:$bport/v1/chat/completions;
+HTTP
+$conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
+        agent_owner \$http_x_user; agent_embeddings mock; }
+    location /gem/ { agent_langgraph_api; agent_owner \$http_x_user;
+        agent_embeddings gem dims=32 fields=text; }
+    location /bad/ { agent_langgraph_api; agent_embeddings broken; }
+    location /plain/ { agent_langgraph_api; agent_owner \$http_x_user; }
+    $1};
+$t->run($conf);
+
+sub put {
+    my ($base, $user, $ns, $key, $value, %o) = @_;
+    return $t->http('PUT', "$base/store/items",
+                    { namespace => $ns, key => $key, value => $value, %o },
+                    'X-User' => $user)->{status};
+}
+
+sub search {
+    my ($base, $user, %body) = @_;
+    my $r = $t->http('POST', "$base/store/items/search", \%body,
+                     'X-User' => $user);
+    return $r;
+}
+
+sub embeds {
+    grep { $_->{path} =~ /embed/i } $t->{mock}->requests;
+}
+
+# --- OpenAI's embeddings ----------------------------------------------------
+
+my %docs = (
+    cat => 'The cat sat on the mat',
+    dog => 'A dog and a cat play on the mat',
+    stock => 'Stock markets fell sharply today',
+);
+for my $k (sort keys %docs) {
+    is(put('/lg', 'ann', [ 'docs' ], $k, { text => $docs{$k},
+                                           topic => $k eq 'stock'
+                                                    ? 'money' : 'pets' }),
+       204, "ann's $k put with its vector");
+}
+is(put('/lg', 'ann', [ 'docs' ], 'hidden', { text => 'cat mat cat mat' },
+       index => JSON::PP::false), 204, 'an item put with index: false');
+is(put('/lg', 'ann', [ 'other' ], 'cat2', { text => 'the cat on the mat' }),
+   204, 'an item under another namespace');
+is(put('/lg', 'bob', [ 'docs' ], 'bobcat', { text => 'cat on the mat' }),
+   204, "bob's item");
+
+my @e = embeds();
+is(scalar @e, 5, 'five documents embedded, none for index: false');
+is($e[0]{path}, '/v1/embeddings', 'at /v1/embeddings, beside chat');
+is($e[0]{body}{model}, 'mock-1', 'the agent_model\'s model');
+like($e[0]{body}{input}[0], qr/"text":"The cat sat/,
+     'the whole value by default ("$")');
+
+my $r = search('/lg', 'ann', namespace_prefix => [ 'docs' ],
+               query => 'where the cat sat on the mat', limit => 10);
+is($r->{status}, 200, 'a search by meaning: 200');
+my @items = @{ $r->{json}{items} // [] };
+is_deeply([ map { $_->{key} } @items ], [ 'cat', 'dog', 'stock' ],
+          'the nearest first; index: false, the other namespace and bob\'s '
+          . 'left out');
+ok($items[0]{score} > $items[2]{score}, 'each with its score, decreasing')
+    or diag explain \@items;
+ok($items[0]{score} > 0.5 && $items[0]{score} <= 1.0001,
+   'a cosine similarity');
+is(ref $items[0]{value}, 'HASH', 'the item\'s value');
+is((embeds())[-1]{body}{input}[0], 'where the cat sat on the mat',
+   'the query embedded');
+
+$r = search('/lg', 'ann', namespace_prefix => [ 'docs' ],
+            query => 'cat mat', filter => { topic => 'money' });
+is_deeply([ map { $_->{key} } @{ $r->{json}{items} } ], [ 'stock' ],
+          'the filter applies first');
+
+$r = search('/lg', 'ann', query => 'cat on the mat', limit => 2);
+is_deeply([ sort map { $_->{key} } @{ $r->{json}{items} } ],
+          [ 'cat', 'cat2' ], 'no prefix: every namespace, the limit kept');
+
+$r = search('/lg', 'ann', query => 'cat on the mat', limit => 2,
+            offset => 1);
+is(scalar @{ $r->{json}{items} }, 2, 'an offset');
+
+$r = search('/lg', 'bob', query => 'stock markets');
+is_deeply([ map { $_->{key} } @{ $r->{json}{items} } ], [ 'bobcat' ],
+          'bob finds only his own');
+
+$r = search('/lg', 'ann', namespace_prefix => [ 'docs' ], limit => 10);
+is(scalar @{ $r->{json}{items} }, 4, 'no query: every item, no embedding');
+ok(!exists $r->{json}{items}[0]{score}, '... and no score');
+
+# --- Gemini: documents as documents, queries as queries ---------------------
+
+is(put('/gem', 'ann', [ 'g' ], 'one', { text => 'red apples and pears',
+                                        note => 'fruit' }),
+   204, 'Gemini: an item put');
+is(put('/gem', 'ann', [ 'g' ], 'two', { text => 'fast cars and trucks' }),
+   204, 'another');
+is(put('/gem', 'ann', [ 'g' ], 'three', { note => 'no text field' }),
+   204, 'one without the location\'s field: not embedded');
+$r = search('/gem', 'ann', namespace_prefix => [ 'g' ],
+            query => 'apples or pears');
+is_deeply([ map { $_->{key} } @{ $r->{json}{items} } ], [ 'one', 'two' ],
+          'ranked by Gemini\'s vectors');
+my @g = grep { $_->{path} =~ /batchEmbedContents/ } embeds();
+is(scalar @g, 3, 'three calls of batchEmbedContents');
+is($g[0]{path}, '/models/gem-1:batchEmbedContents', 'the model\'s path');
+is($g[0]{body}{requests}[0]{taskType}, 'RETRIEVAL_DOCUMENT',
+   'an item as a document');
+is($g[0]{body}{requests}[0]{content}{parts}[0]{text},
+   'red apples and pears', 'its fields= text alone');
+is($g[0]{body}{requests}[0]{outputDimensionality}, 32, 'dims=');
+is($g[0]{body}{requests}[0]{model}, 'models/gem-1', 'named in the request');
+is($g[-1]{body}{requests}[0]{taskType}, 'RETRIEVAL_QUERY',
+   'the query as a query');
+
+is(put('/gem', 'ann', [ 'g' ], 'four', { text => 'x', more => 'y' },
+       index => [ 'more' ]), 204, 'a put\'s own index fields');
+is((grep { $_->{path} =~ /batch/ } embeds())[-1]{body}{requests}[0]
+       {content}{parts}[0]{text}, 'y', '... embedded instead');
+is($t->http('PUT', '/gem/store/items', { namespace => [ 'g' ], key => 'x',
+                                         value => {}, index => 'text' },
+            'X-User' => 'ann')->{status}, 422, 'index as a string: 422');
+
+# --- words still, without agent_embeddings ---------------------------------
+
+$r = search('/plain', 'ann', namespace_prefix => [ 'docs' ],
+            query => 'stock');
+is_deeply([ map { $_->{key} } @{ $r->{json}{items} } ], [ 'stock' ],
+          'without agent_embeddings: by words');
+
+# --- a provider that errs ---------------------------------------------------
+
+$r = $t->http('PUT', '/bad/store/items', { namespace => [ 'x' ], key => 'k',
+                                           value => { text => 'hi' } });
+is($r->{status}, 502, 'an item the model cannot embed: 502');
+like($r->{content}, qr/embeddings model failed.*400.*no such model/,
+     '... saying why');
+like($t->http('GET', '/bad/store/items?namespace=x&key=k')->{content},
+     qr/^null/, '... and not written');
+$r = $t->http('POST', '/bad/store/items/search', { query => 'hi' });
+is($r->{status}, 502, 'a query it cannot embed: 502');
+is($t->http('PUT', '/bad/store/items', { namespace => [ 'x' ], key => 'k',
+                                         value => { text => 'hi' },
+                                         index => JSON::PP::false })
+       ->{status}, 204, 'index: false needs no model');
+is(search('/lg', 'ann', query => 'cat')->{status}, 200,
+   'the other locations answer on');
+
+# --- nginx -t ----------------------------------------------------------------
+
+my $g = AgentTest->new;
+for my $case ([ 'agent_embeddings nope;', qr/unknown model "nope"/ ],
+              [ 'agent_embeddings claude;',
+                qr/provider=anthropic, which has no embeddings/ ],
+              [ 'agent_embeddings mock dims=0;', qr/dims/ ])
+{
+    my $c = $g->conf(http => 'agent_model claude provider=anthropic '
+                             . "model=c;\n$case->[0]");
+    $g->write_conf($c);
+    my ($ok, $out) = $g->test_conf;
+    ok(!$ok, "nginx -t refuses $case->[0]");
+    like($out, $case->[1], '... saying why');
+}
+
+$bad->stop;
+$t->stop;
+$t->check_log;
+
+done_testing;
