@@ -122,6 +122,31 @@ $r = search('/lg', 'ann', namespace_prefix => [ 'docs' ], limit => 10);
 is(scalar @{ $r->{json}{items} }, 4, 'no query: every item, no embedding');
 ok(!exists $r->{json}{items}[0]{score}, '... and no score');
 
+# --- many items: read in pages (PostgreSQL), the oldest scored too --------
+
+my $needle = unpack 'H*', pack 'f<*',
+    @{ MockLLM::embed_vector('{"i":1,"text":"a needle in the haystack"}',
+                             64) };
+my $hay = unpack 'H*', pack 'f<*',
+    @{ MockLLM::embed_vector('{"i":2,"text":"straw and more straw"}', 64) };
+my $rows = "'many', 'bulk', 'k' || i, '{\"i\":' || i || '}',"
+           . " '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'";
+my $cols = 'owner, ns, key, value, created_at, updated_at, embedding';
+$t->sqlite("$t->{dir}/agent.db", $ENV{AGENT_PG}
+    ? "INSERT INTO items ($cols) SELECT $rows, CASE WHEN i = 1"
+      . " THEN '\\x$needle'::bytea ELSE '\\x$hay'::bytea END"
+      . " FROM generate_series(1, 2500) i"
+    : "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c"
+      . " WHERE i < 2500) INSERT INTO items ($cols) SELECT $rows,"
+      . " CASE WHEN i = 1 THEN X'$needle' ELSE X'$hay' END FROM c");
+$r = search('/lg', 'many', query => 'needle in a haystack', limit => 3);
+is($r->{status}, 200, '2500 items searched');
+is_deeply([ map { $_->{key} } @{ $r->{json}{items} } ], [ 'k1', 'k2500',
+                                                          'k2499' ],
+          'the oldest, the nearest, first; then the newest of equals');
+ok($r->{json}{items}[0]{score} > $r->{json}{items}[1]{score},
+   '... scored above them');
+
 # --- Gemini: documents as documents, queries as queries ---------------------
 
 is(put('/gem', 'ann', [ 'g' ], 'one', { text => 'red apples and pears',

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_pg_query.h"
 #include "ngx_http_agent_pg_send.h"
 #include "ngx_http_agent_pg_items.h"
+#include "ngx_http_agent_pg_near.h"
 
 
 /*
@@ -176,6 +177,7 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
     size_t quota_size)
 {
     int64_t                      items, size;
+    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, item_put, &item->ns, &item->key);
@@ -190,12 +192,32 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
             ? (quota_items ? (int64_t) quota_items : INT64_MAX) : -1;
     size = quota_size ? (int64_t) quota_size : INT64_MAX;
 
-    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
-                                 ngx_http_agent_pg_items_some, "ssssssiiii",
-                                 &item->owner, &item->ns, &item->key,
-                                 &item->value, &item->text,
-                                 &item->updated_at, item->expires, now,
-                                 items, size);
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
+                                ngx_http_agent_pg_items_some);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_pg_param(q, &item->owner) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->ns) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->key) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->value) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->text) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->updated_at) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, item->expires) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, now) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, items) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, size) != NGX_OK
+        || (item->vector.len
+            ? ngx_http_agent_pg_param_bytes(q, item->vector.data,
+                                            item->vector.len)
+            : ngx_http_agent_pg_param(q, NULL)) != NGX_OK)
+    {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
 }
 
 
@@ -252,6 +274,10 @@ ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, items);
+    }
+
+    if (q->vector.len) {
+        return ngx_http_agent_pg_near(sc, q);
     }
 
     if (ngx_http_agent_pg_items_query(&q->query) == NGX_OK) {
