@@ -23,8 +23,17 @@ $t->mock(sub { { text => 'hello' } });
 
 my $bad = MockLLM->new(dir => $t->{dir}, name => 'bad',
                        script => sub { { text => 'x' } },
-                       embed => sub { { status => 400,
-                                        message => 'no such model' } });
+                       embed => sub {
+    my $in = $_[0]{input}[0] // '';
+    # answers no provider should give: each a clear error, never stored
+    return { status => 200, body => '{"data":[{"embedding":[1,"x"]}]}' }
+        if $in =~ /garbage/;
+    return { status => 200, body => '{"data":[{"embedding":[1]},'
+                                    . '{"embedding":[2]}]}' }
+        if $in =~ /twice/;
+    return { status => 200, body => 'not json' } if $in =~ /notjson/;
+    return { status => 400, message => 'no such model' };
+});
 my $bport = $bad->port;
 
 my $conf = $t->conf(http => <<"HTTP");
@@ -198,6 +207,15 @@ like($t->http('GET', '/bad/store/items?namespace=x&key=k')->{content},
      qr/^null/, '... and not written');
 $r = $t->http('POST', '/bad/store/items/search', { query => 'hi' });
 is($r->{status}, 502, 'a query it cannot embed: 502');
+for my $case ([ garbage => qr/not a number/ ],
+              [ twice => qr/not one vector per text/ ],
+              [ notjson => qr/not a JSON object/ ]) {
+    $r = $t->http('PUT', '/bad/store/items', { namespace => [ 'x' ],
+                                               key => 'k',
+                                               value => { t => $case->[0] } });
+    is($r->{status}, 502, "an answer of $case->[0]: 502");
+    like($r->{content}, $case->[1], '... saying why');
+}
 is($t->http('PUT', '/bad/store/items', { namespace => [ 'x' ], key => 'k',
                                          value => { text => 'hi' },
                                          index => JSON::PP::false })
