@@ -223,6 +223,21 @@ is($t->http('PUT', '/bad/store/items', { namespace => [ 'x' ], key => 'k',
 is(search('/lg', 'ann', query => 'cat')->{status}, 200,
    'the other locations answer on');
 
+# --- LangGraph's JS SDK: store.searchItems(ns, {query}) -------------------
+
+SKIP: {
+    local $ENV{AGENT_SDK_HEADERS} = '{"X-User":"sdk"}';
+    my $s = $t->lg_sdk("http://127.0.0.1:$t->{port}/lg", 'semantic');
+    skip 'no @langchain/langgraph-sdk (npm)', 5 unless $s;
+    ok(!exists $s->{$_}{error}, "SDK: $_") for qw(put1 put4);
+    my @keys = map { $_->{key} } @{ $s->{search}{items} // [] };
+    is_deeply([ sort @keys ], [ 'car', 'own', 'pet' ],
+              'SDK: searchItems with a query, index: false left out')
+        or diag explain $s;
+    is($keys[-1], 'car', 'SDK: the far one last');
+    ok(($s->{search}{items}[0]{score} // 0) > 0, 'SDK: each with its score');
+}
+
 # --- nginx -t ----------------------------------------------------------------
 
 my $g = AgentTest->new;
