@@ -38,6 +38,8 @@ my $bport = $bad->port;
 
 my $conf = $t->conf(http => <<"HTTP");
 agent_model gem provider=gemini url=http://127.0.0.1:%%MOCK%% model=gem-1;
+agent_model priced provider=openai price=1000/0
+    url=http://127.0.0.1:%%MOCK%%/v1/chat/completions;
 agent_model broken provider=openai retries=0
     url=http://127.0.0.1:$bport/v1/chat/completions;
 HTTP
@@ -46,6 +48,8 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
     location /gem/ { agent_langgraph_api; agent_owner \$http_x_user;
         agent_embeddings gem dims=32 fields=text; }
     location /bad/ { agent_langgraph_api; agent_embeddings broken; }
+    location /priced/ { agent_langgraph_api; agent_embeddings priced; }
+    location = /metrics { agent_metrics; }
     location /plain/ { agent_langgraph_api; agent_owner \$http_x_user; }
     $1};
 $t->run($conf);
@@ -237,6 +241,17 @@ SKIP: {
     is($keys[-1], 'car', 'SDK: the far one last');
     ok(($s->{search}{items}[0]{score} // 0) > 0, 'SDK: each with its score');
 }
+
+# --- what embeddings cost ---------------------------------------------------
+
+is($t->http('PUT', '/priced/store/items', { namespace => [ 'p' ], key => 'k',
+                                            value => { t => 'x' } })->{status},
+   204, 'an item embedded by a priced model');
+my $m = $t->http('GET', '/metrics')->{content};
+like($m, qr/^agent_tokens_total\{model="priced",kind="input"\} 3$/m,
+     'its input tokens counted (3, the mock\'s usage)');
+like($m, qr/^agent_cost_usd_total\{model="priced"\} 0\.003000$/m,
+     '... and their price (3 at 1000 dollars a million)');
 
 # --- nginx -t ----------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include "ngx_http_agent_model.h"
 #include "ngx_http_agent_params.h"
 #include "ngx_http_agent_provider.h"
+#include "ngx_http_agent_metrics.h"
 
 
 /*
@@ -226,11 +227,25 @@ ngx_http_agent_embed_done(void *data, ngx_int_t rc)
 {
     ngx_http_agent_embed_job_t *job = data;
 
+    ngx_http_agent_model_t  *m;
+
     job->rc = rc;
+    m = job->llm->model;
 
     if (rc == NGX_OK) {
         job->vector.data = (u_char *) job->req.vectors;
         job->vector.len = job->req.dims * sizeof(float);
+
+        /* what the answering model counted, and its price of it */
+        ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_TOKENS, &m->name,
+                                    "input", job->llm->prompt_tokens);
+
+        if (m->price.set) {
+            ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_COST, &m->name, NULL,
+                                   ngx_http_agent_cost_of(&m->price,
+                                               job->llm->prompt_tokens, 0, 0,
+                                               0));
+        }
 
     } else {
         job->error = job->llm->error;
