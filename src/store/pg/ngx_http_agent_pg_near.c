@@ -12,6 +12,7 @@
 #include "ngx_http_agent_pg_sql.h"
 #include "ngx_http_agent_pg_query.h"
 #include "ngx_http_agent_pg_send.h"
+#include "ngx_http_agent_pg_items.h"
 #include "ngx_http_agent_pg_near.h"
 
 
@@ -248,26 +249,12 @@ ngx_http_agent_pg_near_rows(ngx_http_agent_pg_query_t *q, PGresult *res,
         }
 
         item = ngx_array_push(items);
-        if (item == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memzero(item, sizeof(ngx_http_agent_item_t));
-
-        if (ngx_http_agent_pg_str(pool, res, row, 0, &item->owner) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, row, 1, &item->ns) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, row, 2, &item->key) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, row, 3, &item->value)
-               != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, row, 4, &item->created_at)
-               != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, row, 5, &item->updated_at)
-               != NGX_OK)
+        if (item == NULL
+            || ngx_http_agent_pg_item_row(pool, res, row, item) != NGX_OK)
         {
             return NGX_ERROR;
         }
 
-        item->expires = ngx_http_agent_pg_int(res, row, 6);
         item->score = nr->rank.best[i].score;
     }
 
