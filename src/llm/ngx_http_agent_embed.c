@@ -137,7 +137,7 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
     ngx_array_t                  *jobs;
     ngx_http_agent_llm_t         *llm;
     ngx_http_agent_loc_conf_t    *alcf;
-    ngx_http_agent_embed_job_t   *job;
+    ngx_http_agent_embed_job_t   *job, **jp;
     ngx_http_agent_embed_conf_t  *ecf;
 
     ecf = ngx_http_agent_embed_conf(r);
@@ -148,8 +148,9 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
     jobs = ngx_http_get_module_ctx(r, ngx_http_agent_embed_module);
 
     if (jobs == NULL) {
+        /* pointers: a call holds its job where it is */
         jobs = ngx_array_create(r->pool, 2,
-                                sizeof(ngx_http_agent_embed_job_t));
+                                sizeof(ngx_http_agent_embed_job_t *));
         if (jobs == NULL) {
             return NGX_ERROR;
         }
@@ -157,19 +158,21 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
         ngx_http_set_ctx(r, jobs, ngx_http_agent_embed_module);
     }
 
-    job = jobs->elts;
+    jp = jobs->elts;
 
     for (i = 0; i < jobs->nelts; i++) {
-        if (job[i].query != query || job[i].text.len != text->len
-            || ngx_memcmp(job[i].text.data, text->data, text->len) != 0)
+        job = jp[i];
+
+        if (job->query != query || job->text.len != text->len
+            || ngx_memcmp(job->text.data, text->data, text->len) != 0)
         {
             continue;
         }
 
-        *vector = job[i].vector;
-        *err = job[i].error;
+        *vector = job->vector;
+        *err = job->error;
 
-        return job[i].rc;
+        return job->rc;
     }
 
     ngx_str_set(err, "out of memory");
@@ -179,13 +182,18 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    job = ngx_array_push(jobs);
+    job = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_embed_job_t));
     llm = ngx_http_agent_llm_create(r->pool, r->connection->log);
     if (job == NULL || llm == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_memzero(job, sizeof(ngx_http_agent_embed_job_t));
+    jp = ngx_array_push(jobs);
+    if (jp == NULL) {
+        return NGX_ERROR;
+    }
+
+    *jp = job;
     job->text = *text;
     job->query = query;
     job->llm = llm;
