@@ -14,6 +14,11 @@
 #include "ngx_http_agent_store_near.h"
 
 
+/* a score and its row ranked before a kept one */
+#define ngx_http_agent_store_near_before(score, row, b)                       \
+    ((score) > (b)->score || ((score) == (b)->score && (row) > (b)->n))
+
+
 /*
  * A search by meaning without a vector index (no pgvector, no sqlite-vec
  * in Debian): the back end reads the items that pass the owner, prefix,
@@ -87,15 +92,19 @@ ngx_http_agent_store_near_add(ngx_http_agent_store_rank_t *rk, int64_t n,
 
     score = (sum > 0 && rk->norm > 0) ? dot / (sqrt(sum) * rk->norm) : 0;
 
-    if (rk->nbest == rk->k && score <= rk->best[rk->k - 1].score) {
+    /* among equal scores the newest (the higher row) first */
+
+    if (rk->nbest == rk->k
+        && !ngx_http_agent_store_near_before(score, n, &rk->best[rk->k - 1]))
+    {
         return;
     }
 
-    /* the newest first among equal scores: read first, kept first */
-
     at = rk->nbest < rk->k ? rk->nbest++ : rk->k - 1;
 
-    while (at > 0 && rk->best[at - 1].score < score) {
+    while (at > 0
+           && ngx_http_agent_store_near_before(score, n, &rk->best[at - 1]))
+    {
         rk->best[at] = rk->best[at - 1];
         at--;
     }

@@ -65,10 +65,15 @@ static ngx_thread_pool_t  *ngx_http_agent_sqlite_near_tp;
 #endif
 
 
-/* ?1 owner, ?2 prefix, ?3 now, ?4 filter, ?5 the scan's bound */
+/*
+ * ?1 owner, ?2 prefix, ?3 now, ?4 filter, ?5 the scan's bound: the rows
+ * chosen and ordered by their keys alone, then their vectors read by key
+ * (a sort of the rows with their vectors copied megabytes)
+ */
 static const char  ngx_http_agent_sqlite_near_scan_sql[] =
-    "SELECT n, embedding FROM items WHERE " NGX_HTTP_AGENT_SQL_ITEM_WHERE
-    " AND embedding IS NOT NULL ORDER BY n DESC LIMIT ?5";
+    "SELECT n, embedding FROM items WHERE n IN (SELECT n FROM items"
+    " WHERE " NGX_HTTP_AGENT_SQL_ITEM_WHERE " AND embedding IS NOT NULL"
+    " ORDER BY n DESC LIMIT ?5)";
 
 static const char  ngx_http_agent_sqlite_near_row_sql[] =
     "SELECT " NGX_HTTP_AGENT_SQL_ITEM_COLS " FROM items WHERE n = ?1";
