@@ -199,7 +199,10 @@ ngx_http_agent_pg_near_best(ngx_http_agent_pg_query_t *q,
     *p++ = '}';
     keys.len = p - keys.data;
 
-    if (ngx_http_agent_pg_param(next, &keys) != NGX_OK) {
+    /* the owner's: found by the index of the pages */
+    if (ngx_http_agent_pg_param(next, &keys) != NGX_OK
+        || ngx_http_agent_pg_param(next, &nr->q.owner) != NGX_OK)
+    {
         ngx_destroy_pool(next->pool);
         return NGX_ERROR;
     }

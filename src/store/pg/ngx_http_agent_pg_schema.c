@@ -281,8 +281,13 @@ const char  *ngx_http_agent_pg_schema =
     "  status := CASE WHEN FOUND THEN 1 ELSE 2 END;"
     " END $f$ LANGUAGE plpgsql;"
 
-    /* version 11: an item's embedding, float32s (store_near.c) */
+    /*
+     * version 11: an item's embedding, float32s (store_near.c); an
+     * owner's items that have one, newest first, the pages' order
+     */
     " ALTER TABLE items ADD COLUMN IF NOT EXISTS embedding bytea;"
+    " CREATE INDEX IF NOT EXISTS items_vectors ON items (owner, n)"
+    "  WHERE embedding IS NOT NULL;"
 
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8),"
     "  (9), (10), (11) ON CONFLICT DO NOTHING;"

@@ -600,7 +600,8 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND embedding IS NOT NULL AND n < $5::bigint"
     " ORDER BY n DESC LIMIT $6::bigint",
     "SELECT " NGX_HTTP_AGENT_PG_ITEM_COLS ", n FROM items"
-    " WHERE n = ANY($1::bigint[])",
+    " WHERE owner = COALESCE($2::text, '') AND embedding IS NOT NULL"
+    " AND n = ANY($1::bigint[])",
 
     /*
      * NGX_HTTP_AGENT_PG_SESSION_COPY: session $1 copied as $2 at $3 with

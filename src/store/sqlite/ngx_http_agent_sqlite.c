@@ -233,8 +233,14 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_gen "
                         "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
-    /* an item's embedding, float32s (store_near.c) */
+    /*
+     * an item's embedding, float32s (store_near.c); an owner's items that
+     * have one, newest first, without reading the others
+     */
     (void) sqlite3_exec(db, "ALTER TABLE items ADD COLUMN embedding BLOB",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS items_vectors"
+                        " ON items (owner, n) WHERE embedding IS NOT NULL",
                         NULL, NULL, NULL);
 
     /* the runs a worker that died left running: found by the re-driver */
