@@ -19,21 +19,25 @@
 /*
  * A search of the items by meaning on PostgreSQL, without pgvector: the
  * server reads the vectors of the items that pass the owner, prefix,
- * filter and expiry tests a page at a time, the newest first (the primary
- * key's order, a range from where the last page stopped), and the worker
- * scores each page as it comes (store_near.c), a page's work at a time
- * on the event loop; the bounds are the same as on SQLite.  The best are
- * then read whole by their keys, and answered in their order.
+ * filter and expiry tests a page at a time, the newest first (the index
+ * items_vectors, each page a range from where the last one stopped, about
+ * 4 MB of vectors), and the worker scores each page as it comes
+ * (store_near.c), a page's work at a time on the event loop; the bounds
+ * are the same as on SQLite.  The best are then read whole by their keys,
+ * and answered in their order.
  */
 
 
-#define NGX_HTTP_AGENT_PG_NEAR_PAGE  1000
+/* a page: about this many bytes of vectors, at most so many rows */
+#define NGX_HTTP_AGENT_PG_NEAR_BYTES  (4 * 1024 * 1024)
+#define NGX_HTTP_AGENT_PG_NEAR_ROWS   10000
 
 
 typedef struct {
     ngx_http_agent_item_query_t    q;         /* the call's, in its pool */
     ngx_http_agent_store_rank_t    rank;
     int64_t                        before;    /* the next page's end */
+    int64_t                        page;      /* its rows */
     ngx_msec_t                     start;
 } ngx_http_agent_pg_near_t;
 
@@ -68,6 +72,8 @@ ngx_http_agent_pg_near(ngx_http_agent_store_call_t *sc,
     nr->q = *q;
     nr->before = INT64_MAX;
     nr->start = ngx_current_msec;
+    nr->page = NGX_HTTP_AGENT_PG_NEAR_BYTES / ngx_max(q->vector.len, 1);
+    nr->page = ngx_min(nr->page, NGX_HTTP_AGENT_PG_NEAR_ROWS);
 
     if (ngx_http_agent_store_near_init(sc->pool, &nr->rank, &nr->q)
         != NGX_OK
@@ -101,8 +107,7 @@ ngx_http_agent_pg_near_ask(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_pg_param_int(q, nr->q.now) != NGX_OK
         || ngx_http_agent_pg_param(q, filter) != NGX_OK
         || ngx_http_agent_pg_param_int(q, nr->before) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, NGX_HTTP_AGENT_PG_NEAR_PAGE)
-           != NGX_OK)
+        || ngx_http_agent_pg_param_int(q, nr->page) != NGX_OK)
     {
         ngx_destroy_pool(q->pool);
         return NGX_ERROR;
@@ -138,7 +143,7 @@ ngx_http_agent_pg_near_page(ngx_http_agent_pg_query_t *q, PGresult *res,
                                       PQgetlength(res, i, 1));
     }
 
-    if (rows == NGX_HTTP_AGENT_PG_NEAR_PAGE
+    if (rows == nr->page
         && nr->rank.scanned < NGX_HTTP_AGENT_STORE_NEAR_SCAN
         && ngx_current_msec - nr->start < NGX_HTTP_AGENT_STORE_NEAR_TIME)
     {
@@ -149,7 +154,7 @@ ngx_http_agent_pg_near_page(ngx_http_agent_pg_query_t *q, PGresult *res,
         return ngx_http_agent_pg_follow(q, next);
     }
 
-    if (rows == NGX_HTTP_AGENT_PG_NEAR_PAGE) {
+    if (rows == nr->page) {
         ngx_log_error(NGX_LOG_WARN, q->sc->log, 0, "agent: a search by "
                       "meaning stopped after %ui items",
                       nr->rank.scanned);
