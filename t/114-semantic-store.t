@@ -32,6 +32,7 @@ my $bad = MockLLM->new(dir => $t->{dir}, name => 'bad',
                                     . '{"embedding":[2]}]}' }
         if $in =~ /twice/;
     return { status => 200, body => 'not json' } if $in =~ /notjson/;
+    return { status => 503, message => 'overloaded' } if $in =~ /fallback/;
     return { status => 400, message => 'no such model' };
 });
 my $bport = $bad->port;
@@ -40,6 +41,8 @@ my $conf = $t->conf(http => <<"HTTP");
 agent_model gem provider=gemini url=http://127.0.0.1:%%MOCK%% model=gem-1;
 agent_model priced provider=openai price=1000/0
     url=http://127.0.0.1:%%MOCK%%/v1/chat/completions;
+agent_model flaky provider=openai retries=0 fallback=mock
+    url=http://127.0.0.1:$bport/v1/chat/completions;
 agent_model broken provider=openai retries=0
     url=http://127.0.0.1:$bport/v1/chat/completions;
 HTTP
@@ -49,6 +52,7 @@ $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
         agent_embeddings gem dims=32 fields=text; }
     location /bad/ { agent_langgraph_api; agent_embeddings broken; }
     location /priced/ { agent_langgraph_api; agent_embeddings priced; }
+    location /flaky/ { agent_langgraph_api; agent_embeddings flaky; }
     location = /metrics { agent_metrics; }
     location /plain/ { agent_langgraph_api; agent_owner \$http_x_user; }
     $1};
@@ -241,6 +245,19 @@ SKIP: {
     is($keys[-1], 'car', 'SDK: the far one last');
     ok(($s->{search}{items}[0]{score} // 0) > 0, 'SDK: each with its score');
 }
+
+# --- the model's fallback ---------------------------------------------------
+
+my $before = () = embeds();
+is($t->http('PUT', '/flaky/store/items', { namespace => [ 'f' ], key => 'k',
+                                           value => { t => 'fallback' } })
+       ->{status}, 204, 'a model that answers 503: its fallback embeds');
+is(scalar(() = embeds()), $before + 1, '... the fallback asked once');
+like($t->slurp('error.log'), qr/model "flaky".*503.*falling back to "mock"/,
+     '... as a chat call falls back, logged');
+$r = $t->http('POST', '/flaky/store/items/search', { query => 'fallback' });
+is_deeply([ map { $_->{key} } @{ $r->{json}{items} } ], [ 'k' ],
+          '... and its vector found');
 
 # --- what embeddings cost ---------------------------------------------------
 
