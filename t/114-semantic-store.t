@@ -17,6 +17,7 @@ use lib "$FindBin::Bin/lib";
 use AgentTest;
 use MockLLM;
 use JSON::PP;
+use IO::Socket::INET;
 
 my $t = AgentTest->new;
 $t->mock(sub { { text => 'hello' } });
@@ -33,6 +34,7 @@ my $bad = MockLLM->new(dir => $t->{dir}, name => 'bad',
         if $in =~ /twice/;
     return { status => 200, body => 'not json' } if $in =~ /notjson/;
     return { status => 503, message => 'overloaded' } if $in =~ /fallback/;
+    return { status => 500, message => 'slow', delay => 1 } if $in =~ /slow/;
     return { status => 400, message => 'no such model' };
 });
 my $bport = $bad->port;
@@ -230,6 +232,33 @@ is($t->http('PUT', '/bad/store/items', { namespace => [ 'x' ], key => 'k',
        ->{status}, 204, 'index: false needs no model');
 is(search('/lg', 'ann', query => 'cat')->{status}, 200,
    'the other locations answer on');
+
+# a client gone while its text is embedded: the call ends, nothing breaks
+{
+    my $body = encode_json({ namespace => [ 'x' ], key => 'gone',
+                             value => { t => 'slow' } });
+    my $c = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$t->{port}")
+        or die;
+    print $c "PUT /bad/store/items HTTP/1.1\r\nHost: x\r\n"
+             . "Content-Type: application/json\r\nContent-Length: "
+             . length($body) . "\r\n\r\n$body";
+    my $seen;
+    for (1 .. 100) {
+        last if $seen = grep { ($_->{body}{input}[0] // '') =~ /slow/ }
+                        $bad->requests;
+        select(undef, undef, undef, 0.05);
+    }
+    ok($seen, 'a client\'s item sent to the model');
+    close $c;
+    my $ended;
+    for (1 .. 200) {
+        last if $ended = $t->slurp('error.log') =~ /answered 500: slow/;
+        select(undef, undef, undef, 0.05);
+    }
+    ok($ended, '... which answers after the client left');
+    like($t->http('GET', '/bad/store/items?namespace=x&key=gone')->{content},
+         qr/^null/, '... nothing written, the worker answers on');
+}
 
 # --- LangGraph's JS SDK: store.searchItems(ns, {query}) -------------------
 
