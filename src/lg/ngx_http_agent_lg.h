@@ -187,6 +187,12 @@ ngx_int_t ngx_http_agent_lg_storage(ngx_http_request_t *r,
 ngx_int_t ngx_http_agent_lg_store(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 
+/* lg_index.c */
+ngx_int_t ngx_http_agent_lg_index_put(ngx_http_request_t *r, yajl_val value,
+    yajl_val index, ngx_str_t *vector);
+ngx_int_t ngx_http_agent_lg_index_query(ngx_http_request_t *r,
+    ngx_str_t *query, ngx_str_t *vector);
+
 /* lg_assistants.c */
 ngx_int_t ngx_http_agent_lg_assistants(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);

@@ -126,6 +126,12 @@ ngx_http_agent_lg_store_put(ngx_http_request_t *r, yajl_val v)
         ngx_http_agent_store_item_text(&item);
     }
 
+    /* by meaning too, with agent_embeddings: the model's vector of it */
+    rc = ngx_http_agent_lg_index_put(r, value, index, &item.vector);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
     ttl = ngx_http_agent_json_get(v, "ttl");
 
     if (ttl && !YAJL_IS_NULL(ttl)) {
@@ -312,6 +318,12 @@ ngx_http_agent_lg_store_search(ngx_http_request_t *r, yajl_val v)
         return ngx_http_agent_reply_error(r, 422, "\"query\" must be a "
                                           "string of at most %d bytes",
                                           NGX_HTTP_AGENT_LG_QUERY_MAX);
+    }
+
+    /* with agent_embeddings, by meaning: the query's vector first */
+    rc = ngx_http_agent_lg_index_query(r, &q.query, &q.vector);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     items = ngx_array_create(r->pool, 8, sizeof(ngx_http_agent_item_t));

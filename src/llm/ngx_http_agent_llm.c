@@ -29,6 +29,7 @@
 #define NGX_HTTP_AGENT_LLM_MAX_DELAY    30000
 #define NGX_HTTP_AGENT_LLM_MAX_WAIT     60000
 #define NGX_HTTP_AGENT_LLM_MAX_HOPS     8
+#define NGX_HTTP_AGENT_LLM_MAX_EMBEDDED (64 * 1024 * 1024)
 
 
 static ngx_int_t ngx_http_agent_llm_use(ngx_http_agent_llm_t *llm,
@@ -37,6 +38,7 @@ static ngx_int_t ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm);
 static ngx_int_t ngx_http_agent_llm_data(void *data, u_char *p, size_t len);
 static void ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
+static ngx_int_t ngx_http_agent_llm_embedded(ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_status(ngx_http_agent_llm_t *llm,
     long status);
 static void ngx_http_agent_llm_again(ngx_http_agent_llm_t *llm);
@@ -88,9 +90,12 @@ ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
 {
     ngx_array_t  *paired;
 
+    paired = req->messages;
+
     /* every tool call answered, every result with its call: or a 400 */
-    if (ngx_http_agent_message_pair(llm->pool, req->messages, &paired)
-        != NGX_OK)
+    if (req->inputs == NULL
+        && ngx_http_agent_message_pair(llm->pool, req->messages, &paired)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -202,7 +207,14 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
 
     t = ngx_http_agent_phase_now();
 
-    rc = llm->provider->request(llm, &url, headers, &body);
+    if (llm->req->inputs && llm->provider->embed == NULL) {
+        llm->retryable = 1;
+        return ngx_http_agent_llm_fail(llm, "the model \"%V\" has no "
+                                       "embeddings", &m->name);
+    }
+
+    rc = llm->req->inputs ? llm->provider->embed(llm, &url, headers, &body)
+                          : llm->provider->request(llm, &url, headers, &body);
 
     ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_REQUEST, t);
 
@@ -296,6 +308,16 @@ ngx_http_agent_llm_data(void *data, u_char *p, size_t len)
         return NGX_OK;
     }
 
+    if (llm->req->inputs) {
+        /* one JSON document, not a stream: read when it has all come */
+        if (llm->first.timer_set) {
+            ngx_del_timer(&llm->first);
+        }
+
+        return ngx_http_agent_llm_buf_add(llm->pool, &llm->content, p, len,
+                                          NGX_HTTP_AGENT_LLM_MAX_EMBEDDED);
+    }
+
     t = ngx_http_agent_phase_now();
 
     rc = ngx_http_agent_llm_parse(llm, p, len);
@@ -356,7 +378,15 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
         return;
     }
 
-    if (ngx_http_agent_llm_end(llm) != NGX_OK) {
+    if (llm->req->inputs) {
+        if (ngx_http_agent_llm_embedded(llm) != NGX_OK) {
+            /* nothing reached the client yet: tried again as a whole */
+            llm->retryable = 1;
+            ngx_http_agent_llm_again(llm);
+            return;
+        }
+
+    } else if (ngx_http_agent_llm_end(llm) != NGX_OK) {
         llm->retryable = !llm->answered;
         ngx_http_agent_llm_again(llm);
         return;
@@ -366,6 +396,24 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
                                 &llm->model->name, "ok", 1);
 
     llm->on_done(llm->data, NGX_OK);
+}
+
+
+/* an embeddings answer: its vectors, and the tokens counted */
+
+static ngx_int_t
+ngx_http_agent_llm_embedded(ngx_http_agent_llm_t *llm)
+{
+    yajl_val  v;
+
+    v = ngx_http_agent_json_parse(llm->pool, llm->content.data,
+                                  llm->content.len, NULL);
+    if (v == NULL || !YAJL_IS_OBJECT(v)) {
+        return ngx_http_agent_llm_fail(llm, "the model's embeddings are not "
+                                       "a JSON object");
+    }
+
+    return llm->provider->embedded(llm, v);
 }
 
 

@@ -25,6 +25,7 @@
 
 
 #define NGX_HTTP_AGENT_LLM_MAX_TOOL_CALLS  32
+#define NGX_HTTP_AGENT_LLM_MAX_DIMS        8192
 
 
 typedef struct ngx_http_agent_llm_s       ngx_http_agent_llm_t;
@@ -86,6 +87,15 @@ typedef struct {
     ngx_msec_t                     connect_timeout;
     ngx_msec_t                     idle_timeout;
     ngx_msec_t                     timeout;
+
+    /* an embeddings call (llm/embed.c): texts in, vectors out */
+    ngx_array_t                   *inputs;      /* ngx_str_t; NULL: a chat
+                                                   call */
+    ngx_uint_t                     query;       /* as queries, not as
+                                                   documents */
+    ngx_uint_t                     dims;        /* asked (0: the model's),
+                                                   then answered */
+    float                         *vectors;     /* inputs' nelts of dims */
 } ngx_http_agent_llm_req_t;
 
 

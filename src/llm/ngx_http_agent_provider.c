@@ -284,3 +284,74 @@ ngx_http_agent_provider_int(yajl_val v, const char *name)
 
     return YAJL_GET_INTEGER(n);
 }
+
+
+/*
+ * An embeddings answer's vectors: list holds one object per input, its
+ * key an array of numbers, all of one length (the dims asked, if any),
+ * kept as float32 in llm->req->vectors
+ */
+
+ngx_int_t
+ngx_http_agent_provider_vectors(ngx_http_agent_llm_t *llm, yajl_val list,
+    const char *key)
+{
+    float                     *f;
+    size_t                     i, k, n, dims;
+    yajl_val                   a, x;
+    ngx_http_agent_llm_req_t  *req;
+
+    req = llm->req;
+    n = req->inputs->nelts;
+
+    if (list == NULL || !YAJL_IS_ARRAY(list) || list->u.array.len != n) {
+        return ngx_http_agent_llm_fail(llm, "the model's embeddings are not "
+                                       "one vector per text");
+    }
+
+    dims = 0;
+    f = NULL;
+
+    for (i = 0; i < n; i++) {
+        a = ngx_http_agent_json_get(list->u.array.values[i], key);
+
+        if (a == NULL || !YAJL_IS_ARRAY(a) || a->u.array.len == 0
+            || a->u.array.len > NGX_HTTP_AGENT_LLM_MAX_DIMS
+            || (dims && a->u.array.len != dims))
+        {
+            return ngx_http_agent_llm_fail(llm, "the model's embeddings are "
+                                           "not vectors of one length");
+        }
+
+        if (f == NULL) {
+            dims = a->u.array.len;
+
+            if (req->dims && dims != req->dims) {
+                return ngx_http_agent_llm_fail(llm, "the model answered "
+                                               "vectors of %uz dimensions, "
+                                               "not %ui", dims, req->dims);
+            }
+
+            f = ngx_palloc(llm->pool, n * dims * sizeof(float));
+            if (f == NULL) {
+                return ngx_http_agent_llm_fail(llm, "out of memory");
+            }
+
+            req->vectors = f;
+            req->dims = dims;
+        }
+
+        for (k = 0; k < dims; k++) {
+            x = a->u.array.values[k];
+
+            if (!YAJL_IS_NUMBER(x)) {
+                return ngx_http_agent_llm_fail(llm, "the model's embeddings "
+                                               "hold what is not a number");
+            }
+
+            *f++ = (float) YAJL_GET_DOUBLE(x);
+        }
+    }
+
+    return NGX_OK;
+}

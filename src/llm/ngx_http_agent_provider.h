@@ -25,6 +25,13 @@ struct ngx_http_agent_provider_s {
                                       ngx_str_t *body);
     ngx_int_t                    (*event)(ngx_http_agent_llm_t *llm,
                                       yajl_val v);
+
+    /* embeddings (llm->req->inputs), where the provider has them */
+    ngx_int_t                    (*embed)(ngx_http_agent_llm_t *llm,
+                                      ngx_str_t *url, ngx_array_t *headers,
+                                      ngx_str_t *body);
+    ngx_int_t                    (*embedded)(ngx_http_agent_llm_t *llm,
+                                      yajl_val v);
 };
 
 
@@ -52,6 +59,8 @@ yajl_val ngx_http_agent_provider_images(ngx_http_agent_llm_t *llm,
 int64_t ngx_http_agent_provider_int(yajl_val v, const char *name);
 void ngx_http_agent_provider_object(ngx_http_agent_json_t *j, yajl_val v);
 yajl_val ngx_http_agent_provider_tools(ngx_http_agent_llm_t *llm);
+ngx_int_t ngx_http_agent_provider_vectors(ngx_http_agent_llm_t *llm,
+    yajl_val list, const char *key);
 void ngx_http_agent_provider_turns(ngx_http_agent_llm_t *llm,
     ngx_http_agent_json_t *j, const char *key, ngx_str_t *ai,
     ngx_http_agent_provider_part_pt part);

@@ -39,7 +39,9 @@ ngx_http_agent_provider_t  ngx_http_agent_provider_anthropic = {
     ngx_string("anthropic"),
     ngx_string("https://api.anthropic.com"),
     ngx_http_agent_anthropic_request,
-    ngx_http_agent_anthropic_event
+    ngx_http_agent_anthropic_event,
+    NULL,                                  /* no embeddings API */
+    NULL
 };
 
 

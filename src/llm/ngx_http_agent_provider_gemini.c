@@ -35,12 +35,20 @@ static void ngx_http_agent_gemini_parts(ngx_http_agent_llm_t *llm,
 static void ngx_http_agent_gemini_text(ngx_http_agent_json_t *j,
     ngx_str_t *text);
 
+static ngx_int_t ngx_http_agent_gemini_url(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_array_t *headers, const char *method);
+static ngx_int_t ngx_http_agent_gemini_embed(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_gemini_embedded(ngx_http_agent_llm_t *llm,
+    yajl_val v);
 
 ngx_http_agent_provider_t  ngx_http_agent_provider_gemini = {
     ngx_string("gemini"),
     ngx_string("https://generativelanguage.googleapis.com/v1beta"),
     ngx_http_agent_gemini_request,
-    ngx_http_agent_gemini_event
+    ngx_http_agent_gemini_event,
+    ngx_http_agent_gemini_embed,
+    ngx_http_agent_gemini_embedded
 };
 
 
@@ -48,7 +56,6 @@ static ngx_int_t
 ngx_http_agent_gemini_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body)
 {
-    u_char                  *p;
     ngx_http_agent_json_t   *j;
     ngx_http_agent_model_t  *model;
 
@@ -56,22 +63,9 @@ ngx_http_agent_gemini_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
 
     model = llm->model;
 
-    p = ngx_pnalloc(llm->pool, model->url.len + model->model.len
-                               + sizeof("/models/:streamGenerateContent"
-                                        "?alt=sse"));
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    url->data = p;
-    url->len = ngx_sprintf(p, "%V/models/%V:streamGenerateContent?alt=sse",
-                           &model->url, &model->model)
-               - p;
-
-    if (llm->key.len
-        && ngx_http_agent_provider_header(llm, headers,
-                                          "x-goog-api-key: %V", &llm->key)
-           != NGX_OK)
+    if (ngx_http_agent_gemini_url(llm, url, headers,
+                                  "streamGenerateContent?alt=sse")
+        != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -360,4 +354,114 @@ ngx_http_agent_gemini_event(ngx_http_agent_llm_t *llm, yajl_val v)
     }
 
     return NGX_OK;
+}
+
+
+/* the model's URL for method, and the key's header */
+
+static ngx_int_t
+ngx_http_agent_gemini_url(ngx_http_agent_llm_t *llm, ngx_str_t *url,
+    ngx_array_t *headers, const char *method)
+{
+    u_char                  *p;
+    ngx_http_agent_model_t  *model;
+
+    model = llm->model;
+
+    p = ngx_pnalloc(llm->pool, model->url.len + model->model.len
+                               + sizeof("/models/:") + ngx_strlen(method));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    url->data = p;
+    url->len = ngx_sprintf(p, "%V/models/%V:%s", &model->url, &model->model,
+                           method)
+               - p;
+
+    if (llm->key.len == 0) {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_provider_header(llm, headers, "x-goog-api-key: %V",
+                                          &llm->key);
+}
+
+
+/*
+ * POST models/M:batchEmbedContents, a request per text: Gemini embeds a
+ * query and a document differently (taskType), so a search's query is
+ * asked as RETRIEVAL_QUERY and an item as RETRIEVAL_DOCUMENT
+ */
+
+static ngx_int_t
+ngx_http_agent_gemini_embed(ngx_http_agent_llm_t *llm, ngx_str_t *url,
+    ngx_array_t *headers, ngx_str_t *body)
+{
+    ngx_str_t               *in, name;
+    ngx_uint_t               i;
+    ngx_http_agent_json_t   *j;
+    ngx_http_agent_model_t  *model;
+
+    model = llm->model;
+
+    if (ngx_http_agent_gemini_url(llm, url, headers, "batchEmbedContents")
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    /* each request names its model too: the URL's "models/M" */
+    name.len = sizeof("models/") - 1 + model->model.len;
+    name.data = url->data + model->url.len + 1;
+
+    j = ngx_http_agent_json_create(llm->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "requests");
+    ngx_http_agent_json_arr(j);
+
+    in = llm->req->inputs->elts;
+
+    for (i = 0; i < llm->req->inputs->nelts; i++) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "model");
+        ngx_http_agent_json_str(j, &name);
+        ngx_http_agent_json_key(j, "taskType");
+        ngx_http_agent_json_cstr(j, llm->req->query ? "RETRIEVAL_QUERY"
+                                                    : "RETRIEVAL_DOCUMENT");
+
+        if (llm->req->dims) {
+            ngx_http_agent_json_key(j, "outputDimensionality");
+            ngx_http_agent_json_int(j, llm->req->dims);
+        }
+
+        ngx_http_agent_json_key(j, "content");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "parts");
+        ngx_http_agent_json_arr(j);
+        ngx_http_agent_gemini_text(j, &in[i]);
+        ngx_http_agent_json_arr_end(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, body);
+}
+
+
+/* {embeddings: [{values: [...]}]} */
+
+static ngx_int_t
+ngx_http_agent_gemini_embedded(ngx_http_agent_llm_t *llm, yajl_val v)
+{
+    return ngx_http_agent_provider_vectors(llm,
+                                      ngx_http_agent_json_get(v, "embeddings"),
+                                      "values");
 }

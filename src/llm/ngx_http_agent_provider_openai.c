@@ -25,6 +25,10 @@
 
 static ngx_int_t ngx_http_agent_openai_request(ngx_http_agent_llm_t *llm,
     ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_openai_embed(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_openai_key(ngx_http_agent_llm_t *llm,
+    ngx_array_t *headers);
 static ngx_int_t ngx_http_agent_openai_tool_delta(ngx_http_agent_llm_t *llm,
     yajl_val tc, size_t pos);
 static void ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
@@ -39,7 +43,9 @@ ngx_http_agent_provider_t  ngx_http_agent_provider_openai = {
     ngx_string("openai"),
     ngx_null_string,
     ngx_http_agent_openai_request,
-    ngx_http_agent_provider_openai_event
+    ngx_http_agent_provider_openai_event,
+    ngx_http_agent_openai_embed,
+    ngx_http_agent_provider_openai_embedded
 };
 
 
@@ -49,16 +55,126 @@ ngx_http_agent_openai_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
 {
     *url = llm->model->url;
 
-    if (llm->key.len
-        && ngx_http_agent_provider_header(llm, headers,
-                                          "Authorization: Bearer %V",
-                                          &llm->key)
-           != NGX_OK)
-    {
+    if (ngx_http_agent_openai_key(llm, headers) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return ngx_http_agent_provider_openai_body(llm, body);
+}
+
+
+static ngx_int_t
+ngx_http_agent_openai_embed(ngx_http_agent_llm_t *llm, ngx_str_t *url,
+    ngx_array_t *headers, ngx_str_t *body)
+{
+    if (ngx_http_agent_openai_key(llm, headers) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_provider_openai_embed_body(llm, url, body);
+}
+
+
+static ngx_int_t
+ngx_http_agent_openai_key(ngx_http_agent_llm_t *llm, ngx_array_t *headers)
+{
+    if (llm->key.len == 0) {
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_provider_header(llm, headers,
+                                          "Authorization: Bearer %V",
+                                          &llm->key);
+}
+
+
+/*
+ * POST /v1/embeddings {model, input: [texts], dimensions}: the model's
+ * URL with its ".../chat/completions" made ".../embeddings" (its query,
+ * Azure's api-version, kept); a URL that ends otherwise is the embeddings
+ * URL itself.  OpenAI embeds queries and documents alike.
+ */
+
+ngx_int_t
+ngx_http_agent_provider_openai_embed_body(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_str_t *body)
+{
+    u_char                 *p, *q;
+    ngx_str_t              *in, *m;
+    ngx_uint_t              i;
+    ngx_http_agent_json_t  *j;
+
+    static ngx_str_t  chat = ngx_string("/chat/completions");
+
+    m = &llm->model->url;
+    *url = *m;
+
+    q = ngx_strlchr(m->data, m->data + m->len, '?');
+    if (q == NULL) {
+        q = m->data + m->len;
+    }
+
+    if ((size_t) (q - m->data) > chat.len
+        && ngx_strncmp(q - chat.len, chat.data, chat.len) == 0)
+    {
+        p = ngx_pnalloc(llm->pool, m->len);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        url->data = p;
+        p = ngx_cpymem(p, m->data, q - chat.len - m->data);
+        p = ngx_cpymem(p, "/embeddings", sizeof("/embeddings") - 1);
+        p = ngx_cpymem(p, q, m->data + m->len - q);
+        url->len = p - url->data;
+    }
+
+    j = ngx_http_agent_json_create(llm->pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "model");
+    ngx_http_agent_json_str(j, &llm->model->model);
+    ngx_http_agent_json_key(j, "encoding_format");
+    ngx_http_agent_json_cstr(j, "float");
+
+    if (llm->req->dims) {
+        ngx_http_agent_json_key(j, "dimensions");
+        ngx_http_agent_json_int(j, llm->req->dims);
+    }
+
+    ngx_http_agent_json_key(j, "input");
+    ngx_http_agent_json_arr(j);
+
+    in = llm->req->inputs->elts;
+
+    for (i = 0; i < llm->req->inputs->nelts; i++) {
+        ngx_http_agent_json_str(j, &in[i]);
+    }
+
+    ngx_http_agent_json_arr_end(j);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, body);
+}
+
+
+/* {data: [{index, embedding: [...]}], usage: {prompt_tokens}} */
+
+ngx_int_t
+ngx_http_agent_provider_openai_embedded(ngx_http_agent_llm_t *llm,
+    yajl_val v)
+{
+    yajl_val  usage;
+
+    usage = ngx_http_agent_json_get(v, "usage");
+    llm->prompt_tokens = ngx_http_agent_provider_int(usage, "prompt_tokens");
+
+    return ngx_http_agent_provider_vectors(llm,
+                                           ngx_http_agent_json_get(v, "data"),
+                                           "embedding");
 }
 
 

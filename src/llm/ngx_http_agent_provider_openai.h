@@ -23,6 +23,10 @@
 
 ngx_int_t ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
     ngx_str_t *body);
+ngx_int_t ngx_http_agent_provider_openai_embed_body(
+    ngx_http_agent_llm_t *llm, ngx_str_t *url, ngx_str_t *body);
+ngx_int_t ngx_http_agent_provider_openai_embedded(ngx_http_agent_llm_t *llm,
+    yajl_val v);
 ngx_int_t ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm,
     yajl_val v);
 

@@ -207,9 +207,9 @@ typedef struct {
     ngx_str_t                  ns;           /* "a.b.c" */
     ngx_str_t                  key;
     ngx_str_t                  value;        /* a JSON object we wrote */
-    ngx_str_t                  text;         /* what a query finds it by
-                                                (put only); empty: not
-                                                indexed */
+    ngx_str_t                  text;         /* what a query's words find
+                                                (put only); empty: none */
+    ngx_str_t                  vector;       /* float32s (put only) */
     int64_t                    expires;      /* unix seconds; 0: never */
     ngx_str_t                  created_at;
     ngx_str_t                  updated_at;   /* put: now, both times */
@@ -231,10 +231,10 @@ typedef struct {
     ngx_str_t                  suffix;       /* namespaces: one that ends
                                                 so ("b.c": "a.b.c") */
     ngx_str_t                  filter;       /* items: a JSON object the
-                                                value holds (jsonb @>), or
-                                                empty */
+                                                value holds (@>), or empty */
     ngx_str_t                  query;        /* items: words the text has
                                                 (any; ranked), or empty */
+    ngx_str_t                  vector;       /* items: by meaning (near) */
     ngx_uint_t                 limit;
     ngx_uint_t                 offset;
     int64_t                    now;          /* unix seconds: what expired

@@ -429,6 +429,21 @@ const scenarios = {
         await call('bad_update', () => client.threads.updateState(
             t.thread_id, { values: { nope: 1 } }));
     },
+
+    async semantic() {
+        // the store searched by meaning (agent_embeddings, t/114)
+        const ns = ['mem', 'sdk'];
+        await call('put1', () => client.store.putItem(ns, 'pet',
+            { text: 'my cat sleeps on the warm mat' }));
+        await call('put2', () => client.store.putItem(ns, 'car',
+            { text: 'the red car needs new tyres' }));
+        await call('put3', () => client.store.putItem(ns, 'hidden',
+            { text: 'cat mat cat mat' }, { index: false }));
+        await call('put4', () => client.store.putItem(ns, 'own',
+            { text: 'x', about: 'a cat on a mat' }, { index: ['about'] }));
+        await call('search', () => client.store.searchItems(['mem'],
+            { query: 'a cat sleeping on a mat', limit: 5 }));
+    },
 };
 
 try {

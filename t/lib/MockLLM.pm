@@ -159,6 +159,15 @@ sub connection {
                             headers => $req->{headers},
                             body => $body });
 
+        if ($req->{path} =~ m{/embeddings(?:\?|$)|:batchEmbedContents}) {
+            my $spec = $self->{embed} ? $self->{embed}->($body, $n) : undef;
+            my $keep = $spec && $spec->{status}
+                ? $self->respond($c, $spec, $n)
+                : $self->embed_respond($c, $body, $n);
+            last unless $keep;
+            next;
+        }
+
         # as the real APIs do: a request whose tool calls and tool results
         # do not pair is refused before the script sees it
         if (my $err = pairing_error($self->{format} // 'openai', $body)) {
@@ -364,6 +373,51 @@ sub respond {
     }
 
     syswrite($c, "0\r\n\r\n");
+    $self->note_event({ event => 'done', n => $n });
+    return 1;
+}
+
+# Embeddings (OpenAI's /v1/embeddings, Gemini's batchEmbedContents): a
+# bag of words, each word (lowercase \w+) hashed (FNV-1a) to one of the
+# dimensions (the request's, or 64), so that texts sharing words score
+# higher; `embed => sub { ($body, $n) }` may answer { status => ... }.
+sub embed_vector {
+    my ($text, $dims) = @_;
+    my @v = (0) x $dims;
+    for my $w (lc($text // '') =~ /(\w+)/g) {
+        my $h = 2166136261;
+        for my $ch (unpack 'C*', $w) {
+            $h = (($h ^ $ch) * 16777619) % 4294967296;
+        }
+        $v[$h % $dims] += 1;
+    }
+    return \@v;
+}
+
+sub embed_respond {
+    my ($self, $c, $body, $n) = @_;
+    my $out;
+
+    if ($body->{requests}) {
+        $out = { embeddings => [ map {
+            { values => embed_vector($_->{content}{parts}[0]{text},
+                                     $_->{outputDimensionality} // 64) }
+        } @{ $body->{requests} } ] };
+    } else {
+        my $i = 0;
+        $out = { object => 'list', model => $body->{model},
+                 data => [ map {
+                     { object => 'embedding', index => $i++,
+                       embedding => embed_vector($_,
+                                                 $body->{dimensions} // 64) }
+                 } @{ $body->{input} // [] } ],
+                 usage => { prompt_tokens => 3, total_tokens => 3 } };
+    }
+
+    my $b = $json->encode($out);
+    return 0 unless syswrite($c, "HTTP/1.1 200 OK\r\nContent-Type: "
+                                 . "application/json\r\nContent-Length: "
+                                 . length($b) . "\r\n\r\n$b");
     $self->note_event({ event => 'done', n => $n });
     return 1;
 }

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_pg_query.h"
 #include "ngx_http_agent_pg_send.h"
 #include "ngx_http_agent_pg_items.h"
+#include "ngx_http_agent_pg_near.h"
 
 
 /*
@@ -106,31 +107,43 @@ ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
          i++)
     {
         item = ngx_array_push(items);
-        if (item == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memzero(item, sizeof(ngx_http_agent_item_t));
-
-        if (ngx_http_agent_pg_str(pool, res, i, 0, &item->owner) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, i, 1, &item->ns) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, i, 2, &item->key) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, i, 3, &item->value) != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, i, 4, &item->created_at)
-               != NGX_OK
-            || ngx_http_agent_pg_str(pool, res, i, 5, &item->updated_at)
-               != NGX_OK)
+        if (item == NULL
+            || ngx_http_agent_pg_item_row(pool, res, i, item) != NGX_OK)
         {
             return NGX_ERROR;
         }
-
-        item->expires = ngx_http_agent_pg_int(res, i, 6);
 
         /* ts_rank's real, or 0 */
         item->score = strtod(PQgetvalue(res, i, 7), NULL);
     }
 
     a->value = items;
+
+    return NGX_OK;
+}
+
+
+/* row's item columns (NGX_HTTP_AGENT_PG_ITEM_COLS) */
+
+ngx_int_t
+ngx_http_agent_pg_item_row(ngx_pool_t *pool, PGresult *res, int row,
+    ngx_http_agent_item_t *item)
+{
+    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
+
+    if (ngx_http_agent_pg_str(pool, res, row, 0, &item->owner) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 1, &item->ns) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 2, &item->key) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 3, &item->value) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 4, &item->created_at)
+           != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 5, &item->updated_at)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    item->expires = ngx_http_agent_pg_int(res, row, 6);
 
     return NGX_OK;
 }
@@ -176,6 +189,7 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
     size_t quota_size)
 {
     int64_t                      items, size;
+    ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, item_put, &item->ns, &item->key);
@@ -190,12 +204,32 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
             ? (quota_items ? (int64_t) quota_items : INT64_MAX) : -1;
     size = quota_size ? (int64_t) quota_size : INT64_MAX;
 
-    return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
-                                 ngx_http_agent_pg_items_some, "ssssssiiii",
-                                 &item->owner, &item->ns, &item->key,
-                                 &item->value, &item->text,
-                                 &item->updated_at, item->expires, now,
-                                 items, size);
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
+                                ngx_http_agent_pg_items_some);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_pg_param(q, &item->owner) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->ns) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->key) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->value) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->text) != NGX_OK
+        || ngx_http_agent_pg_param(q, &item->updated_at) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, item->expires) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, now) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, items) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, size) != NGX_OK
+        || (item->vector.len
+            ? ngx_http_agent_pg_param_bytes(q, item->vector.data,
+                                            item->vector.len)
+            : ngx_http_agent_pg_param(q, NULL)) != NGX_OK)
+    {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
 }
 
 
@@ -252,6 +286,10 @@ ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
 
     if (a) {
         return ngx_http_agent_pg_answered_rows(a, items);
+    }
+
+    if (q->vector.len) {
+        return ngx_http_agent_pg_near(sc, q);
     }
 
     if (ngx_http_agent_pg_items_query(&q->query) == NGX_OK) {

@@ -11,6 +11,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
+#include <libpq-fe.h>
+
 #include "ngx_http_agent_store.h"
 
 
@@ -29,6 +31,8 @@ ngx_int_t ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key);
 ngx_int_t ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *items);
+ngx_int_t ngx_http_agent_pg_item_row(ngx_pool_t *pool, PGresult *res,
+    int row, ngx_http_agent_item_t *item);
 ngx_int_t ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *namespaces);
 

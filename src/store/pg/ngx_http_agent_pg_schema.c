@@ -30,7 +30,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 10) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 11) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -281,6 +281,14 @@ const char  *ngx_http_agent_pg_schema =
     "  status := CASE WHEN FOUND THEN 1 ELSE 2 END;"
     " END $f$ LANGUAGE plpgsql;"
 
+    /*
+     * version 11: an item's embedding, float32s (store_near.c); an
+     * owner's items that have one, newest first, the pages' order
+     */
+    " ALTER TABLE items ADD COLUMN IF NOT EXISTS embedding bytea;"
+    " CREATE INDEX IF NOT EXISTS items_vectors ON items (owner, n)"
+    "  WHERE embedding IS NOT NULL;"
+
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8),"
-    "  (9), (10) ON CONFLICT DO NOTHING;"
+    "  (9), (10), (11) ON CONFLICT DO NOTHING;"
     " END $agent$";

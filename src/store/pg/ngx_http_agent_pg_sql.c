@@ -547,15 +547,17 @@ const char  *ngx_http_agent_pg_sql[] = {
     " WHERE expires <= $8::bigint AND NOT (owner = COALESCE($1::text, '')"
     " AND ns = $2 AND key = $3) LIMIT 64 FOR UPDATE SKIP LOCKED))"
     " INSERT INTO items (owner, ns, key, value, text, created_at,"
-    " updated_at, expires) SELECT COALESCE($1::text, ''), $2, $3, $4,"
-    " NULLIF($5::text, ''), $6, $6, NULLIF($7::bigint, 0)"
+    " updated_at, expires, embedding) SELECT COALESCE($1::text, ''), $2,"
+    " $3, $4, NULLIF($5::text, ''), $6, $6, NULLIF($7::bigint, 0),"
+    " $11::bytea"
     " WHERE $9::bigint < 0 OR (SELECT count(*) < $9::bigint"
     " AND COALESCE(sum(octet_length(value)), 0) + octet_length($4::text)"
     " <= $10::bigint FROM items WHERE owner = COALESCE($1::text, '')"
     " AND NOT (ns = $2 AND key = $3))"
     " ON CONFLICT (owner, ns, key) DO UPDATE SET value = excluded.value,"
     " text = excluded.text, updated_at = excluded.updated_at,"
-    " expires = excluded.expires, created_at = CASE"
+    " expires = excluded.expires, embedding = excluded.embedding,"
+    " created_at = CASE"
     " WHEN items.expires <= $8::bigint THEN excluded.created_at"
     " ELSE items.created_at END",
 
@@ -595,6 +597,18 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND ($4::text IS NULL OR ns = $4"
     " OR right(ns, length($4) + 1) = '.' || $4)"
     " GROUP BY ns ORDER BY ns COLLATE \"C\" LIMIT $5::bigint",
+
+    /*
+     * NGX_HTTP_AGENT_PG_ITEM_NEAR: a page of the vectors of the items a
+     * search by meaning scores (pg_near.c), the newest first, before row
+     * $5; NGX_HTTP_AGENT_PG_ITEM_ROWS: the best of them read whole
+     */
+    "SELECT n, embedding FROM items WHERE" NGX_HTTP_AGENT_PG_ITEM_WHERE
+    " AND embedding IS NOT NULL AND n < $5::bigint"
+    " ORDER BY n DESC LIMIT $6::bigint",
+    "SELECT " NGX_HTTP_AGENT_PG_ITEM_COLS ", n FROM items"
+    " WHERE owner = COALESCE($2::text, '') AND embedding IS NOT NULL"
+    " AND n = ANY($1::bigint[])",
 
     /*
      * NGX_HTTP_AGENT_PG_SESSION_COPY: session $1 copied as $2 at $3 with

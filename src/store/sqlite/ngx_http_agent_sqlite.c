@@ -18,6 +18,7 @@
 #include "ngx_http_agent_sqlite_run.h"
 #include "ngx_http_agent_sqlite_redrive.h"
 #include "ngx_http_agent_sqlite_look.h"
+#include "ngx_http_agent_sqlite_near.h"
 #include "ngx_http_agent_sqlite_assistant.h"
 #include "ngx_http_agent_sqlite_cron.h"
 #include "ngx_http_agent_sqlite_items.h"
@@ -232,6 +233,15 @@ ngx_http_agent_sqlite_init(ngx_cycle_t *cycle, ngx_str_t *path,
                         NULL, NULL, NULL);
     (void) sqlite3_exec(db, "ALTER TABLE sessions ADD COLUMN run_gen "
                         "INTEGER NOT NULL DEFAULT 0", NULL, NULL, NULL);
+    /*
+     * an item's embedding, float32s (store_near.c); an owner's items that
+     * have one, newest first, without reading the others
+     */
+    (void) sqlite3_exec(db, "ALTER TABLE items ADD COLUMN embedding BLOB",
+                        NULL, NULL, NULL);
+    (void) sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS items_vectors"
+                        " ON items (owner, n) WHERE embedding IS NOT NULL",
+                        NULL, NULL, NULL);
 
     /* the runs a worker that died left running: found by the re-driver */
     (void) sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS runs_running"
@@ -438,6 +448,8 @@ ngx_http_agent_sqlite_start(ngx_cycle_t *cycle, ngx_str_t *path,
     if (ngx_http_agent_sqlite_open(cycle, path, thread_pool) != NGX_OK) {
         return NGX_ERROR;
     }
+
+    ngx_http_agent_sqlite_near_init(path, thread_pool);
 
     return ngx_http_agent_sqlite_look_init(cycle, path, thread_pool);
 }

@@ -73,18 +73,6 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 #define NGX_HTTP_AGENT_SQL_GEN(n)                                             \
     "(COALESCE(?" n ", 0) = 0 OR run_gen = ?" n ")"
 
-#define NGX_HTTP_AGENT_SQL_ITEM_COLS                                          \
-    "owner, ns, key, value, created_at, updated_at, expires"
-
-/* ns under the prefix ?2 (itself, or "?2." then more): a range of the key */
-#define NGX_HTTP_AGENT_SQL_ITEM_UNDER                                         \
-    "(?2 IS NULL OR ns = ?2 OR (ns >= ?2 || '.' AND ns < ?2 || '/'))"
-
-#define NGX_HTTP_AGENT_SQL_ITEM_WHERE                                         \
-    "owner = COALESCE(?1, '') AND " NGX_HTTP_AGENT_SQL_ITEM_UNDER             \
-    " AND (expires IS NULL OR expires > ?3)"                                  \
-    " AND (?4 IS NULL OR agent_contains(value, ?4))"
-
 #define NGX_HTTP_AGENT_SQL_ASSISTANT_COLS                                     \
     "a.assistant_id, a.owner, v.graph_id, v.version, a.latest, a.versions,"   \
     " v.doc, a.created_at, v.created_at"
@@ -303,14 +291,14 @@ static const char  *ngx_http_agent_store_sql[] = {
     "DELETE FROM assistant_versions WHERE assistant_id = ?1 AND NOT EXISTS"
     " (SELECT 1 FROM assistants WHERE assistant_id = ?1)",
     "INSERT INTO items (owner, ns, key, value, text, created_at,"
-    " updated_at, expires) SELECT COALESCE(?1, ''), ?2, ?3, ?4, ?5, ?6, ?6,"
-    " ?7 WHERE ?8 IS NULL OR (SELECT count(*) < ?8"
+    " updated_at, expires, embedding) SELECT COALESCE(?1, ''), ?2, ?3, ?4,"
+    " ?5, ?6, ?6, ?7, ?10 WHERE ?8 IS NULL OR (SELECT count(*) < ?8"
     " AND COALESCE(sum(length(CAST(value AS BLOB))), 0)"
     " + length(CAST(?4 AS BLOB)) <= ?9 FROM items"
     " WHERE owner = COALESCE(?1, '') AND NOT (ns = ?2 AND key = ?3))"
     " ON CONFLICT (owner, ns, key) DO UPDATE SET value = excluded.value,"
     " text = excluded.text, updated_at = excluded.updated_at,"
-    " expires = excluded.expires",
+    " expires = excluded.expires, embedding = excluded.embedding",
     "DELETE FROM items WHERE n IN (SELECT n FROM items"
     " WHERE expires <= ?1 LIMIT 64)",
     "SELECT " NGX_HTTP_AGENT_SQL_ITEM_COLS ", 0 FROM items"
@@ -435,6 +423,18 @@ ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
 }
 
 
+/* agent_contains on a handle: the worker's, or a pool thread's own */
+
+int
+ngx_http_agent_sqlite_contains_add(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "agent_contains", 2,
+                                   SQLITE_UTF8|SQLITE_DETERMINISTIC, NULL,
+                                   ngx_http_agent_sqlite_contains, NULL,
+                                   NULL);
+}
+
+
 /*
  * agent_copy_id(id, to): a copied session's id for a run's id (runs are
  * known by their id alone), md5(id || to) written as a uuid, as
@@ -497,9 +497,7 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
     sqlite3_busy_handler(ngx_http_agent_sqlite_db,
                          ngx_http_agent_store_busy_handler, NULL);
 
-    if (sqlite3_create_function(ngx_http_agent_sqlite_db, "agent_contains",
-                                2, SQLITE_UTF8|SQLITE_DETERMINISTIC, NULL,
-                                ngx_http_agent_sqlite_contains, NULL, NULL)
+    if (ngx_http_agent_sqlite_contains_add(ngx_http_agent_sqlite_db)
         != SQLITE_OK
         || sqlite3_create_function(ngx_http_agent_sqlite_db, "agent_copy_id",
                                    2, SQLITE_UTF8|SQLITE_DETERMINISTIC, NULL,

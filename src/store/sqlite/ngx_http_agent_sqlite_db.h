@@ -113,6 +113,20 @@ enum {
 };
 
 
+/* an item's columns, and the items of a search (?1 owner .. ?4 filter) */
+#define NGX_HTTP_AGENT_SQL_ITEM_COLS                                          \
+    "owner, ns, key, value, created_at, updated_at, expires"
+
+/* ns under the prefix ?2 (itself, or "?2." then more): a range of the key */
+#define NGX_HTTP_AGENT_SQL_ITEM_UNDER                                         \
+    "(?2 IS NULL OR ns = ?2 OR (ns >= ?2 || '.' AND ns < ?2 || '/'))"
+
+#define NGX_HTTP_AGENT_SQL_ITEM_WHERE                                         \
+    "owner = COALESCE(?1, '') AND " NGX_HTTP_AGENT_SQL_ITEM_UNDER             \
+    " AND (expires IS NULL OR expires > ?3)"                                  \
+    " AND (?4 IS NULL OR agent_contains(value, ?4))"
+
+
 extern sqlite3       *ngx_http_agent_sqlite_db;
 extern ngx_uint_t     ngx_http_agent_sqlite_tx;
 extern ngx_log_t     *ngx_http_agent_sqlite_log;
@@ -123,6 +137,7 @@ ngx_int_t ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
 void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
 
 sqlite3_stmt *ngx_http_agent_sqlite_stmt(ngx_uint_t n);
+int ngx_http_agent_sqlite_contains_add(sqlite3 *db);
 ngx_int_t ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
     int col, ngx_str_t *out);
 void ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);

@@ -12,6 +12,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite_db.h"
 #include "ngx_http_agent_sqlite_items.h"
+#include "ngx_http_agent_sqlite_near.h"
 
 
 /*
@@ -28,8 +29,6 @@
 
 static void ngx_http_agent_sqlite_items_bind(sqlite3_stmt *stmt, int n,
     ngx_str_t *s);
-static void ngx_http_agent_sqlite_item_row(ngx_pool_t *pool,
-    sqlite3_stmt *stmt, ngx_http_agent_item_t *item);
 static ngx_int_t ngx_http_agent_sqlite_items_match(ngx_pool_t *pool,
     ngx_str_t *query, ngx_str_t *match);
 
@@ -83,6 +82,14 @@ ngx_http_agent_sqlite_item_put(ngx_http_agent_store_call_t *sc,
     } else {
         sqlite3_bind_null(stmt, 8);
         sqlite3_bind_null(stmt, 9);
+    }
+
+    if (item->vector.len) {
+        sqlite3_bind_blob(stmt, 10, item->vector.data, item->vector.len,
+                          SQLITE_STATIC);
+
+    } else {
+        sqlite3_bind_null(stmt, 10);
     }
 
     if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
@@ -156,6 +163,10 @@ ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
     ngx_str_t               match;
     sqlite3_stmt           *stmt;
     ngx_http_agent_item_t  *item;
+
+    if (q->vector.len) {
+        return ngx_http_agent_sqlite_near(sc, q, items);
+    }
 
     if (ngx_http_agent_sqlite_items_match(sc->pool, &q->query, &match)
         != NGX_OK)
@@ -246,7 +257,7 @@ ngx_http_agent_sqlite_items_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
 }
 
 
-static void
+void
 ngx_http_agent_sqlite_item_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_item_t *item)
 {

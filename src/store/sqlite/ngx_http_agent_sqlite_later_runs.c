@@ -666,6 +666,11 @@ ngx_http_agent_sqlite_later_item_search(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
+    if (q->vector.len) {
+        /* by meaning: it answers later of itself (sqlite_near.c) */
+        return ngx_http_agent_sqlite_now.item_search(sc, q, items);
+    }
+
     ngx_http_agent_sqlite_outs(&o, NULL, 0, items);
 
     if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_search),
