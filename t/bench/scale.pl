@@ -22,6 +22,11 @@ my @kinds = split ' ', ($ENV{BENCH_KINDS} // 'floor chat lg');
 # each stream costs a worker two descriptors: several workers for 10,000
 my $workers = $ENV{BENCH_WORKERS} // 4;
 my $nofile = (`sh -c 'ulimit -Hn'` =~ /(\d+)/)[0] || 65536;
+# where the memory goes: BENCH_WRAP='heaptrack -o FILE' runs one nginx
+# process (no master) under that command; its RSS figures then mean little
+my @wrap = split ' ', ($ENV{BENCH_WRAP} // '');
+# one process accepts on one of reuseport's sockets only
+$workers = 1 if @wrap;
 
 $| = 1;
 
@@ -92,13 +97,14 @@ http {
 }
 CONF
     close $fh;
-    my $pid = spawn("$work/logs/nginx-$kind.out", cmd => [ '/usr/sbin/nginx',
-                    '-p', "$dir/", '-c', "$dir/nginx.conf", '-e',
-                    "$dir/error.log", '-g', 'daemon off;' ]);
-    wait_port($port);
+    my $pid = spawn("$work/logs/nginx-$kind.out", cmd => [ @wrap,
+                    '/usr/sbin/nginx', '-p', "$dir/", '-c', "$dir/nginx.conf",
+                    '-e', "$dir/error.log", '-g', 'daemon off;'
+                    . (@wrap ? ' master_process off;' : '') ]);
+    wait_port($port, @wrap ? 60 : 10);
     sleep 1;
     my $all = tree($pid);
-    return ($pid, $port, [ @$all[1 .. $#$all] ], $dir);
+    return ($pid, $port, @wrap ? [] : [ @$all[1 .. $#$all] ], $dir);
 }
 
 my %mode = (floor => 'proxyopen', chat => 'open', lg => 'lgopen');
@@ -117,6 +123,11 @@ for my $n (@counts) {
             // { errors => -1, tail => $@ };
         my $log = `grep -c -E '\\[(alert|crit|emerg)\\]' $dir/error.log`;
         $row{$n}{$kind}{alerts} = $log =~ /(\d+)/ ? $1 : 0;
+        if (@wrap && open my $fh, '<', "$dir/nginx.pid") {
+            # nginx alone, so that the wrapper writes its file out
+            kill 'TERM', (<$fh> =~ /(\d+)/)[0];
+            waitpid($pid, 0);
+        }
         stop($pid);
         stop($mpid);
     }
