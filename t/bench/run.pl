@@ -122,7 +122,14 @@ CONF
                     "$dir/", '-c', "$dir/nginx.conf", '-e',
                     "$dir/error.log", '-g', 'daemon off;' ]);
     wait_port($port);
-    my @w = grep { /^\d+$/ } map { s/\s//gr } `ps -o pid= --ppid $pid`;
+    # the master listens before it forks: its 2 workers, once there (an
+    # empty list made the open-streams row's RSS 0)
+    my @w;
+    for (1 .. 100) {
+        @w = grep { /^\d+$/ } map { s/\s//gr } `ps -o pid= --ppid $pid`;
+        last if @w >= 2;
+        sleep 0.05;
+    }
     return ($pid, $port, \@w, "$dir/agent.db");
 }
 

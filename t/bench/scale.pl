@@ -102,8 +102,13 @@ CONF
                     '-e', "$dir/error.log", '-g', 'daemon off;'
                     . (@wrap ? ' master_process off;' : '') ]);
     wait_port($port, @wrap ? 60 : 10);
-    sleep 1;
+    # the master listens before it forks: its workers, once there
     my $all = tree($pid);
+    for (1 .. 100) {
+        last if @wrap || @$all > $workers;
+        select(undef, undef, undef, 0.05);
+        $all = tree($pid);
+    }
     return ($pid, $port, @wrap ? [] : [ @$all[1 .. $#$all] ], $dir);
 }
 
