@@ -14,8 +14,8 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation bench-instructions bench-phases clean deb test-deb \
-        lint test-conformance
+        bench-foundation bench-instructions bench-phases bench-scale clean deb \
+        test-deb lint test-conformance
 
 all: deps $(MODULE)
 
@@ -121,6 +121,11 @@ bench: deps all
 	perl t/bench/run.pl
 	BENCH_PHASES=1 bash t/bench/instructions.sh
 	BENCH_PHASES=1 BENCH_LONG=1 bash t/bench/instructions.sh
+
+# memory per open stream: stock nginx's floor, the chat API and the
+# LangGraph API's runs/stream at each of BENCH_STREAMS (default 1000 10000)
+bench-scale: all
+	perl t/bench/scale.pl
 
 # fuzzing and sanitizer builds live in their own fragments
 include mk/fuzz.mk

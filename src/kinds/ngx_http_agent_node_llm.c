@@ -330,42 +330,67 @@ ngx_http_agent_node_llm_summary(ngx_http_agent_node_llm_ctx_t *ctx)
 }
 
 
-/* the system prompt: the rendered template, then the summary, if any */
+/*
+ * The system prompt: the rendered template, then the summary, if any.
+ * Rendered in a pool of its own: what the render parsed (the channels it
+ * names) goes at once, and the call keeps only the text for its retries
+ */
 
 static ngx_int_t
 ngx_http_agent_node_llm_system(ngx_http_agent_node_llm_ctx_t *ctx)
 {
-    u_char     *p;
-    ngx_str_t   prompt;
+    u_char      *p;
+    ngx_int_t    rc;
+    ngx_str_t    prompt;
+    ngx_pool_t  *pool;
 
     ngx_str_null(&ctx->system);
+    ngx_str_null(&prompt);
 
-    if (ctx->conf->prompt.len
-        && ngx_http_agent_template_render(ctx->run, ctx->pool,
-                                          &ctx->conf->prompt, &ctx->system)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    if (ctx->summary.len == 0) {
+    if (ctx->conf->prompt.len == 0 && ctx->summary.len == 0) {
         return NGX_OK;
     }
 
-    prompt = ctx->system;
-
-    p = ngx_pnalloc(ctx->pool, prompt.len + ctx->summary.len + 64);
-    if (p == NULL) {
+    pool = ngx_create_pool(4096, ctx->run->log);
+    if (pool == NULL) {
         return NGX_ERROR;
     }
 
-    ctx->system.len = ngx_sprintf(p, "%V%sSummary of the earlier "
-                                  "conversation:\n%V", &prompt,
-                                  prompt.len ? "\n\n" : "", &ctx->summary)
-                      - p;
+    rc = NGX_ERROR;
+
+    if (ctx->conf->prompt.len
+        && ngx_http_agent_template_render(ctx->run, pool, &ctx->conf->prompt,
+                                          &prompt)
+           != NGX_OK)
+    {
+        goto done;
+    }
+
+    p = ngx_pnalloc(ctx->pool, prompt.len + ctx->summary.len + 64);
+    if (p == NULL) {
+        goto done;
+    }
+
     ctx->system.data = p;
 
-    return NGX_OK;
+    if (ctx->summary.len == 0) {
+        ctx->system.len = ngx_cpymem(p, prompt.data, prompt.len) - p;
+
+    } else {
+        ctx->system.len = ngx_sprintf(p, "%V%sSummary of the earlier "
+                                      "conversation:\n%V", &prompt,
+                                      prompt.len ? "\n\n" : "",
+                                      &ctx->summary)
+                          - p;
+    }
+
+    rc = NGX_OK;
+
+done:
+
+    ngx_destroy_pool(pool);
+
+    return rc;
 }
 
 

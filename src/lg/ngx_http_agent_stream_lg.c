@@ -48,11 +48,6 @@ static ngx_int_t ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
 
 #define NGX_HTTP_AGENT_LG_META_KEY  512
 
-static u_char      ngx_http_agent_lg_meta_key[NGX_HTTP_AGENT_LG_META_KEY];
-static size_t      ngx_http_agent_lg_meta_key_len;
-static u_char      ngx_http_agent_lg_meta_text[1024];
-static ngx_str_t   ngx_http_agent_lg_meta_kept;
-
 
 /* updates 2: the step's update from the run, no JSON of ours first */
 ngx_http_agent_format_t  ngx_http_agent_lg_format = {
@@ -475,9 +470,11 @@ ngx_http_agent_lg_complete(ngx_http_agent_stream_t *s,
 
 /*
  * What LangGraph tells of a message chunk: where in the graph it is.  It
- * is the same for every token of a node's model call, so the last one
- * made is kept (per worker, its key the fields it is made of) and copied
- * in: made per token, it was a fifth of a runs/stream turn's instructions
+ * is the same for every token of a node's model call, so the stream keeps
+ * the last one it made (its key the fields it is made of) and copies it
+ * in: made per token, it was a fifth of a runs/stream turn's instructions.
+ * A copy per worker missed on every token once streams interleave, and
+ * each miss left its text in the stream's pool: 150 KiB an open stream
  */
 
 static void
@@ -502,10 +499,10 @@ ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j)
         return;
     }
 
-    if ((size_t) (p - key) == ngx_http_agent_lg_meta_key_len
-        && ngx_memcmp(key, ngx_http_agent_lg_meta_key, p - key) == 0)
+    if ((size_t) (p - key) == s->meta_key.len
+        && ngx_memcmp(key, s->meta_key.data, p - key) == 0)
     {
-        ngx_http_agent_json_raw(j, &ngx_http_agent_lg_meta_kept);
+        ngx_http_agent_json_raw(j, &s->meta);
         return;
     }
 
@@ -523,12 +520,15 @@ ngx_http_agent_lg_meta(ngx_http_agent_stream_t *s, ngx_http_agent_json_t *j)
         return;
     }
 
-    if (meta.len <= sizeof(ngx_http_agent_lg_meta_text)) {
-        ngx_memcpy(ngx_http_agent_lg_meta_key, key, p - key);
-        ngx_http_agent_lg_meta_key_len = p - key;
-        ngx_memcpy(ngx_http_agent_lg_meta_text, meta.data, meta.len);
-        ngx_http_agent_lg_meta_kept.data = ngx_http_agent_lg_meta_text;
-        ngx_http_agent_lg_meta_kept.len = meta.len;
+    s->meta_key.data = ngx_pnalloc(s->pool, p - key);
+
+    if (s->meta_key.data) {
+        s->meta_key.len = ngx_cpymem(s->meta_key.data, key, p - key)
+                          - s->meta_key.data;
+        s->meta = meta;
+
+    } else {
+        s->meta_key.len = 0;
     }
 
     ngx_http_agent_json_raw(j, &meta);

@@ -193,6 +193,7 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
     ngx_int_t                rc;
     ngx_uint_t               i;
     ngx_msec_t               connect, timeout;
+    ngx_pool_t              *pool;
     ngx_array_t             *headers;
     ngx_http_agent_model_t  *m;
 
@@ -200,40 +201,58 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
 
     ngx_http_agent_llm_reset(llm);
 
-    headers = ngx_array_create(llm->pool, 8, sizeof(ngx_str_t));
-    if (headers == NULL) {
-        return ngx_http_agent_llm_fail(llm, "out of memory");
-    }
-
-    t = ngx_http_agent_phase_now();
-
     if (llm->req->inputs && llm->provider->embed == NULL) {
         llm->retryable = 1;
         return ngx_http_agent_llm_fail(llm, "the model \"%V\" has no "
                                        "embeddings", &m->name);
     }
 
-    rc = llm->req->inputs ? llm->provider->embed(llm, &url, headers, &body)
-                          : llm->provider->request(llm, &url, headers, &body);
+    /*
+     * the request (the body, what was parsed to write it, the headers) is
+     * made in a pool of the attempt, freed once the provider has it all
+     * and answers: an open stream does not keep the conversation it sent
+     */
+
+    if (llm->request) {
+        ngx_destroy_pool(llm->request);
+    }
+
+    llm->request = ngx_create_pool(4096, llm->log);
+    if (llm->request == NULL) {
+        return ngx_http_agent_llm_fail(llm, "out of memory");
+    }
+
+    pool = llm->pool;
+    llm->pool = llm->request;
+
+    headers = ngx_array_create(llm->pool, 8, sizeof(ngx_str_t));
+
+    t = ngx_http_agent_phase_now();
+
+    if (headers == NULL) {
+        rc = NGX_ERROR;
+
+    } else if (llm->req->inputs) {
+        rc = llm->provider->embed(llm, &url, headers, &body);
+
+    } else {
+        rc = llm->provider->request(llm, &url, headers, &body);
+    }
 
     ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_REQUEST, t);
+
+    h = m->headers ? m->headers->elts : NULL;
+
+    for (i = 0; rc == NGX_OK && m->headers && i < m->headers->nelts; i++) {
+        rc = ngx_http_agent_provider_header(llm, headers, "%V", &h[i]);
+    }
+
+    llm->pool = pool;
 
     if (rc != NGX_OK) {
         return ngx_http_agent_llm_fail(llm, "the request to the model "
                                        "\"%V\" could not be built",
                                        &m->name);
-    }
-
-    if (m->headers) {
-        h = m->headers->elts;
-
-        for (i = 0; i < m->headers->nelts; i++) {
-            if (ngx_http_agent_provider_header(llm, headers, "%V", &h[i])
-                != NGX_OK)
-            {
-                return ngx_http_agent_llm_fail(llm, "out of memory");
-            }
-        }
     }
 
     if (llm->curl == NULL) {
@@ -306,6 +325,11 @@ ngx_http_agent_llm_data(void *data, u_char *p, size_t len)
         }
 
         return NGX_OK;
+    }
+
+    if (llm->request && ngx_http_agent_curl_sent(llm->curl)) {
+        ngx_destroy_pool(llm->request);
+        llm->request = NULL;
     }
 
     if (llm->req->inputs) {
@@ -598,7 +622,8 @@ ngx_http_agent_llm_cleanup(void *data)
 
     ngx_http_agent_llm_timers(llm);
 
-    if (llm->scratch) {
-        ngx_destroy_pool(llm->scratch);
+    /* the transfer's cleanup, added after this one, has run: curl is done */
+    if (llm->request) {
+        ngx_destroy_pool(llm->request);
     }
 }

@@ -123,10 +123,11 @@ struct ngx_http_agent_llm_s {
     ngx_msec_t                     ttft;        /* 0: no token yet */
     ngx_event_t                    retry;
     ngx_event_t                    first;
+    ngx_pool_t                    *request;     /* the attempt's body and
+                                                   what it was made of */
 
     /* the stream parser */
     ngx_http_agent_llm_buf_t       line;
-    ngx_pool_t                    *scratch;  /* an event's tree */
     ngx_http_agent_llm_buf_t       content;
     ngx_http_agent_llm_buf_t       errbody;
     ngx_http_agent_llm_call_t     *calls;       /* made at the first */

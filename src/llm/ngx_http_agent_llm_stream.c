@@ -33,6 +33,14 @@ static ngx_int_t ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm,
     u_char *p, size_t len);
 
 
+/*
+ * An event's tree: one pool per worker, emptied after each event.  Events
+ * are parsed one at a time from curl's callbacks, which never nest, so an
+ * open stream need not keep a pool of its own
+ */
+static ngx_pool_t  *ngx_http_agent_llm_scratch;
+
+
 /* before an attempt: nothing of an earlier one is kept */
 
 void
@@ -201,21 +209,21 @@ ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
     ngx_int_t   rc;
 
     /*
-     * the tree in a pool of the call's own, emptied after each event, so
+     * the tree in the worker's scratch pool, emptied after each event, so
      * a long stream does not grow the turn's pool; the line is parsed
      * where it is
      */
 
-    if (llm->scratch == NULL) {
-        llm->scratch = ngx_create_pool(4096, llm->log);
-        if (llm->scratch == NULL) {
+    if (ngx_http_agent_llm_scratch == NULL) {
+        ngx_http_agent_llm_scratch = ngx_create_pool(4096, ngx_cycle->log);
+        if (ngx_http_agent_llm_scratch == NULL) {
             return ngx_http_agent_llm_fail(llm, "out of memory");
         }
     }
 
     ngx_str_set(&err, "not an object");
 
-    v = ngx_http_agent_json_tree(llm->scratch, p, len, &err);
+    v = ngx_http_agent_json_tree(ngx_http_agent_llm_scratch, p, len, &err);
 
     if (v == NULL || !YAJL_IS_OBJECT(v)) {
         rc = ngx_http_agent_llm_fail(llm, "the model's stream has an event "
@@ -246,7 +254,7 @@ ngx_http_agent_llm_payload(ngx_http_agent_llm_t *llm, u_char *p, size_t len)
 
 done:
 
-    ngx_reset_pool(llm->scratch);
+    ngx_reset_pool(ngx_http_agent_llm_scratch);
 
     return rc;
 }

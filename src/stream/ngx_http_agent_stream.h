@@ -129,6 +129,10 @@ struct ngx_http_agent_stream_s {
     unsigned                   lc:1;        /* "events": a tool's end as
                                                LangChain's ToolMessage */
     ngx_str_t                  assistant;
+    ngx_str_t                  meta;        /* langgraph: a chunk's
+                                               metadata, made once per
+                                               model call */
+    ngx_str_t                  meta_key;    /* what it was made of */
     void                      *format_data; /* the format's own, from
                                                the stream's pool */
 };

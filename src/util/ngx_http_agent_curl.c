@@ -494,6 +494,7 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     x->easy = easy;
     x->errbuf[0] = '\0';
     x->retry_after = -1;
+    x->body_len = body->len;
 
     p = ngx_alloc(url->len + 1, x->log);
     if (p == NULL) {
@@ -630,6 +631,23 @@ ngx_http_agent_curl_remove(ngx_http_agent_curl_t *x)
         curl_slist_free_all(x->headers);
         x->headers = NULL;
     }
+}
+
+
+/*
+ * The whole body is on the wire: the caller may free it.  curl sends a
+ * request again only while none of its answer has come
+ */
+
+ngx_uint_t
+ngx_http_agent_curl_sent(ngx_http_agent_curl_t *x)
+{
+    curl_off_t  n;
+
+    return x->easy
+           && curl_easy_getinfo(x->easy, CURLINFO_SIZE_UPLOAD_T, &n)
+              == CURLE_OK
+           && n >= (curl_off_t) x->body_len;
 }
 
 

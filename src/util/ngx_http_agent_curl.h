@@ -36,6 +36,7 @@ struct ngx_http_agent_curl_s {
     ngx_http_agent_curl_done_pt    on_done;
     void                          *data;
     long                           retry_after; /* seconds, or -1 */
+    size_t                         body_len;    /* posted */
     const char                    *want_header; /* kept when answered */
     u_char                         header[128];
     size_t                         header_len;
@@ -50,6 +51,7 @@ ngx_http_agent_curl_t *ngx_http_agent_curl_create(ngx_pool_t *pool,
 ngx_int_t ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body, ngx_msec_t connect_timeout,
     ngx_msec_t timeout);
+ngx_uint_t ngx_http_agent_curl_sent(ngx_http_agent_curl_t *x);
 void ngx_http_agent_curl_cancel(ngx_http_agent_curl_t *x);
 void ngx_http_agent_curl_unwatch(ngx_connection_t *c, ngx_uint_t closed);
 

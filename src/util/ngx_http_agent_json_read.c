@@ -126,60 +126,11 @@ ngx_http_agent_json_parse(ngx_pool_t *pool, u_char *data, size_t len,
  * a turn's instructions when every event of a model's stream is parsed.
  * The values of the open arrays and objects wait on one stack, and each
  * gets its own exactly when it ends.  As yajl_tree_parse: comments
- * allowed, numbers with their text and what they are valid as.
+ * allowed, numbers with their text and what they are valid as.  The
+ * parser's own state (its lexer's and decoder's buffers, 2 KiB here) is
+ * malloc()ed and goes with it: in the pool it stayed as long as the tree,
+ * 6 KiB of an open chat stream's request pool.
  */
-
-static void *
-ngx_http_agent_json_tree_malloc(void *ctx, size_t size)
-{
-    ngx_http_agent_json_tree_t *t = ctx;
-
-    size_t  *p;
-
-    p = ngx_palloc(t->pool, sizeof(size_t) + size);
-    if (p == NULL) {
-        return NULL;
-    }
-
-    *p = size;
-
-    return p + 1;
-}
-
-
-static void *
-ngx_http_agent_json_tree_realloc(void *ctx, void *old, size_t size)
-{
-    void    *p;
-    size_t   was;
-
-    if (old == NULL) {
-        return ngx_http_agent_json_tree_malloc(ctx, size);
-    }
-
-    was = ((size_t *) old)[-1];
-
-    if (size <= was) {
-        return old;
-    }
-
-    p = ngx_http_agent_json_tree_malloc(ctx, size);
-    if (p == NULL) {
-        return NULL;
-    }
-
-    ngx_memcpy(p, old, was);
-
-    return p;
-}
-
-
-static void
-ngx_http_agent_json_tree_free(void *ctx, void *p)
-{
-    /* the pool's */
-}
-
 
 static int
 ngx_http_agent_json_tree_add(ngx_http_agent_json_tree_t *t, yajl_val v)
@@ -444,7 +395,6 @@ ngx_http_agent_json_tree(ngx_pool_t *pool, u_char *data, size_t len,
     yajl_handle                  h;
     yajl_status                  st;
     const char                  *keys[64];
-    yajl_alloc_funcs             af;
     ngx_http_agent_json_tree_t   t;
 
     ngx_memzero(&t, sizeof(ngx_http_agent_json_tree_t));
@@ -453,12 +403,7 @@ ngx_http_agent_json_tree(ngx_pool_t *pool, u_char *data, size_t len,
     t.keys = keys;
     t.size = 64;
 
-    af.malloc = ngx_http_agent_json_tree_malloc;
-    af.realloc = ngx_http_agent_json_tree_realloc;
-    af.free = ngx_http_agent_json_tree_free;
-    af.ctx = &t;
-
-    h = yajl_alloc(&ngx_http_agent_json_tree_callbacks, &af, &t);
+    h = yajl_alloc(&ngx_http_agent_json_tree_callbacks, NULL, &t);
     if (h == NULL) {
         if (err) {
             ngx_str_set(err, "out of memory");

@@ -125,6 +125,41 @@ async function streamSse(url, body) {
     return r.status === 200 && r.body.includes('[DONE]');
 }
 
+// n streams opened at once (run(i, onChunk) resolves {ok, status, tail});
+// one flows once a chunk holds mark; RSS of opt.pids at the moment the
+// most flow, less their RSS before
+async function openStreams(run, mark) {
+    const base = rss(opt.pids);
+    let streaming = 0, errors = 0, peak = 0, most = 0, tail = '';
+    const seen = new Array(opt.n).fill(false);
+    const all = [];
+    for (let i = 0; i < opt.n; i++) {
+        all.push(run(i, (c) => {
+            if (!seen[i] && c.toString().includes(mark)) {
+                seen[i] = true;
+                streaming++;
+            }
+        }).then((r) => {
+            if (!r.ok) {
+                errors++;
+                tail = r.status + ' ' + r.tail;
+            }
+        }));
+    }
+    const watch = setInterval(() => {
+        if (streaming >= most && streaming > 0) {
+            most = streaming;
+            peak = Math.max(peak, rss(opt.pids));
+        }
+    }, 250);
+    await Promise.all(all);
+    clearInterval(watch);
+    return { n: opt.n, errors: errors, tail: tail, all_streamed:
+             seen.every((x) => x), most_streaming: most, rss_kb: peak,
+             rss_idle_kb: base,
+             per_stream_kb: most ? (peak - base) / most : 0 };
+}
+
 const modes = {
 
     // sequential turns, a new session each
@@ -174,37 +209,9 @@ const modes = {
         await pool(opt.n, 64, async (i) => {
             sids[i] = await session(opt.base);
         });
-        const base = rss(opt.pids);
-        let streaming = 0, errors = 0, peak = 0, tail = '';
-        const seen = new Array(opt.n).fill(false);
-        const all = [];
-        for (let i = 0; i < opt.n; i++) {
-            all.push(turn(opt.base, sids[i], 'slow ' + i, (c) => {
-                if (!seen[i] && c.toString().includes('"chunk"')) {
-                    seen[i] = true;
-                    streaming++;
-                }
-            }).then((r) => {
-                if (!r.ok) {
-                    errors++;
-                    tail = r.status + ' ' + r.tail;
-                }
-            }));
-        }
-        // the peak while the most streams were flowing at once
-        let most = 0;
-        const watch = setInterval(() => {
-            if (streaming >= most && streaming > 0) {
-                most = streaming;
-                peak = Math.max(peak, rss(opt.pids));
-            }
-        }, 250);
-        await Promise.all(all);
-        clearInterval(watch);
-        return { n: opt.n, errors: errors, tail: tail, all_streamed:
-                 seen.every((x) => x), most_streaming: most, rss_kb: peak,
-                 rss_idle_kb: base,
-                 per_stream_kb: most ? (peak - base) / most : 0 };
+        return openStreams((i, onChunk) => turn(opt.base, sids[i],
+                                                'slow ' + i, onChunk),
+                           '"chunk"');
     },
 
     // n turns in one session; the checkpoint file's size at some turns;
@@ -463,35 +470,23 @@ const modes = {
         await pool(opt.n, 64, async (i) => {
             tids[i] = await thread(opt.base);
         });
-        const base = rss(opt.pids);
-        let streaming = 0, errors = 0, peak = 0, most = 0, tail = '';
-        const seen = new Array(opt.n).fill(false);
-        const all = [];
-        for (let i = 0; i < opt.n; i++) {
-            all.push(lgrun(opt.base, tids[i], 'slow ' + i, (c) => {
-                if (!seen[i] && c.toString().includes('tok0')) {
-                    seen[i] = true;
-                    streaming++;
-                }
-            }).then((r) => {
-                if (!r.ok) {
-                    errors++;
-                    tail = r.status + ' ' + r.tail;
-                }
-            }));
-        }
-        const watch = setInterval(() => {
-            if (streaming >= most && streaming > 0) {
-                most = streaming;
-                peak = Math.max(peak, rss(opt.pids));
-            }
-        }, 250);
-        await Promise.all(all);
-        clearInterval(watch);
-        return { n: opt.n, errors: errors, tail: tail, all_streamed:
-                 seen.every((x) => x), most_streaming: most, rss_kb: peak,
-                 rss_idle_kb: base,
-                 per_stream_kb: most ? (peak - base) / most : 0 };
+        return openStreams((i, onChunk) => lgrun(opt.base, tids[i],
+                                                 'slow ' + i, onChunk),
+                           'tok0');
+    },
+
+    // the floor: n model answers proxied at once (opt.base is a proxy
+    // to the mock's chat completions); RSS per open stream
+    async proxyopen() {
+        const body = { model: 'bench', stream: true, messages: [
+            { role: 'tool', content: '{}' }] };
+        return openStreams(async (i, onChunk) => {
+            const r = await request(opt.base + '/v1/chat/completions',
+                                    'POST', body, onChunk);
+            const ok = r.status === 200 && r.body.includes('[DONE]');
+            return { ok: ok, status: r.status,
+                     tail: ok ? '' : r.body.slice(-300) };
+        }, 'tok0');
     },
 
     // the mock alone: turns (two calls) per second at concurrency c

@@ -12,6 +12,8 @@ use POSIX qw(WNOHANG);
 use Time::HiRes qw(sleep time);
 use JSON::PP;
 use IO::Socket::INET;
+use lib $FindBin::Bin;
+use BenchProc;
 
 my $root = "$FindBin::Bin/../..";
 my $bench = "$FindBin::Bin";
@@ -20,75 +22,8 @@ my $module = "$root/build/nginx/objs/ngx_http_agent_module.so";
 my $quick = $ENV{BENCH_QUICK};
 my $nofile = (`sh -c 'ulimit -Hn'` =~ /(\d+)/)[0] || 65536;
 my $t_start = time;
-my @procs;
 
 $| = 1;
-
-sub note { print STDERR "bench: @_\n" }
-
-sub free_port {
-    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
-                                  Listen => 1) or die $!;
-    my $p = $s->sockport;
-    close $s;
-    return $p;
-}
-
-sub spawn {
-    my ($log, %env) = @_;
-    my @cmd = @{ delete $env{cmd} };
-    my $dir = delete $env{dir};
-    my $pid = fork();
-    die "fork: $!" unless defined $pid;
-    if ($pid == 0) {
-        chdir $dir or die "$dir: $!" if $dir;
-        # its own process group: stop() ends its children too
-        setpgrp(0, 0);
-        $ENV{$_} = $env{$_} for keys %env;
-        open STDOUT, '>', $log or die;
-        open STDERR, '>&', \*STDOUT;
-        exec 'sh', '-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; '
-                         . 'exec "$@"', 'sh', @cmd;
-        exit 1;
-    }
-    push @procs, $pid;
-    return $pid;
-}
-
-sub wait_port {
-    my ($port, $secs) = @_;
-    for (1 .. ($secs // 10) * 20) {
-        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                      PeerPort => $port);
-        return 1 if $s;
-        sleep 0.05;
-    }
-    die "nothing listens on $port";
-}
-
-sub stop {
-    my ($pid) = @_;
-    return unless $pid;
-    # the process and its children (spawn() made it a group's leader)
-    kill 'TERM', -$pid;
-    for (1 .. 100) {
-        return if waitpid($pid, WNOHANG) == $pid;
-        sleep 0.05;
-    }
-    kill 'KILL', -$pid;
-    waitpid($pid, 0);
-}
-
-END { local $?; stop($_) for @procs }
-
-sub loadgen {
-    my ($mode, %o) = @_;
-    my $arg = encode_json(\%o);
-    my $out = `sh -c 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec node "\$@"' sh $bench/loadgen.js $mode '$arg'`;
-    my ($line) = grep { /^\{/ } split /\n/, $out;
-    die "loadgen $mode failed: $out" unless $line;
-    return decode_json($line);
-}
 
 # --- set-up ---------------------------------------------------------------
 
@@ -187,7 +122,14 @@ CONF
                     "$dir/", '-c', "$dir/nginx.conf", '-e',
                     "$dir/error.log", '-g', 'daemon off;' ]);
     wait_port($port);
-    my @w = grep { /^\d+$/ } map { s/\s//gr } `ps -o pid= --ppid $pid`;
+    # the master listens before it forks: its 2 workers, once there (an
+    # empty list made the open-streams row's RSS 0)
+    my @w;
+    for (1 .. 100) {
+        @w = grep { /^\d+$/ } map { s/\s//gr } `ps -o pid= --ppid $pid`;
+        last if @w >= 2;
+        sleep 0.05;
+    }
     return ($pid, $port, \@w, "$dir/agent.db");
 }
 
@@ -361,15 +303,6 @@ if (want('tools')) {
 # --- the LangGraph API: nginx and LangGraph's own Agent Server ---------------
 
 # every process of a server: the reference's CLI starts its server as a child
-sub tree {
-    my @all = @_;
-    for (my $i = 0; $i < @all; $i++) {
-        push @all, grep { /^\d+$/ } map { s/\s//gr }
-                   `ps -o pid= --ppid $all[$i]`;
-    }
-    return \@all;
-}
-
 sub start_reference {
     my ($mock) = @_;
     my $port = free_port();

@@ -154,15 +154,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(t1);
     free(t2);
 
-    /* llm.c's cleanup, not linked in, destroys an event's pool */
-    if (a->scratch) {
-        ngx_destroy_pool(a->scratch);
-    }
-
-    if (b->scratch) {
-        ngx_destroy_pool(b->scratch);
-    }
-
     ngx_destroy_pool(pool);
 
     return 0;
