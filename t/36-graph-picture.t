@@ -83,5 +83,34 @@ like($m, qr/\n    talk\["talk \(llm, then mark\)"\]\n/,
      'a node with then= names its parts');
 unlike($m, qr/mark\[/, '... which are not drawn');
 $t->check_log;
+$t->stop;
+
+# the smallest graphs: the picture's fixed lines are counted in its size
+# (one node of a short name wrote 18 bytes past it: make test-asan, t/92)
+for my $name (qw(m model)) {
+    $t = AgentTest->new;
+    $t->mock(sub { { text => 'x' } });
+    $t->run($t->conf(http => <<"G"));
+agent_graph one {
+    node $name llm;
+    edge START $name;
+    edge $name END;
+}
+agent_use_graph one;
+G
+    for (1 .. 20) {
+        $m = $t->http('GET', '/api/sessions/_graph')->{json}{mermaid} // '';
+        last unless $m =~ /classDef last fill:#bfb6fc\n\z/;
+    }
+    is($m, "graph TD;\n    __start__([START]):::first\n"
+           . "    $name\[\"$name (llm)\"]\n    __end__([END]):::last\n"
+           . "    __start__ --> $name;\n    $name --> __end__;\n"
+           . "    classDef default fill:#f2f0ff,line-height:1.2\n"
+           . "    classDef first fill-opacity:0\n"
+           . "    classDef last fill:#bfb6fc\n",
+       "a graph of one node \"$name\": the whole picture, 20 times");
+    $t->check_log;
+    $t->stop;
+}
 
 done_testing;

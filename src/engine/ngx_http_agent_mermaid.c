@@ -17,6 +17,15 @@
  */
 
 
+#define NGX_HTTP_AGENT_MERMAID_HEAD                                           \
+    "graph TD;\n    __start__([START]):::first\n"
+#define NGX_HTTP_AGENT_MERMAID_LAST  "    __end__([END]):::last\n"
+#define NGX_HTTP_AGENT_MERMAID_CLASSES                                        \
+    "    classDef default fill:#f2f0ff,line-height:1.2\n"                     \
+    "    classDef first fill-opacity:0\n"                                     \
+    "    classDef last fill:#bfb6fc\n"
+
+
 static u_char *ngx_http_agent_mermaid_text(u_char *p, ngx_str_t *s);
 static u_char *ngx_http_agent_mermaid_id(u_char *p, ngx_str_t *name);
 
@@ -33,8 +42,15 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
 
     n = graph->nodes.elts;
 
-    /* every byte of a condition may become a 6-byte entity */
-    size = 128;
+    /*
+     * the fixed lines, the edge from START, then each node and edge; every
+     * byte of a condition may become a 6-byte entity
+     */
+    size = sizeof(NGX_HTTP_AGENT_MERMAID_HEAD) - 1
+           + sizeof(NGX_HTTP_AGENT_MERMAID_LAST) - 1
+           + sizeof("    __start__ --> _;\n") - 1
+           + n[graph->entry].name.len
+           + sizeof(NGX_HTTP_AGENT_MERMAID_CLASSES) - 1;
 
     for (i = 0; i < graph->nodes.nelts; i++) {
         size += 3 * n[i].name.len + n[i].kind->name.len
@@ -54,9 +70,8 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
 
     out->data = p;
 
-    p = ngx_cpymem(p, "graph TD;\n", sizeof("graph TD;\n") - 1);
-    p = ngx_cpymem(p, "    __start__([START]):::first\n",
-                   sizeof("    __start__([START]):::first\n") - 1);
+    p = ngx_cpymem(p, NGX_HTTP_AGENT_MERMAID_HEAD,
+                   sizeof(NGX_HTTP_AGENT_MERMAID_HEAD) - 1);
 
     for (i = 0; i < graph->nodes.nelts; i++) {
         if (n[i].part) {
@@ -77,8 +92,8 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
         }
     }
 
-    p = ngx_cpymem(p, "    __end__([END]):::last\n",
-                   sizeof("    __end__([END]):::last\n") - 1);
+    p = ngx_cpymem(p, NGX_HTTP_AGENT_MERMAID_LAST,
+                   sizeof(NGX_HTTP_AGENT_MERMAID_LAST) - 1);
 
     entry = &n[graph->entry];
     p = ngx_cpymem(p, "    __start__ --> ", 18);
@@ -112,12 +127,8 @@ ngx_http_agent_mermaid(ngx_pool_t *pool, ngx_http_agent_graph_t *graph,
         }
     }
 
-    p = ngx_cpymem(p, "    classDef default fill:#f2f0ff,line-height:1.2\n"
-                      "    classDef first fill-opacity:0\n"
-                      "    classDef last fill:#bfb6fc\n",
-                   sizeof("    classDef default fill:#f2f0ff,line-height:1.2\n"
-                          "    classDef first fill-opacity:0\n"
-                          "    classDef last fill:#bfb6fc\n") - 1);
+    p = ngx_cpymem(p, NGX_HTTP_AGENT_MERMAID_CLASSES,
+                   sizeof(NGX_HTTP_AGENT_MERMAID_CLASSES) - 1);
 
     out->len = p - out->data;
 
