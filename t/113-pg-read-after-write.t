@@ -3,7 +3,8 @@
 # worker: a LangGraph background run (POST /threads/{id}/runs, pending
 # with after_seconds) and an A2A task answered at once (returnImmediately)
 # read, cancelled or listed through the other worker right after their
-# answer; an Open Responses background response read there too.  On
+# answer; a LangGraph streamed run read there as soon as its first event
+# names it; an Open Responses background response read there too.  On
 # PostgreSQL the begin's COMMIT is made slow (a deferred trigger that
 # sleeps when it commits a run's row), so that an answer sent before that
 # COMMIT is answered is seen each time (before: 404, "no run", "Task not
@@ -73,7 +74,7 @@ sub via {
 }
 
 my $in = { messages => [ { role => 'user', content => 'go' } ] };
-my (@lg, @a2a, @more);
+my (@lg, @a2a, @more, @joined);
 
 for my $i (1 .. 4) {
 
@@ -89,6 +90,19 @@ for my $i (1 .. 4) {
               . ($g->{json}{status} // '-') . ' '
               . scalar(@{ ref $l->{json} eq 'ARRAY' ? $l->{json} : [] })
               . " $c->{status}" . ($g->{worker} ne $w ? '' : ' same');
+
+    # LangGraph: a streamed run, read elsewhere as soon as its first
+    # event names it (a client that joins it from another connection)
+    $th = $t->http('POST', '/lg/threads', {})->{json}{thread_id};
+    my $st = $t->stream("/lg/threads/$th/runs/stream", encode_json({
+        assistant_id => 'chat', input => $in, stream_resumable => \1,
+        on_disconnect => 'continue' }), stop_after => 1);
+    $run = $st->{events}[0] ? $st->{events}[0]{run_id} // '' : '';
+    $g = via(0, $st->{headers}{'x-worker'} // '', 'GET',
+             "/lg/threads/$th/runs/$run");
+    push @joined, "$i: $g->{status} "
+                  . ($run ne '' && ($g->{json}{run_id} // '') eq $run
+                     ? 'found' : '-');
 
     # A2A: a task answered as it starts, read elsewhere
     my $s = $t->http('POST', '/a2a/', encode_json({ jsonrpc => '2.0',
@@ -118,6 +132,9 @@ for my $i (1 .. 4) {
 is_deeply(\@lg, [ map { "$_: 200 200 pending 1 204" } 1 .. 4 ],
           'a pending run answered: read, listed as pending and cancelled '
           . 'at once through the other worker');
+is_deeply(\@joined, [ map { "$_: 200 found" } 1 .. 4 ],
+          'a streamed run: read through the other worker once its first '
+          . 'event names it');
 is_deeply(\@a2a, [ map { "$_: TASK_STATE_WORKING found" } 1 .. 4 ],
           'a task answered as it starts: GetTask through the other worker '
           . 'finds it');

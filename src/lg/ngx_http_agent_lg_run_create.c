@@ -317,7 +317,8 @@ ngx_http_agent_lg_run_create(ngx_http_request_t *r,
     in->data = lr;
     in->record = &lr->record;
     in->json = lr->wait;
-    in->created = lr->background;
+    /* a stream's first event names the run: a join may follow at once */
+    in->created = lr->background || !lr->wait;
     in->sink = ngx_http_agent_lg_run_sink;
 
     if (row.assistant_id.len) {

@@ -203,9 +203,11 @@ typedef struct {
                                                   long after the begin
                                                   (a pending run), or 0 */
     unsigned                        json:1;    /* one answer, no stream */
-    unsigned                        created:1; /* answered as it starts (a
-                                                  background run): once
-                                                  its begin is stored */
+    unsigned                        created:1; /* answered or named as it
+                                                  starts (a background
+                                                  run, a LangGraph
+                                                  stream): once its
+                                                  begin is stored */
     unsigned                        answers:1; /* refused unless the
                                                   thread waits */
     unsigned                        over:1;    /* an input on a session
