@@ -51,8 +51,8 @@ my $mock = $t->mock(sub {
 # one worker: an MCP session is a worker's own, and the expiry below is
 # seen only by a worker that had one (with two, the turn after it could
 # land on the other worker, which starts its first session: no "expired")
-my $conf = $t->conf(http => <<"HTTP", location => 'agent_use_graph seeded;',
-                    workers => 1);
+my $conf = $t->conf(workers => 1, location => 'agent_use_graph seeded;',
+                    http => <<"HTTP");
 agent_prompts $root/prompts;
 agent_mcp seed url=http://127.0.0.1:$stateful/mcp timeout=5s;
 agent_mcp flat url=http://127.0.0.1:$stateless/mcp tools=search_docs;
