@@ -3,6 +3,14 @@
 // reads each event stream to its last event, and prints JSON figures.
 //
 //   node loadgen.js MODE '{"base": "http://127.0.0.1:8080", ...}'
+//
+// For many streams (make bench-scale past one process's descriptors),
+// several of these run at once, each with "local" (the loopback address
+// its connections come from: a source address has 28,000 ports to one
+// server), "models" (turns spread over models bench1 .. benchN, each a
+// loopback address of the mock: nginx's side has the same limit) and
+// "count" (a file its count of flowing streams is written to, four times
+// a second, for the caller to sum).
 
 'use strict';
 
@@ -19,7 +27,7 @@ function request(url, method, body, onData) {
         const data = body === undefined ? null : JSON.stringify(body);
         const req = http.request({
             host: u.hostname, port: u.port, path: u.pathname + u.search,
-            method: method, agent: agent,
+            method: method, agent: agent, localAddress: opt.local,
             headers: data ? { 'Content-Type': 'application/json',
                               'Content-Length': Buffer.byteLength(data) }
                           : {}
@@ -50,12 +58,20 @@ async function session(base) {
     return JSON.parse(r.body).id;
 }
 
+// the model of the next turn: the location's default, or the next of
+// opt.models
+let picked = 0;
+
+function model() {
+    return opt.models ? 'bench' + (1 + picked++ % opt.models) : undefined;
+}
+
 // one turn; ok when the stream's last event is "end"
 async function turn(base, sid, message, onChunk) {
     const t0 = process.hrtime.bigint();
     let first = 0;
     const r = await request(base + '/api/chat/' + sid + '/message', 'POST',
-                            { message: message }, (c) => {
+                            { message: message, model: model() }, (c) => {
         if (!first) {
             first = Number(process.hrtime.bigint() - t0) / 1e6;
         }
@@ -81,7 +97,9 @@ async function lgrun(base, tid, message, onChunk) {
         'POST', Object.assign({ assistant_id: 'react', input: { messages: [
                       { role: 'user', content: message }] },
                   stream_mode: ['messages-tuple', 'values'] },
-                  opt.durability ? { durability: opt.durability } : {}),
+                  opt.durability ? { durability: opt.durability } : {},
+                  opt.models ? { config: { configurable: {
+                      model: model() } } } : {}),
         onChunk);
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     const ok = r.status === 200 && !/event: error/.test(r.body)
@@ -132,27 +150,51 @@ async function openStreams(run, mark) {
     const base = rss(opt.pids);
     let streaming = 0, errors = 0, peak = 0, most = 0, tail = '';
     const seen = new Array(opt.n).fill(false);
-    const all = [];
-    for (let i = 0; i < opt.n; i++) {
-        all.push(run(i, (c) => {
-            if (!seen[i] && c.toString().includes(mark)) {
-                seen[i] = true;
-                streaming++;
-            }
-        }).then((r) => {
-            if (!r.ok) {
-                errors++;
-                tail = r.status + ' ' + r.tail;
-            }
-        }));
-    }
+    // opt.ramp: at most that many opened and not flowing yet (a burst of
+    // tens of thousands of connects overflows the listen queues: reset)
+    let next = 0, pending = 0, done = 0, finished;
+    const over = new Promise((resolve) => { finished = resolve; });
+    const open = () => {
+        while (next < opt.n && (!opt.ramp || pending < opt.ramp)) {
+            const i = next++;
+            let waits = true;
+            const flows = () => {
+                if (waits) {
+                    waits = false;
+                    pending--;
+                    open();
+                }
+            };
+            pending++;
+            run(i, (c) => {
+                if (!seen[i] && c.toString().includes(mark)) {
+                    seen[i] = true;
+                    streaming++;
+                    flows();
+                }
+            }).then((r) => {
+                if (!r.ok) {
+                    errors++;
+                    tail = r.status + ' ' + r.tail;
+                }
+                flows();
+                if (++done === opt.n) {
+                    finished();
+                }
+            });
+        }
+    };
+    open();
     const watch = setInterval(() => {
+        if (opt.count) {
+            fs.writeFileSync(opt.count, String(streaming));
+        }
         if (streaming >= most && streaming > 0) {
             most = streaming;
             peak = Math.max(peak, rss(opt.pids));
         }
     }, 250);
-    await Promise.all(all);
+    await over;
     clearInterval(watch);
     return { n: opt.n, errors: errors, tail: tail, all_streamed:
              seen.every((x) => x), most_streaming: most, rss_kb: peak,

@@ -2,6 +2,7 @@
 // A request whose last message is the user's gets one execute_sql_query
 // tool call (QUERY); a request after a tool result gets a TOKENS-token
 // answer, TOKEN_DELAY ms apart (0: one write).  Keep-alive, chunked SSE.
+// A model named benchN is served the same as any other.
 //
 //   PORT=0 QUERY='SELECT 1' TOKENS=50 TOKEN_DELAY=0 node mock.js
 //   prints "port N" when listening
@@ -56,7 +57,7 @@ const textHead = frame({ role: 'assistant', content: '' });
 const textTail = frame({}, 'stop') + usage(120, TOKENS) + 'data: [DONE]\n\n';
 const textAll = textHead + tokens.join('') + textTail;
 
-const server = http.createServer((req, res) => {
+function handle(req, res) {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -118,12 +119,29 @@ const server = http.createServer((req, res) => {
         }, DELAY);
         res.on('close', () => clearInterval(timer));
     });
-});
+}
 
-server.keepAliveTimeout = 60000;
-server.maxConnections = 100000;
-// a burst of thousands of connections must not overflow the accept queue
-server.listen({ port: parseInt(process.env.PORT || '0', 10),
-                host: '127.0.0.1', backlog: 65535 }, () => {
-    console.log('port ' + server.address().port);
-});
+// HOSTS: the loopback addresses to listen on (one address has 28,000
+// ports for one client address); PROCS: that many processes (Node's
+// cluster: the first hands each connection to the next), for more
+// connections than one process has descriptors
+const HOSTS = (process.env.HOSTS || '127.0.0.1').split(',');
+const PROCS = parseInt(process.env.PROCS || '1', 10);
+const cluster = require('cluster');
+
+if (PROCS > 1 && cluster.isPrimary) {
+    for (let i = 0; i < PROCS; i++) {
+        cluster.fork();
+    }
+} else {
+    for (const host of HOSTS) {
+        const server = http.createServer(handle);
+        server.keepAliveTimeout = 60000;
+        server.maxConnections = 100000;
+        // a burst of connections must not overflow the accept queue
+        server.listen({ port: parseInt(process.env.PORT || '0', 10),
+                        host: host, backlog: 65535 }, () => {
+            console.log('port ' + server.address().port);
+        });
+    }
+}

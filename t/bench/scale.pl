@@ -5,6 +5,14 @@
 # floor), through the module's chat API and through its LangGraph API's
 # runs/stream; prints opened, most flowing at once, errors, the workers'
 # RSS and KiB per stream, and the targets.  Figures only; not a test.
+#
+# Past one process's descriptors (BENCH_SHARD streams, 14,000), the load
+# comes from several generators, each from a loopback address of its own
+# (127.0.0.11, .12, ...: an address has 28,000 ports to one server), the
+# mock runs that many processes and listens on one loopback address per
+# BENCH_PER_HOST streams (20,000), reached as models bench1 .. benchN (nginx's side of the
+# same limit), and nginx runs a worker per 8,000 streams (each costs a
+# worker two descriptors, the hard limit here is 20,000).
 
 use strict;
 use warnings;
@@ -12,6 +20,9 @@ use FindBin;
 use File::Path qw(make_path remove_tree);
 use lib $FindBin::Bin;
 use BenchProc;
+use JSON::PP ();
+use List::Util ();
+use POSIX ();
 
 my $root = "$FindBin::Bin/../..";
 my $work = "$root/build/bench-scale";
@@ -35,21 +46,40 @@ make_path("$work/logs");
 system('sqlite3', "$work/data.db", 'CREATE TABLE t (x); INSERT INTO t '
        . 'VALUES (1);') == 0 or die 'sqlite3 failed';
 
+my $shard = $ENV{BENCH_SHARD} // 14000;
+my $per_host = $ENV{BENCH_PER_HOST} // 20000;
+
+sub ceil_div { int(($_[0] + $_[1] - 1) / $_[1]) }
+
+# the mock's addresses for n streams
+sub hosts { map { "127.0.0.$_" } 1 .. ceil_div($_[0], $per_host) }
+
 sub start_mock {
+    my ($n) = @_;
     my $port = free_port();
     my $pid = spawn("$work/logs/mock.log", cmd => [ 'node',
                     "$FindBin::Bin/mock.js" ], PORT => $port,
+                    HOSTS => join(',', hosts($n)),
+                    PROCS => ceil_div($n, $shard),
                     QUERY => 'SELECT x FROM t',
                     TOKENS => $ENV{BENCH_TOKENS} // 100,
-                    TOKEN_DELAY => 200);
+                    TOKEN_DELAY => $ENV{BENCH_TOKEN_DELAY} // 200);
     wait_port($port);
     return ($pid, $port);
 }
 
 # stock nginx for the floor; the module for the others
 sub start_nginx {
-    my ($kind, $mock) = @_;
+    my ($kind, $mock, $n) = @_;
     my $port = free_port();
+    my $procs = $workers;
+    $procs = ceil_div($n, 8000) if $n > 8000 * $procs && !@wrap;
+    my @hosts = hosts($n);
+    my $models = @hosts < 2 ? '' : join '', map {
+        "agent_model bench$_ provider=openai
+             url=http://$hosts[$_ - 1]:$mock/v1/chat/completions;\n" }
+        1 .. @hosts;
+    my $servers = join ' ', map { "server $_:$mock;" } @hosts;
     my $dir = "$work/$kind";
     remove_tree($dir);
     make_path($dir);
@@ -59,8 +89,11 @@ sub start_nginx {
     agent_checkpoint_db $dir/agent.db;
     agent_resources_dir $dir/resources;
     agent_database bench $work/data.db;
+    agent_llm_connect_timeout 60s;
+    agent_llm_idle_timeout 120s;
     agent_model bench provider=openai
-        url=http://127.0.0.1:$mock/v1/chat/completions;";
+        url=http://127.0.0.1:$mock/v1/chat/completions;
+    $models";
     my $loc = {
         floor => "location /v1/ { proxy_pass http://mock;
                   proxy_buffering off; proxy_http_version 1.1;
@@ -75,7 +108,7 @@ sub start_nginx {
     print $fh <<"CONF";
 $load
 $user
-worker_processes $workers;
+worker_processes $procs;
 worker_rlimit_nofile $nofile;
 error_log $dir/error.log warn;
 pid $dir/nginx.pid;
@@ -88,7 +121,7 @@ http {
     fastcgi_temp_path $dir/fastcgi;
     uwsgi_temp_path $dir/uwsgi;
     scgi_temp_path $dir/scgi;
-    upstream mock { server 127.0.0.1:$mock; keepalive 64; }
+    upstream mock { $servers keepalive 64; }
     $agent
     server {
         listen 127.0.0.1:$port backlog=65535 reuseport;
@@ -105,7 +138,7 @@ CONF
     # the master listens before it forks: its workers, once there
     my $all = tree($pid);
     for (1 .. 100) {
-        last if @wrap || @$all > $workers;
+        last if @wrap || @$all > $procs;
         select(undef, undef, undef, 0.05);
         $all = tree($pid);
     }
@@ -116,15 +149,81 @@ my %mode = (floor => 'proxyopen', chat => 'open', lg => 'lgopen');
 my %base = (floor => '', chat => '/api', lg => '/lg');
 my %row;
 
+sub rss {
+    my $kb = 0;
+    for my $pid (@_) {
+        open my $fh, '<', "/proc/$pid/status" or next;
+        $kb += $1 if join('', <$fh>) =~ /VmRSS:\s+(\d+)/;
+    }
+    return $kb;
+}
+
+# the streams from several generators at once: the flowing ones summed,
+# the workers' RSS taken when the most flow
+sub sharded {
+    my ($mode, $base, $n, $pids) = @_;
+    my $k = ceil_div($n, $shard);
+    my $before = rss(@$pids);
+    my (@out, @kid);
+    for my $i (0 .. $k - 1) {
+        my $m = int($n / $k) + ($i < $n % $k ? 1 : 0);
+        my $arg = JSON::PP::encode_json({ base => $base, n => $m,
+            timeout => 600000, local => '127.0.0.' . (11 + $i),
+            ramp => $ENV{BENCH_RAMP} // 200,
+            count => "$work/count-$i", pids => [],
+            $n > $per_host ? (models => scalar(hosts($n))) : () });
+        unlink "$work/count-$i";
+        my $pid = open my $fh, '-|', 'sh', '-c', 'ulimit -n "$(ulimit -Hn)"; '
+                  . 'exec node "$@"', 'sh', "$FindBin::Bin/loadgen.js",
+                  $mode, $arg or die "loadgen: $!";
+        push @kid, [ $pid, $fh ];
+    }
+    my ($most, $peak) = (0, 0);
+    while (grep { kill 0, $_->[0] } @kid) {
+        my $flowing = 0;
+        for my $i (0 .. $k - 1) {
+            open my $fh, '<', "$work/count-$i" or next;
+            $flowing += (<$fh> // 0) =~ /(\d+)/ ? $1 : 0;
+        }
+        if ($flowing > 0 && $flowing >= $most) {
+            $most = $flowing;
+            $peak = List::Util::max($peak, rss(@$pids));
+        }
+        select(undef, undef, undef, 0.25);
+        # reap the ones done, keep their answers
+        for my $c (@kid) {
+            next if $c->[2] || waitpid($c->[0], POSIX::WNOHANG()) != $c->[0];
+            $c->[2] = 1;
+        }
+        last unless grep { !$_->[2] } @kid;
+    }
+    my $r = { n => 0, errors => 0, tail => '' };
+    for my $c (@kid) {
+        my $fh = $c->[1];
+        my ($line) = grep { /^\{/ } <$fh>;
+        my $o = $line ? JSON::PP::decode_json($line)
+                      : { n => 0, errors => -1, tail => 'no answer' };
+        $r->{n} += $o->{n};
+        $r->{errors} += $o->{errors};
+        $r->{tail} = $o->{tail} if $o->{tail};
+    }
+    $r->{most_streaming} = $most;
+    $r->{rss_kb} = $peak;
+    $r->{per_stream_kb} = $most ? ($peak - $before) / $most : 0;
+    return $r;
+}
+
 for my $n (@counts) {
     for my $kind (@kinds) {
-        my ($mpid, $mport) = start_mock();
-        my ($pid, $port, $w, $dir) = start_nginx($kind, $mport);
-        note("$kind: $n streams open at once, $workers workers");
+        my ($mpid, $mport) = start_mock($n);
+        my ($pid, $port, $w, $dir) = start_nginx($kind, $mport, $n);
+        note("$kind: $n streams open at once, " . scalar(@$w) . ' workers');
         my $base = "http://127.0.0.1:$port" . $base{$kind};
         $base =~ s{/api$}{};
-        $row{$n}{$kind} = eval { loadgen($mode{$kind}, base => $base,
-            n => $n, pids => $w, timeout => 120000) }
+        $row{$n}{$kind} = eval {
+            $n > $shard ? sharded($mode{$kind}, $base, $n, $w)
+                        : loadgen($mode{$kind}, base => $base, n => $n,
+                                  pids => $w, timeout => 120000) }
             // { errors => -1, tail => $@ };
         my $log = `grep -c -E '\\[(alert|crit|emerg)\\]' $dir/error.log`;
         $row{$n}{$kind}{alerts} = $log =~ /(\d+)/ ? $1 : 0;
