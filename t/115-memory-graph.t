@@ -35,12 +35,33 @@ $t->mock(sub {
     return { text => 'noted' };
 });
 
+# notes: index=off and index=PATH on a put, recall from a named channel
 my $conf = $t->graph_conf('memory', http => <<'HTTP');
 agent_owner $http_x_user;
 agent_embeddings mock;
+agent_graph notes {
+    channel about value;
+    channel found value;
+    node secret store op=put namespace=notes key=secret value=text:input
+        index=off;
+    node plain store op=put namespace=notes key=plain
+        value=text:input,about:about index=text;
+    node whole store op=put namespace=notes key=whole value=text:input;
+    node topic template output=about "text=owl hoots";
+    node look store op=recall namespace=notes from=about output=found
+        k=10;
+    edge START secret;
+    edge secret plain;
+    edge plain whole;
+    edge whole topic;
+    edge topic look;
+    edge look END;
+}
 HTTP
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api; }
+        location /words/ { agent_langgraph_api; agent_embeddings off; }
         location /plain/ { agent_chat; agent_embeddings off; }
+        location /notes/ { agent_chat; agent_use_graph notes; }
         $1};
 $t->run($conf);
 
@@ -96,7 +117,7 @@ is($t->http('GET', '/lg/store/items?namespace=memories&key=cat_name',
             undef, 'X-User' => 'bob')->{content} =~ s/\s+//gr, 'null',
    '... not bob\'s');
 
-# --- ann's second thread recalls it -------------------------------------------
+# --- ann's second thread recalls it ------------------------------------------
 
 my $a2 = session_of('ann');
 my $n = scalar chats();
@@ -127,7 +148,7 @@ is_deeply(state_of('ann', $a2)->{recalled}, [],
           'an item that scores under min_score is not recalled');
 unlike(system_of((chats())[$n]), qr/Miso/, '... nor in the prompt');
 
-# --- bob recalls nothing of ann's ---------------------------------------------
+# --- bob recalls nothing of ann's --------------------------------------------
 
 my $b1 = session_of('bob');
 $n = scalar chats();
@@ -138,7 +159,7 @@ unlike(system_of((chats())[$n]), qr/Miso/,
 is_deeply(state_of('bob', $b1)->{recalled}, [],
           'bob recalls nothing: the store is per owner');
 
-# --- what the LangGraph API put is recalled too, one line each ------------
+# --- what the LangGraph API put is recalled too, one line each ---------------
 
 is($t->http('PUT', '/lg/store/items', { namespace => [ 'memories' ],
                                        key => 'dog', value => {
@@ -155,7 +176,7 @@ unlike($sys, qr/^SYSTEM/m, '... no line of its own');
 my @got = map { $_->{key} } @{ state_of('ann', $a2)->{recalled} };
 is($got[0], 'dog', 'the nearest first') or diag explain \@got;
 
-# --- through another protocol: a LangGraph API run of the same owner -------
+# --- through another protocol: a LangGraph API run of the same owner ---------
 
 $n = scalar chats();
 $r = $t->http('POST', '/lg/runs/wait', { assistant_id => 'memory',
@@ -169,7 +190,30 @@ like(system_of((chats())[$n]), qr/^- cat_name; The user's cat is called Miso$/m,
 is($r->{json}{recalled}[0]{key}, 'cat_name', '... in its state too')
     or diag $r->{content};
 
-# --- a location without agent_embeddings ------------------------------------
+# --- index= on a put, from= on a recall --------------------------------------
+
+my $k = session_of('kim');
+my $before = scalar embeds();
+$r = say_as('kim', $k, 'the owl hoots at night', '/notes');
+is($r->{events}[-1]{type}, 'end', 'the notes graph\'s turn ends')
+    or diag explain $r->{events};
+my @all = embeds();
+my @new = map { $_->{body}{input}[0] } @all[$before .. $#all];
+is_deeply(\@new, [ 'the owl hoots at night',
+                  '{"text":"the owl hoots at night"}', 'owl hoots' ],
+          'index=text embedded the text field alone, no index= the whole '
+          . 'value (fields=\'s default), index=off nothing; recall the '
+          . 'from= channel\'s text');
+is_deeply([ map { $_->{key} } @{ state_of('kim', $k)->{found} } ],
+          [ 'plain', 'whole' ],
+          'the item put with index=off has no vector to recall');
+$r = $t->http('POST', '/words/store/items/search',
+              { namespace_prefix => [ 'notes' ], query => 'owl' },
+              'X-User' => 'kim');
+is_deeply([ sort map { $_->{key} } @{ $r->{json}{items} } ],
+          [ 'plain', 'whole' ], '... nor words to be found by');
+
+# --- a location without agent_embeddings -------------------------------------
 
 my $p1 = session_of('ann');
 $r = say_as('ann', $p1, 'What is my cat called?', '/plain');
@@ -182,7 +226,7 @@ like($err->{error} // '', qr/recalls by meaning: its location needs (?x)
 $t->check_log;
 $t->stop;
 
-# --- nginx -t ------------------------------------------------------------------
+# --- nginx -t ----------------------------------------------------------------
 
 sub rejected {
     my ($name, $node, $words) = @_;

@@ -127,7 +127,7 @@ ngx_http_agent_node_store_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_http_agent_node_store_conf_t *sc = node->conf;
 
     u_char                             *p, *last, *s, *colon;
-    ngx_str_t                           ch;
+    ngx_str_t                           ch, *path;
     ngx_http_agent_node_store_field_t  *f;
 
     if (sc->ns.len == 0) {
@@ -175,9 +175,10 @@ ngx_http_agent_node_store_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_OK;
     }
 
-    if (sc->index && sc->index->nelts == 1
-        && ngx_strncmp(((ngx_str_t *) sc->index->elts)->data, "off", 3)
-           == 0 && ((ngx_str_t *) sc->index->elts)->len == 3)
+    path = sc->index ? sc->index->elts : NULL;
+
+    if (path && sc->index->nelts == 1 && path->len == 3
+        && ngx_strncmp(path->data, "off", 3) == 0)
     {
         sc->index_off = 1;
     }
@@ -362,7 +363,10 @@ ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
 }
 
 
-/* the store's call, made again from its start when the store answers */
+/*
+ * the store's call, made again from its start when the store or the
+ * embeddings model answers
+ */
 
 static ngx_int_t
 ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
@@ -642,5 +646,3 @@ ngx_http_agent_node_store_value(ngx_http_agent_run_t *run,
 
     return ngx_http_agent_json_done(j, value);
 }
-
-
