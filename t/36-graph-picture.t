@@ -15,7 +15,7 @@ my $docs = do { local $/; <$fh> };
 close $fh;
 
 for my $g (qw(react tool_rounds data_scientist planner_verifier
-              sql_assistant))
+              sql_assistant memory))
 {
     my $t = AgentTest->new;
     $t->mock(sub { { text => 'x' } });

@@ -11,54 +11,24 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_template.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_node_store_recall.h"
 
 
 /*
- * "node NAME store op=put|get|search|delete namespace=TEMPLATE
- * [key=TEMPLATE] [value=CHANNEL|NAME:CHANNEL,...] [output=CHANNEL]
- * [query=TEMPLATE] [limit=N] [ttl=MINUTES]": the LangGraph store from a
- * graph, long-term memory across threads (LangGraph's store.put, get,
- * search in a node).  The items are the session owner's, the same the
- * LangGraph API's /store/items shows.  The namespace is its labels joined
- * by ".", each rendered; a value is a channel's object, or an object of
- * channels' values under names (value=id:user_id is {"id": user_id}):
- * never text made into JSON.
+ * "node NAME store op=put|get|search|delete|recall namespace=TEMPLATE
+ * [key=TEMPLATE] [value=CHANNEL|NAME:CHANNEL,...] [index=off|PATH,...]
+ * [output=CHANNEL] [query=TEMPLATE] [limit=N] [ttl=MINUTES] [from=CHANNEL]
+ * [k=N] [min_score=S] [text=CHANNEL]": the LangGraph store from a graph,
+ * long-term memory across threads (LangGraph's store.put, get, search in
+ * a node).  The items are the session owner's, the same the LangGraph
+ * API's /store/items shows.  The namespace is its labels joined by ".",
+ * each rendered; a value is a channel's object, or an object of channels'
+ * values under names (value=id:user_id is {"id": user_id}): never text
+ * made into JSON.  With the location's agent_embeddings a put is embedded
+ * as the API's is, and recall finds the k items nearest in meaning to a
+ * channel's text (docs/memory.md): the model's call and the store's scan
+ * both wake the pass again, as the API's request is woken.
  */
-
-
-#define NGX_HTTP_AGENT_STORE_PUT     0
-#define NGX_HTTP_AGENT_STORE_GET     1
-#define NGX_HTTP_AGENT_STORE_SEARCH  2
-#define NGX_HTTP_AGENT_STORE_DELETE  3
-
-
-typedef struct {
-    ngx_str_t                  name;        /* empty: the channel's own */
-    ngx_int_t                  channel;
-} ngx_http_agent_node_store_field_t;
-
-
-typedef struct {
-    ngx_uint_t                 op;
-    ngx_str_t                  ns;
-    ngx_str_t                  key;
-    ngx_str_t                  value;
-    ngx_array_t               *fields;      /* the value's, resolved */
-    ngx_str_t                  query;
-    ngx_int_t                  limit;
-    ngx_int_t                  ttl;         /* minutes, 0: none */
-    ngx_str_t                  output_name;
-    ngx_int_t                  output;
-} ngx_http_agent_node_store_conf_t;
-
-
-typedef struct {
-    ngx_http_agent_run_t         *run;
-    ngx_http_agent_node_t        *node;
-    ngx_http_agent_store_call_t   sc;
-    ngx_http_agent_item_t         item;
-    ngx_http_agent_item_query_t   q;
-} ngx_http_agent_node_store_ctx_t;
 
 
 static ngx_int_t ngx_http_agent_node_store_check(ngx_conf_t *cf,
@@ -67,14 +37,14 @@ static ngx_int_t ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_node_store_pass(
     ngx_http_agent_node_store_ctx_t *ctx);
+static ngx_int_t ngx_http_agent_node_store_embed(
+    ngx_http_agent_node_store_ctx_t *ctx);
 static void ngx_http_agent_node_store_wake(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_node_store_cancel(ngx_http_agent_run_t *run);
 static ngx_int_t ngx_http_agent_node_store_ns(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_str_t *ns);
 static ngx_int_t ngx_http_agent_node_store_value(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_str_t *value);
-static ngx_int_t ngx_http_agent_node_store_items(ngx_http_agent_run_t *run,
-    ngx_array_t *items, ngx_str_t *json);
 
 
 static ngx_conf_enum_t  ngx_http_agent_node_store_ops[] = {
@@ -82,6 +52,7 @@ static ngx_conf_enum_t  ngx_http_agent_node_store_ops[] = {
     { ngx_string("get"), NGX_HTTP_AGENT_STORE_GET },
     { ngx_string("search"), NGX_HTTP_AGENT_STORE_SEARCH },
     { ngx_string("delete"), NGX_HTTP_AGENT_STORE_DELETE },
+    { ngx_string("recall"), NGX_HTTP_AGENT_STORE_RECALL },
     { ngx_null_string, 0 }
 };
 
@@ -92,6 +63,10 @@ static ngx_http_agent_param_bounds_t  ngx_http_agent_node_store_limits = {
 
 static ngx_http_agent_param_bounds_t  ngx_http_agent_node_store_ttls = {
     1, 525600 * 100
+};
+
+static ngx_http_agent_param_bounds_t  ngx_http_agent_node_store_ks = {
+    1, 100
 };
 
 
@@ -116,6 +91,19 @@ static ngx_http_agent_param_t  ngx_http_agent_node_store_params[] = {
     { ngx_string("output"), ngx_http_agent_params_set_channel,
       offsetof(ngx_http_agent_node_store_conf_t, output_name),
       &ngx_http_agent_param_optional },
+    { ngx_string("index"), ngx_http_agent_params_set_list,
+      offsetof(ngx_http_agent_node_store_conf_t, index), NULL },
+    { ngx_string("k"), ngx_http_agent_params_set_num,
+      offsetof(ngx_http_agent_node_store_conf_t, k),
+      &ngx_http_agent_node_store_ks },
+    { ngx_string("min_score"), ngx_http_agent_node_store_recall_score,
+      offsetof(ngx_http_agent_node_store_conf_t, min_score), NULL },
+    { ngx_string("from"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_store_conf_t, from_name),
+      &ngx_http_agent_param_optional },
+    { ngx_string("text"), ngx_http_agent_params_set_channel,
+      offsetof(ngx_http_agent_node_store_conf_t, text_name),
+      &ngx_http_agent_param_optional },
     ngx_http_agent_null_param
 };
 
@@ -139,13 +127,21 @@ ngx_http_agent_node_store_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     ngx_http_agent_node_store_conf_t *sc = node->conf;
 
     u_char                             *p, *last, *s, *colon;
-    ngx_str_t                           ch;
+    ngx_str_t                           ch, *path;
     ngx_http_agent_node_store_field_t  *f;
 
     if (sc->ns.len == 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\" "
                            "needs namespace=", &node->name);
         return NGX_ERROR;
+    }
+
+    if (ngx_http_agent_node_store_recall_check(cf, node) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (sc->op == NGX_HTTP_AGENT_STORE_RECALL) {
+        return NGX_OK;
     }
 
     if (sc->limit == 0) {
@@ -170,7 +166,21 @@ ngx_http_agent_node_store_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
     }
 
     if (sc->op != NGX_HTTP_AGENT_STORE_PUT) {
+        if (sc->index) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the store node \"%V\":"
+                               " index= is put's", &node->name);
+            return NGX_ERROR;
+        }
+
         return NGX_OK;
+    }
+
+    path = sc->index ? sc->index->elts : NULL;
+
+    if (path && sc->index->nelts == 1 && path->len == 3
+        && ngx_strncmp(path->data, "off", 3) == 0)
+    {
+        sc->index_off = 1;
     }
 
     if (sc->value.len == 0) {
@@ -265,6 +275,7 @@ ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
     }
 
     if (sc->op != NGX_HTTP_AGENT_STORE_SEARCH
+        && sc->op != NGX_HTTP_AGENT_STORE_RECALL
         && (ctx->item.key.len == 0 || ctx->item.key.len > 1024))
     {
         return ngx_http_agent_graph_fail(run, "node_failed", "the store node "
@@ -281,7 +292,18 @@ ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
             return NGX_ERROR;
         }
 
-        ngx_http_agent_store_item_text(&ctx->item);
+        if (!sc->index_off) {
+            /* found by words, and by meaning where there are embeddings */
+            ngx_http_agent_store_item_text(&ctx->item);
+
+            ctx->doc = ngx_http_agent_json_parse(run->pool,
+                                                 ctx->item.value.data,
+                                                 ctx->item.value.len, NULL);
+            if (ctx->doc == NULL) {
+                return NGX_ERROR;
+            }
+        }
+
         ctx->item.expires = sc->ttl ? ngx_time() + sc->ttl * 60 : 0;
 
         ctx->item.updated_at.data = ngx_pnalloc(run->pool, 32);
@@ -310,6 +332,18 @@ ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
         ctx->q.query.len = ngx_min(ctx->q.query.len, 1024);
         break;
 
+    case NGX_HTTP_AGENT_STORE_RECALL:
+        ctx->q.owner = env->owner;
+        ctx->q.prefix = ctx->item.ns;
+        ctx->q.limit = sc->k;
+        ctx->q.now = ngx_time();
+
+        if (ngx_http_agent_node_store_recall_about(run, ctx) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        break;
+
     default:
         break;
     }
@@ -329,7 +363,10 @@ ngx_http_agent_node_store_run(ngx_http_agent_run_t *run,
 }
 
 
-/* the store's call, made again from its start when the store answers */
+/*
+ * the store's call, made again from its start when the store or the
+ * embeddings model answers
+ */
 
 static ngx_int_t
 ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
@@ -345,6 +382,12 @@ ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
     run = ctx->run;
     ctx->sc.n = 0;
     items = NULL;
+
+    /* the model's vector first: its answer wakes this pass as the store's */
+    rc = ngx_http_agent_node_store_embed(ctx);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
     switch (sc->op) {
 
@@ -363,13 +406,18 @@ ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
                                               &ctx->item.ns, &ctx->item.key);
         break;
 
-    default: /* NGX_HTTP_AGENT_STORE_SEARCH */
+    default: /* NGX_HTTP_AGENT_STORE_SEARCH, NGX_HTTP_AGENT_STORE_RECALL */
         items = ngx_array_create(run->pool, 4, sizeof(ngx_http_agent_item_t));
         if (items == NULL) {
             return NGX_ERROR;
         }
 
-        rc = ngx_http_agent_store_item_search(&ctx->sc, &ctx->q, items);
+        rc = NGX_OK;
+
+        if (sc->op == NGX_HTTP_AGENT_STORE_SEARCH || ctx->q.vector.len) {
+            rc = ngx_http_agent_store_item_search(&ctx->sc, &ctx->q, items);
+        }
+
         break;
     }
 
@@ -381,6 +429,10 @@ ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
         return ngx_http_agent_graph_fail(run, "node_failed", "the store node "
                                          "\"%V\" could not reach the store",
                                          &ctx->node->name);
+    }
+
+    if (sc->op == NGX_HTTP_AGENT_STORE_RECALL) {
+        return ngx_http_agent_node_store_recall_write(ctx, items);
     }
 
     if (sc->output < 0) {
@@ -413,6 +465,61 @@ ngx_http_agent_node_store_pass(ngx_http_agent_node_store_ctx_t *ctx)
 }
 
 
+/*
+ * the model's vectors: a put's value as a document (index= off: none; no
+ * agent_embeddings: found by words only), recall's text as a query
+ */
+
+static ngx_int_t
+ngx_http_agent_node_store_embed(ngx_http_agent_node_store_ctx_t *ctx)
+{
+    ngx_http_agent_node_store_conf_t *sc = ctx->node->conf;
+
+    ngx_int_t              rc;
+    ngx_str_t              err, *fields;
+    ngx_uint_t             n;
+    ngx_http_agent_env_t  *env;
+
+    env = ctx->run->data;
+
+    if (sc->op == NGX_HTTP_AGENT_STORE_PUT && ctx->doc
+        && env->services.index)
+    {
+        fields = sc->index ? sc->index->elts : NULL;
+        n = sc->index ? sc->index->nelts : 0;
+
+        rc = env->services.index(env->services.data, &ctx->sc, ctx->doc,
+                                 fields, n, &ctx->item.vector, &err);
+
+    } else if (sc->op == NGX_HTTP_AGENT_STORE_RECALL && ctx->about.len) {
+        rc = env->services.embed ? env->services.embed(env->services.data,
+                                                       &ctx->sc, &ctx->about,
+                                                       &ctx->q.vector, &err)
+                                 : NGX_DECLINED;
+
+        if (rc == NGX_DECLINED) {
+            return ngx_http_agent_graph_fail(ctx->run, "node_failed", "the "
+                                             "store node \"%V\" recalls by "
+                                             "meaning: its location needs "
+                                             "agent_embeddings",
+                                             &ctx->node->name);
+        }
+
+    } else {
+        return NGX_OK;
+    }
+
+    if (rc == NGX_ERROR) {
+        return ngx_http_agent_graph_fail(ctx->run, "node_failed", "the store "
+                                         "node \"%V\": the embeddings model "
+                                         "failed: %V", &ctx->node->name,
+                                         &err);
+    }
+
+    return rc == NGX_DECLINED ? NGX_OK : rc;
+}
+
+
 static void
 ngx_http_agent_node_store_wake(ngx_http_agent_store_call_t *sc)
 {
@@ -422,6 +529,11 @@ ngx_http_agent_node_store_wake(ngx_http_agent_store_call_t *sc)
     ngx_http_agent_run_t  *run;
 
     run = ctx->run;
+
+    if (ctx->cancelled) {
+        /* the embeddings model answered a run that stopped */
+        return;
+    }
 
     rc = ngx_http_agent_node_store_pass(ctx);
 
@@ -441,6 +553,7 @@ ngx_http_agent_node_store_cancel(ngx_http_agent_run_t *run)
 {
     ngx_http_agent_node_store_ctx_t *ctx = run->node_data;
 
+    ctx->cancelled = 1;
     ngx_http_agent_store_cancel(&ctx->sc);
 }
 
@@ -532,42 +645,4 @@ ngx_http_agent_node_store_value(ngx_http_agent_run_t *run,
     ngx_http_agent_json_end(j);
 
     return ngx_http_agent_json_done(j, value);
-}
-
-
-/* [{"namespace": "a.b", "key", "value", "score"}, ...] */
-
-static ngx_int_t
-ngx_http_agent_node_store_items(ngx_http_agent_run_t *run,
-    ngx_array_t *items, ngx_str_t *json)
-{
-    ngx_uint_t              i;
-    ngx_http_agent_json_t  *j;
-    ngx_http_agent_item_t  *item;
-
-    j = ngx_http_agent_json_create(run->pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    item = items->elts;
-
-    ngx_http_agent_json_arr(j);
-
-    for (i = 0; i < items->nelts; i++) {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "namespace");
-        ngx_http_agent_json_str(j, &item[i].ns);
-        ngx_http_agent_json_key(j, "key");
-        ngx_http_agent_json_str(j, &item[i].key);
-        ngx_http_agent_json_key(j, "value");
-        ngx_http_agent_json_raw(j, &item[i].value);
-        ngx_http_agent_json_key(j, "score");
-        ngx_http_agent_json_double(j, item[i].score);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_arr_end(j);
-
-    return ngx_http_agent_json_done(j, json);
 }

@@ -27,11 +27,8 @@
 #define NGX_HTTP_AGENT_LG_INDEX_PATH    256
 
 
-static ngx_int_t ngx_http_agent_lg_index_text(ngx_http_request_t *r,
-    yajl_val value, ngx_str_t *fields, ngx_uint_t n, ngx_str_t *text);
-static yajl_val ngx_http_agent_lg_index_path(yajl_val v, ngx_str_t *path);
 static ngx_int_t ngx_http_agent_lg_index_embed(ngx_http_request_t *r,
-    ngx_str_t *text, ngx_uint_t query, ngx_str_t *vector);
+    ngx_int_t rc, ngx_str_t *err);
 
 
 /*
@@ -43,20 +40,20 @@ ngx_int_t
 ngx_http_agent_lg_index_put(ngx_http_request_t *r, yajl_val value,
     yajl_val index, ngx_str_t *vector)
 {
-    ngx_str_t                     text, *fields;
-    ngx_uint_t                    i, n;
-    ngx_http_agent_embed_conf_t  *ecf;
+    ngx_int_t    rc;
+    ngx_str_t    err, *fields;
+    ngx_uint_t   i, n;
 
     ngx_str_null(vector);
 
-    ecf = ngx_http_agent_embed_conf(r);
-
-    if (ecf == NULL || (index && YAJL_IS_FALSE(index))) {
+    if (ngx_http_agent_embed_conf(r) == NULL
+        || (index && YAJL_IS_FALSE(index)))
+    {
         return NGX_OK;
     }
 
-    fields = ecf->fields->elts;
-    n = ecf->fields->nelts;
+    fields = NULL;
+    n = 0;
 
     if (index && !YAJL_IS_NULL(index)) {
         if (!YAJL_IS_ARRAY(index) || index->u.array.len == 0
@@ -95,16 +92,10 @@ ngx_http_agent_lg_index_put(ngx_http_request_t *r, yajl_val value,
         }
     }
 
-    if (ngx_http_agent_lg_index_text(r, value, fields, n, &text) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    rc = ngx_http_agent_embed_item(r, ngx_http_agent_reply_sc(r), value,
+                                   fields, n, vector, &err);
 
-    if (text.len == 0) {
-        /* none of its fields: nothing to find it by meaning */
-        return NGX_OK;
-    }
-
-    return ngx_http_agent_lg_index_embed(r, &text, 0, vector);
+    return ngx_http_agent_lg_index_embed(r, rc, &err);
 }
 
 
@@ -114,155 +105,33 @@ ngx_int_t
 ngx_http_agent_lg_index_query(ngx_http_request_t *r, ngx_str_t *query,
     ngx_str_t *vector)
 {
+    ngx_int_t  rc;
+    ngx_str_t  err;
+
     ngx_str_null(vector);
 
     if (query->len == 0 || ngx_http_agent_embed_conf(r) == NULL) {
         return NGX_OK;
     }
 
-    return ngx_http_agent_lg_index_embed(r, query, 1, vector);
+    rc = ngx_http_agent_embed_text(r, ngx_http_agent_reply_sc(r), query, 1,
+                                   vector, &err);
+
+    return ngx_http_agent_lg_index_embed(r, rc, &err);
 }
 
 
+/* the embedding's NGX_OK or NGX_AGAIN, or the request's error answered */
+
 static ngx_int_t
-ngx_http_agent_lg_index_embed(ngx_http_request_t *r, ngx_str_t *text,
-    ngx_uint_t query, ngx_str_t *vector)
+ngx_http_agent_lg_index_embed(ngx_http_request_t *r, ngx_int_t rc,
+    ngx_str_t *err)
 {
-    ngx_int_t  rc;
-    ngx_str_t  err;
-
-    rc = ngx_http_agent_embed_text(r, ngx_http_agent_reply_sc(r), text,
-                                   query, vector, &err);
-
-    if (rc == NGX_OK || rc == NGX_AGAIN) {
-        return rc;
-    }
-
-    if (rc == NGX_DECLINED) {
-        ngx_str_null(vector);
-        return NGX_OK;
+    if (rc != NGX_ERROR) {
+        return rc == NGX_DECLINED ? NGX_OK : rc;
     }
 
     return ngx_http_agent_reply_error(r, NGX_HTTP_BAD_GATEWAY,
                                       "the embeddings model failed: %V",
-                                      &err);
-}
-
-
-/*
- * the fields' text, one a line: a string as it is, anything else as our
- * JSON of it; a path no value has adds nothing
- */
-
-static ngx_int_t
-ngx_http_agent_lg_index_text(ngx_http_request_t *r, yajl_val value,
-    ngx_str_t *fields, ngx_uint_t n, ngx_str_t *text)
-{
-    u_char      *p;
-    size_t       len;
-    yajl_val     v;
-    ngx_str_t   *parts;
-    ngx_uint_t   i;
-
-    parts = ngx_pcalloc(r->pool, n * sizeof(ngx_str_t));
-    if (parts == NULL) {
-        return NGX_ERROR;
-    }
-
-    len = 0;
-
-    for (i = 0; i < n; i++) {
-        v = ngx_http_agent_lg_index_path(value, &fields[i]);
-
-        if (v == NULL || YAJL_IS_NULL(v)) {
-            continue;
-        }
-
-        if (YAJL_IS_STRING(v)) {
-            parts[i].data = (u_char *) YAJL_GET_STRING(v);
-            parts[i].len = ngx_strlen(parts[i].data);
-
-        } else if (ngx_http_agent_json_encode(r->pool, v, &parts[i])
-                   != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        len += parts[i].len + 1;
-    }
-
-    ngx_str_null(text);
-
-    if (len == 0) {
-        return NGX_OK;
-    }
-
-    p = ngx_pnalloc(r->pool, len);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    text->data = p;
-
-    for (i = 0; i < n; i++) {
-        if (parts[i].len) {
-            if (p != text->data) {
-                *p++ = '\n';
-            }
-
-            p = ngx_cpymem(p, parts[i].data, parts[i].len);
-        }
-    }
-
-    text->len = p - text->data;
-
-    return NGX_OK;
-}
-
-
-/* "$" the value itself, "a.b" its key a's key b */
-
-static yajl_val
-ngx_http_agent_lg_index_path(yajl_val v, ngx_str_t *path)
-{
-    u_char      *p, *last, *dot;
-    size_t       len;
-    ngx_uint_t   i;
-
-    if (path->len == 1 && path->data[0] == '$') {
-        return v;
-    }
-
-    p = path->data;
-    last = p + path->len;
-
-    if (path->len > 2 && p[0] == '$' && p[1] == '.') {
-        p += 2;
-    }
-
-    while (p < last) {
-        dot = ngx_strlchr(p, last, '.');
-        len = (dot ? dot : last) - p;
-
-        if (v == NULL || !YAJL_IS_OBJECT(v)) {
-            return NULL;
-        }
-
-        for (i = 0; i < v->u.object.len; i++) {
-            if (ngx_strlen(v->u.object.keys[i]) == len
-                && ngx_strncmp(v->u.object.keys[i], p, len) == 0)
-            {
-                break;
-            }
-        }
-
-        if (i == v->u.object.len) {
-            return NULL;
-        }
-
-        v = v->u.object.values[i];
-        p += len + (dot ? 1 : 0);
-    }
-
-    return v;
+                                      err);
 }

@@ -42,6 +42,9 @@ typedef struct {
 } ngx_http_agent_embed_job_t;
 
 
+static ngx_int_t ngx_http_agent_embed_fields(ngx_pool_t *pool,
+    yajl_val value, ngx_str_t *fields, ngx_uint_t n, ngx_str_t *text);
+static yajl_val ngx_http_agent_embed_path(yajl_val v, ngx_str_t *path);
 static void ngx_http_agent_embed_done(void *data, ngx_int_t rc);
 static char *ngx_http_agent_embed_directive(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
@@ -227,6 +230,167 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
     sc->waiting++;
 
     return NGX_AGAIN;
+}
+
+
+/*
+ * an item's value as a document: its fields' text (none: the location's
+ * fields=) embedded; NGX_OK with an empty vector when none of the fields
+ * is there, else as ngx_http_agent_embed_text()
+ */
+
+ngx_int_t
+ngx_http_agent_embed_item(ngx_http_request_t *r,
+    ngx_http_agent_store_call_t *sc, yajl_val value, ngx_str_t *fields,
+    ngx_uint_t n, ngx_str_t *vector, ngx_str_t *err)
+{
+    ngx_str_t                     text;
+    ngx_http_agent_embed_conf_t  *ecf;
+
+    ngx_str_null(vector);
+    ngx_str_set(err, "out of memory");
+
+    ecf = ngx_http_agent_embed_conf(r);
+    if (ecf == NULL) {
+        return NGX_DECLINED;
+    }
+
+    if (n == 0) {
+        fields = ecf->fields->elts;
+        n = ecf->fields->nelts;
+    }
+
+    if (ngx_http_agent_embed_fields(r->pool, value, fields, n, &text)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (text.len == 0) {
+        /* none of its fields: nothing to find it by meaning */
+        return NGX_OK;
+    }
+
+    return ngx_http_agent_embed_text(r, sc, &text, 0, vector, err);
+}
+
+
+/*
+ * the fields' text, one a line: a string as it is, anything else as our
+ * JSON of it; a path no value has adds nothing
+ */
+
+static ngx_int_t
+ngx_http_agent_embed_fields(ngx_pool_t *pool, yajl_val value,
+    ngx_str_t *fields, ngx_uint_t n, ngx_str_t *text)
+{
+    u_char      *p;
+    size_t       len;
+    yajl_val     v;
+    ngx_str_t   *parts;
+    ngx_uint_t   i;
+
+    parts = ngx_pcalloc(pool, n * sizeof(ngx_str_t));
+    if (parts == NULL) {
+        return NGX_ERROR;
+    }
+
+    len = 0;
+
+    for (i = 0; i < n; i++) {
+        v = ngx_http_agent_embed_path(value, &fields[i]);
+
+        if (v == NULL || YAJL_IS_NULL(v)) {
+            continue;
+        }
+
+        if (YAJL_IS_STRING(v)) {
+            parts[i].data = (u_char *) YAJL_GET_STRING(v);
+            parts[i].len = ngx_strlen(parts[i].data);
+
+        } else if (ngx_http_agent_json_encode(pool, v, &parts[i])
+                   != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        len += parts[i].len + 1;
+    }
+
+    ngx_str_null(text);
+
+    if (len == 0) {
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    text->data = p;
+
+    for (i = 0; i < n; i++) {
+        if (parts[i].len) {
+            if (p != text->data) {
+                *p++ = '\n';
+            }
+
+            p = ngx_cpymem(p, parts[i].data, parts[i].len);
+        }
+    }
+
+    text->len = p - text->data;
+
+    return NGX_OK;
+}
+
+
+/* "$" the value itself, "a.b" its key a's key b */
+
+static yajl_val
+ngx_http_agent_embed_path(yajl_val v, ngx_str_t *path)
+{
+    u_char      *p, *last, *dot;
+    size_t       len;
+    ngx_uint_t   i;
+
+    if (path->len == 1 && path->data[0] == '$') {
+        return v;
+    }
+
+    p = path->data;
+    last = p + path->len;
+
+    if (path->len > 2 && p[0] == '$' && p[1] == '.') {
+        p += 2;
+    }
+
+    while (p < last) {
+        dot = ngx_strlchr(p, last, '.');
+        len = (dot ? dot : last) - p;
+
+        if (v == NULL || !YAJL_IS_OBJECT(v)) {
+            return NULL;
+        }
+
+        for (i = 0; i < v->u.object.len; i++) {
+            if (ngx_strlen(v->u.object.keys[i]) == len
+                && ngx_strncmp(v->u.object.keys[i], p, len) == 0)
+            {
+                break;
+            }
+        }
+
+        if (i == v->u.object.len) {
+            return NULL;
+        }
+
+        v = v->u.object.values[i];
+        p += len + (dot ? 1 : 0);
+    }
+
+    return v;
 }
 
 

@@ -34,6 +34,9 @@ ngx_http_agent_embed_conf_t *ngx_http_agent_embed_conf(
 ngx_int_t ngx_http_agent_embed_text(ngx_http_request_t *r,
     ngx_http_agent_store_call_t *sc, ngx_str_t *text, ngx_uint_t query,
     ngx_str_t *vector, ngx_str_t *err);
+ngx_int_t ngx_http_agent_embed_item(ngx_http_request_t *r,
+    ngx_http_agent_store_call_t *sc, yajl_val value, ngx_str_t *fields,
+    ngx_uint_t n, ngx_str_t *vector, ngx_str_t *err);
 
 
 #endif /* _NGX_HTTP_AGENT_EMBED_H_INCLUDED_ */

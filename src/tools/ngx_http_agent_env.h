@@ -17,6 +17,8 @@
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_json.h"
 
 
 /* status: the location's (502: it failed, 504: timeout); body: as caught */
@@ -80,6 +82,24 @@ typedef struct {
                                        ngx_uint_t index, ngx_str_t *id);
     ngx_int_t                     (*key)(ngx_http_agent_run_t *run,
                                        ngx_str_t *id, ngx_str_t *key);
+
+    /*
+     * the location's agent_embeddings (docs/memory.md), the model calls
+     * of the LangGraph API's store: embed() a text as a query, index() an
+     * item's value as a document from its fields (n 0: the directive's
+     * fields=).  NGX_OK with the vector (empty: none of the fields is
+     * there), NGX_AGAIN (sc's pass is woken once the model answers),
+     * NGX_ERROR with the reason in err, NGX_DECLINED: no agent_embeddings
+     */
+    ngx_int_t                     (*embed)(void *data,
+                                       ngx_http_agent_store_call_t *sc,
+                                       ngx_str_t *text, ngx_str_t *vector,
+                                       ngx_str_t *err);
+    ngx_int_t                     (*index)(void *data,
+                                       ngx_http_agent_store_call_t *sc,
+                                       yajl_val value, ngx_str_t *fields,
+                                       ngx_uint_t n, ngx_str_t *vector,
+                                       ngx_str_t *err);
 } ngx_http_agent_services_t;
 
 

@@ -12,6 +12,15 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_subrequest.h"
+#include "ngx_http_agent_embed.h"
+
+
+static ngx_int_t ngx_http_agent_turn_embed(void *data,
+    ngx_http_agent_store_call_t *sc, ngx_str_t *text, ngx_str_t *vector,
+    ngx_str_t *err);
+static ngx_int_t ngx_http_agent_turn_index(void *data,
+    ngx_http_agent_store_call_t *sc, yajl_val value, ngx_str_t *fields,
+    ngx_uint_t n, ngx_str_t *vector, ngx_str_t *err);
 
 
 /*
@@ -94,4 +103,26 @@ ngx_http_agent_turn_services(ngx_http_request_t *r,
     services->kept = ngx_http_agent_turn_writes_kept;
     services->claim = ngx_http_agent_turn_writes_claim;
     services->key = ngx_http_agent_turn_key;
+    services->embed = ngx_http_agent_turn_embed;
+    services->index = ngx_http_agent_turn_index;
+}
+
+
+/* the request's embeddings: its location's agent_embeddings (llm layer) */
+
+static ngx_int_t
+ngx_http_agent_turn_embed(void *data, ngx_http_agent_store_call_t *sc,
+    ngx_str_t *text, ngx_str_t *vector, ngx_str_t *err)
+{
+    return ngx_http_agent_embed_text(data, sc, text, 1, vector, err);
+}
+
+
+static ngx_int_t
+ngx_http_agent_turn_index(void *data, ngx_http_agent_store_call_t *sc,
+    yajl_val value, ngx_str_t *fields, ngx_uint_t n, ngx_str_t *vector,
+    ngx_str_t *err)
+{
+    return ngx_http_agent_embed_item(data, sc, value, fields, n, vector,
+                                     err);
 }
