@@ -177,6 +177,10 @@ async function openStreams(run, mark) {
                     errors++;
                     tail = r.status + ' ' + r.tail;
                 }
+                if (opt.ramp && seen[i]) {
+                    // flowing no more: "at once" counts the open ones
+                    streaming--;
+                }
                 flows();
                 if (++done === opt.n) {
                     finished();

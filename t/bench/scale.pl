@@ -90,7 +90,9 @@ sub start_nginx {
     agent_resources_dir $dir/resources;
     agent_database bench $work/data.db;
     agent_llm_connect_timeout 60s;
+    agent_turn_lease @{[ $ENV{BENCH_LEASE} // '30s' ]};
     agent_llm_idle_timeout 120s;
+    agent_llm_timeout 3600s;
     agent_model bench provider=openai
         url=http://127.0.0.1:$mock/v1/chat/completions;
     $models";
