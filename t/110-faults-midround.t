@@ -331,7 +331,7 @@ for my $modes ([ 'values', 'messages-tuple' ], [ 'messages-tuple' ]) {
 # --- 4. PostgreSQL: the worker's connection cut in the middle of a write ----
 
 SKIP: {
-    skip 'PostgreSQL only (t/pg/run)', 9 unless $PG;
+    skip 'PostgreSQL only (t/pg/run)', 11 unless $PG;
     my $name = AgentTest::pg_name($db);
 
     my ($tg, $rg) = start('lg', 'pay', 'cut pg');
@@ -379,6 +379,14 @@ SKIP: {
          : qr/PostgreSQL connection \d+ failed: FATAL:  terminating/,
          'PG: a clear error when it failed');
     is(scalar(calls_of('lookg')), 1, 'PG: the tool called once');
+    # its end, cut too, is written again by its own worker once the
+    # connection is back: not ended by another's look as a lost worker's
+    my $log = $t->slurp('error.log');
+    unlike($log, qr/run "$rg" of thread "$tg" ended: another turn/,
+           'PG: not ended as one whose worker was lost');
+    like($log, $s eq 'success' ? qr/./
+         : qr/the end of run "$rg" saved on a later try/,
+         'PG: its worker saved its end once the store was back');
 }
 
 # --- 5. nginx -s reload during a round: the old worker finishes it ----------
