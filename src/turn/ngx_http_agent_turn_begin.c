@@ -327,7 +327,7 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
 
     /* the steps the begin saved, for a stream that shows them */
 
-    if ((turn->before.id.len && !turn->in.again
+    if ((turn->before.id.len
          && ngx_http_agent_turn_checkpoint_event(turn, &turn->before)
             != NGX_OK)
         || (turn->input_step
