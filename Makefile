@@ -104,7 +104,10 @@ bench-foundation: all
 	perl t/bench/foundation.pl
 
 # instructions per LangGraph API turn (valgrind): a before/after that a
-# busy host does not blur; MODULES="a.so b.so" compares builds
+# busy host does not blur; MODULES="a.so b.so" compares builds; under
+# t/pg/run on PostgreSQL, with its statements per turn and their server time
+# when the server loads pg_stat_statements (AGENT_PG_OPTIONS=...)
+PG_STATEMENTS := -c shared_preload_libraries=pg_stat_statements
 bench-instructions: all
 	bash t/bench/instructions.sh $(MODULES)
 
@@ -121,6 +124,9 @@ bench: deps all
 	perl t/bench/run.pl
 	BENCH_PHASES=1 bash t/bench/instructions.sh
 	BENCH_PHASES=1 BENCH_LONG=1 bash t/bench/instructions.sh
+	if ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1; then \
+	    AGENT_PG_OPTIONS="$(PG_STATEMENTS)" t/pg/run \
+	        env BENCH_PHASES=1 bash t/bench/instructions.sh; fi
 
 # memory per open stream: stock nginx's floor, the chat API and the
 # LangGraph API's runs/stream at each of BENCH_STREAMS (default 1000 10000)

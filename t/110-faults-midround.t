@@ -165,6 +165,21 @@ sub answer_once {
     my %seen;
     is(scalar(grep { $seen{$_}++ } grep { defined } map { $_->{id} } @ev),
        0, 'each event id once');
+    start_once(@ev);
+}
+
+# the run's start once, each state once: a take-over does not send again
+# the start and the values the lost worker had kept
+sub start_once {
+    my (@ev) = @_;
+    is(scalar(grep { $_->{_event} eq 'metadata' } @ev), 1,
+       'the run\'s start once');
+    my $js = JSON::PP->new->canonical;
+    my %n;
+    $n{ $js->encode($_->{_json}) }++
+        for grep { $_->{_event} eq 'values' } @ev;
+    is(scalar(grep { $_ > 1 } values %n), 0, 'each state once in its values')
+        or diag(join "\n", grep { $n{$_} > 1 } keys %n);
 }
 
 # --- 1. SIGKILL in the middle of a round -------------------------------------
@@ -299,9 +314,11 @@ for my $modes ([ 'values', 'messages-tuple' ], [ 'messages-tuple' ]) {
     kill 'KILL', holder($ts);
     ends('lgs', $ts, $rs, 'success');
 
+    my @ev = join_of('lgs', $ts, $rs);
+    start_once(@ev);
     my @tok = map { $_->{_json}[0]{content} // '' }
               grep { $_->{_event} eq 'messages'
-                     && ref $_->{_json} eq 'ARRAY' } join_of('lgs', $ts, $rs);
+                     && ref $_->{_json} eq 'ARRAY' } @ev;
     is(scalar(grep { /lost/ } @tok), 0,
        "$q: a join after the take-over shows none of the cut call's tokens");
     is(join('', grep { /new/ } @tok), 'new ' x 5,
@@ -314,7 +331,7 @@ for my $modes ([ 'values', 'messages-tuple' ], [ 'messages-tuple' ]) {
 # --- 4. PostgreSQL: the worker's connection cut in the middle of a write ----
 
 SKIP: {
-    skip 'PostgreSQL only (t/pg/run)', 9 unless $PG;
+    skip 'PostgreSQL only (t/pg/run)', 11 unless $PG;
     my $name = AgentTest::pg_name($db);
 
     my ($tg, $rg) = start('lg', 'pay', 'cut pg');
@@ -362,6 +379,14 @@ SKIP: {
          : qr/PostgreSQL connection \d+ failed: FATAL:  terminating/,
          'PG: a clear error when it failed');
     is(scalar(calls_of('lookg')), 1, 'PG: the tool called once');
+    # its end, cut too, is written again by its own worker once the
+    # connection is back: not ended by another's look as a lost worker's
+    my $log = $t->slurp('error.log');
+    unlike($log, qr/run "$rg" of thread "$tg" ended: another turn/,
+           'PG: not ended as one whose worker was lost');
+    like($log, $s eq 'success' ? qr/./
+         : qr/the end of run "$rg" saved on a later try/,
+         'PG: its worker saved its end once the store was back');
 }
 
 # --- 5. nginx -s reload during a round: the old worker finishes it ----------

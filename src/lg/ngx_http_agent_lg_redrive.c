@@ -128,4 +128,10 @@ ngx_http_agent_lg_redrive_turn(ngx_http_agent_lg_run_t *lr,
     /* the input step was saved by the lost worker */
     in->before = 0;
     in->json = 0;
+
+    /*
+     * and its start kept, and the values of the step it goes on from: a
+     * join shows them once (a lost worker that kept none: sent here)
+     */
+    in->again = (row->last_event > 0);
 }

@@ -71,6 +71,18 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
     switch (ev->type) {
 
     case NGX_HTTP_AGENT_EV_START:
+
+        if (run) {
+            /* the messages mode shows whole those the run adds */
+            s->messages_seen =
+                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
+        }
+
+        if (s->again) {
+            /* taken over: the lost worker's start and values are kept */
+            break;
+        }
+
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "run_id");
         ngx_http_agent_json_str(j, &s->run_id);
@@ -80,12 +92,6 @@ ngx_http_agent_lg_write(ngx_http_agent_stream_t *s,
 
         if (ngx_http_agent_lg_send(s, j, "metadata", 1) != NGX_OK) {
             return NGX_ERROR;
-        }
-
-        if (run) {
-            /* the messages mode shows whole those the run adds */
-            s->messages_seen =
-                        run->state[NGX_HTTP_AGENT_CH_MESSAGES].messages->nelts;
         }
 
         /* the input step's values: the state the first node starts with */

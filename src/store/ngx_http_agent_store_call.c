@@ -9,6 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_files.h"
 #include "ngx_http_agent_id.h"
 
@@ -22,6 +23,8 @@
 
 
 #define NGX_HTTP_AGENT_STORE_UNLOCKS  64
+/* a run's end tried again each second for a minute, then left to its lease */
+#define NGX_HTTP_AGENT_STORE_END_TRIES  60
 
 
 typedef struct {
@@ -30,12 +33,26 @@ typedef struct {
     int64_t                          gen;      /* the lease's: a later
                                                   holder's is not let go */
     ngx_http_agent_store_unlock_pt   send;
+    const char                      *status;   /* the run's end to write
+                                                  (it lets the thread go),
+                                                  or NULL: the unlock */
+    ngx_uint_t                       tries;
+    ngx_pool_t                      *pool;     /* the end's answers */
+    ngx_http_agent_store_call_t      sc;       /* ... and its call */
+    unsigned                         asked:1;  /* its answer to come */
     u_char                           id_data[128];  /* a scoped one */
     u_char                           run_data[64];
 } ngx_http_agent_store_unlock_t;
 
 
+static ngx_http_agent_store_unlock_t *ngx_http_agent_store_later(
+    ngx_str_t *id, ngx_str_t *run_id, int64_t gen);
+static void ngx_http_agent_store_later_timer(void);
 static void ngx_http_agent_store_unlock_retry(ngx_event_t *ev);
+static void ngx_http_agent_store_end_ask(ngx_http_agent_store_unlock_t *u);
+static void ngx_http_agent_store_end_heard(ngx_http_agent_store_call_t *sc);
+static void ngx_http_agent_store_end_answer(ngx_http_agent_store_unlock_t *u,
+    ngx_int_t rc);
 static uint32_t ngx_http_agent_store_key(ngx_str_t *k1, ngx_str_t *k2);
 
 
@@ -265,15 +282,84 @@ void
 ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
     int64_t gen, ngx_http_agent_store_unlock_pt send, ngx_log_t *log)
 {
+    ngx_http_agent_store_unlock_t  *u;
+
+    u = ngx_http_agent_store_later(id, run_id, gen);
+
+    if (u) {
+        u->send = send;
+    }
+
+    ngx_log_error(NGX_LOG_ERR, log, 0,
+                  "agent: session \"%V\" could not be unlocked, %s", id,
+                  u ? "trying again each second" : "its lease will free it");
+
+    if (u) {
+        ngx_http_agent_store_later_timer();
+    }
+}
+
+
+/*
+ * A run's end (its status) that could not be written (the store
+ * unreachable, its connection cut under the write) is tried again the
+ * same way, by the worker that ran it, once the store is back: the
+ * status lets the thread go in its own statement, so the run is never
+ * seen "running" on a free thread and ended by another worker's look as
+ * one whose worker was lost.  Fenced as the first try was: a run taken
+ * over meanwhile is its claimant's.  After NGX_HTTP_AGENT_STORE_END_TRIES
+ * the lease is the last resort, as for an unlock.
+ */
+
+void
+ngx_http_agent_store_run_end_later(ngx_str_t *id, ngx_str_t *run_id,
+    int64_t gen, const char *status, ngx_log_t *log)
+{
+    ngx_http_agent_store_unlock_t  *u;
+
+    u = ngx_http_agent_store_later(id, run_id, gen);
+
+    if (u) {
+        u->pool = ngx_create_pool(1024, ngx_cycle->log);
+
+        if (u->pool == NULL) {
+            u->id.len = 0;
+            u = NULL;
+
+        } else {
+            u->status = status;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_ERR, log, 0,
+                  "agent: the end of run \"%V\" could not be saved, %s",
+                  run_id, u ? "trying again each second"
+                            : "its lease will free its thread");
+
+    if (u) {
+        ngx_http_agent_store_later_timer();
+    }
+}
+
+
+/* a free entry with a copy of the ids, or NULL */
+
+static ngx_http_agent_store_unlock_t *
+ngx_http_agent_store_later(ngx_str_t *id, ngx_str_t *run_id, int64_t gen)
+{
     ngx_uint_t                      i;
     ngx_http_agent_store_unlock_t  *u;
+
+    if (id->len > sizeof(u->id_data) || run_id->len > sizeof(u->run_data)) {
+        return NULL;
+    }
 
     for (i = 0; i < NGX_HTTP_AGENT_STORE_UNLOCKS; i++) {
         u = &ngx_http_agent_store_unlocks[i];
 
-        if (u->id.len == 0 && id->len <= sizeof(u->id_data)
-            && run_id->len <= sizeof(u->run_data))
-        {
+        if (u->id.len == 0) {
+            ngx_memzero(u, offsetof(ngx_http_agent_store_unlock_t, id_data));
+
             u->id.data = u->id_data;
             u->id.len = ngx_cpymem(u->id_data, id->data, id->len)
                         - u->id_data;
@@ -282,24 +368,26 @@ ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
                                        run_id->len)
                             - u->run_data;
             u->gen = gen;
-            u->send = send;
-            break;
+
+            return u;
         }
     }
 
-    ngx_log_error(NGX_LOG_ERR, log, 0,
-                  "agent: session \"%V\" could not be unlocked, %s", id,
-                  i < NGX_HTTP_AGENT_STORE_UNLOCKS
-                  ? "trying again each second"
-                  : "its lease will free it");
+    return NULL;
+}
 
-    if (i < NGX_HTTP_AGENT_STORE_UNLOCKS
-        && !ngx_http_agent_store_unlock_timer.timer_set
+
+/* the cycle's log: the caller's (a request's) is gone by the next try */
+
+static void
+ngx_http_agent_store_later_timer(void)
+{
+    if (!ngx_http_agent_store_unlock_timer.timer_set
         && !ngx_exiting && !ngx_terminate)
     {
         ngx_http_agent_store_unlock_timer.handler =
                                             ngx_http_agent_store_unlock_retry;
-        ngx_http_agent_store_unlock_timer.log = log;
+        ngx_http_agent_store_unlock_timer.log = ngx_cycle->log;
         ngx_http_agent_store_unlock_timer.cancelable = 1;
         ngx_add_timer(&ngx_http_agent_store_unlock_timer, 1000);
     }
@@ -321,6 +409,15 @@ ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
             continue;
         }
 
+        if (u->status) {
+            if (!u->asked) {
+                ngx_http_agent_store_end_ask(u);
+            }
+
+            left += (u->id.len != 0);
+            continue;
+        }
+
         if (u->send(&u->id, &u->run_id, u->gen) == NGX_OK) {
             ngx_log_error(NGX_LOG_NOTICE, ev->log, 0,
                           "agent: session \"%V\" unlocked on a later try",
@@ -335,6 +432,85 @@ ngx_http_agent_store_unlock_retry(ngx_event_t *ev)
     if (left && !ngx_exiting && !ngx_terminate) {
         ngx_add_timer(ev, 1000);
     }
+}
+
+
+/* the end asked again, on a call of its own (its session's connection) */
+
+static void
+ngx_http_agent_store_end_ask(ngx_http_agent_store_unlock_t *u)
+{
+    ngx_int_t                     rc;
+    ngx_http_agent_store_call_t  *sc;
+
+    sc = &u->sc;
+
+    ngx_http_agent_store_call_init(sc, u->pool, ngx_cycle->log,
+                                   ngx_http_agent_store_end_heard, u);
+    sc->key = u->id;
+    sc->gen = u->gen;
+    sc->once = 1;
+
+    u->tries++;
+
+    rc = ngx_http_agent_store_run_status(sc, &u->run_id, u->status);
+
+    if (rc == NGX_AGAIN) {
+        u->asked = 1;
+        return;
+    }
+
+    ngx_http_agent_store_end_answer(u, rc);
+}
+
+
+static void
+ngx_http_agent_store_end_heard(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_store_unlock_t *u = sc->data;
+
+    u->asked = 0;
+
+    ngx_http_agent_store_end_answer(u, sc->rc);
+}
+
+
+static void
+ngx_http_agent_store_end_answer(ngx_http_agent_store_unlock_t *u,
+    ngx_int_t rc)
+{
+    ngx_log_t  *log;
+
+    log = ngx_cycle->log;
+
+    if (rc == NGX_ERROR && u->tries < NGX_HTTP_AGENT_STORE_END_TRIES) {
+        /* the next second's try (the timer runs while an entry is left) */
+        return;
+    }
+
+    if (rc == NGX_OK) {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "agent: the end of run \"%V\" saved on a later try, "
+                      "session \"%V\" unlocked", &u->run_id, &u->id);
+
+    } else if (rc == NGX_DECLINED) {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "agent: run \"%V\" was taken over before its end "
+                      "could be saved: its end is its claimant's",
+                      &u->run_id);
+
+    } else {
+        ngx_log_error(NGX_LOG_ERR, log, 0,
+                      "agent: the end of run \"%V\" could not be saved in "
+                      "%ui tries, its lease will free its thread",
+                      &u->run_id, u->tries);
+    }
+
+    /* the call's answers in the pool: none is to come */
+    ngx_destroy_pool(u->pool);
+    u->pool = NULL;
+    u->status = NULL;
+    u->id.len = 0;
 }
 
 

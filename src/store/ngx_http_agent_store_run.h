@@ -59,5 +59,9 @@ ngx_int_t ngx_http_agent_store_assistant_put(ngx_http_agent_store_call_t *sc,
 ngx_int_t ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_t *item, int64_t now);
 
+/* a run's end that could not be written, written again (store_call.c) */
+void ngx_http_agent_store_run_end_later(ngx_str_t *id, ngx_str_t *run_id,
+    int64_t gen, const char *status, ngx_log_t *log);
+
 
 #endif /* _NGX_HTTP_AGENT_STORE_RUN_H_INCLUDED_ */

@@ -128,6 +128,9 @@ struct ngx_http_agent_stream_s {
                                                if the protocol names it */
     unsigned                   lc:1;        /* "events": a tool's end as
                                                LangChain's ToolMessage */
+    unsigned                   again:1;     /* the start is the lost
+                                               worker's (a take-over):
+                                               not sent again */
     ngx_str_t                  assistant;
     ngx_str_t                  meta;        /* langgraph: a chunk's
                                                metadata, made once per

@@ -221,6 +221,10 @@ typedef struct {
                                                   state before the input
                                                   (LangGraph's "input"
                                                   step), next "__start__" */
+    unsigned                        again:1;   /* a run taken over whose
+                                                  lost worker's kept
+                                                  events show its start:
+                                                  not sent again */
 } ngx_http_agent_turn_in_t;
 
 

@@ -637,6 +637,7 @@ ngx_http_agent_turn_input(ngx_http_request_t *r, ngx_http_agent_turn_t *turn,
     /* the protocol's own id of the run in its events (AG-UI's runId) */
     stream->run_id = turn->in.run_id.len ? turn->in.run_id : turn->run_id;
     stream->graph = turn->in.graph->name;
+    stream->again = turn->in.again;
 
     if (stream->sink == NULL) {
         stream->sink = ngx_http_agent_turn_sink;

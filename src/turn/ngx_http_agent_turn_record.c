@@ -459,10 +459,20 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
         return NGX_AGAIN;
     }
 
+    if (status == NGX_ERROR) {
+        /*
+         * the store failed (a connection cut): the status, which lets the
+         * thread go with it, is written again once the store is back
+         */
+        turn->locked = 0;
+        ngx_http_agent_store_run_end_later(&turn->session_id, &turn->run_id,
+                                           sc->gen, rec->status, log);
+    }
+
     if (turn->locked) {
         turn->locked = 0;
 
-        /* a status not written: the thread is let go all the same */
+        /* a status not written (fenced): the thread let go all the same */
         if (status != NGX_OK) {
             (void) ngx_http_agent_store_unlock(&turn->wsc, &turn->session_id,
                                                &turn->run_id);
@@ -472,12 +482,6 @@ ngx_http_agent_turn_record_write(ngx_http_agent_turn_t *turn)
     if (kept != NGX_OK) {
         ngx_log_error(NGX_LOG_ERR, log, 0,
                       "agent: the outcome of run \"%V\" could not be saved",
-                      &turn->run_id);
-    }
-
-    if (status != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, log, 0,
-                      "agent: the end of run \"%V\" could not be saved",
                       &turn->run_id);
     }
 

@@ -14,6 +14,12 @@
 #   BENCH_LONG=1   with BENCH_PHASES: the turns in one session of our chat
 #                  API, each phase's time per turn in turns 1-10 against
 #                  the last ten (a long conversation's overhead)
+#
+# Under t/pg/run (AGENT_PG set) the store is PostgreSQL, a new database a
+# module; with the server's pg_stat_statements loaded (t/pg/run's
+# AGENT_PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements") the
+# counted turns' statements per turn and the server's time per turn,
+# writes apart, are printed too (the phases count SQLite's writes only).
 
 set -e
 
@@ -56,6 +62,71 @@ up "http://127.0.0.1:$mp/"
 user=
 [ "$(id -u)" = 0 ] && user='user root;'
 
+# PostgreSQL: a new database for the module; its statements' counts
+# reset (none printed without pg_stat_statements)
+pgdb=
+pg_fresh() {
+    pgdb="bench_instr_$1"
+    PGOPTIONS=--client-min-messages=warning \
+        psql -X -q -d "$AGENT_PG/postgres" -c "DROP DATABASE IF EXISTS $pgdb" \
+        -c "CREATE DATABASE $pgdb" > /dev/null
+    psql -X -q -d "$AGENT_PG/$pgdb" \
+        -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' \
+        > /dev/null 2>&1 || true
+}
+
+pg_reset() {
+    [ -z "$pgdb" ] || psql -X -q -d "$AGENT_PG/$pgdb" \
+        -c 'SELECT pg_stat_statements_reset()' > /dev/null 2>&1 || true
+}
+
+pg_count() {
+    [ -n "$pgdb" ] || return 0
+    psql -X -q -A -t -d "$AGENT_PG/$pgdb" -c "
+        SELECT format('  PostgreSQL: %s statements per turn (%s writes), '
+                      || '%s us of server time per turn (writes %s us)',
+               round(sum(calls) / $n, 1),
+               round(sum(calls) FILTER (WHERE w) / $n, 1),
+               round(sum(total_exec_time)::numeric * 1000 / $n, 1),
+               round(coalesce(sum(total_exec_time) FILTER (WHERE w), 0)
+                     ::numeric * 1000 / $n, 1))
+        FROM (SELECT calls, total_exec_time,
+                     query ~* '\\m(insert|update|delete)\\M' AS w
+              FROM pg_stat_statements
+              WHERE dbid = (SELECT oid FROM pg_database
+                            WHERE datname = current_database())
+                    AND query !~* 'pg_stat_statements') s" 2> /dev/null \
+        || true
+}
+
+# a take-over's claim drops the kept events of the step cut (docs/runs.md):
+# that DELETE alone, on a run that kept N tokens after its last values,
+# each size five times, rolled back (server time, EXPLAIN ANALYZE)
+pg_claim() {
+    [ -n "$pgdb" ] || return 0
+    for kept in 100 1000 10000; do
+        psql -X -q -A -t -d "$AGENT_PG/$pgdb" -c "
+            INSERT INTO run_events SELECT 'bench-claim', g,
+                CASE g WHEN 1 THEN 'metadata' WHEN 2 THEN 'values'
+                       ELSE 'messages' END, repeat('x', 300)
+            FROM generate_series(1, $kept + 2) g" > /dev/null
+        ms=$(for _ in 1 2 3 4 5; do
+            psql -X -q -A -t -d "$AGENT_PG/$pgdb" -c "BEGIN" -c "
+                EXPLAIN (ANALYZE, FORMAT JSON) DELETE FROM run_events
+                WHERE run_id = 'bench-claim' AND seq > (SELECT
+                COALESCE(max(seq), 1) FROM run_events
+                WHERE run_id = 'bench-claim'
+                AND event IN ('values', 'updates', 'checkpoints'))" \
+                -c "ROLLBACK" | perl -ne \
+                'printf "%.2f ", $1 if /"Execution Time": ([\d.]+)/'
+        done)
+        echo "  PostgreSQL: the claim's DELETE of $kept kept events: $ms ms"
+        psql -X -q -d "$AGENT_PG/$pgdb" \
+            -c "DELETE FROM run_events WHERE run_id = 'bench-claim'" \
+            > /dev/null
+    done
+}
+
 # the median of each phase, and how often it comes per turn
 phases() {
     NGX_AGENT_PHASES="$2/phases" /usr/sbin/nginx -p "$2/" -c "$2/nginx.conf" \
@@ -73,12 +144,15 @@ phases() {
     fi
 
     base="http://127.0.0.1:$3/lg"
+    pg_reset
     node "$root/t/bench/loadgen.js" lgload \
         "{\"base\":\"$base\",\"n\":$n,\"c\":1}" > /dev/null
     kill -QUIT $vg
     wait $vg 2> /dev/null || true
 
     echo "$1: $n turns, one at a time, per phase"
+    pg_count
+    pg_claim
     perl -e '
         my $turns = shift; my (%ns, %count);
         while (<>) {
@@ -128,12 +202,20 @@ long() {
             $f ? $l / $f : 0;' "$n" "$2"/phases.*
 }
 
+k=0
 for so in "$@"; do
     so=$(realpath "$so")
     d="$work/run"
     rm -rf "$d"
     mkdir -p "$d"
     np=$(port)
+    db="$d/agent.db"
+    k=$((k + 1))
+
+    if [ -n "$AGENT_PG" ]; then
+        pg_fresh $k
+        db="$AGENT_PG/$pgdb"
+    fi
 
     cat > "$d/nginx.conf" <<CONF
 load_module $so;
@@ -148,7 +230,7 @@ events { worker_connections 1024; }
 http {
     access_log off;
     client_body_temp_path $d/body;
-    agent_checkpoint_db $d/agent.db;
+    agent_checkpoint_db $db;
     agent_resources_dir $d/resources;
     agent_database bench $work/bench.db;
     agent_model bench provider=openai
@@ -177,6 +259,7 @@ CONF
     node "$root/t/bench/loadgen.js" lgload \
         "{\"base\":\"$base\",\"n\":20,\"c\":4}" > /dev/null
     callgrind_control -z $vg > /dev/null 2>&1
+    pg_reset
     load=$(node "$root/t/bench/loadgen.js" lgload \
                "{\"base\":\"$base\",\"n\":$n,\"c\":4}")
     callgrind_control -d $vg > /dev/null 2>&1
@@ -187,4 +270,5 @@ CONF
     errors=$(echo "$load" | sed 's/.*"errors":\([0-9]*\).*/\1/')
     printf '%-60s %12.0f instructions per turn (%d turns, %s errors)\n' \
         "$so" "$(echo "$ir / $n" | bc -l)" "$n" "$errors"
+    pg_count
 done
