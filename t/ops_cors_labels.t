@@ -68,7 +68,7 @@ SKIP: {
                . '/build/browser playwright-core@1.65.1 --no-audit '
                . '--no-fund --loglevel=error >/dev/null 2>&1');
     }
-    skip 'no Chromium or playwright-core (see t/50-browser.t)', 19
+    skip 'no Chromium or playwright-core (see t/ui_browser.t)', 19
         unless -x $chromium && -d "$modules/playwright-core";
 
     my $c = AgentTest->new;
