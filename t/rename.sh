@@ -16,9 +16,15 @@
 
 set -euo pipefail
 
+map=$(realpath "${1:-$(git rev-parse --show-toplevel)/t/RENAMES}")
 cd "$(git rev-parse --show-toplevel)"
-map=${1:-t/RENAMES}
 [ -f "$map" ] || { echo "rename.sh: no map $map" >&2; exit 1; }
+
+# the map (and t/RENAMES, the record of old names) is not rewritten
+skip=()
+case $map in
+"$PWD"/*) skip=(":!${map#"$PWD"/}") ;;
+esac
 
 pairs=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$map")
 
@@ -36,8 +42,9 @@ done <<< "$pairs"
 # the map reaches perl through the environment: one "old new" a line
 export RENAME_PAIRS="$pairs"
 
-git grep -lIz -E '(^|[^0-9A-Za-z_-])(t/)?[0-9]{2,3}(-[a-z0-9-]+\.t|\b)' \
-    -- . ':!conf/html/vendor' ":!$map" ':!t/rename.sh' \
+{ git grep -lIz -E '(^|[^0-9A-Za-z_-])(t/)?[0-9]{2,3}(-[a-z0-9-]+\.t|\b)' \
+      -- . ':!conf/html/vendor' ':!t/rename.sh' ':!t/RENAMES' "${skip[@]}" \
+  || [ $? -eq 1 ]; } \
 | xargs -0 -r perl -i -pe '
     BEGIN {
         for (split /\n/, $ENV{RENAME_PAIRS}) {
