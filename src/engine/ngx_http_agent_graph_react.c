@@ -12,7 +12,7 @@
 
 /*
  * The built-in "react" graph (seed 000), in the same language; shipped
- * also as conf/graphs/react.conf, which t/30-graph-language.t keeps identical.
+ * also as conf/graphs/react.conf, which t/graph_language.t keeps identical.
  */
 
 static ngx_str_t  ngx_http_agent_react_text = ngx_string(

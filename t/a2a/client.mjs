@@ -3,7 +3,7 @@
 // {location}.well-known/agent-card.json; the same scenarios run over the
 // JSON-RPC binding of A2A 1.0 (the card's preferred interface) and of
 // A2A 0.3 (legacyCompat, the card's 0.3 interface).  One JSON line per
-// observation, {"k": NAME, "v": VALUE}; t/82 asserts on them.
+// observation, {"k": NAME, "v": VALUE}; t/a2a.t asserts on them.
 
 import { randomUUID } from 'node:crypto';
 

@@ -2,7 +2,7 @@
 // notifications: node push.mjs SDK_DIR BASE_URL HOOK_URL.  A message with
 // its push config over A2A 1.0's JSON-RPC binding and over 0.3's (the
 // SDK's legacyCompat), then the config read back.  One JSON line per
-// observation, {"k": NAME, "v": VALUE}; t/89 asserts on them.
+// observation, {"k": NAME, "v": VALUE}; t/a2a_push.t asserts on them.
 
 import { randomUUID } from 'node:crypto';
 

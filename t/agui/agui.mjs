@@ -1,6 +1,6 @@
 // AG-UI's own client (@ag-ui/client's HttpAgent, from npm) against
 // nginx's agent_agui: node agui.mjs AGUI_DIR BASE_URL.  One JSON line per
-// observation, {"k": NAME, "v": VALUE}; t/80 asserts on them.
+// observation, {"k": NAME, "v": VALUE}; t/agui.t asserts on them.
 
 import { randomUUID } from 'node:crypto';
 

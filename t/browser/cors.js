@@ -2,7 +2,7 @@
 // server does: it creates a session, streams a turn (a JSON POST: a
 // preflight first), and streams a LangGraph run whose Content-Location it
 // reads.  Run once from an allowed origin and once from one that is not.
-// Prints one JSON object per page; t/71-small-hardening.t judges them.
+// Prints one JSON object per page; t/ops_cors_labels.t judges them.
 
 'use strict';
 

@@ -3,7 +3,7 @@
 // end, show the SQL result as a table and the ask_analyst chart as an SVG
 // with marks, and the HTML the model put in its answer must not run.  The
 // session reopened shows the same.  Prints one JSON object of findings;
-// t/50-browser.t judges them.
+// t/ui_browser.t judges them.
 
 'use strict';
 

@@ -1,7 +1,7 @@
 // CopilotKit's LangGraph agent (@ag-ui/langgraph's LangGraphAgent, from
 // npm) against nginx's agent_langgraph_api, used as CopilotKit uses it:
 // node copilotkit.mjs AGUI_DIR URL.  One JSON line per observation,
-// {"k": NAME, "v": VALUE}; t/79 asserts on them.
+// {"k": NAME, "v": VALUE}; t/lg_copilotkit.t asserts on them.
 
 import { randomUUID } from 'node:crypto';
 

@@ -1,8 +1,8 @@
-// The graphs of t/60's comparison in LangGraph.js, for LangGraph's own
-// Agent Server (langgraphjs dev): the same nodes, edges and channels as
-// the agent_graph blocks t/60 gives nginx, the model a ChatOpenAI on the
-// same scripted provider: MOCK_OPENAI_URL or MOCK_URL, e.g.
-// http://127.0.0.1:PORT/v1.
+// The graphs of t/lg_oracle.t's comparison in LangGraph.js, for
+// LangGraph's own Agent Server (langgraphjs dev): the same nodes, edges
+// and channels as the agent_graph blocks t/lg_oracle.t gives nginx, the
+// model a ChatOpenAI on the same scripted provider: MOCK_OPENAI_URL or
+// MOCK_URL, e.g. http://127.0.0.1:PORT/v1.
 
 import { StateGraph, MessagesAnnotation, Annotation, START, END, interrupt }
     from '@langchain/langgraph';

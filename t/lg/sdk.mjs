@@ -2,7 +2,7 @@
 // Agent Server: nginx's agent_langgraph_api, or the reference server.
 // node sdk.mjs SDK_DIR URL SCENARIO [ARG...]: one JSON line per
 // observation, {"k": NAME, "v": VALUE}; an SDK call that fails prints
-// {"k": NAME, "error": {"status", "message"}}.  t/59 asserts on them.
+// {"k": NAME, "error": {"status", "message"}}.  t/lg_api.t asserts on them.
 
 const [sdkDir, url, scenario, ...args] = process.argv.slice(2);
 const { Client } = await import(
@@ -216,7 +216,7 @@ const scenarios = {
                                                         run.run_id));
     },
 
-    // the same calls against nginx and the reference server (t/60)
+    // the same calls against nginx and the reference server (t/lg_oracle.t)
     async oracle() {
         const t = await call('thread', () => client.threads.create());
         await events('stream', client.runs.stream(t.thread_id, 'chat', {
@@ -431,7 +431,8 @@ const scenarios = {
     },
 
     async semantic() {
-        // the store searched by meaning (agent_embeddings, t/114)
+        // the store searched by meaning (agent_embeddings,
+        // t/store_semantic_search.t)
         const ns = ['mem', 'sdk'];
         await call('put1', () => client.store.putItem(ns, 'pet',
             { text: 'my cat sleeps on the warm mat' }));

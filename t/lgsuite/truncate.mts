@@ -1,4 +1,4 @@
-// t/72-langgraph-suite.t puts this truncate() in place of the suite's
+// t/lg_api_suite.t puts this truncate() in place of the suite's
 // (tests/utils.mts), which posts to a truncate hook of LangGraph's JS dev
 // server only.  This one clears what it can through the public
 // API, every failure ignored: threads (their runs and checkpoints with

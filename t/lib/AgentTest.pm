@@ -172,8 +172,9 @@ sub last_user {
     return $c;
 }
 
-# t/64 and t/65's mock: "sum" asks the SQL tool for an upload's sum,
-# "slow" streams eight words half a second apart, others say the turn
+# t/store_pg_hosts.t and t/store_pg_from_sqlite.t's mock: "sum" asks the
+# SQL tool for an upload's sum, "slow" streams eight words half a second
+# apart, others say the turn
 sub sum_script {
     my ($req) = @_;
     my $last = $req->{messages}[-1];

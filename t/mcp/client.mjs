@@ -1,7 +1,7 @@
 // The official MCP TypeScript SDK's client (@modelcontextprotocol/sdk,
 // npm) against nginx's agent_mcp_server: node client.mjs SDK_DIR URL.
-// One JSON line per observation, {"k": NAME, "v": VALUE}; t/81 asserts
-// on them.
+// One JSON line per observation, {"k": NAME, "v": VALUE};
+// t/mcp_server.t asserts on them.
 
 const [dir, url] = process.argv.slice(2);
 const { Client } = await import(

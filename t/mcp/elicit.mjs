@@ -1,8 +1,8 @@
 // MCP elicitation with the official MCP TypeScript SDK's client (npm,
 // unchanged): node elicit.mjs SDK_DIR URL.  A client that declares the
 // elicitation capability answers each elicitation/create as its handler
-// is told (per call); one JSON line per observation, {"k", "v"}; t/90
-// asserts on them.
+// is told (per call); one JSON line per observation, {"k", "v"};
+// t/mcp_server_elicitation.t asserts on them.
 
 const [dir, url] = process.argv.slice(2);
 const sdk = `${dir}/node_modules/@modelcontextprotocol/sdk/dist/esm`;

@@ -1,7 +1,7 @@
 // The official MCP TypeScript SDK's client against an agent_mcp_server
 // location that serves agent_tool locations too (agent_mcp_server_tools):
 // node gateway.mjs SDK_DIR URL.  One JSON line per observation, {"k":
-// NAME, "v": VALUE}; t/88 asserts on them.
+// NAME, "v": VALUE}; t/mcp_server_tools.t asserts on them.
 
 const [dir, url] = process.argv.slice(2);
 const { Client } = await import(

@@ -1,7 +1,7 @@
 // The official openai npm client's Responses API (responses.create,
 // responses.stream) against nginx's agent_responses, as any app that has
 // its base URL at nginx would: node client.mjs OPENAI_DIR BASE_URL.  One
-// JSON line per observation, {"k": NAME, "v": VALUE}; t/83 asserts.
+// JSON line per observation, {"k": NAME, "v": VALUE}; t/responses.t asserts.
 
 const [dir, base] = process.argv.slice(2);
 const { default: OpenAI } = await import(

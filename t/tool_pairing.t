@@ -3,8 +3,8 @@
 # requires: the scripted providers refuse a request where they do not (the
 # first check here is that they do), a capped tool round closes the calls
 # it leaves open (seed 001's tool_rounds: the issue's "4 tool calls and 3
-# tool results"), and a history stored unpaired (before the fix, or cut
-# between a model and its tools) is paired again in the next request.
+# tool results"), and a history stored unpaired (by an older version, or
+# cut between a model and its tools) is paired again in the next request.
 
 use strict;
 use warnings;

@@ -7,7 +7,7 @@
 # in each item; index: false, the namespace prefix, the filter and the
 # owner apply; a provider that errs is a clear 502; nginx -t checks the
 # model.  The scripted model embeds a bag of words.  On both stores
-# (t/pg/run prove t/114-semantic-store.t).
+# (t/pg/run prove t/store_semantic_search.t).
 
 use strict;
 use warnings;

@@ -1,11 +1,10 @@
 #!/usr/bin/perl
-# The LangGraph API, protocols round 2 (issue 50, items 13 to 15).
-# CopilotKit's LangGraph agent (@ag-ui/langgraph from npm, unchanged):
-# an approval resumed (on_tool_end carries data.input), an abort before
-# the first token (events frames name the run: the cancel finds it), a
-# stream of messages-tuple alone (chunks typed "AIMessageChunk", as the
-# Python server's).  The same shapes on the wire, and an image sent alone
-# reaches the model with no empty text part.
+# CopilotKit's LangGraph agent (@ag-ui/langgraph from npm, unchanged) at the
+# LangGraph API (issue 50, items 13 to 15): an approval resumed (on_tool_end
+# carries data.input), an abort before the first token (events frames name
+# the run: the cancel finds it), a stream of messages-tuple alone (chunks
+# typed "AIMessageChunk", as the Python server's).  The same shapes on the
+# wire, and an image sent alone reaches the model with no empty text part.
 
 use strict;
 use warnings;

@@ -6,7 +6,7 @@
 # told in one thread and recalls it in another thread of the same owner,
 # never in another owner's; bad parameters fail nginx -t.  The scripted
 # model embeds a bag of words.  On both stores (t/pg/run prove
-# t/115-memory-graph.t).
+# t/graph_memory.t).
 
 use strict;
 use warnings;

@@ -88,7 +88,8 @@ is($r->{json}{name}, 'woof', '... unchanged');
 $r = lg('POST', '/assistants', { graph_id => 'chat',
     assistant_id => 'my-assistant' }, %ann);
 is($r->{json}{assistant_id}, 'my-assistant', 'an id a client gives');
-# ids are per owner (t/98): another owner makes one of his own
+# ids are per owner (t/access_ids_per_owner.t): another owner makes one
+# of his own
 is(lg('POST', '/assistants', { graph_id => 'chat',
     assistant_id => 'my-assistant' }, %bob)->{status}, 200,
    'an id another owner has: his own');

@@ -1,10 +1,10 @@
 #!/usr/bin/perl
-# Open Responses, round 2 (issue 50, items 8 to 11): client function tools
-# through the official openai npm client's function-calling loop (with
-# previous_response_id, streamed, and with the whole history sent back)
-# and the AI SDK's generateText with a client tool (ai with
-# @ai-sdk/open-responses), unchanged; GET /responses/{id}/input_items;
-# GET /responses/{id}?stream=true of a background response, replayed and
+# Open Responses with the client's own function tools (issue 50, items 8 to
+# 11), through the official openai npm client's function-calling loop (with
+# previous_response_id, streamed, and with the whole history sent back) and
+# the AI SDK's generateText with a client tool (ai with
+# @ai-sdk/open-responses), unchanged; GET /responses/{id}/input_items; GET
+# /responses/{id}?stream=true of a background response, replayed and
 # followed to its end; instructions echoed.
 
 use strict;

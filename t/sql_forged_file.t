@@ -1,10 +1,10 @@
 #!/usr/bin/perl
-# The SQL tool attaches only files the module made (hardening round 3,
-# item 4).  A resources row is forged in the store (as a moved store or a
-# hand-written row could hold it): its path is the store itself, then a
-# path with a quote that would end the ATTACH's text.  A turn on that
-# session is refused with a clear error; nothing of the store is read
-# through the SQL tool.  A genuine upload of another session still works.
+# The SQL tool attaches only files the module made.  A resources row is
+# forged in the store (as a moved store or a hand-written row could hold
+# it): its path is the store itself, then a path with a quote that would end
+# the ATTACH's text.  A turn on that session is refused with a clear error;
+# nothing of the store is read through the SQL tool.  A genuine upload of
+# another session still works.
 
 use strict;
 use warnings;

@@ -86,7 +86,8 @@ $t->check_log;
 $t->stop;
 
 # the smallest graphs: the picture's fixed lines are counted in its size
-# (one node of a short name wrote 18 bytes past it: make test-asan, t/92)
+# (one node of a short name wrote 18 bytes past it: make test-asan,
+# t/routes_hostile.t)
 for my $name (qw(m model)) {
     $t = AgentTest->new;
     $t->mock(sub { { text => 'x' } });

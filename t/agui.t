@@ -213,7 +213,8 @@ ok(!$r->{error}, 'the thread takes the next run: the turn ended')
 # unknown graph, another owner
 like($o{unknown}{error} // '', qr/404/, 'an unknown graph: 404');
 ok(!$o{alice}{error}, 'an owner\'s run') or diag explain $o{alice};
-# ids are per owner (t/98): another owner's threadId is a thread of his own
+# ids are per owner (t/access_ids_per_owner.t): another owner's threadId
+# is a thread of his own
 ok(!$o{bob}{error}, 'another owner\'s threadId: his own thread')
     or diag explain $o{bob};
 

@@ -186,7 +186,8 @@ waitpid(delete $h[0]->{nginx}, 0);
 waitpid($pid, 0);
 
 # its lease runs out (4 s; at once when its processes are reaped on this
-# machine, t/11); another machine's, the same (t/43-lease-hosts.t)
+# machine, t/takeover_worker_killed.t); another machine's, the same
+# (t/takeover_lease_hosts.t)
 ok(AgentTest::wait_for(sub {
        ($h[1]->turn($s2, 'continued')->{types}[-1] // '') eq 'end' }, 15),
    'host 1 continues the killed host\'s session');

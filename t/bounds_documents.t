@@ -1,13 +1,13 @@
 #!/usr/bin/perl
-# Hardening round 4 (issue 48, items 1 to 3): every stored document is
-# bounded on the one road into the store (agent_max_document_size, here
-# 256k), checked after a merge, and refused with a 422 that says why,
-# whatever the protocol; every list answer stops at the answer budget,
-# the first entry included.  An assistant's metadata grown by PATCHes, a
-# thread's by PATCHes, a store value, an item over an owner's quota
-# (agent_store_quota), a run's kwargs; then the lists: assistants'
-# versions and search, threads' search, the store's search with
-# limit=1000.  The workers' memory stays bounded.  On both stores.
+# Every stored document is bounded (issue 48, items 1 to 3) on the one road
+# into the store (agent_max_document_size, here 256k), checked after a
+# merge, and refused with a 422 that says why, whatever the protocol; every
+# list answer stops at the answer budget, the first entry included.  An
+# assistant's metadata grown by PATCHes, a thread's by PATCHes, a store
+# value, an item over an owner's quota (agent_store_quota), a run's kwargs;
+# then the lists: assistants' versions and search, threads' search, the
+# store's search with limit=1000.  The workers' memory stays bounded.  On both
+# stores.
 
 use strict;
 use warnings;

@@ -1,15 +1,15 @@
 #!/usr/bin/perl
-# A node's tools are the only tools it runs (hardening round 3, items 1, 2
-# and 9).  The model is offered some tools and calls others: an agent_tool
-# location that no step offered, a tool of a bound MCP server that the step
-# did not bind.  Neither runs; each is an error result "not a tool of this
-# step".  Two MCP servers list a tool of the same name: a call goes to the
-# server the step bound, never to the first declared; a step that binds
-# both is offered the second as SERVER__TOOL, and that name reaches the
-# server as its own.  A server's names that providers refuse, a list past
-# max_tools= and tools no step binds never reach the model.  Tool names the
-# model makes up are counted under "other" in the metrics.  The servers are
-# scripted at the wire; the model is scripted.
+# A node's tools are the only tools it runs.  The model is offered some tools
+# and calls others: an agent_tool location that no step offered, a tool of a
+# bound MCP server that the step did not bind.  Neither runs; each is an
+# error result "not a tool of this step".  Two MCP servers list a tool of the
+# same name: a call goes to the server the step bound, never to the first
+# declared; a step that binds both is offered the second as SERVER__TOOL,
+# and that name reaches the server as its own.  A server's names that
+# providers refuse, a list past max_tools= and tools no step binds never
+# reach the model.  Tool names the model makes up are counted under "other"
+# in the metrics.  The servers are scripted at the wire; the model is
+# scripted.
 
 use strict;
 use warnings;

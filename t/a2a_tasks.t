@@ -1,15 +1,15 @@
 #!/usr/bin/perl
-# A2A, round 2 (issue 50, items 1 to 7): ids are strings (a URN, the TCK's
-# 67 characters, up to 1024 bytes, no control character); a message with
-# taskId alone continues its task in the task's context; returnImmediately
-# (1.0) and blocking false (0.3) answer the task as it starts and the run
-# goes on; an input-required task is continued by a message that names it
-# (one task, GetTask no longer input-required) and can be cancelled, and a
-# message to a terminal task is -32004; ListTasks without contextId lists
-# the caller's tasks; historyLength, messageId required, GetExtendedAgentCard
-# -32004, -32600 and -32700 answered 200; the HTTP+JSON (REST) binding.
-# Driven by A2A's JavaScript SDK (@a2a-js/sdk 1.x, npm) where it can, by
-# hand on the wire where a client would never send it.
+# A2A's tasks and ids as the spec has them (issue 50): ids are strings (a
+# URN, the TCK's 67 characters, up to 1024 bytes, no control character); a
+# message with taskId alone continues its task in the task's context;
+# returnImmediately (1.0) and blocking false (0.3) answer the task as it
+# starts and the run goes on; an input-required task is continued by a
+# message that names it (one task, GetTask no longer input-required) and can
+# be cancelled, and a message to a terminal task is -32004; ListTasks
+# without contextId lists the caller's tasks; historyLength, messageId
+# required, GetExtendedAgentCard -32004, -32600 and -32700 answered 200; the
+# HTTP+JSON (REST) binding. Driven by A2A's JavaScript SDK (@a2a-js/sdk 1.x,
+# npm) where it can, by hand on the wire where a client would never send it.
 
 use strict;
 use warnings;

@@ -1,7 +1,7 @@
 #!/usr/bin/perl
-# Hardening, round 2, item 7.  Images: strict base64 and magic bytes that
-# match the declared type, refused with 400 naming the image before
-# anything is stored or sent, the session still good after.  Number
+# Images are checked before anything is stored: strict base64 and magic
+# bytes that match the declared type, refused with 400 naming the image
+# before anything is stored or sent, the session still good after.  Number
 # literals of if=: a malformed or too long one fails nginx -t.
 
 use strict;

@@ -13,7 +13,7 @@ use AgentTest;
 
 plan skip_all => 'needs root to mount a small tmpfs' if $> != 0;
 plan skip_all => 'make test-pg: the store is on the server, its faults are '
-    . 't/64-postgresql.t\'s' if $ENV{AGENT_PG};
+    . 't/store_pg_hosts.t\'s' if $ENV{AGENT_PG};
 
 my $t = AgentTest->new;
 my $data = $t->dir . '/data';

@@ -1,12 +1,11 @@
 #!/usr/bin/perl
-# Hardening, round 3, items 9 and 10 (what is ours in the metrics and the
-# log; a web client on another origin).  A metric label longer than a
-# series holds is cut between two characters, never inside one: a scrape
-# refuses the whole page for one label that is not UTF-8.  A provider's
-# error text reaches the log with its newlines escaped.  agent_cors answers a
-# browser's preflight and names the allowed origin on answers and event
-# streams; Chromium on another origin streams a turn, and an origin not
-# allowed is blocked.
+# What is ours in the metrics and the log, and a web client on another
+# origin.  A metric label longer than a series holds is cut between two
+# characters, never inside one: a scrape refuses the whole page for one
+# label that is not UTF-8.  A provider's error text reaches the log with its
+# newlines escaped.  agent_cors answers a browser's preflight and names the
+# allowed origin on answers and event streams; Chromium on another origin
+# streams a turn, and an origin not allowed is blocked.
 
 use strict;
 use warnings;
@@ -68,7 +67,7 @@ SKIP: {
                . '/build/browser playwright-core@1.65.1 --no-audit '
                . '--no-fund --loglevel=error >/dev/null 2>&1');
     }
-    skip 'no Chromium or playwright-core (see t/50-browser.t)', 19
+    skip 'no Chromium or playwright-core (see t/ui_browser.t)', 19
         unless -x $chromium && -d "$modules/playwright-core";
 
     my $c = AgentTest->new;

@@ -1,12 +1,11 @@
 #!/usr/bin/perl
-# A busy host loses no turn (hardening round 3, item 6).  Another process
-# holds the SQLite store's write lock (BEGIN IMMEDIATE, as a backup, a
-# sqlite3 shell or a writer the scheduler stopped would) for longer than
-# any busy time: turns that start meanwhile, and turns whose steps are
-# written meanwhile, wait for it on a timer and end; none fails, every
-# session holds exactly the turns its client saw end, and the wait is
-# logged as a wait, not as an error.  With AGENT_PG the store is
-# PostgreSQL, which has no file lock: skipped.
+# A busy host loses no turn.  Another process holds the SQLite store's write
+# lock (BEGIN IMMEDIATE, as a backup, a sqlite3 shell or a writer the
+# scheduler stopped would) for longer than any busy time: turns that start
+# meanwhile, and turns whose steps are written meanwhile, wait for it on a
+# timer and end; none fails, every session holds exactly the turns its
+# client saw end, and the wait is logged as a wait, not as an error.  With
+# AGENT_PG the store is PostgreSQL, which has no file lock: skipped.
 
 use strict;
 use warnings;
