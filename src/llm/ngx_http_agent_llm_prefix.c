@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_grow.h"
 
 
 /*
@@ -39,13 +40,20 @@ typedef struct {
     void                           *provider;   /* whose encoding */
     ngx_uint_t                      n;          /* messages kept */
     size_t                         *lens;       /* their fields' lengths */
+    size_t                          lens_size;
     u_char                         *fields;     /* the fields, in a row */
+    size_t                          fields_len;
+    size_t                          fields_size;
     ngx_str_t                       json;       /* "{...},{...}" */
+    size_t                          json_size;
 } ngx_http_agent_llm_prefix_t;
 
 
 static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_get(
     ngx_http_agent_llm_t *llm);
+static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_new(
+    ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e);
 static void ngx_http_agent_llm_prefix_fields(ngx_http_agent_msg_t *m,
     ngx_str_t *f);
 
@@ -103,9 +111,11 @@ ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm, ngx_str_t *json)
 
 /*
  * The text of all the request's messages, kept for the session's next
- * request (the one entry it has is replaced): the part reused, if any,
- * then what the body wrote after it, which starts with the array's comma
- * when something came before (the system prompt, the part reused)
+ * request: the part reused (the entry's own text) stays where it is and
+ * what the body wrote after it is appended, which starts with the
+ * array's comma when something came before (the system prompt, the part
+ * reused); without a part reused the entry is written again.  Appended,
+ * a long conversation's request copies its new messages only.
  */
 
 void
@@ -113,80 +123,95 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
     u_char *json, size_t len)
 {
     u_char                       *p;
-    size_t                        size, *lens;
+    size_t                        need, *lens;
     ngx_str_t                     f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t                    i, k, n;
-    ngx_queue_t                  *q;
+    ngx_uint_t                    i, k, n, from;
     ngx_http_agent_msg_t         *m;
-    ngx_http_agent_llm_prefix_t  *e, *old;
+    ngx_http_agent_llm_prefix_t  *e;
 
     if (llm->req->session == NULL || llm->req->session->len == 0) {
         return;
     }
 
-    /* the old entry goes last: the part reused is its text */
-    old = ngx_http_agent_llm_prefix_get(llm);
+    e = ngx_http_agent_llm_prefix_get(llm);
 
     n = llm->req->messages->nelts;
     m = llm->req->messages->elts;
 
-    if (reused == NULL && len && json[0] == ',') {
-        json++;
-        len--;
-    }
+    if (reused == NULL) {
+        if (len && json[0] == ',') {
+            json++;
+            len--;
+        }
 
-    size = sizeof(ngx_http_agent_llm_prefix_t) + llm->req->session->len
-           + n * NGX_HTTP_AGENT_LLM_FIELDS * sizeof(size_t)
-           + (reused ? reused->len : 0) + len;
-
-    for (i = 0; i < n; i++) {
-        ngx_http_agent_llm_prefix_fields(&m[i], f);
-
-        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
-            size += f[k].len;
+        if (e) {
+            e->n = 0;
+            e->json.len = 0;
+            e->fields_len = 0;
         }
     }
 
-    e = (n && size <= NGX_HTTP_AGENT_LLM_PREFIX_MAX)
-        ? ngx_alloc(size, llm->log) : NULL;
+    if (n == 0) {
+        if (e) {
+            ngx_http_agent_llm_prefix_drop(e);
+        }
 
-    if (old) {
-        ngx_queue_remove(&old->queue);
-        ngx_http_agent_llm_nprefixes--;
-    }
-
-    if (e == NULL) {
-        ngx_free(old);
         return;
     }
 
-    /* one block: the lengths first, aligned, then the bytes */
+    if (e == NULL) {
+        e = ngx_http_agent_llm_prefix_new(llm);
+        if (e == NULL) {
+            return;
+        }
+    }
 
-    lens = (size_t *) (e + 1);
-    p = (u_char *) (lens + n * NGX_HTTP_AGENT_LLM_FIELDS);
+    /* the part reused is the first e->n messages' (prefix_find()) */
+    from = e->n;
+    need = 0;
 
-    e->lens = lens;
-    e->n = n;
-    e->provider = llm->provider;
+    for (i = from; i < n; i++) {
+        ngx_http_agent_llm_prefix_fields(&m[i], f);
 
-    e->session.data = p;
-    e->session.len = llm->req->session->len;
-    p = ngx_cpymem(p, llm->req->session->data, e->session.len);
+        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
+            need += f[k].len;
+        }
+    }
 
-    e->json.data = p;
+    /* the three buffers together within the bound */
 
-    if (reused) {
-        p = ngx_cpymem(p, reused->data, reused->len);
+    if (ngx_http_agent_grow(&e->json.data, e->json.len, &e->json_size, len,
+                            NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->fields_size
+                            - e->lens_size, llm->log)
+        != NGX_OK
+        || ngx_http_agent_grow(&e->fields, e->fields_len, &e->fields_size,
+                               need, NGX_HTTP_AGENT_LLM_PREFIX_MAX
+                               - e->json_size - e->lens_size, llm->log)
+           != NGX_OK
+        || ngx_http_agent_grow(&e->lens,
+                               from * NGX_HTTP_AGENT_LLM_FIELDS
+                               * sizeof(size_t),
+                               &e->lens_size,
+                               (n - from) * NGX_HTTP_AGENT_LLM_FIELDS
+                               * sizeof(size_t),
+                               NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->json_size
+                               - e->fields_size, llm->log)
+           != NGX_OK)
+    {
+        /* a longer history is encoded whole each time */
+        ngx_http_agent_llm_prefix_drop(e);
+        return;
     }
 
     if (len) {
-        p = ngx_cpymem(p, json, len);
+        ngx_memcpy(e->json.data + e->json.len, json, len);
+        e->json.len += len;
     }
 
-    e->json.len = p - e->json.data;
-    e->fields = p;
+    lens = e->lens + from * NGX_HTTP_AGENT_LLM_FIELDS;
+    p = e->fields + e->fields_len;
 
-    for (i = 0; i < n; i++) {
+    for (i = from; i < n; i++) {
         ngx_http_agent_llm_prefix_fields(&m[i], f);
 
         for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
@@ -198,20 +223,67 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
         }
     }
 
-    ngx_free(old);
+    e->fields_len = p - e->fields;
+    e->n = n;
+    e->provider = llm->provider;
+}
+
+
+/* a new entry, the most recently used; the least recently used let go */
+
+static ngx_http_agent_llm_prefix_t *
+ngx_http_agent_llm_prefix_new(ngx_http_agent_llm_t *llm)
+{
+    ngx_queue_t                  *q;
+    ngx_http_agent_llm_prefix_t  *e;
 
     if (ngx_http_agent_llm_nprefixes == 0) {
         ngx_queue_init(&ngx_http_agent_llm_prefixes);
 
     } else if (ngx_http_agent_llm_nprefixes == NGX_HTTP_AGENT_LLM_PREFIXES) {
         q = ngx_queue_last(&ngx_http_agent_llm_prefixes);
-        ngx_queue_remove(q);
-        ngx_free(ngx_queue_data(q, ngx_http_agent_llm_prefix_t, queue));
-        ngx_http_agent_llm_nprefixes--;
+        ngx_http_agent_llm_prefix_drop(
+                      ngx_queue_data(q, ngx_http_agent_llm_prefix_t, queue));
     }
+
+    e = ngx_alloc(sizeof(ngx_http_agent_llm_prefix_t)
+                  + llm->req->session->len, llm->log);
+    if (e == NULL) {
+        return NULL;
+    }
+
+    ngx_memzero(e, sizeof(ngx_http_agent_llm_prefix_t));
+
+    e->session.data = (u_char *) (e + 1);
+    e->session.len = llm->req->session->len;
+    ngx_memcpy(e->session.data, llm->req->session->data, e->session.len);
 
     ngx_queue_insert_head(&ngx_http_agent_llm_prefixes, &e->queue);
     ngx_http_agent_llm_nprefixes++;
+
+    return e;
+}
+
+
+static void
+ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e)
+{
+    ngx_queue_remove(&e->queue);
+    ngx_http_agent_llm_nprefixes--;
+
+    if (e->lens) {
+        ngx_free(e->lens);
+    }
+
+    if (e->fields) {
+        ngx_free(e->fields);
+    }
+
+    if (e->json.data) {
+        ngx_free(e->json.data);
+    }
+
+    ngx_free(e);
 }
 
 
