@@ -169,7 +169,8 @@ ngx_http_agent_store_history_drop(ngx_http_agent_store_history_t *h)
 
 /*
  * A row read after the kept ones, its columns in f (data NULL: SQL's
- * NULL); NGX_DECLINED: over the bound, the entry let go
+ * NULL).  A history past the bound is still taken whole, for the read
+ * under way: it is let go once handed out (history_out()).
  */
 
 ngx_int_t
@@ -187,21 +188,18 @@ ngx_http_agent_store_history_add(ngx_http_agent_store_history_t *h,
         need += f[k].data ? f[k].len + 1 : 0;
     }
 
-    /* the two buffers together within the bound */
     if (ngx_http_agent_grow(&h->rows,
                             h->n * sizeof(ngx_http_agent_store_history_row_t),
                             &h->rows_size,
                             sizeof(ngx_http_agent_store_history_row_t),
-                            NGX_HTTP_AGENT_STORE_HISTORY_MAX - h->size,
-                            ngx_cycle->log)
+                            NGX_MAX_SIZE_T_VALUE, ngx_cycle->log)
         != NGX_OK
         || ngx_http_agent_grow(&h->text, h->used, &h->size, need,
-                               NGX_HTTP_AGENT_STORE_HISTORY_MAX - h->rows_size,
-                               ngx_cycle->log)
+                               NGX_MAX_SIZE_T_VALUE, ngx_cycle->log)
            != NGX_OK)
     {
         ngx_http_agent_store_history_drop(h);
-        return NGX_DECLINED;
+        return NGX_ERROR;
     }
 
     row = &h->rows[h->n++];
@@ -232,8 +230,8 @@ ngx_http_agent_store_history_add(ngx_http_agent_store_history_t *h,
 
 
 /*
- * The kept rows into the turn's messages, in its pool (an entry may be
- * let go while the turn runs): the text copied at once, the images of
+ * The kept rows into the turn's messages, the text copied at once into
+ * its pool (an entry may be let go while the turn runs), the images of
  * the messages before the images_keep-th last user message left out as
  * the store's full read leaves them out (the "shown" content)
  */
@@ -254,6 +252,7 @@ ngx_http_agent_store_history_out(ngx_http_agent_store_history_t *h,
         return NGX_OK;
     }
 
+    /* into the turn's pool: an entry may be let go while the turn runs */
     text = ngx_pnalloc(pool, h->used);
     m = ngx_array_push_n(messages, h->n);
 
@@ -323,6 +322,11 @@ ngx_http_agent_store_history_out(ngx_http_agent_store_history_t *h,
         if (m->content.data == NULL) {
             ngx_str_set(&m->content, "");
         }
+    }
+
+    /* a longer history is read whole each turn */
+    if (h->rows_size + h->size > NGX_HTTP_AGENT_STORE_HISTORY_MAX) {
+        ngx_http_agent_store_history_drop(h);
     }
 
     return NGX_OK;

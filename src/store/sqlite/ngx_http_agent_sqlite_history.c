@@ -159,10 +159,8 @@ again:
                                     sqlite3_column_bytes(stmt, 10);
 
         if (ngx_http_agent_store_history_add(h, rid, seq, f) != NGX_OK) {
-            /* over its bound, the entry let go: read the usual way */
             sqlite3_reset(stmt);
-            return ngx_http_agent_sqlite_messages(sc, id, upto, images_keep,
-                                                  messages);
+            return NGX_ERROR;
         }
     }
 
