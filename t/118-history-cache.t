@@ -16,6 +16,10 @@ my $t = AgentTest->new;
 $t->mock(sub {
     my ($req) = @_;
     my $q = AgentTest::last_user($req);
+    my @m = @{ $req->{messages} };
+    return { tools => [[ 'c1', 'execute_sql_query',
+                         '{"query": "SELECT 1 AS one"}' ]] }
+        if $q =~ /^tool/ && $m[-1]{role} eq 'user';
     return { text => "answer to " . substr($q, 0, 40) };
 });
 
@@ -123,6 +127,23 @@ lg_run($th, 'third');
 $m = sent($th);
 is(join('|', @$m[0, 2, 4]), "edited $th|second $th|third $th",
    'the next run sends the edit');
+
+# --- a history cut between a call and its result -------------------------------
+
+# the kept request text holds the call's result; the history now stops
+# before it: the call is closed for the provider, not taken as checked
+my $c = $t->session;
+turn_ok($c, "tool $c");
+store("DELETE FROM messages WHERE session_id = '$c' AND seq >= 2; "
+      . "UPDATE checkpoints SET msg_count = 2 WHERE session_id = '$c' "
+      . "AND n = (SELECT MAX(n) FROM checkpoints WHERE session_id = '$c')");
+turn_ok($c, "plain $c");
+my @last = grep { $_->{role} ne 'system' }
+           @{ (grep { !$_->{body}{_err} } $t->{mock}->requests)[-1]{body}
+              {messages} };
+is(join(',', map { $_->{role} } @last), 'user,assistant,tool,user',
+   'the open call closed before the next question');
+like($last[2]{content}, qr/^Not run/, '... as not run');
 
 # --- past the bound (1 MiB) the history is read whole -------------------------
 

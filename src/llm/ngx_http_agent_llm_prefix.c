@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_llm_state.h"
 #include "ngx_http_agent_grow.h"
 
 
@@ -38,6 +38,8 @@ typedef struct {
     ngx_queue_t                     queue;
     ngx_str_t                       session;
     void                           *provider;   /* whose encoding */
+    ngx_uint_t                      stamp;      /* a new one when the
+                                                   entry is written again */
     ngx_uint_t                      n;          /* messages kept */
     size_t                         *lens;       /* their fields' lengths */
     size_t                          lens_size;
@@ -54,12 +56,57 @@ static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_get(
 static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_new(
     ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e);
+static ngx_uint_t ngx_http_agent_llm_prefix_same(
+    ngx_http_agent_llm_prefix_t *e, ngx_array_t *messages);
 static void ngx_http_agent_llm_prefix_fields(ngx_http_agent_msg_t *m,
     ngx_str_t *f);
 
 
 static ngx_queue_t   ngx_http_agent_llm_prefixes;
 static ngx_uint_t    ngx_http_agent_llm_nprefixes;
+static ngx_uint_t    ngx_http_agent_llm_stamps;
+
+
+/*
+ * How many of the call's first messages are known to pair (message_pair()):
+ * the kept text was made of a request that was paired, so where the
+ * call's messages are its messages they pair up to one that is not a tool
+ * result (it closes the calls before it), or all of the kept ones.  What
+ * was found the same is remembered for the call's body (prefix_find()).
+ */
+
+ngx_uint_t
+ngx_http_agent_llm_prefix_paired(ngx_http_agent_llm_t *llm)
+{
+    ngx_uint_t                    n;
+    ngx_http_agent_msg_t         *m;
+    ngx_http_agent_llm_prefix_t  *e;
+
+    e = ngx_http_agent_llm_prefix_get(llm);
+    if (e == NULL) {
+        return 0;
+    }
+
+    n = ngx_http_agent_llm_prefix_same(e, llm->req->messages);
+
+    llm->prefix_messages = llm->req->messages;
+    llm->prefix_same = n;
+    llm->prefix_stamp = e->stamp;
+
+    if (n == e->n) {
+        return n;
+    }
+
+    m = llm->req->messages->elts;
+
+    while (n-- > 0) {
+        if (m[n].role.len != 4 || ngx_strncmp(m[n].role.data, "tool", 4)) {
+            return n;
+        }
+    }
+
+    return 0;
+}
 
 
 /*
@@ -70,11 +117,7 @@ static ngx_uint_t    ngx_http_agent_llm_nprefixes;
 ngx_uint_t
 ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm, ngx_str_t *json)
 {
-    u_char                       *p;
-    size_t                       *len;
-    ngx_str_t                     f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t                    i, k;
-    ngx_http_agent_msg_t         *m;
+    ngx_uint_t                    n;
     ngx_http_agent_llm_prefix_t  *e;
 
     e = ngx_http_agent_llm_prefix_get(llm);
@@ -85,27 +128,61 @@ ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm, ngx_str_t *json)
         return 0;
     }
 
-    m = llm->req->messages->elts;
-    len = e->lens;
-    p = e->fields;
+    /* compared already as the call began, the entry as it was then */
 
-    for (i = 0; i < e->n; i++) {
-        ngx_http_agent_llm_prefix_fields(&m[i], f);
+    if (llm->prefix_messages == llm->req->messages
+        && llm->prefix_stamp == e->stamp)
+    {
+        n = llm->prefix_same;
 
-        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++, len++) {
-            if (f[k].len != *len
-                || (*len && ngx_memcmp(f[k].data, p, *len) != 0))
-            {
-                return 0;
-            }
+    } else {
+        n = ngx_http_agent_llm_prefix_same(e, llm->req->messages);
+    }
 
-            p += *len;
-        }
+    if (n < e->n) {
+        return 0;
     }
 
     *json = e->json;
 
     return e->n;
+}
+
+
+/* how many of the first messages are the kept ones, byte for byte */
+
+static ngx_uint_t
+ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
+    ngx_array_t *messages)
+{
+    u_char                *p;
+    size_t                *len;
+    ngx_str_t              f[NGX_HTTP_AGENT_LLM_FIELDS];
+    ngx_uint_t             i, k, n;
+    ngx_http_agent_msg_t  *m;
+
+    m = messages->elts;
+    n = ngx_min(e->n, messages->nelts);
+    len = e->lens;
+    p = e->fields;
+
+    for (i = 0; i < n; i++) {
+        ngx_http_agent_llm_prefix_fields(&m[i], f);
+
+        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
+            if (f[k].len != len[k]
+                || (len[k] && ngx_memcmp(f[k].data, p, len[k]) != 0))
+            {
+                return i;
+            }
+
+            p += len[k];
+        }
+
+        len += NGX_HTTP_AGENT_LLM_FIELDS;
+    }
+
+    return n;
 }
 
 
@@ -148,6 +225,7 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
             e->n = 0;
             e->json.len = 0;
             e->fields_len = 0;
+            e->stamp = ++ngx_http_agent_llm_stamps;
         }
     }
 
@@ -254,6 +332,7 @@ ngx_http_agent_llm_prefix_new(ngx_http_agent_llm_t *llm)
 
     ngx_memzero(e, sizeof(ngx_http_agent_llm_prefix_t));
 
+    e->stamp = ++ngx_http_agent_llm_stamps;
     e->session.data = (u_char *) (e + 1);
     e->session.len = llm->req->session->len;
     ngx_memcpy(e->session.data, llm->req->session->data, e->session.len);
