@@ -15,9 +15,10 @@
  * A conversation's history, encoded once: each worker keeps, per session,
  * the JSON of the messages its last model request sent, and the next
  * request of that session (the second call of a turn, the next turn) sends
- * that text again for the messages that have not changed, and encodes only
- * the new ones.  Turn 200 of a session then costs about what turn 1 costs
- * (docs/performance.md).
+ * that text again for the messages that have not changed, encodes only
+ * the new ones and appends them to the kept text.  The kept messages were
+ * sent paired, so the tool-call pairing check starts past them too
+ * (prefix_paired()).  docs/performance.md has what it saves at turn 200.
  *
  * The kept text is reused only when the messages are byte for byte the
  * ones it was made from: the fields the encoding reads are kept beside it
