@@ -340,11 +340,13 @@ ngx_http_agent_message_unanswered(ngx_pool_t *pool, ngx_http_agent_msg_t *m,
  * and its tools, or a summary that ends between them would otherwise be a
  * 400 from the API at every later turn.  The input is returned as it is
  * when it pairs, which is always the case for histories written now.
+ * The first `from` messages are known to pair and the one after them is
+ * not a tool result: the check starts there.
  */
 
 ngx_int_t
 ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
-    ngx_array_t **out)
+    ngx_uint_t from, ngx_array_t **out)
 {
     ngx_uint_t              i, k;
     ngx_array_t            *calls, *res;
@@ -361,7 +363,7 @@ ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
     c = NULL;
     m = in->elts;
 
-    for (i = 0; i <= in->nelts; i++) {
+    for (i = ngx_min(from, in->nelts); i <= in->nelts; i++) {
 
         if (i < in->nelts
             && m[i].role.len == 4 && ngx_strncmp(m[i].role.data, "tool", 4)

@@ -39,7 +39,7 @@ void ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
     ngx_http_agent_msg_t *m, ngx_str_t *id);
 ngx_uint_t ngx_http_agent_message_document(ngx_str_t *mime);
 ngx_int_t ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
-    ngx_array_t **out);
+    ngx_uint_t from, ngx_array_t **out);
 void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
     ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
 

@@ -91,10 +91,17 @@ ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
     ngx_array_t  *paired;
 
     paired = req->messages;
+    llm->req = req;
+    llm->prefix_messages = NULL;
 
-    /* every tool call answered, every result with its call: or a 400 */
+    /*
+     * every tool call answered, every result with its call: or a 400; the
+     * history the session's last request sent is checked already
+     */
     if (req->inputs == NULL
-        && ngx_http_agent_message_pair(llm->pool, req->messages, &paired)
+        && ngx_http_agent_message_pair(llm->pool, req->messages,
+                                       ngx_http_agent_llm_prefix_paired(llm),
+                                       &paired)
            != NGX_OK)
     {
         return NGX_ERROR;

@@ -7,16 +7,18 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_llm_state.h"
+#include "ngx_http_agent_grow.h"
 
 
 /*
  * A conversation's history, encoded once: each worker keeps, per session,
  * the JSON of the messages its last model request sent, and the next
  * request of that session (the second call of a turn, the next turn) sends
- * that text again for the messages that have not changed, and encodes only
- * the new ones.  Turn 200 of a session then costs about what turn 1 costs
- * (docs/performance.md).
+ * that text again for the messages that have not changed, encodes only
+ * the new ones and appends them to the kept text.  The kept messages were
+ * sent paired, so the tool-call pairing check starts past them too
+ * (prefix_paired()).  docs/performance.md has what it saves at turn 200.
  *
  * The kept text is reused only when the messages are byte for byte the
  * ones it was made from: the fields the encoding reads are kept beside it
@@ -37,21 +39,75 @@ typedef struct {
     ngx_queue_t                     queue;
     ngx_str_t                       session;
     void                           *provider;   /* whose encoding */
+    ngx_uint_t                      stamp;      /* a new one when the
+                                                   entry is written again */
     ngx_uint_t                      n;          /* messages kept */
     size_t                         *lens;       /* their fields' lengths */
+    size_t                          lens_size;
     u_char                         *fields;     /* the fields, in a row */
+    size_t                          fields_len;
+    size_t                          fields_size;
     ngx_str_t                       json;       /* "{...},{...}" */
+    size_t                          json_size;
 } ngx_http_agent_llm_prefix_t;
 
 
 static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_get(
     ngx_http_agent_llm_t *llm);
+static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_new(
+    ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e);
+static ngx_uint_t ngx_http_agent_llm_prefix_same(
+    ngx_http_agent_llm_prefix_t *e, ngx_array_t *messages);
 static void ngx_http_agent_llm_prefix_fields(ngx_http_agent_msg_t *m,
     ngx_str_t *f);
 
 
 static ngx_queue_t   ngx_http_agent_llm_prefixes;
 static ngx_uint_t    ngx_http_agent_llm_nprefixes;
+static ngx_uint_t    ngx_http_agent_llm_stamps;
+
+
+/*
+ * How many of the call's first messages are known to pair (message_pair()):
+ * the kept text was made of a request that was paired, so where the
+ * call's messages are its messages they pair up to one that is not a tool
+ * result (it closes the calls before it), or all of the kept ones.  What
+ * was found the same is remembered for the call's body (prefix_find()).
+ */
+
+ngx_uint_t
+ngx_http_agent_llm_prefix_paired(ngx_http_agent_llm_t *llm)
+{
+    ngx_uint_t                    n;
+    ngx_http_agent_msg_t         *m;
+    ngx_http_agent_llm_prefix_t  *e;
+
+    e = ngx_http_agent_llm_prefix_get(llm);
+    if (e == NULL) {
+        return 0;
+    }
+
+    n = ngx_http_agent_llm_prefix_same(e, llm->req->messages);
+
+    llm->prefix_messages = llm->req->messages;
+    llm->prefix_same = n;
+    llm->prefix_stamp = e->stamp;
+
+    if (n == e->n) {
+        return n;
+    }
+
+    m = llm->req->messages->elts;
+
+    while (n-- > 0) {
+        if (m[n].role.len != 4 || ngx_strncmp(m[n].role.data, "tool", 4)) {
+            return n;
+        }
+    }
+
+    return 0;
+}
 
 
 /*
@@ -62,11 +118,7 @@ static ngx_uint_t    ngx_http_agent_llm_nprefixes;
 ngx_uint_t
 ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm, ngx_str_t *json)
 {
-    u_char                       *p;
-    size_t                       *len;
-    ngx_str_t                     f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t                    i, k;
-    ngx_http_agent_msg_t         *m;
+    ngx_uint_t                    n;
     ngx_http_agent_llm_prefix_t  *e;
 
     e = ngx_http_agent_llm_prefix_get(llm);
@@ -77,22 +129,19 @@ ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm, ngx_str_t *json)
         return 0;
     }
 
-    m = llm->req->messages->elts;
-    len = e->lens;
-    p = e->fields;
+    /* compared already as the call began, the entry as it was then */
 
-    for (i = 0; i < e->n; i++) {
-        ngx_http_agent_llm_prefix_fields(&m[i], f);
+    if (llm->prefix_messages == llm->req->messages
+        && llm->prefix_stamp == e->stamp)
+    {
+        n = llm->prefix_same;
 
-        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++, len++) {
-            if (f[k].len != *len
-                || (*len && ngx_memcmp(f[k].data, p, *len) != 0))
-            {
-                return 0;
-            }
+    } else {
+        n = ngx_http_agent_llm_prefix_same(e, llm->req->messages);
+    }
 
-            p += *len;
-        }
+    if (n < e->n) {
+        return 0;
     }
 
     *json = e->json;
@@ -101,11 +150,50 @@ ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm, ngx_str_t *json)
 }
 
 
+/* how many of the first messages are the kept ones, byte for byte */
+
+static ngx_uint_t
+ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
+    ngx_array_t *messages)
+{
+    u_char                *p;
+    size_t                *len;
+    ngx_str_t              f[NGX_HTTP_AGENT_LLM_FIELDS];
+    ngx_uint_t             i, k, n;
+    ngx_http_agent_msg_t  *m;
+
+    m = messages->elts;
+    n = ngx_min(e->n, messages->nelts);
+    len = e->lens;
+    p = e->fields;
+
+    for (i = 0; i < n; i++) {
+        ngx_http_agent_llm_prefix_fields(&m[i], f);
+
+        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
+            if (f[k].len != len[k]
+                || (len[k] && ngx_memcmp(f[k].data, p, len[k]) != 0))
+            {
+                return i;
+            }
+
+            p += len[k];
+        }
+
+        len += NGX_HTTP_AGENT_LLM_FIELDS;
+    }
+
+    return n;
+}
+
+
 /*
  * The text of all the request's messages, kept for the session's next
- * request (the one entry it has is replaced): the part reused, if any,
- * then what the body wrote after it, which starts with the array's comma
- * when something came before (the system prompt, the part reused)
+ * request: the part reused (the entry's own text) stays where it is and
+ * what the body wrote after it is appended, which starts with the
+ * array's comma when something came before (the system prompt, the part
+ * reused); without a part reused the entry is written again.  Appended,
+ * a long conversation's request copies its new messages only.
  */
 
 void
@@ -113,80 +201,96 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
     u_char *json, size_t len)
 {
     u_char                       *p;
-    size_t                        size, *lens;
+    size_t                        need, *lens;
     ngx_str_t                     f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t                    i, k, n;
-    ngx_queue_t                  *q;
+    ngx_uint_t                    i, k, n, from;
     ngx_http_agent_msg_t         *m;
-    ngx_http_agent_llm_prefix_t  *e, *old;
+    ngx_http_agent_llm_prefix_t  *e;
 
     if (llm->req->session == NULL || llm->req->session->len == 0) {
         return;
     }
 
-    /* the old entry goes last: the part reused is its text */
-    old = ngx_http_agent_llm_prefix_get(llm);
+    e = ngx_http_agent_llm_prefix_get(llm);
 
     n = llm->req->messages->nelts;
     m = llm->req->messages->elts;
 
-    if (reused == NULL && len && json[0] == ',') {
-        json++;
-        len--;
-    }
+    if (reused == NULL) {
+        if (len && json[0] == ',') {
+            json++;
+            len--;
+        }
 
-    size = sizeof(ngx_http_agent_llm_prefix_t) + llm->req->session->len
-           + n * NGX_HTTP_AGENT_LLM_FIELDS * sizeof(size_t)
-           + (reused ? reused->len : 0) + len;
-
-    for (i = 0; i < n; i++) {
-        ngx_http_agent_llm_prefix_fields(&m[i], f);
-
-        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
-            size += f[k].len;
+        if (e) {
+            e->n = 0;
+            e->json.len = 0;
+            e->fields_len = 0;
+            e->stamp = ++ngx_http_agent_llm_stamps;
         }
     }
 
-    e = (n && size <= NGX_HTTP_AGENT_LLM_PREFIX_MAX)
-        ? ngx_alloc(size, llm->log) : NULL;
+    if (n == 0) {
+        if (e) {
+            ngx_http_agent_llm_prefix_drop(e);
+        }
 
-    if (old) {
-        ngx_queue_remove(&old->queue);
-        ngx_http_agent_llm_nprefixes--;
-    }
-
-    if (e == NULL) {
-        ngx_free(old);
         return;
     }
 
-    /* one block: the lengths first, aligned, then the bytes */
+    if (e == NULL) {
+        e = ngx_http_agent_llm_prefix_new(llm);
+        if (e == NULL) {
+            return;
+        }
+    }
 
-    lens = (size_t *) (e + 1);
-    p = (u_char *) (lens + n * NGX_HTTP_AGENT_LLM_FIELDS);
+    /* the part reused is the first e->n messages' (prefix_find()) */
+    from = e->n;
+    need = 0;
 
-    e->lens = lens;
-    e->n = n;
-    e->provider = llm->provider;
+    for (i = from; i < n; i++) {
+        ngx_http_agent_llm_prefix_fields(&m[i], f);
 
-    e->session.data = p;
-    e->session.len = llm->req->session->len;
-    p = ngx_cpymem(p, llm->req->session->data, e->session.len);
+        for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
+            need += f[k].len;
+        }
+    }
 
-    e->json.data = p;
+    /* the three buffers together within the bound */
 
-    if (reused) {
-        p = ngx_cpymem(p, reused->data, reused->len);
+    if (ngx_http_agent_grow(&e->json.data, e->json.len, &e->json_size, len,
+                            NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->fields_size
+                            - e->lens_size, llm->log)
+        != NGX_OK
+        || ngx_http_agent_grow(&e->fields, e->fields_len, &e->fields_size,
+                               need, NGX_HTTP_AGENT_LLM_PREFIX_MAX
+                               - e->json_size - e->lens_size, llm->log)
+           != NGX_OK
+        || ngx_http_agent_grow(&e->lens,
+                               from * NGX_HTTP_AGENT_LLM_FIELDS
+                               * sizeof(size_t),
+                               &e->lens_size,
+                               (n - from) * NGX_HTTP_AGENT_LLM_FIELDS
+                               * sizeof(size_t),
+                               NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->json_size
+                               - e->fields_size, llm->log)
+           != NGX_OK)
+    {
+        /* a longer history is encoded whole each time */
+        ngx_http_agent_llm_prefix_drop(e);
+        return;
     }
 
     if (len) {
-        p = ngx_cpymem(p, json, len);
+        ngx_memcpy(e->json.data + e->json.len, json, len);
+        e->json.len += len;
     }
 
-    e->json.len = p - e->json.data;
-    e->fields = p;
+    lens = e->lens + from * NGX_HTTP_AGENT_LLM_FIELDS;
+    p = e->fields + e->fields_len;
 
-    for (i = 0; i < n; i++) {
+    for (i = from; i < n; i++) {
         ngx_http_agent_llm_prefix_fields(&m[i], f);
 
         for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
@@ -198,20 +302,68 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
         }
     }
 
-    ngx_free(old);
+    e->fields_len = p - e->fields;
+    e->n = n;
+    e->provider = llm->provider;
+}
+
+
+/* a new entry, the most recently used; the least recently used let go */
+
+static ngx_http_agent_llm_prefix_t *
+ngx_http_agent_llm_prefix_new(ngx_http_agent_llm_t *llm)
+{
+    ngx_queue_t                  *q;
+    ngx_http_agent_llm_prefix_t  *e;
 
     if (ngx_http_agent_llm_nprefixes == 0) {
         ngx_queue_init(&ngx_http_agent_llm_prefixes);
 
     } else if (ngx_http_agent_llm_nprefixes == NGX_HTTP_AGENT_LLM_PREFIXES) {
         q = ngx_queue_last(&ngx_http_agent_llm_prefixes);
-        ngx_queue_remove(q);
-        ngx_free(ngx_queue_data(q, ngx_http_agent_llm_prefix_t, queue));
-        ngx_http_agent_llm_nprefixes--;
+        ngx_http_agent_llm_prefix_drop(
+                      ngx_queue_data(q, ngx_http_agent_llm_prefix_t, queue));
     }
+
+    e = ngx_alloc(sizeof(ngx_http_agent_llm_prefix_t)
+                  + llm->req->session->len, llm->log);
+    if (e == NULL) {
+        return NULL;
+    }
+
+    ngx_memzero(e, sizeof(ngx_http_agent_llm_prefix_t));
+
+    e->stamp = ++ngx_http_agent_llm_stamps;
+    e->session.data = (u_char *) (e + 1);
+    e->session.len = llm->req->session->len;
+    ngx_memcpy(e->session.data, llm->req->session->data, e->session.len);
 
     ngx_queue_insert_head(&ngx_http_agent_llm_prefixes, &e->queue);
     ngx_http_agent_llm_nprefixes++;
+
+    return e;
+}
+
+
+static void
+ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e)
+{
+    ngx_queue_remove(&e->queue);
+    ngx_http_agent_llm_nprefixes--;
+
+    if (e->lens) {
+        ngx_free(e->lens);
+    }
+
+    if (e->fields) {
+        ngx_free(e->fields);
+    }
+
+    if (e->json.data) {
+        ngx_free(e->json.data);
+    }
+
+    ngx_free(e);
 }
 
 

@@ -125,6 +125,12 @@ struct ngx_http_agent_llm_s {
     ngx_event_t                    first;
     ngx_pool_t                    *request;     /* the attempt's body and
                                                    what it was made of */
+    ngx_array_t                   *prefix_messages; /* the first prefix_same
+                                                   of these are the kept
+                                                   entry's of prefix_stamp
+                                                   (llm_prefix.c) */
+    ngx_uint_t                     prefix_same;
+    ngx_uint_t                     prefix_stamp;
 
     /* the stream parser */
     ngx_http_agent_llm_buf_t       line;
@@ -163,6 +169,7 @@ void ngx_http_agent_llm_excerpt(ngx_http_agent_llm_t *llm, ngx_str_t *s);
 ngx_int_t ngx_http_agent_llm_fail(ngx_http_agent_llm_t *llm,
     const char *fmt, ...);
 void ngx_http_agent_llm_hide_key(ngx_http_agent_llm_t *llm, ngx_str_t *s);
+ngx_uint_t ngx_http_agent_llm_prefix_paired(ngx_http_agent_llm_t *llm);
 ngx_uint_t ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm,
     ngx_str_t *json);
 void ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm,

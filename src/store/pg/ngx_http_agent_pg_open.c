@@ -15,13 +15,15 @@
 #include "ngx_http_agent_pg_files.h"
 #include "ngx_http_agent_pg_open.h"
 #include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_store_history.h"
 
 
 /*
  * A turn's start on PostgreSQL in one round trip (NGX_HTTP_AGENT_PG_OPEN
  * of ngx_http_agent_pg_sql.c): the session, the lease, the latest
- * checkpoint, its messages and the session's files, where the SQLite store
- * makes five calls in one transaction.
+ * checkpoint, its messages (from the row the worker kept last on, when it
+ * is still there: store_history.c) and the session's files, where the
+ * SQLite store makes five calls in one transaction.
  */
 
 
@@ -29,6 +31,8 @@ typedef struct {
     ngx_http_agent_pg_lock_t     lease;
     int64_t                      now;
     ngx_int_t                    images_keep;
+    int64_t                      from;      /* the row kept last: seq */
+    int64_t                      last;      /* and id; -1: none */
     ngx_str_t                    owner;
     ngx_uint_t                   session;   /* the session's row wanted */
     ngx_uint_t                   asked;     /* times the statement ran */
@@ -54,6 +58,8 @@ static ngx_int_t ngx_http_agent_pg_open_row(ngx_pool_t *pool, PGresult *res,
     int i, ngx_http_agent_pg_open_t *o);
 static ngx_int_t ngx_http_agent_pg_open_copy(ngx_array_t *to,
     ngx_array_t *from);
+static ngx_int_t ngx_http_agent_pg_open_history(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_open_t *o);
 
 
 ngx_int_t
@@ -104,6 +110,10 @@ ngx_http_agent_pg_session_open(ngx_http_agent_store_call_t *sc,
     ask.images_keep = images_keep;
     ask.session = (s != NULL);
 
+    /* the rows kept: the statement reads from there when it is unchanged */
+    (void) ngx_http_agent_store_history_find(id, INT64_MAX, &ask.from,
+                                             &ask.last);
+
     if (owner) {
         ask.owner = *owner;
     }
@@ -153,10 +163,11 @@ ngx_http_agent_pg_open_query(ngx_http_agent_store_call_t *sc,
         || ngx_http_agent_pg_param_int(q, ask->lease.expires) != NGX_OK
         || ngx_http_agent_pg_param_int(q, ask->now) != NGX_OK
         || ngx_http_agent_pg_param(q, &ngx_http_agent_store_host) != NGX_OK
-        || ngx_http_agent_pg_param_int(q, ask->images_keep) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ask->from) != NGX_OK
         || ngx_http_agent_pg_param(q, ask->owner.len ? &ask->owner : NULL)
            != NGX_OK
-        || ngx_http_agent_pg_param_int(q, ask->lease.gen) != NGX_OK)
+        || ngx_http_agent_pg_param_int(q, ask->lease.gen) != NGX_OK
+        || ngx_http_agent_pg_param_int(q, ask->last) != NGX_OK)
     {
         goto failed;
     }
@@ -236,12 +247,102 @@ ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
     }
 
     for (i = 1; i < PQntuples(res); i++) {
-        if (ngx_http_agent_pg_open_row(pool, res, i, kept) != NGX_OK) {
+        if (ngx_http_agent_pg_int(res, i, 0) != 2
+            && ngx_http_agent_pg_open_row(pool, res, i, kept) != NGX_OK)
+        {
             return NGX_ERROR;
         }
     }
 
-    return NGX_OK;
+    return ngx_http_agent_pg_open_history(q, res, kept);
+}
+
+
+/*
+ * The message rows (k 2) after the worker's kept ones, or all of them
+ * (the kept last one was gone): added to the kept rows, and the messages
+ * handed out from them.  Another turn of this worker may have let the
+ * entry go or changed it while the statement ran: rows read from the
+ * kept last one on then fit no longer, and the statement is asked again
+ * for all of them.
+ */
+
+static ngx_int_t
+ngx_http_agent_pg_open_history(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_open_t *o)
+{
+    int                              i;
+    int64_t                          from, last, id, seq, upto;
+    ngx_str_t                        f[NGX_HTTP_AGENT_STORE_HISTORY_FIELDS];
+    ngx_uint_t                       k, first;
+    ngx_http_agent_pg_query_t       *next;
+    ngx_http_agent_pg_open_ask_t    *ask;
+    ngx_http_agent_store_history_t  *h;
+
+    ask = q->data;
+    upto = o->found ? o->cp.msg_count : 0;
+
+    h = ngx_http_agent_store_history_find(&ask->lease.id, INT64_MAX, &from,
+                                          &last);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    first = 1;
+
+    for (i = 1; i < PQntuples(res); i++) {
+        if (ngx_http_agent_pg_int(res, i, 0) != 2) {
+            continue;
+        }
+
+        id = ngx_http_agent_pg_int(res, i, 9);
+        seq = ngx_http_agent_pg_int(res, i, 10);
+
+        if (first) {
+            first = 0;
+
+            if (ask->last >= 0 && id == ask->last && seq == ask->from) {
+
+                if (from != ask->from || last != ask->last) {
+                    ask->from = -1;
+                    ask->last = -1;
+
+                    next = ngx_http_agent_pg_open_query(q->sc, ask);
+                    if (next == NULL) {
+                        return NGX_ERROR;
+                    }
+
+                    return ngx_http_agent_pg_follow(q, next);
+                }
+
+                continue;
+            }
+
+            ngx_http_agent_store_history_reset(h);
+        }
+
+        for (k = 0; k < NGX_HTTP_AGENT_STORE_HISTORY_SHOWN; k++) {
+            f[k].data = PQgetisnull(res, i, k + 1)
+                        ? NULL : (u_char *) PQgetvalue(res, i, k + 1);
+            f[k].len = PQgetlength(res, i, k + 1);
+        }
+
+        f[k].data = PQgetisnull(res, i, 11)
+                    ? NULL : (u_char *) PQgetvalue(res, i, 11);
+        f[k].len = PQgetlength(res, i, 11);
+
+        if (ngx_http_agent_store_history_add(h, id, seq, f) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    if (first) {
+        /* no row: an empty history, whatever was kept */
+        ngx_http_agent_store_history_reset(h);
+    }
+
+    return ngx_http_agent_store_history_out(h, q->sc->pool, upto,
+                                            ask->images_keep, o->messages);
 }
 
 

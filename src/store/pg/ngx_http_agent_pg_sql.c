@@ -425,15 +425,14 @@ const char  *ngx_http_agent_pg_sql[] = {
     " AND x.session_id = $1 AND x.ns = '' ORDER BY x.n DESC LIMIT 1),"
 
     /*
-     * the images of the last $7 turns, earlier ones as a note: worked out
-     * once (MATERIALIZED), not once a message
+     * the rows from the one the worker kept last ($7 its seq, $10 its id)
+     * if it is still there, else all (store_history.c): worked out once
+     * (MATERIALIZED), not once a message
      */
     " tk AS MATERIALIZED (SELECT c.msg_count AS mc,"
-    " CASE WHEN $7::bigint < 0 THEN -1"
-    " WHEN $7::bigint = 0 THEN c.msg_count ELSE COALESCE((SELECT y.seq"
-    " FROM messages y WHERE y.session_id = $1 AND y.role = 'user'"
-    " AND y.seq < c.msg_count ORDER BY y.seq DESC LIMIT 1"
-    " OFFSET $7::bigint - 1), -1) END AS ks FROM c)"
+    " CASE WHEN EXISTS (SELECT 1 FROM messages y WHERE y.session_id = $1"
+    " AND y.seq = $7::bigint AND y.id = $10::bigint"
+    " AND y.seq < c.msg_count) THEN $7::bigint ELSE -1 END AS since FROM c)"
 
     " SELECT 0 AS k, CASE WHEN st <> 0 THEN run_id END AS c1,"
     " CASE WHEN st <> 0 THEN run_host END AS c2, NULL::text AS c3,"
@@ -446,14 +445,15 @@ const char  *ngx_http_agent_pg_sql[] = {
     " c.created_at, c.sub, c.sub_id, c.step, c.msg_count"
     NGX_HTTP_AGENT_PG_NO_SESSION " FROM c"
 
-    " UNION ALL (SELECT 2, m.role, CASE WHEN m.images IS NOT NULL"
-    " AND m.seq < tk.ks THEN COALESCE(m.content, '') || ' [' ||"
-    " json_array_length(m.images::json) || ' attachment(s) shown earlier in"
-    " the conversation]' ELSE m.content END, m.tool_calls, m.tool_call_id,"
-    " m.name, CASE WHEN m.seq < tk.ks THEN NULL ELSE m.images END,"
-    " m.metadata, m.created_at, m.id, NULL" NGX_HTTP_AGENT_PG_NO_SESSION
+    /* as stored, with the content once its images are no longer sent */
+    " UNION ALL (SELECT 2, m.role, m.content, m.tool_calls, m.tool_call_id,"
+    " m.name, m.images, m.metadata, m.created_at, m.id, m.seq,"
+    " CASE WHEN m.images IS NOT NULL THEN COALESCE(m.content, '') || ' ['"
+    " || json_array_length(m.images::json) || ' attachment(s) shown earlier"
+    " in the conversation]' END,"
+    " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
     " FROM messages m, tk WHERE m.session_id = $1 AND m.seq < tk.mc"
-    " ORDER BY m.seq)"
+    " AND m.seq >= tk.since ORDER BY m.seq)"
 
     " UNION ALL (SELECT 3, x.id, x.name, x.table_name, x.columns, x.path,"
     " x.created_at, x.blob, NULL, x.row_count, x.size_bytes"

@@ -46,6 +46,11 @@ static void ngx_http_agent_sqlite_contains(sqlite3_context *ctx, int argc,
     " AND (?4 OR NOT (role = 'tool' OR (role = 'assistant'"                   \
     " AND tool_calls IS NOT NULL AND (content IS NULL OR content = ''))))"
 
+/* a message's content once its images are no longer sent */
+#define NGX_HTTP_AGENT_MESSAGES_IMAGES_SHOWN                                  \
+    "COALESCE(content, '') || ' [' || json_array_length(images)"              \
+    " || ' attachment(s) shown earlier in the conversation]'"
+
 #define NGX_HTTP_AGENT_RUN_COLS                                               \
     "run_id, thread_id, assistant_id, status, metadata, kwargs,"              \
     " multitask_strategy, created_at, updated_at"
@@ -140,14 +145,19 @@ static const char  *ngx_http_agent_store_sql[] = {
     " OFFSET ?3 - 1), -1) END)"
     " SELECT id, role,"
     " CASE WHEN images IS NOT NULL AND seq < (SELECT keep FROM t)"
-    "  THEN COALESCE(content, '') || ' [' || json_array_length(images)"
-    "  || ' attachment(s) shown earlier in the conversation]'"
+    "  THEN " NGX_HTTP_AGENT_MESSAGES_IMAGES_SHOWN
     "  ELSE content END,"
     " tool_calls, tool_call_id, name,"
     " CASE WHEN seq < (SELECT keep FROM t) THEN NULL ELSE images END,"
     " metadata, created_at, seq FROM messages"
     /* t as a value, not joined: the index's order, no sort of the rows */
     " WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
+    /* from a seq on, as stored, for a worker's kept rows (store_history.c) */
+    "SELECT id, role, content, tool_calls, tool_call_id, name, images,"
+    " metadata, created_at, seq,"
+    " CASE WHEN images IS NOT NULL THEN " NGX_HTTP_AGENT_MESSAGES_IMAGES_SHOWN
+    " END FROM messages WHERE session_id = ?1 AND seq >= ?2 AND seq < ?3"
+    " ORDER BY seq",
     "SELECT seq FROM (SELECT seq, COUNT(*) OVER w AS n,"
     " SUM(length(CAST(content AS BLOB))"
     " + COALESCE(length(CAST(tool_calls AS BLOB)), 0)"

@@ -15,6 +15,7 @@
 #include "ngx_http_agent_sqlite_retry.h"
 #include "ngx_http_agent_sqlite_history.h"
 #include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_store_history.h"
 #include "ngx_http_agent_id.h"
 
 
@@ -90,6 +91,95 @@ ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     }
 
     return ngx_http_agent_sqlite_done(stmt, rc);
+}
+
+
+/*
+ * The turn's read: the rows after those the worker kept of the session
+ * (store_history.c), the row kept last read again to prove that nothing
+ * before it changed; without it the whole history is read again
+ */
+
+ngx_int_t
+ngx_http_agent_sqlite_messages_kept(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t upto, ngx_int_t images_keep, ngx_array_t *messages)
+{
+    int                              rc;
+    int64_t                          from, last, rid, seq;
+    ngx_str_t                        f[NGX_HTTP_AGENT_STORE_HISTORY_FIELDS];
+    ngx_uint_t                       k, first;
+    sqlite3_stmt                    *stmt;
+    ngx_http_agent_store_history_t  *h;
+
+    if (upto < 0) {
+        upto = INT64_MAX;
+    }
+
+    h = ngx_http_agent_store_history_find(id, upto, &from, &last);
+    if (h == NULL) {
+        return ngx_http_agent_sqlite_messages(sc, id, upto, images_keep,
+                                              messages);
+    }
+
+again:
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_SINCE);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, id);
+    sqlite3_bind_int64(stmt, 2, from);
+    sqlite3_bind_int64(stmt, 3, upto);
+
+    first = (last >= 0);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        rid = sqlite3_column_int64(stmt, 0);
+        seq = sqlite3_column_int64(stmt, 9);
+
+        if (first) {
+            first = 0;
+
+            if (rid == last && seq == from) {
+                continue;
+            }
+
+            break;
+        }
+
+        for (k = 0; k < NGX_HTTP_AGENT_STORE_HISTORY_SHOWN; k++) {
+            f[k].data = (u_char *) sqlite3_column_text(stmt, k + 1);
+            f[k].len = sqlite3_column_bytes(stmt, k + 1);
+        }
+
+        f[NGX_HTTP_AGENT_STORE_HISTORY_SHOWN].data =
+                                    (u_char *) sqlite3_column_text(stmt, 10);
+        f[NGX_HTTP_AGENT_STORE_HISTORY_SHOWN].len =
+                                    sqlite3_column_bytes(stmt, 10);
+
+        if (ngx_http_agent_store_history_add(h, rid, seq, f) != NGX_OK) {
+            sqlite3_reset(stmt);
+            return NGX_ERROR;
+        }
+    }
+
+    if (rc == SQLITE_ROW || first) {
+        /* the row kept last is gone or another: cut since, read it all */
+        sqlite3_reset(stmt);
+        ngx_http_agent_store_history_reset(h);
+        from = -1;
+        last = -1;
+        goto again;
+    }
+
+    if (ngx_http_agent_sqlite_done(stmt, rc) != NGX_OK) {
+        ngx_http_agent_store_history_drop(h);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_store_history_out(h, sc->pool, upto, images_keep,
+                                            messages);
 }
 
 

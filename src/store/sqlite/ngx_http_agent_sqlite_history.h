@@ -23,6 +23,8 @@
 
 ngx_int_t ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, int64_t upto, ngx_int_t images_keep, ngx_array_t *messages);
+ngx_int_t ngx_http_agent_sqlite_messages_kept(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, int64_t upto, ngx_int_t images_keep, ngx_array_t *messages);
 ngx_int_t ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, int64_t before, ngx_uint_t limit, ngx_uint_t all,
     ngx_uint_t images, ngx_uint_t *more,

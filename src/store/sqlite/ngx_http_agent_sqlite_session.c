@@ -455,8 +455,8 @@ ngx_http_agent_sqlite_session_open(ngx_http_agent_store_call_t *sc,
     rc = ngx_http_agent_sqlite_checkpoint_get(sc, id, NULL, cp);
 
     if (rc == NGX_OK) {
-        rc = ngx_http_agent_sqlite_messages(sc, id, cp->msg_count,
-                                            images_keep, messages);
+        rc = ngx_http_agent_sqlite_messages_kept(sc, id, cp->msg_count,
+                                                 images_keep, messages);
     }
 
     if (rc != NGX_OK && rc != NGX_DECLINED) {
