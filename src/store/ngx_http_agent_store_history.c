@@ -22,7 +22,7 @@
  * there with its id, every row before it is too, and the read starts
  * there.  Anything else (another worker cut the history, the session was
  * made again under its id) reads the whole history again; what a turn
- * gets never depends on the cache (t/118).
+ * gets never depends on the cache (t/store_history_cache.t).
  *
  * The rows are kept as stored: which images the model still sees
  * (agent_images_keep) moves with each turn, so it is applied as the rows
