@@ -121,7 +121,8 @@ static ngx_http_agent_run_handlers_t  ngx_http_agent_node_subgraph_handlers = {
     ngx_http_agent_node_subgraph_done,
     ngx_http_agent_node_subgraph_node,
     ngx_http_agent_node_subgraph_up,
-    ngx_http_agent_node_subgraph_save_up
+    ngx_http_agent_node_subgraph_save_up,
+    NULL                                   /* its nodes' cache=: not kept */
 };
 
 

@@ -78,6 +78,8 @@ struct ngx_http_agent_turn_s {
     ngx_str_t                       end_text;
     ngx_str_t                       end_code;
     ngx_int_t                       done_rc;   /* kept while it unlocks */
+    ngx_str_t                       cache_key; /* the node's that runs
+                                                  (turn_cache.c) */
     uint64_t                        phase;     /* its run's end: bench */
     ngx_uint_t                      durability;
     int64_t                         skip_from; /* the message count the
@@ -141,6 +143,8 @@ ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run, ngx_str_t *next);
 void ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn);
 
+ngx_int_t ngx_http_agent_turn_cache(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t put);
 ngx_int_t ngx_http_agent_turn_subgraph(ngx_http_agent_run_t *run,
     ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
 ngx_int_t ngx_http_agent_turn_subgraph_checkpoint(ngx_http_agent_run_t *run,
