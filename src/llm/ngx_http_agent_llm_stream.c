@@ -278,6 +278,10 @@ ngx_http_agent_llm_text(ngx_http_agent_llm_t *llm, ngx_str_t *s)
         return ngx_http_agent_llm_fail(llm, "the model's answer is too long");
     }
 
+    if (llm->cache_text && ngx_http_agent_llm_cache_text(llm, s) != NGX_OK) {
+        return ngx_http_agent_llm_fail(llm, "out of memory");
+    }
+
     if (llm->on_chunk && llm->on_chunk(llm->data, s) != NGX_OK) {
         llm->failed = 1;
         return NGX_ERROR;

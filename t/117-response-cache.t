@@ -1,0 +1,164 @@
+#!/usr/bin/perl
+# The exact response cache (issue 53, item 4): an llm node with
+# cache_response=TTL answers the same request to the same model, for the
+# same owner, with the answer kept: nothing sent to the provider, the
+# same events (every token) streamed, no tokens counted; $agent_cache says
+# hit, miss or - in the access log; the hits and misses in the metrics;
+# another owner calls the model unless cache_shared=on; tool calls
+# replayed too.  On both stores (t/pg/run prove t/117-response-cache.t).
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+
+my $t = AgentTest->new;
+$t->mock(sub {
+    my $q = AgentTest::last_user($_[0]);
+    my $last = $_[0]{messages}[-1];
+    return { text => "the weather is $last->{content}" }
+        if $last->{role} eq 'tool';
+    return { tools => [[ 'c1', 'execute_sql_query',
+                         '{"query":"SELECT 1 AS one"}' ]] }
+        if $q =~ /^query/;
+    return { text => "Here is a longer answer to $q, in pieces." };
+});
+
+my $conf = $t->conf(http => <<'HTTP',
+log_format cache '$agent_session $agent_cache';
+agent_owner $http_x_user;
+agent_graph exact {
+    node model llm cache_response=60s;
+    edge START model;
+    edge model END;
+}
+agent_graph shared {
+    node model llm cache_response=60s cache_shared=on;
+    edge START model;
+    edge model END;
+}
+agent_graph plain {
+    node model llm;
+    edge START model;
+    edge model END;
+}
+agent_graph tooled {
+    node agent llm tools=execute_sql_query cache_response=60s;
+    node tools tools;
+    edge START agent;
+    edge agent tools if=tool_calls;
+    edge agent END;
+    edge tools agent;
+}
+agent_use_graph exact;
+HTTP
+    location => 'access_log %%DIR%%/cache.log cache;');
+$conf =~ s{(location /api/sessions/)}{location /shared/ { agent_chat;
+            agent_use_graph shared; access_log %%DIR%%/cache.log cache; }
+        location /plain/ { agent_chat; agent_use_graph plain;
+            access_log %%DIR%%/cache.log cache; }
+        location /tooled/ { agent_chat; agent_use_graph tooled;
+            access_log %%DIR%%/cache.log cache; }
+        location = /metrics { agent_metrics; }
+        $1};
+$t->run($conf);
+
+sub calls { scalar $t->{mock}->requests }
+
+my %sid_of;
+
+sub turn {
+    my ($user, $text, $base) = @_;
+    my $r = $t->http('POST', '/api/sessions/', {}, 'X-User' => $user);
+    die "session: $r->{status}" unless $r->{status} == 201;
+    my $sid = $r->{json}{id};
+    my $s = $t->stream(($base // '/api/chat/') . "$sid/message",
+                       '{"message":"' . $text . '"}',
+                       headers => { 'X-User' => $user });
+    $s->{sid} = $sid;
+    return $s;
+}
+
+# what a client sees of a stream, its ids, times and run ids aside
+sub seen {
+    my ($r) = @_;
+    return [ map { my $e = $_;
+                   $e->{type} eq 'chunk' ? "chunk:$e->{content}"
+                   : $e->{type} eq 'node' ? "node:$e->{name}:$e->{status}"
+                   : $e->{type} eq 'tool_start'
+                     ? "tool_start:$e->{id}:$e->{name}:"
+                       . ($e->{input}{query} // '')
+                   : $e->{type} } @{ $r->{events} } ];
+}
+
+sub logged {
+    my ($sid) = @_;
+    AgentTest::wait_for(sub {
+        -f "$t->{dir}/cache.log"
+            && $t->slurp("cache.log") =~ /^\Q$sid\E /m }, 5);
+    my ($v) = $t->slurp("cache.log") =~ /^\Q$sid\E (\S+)/m;
+    return $v // '';
+}
+
+sub metric {
+    my ($name) = @_;
+    my $m = $t->http('GET', '/metrics')->{content};
+    return $m =~ /^\Q$name\E (\d+)/m ? $1 : 0;
+}
+
+# --- the same request replayed ------------------------------------------------
+
+my $a1 = turn('ann', 'hello');
+is($a1->{events}[-1]{type}, 'end', 'a first turn ends');
+is(calls(), 1, 'the model is called');
+my @chunks = grep { /^chunk:/ } @{ seen($a1) };
+ok(@chunks > 3, 'its answer streamed in pieces') or diag explain seen($a1);
+is(logged($a1->{sid}), 'miss', '$agent_cache: miss');
+
+my $a2 = turn('ann', 'hello');
+is($a2->{events}[-1]{type}, 'end', 'the same request in another thread ends');
+is(calls(), 1, 'the model is not called again');
+is_deeply(seen($a2), seen($a1), 'the same events, every token the same');
+is($a2->{events}[-1]{full_response}, $a1->{events}[-1]{full_response},
+   'the same answer');
+is($a2->{events}[-1]{usage}{completion_tokens} // 0, 0,
+   'a replay spends no tokens');
+is(logged($a2->{sid}), 'hit', '$agent_cache: hit');
+
+my $a3 = turn('ann', 'hello again');
+is(calls(), 2, 'another request calls the model');
+is(logged($a3->{sid}), 'miss', 'a miss');
+
+my $b1 = turn('bob', 'hello');
+is(calls(), 3, 'another owner\'s same request calls the model');
+
+my $p1 = turn('ann', 'hello', '/plain/');
+is(calls(), 4, 'a node without cache_response calls the model');
+is(logged($p1->{sid}), '-', '$agent_cache: -');
+
+# --- cache_shared=on ----------------------------------------------------------
+
+turn('ann', 'shared question', '/shared/');
+is(calls(), 5, 'a shared node\'s first request calls the model');
+my $s2 = turn('bob', 'shared question', '/shared/');
+is(calls(), 5, 'another owner\'s same request is answered from the cache');
+is(logged($s2->{sid}), 'hit', 'a hit');
+
+# --- tool calls ---------------------------------------------------------------
+
+my $t1 = turn('ann', 'query one', '/tooled/');
+is($t1->{events}[-1]{type}, 'end', 'a turn with a tool call ends');
+is(calls(), 7, 'two model calls: the call, then the answer');
+my $t2 = turn('ann', 'query one', '/tooled/');
+is(calls(), 7, 'both replayed');
+is_deeply(seen($t2), seen($t1), 'the tool call and the answer the same');
+ok((grep { $_ eq 'tool_start:c1:execute_sql_query:SELECT 1 AS one' }
+     @{ seen($t2) }), 'the tool call is among them, its id and arguments');
+
+is(metric('agent_cache_hits_total{kind="exact"}'), 4, 'hits counted');
+is(metric('agent_cache_misses_total{kind="exact"}'), 6, 'misses counted');
+
+$t->check_log;
+done_testing;
