@@ -35,6 +35,9 @@
 static ngx_int_t ngx_http_agent_llm_use(ngx_http_agent_llm_t *llm,
     ngx_http_agent_model_t *model);
 static ngx_int_t ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm);
+static ngx_int_t ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
+static void ngx_http_agent_llm_looked(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_llm_data(void *data, u_char *p, size_t len);
 static void ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
@@ -266,7 +269,7 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
         llm->cache_headers = headers;
         llm->cache_body = body;
 
-        rc = ngx_http_agent_llm_cache_look(llm);
+        rc = ngx_http_agent_llm_cache_look(llm, ngx_http_agent_llm_looked);
 
         if (rc != NGX_DECLINED) {
             return rc;
@@ -277,9 +280,33 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
 }
 
 
+/* the cache answered later: a miss is sent as the attempt would have */
+
+static void
+ngx_http_agent_llm_looked(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_llm_t *llm = sc->data;
+
+    ngx_int_t  rc;
+
+    sc->n = 0;
+
+    rc = ngx_http_agent_llm_cache_pass(llm);
+
+    if (rc == NGX_DECLINED) {
+        rc = ngx_http_agent_llm_send(llm, &llm->cache_url,
+                                     llm->cache_headers, &llm->cache_body);
+    }
+
+    if (rc != NGX_OK) {
+        ngx_http_agent_llm_failed(llm);
+    }
+}
+
+
 /* the request to the provider, its answer read as it comes */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body)
 {

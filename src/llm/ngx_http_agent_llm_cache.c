@@ -9,7 +9,8 @@
 #include <ngx_event.h>
 #include <ngx_sha1.h>
 
-#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_llm_state.h"
+#include "ngx_http_agent_llm_stream.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
 
@@ -29,8 +30,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm);
-static void ngx_http_agent_llm_cache_wake(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_llm_cache_replay(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_llm_cache_answer(ngx_http_agent_llm_t *llm,
     yajl_val v);
@@ -45,7 +44,8 @@ static ngx_http_agent_store_call_t  ngx_http_agent_llm_cache_puts;
 /* NGX_OK: answered from the cache, or to be; NGX_DECLINED: send it */
 
 ngx_int_t
-ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm)
+ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_wake_pt wake)
 {
     u_char                       *p, hash[20];
     ngx_str_t                    *owner;
@@ -80,15 +80,16 @@ ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm)
     p = ngx_cpymem(p, "exact:", sizeof("exact:") - 1);
     llm->cache_key.len = ngx_hex_dump(p, hash, 20) - llm->cache_key.data;
 
-    ngx_http_agent_store_call_init(sc, llm->pool, llm->log,
-                                   ngx_http_agent_llm_cache_wake, llm);
+    ngx_http_agent_store_call_init(sc, llm->pool, llm->log, wake, llm);
     llm->cache_sc = sc;
 
     return ngx_http_agent_llm_cache_pass(llm);
 }
 
 
-static ngx_int_t
+/* the lookup's answer: NGX_OK, a hit, or it is to come; NGX_DECLINED */
+
+ngx_int_t
 ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
 {
     ngx_str_t   value, *h;
@@ -141,30 +142,6 @@ ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
     }
 
     return NGX_DECLINED;
-}
-
-
-static void
-ngx_http_agent_llm_cache_wake(ngx_http_agent_store_call_t *sc)
-{
-    ngx_http_agent_llm_t *llm = sc->data;
-
-    ngx_int_t  rc;
-
-    sc->n = 0;
-
-    rc = ngx_http_agent_llm_cache_pass(llm);
-
-    if (rc == NGX_DECLINED) {
-        rc = ngx_http_agent_llm_send(llm, &llm->cache_url,
-                                     llm->cache_headers, &llm->cache_body);
-    }
-
-    if (rc != NGX_OK) {
-        ngx_log_error(NGX_LOG_ERR, llm->log, 0, "agent: %V",
-                      ngx_http_agent_json_log_str(llm->pool, &llm->error));
-        llm->on_done(llm->data, NGX_ERROR);
-    }
 }
 
 
@@ -243,23 +220,6 @@ ngx_http_agent_llm_cache_answer(ngx_http_agent_llm_t *llm, yajl_val v)
     llm->seen_done = 1;
 
     return ngx_http_agent_llm_finish(llm, &s);
-}
-
-
-ngx_int_t
-ngx_http_agent_llm_cache_text(ngx_http_agent_llm_t *llm, ngx_str_t *s)
-{
-    ngx_str_t  *piece;
-
-    piece = ngx_array_push(llm->cache_text);
-    if (piece == NULL) {
-        return NGX_ERROR;
-    }
-
-    piece->data = ngx_pstrdup(llm->pool, s);
-    piece->len = s->len;
-
-    return piece->data ? NGX_OK : NGX_ERROR;
 }
 
 

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
 
 
 /*
@@ -180,11 +181,9 @@ ngx_uint_t ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm,
     ngx_str_t *json);
 void ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm,
     ngx_str_t *reused, u_char *json, size_t len);
-ngx_int_t ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm, ngx_str_t *url,
-    ngx_array_t *headers, ngx_str_t *body);
-ngx_int_t ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm);
-ngx_int_t ngx_http_agent_llm_cache_text(ngx_http_agent_llm_t *llm,
-    ngx_str_t *s);
+ngx_int_t ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_wake_pt wake);
+ngx_int_t ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm);
 void ngx_http_agent_llm_cache_put(ngx_http_agent_llm_t *llm);
 void ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm);
 
