@@ -3,7 +3,8 @@
 # cache_response=TTL answers the same request to the same model, for the
 # same owner, with the answer kept: nothing sent to the provider, the
 # same events (every token) streamed, no tokens counted; $agent_cache says
-# hit, miss or - in the access log; the hits and misses in the metrics;
+# hit, miss or - in the access log, agent.cache on the model call's span;
+# the hits and misses in the metrics;
 # another owner calls the model unless cache_shared=on; tool calls
 # replayed too.  On both stores (t/pg/run prove t/117-response-cache.t).
 
@@ -13,8 +14,58 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
+use JSON::PP;
+use IO::Socket::INET;
+use POSIX ();
 
 my $t = AgentTest->new;
+
+# an OTLP collector: each request's body, one JSON line each (t/63's)
+my $dir = $t->dir;
+my $sink_port = AgentTest::free_port();
+my $sink = fork() // die;
+if ($sink == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                  LocalPort => $sink_port, Listen => 16,
+                                  ReuseAddr => 1) or die $!;
+    while (my $c = $l->accept) {
+        my ($head, $body) = ('', '');
+        while (defined(my $line = <$c>)) {
+            last if $line eq "\r\n";
+            $head .= $line;
+        }
+        my ($len) = $head =~ /Content-Length: (\d+)/i;
+        read($c, $body, $len // 0);
+        open my $fh, '>>', "$dir/sink.log";
+        print $fh encode_json({ body => $body }), "\n";
+        close $fh;
+        print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                 . "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+        close $c;
+    }
+    POSIX::_exit(0);
+}
+END { kill 'TERM', $sink if $sink }
+
+# the agent.cache attribute of the model calls' spans, in order
+sub span_caches {
+    my @v;
+    open my $fh, '<', "$dir/sink.log" or return ();
+    for my $req (map { decode_json($_) } <$fh>) {
+        for my $rs (@{ decode_json($req->{body})->{resourceSpans} }) {
+            for my $ss (@{ $rs->{scopeSpans} }) {
+                for my $sp (@{ $ss->{spans} }) {
+                    push @v, map { $_->{value}{stringValue} }
+                             grep { $_->{key} eq 'agent.cache' }
+                             @{ $sp->{attributes} };
+                }
+            }
+        }
+    }
+    return @v;
+}
+
 $t->mock(sub {
     my $q = AgentTest::last_user($_[0]);
     my $last = $_[0]{messages}[-1];
@@ -28,6 +79,7 @@ $t->mock(sub {
 
 my $conf = $t->conf(http => <<'HTTP',
 log_format cache '$agent_session $agent_cache';
+agent_otlp url=http://127.0.0.1:SINK/v1/traces;
 agent_owner $http_x_user;
 agent_graph exact {
     node model llm cache_response=60s;
@@ -55,6 +107,7 @@ agent_graph tooled {
 agent_use_graph exact;
 HTTP
     location => 'access_log %%DIR%%/cache.log cache;');
+$conf =~ s/SINK/$sink_port/;
 $conf =~ s{(location /api/sessions/)}{location /shared/ { agent_chat;
             agent_use_graph shared; access_log %%DIR%%/cache.log cache; }
         location /plain/ { agent_chat; agent_use_graph plain;
@@ -156,6 +209,11 @@ is(calls(), 7, 'both replayed');
 is_deeply(seen($t2), seen($t1), 'the tool call and the answer the same');
 ok((grep { $_ eq 'tool_start:c1:execute_sql_query:SELECT 1 AS one' }
      @{ seen($t2) }), 'the tool call is among them, its id and arguments');
+
+ok(AgentTest::wait_for(sub { (grep { $_ eq 'hit' } span_caches())
+                             && (grep { $_ eq 'miss' } span_caches()) }, 10),
+   'the model calls\' spans say agent.cache hit and miss')
+    or diag explain [ span_caches() ];
 
 is(metric('agent_cache_hits_total{kind="exact"}'), 4, 'hits counted');
 is(metric('agent_cache_misses_total{kind="exact"}'), 6, 'misses counted');
