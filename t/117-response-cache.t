@@ -6,7 +6,8 @@
 # hit, miss or - in the access log, agent.cache on the model call's span;
 # the hits and misses in the metrics;
 # another owner calls the model unless cache_shared=on; tool calls
-# replayed too.  On both stores (t/pg/run prove t/117-response-cache.t).
+# replayed too; nginx -t refusing bad values.  On both stores
+# (t/pg/run prove t/117-response-cache.t).
 
 use strict;
 use warnings;
@@ -217,6 +218,28 @@ ok(AgentTest::wait_for(sub { (grep { $_ eq 'hit' } span_caches())
 
 is(metric('agent_cache_hits_total{kind="exact"}'), 4, 'hits counted');
 is(metric('agent_cache_misses_total{kind="exact"}'), 6, 'misses counted');
+
+# --- nginx -t ----------------------------------------------------------------
+
+for my $bad ([ 'node m llm cache_response=soon;', 'cache_response' ],
+             [ 'node m llm cache_shared=maybe;', 'cache_shared' ]) {
+    $t->write_conf($t->conf(http => "agent_graph g { $bad->[0] "
+                                   . "edge START m; edge m END; }\n"
+                                   . "agent_use_graph g;"));
+    my ($ok, $out) = $t->test_conf;
+    ok(!$ok, "nginx -t refuses $bad->[1]= of another value");
+    like($out, qr/\Q$bad->[1]\E/, 'naming it');
+}
+for my $bad ([ 'agent_cache_max items=0;', 'invalid parameter "items=0"' ],
+             [ 'agent_cache_max big=1;', 'invalid parameter "big=1"' ],
+             [ 'agent_cache_max items=5; agent_cache_max size=1m;',
+               '"agent_cache_max" directive is duplicate' ]) {
+    $t->write_conf($t->conf(http => $bad->[0]));
+    my ($ok, $out) = $t->test_conf;
+    ok(!$ok, "nginx -t refuses \"$bad->[0]\"");
+    like($out, qr/\Q$bad->[1]\E/, 'saying why');
+}
+$t->write_conf($conf);
 
 $t->check_log;
 done_testing;
