@@ -3,8 +3,8 @@
 # gives the node's update again for the same state (one owner's threads
 # share it, another owner's never), a different input runs the node, an
 # entry past its TTL is not used, a reload that changes the node finds
-# none kept, agent_cache_max lets the oldest go first; the hits and
-# misses counted.  On both stores (t/pg/run prove t/116-node-cache.t).
+# none kept, agent_cache_max lets the oldest go first; a subgraph's node
+# is cached too; the hits and misses counted.  On both stores (t/pg/run prove t/116-node-cache.t).
 
 use strict;
 use warnings;
@@ -40,6 +40,16 @@ agent_graph plain {
     edge START model;
     edge model END;
 }
+agent_graph inner {
+    node model llm cache=60s;
+    edge START model;
+    edge model END;
+}
+agent_graph outer {
+    node sub subgraph graph=inner;
+    edge START sub;
+    edge sub END;
+}
 agent_use_graph cached;
 G
 }
@@ -52,6 +62,7 @@ sub conf {
             return 200 '{"score":"\$request_id"}'; }
         location /brief/ { agent_chat; agent_use_graph brief; }
         location /plain/ { agent_chat; agent_use_graph plain; }
+        location /outer/ { agent_chat; agent_use_graph outer; }
         location = /metrics { agent_metrics; }
         $1};
     return $conf;
@@ -153,6 +164,15 @@ turn('ann', 'bound 3', '/plain/');
 is(calls(), 15, 'the oldest left is still there');
 turn('ann', 'bound 1', '/plain/');
 is(calls(), 16, 'the put of two entries let the two oldest go');
+
+# --- a node of a subgraph -----------------------------------------------------
+
+my $s1 = turn('ann', 'inside', '/outer/');
+is($s1->{end}{type}, 'end', 'a turn through a subgraph ends');
+is(calls(), 17, 'its node calls the model');
+my $s2 = turn('ann', 'inside', '/outer/');
+is(calls(), 17, 'the subgraph\'s node is cached too');
+is($s2->{answer}, 'answer to inside', 'its answer is the thread\'s');
 
 # --- nginx -t ----------------------------------------------------------------
 

@@ -14,8 +14,8 @@
  * A node's cache= as LangGraph's CachePolicy: its update for the same
  * state is kept and given again instead of running the node.  The engine
  * only asks and tells its embedder (run->handlers->cache), which keys,
- * keeps and reads the updates; a run without that handler (a subgraph's
- * own) runs its nodes.  A kept update is the node's own: the writes of
+ * keeps and reads the updates; a run without that handler runs its
+ * nodes.  A kept update is the node's own: the writes of
  * its then= parts and its count= are made again each time.
  */
 

@@ -279,6 +279,8 @@ struct ngx_http_agent_run_s {
     unsigned                         finished:1;
     unsigned                         cached:1;   /* the step's update is
                                                     the cache's */
+    ngx_str_t                        cache_key;  /* the embedder's, of the
+                                                    node looked up */
 };
 
 

@@ -19,7 +19,8 @@
 
 
 /*
- * A node's cache= for a turn (the engine asks: graph_cache.c).  The key
+ * A node's cache= for a turn, its subgraphs' nodes too (the engine asks:
+ * graph_cache.c; node_subgraph.c hands its runs' asks up).  The key
  * is the SHA-1 of the owner, the graph's and the node's names, the
  * node's version (its statement's CRC) and the state the node reads: every
  * channel but the thread's id, as our generator writes them, messages
@@ -65,8 +66,6 @@ ngx_int_t
 ngx_http_agent_turn_cache(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_uint_t put)
 {
-    ngx_http_agent_turn_t *turn = run->ctx;
-
     ngx_int_t                     rc;
     ngx_http_agent_turn_cache_t  *c;
 
@@ -87,7 +86,7 @@ ngx_http_agent_turn_cache(ngx_http_agent_run_t *run,
     }
 
     /* the state a put would read has had the node's writes applied */
-    turn->cache_key = c->key;
+    run->cache_key = c->key;
 
     ngx_http_agent_store_call_init(&c->sc, run->pool, run->log,
                                    ngx_http_agent_turn_cache_wake, c);
@@ -107,7 +106,7 @@ static ngx_int_t
 ngx_http_agent_turn_cache_key(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node, ngx_str_t *key)
 {
-    ngx_http_agent_turn_t *turn = run->ctx;
+    ngx_http_agent_env_t *env = run->data;
 
     u_char                     *p, hash[20];
     ngx_str_t                   state;
@@ -171,7 +170,7 @@ ngx_http_agent_turn_cache_key(ngx_http_agent_run_t *run,
 
     ngx_sha1_init(&sha1);
     ngx_sha1_update(&sha1, "node", sizeof("node"));
-    ngx_sha1_update(&sha1, turn->env.owner.data, turn->env.owner.len);
+    ngx_sha1_update(&sha1, env->owner.data, env->owner.len);
     ngx_sha1_update(&sha1, "", 1);
     ngx_sha1_update(&sha1, run->graph->name.data, run->graph->name.len);
     ngx_sha1_update(&sha1, "", 1);
@@ -410,13 +409,11 @@ static void
 ngx_http_agent_turn_cache_put(ngx_http_agent_run_t *run,
     ngx_http_agent_node_t *node)
 {
-    ngx_http_agent_turn_t *turn = run->ctx;
-
     ngx_str_t                     value;
     ngx_http_agent_json_t        *j;
     ngx_http_agent_store_call_t  *sc;
 
-    if (turn->cache_key.len == 0) {
+    if (run->cache_key.len == 0) {
         return;
     }
 
@@ -440,7 +437,7 @@ ngx_http_agent_turn_cache_put(ngx_http_agent_run_t *run,
 
     ngx_http_agent_store_call_reset(sc);
 
-    (void) ngx_http_agent_store_cache_put(sc, &turn->cache_key, &value,
+    (void) ngx_http_agent_store_cache_put(sc, &run->cache_key, &value,
                                           node->cache);
-    ngx_str_null(&turn->cache_key);
+    ngx_str_null(&run->cache_key);
 }

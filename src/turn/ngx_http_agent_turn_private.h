@@ -78,8 +78,6 @@ struct ngx_http_agent_turn_s {
     ngx_str_t                       end_text;
     ngx_str_t                       end_code;
     ngx_int_t                       done_rc;   /* kept while it unlocks */
-    ngx_str_t                       cache_key; /* the node's that runs
-                                                  (turn_cache.c) */
     uint64_t                        phase;     /* its run's end: bench */
     ngx_uint_t                      durability;
     int64_t                         skip_from; /* the message count the
