@@ -57,7 +57,7 @@ static char *ngx_http_agent_store_document_check(ngx_conf_t *cf, void *post,
 static char *ngx_http_agent_store_quota(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_agent_store_bounds_set(ngx_conf_t *cf,
-    ngx_uint_t *items, size_t *size);
+    ngx_uint_t *items, size_t *bytes);
 static void *ngx_http_agent_store_create_conf(ngx_conf_t *cf);
 static char *ngx_http_agent_store_init_conf(ngx_conf_t *cf, void *conf);
 static ngx_int_t ngx_http_agent_store_init_process(ngx_cycle_t *cycle);
@@ -325,7 +325,8 @@ ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
 
 
 /*
- * The cache of nodes' updates and model answers (turn_cache.c): an entry
+ * The cache of nodes' updates and model answers (turn_cache.c,
+ * llm_cache.c): an entry
  * larger than a document or than the whole cache is not kept, and a put
  * makes room for itself in agent_cache_max, the oldest going first
  */
