@@ -674,6 +674,9 @@ typedef struct {
                             ngx_uint_t items, size_t size);
 } ngx_http_agent_store_backend_t;
 
+/* what a full cache keeps of a bound n: a 64th of it freed at once */
+#define NGX_HTTP_AGENT_STORE_CACHE_KEEP(n)  ((int64_t) (n) - (int64_t) (n) / 64)
+
 
 /* an operation of the store, as a kept answer names it */
 #define ngx_http_agent_store_op(name)                                         \

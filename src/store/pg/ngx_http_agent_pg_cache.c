@@ -17,8 +17,9 @@
 /*
  * The cache's entries on PostgreSQL (sqlite_cache.c for SQLite), shared
  * by every worker of every host on the database.  A put is one
- * statement, the room it makes with it; puts that race may leave a few
- * entries over the bounds until the next put.
+ * statement, the room it makes with it (sqlite_cache.c says how); its
+ * window over the entries is the server's work, not the worker's.  Puts
+ * that race may leave a few entries over the bounds until the next put.
  */
 
 
@@ -85,7 +86,9 @@ ngx_http_agent_pg_cache_put(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CACHE_PUT, NULL,
-                                 "ssiiiii", key, value, (int64_t) value->len,
-                                 now, expires, (int64_t) items,
-                                 (int64_t) size);
+                                 "ssiiiiiii", key, value,
+                                 (int64_t) value->len, now, expires,
+                                 (int64_t) items, (int64_t) size,
+                                 NGX_HTTP_AGENT_STORE_CACHE_KEEP(items),
+                                 NGX_HTTP_AGENT_STORE_CACHE_KEEP(size));
 }

@@ -153,7 +153,10 @@ static const char  *ngx_http_agent_store_schema =
     /* cached nodes' updates and model answers (store_bounds.c) */
     "CREATE TABLE IF NOT EXISTS cache ("
     " key TEXT PRIMARY KEY, value TEXT NOT NULL, bytes INTEGER NOT NULL,"
-    " created INTEGER NOT NULL, expires INTEGER NOT NULL);";
+    " created INTEGER NOT NULL, expires INTEGER NOT NULL);"
+    /* the bounds' sums and the oldest read from the index alone */
+    "CREATE INDEX IF NOT EXISTS cache_age ON cache (created, key, bytes);"
+    "CREATE INDEX IF NOT EXISTS cache_expires ON cache (expires);";
 
 
 static ngx_int_t
