@@ -30,6 +30,7 @@
  */
 
 
+static void ngx_http_agent_llm_cache_forget(ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_cache_replay(ngx_event_t *ev);
 static ngx_int_t ngx_http_agent_llm_cache_answer(ngx_http_agent_llm_t *llm,
     yajl_val v);
@@ -92,9 +93,8 @@ ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
 ngx_int_t
 ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
 {
-    ngx_str_t   value, *h;
-    ngx_int_t   rc;
-    ngx_uint_t  i;
+    ngx_str_t  value;
+    ngx_int_t  rc;
 
     rc = ngx_http_agent_store_cache_get(llm->cache_sc, &llm->cache_key,
                                         &value);
@@ -106,12 +106,7 @@ ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
     llm->cache_sc = NULL;
 
     if (rc == NGX_OK) {
-        /* nothing is sent: the headers' key is let go now */
-        h = llm->cache_headers->elts;
-
-        for (i = 0; i < llm->cache_headers->nelts; i++) {
-            ngx_explicit_memzero(h[i].data, h[i].len);
-        }
+        ngx_http_agent_llm_cache_forget(llm);
 
         llm->cache_body = value;
         llm->cache_hit = 1;
@@ -142,6 +137,22 @@ ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
     }
 
     return NGX_DECLINED;
+}
+
+
+/* nothing is sent: the headers' key let go, as after curl has copied it */
+
+static void
+ngx_http_agent_llm_cache_forget(ngx_http_agent_llm_t *llm)
+{
+    ngx_str_t   *h;
+    ngx_uint_t   i;
+
+    h = llm->cache_headers->elts;
+
+    for (i = 0; i < llm->cache_headers->nelts; i++) {
+        ngx_explicit_memzero(h[i].data, h[i].len);
+    }
 }
 
 
@@ -296,6 +307,7 @@ ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm)
     if (llm->cache_sc) {
         ngx_http_agent_store_cancel(llm->cache_sc);
         llm->cache_sc = NULL;
+        ngx_http_agent_llm_cache_forget(llm);
     }
 
     if (llm->replay.posted) {
