@@ -13,6 +13,7 @@
 #include "ngx_http_agent_message.h"
 #include "ngx_http_agent_graph_wait.h"
 #include "ngx_http_agent_graph_parts.h"
+#include "ngx_http_agent_graph_cache.h"
 
 
 /*
@@ -265,7 +266,7 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
 
         run->in_node = 1;
         run->async_done = 0;
-        rc = node->kind->run(run, node);
+        rc = ngx_http_agent_graph_cache_run(run, node);
         run->in_node = 0;
 
         if (rc == NGX_AGAIN) {
@@ -275,6 +276,8 @@ ngx_http_agent_graph_loop(ngx_http_agent_run_t *run)
 
             rc = run->async_rc;
         }
+
+        ngx_http_agent_graph_cache_keep(run, rc);
 
         /* then=: the step's other parts */
 
@@ -306,6 +309,8 @@ ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc)
         run->async_rc = rc;
         return;
     }
+
+    ngx_http_agent_graph_cache_keep(run, rc);
 
     rc = ngx_http_agent_graph_parts_run(run, (ngx_http_agent_node_t *)
                                              run->graph->nodes.elts

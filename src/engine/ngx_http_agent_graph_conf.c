@@ -54,6 +54,8 @@ static char *ngx_http_agent_graph_edge_conf(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_graph_link(ngx_conf_t *cf,
     ngx_http_agent_graph_ctx_t *ctx);
+static char *ngx_http_agent_graph_node_cache(ngx_conf_t *cf,
+    ngx_http_agent_node_t *node);
 static ngx_uint_t ngx_http_agent_graph_ends(ngx_http_agent_node_t *node);
 static ngx_int_t ngx_http_agent_graph_reach(ngx_conf_t *cf,
     ngx_http_agent_graph_t *graph);
@@ -80,6 +82,8 @@ static ngx_http_agent_param_t  ngx_http_agent_graph_node_params[] = {
       offsetof(ngx_http_agent_node_t, interrupt_resume_name), NULL },
     { ngx_string("then"), ngx_http_agent_params_set_str,
       offsetof(ngx_http_agent_node_t, then_text), NULL },
+    { ngx_string("cache"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_node_t, cache), NULL },
     ngx_http_agent_null_param
 };
 
@@ -342,6 +346,58 @@ ngx_http_agent_graph_node_conf(ngx_conf_t *cf, ngx_http_agent_graph_t *graph)
             return NGX_CONF_ERROR;
         }
     }
+
+    return ngx_http_agent_graph_node_cache(cf, node);
+}
+
+
+/*
+ * cache=: the kinds whose update is a function of the state (a model's,
+ * a request's, a query's answer, a subgraph's); its version the CRC of
+ * the node's statement, so that one changed by a reload finds none kept
+ */
+
+static char *
+ngx_http_agent_graph_node_cache(ngx_conf_t *cf, ngx_http_agent_node_t *node)
+{
+    uint32_t     crc;
+    ngx_str_t   *value, *kind;
+    ngx_uint_t   i;
+
+    static const char  *kinds[] = { "llm", "http", "sql", "subgraph", NULL };
+
+    if (node->cache == 0) {
+        return NGX_CONF_OK;
+    }
+
+    kind = &node->kind->name;
+
+    for (i = 0; kinds[i]; i++) {
+        if (kind->len == ngx_strlen(kinds[i])
+            && ngx_strncmp(kind->data, kinds[i], kind->len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (kinds[i] == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "cache= of the node \"%V\": "
+                           "only an llm, http, sql or subgraph node's update "
+                           "is kept", &node->name);
+        return NGX_CONF_ERROR;
+    }
+
+    value = cf->args->elts;
+
+    ngx_crc32_init(crc);
+
+    for (i = 0; i < cf->args->nelts; i++) {
+        ngx_crc32_update(&crc, value[i].data, value[i].len);
+        ngx_crc32_update(&crc, (u_char *) "", 1);
+    }
+
+    ngx_crc32_final(crc);
+    node->version = crc;
 
     return NGX_CONF_OK;
 }

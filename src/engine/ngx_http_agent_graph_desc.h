@@ -123,6 +123,11 @@ typedef struct {
                                                  tool calls, as its kind's
                                                  calls does (its check
                                                  says) */
+    ngx_msec_t                 cache;         /* cache=: its update kept
+                                                 that long, 0: not */
+    uint32_t                   version;       /* its statement's CRC: a
+                                                 reload that changes it
+                                                 finds none kept */
 } ngx_http_agent_node_t;
 
 
@@ -202,6 +207,16 @@ typedef struct {
                                          ngx_http_agent_run_t *run,
                                          ngx_http_agent_run_t *inner,
                                          ngx_str_t *node, ngx_int_t next);
+    /*
+     * optional: a node with cache= (graph_cache.c) looked up (put 0):
+     * NGX_OK, its update kept is in run->update and the node does not
+     * run; NGX_DECLINED, it runs; NGX_AGAIN, the embedder answers later
+     * (ngx_http_agent_graph_cache_miss, ngx_http_agent_graph_node_done).
+     * Put 1: the update the node made, to keep
+     */
+    ngx_int_t                (*cache)(ngx_http_agent_run_t *run,
+                                      ngx_http_agent_node_t *node,
+                                      ngx_uint_t put);
 } ngx_http_agent_run_handlers_t;
 
 
@@ -262,6 +277,10 @@ struct ngx_http_agent_run_s {
     unsigned                         in_node:1;
     unsigned                         async_done:1;
     unsigned                         finished:1;
+    unsigned                         cached:1;   /* the step's update is
+                                                    the cache's */
+    ngx_str_t                        cache_key;  /* the embedder's, of the
+                                                    node looked up */
 };
 
 

@@ -457,6 +457,8 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ctx->req.connect_timeout = env->services.llm_connect_timeout;
     ctx->req.idle_timeout = env->services.llm_idle_timeout;
     ctx->req.timeout = env->services.llm_timeout;
+    ctx->req.cache = ctx->conf->cache_response;
+    ctx->req.owner = ctx->conf->cache_shared ? NULL : &env->owner;
 
     ctx->llm = ngx_http_agent_llm_create(ctx->pool, run->log);
     if (ctx->llm == NULL) {

@@ -49,6 +49,10 @@ ngx_http_agent_param_t  ngx_http_agent_node_llm_params[] = {
     { ngx_string("format"), ngx_http_agent_params_set_enum,
       offsetof(ngx_http_agent_node_llm_conf_t, json),
       ngx_http_agent_node_llm_formats },
+    { ngx_string("cache_response"), ngx_http_agent_params_set_msec,
+      offsetof(ngx_http_agent_node_llm_conf_t, cache_response), NULL },
+    { ngx_string("cache_shared"), ngx_http_agent_params_set_flag,
+      offsetof(ngx_http_agent_node_llm_conf_t, cache_shared), NULL },
     ngx_http_agent_null_param
 };
 

@@ -39,6 +39,8 @@ typedef struct {
     ngx_int_t                   stream;        /* -1: by output */
     ngx_flag_t                  history;
     ngx_uint_t                  json;          /* format=json */
+    ngx_msec_t                  cache_response; /* the exact cache's TTL */
+    ngx_flag_t                  cache_shared;  /* ... across owners */
 } ngx_http_agent_node_llm_conf_t;
 
 

@@ -87,6 +87,8 @@ static ngx_int_t ngx_http_agent_node_subgraph_out(
 static ngx_int_t ngx_http_agent_node_subgraph_items(ngx_pool_t *pool,
     ngx_str_t *start, ngx_str_t *end, ngx_str_t *out);
 static void ngx_http_agent_node_subgraph_cancel(ngx_http_agent_run_t *run);
+static ngx_int_t ngx_http_agent_node_subgraph_cache(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t put);
 static ngx_int_t ngx_http_agent_node_subgraph_wait(
     ngx_http_agent_subgraph_run_t *sr);
 
@@ -121,7 +123,8 @@ static ngx_http_agent_run_handlers_t  ngx_http_agent_node_subgraph_handlers = {
     ngx_http_agent_node_subgraph_done,
     ngx_http_agent_node_subgraph_node,
     ngx_http_agent_node_subgraph_up,
-    ngx_http_agent_node_subgraph_save_up
+    ngx_http_agent_node_subgraph_save_up,
+    ngx_http_agent_node_subgraph_cache
 };
 
 
@@ -578,6 +581,27 @@ ngx_http_agent_node_subgraph_items(ngx_pool_t *pool, ngx_str_t *start,
 
 
 /* the outer run is cancelled: so is the subgraph's, and its node's work */
+
+/*
+ * a node of the subgraph with cache=: the outer run's embedder keys and
+ * keeps it (the owner is the run's, its graph the subgraph's)
+ */
+
+static ngx_int_t
+ngx_http_agent_node_subgraph_cache(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t put)
+{
+    ngx_http_agent_run_t  *outer;
+
+    outer = run->parent;
+
+    if (outer == NULL || outer->handlers->cache == NULL) {
+        return NGX_DECLINED;
+    }
+
+    return outer->handlers->cache(run, node, put);
+}
+
 
 static void
 ngx_http_agent_node_subgraph_cancel(ngx_http_agent_run_t *run)

@@ -35,6 +35,9 @@
 static ngx_int_t ngx_http_agent_llm_use(ngx_http_agent_llm_t *llm,
     ngx_http_agent_model_t *model);
 static ngx_int_t ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm);
+static ngx_int_t ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm,
+    ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
+static void ngx_http_agent_llm_looked(ngx_http_agent_store_call_t *sc);
 static ngx_int_t ngx_http_agent_llm_data(void *data, u_char *p, size_t len);
 static void ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
@@ -116,6 +119,9 @@ ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
 
     llm->req = req;
     llm->start = ngx_current_msec;
+    ngx_str_null(&llm->cache_key);
+    llm->cache_text = NULL;
+    llm->cache_hit = 0;
     llm->ttft = 0;
     llm->hops = 0;
 
@@ -199,7 +205,6 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
     ngx_str_t                url, body, *h;
     ngx_int_t                rc;
     ngx_uint_t               i;
-    ngx_msec_t               connect, timeout;
     ngx_pool_t              *pool;
     ngx_array_t             *headers;
     ngx_http_agent_model_t  *m;
@@ -262,6 +267,65 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
                                        &m->name);
     }
 
+    /* the same request's answer kept: replayed, or looked up later */
+
+    if (llm->req->cache && llm->req->inputs == NULL && llm->attempt == 0
+        && llm->hops == 0)
+    {
+        llm->cache_url = url;
+        llm->cache_headers = headers;
+        llm->cache_body = body;
+
+        rc = ngx_http_agent_llm_cache_look(llm, ngx_http_agent_llm_looked);
+
+        if (rc != NGX_DECLINED) {
+            return rc;
+        }
+    }
+
+    return ngx_http_agent_llm_send(llm, &url, headers, &body);
+}
+
+
+/* the cache answered later: a miss is sent as the attempt would have */
+
+static void
+ngx_http_agent_llm_looked(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_llm_t *llm = sc->data;
+
+    ngx_int_t  rc;
+
+    sc->n = 0;
+
+    rc = ngx_http_agent_llm_cache_pass(llm);
+
+    if (rc == NGX_DECLINED) {
+        rc = ngx_http_agent_llm_send(llm, &llm->cache_url,
+                                     llm->cache_headers, &llm->cache_body);
+    }
+
+    if (rc != NGX_OK) {
+        ngx_http_agent_llm_failed(llm);
+    }
+}
+
+
+/* the request to the provider, its answer read as it comes */
+
+static ngx_int_t
+ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm, ngx_str_t *url,
+    ngx_array_t *headers, ngx_str_t *body)
+{
+    uint64_t                 t;
+    ngx_str_t               *h;
+    ngx_int_t                rc;
+    ngx_uint_t               i;
+    ngx_msec_t               connect, timeout;
+    ngx_http_agent_model_t  *m;
+
+    m = llm->model;
+
     if (llm->curl == NULL) {
         llm->curl = ngx_http_agent_curl_create(llm->pool, llm->log);
         if (llm->curl == NULL) {
@@ -282,7 +346,7 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
 
     t = ngx_http_agent_phase_now();
 
-    rc = ngx_http_agent_curl_post(llm->curl, &url, headers, &body, connect,
+    rc = ngx_http_agent_curl_post(llm->curl, url, headers, body, connect,
                                   timeout);
 
     ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_CURL, t);
@@ -421,6 +485,9 @@ ngx_http_agent_llm_done(void *data, ngx_int_t rc, long status,
         llm->retryable = !llm->answered;
         ngx_http_agent_llm_again(llm);
         return;
+
+    } else if (llm->cache_key.len && llm->hops == 0) {
+        ngx_http_agent_llm_cache_put(llm);
     }
 
     ngx_http_agent_metrics_cstr(NGX_HTTP_AGENT_M_MODEL_CALLS,
@@ -619,6 +686,8 @@ ngx_http_agent_llm_timers(ngx_http_agent_llm_t *llm)
     if (llm->first.timer_set) {
         ngx_del_timer(&llm->first);
     }
+
+    ngx_http_agent_llm_cache_cancel(llm);
 }
 
 

@@ -16,6 +16,7 @@
 #include "ngx_http_agent_curl.h"
 #include "ngx_http_agent_graph.h"
 #include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store.h"
 
 
 /*
@@ -96,6 +97,9 @@ typedef struct {
     ngx_uint_t                     dims;        /* asked (0: the model's),
                                                    then answered */
     float                         *vectors;     /* inputs' nelts of dims */
+    /* the exact response cache (llm_cache.c): how long, and whose */
+    ngx_msec_t                     cache;       /* 0: none */
+    ngx_str_t                     *owner;
 } ngx_http_agent_llm_req_t;
 
 
@@ -153,6 +157,16 @@ struct ngx_http_agent_llm_s {
 
     ngx_str_t                      error;
 
+    /* the exact response cache (llm_cache.c) */
+    ngx_str_t                      cache_key;   /* looked up: put on end */
+    ngx_array_t                   *cache_text;  /* the text's pieces */
+    void                          *cache_sc;    /* the lookup's call */
+    ngx_str_t                      cache_url;   /* sent on a miss */
+    ngx_array_t                   *cache_headers;
+    ngx_str_t                      cache_body;
+    ngx_event_t                    replay;      /* a hit's answer */
+    unsigned                       cache_hit:1;
+
     unsigned                       seen_done:1;
     unsigned                       answered:1;  /* a token came */
     unsigned                       failed:1;
@@ -174,6 +188,11 @@ ngx_uint_t ngx_http_agent_llm_prefix_find(ngx_http_agent_llm_t *llm,
     ngx_str_t *json);
 void ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm,
     ngx_str_t *reused, u_char *json, size_t len);
+ngx_int_t ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_wake_pt wake);
+ngx_int_t ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_llm_cache_put(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm);
 
 #pragma GCC visibility pop
 

@@ -265,6 +265,8 @@ done:
 ngx_int_t
 ngx_http_agent_llm_text(ngx_http_agent_llm_t *llm, ngx_str_t *s)
 {
+    ngx_str_t  *piece;
+
     if (s->len == 0) {
         return NGX_OK;
     }
@@ -276,6 +278,19 @@ ngx_http_agent_llm_text(ngx_http_agent_llm_t *llm, ngx_str_t *s)
         != NGX_OK)
     {
         return ngx_http_agent_llm_fail(llm, "the model's answer is too long");
+    }
+
+    /* the exact cache's record of the pieces (llm_cache.c) */
+    if (llm->cache_text) {
+        piece = ngx_array_push(llm->cache_text);
+
+        if (piece == NULL
+            || (piece->data = ngx_pstrdup(llm->pool, s)) == NULL)
+        {
+            return ngx_http_agent_llm_fail(llm, "out of memory");
+        }
+
+        piece->len = s->len;
     }
 
     if (llm->on_chunk && llm->on_chunk(llm->data, s) != NGX_OK) {

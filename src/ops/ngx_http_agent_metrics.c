@@ -112,7 +112,11 @@ static ngx_http_agent_metric_def_t  ngx_http_agent_metrics_defs[] = {
       NGX_HTTP_AGENT_COUNTER, { "where", "kind" } },
     { "agent_traces_dropped_total", "Turns whose spans the OTLP collector "
       "did not get (down, slow, or the queue full)",
-      NGX_HTTP_AGENT_COUNTER, { NULL, NULL } }
+      NGX_HTTP_AGENT_COUNTER, { NULL, NULL } },
+    { "agent_cache_hits_total", "Cache lookups that found an entry, by "
+      "kind (node, exact)", NGX_HTTP_AGENT_COUNTER, { "kind", NULL } },
+    { "agent_cache_misses_total", "Cache lookups that found none, by kind",
+      NGX_HTTP_AGENT_COUNTER, { "kind", NULL } }
 };
 
 

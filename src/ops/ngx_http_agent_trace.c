@@ -238,6 +238,10 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
                                            num + sizeof(num), llm->cost));
     }
 
+    if (llm->cache.len) {
+        ngx_http_agent_trace_attr_str(j, "agent.cache", &llm->cache);
+    }
+
     if (!ok) {
         ngx_http_agent_trace_attr_str(j, "error.type", &llm->error);
         s->error = llm->error;

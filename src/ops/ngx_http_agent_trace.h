@@ -69,6 +69,8 @@ typedef struct {
     int64_t                         cost;      /* nanodollars; -1: the
                                                   model has no price */
     ngx_str_t                       error;     /* empty: it answered */
+    ngx_str_t                       cache;     /* "hit", "miss", or
+                                                  empty: not looked up */
 } ngx_http_agent_trace_call_t;
 
 

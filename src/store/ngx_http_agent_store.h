@@ -662,7 +662,20 @@ typedef struct {
                                    ngx_uint_t keep, ngx_msec_t age);
     ngx_int_t  (*thread_storage)(ngx_http_agent_store_call_t *sc,
                                  ngx_str_t *id, ngx_http_agent_storage_t *st);
+
+    /*
+     * a cache entry (store_bounds.c): NGX_DECLINED, none or expired at
+     * now (ms); a put makes room first, see there
+     */
+    ngx_int_t  (*cache_get)(ngx_http_agent_store_call_t *sc, ngx_str_t *key,
+                            int64_t now, ngx_str_t *value);
+    ngx_int_t  (*cache_put)(ngx_http_agent_store_call_t *sc, ngx_str_t *key,
+                            ngx_str_t *value, int64_t now, int64_t expires,
+                            ngx_uint_t items, size_t size);
 } ngx_http_agent_store_backend_t;
+
+/* what a full cache keeps of a bound n: a 64th of it freed at once */
+#define NGX_HTTP_AGENT_STORE_CACHE_KEEP(n)  ((int64_t) (n) - (int64_t) (n) / 64)
 
 
 /* an operation of the store, as a kept answer names it */
@@ -738,6 +751,10 @@ ngx_int_t ngx_http_agent_store_checkpoint_write(
 ngx_int_t ngx_http_agent_store_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels);
 ngx_uint_t ngx_http_agent_store_room(size_t *used, size_t size);
+ngx_int_t ngx_http_agent_store_cache_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *key, ngx_str_t *value);
+ngx_int_t ngx_http_agent_store_cache_put(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *key, ngx_str_t *value, ngx_msec_t ttl);
 
 /*
  * every list answer stops at ANSWER_MAX bytes, the first entry included:
@@ -776,24 +793,8 @@ u_char *ngx_http_agent_store_ago(u_char *buf, ngx_msec_t ago);
 #define NGX_HTTP_AGENT_STORE_METADATA  2
 
 
-/* for the files of src/store/ only: hidden from the module's exports */
-#pragma GCC visibility push(hidden)
-
-ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
-    size_t len, ngx_pid_t pid);
-void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
-int64_t ngx_http_agent_store_ms(void);
-ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
-    ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
-ngx_http_agent_store_answer_t *ngx_http_agent_store_answered(
-    ngx_http_agent_store_call_t *sc, ngx_uint_t op, ngx_str_t *k1,
-    ngx_str_t *k2);
-ngx_http_agent_store_answer_t *ngx_http_agent_store_answer_add(
-    ngx_http_agent_store_call_t *sc);
-void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
-    int64_t gen, ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
-
-#pragma GCC visibility pop
+/* the store's own, store_call.c's: for the files of src/store/ only */
+#include "ngx_http_agent_store_own.h"
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_H_INCLUDED_ */

@@ -31,10 +31,17 @@
  */
 
 
+/* agent_cache_max's defaults: the cache's entries, and their bytes */
+#define NGX_HTTP_AGENT_STORE_CACHE_ITEMS   10000
+#define NGX_HTTP_AGENT_STORE_CACHE_SIZE    (64 * 1024 * 1024)
+
+
 typedef struct {
     size_t                     document_max;
     ngx_uint_t                 quota_items;   /* 0: none */
     size_t                     quota_size;    /* 0: none */
+    ngx_uint_t                 cache_items;   /* agent_cache_max */
+    size_t                     cache_size;
 } ngx_http_agent_store_conf_t;
 
 
@@ -49,6 +56,8 @@ static char *ngx_http_agent_store_document_check(ngx_conf_t *cf, void *post,
     void *data);
 static char *ngx_http_agent_store_quota(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_agent_store_bounds_set(ngx_conf_t *cf,
+    ngx_uint_t *items, size_t *bytes);
 static void *ngx_http_agent_store_create_conf(ngx_conf_t *cf);
 static char *ngx_http_agent_store_init_conf(ngx_conf_t *cf, void *conf);
 static ngx_int_t ngx_http_agent_store_init_process(ngx_cycle_t *cycle);
@@ -56,7 +65,8 @@ static ngx_int_t ngx_http_agent_store_init_process(ngx_cycle_t *cycle);
 
 /* the worker's, from its configuration */
 static ngx_http_agent_store_conf_t  ngx_http_agent_store_bounds = {
-    1024 * 1024, 0, 0
+    1024 * 1024, 0, 0, NGX_HTTP_AGENT_STORE_CACHE_ITEMS,
+    NGX_HTTP_AGENT_STORE_CACHE_SIZE
 };
 
 
@@ -79,6 +89,13 @@ static ngx_command_t  ngx_http_agent_store_commands[] = {
       ngx_http_agent_store_quota,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
+      NULL },
+
+    { ngx_string("agent_cache_max"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_agent_store_quota,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      1,
       NULL },
 
       ngx_null_command
@@ -308,6 +325,43 @@ ngx_http_agent_store_item_put(ngx_http_agent_store_call_t *sc,
 
 
 /*
+ * The cache of nodes' updates and model answers (turn_cache.c,
+ * llm_cache.c): an entry
+ * larger than a document or than the whole cache is not kept, and a put
+ * makes room for itself in agent_cache_max, the oldest going first
+ */
+
+ngx_int_t
+ngx_http_agent_store_cache_get(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *key, ngx_str_t *value)
+{
+    return ngx_http_agent_store->cache_get(sc, key, ngx_http_agent_store_ms(),
+                                           value);
+}
+
+
+ngx_int_t
+ngx_http_agent_store_cache_put(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *key, ngx_str_t *value, ngx_msec_t ttl)
+{
+    int64_t  now;
+
+    if (value->len > ngx_http_agent_store_bounds.document_max
+        || value->len > ngx_http_agent_store_bounds.cache_size)
+    {
+        return NGX_DECLINED;
+    }
+
+    now = ngx_http_agent_store_ms();
+
+    return ngx_http_agent_store->cache_put(sc, key, value, now,
+                                       now + (int64_t) ttl,
+                                       ngx_http_agent_store_bounds.cache_items,
+                                       ngx_http_agent_store_bounds.cache_size);
+}
+
+
+/*
  * A list answer's room for another entry of size bytes: the first always
  * (no document is larger than a fraction of the budget), the others while
  * the answer stays within it
@@ -341,23 +395,44 @@ ngx_http_agent_store_document_check(ngx_conf_t *cf, void *post, void *data)
 }
 
 
-/* agent_store_quota items=N size=SIZE: an owner's items of the store */
+/*
+ * agent_store_quota items=N size=SIZE: an owner's items of the store;
+ * agent_cache_max items=N size=SIZE (cmd->offset 1): the whole cache's
+ */
 
 static char *
 ngx_http_agent_store_quota(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_agent_store_conf_t *scf = conf;
 
-    ssize_t      size;
-    ngx_int_t    n;
-    ngx_str_t   *value, v;
-    ngx_uint_t   i;
+    if (cmd->offset) {
+        if (scf->cache_items != NGX_CONF_UNSET_UINT) {
+            return "is duplicate";
+        }
+
+        return ngx_http_agent_store_bounds_set(cf, &scf->cache_items,
+                                               &scf->cache_size);
+    }
 
     if (scf->quota_items != NGX_CONF_UNSET_UINT) {
         return "is duplicate";
     }
 
-    scf->quota_items = 0;
+    return ngx_http_agent_store_bounds_set(cf, &scf->quota_items,
+                                           &scf->quota_size);
+}
+
+
+static char *
+ngx_http_agent_store_bounds_set(ngx_conf_t *cf, ngx_uint_t *items,
+    size_t *bytes)
+{
+    ssize_t      size;
+    ngx_int_t    n;
+    ngx_str_t   *value, v;
+    ngx_uint_t   i;
+
+    *items = 0;
     value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
@@ -368,7 +443,7 @@ ngx_http_agent_store_quota(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                 goto invalid;
             }
 
-            scf->quota_items = n;
+            *items = n;
             continue;
         }
 
@@ -381,14 +456,14 @@ ngx_http_agent_store_quota(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                 goto invalid;
             }
 
-            scf->quota_size = size;
+            *bytes = size;
             continue;
         }
 
         goto invalid;
     }
 
-    if (scf->quota_items == 0 && scf->quota_size == 0) {
+    if (*items == 0 && *bytes == 0) {
         return "needs items= or size=";
     }
 
@@ -415,6 +490,7 @@ ngx_http_agent_store_create_conf(ngx_conf_t *cf)
 
     scf->document_max = NGX_CONF_UNSET_SIZE;
     scf->quota_items = NGX_CONF_UNSET_UINT;
+    scf->cache_items = NGX_CONF_UNSET_UINT;
 
     return scf;
 }
@@ -427,6 +503,20 @@ ngx_http_agent_store_init_conf(ngx_conf_t *cf, void *conf)
 
     ngx_conf_init_size_value(scf->document_max, 1024 * 1024);
     ngx_conf_init_uint_value(scf->quota_items, 0);
+
+    if (scf->cache_items == NGX_CONF_UNSET_UINT) {
+        scf->cache_items = NGX_HTTP_AGENT_STORE_CACHE_ITEMS;
+        scf->cache_size = NGX_HTTP_AGENT_STORE_CACHE_SIZE;
+    }
+
+    /* one bound alone: the other as large as it may be */
+    if (scf->cache_items == 0) {
+        scf->cache_items = NGX_MAX_INT32_VALUE;
+    }
+
+    if (scf->cache_size == 0) {
+        scf->cache_size = NGX_MAX_SIZE_T_VALUE / 2;
+    }
 
     return NGX_CONF_OK;
 }

@@ -107,6 +107,12 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 
     env->model_calls++;
 
+    /* the exact cache ($agent_cache): any hit of the turn's calls shows */
+    if (llm->cache_key.len && env->cache != NGX_HTTP_AGENT_ENV_CACHE_HIT) {
+        env->cache = llm->cache_hit ? NGX_HTTP_AGENT_ENV_CACHE_HIT
+                                    : NGX_HTTP_AGENT_ENV_CACHE_MISS;
+    }
+
     /* the answering model's price: a fallback may cost more or less */
     cost = llm->model ? ngx_http_agent_cost_of(&llm->model->price,
                                                llm->prompt_tokens,
@@ -126,6 +132,14 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
         call.cached_tokens = llm->cached_tokens;
         call.cost = llm->model->price.set ? cost : -1;
         call.error = llm->error;
+        ngx_str_null(&call.cache);
+
+        if (llm->cache_key.len && llm->cache_hit) {
+            ngx_str_set(&call.cache, "hit");
+
+        } else if (llm->cache_key.len) {
+            ngx_str_set(&call.cache, "miss");
+        }
 
         ngx_http_agent_trace_model(env->trace, &call);
     }

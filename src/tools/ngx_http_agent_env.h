@@ -144,6 +144,8 @@ typedef struct {
     ngx_msec_t                      ttft;        /* start to first token */
     ngx_http_agent_limits_t        *limits;      /* the budgets it spends */
     ngx_http_agent_trace_t         *trace;       /* its spans, or NULL */
+    ngx_uint_t                      cache;       /* the exact cache's
+                                                    answer: ENV_CACHE_* */
 
     /*
      * location and MCP calls under way, and location subrequests that
@@ -154,6 +156,10 @@ typedef struct {
     void                          (*peer_freed)(void *data);
     void                           *peer_data;
 } ngx_http_agent_env_t;
+
+
+#define NGX_HTTP_AGENT_ENV_CACHE_MISS  1
+#define NGX_HTTP_AGENT_ENV_CACHE_HIT   2
 
 
 ngx_int_t ngx_http_agent_env_emit(ngx_http_agent_run_t *run,

@@ -141,6 +141,8 @@ ngx_int_t ngx_http_agent_turn_waits(ngx_http_request_t *r,
     ngx_http_agent_turn_t *turn, ngx_http_agent_run_t *run, ngx_str_t *next);
 void ngx_http_agent_turn_watch(ngx_http_agent_turn_t *turn);
 
+ngx_int_t ngx_http_agent_turn_cache(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_uint_t put);
 ngx_int_t ngx_http_agent_turn_subgraph(ngx_http_agent_run_t *run,
     ngx_http_agent_run_t *inner, ngx_http_agent_node_t *node);
 ngx_int_t ngx_http_agent_turn_subgraph_checkpoint(ngx_http_agent_run_t *run,

@@ -50,7 +50,8 @@ ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {
     ngx_http_agent_turn_done,
     ngx_http_agent_turn_node,
     ngx_http_agent_turn_subgraph,
-    ngx_http_agent_turn_subgraph_checkpoint
+    ngx_http_agent_turn_subgraph_checkpoint,
+    ngx_http_agent_turn_cache
 };
 
 

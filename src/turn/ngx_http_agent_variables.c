@@ -36,7 +36,8 @@ enum {
     NGX_HTTP_AGENT_VAR_TTFT,
     NGX_HTTP_AGENT_VAR_TRACE_ID,
     NGX_HTTP_AGENT_VAR_OWNER,
-    NGX_HTTP_AGENT_VAR_COST
+    NGX_HTTP_AGENT_VAR_COST,
+    NGX_HTTP_AGENT_VAR_CACHE
 };
 
 
@@ -75,6 +76,8 @@ static ngx_http_variable_t  ngx_http_agent_vars[] = {
       NGX_HTTP_AGENT_VAR_OWNER, NGX_HTTP_VAR_NOCACHEABLE, 0 },
     { ngx_string("agent_cost"), NULL, ngx_http_agent_variable,
       NGX_HTTP_AGENT_VAR_COST, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("agent_cache"), NULL, ngx_http_agent_variable,
+      NGX_HTTP_AGENT_VAR_CACHE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
 };
@@ -173,6 +176,20 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
         v->len = ngx_http_agent_cost_print(p, p + NGX_HTTP_AGENT_COST_LEN,
                                            env->cost)
                  - p;
+        return NGX_OK;
+
+    case NGX_HTTP_AGENT_VAR_CACHE:
+        /* the exact response cache: "-" where no call looked */
+        if (env->cache == NGX_HTTP_AGENT_ENV_CACHE_HIT) {
+            ngx_str_set(v, "hit");
+
+        } else if (env->cache == NGX_HTTP_AGENT_ENV_CACHE_MISS) {
+            ngx_str_set(v, "miss");
+
+        } else {
+            ngx_str_set(v, "-");
+        }
+
         return NGX_OK;
 
     case NGX_HTTP_AGENT_VAR_SESSION:

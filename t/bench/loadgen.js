@@ -375,13 +375,15 @@ const modes = {
                  errors: errors };
     },
 
-    // n sequential turns, each in a new session: their median and p99
+    // n sequential turns, each in a new session: their median and p99;
+    // opt.message: the same question each time (a cache's hits)
     async turns() {
         const ms = [];
         let errors = 0;
         for (let i = 0; i < opt.n; i++) {
             const sid = await session(opt.base);
-            const r = await turn(opt.base, sid, 'question ' + i);
+            const r = await turn(opt.base, sid,
+                                 opt.message || 'question ' + i);
             if (r.ok) {
                 ms.push(r.ms);
             } else {

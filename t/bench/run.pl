@@ -523,6 +523,29 @@ if (want('trace')) {
     }
 }
 
+# --- the caches: a node's cache= and the exact response cache (nginx) --------
+
+# a new question each turn (each a miss: the model called, the entry put)
+# against the same question each turn (a hit after the first)
+if (want('cache')) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock(QUERY => $small);
+    for my $k (qw(node exact)) {
+        my $p = $k eq 'node' ? 'cache=1h' : 'cache_response=1h';
+        my ($pid, $port) = start_nginx($mport,
+            http => "agent_graph cached { node model llm $p; "
+                    . "edge START model; edge model END; }",
+            chat => 'agent_use_graph cached;');
+        my $base = "http://127.0.0.1:$port";
+        note("nginx: $k cache, $n_seq turns missed, $n_seq hit");
+        $row{nginx}{"cache_${k}_miss"} = loadgen('turns', base => $base,
+                                                 n => $n_seq);
+        $row{nginx}{"cache_${k}_hit"} = loadgen('turns', base => $base,
+            n => $n_seq, message => 'the same question');
+        stop($pid);
+    }
+}
+
 # --- the table --------------------------------------------------------------
 
 my $N = $row{nginx};
@@ -633,6 +656,16 @@ for my $p (qw(chat lg agui mcp a2a responses)) {
                                                  : undef, undef, '%+.1f')
         unless $p eq 'chat';
     line("  errors", $a->{errors}, undef, '%d');
+}
+
+for my $k (qw(node exact)) {
+    my ($m, $h) = ($N->{"cache_${k}_miss"}, $N->{"cache_${k}_hit"});
+    line($k eq 'node' ? 'a cached node (cache=), turn p50 ms: miss / hit'
+                      : 'exact response cache, turn p50 ms: uncached / hit',
+         $m->{turn_p50}, undef, '%.1f');
+    line('  ', $h->{turn_p50}, undef, '%.1f');
+    line('  p99 ms: miss / hit', $m->{turn_p99}, undef, '%.1f');
+    line('  ', $h->{turn_p99}, undef, '%.1f');
 }
 
 my $G = $row{pg};

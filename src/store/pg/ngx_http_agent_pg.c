@@ -23,6 +23,7 @@
 #include "ngx_http_agent_pg_cron.h"
 #include "ngx_http_agent_pg_items.h"
 #include "ngx_http_agent_pg_prune.h"
+#include "ngx_http_agent_pg_cache.h"
 
 
 /*
@@ -158,5 +159,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_item_namespaces,
     ngx_http_agent_pg_session_copy,
     ngx_http_agent_pg_checkpoint_prune,
-    ngx_http_agent_pg_thread_storage
+    ngx_http_agent_pg_thread_storage,
+    ngx_http_agent_pg_cache_get,
+    ngx_http_agent_pg_cache_put
 };

@@ -30,7 +30,7 @@ const char  *ngx_http_agent_pg_schema =
     "DO $agent$ BEGIN"
     " PERFORM pg_advisory_xact_lock(72318931);"
     " IF to_regclass('agent_schema') IS NOT NULL THEN"
-    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 11) THEN"
+    "  IF EXISTS (SELECT 1 FROM agent_schema WHERE version >= 12) THEN"
     "   RETURN;"
     "  END IF;"
     " END IF;"
@@ -289,6 +289,11 @@ const char  *ngx_http_agent_pg_schema =
     " CREATE INDEX IF NOT EXISTS items_vectors ON items (owner, n)"
     "  WHERE embedding IS NOT NULL;"
 
+    /* version 12: cached nodes' updates and model answers (pg_cache.c) */
+    " CREATE TABLE IF NOT EXISTS cache ("
+    "  key text PRIMARY KEY, value text NOT NULL, bytes bigint NOT NULL,"
+    "  created bigint NOT NULL, expires bigint NOT NULL);"
+
     " INSERT INTO agent_schema VALUES (1), (2), (3), (4), (5), (6), (7), (8),"
-    "  (9), (10), (11) ON CONFLICT DO NOTHING;"
+    "  (9), (10), (11), (12) ON CONFLICT DO NOTHING;"
     " END $agent$";

@@ -728,6 +728,27 @@ const char  *ngx_http_agent_pg_sql[] = {
     " WHERE c.session_id = $1 AND left(c.channels, 1) = '{'"
     " GROUP BY j.key",
 
+    /* NGX_HTTP_AGENT_PG_CACHE_GET */
+    "SELECT value FROM cache WHERE key = $1 AND expires > $2::bigint",
+
+    /*
+     * NGX_HTTP_AGENT_PG_CACHE_PUT: room made first, the expired and, when
+     * this one would pass a bound ($6 entries, $7 bytes), the oldest past
+     * what a full cache keeps of it ($8, $9), in the same statement
+     */
+    "WITH o AS (SELECT key, expires, row_number() OVER w AS k,"
+    " sum(bytes) OVER w AS b, count(*) OVER () AS n,"
+    " sum(bytes) OVER () AS t FROM cache WHERE key <> $1"
+    " WINDOW w AS (ORDER BY created DESC, key DESC)),"
+    " d AS (DELETE FROM cache WHERE key IN (SELECT key FROM o"
+    " WHERE expires <= $4::bigint OR (n >= $6::bigint AND k >= $8::bigint)"
+    " OR (t + $3::bigint > $7::bigint AND b + $3::bigint > $9::bigint)))"
+    " INSERT INTO cache (key, value, bytes, created, expires)"
+    " VALUES ($1, $2, $3::bigint, $4::bigint, $5::bigint)"
+    " ON CONFLICT (key) DO UPDATE SET value = excluded.value,"
+    " bytes = excluded.bytes, created = excluded.created,"
+    " expires = excluded.expires",
+
     /* NGX_HTTP_AGENT_PG_BEGIN, _COMMIT, _ROLLBACK: ngx_http_agent_pg_begin */
     "BEGIN",
     "COMMIT",

@@ -23,6 +23,7 @@
 #include "ngx_http_agent_sqlite_cron.h"
 #include "ngx_http_agent_sqlite_items.h"
 #include "ngx_http_agent_sqlite_prune.h"
+#include "ngx_http_agent_sqlite_cache.h"
 #include "ngx_http_agent_files.h"
 
 
@@ -148,7 +149,14 @@ static const char  *ngx_http_agent_store_schema =
     "CREATE TRIGGER IF NOT EXISTS items_au AFTER UPDATE OF text ON items"
     " BEGIN DELETE FROM items_fts WHERE rowid = old.n;"
     " INSERT INTO items_fts (rowid, text) SELECT new.n, new.text"
-    " WHERE new.text IS NOT NULL; END;";
+    " WHERE new.text IS NOT NULL; END;"
+    /* cached nodes' updates and model answers (store_bounds.c) */
+    "CREATE TABLE IF NOT EXISTS cache ("
+    " key TEXT PRIMARY KEY, value TEXT NOT NULL, bytes INTEGER NOT NULL,"
+    " created INTEGER NOT NULL, expires INTEGER NOT NULL);"
+    /* the bounds' sums and the oldest read from the index alone */
+    "CREATE INDEX IF NOT EXISTS cache_age ON cache (created, key, bytes);"
+    "CREATE INDEX IF NOT EXISTS cache_expires ON cache (expires);";
 
 
 static ngx_int_t
@@ -555,5 +563,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_item_namespaces,
     ngx_http_agent_sqlite_session_copy,
     ngx_http_agent_sqlite_checkpoint_prune,
-    ngx_http_agent_sqlite_thread_storage
+    ngx_http_agent_sqlite_thread_storage,
+    ngx_http_agent_sqlite_cache_get,
+    ngx_http_agent_sqlite_cache_put
 };

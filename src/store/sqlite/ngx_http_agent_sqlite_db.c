@@ -377,6 +377,19 @@ static const char  *ngx_http_agent_store_sql[] = {
     "UPDATE sessions SET run_id = NULL, run_pid = NULL, run_expires = NULL,"
     " run_host = NULL WHERE id = (SELECT thread_id FROM runs"
     " WHERE run_id = ?1) AND run_id = ?1",
+    /* the cache (sqlite_cache.c) */
+    "SELECT value FROM cache WHERE key = ?1 AND expires > ?2",
+    "DELETE FROM cache WHERE expires <= ?1",
+    "SELECT count(*), coalesce(sum(bytes), 0) FROM cache WHERE key <> ?1",
+    "DELETE FROM cache WHERE key IN (SELECT key FROM cache WHERE key <> ?1"
+    " ORDER BY created, key LIMIT ?2)",
+    "DELETE FROM cache WHERE key IN (SELECT key FROM (SELECT key,"
+    " sum(bytes) OVER (ORDER BY created DESC, key DESC) AS b FROM cache"
+    " WHERE key <> ?1) WHERE b + ?2 > ?3)",
+    "INSERT INTO cache (key, value, bytes, created, expires)"
+    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE"
+    " SET value = excluded.value, bytes = excluded.bytes,"
+    " created = excluded.created, expires = excluded.expires",
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK"
