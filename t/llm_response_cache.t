@@ -7,7 +7,7 @@
 # the hits and misses in the metrics;
 # another owner calls the model unless cache_shared=on; tool calls
 # replayed too; nginx -t refusing bad values.  On both stores
-# (t/pg/run prove t/117-response-cache.t).
+# (t/pg/run prove t/llm_response_cache.t).
 
 use strict;
 use warnings;
@@ -21,7 +21,7 @@ use POSIX ();
 
 my $t = AgentTest->new;
 
-# an OTLP collector: each request's body, one JSON line each (t/63's)
+# an OTLP collector: each request's body, one JSON line each (t/ops_traces.t's)
 my $dir = $t->dir;
 my $sink_port = AgentTest::free_port();
 my $sink = fork() // die;

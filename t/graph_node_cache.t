@@ -4,7 +4,7 @@
 # share it, another owner's never), a different input runs the node, an
 # entry past its TTL is not used, a reload that changes the node finds
 # none kept, agent_cache_max lets the oldest go first; a subgraph's node
-# is cached too; the hits and misses counted.  On both stores (t/pg/run prove t/116-node-cache.t).
+# is cached too; the hits and misses counted.  On both stores (t/pg/run prove t/graph_node_cache.t).
 
 use strict;
 use warnings;
