@@ -145,6 +145,7 @@ void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
 
 sqlite3_stmt *ngx_http_agent_sqlite_stmt(ngx_uint_t n);
 int ngx_http_agent_sqlite_contains_add(sqlite3 *db);
+int ngx_http_agent_sqlite_copy_id_add(sqlite3 *db);
 ngx_int_t ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
     int col, ngx_str_t *out);
 void ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);
