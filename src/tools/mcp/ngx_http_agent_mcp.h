@@ -34,7 +34,7 @@ ngx_int_t ngx_http_agent_mcp_ready(ngx_http_agent_mcp_t *mcp,
 void ngx_http_agent_mcp_unwait(ngx_http_agent_mcp_waiter_t *w);
 
 
-/* for the files of src/mcp/ only: hidden from the module's exports */
+/* for the files of src/tools/mcp/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
 void ngx_http_agent_mcp_expired(ngx_http_agent_mcp_t *mcp);

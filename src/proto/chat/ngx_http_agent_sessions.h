@@ -17,7 +17,7 @@
 #include "ngx_http_agent_graph.h"
 
 
-/* for the files of src/http/ only: hidden from the module's exports */
+/* for the files of src/proto/chat/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
 

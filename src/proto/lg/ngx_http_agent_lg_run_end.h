@@ -14,7 +14,7 @@
 #include "ngx_http_agent_turn.h"
 
 
-/* for the files of src/lg/ only: hidden from the module's exports */
+/* for the files of src/proto/lg/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
 

@@ -118,7 +118,8 @@ void ngx_http_agent_lg_cron_init(ngx_cycle_t *cycle, ngx_array_t *doors);
 ngx_int_t ngx_http_agent_lg_cron_request(ngx_http_request_t *r,
     ngx_http_agent_cron_row_t *row, ngx_str_t *uri, ngx_str_t *body);
 
-/* the rest: for the files of src/lg/ only, hidden from the module's exports */
+/* the rest: for the files of src/proto/lg/ only, hidden from the module's
+ * exports */
 #pragma GCC visibility push(hidden)
 
 /* a cron's row and its document, parsed */

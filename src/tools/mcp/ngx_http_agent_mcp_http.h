@@ -35,7 +35,7 @@ struct ngx_http_agent_mcp_call_s {
 };
 
 
-/* for the files of src/mcp/ only: hidden from the module's exports */
+/* for the files of src/tools/mcp/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
 void ngx_http_agent_mcp_close(ngx_http_agent_mcp_call_t *rpc);

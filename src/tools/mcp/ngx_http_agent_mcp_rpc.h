@@ -14,7 +14,7 @@
 #include "ngx_http_agent_json.h"
 
 
-/* for the files of src/mcp/ only: hidden from the module's exports */
+/* for the files of src/tools/mcp/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
 
