@@ -10,11 +10,7 @@
 
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_schema.h"
-#include "ngx_http_agent_pg_conf.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_conn.h"
+#include "ngx_http_agent_pg.h"
 #include "ngx_http_agent_curl.h"
 
 

@@ -9,10 +9,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_prune.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*
