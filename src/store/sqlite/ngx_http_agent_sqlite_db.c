@@ -14,11 +14,7 @@
 
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_retry.h"
-#include "ngx_http_agent_sqlite_later.h"
-#include "ngx_http_agent_sqlite_wal.h"
-#include "ngx_http_agent_sqlite_prune.h"
+#include "ngx_http_agent_sqlite.h"
 #include "ngx_http_agent_json.h"
 
 

@@ -14,8 +14,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_prune.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

@@ -13,7 +13,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_sqlite_wal.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*
