@@ -27,8 +27,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_sql_sandbox.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_subrequest.h"
 #include "ngx_http_agent_tool_location.h"
@@ -371,12 +370,6 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
-
-
-
-
-
-
 
 
       ngx_null_command

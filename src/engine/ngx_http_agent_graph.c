@@ -7,12 +7,9 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_expr.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_graph_wait.h"
-#include "ngx_http_agent_graph_parts.h"
+#include "ngx_http_agent_engine_int.h"
 
 
 /*

@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_parts.h"
-#include "ngx_http_agent_graph_state.h"
+#include "ngx_http_agent_engine_int.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

@@ -15,7 +15,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 
 
 ngx_http_agent_store_call_t *ngx_http_agent_reply_sc(ngx_http_request_t *r);

@@ -14,9 +14,7 @@
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_node_llm_conf.h"
 #include "ngx_http_agent_id.h"
 

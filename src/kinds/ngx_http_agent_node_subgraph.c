@@ -9,8 +9,7 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph_conf.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

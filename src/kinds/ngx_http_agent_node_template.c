@@ -9,8 +9,7 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

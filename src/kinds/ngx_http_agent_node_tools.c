@@ -9,11 +9,9 @@
 
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_env.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_message.h"
 #include "ngx_http_agent_redact.h"
 #include "ngx_http_agent_node_tools_conf.h"
 #include "ngx_http_agent_node_tools_calls.h"

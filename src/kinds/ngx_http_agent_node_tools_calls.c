@@ -8,9 +8,8 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_state.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_tools_approve.h"
 #include "ngx_http_agent_node_tools_calls.h"

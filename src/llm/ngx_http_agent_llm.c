@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_provider.h"
 
 

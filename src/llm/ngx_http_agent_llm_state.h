@@ -14,7 +14,7 @@
 
 #include "ngx_http_agent_cost.h"
 #include "ngx_http_agent_curl.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_json.h"
 
 

@@ -13,7 +13,7 @@
 
 #include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_sql.h"

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* "all" or "a,b": whether the model may call name */

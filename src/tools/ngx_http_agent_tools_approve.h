@@ -11,9 +11,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_message.h"
 
 
 ngx_int_t ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,

@@ -13,8 +13,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_engine.h"
 
 
 ngx_int_t ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc,

@@ -14,7 +14,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_sse.h"
@@ -144,8 +144,6 @@ typedef enum {
  */
 typedef ngx_int_t (*ngx_http_agent_turn_follow_pt)(ngx_http_request_t *r,
     ngx_http_agent_turn_outcome_t *out, void *data);
-
-
 
 
 /*

@@ -19,7 +19,7 @@
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"

@@ -19,7 +19,7 @@
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
@@ -42,7 +42,6 @@ static void ngx_http_agent_turn_answer(ngx_http_agent_turn_t *turn,
 static void ngx_http_agent_turn_ended(ngx_http_agent_turn_t *turn,
     ngx_int_t rc);
 static void ngx_http_agent_turn_cleanup(void *data);
-
 
 
 ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers = {

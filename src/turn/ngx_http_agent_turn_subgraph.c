@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
 
 

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 
 
 ngx_int_t ngx_http_agent_variables_add(ngx_conf_t *cf);

@@ -13,8 +13,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_expr.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_json.h"
 
 

@@ -13,7 +13,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_msg.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* AG-UI's RunAgentInput, as a run asks it (agui_input.c) */

@@ -10,8 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_conf_graph.h"
-#include "ngx_http_agent_graph_conf.h"
-#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_stream.h"
 
 

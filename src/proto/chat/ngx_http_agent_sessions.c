@@ -19,13 +19,11 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_mermaid.h"
 
 
 #define NGX_HTTP_AGENT_PAGE            100
@@ -486,7 +484,6 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
 
     return ngx_http_agent_reply_json(r, NGX_HTTP_OK, j);
 }
-
 
 
 /* GET /_graph: the location's graph, its channels, nodes and picture */

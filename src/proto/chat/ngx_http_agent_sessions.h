@@ -14,7 +14,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* for the files of src/proto/chat/ only: hidden from the module's exports */

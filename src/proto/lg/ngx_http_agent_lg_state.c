@@ -10,8 +10,7 @@
 #include <ngx_md5.h>
 
 #include "ngx_http_agent_lg_state.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

@@ -8,8 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_lg_state.h"
 #include "ngx_http_agent_stream_lg_steps.h"
 #include "ngx_http_agent_checkpoint.h"

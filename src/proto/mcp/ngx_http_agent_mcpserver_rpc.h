@@ -13,7 +13,7 @@
 
 #include "ngx_http_agent_json.h"
 #include "ngx_http_agent_jsonrpc.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* tools/call's arguments, for a graph */

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_mcpserver_stream.h"
 #include "ngx_http_agent_mcpserver_rpc.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

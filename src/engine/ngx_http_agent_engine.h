@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_GRAPH_DESC_H_INCLUDED_
-#define _NGX_HTTP_AGENT_GRAPH_DESC_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_ENGINE_H_INCLUDED_
+#define _NGX_HTTP_AGENT_ENGINE_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -13,6 +13,7 @@
 
 #include "ngx_http_agent_msg.h"
 #include "ngx_http_agent_params.h"
+#include "ngx_http_agent_json.h"
 
 
 /*
@@ -275,4 +276,202 @@ ngx_uint_t ngx_http_agent_graph_has_kind(ngx_http_agent_graph_t *graph,
     const char *kind);
 
 
-#endif /* _NGX_HTTP_AGENT_GRAPH_DESC_H_INCLUDED_ */
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_http_agent_expr_t *ngx_http_agent_expr_parse(ngx_pool_t *pool,
+    ngx_http_agent_graph_t *graph, ngx_str_t *text, u_char *err,
+    size_t errlen);
+/* NGX_OK: it holds, NGX_DECLINED: it does not, NGX_ERROR */
+ngx_int_t ngx_http_agent_expr_test(ngx_http_agent_run_t *run,
+    ngx_http_agent_expr_t *e);
+
+
+#pragma GCC visibility pop
+
+
+/*
+ * The driver of a run: the input step, node after node, the edges, the
+ * checkpoints, an interrupt, the end.  It sits on the graph's description
+ * (graph_desc.h), the channels' values (graph_state.h), the conditions
+ * (expr.h) and the messages' calls (message.h); none of them calls it.
+ */
+
+
+ngx_http_agent_run_t *ngx_http_agent_graph_run_create(ngx_pool_t *pool,
+    ngx_log_t *log, ngx_http_agent_graph_t *graph);
+ngx_int_t ngx_http_agent_graph_input(ngx_http_agent_run_t *run,
+    ngx_array_t *update);
+void ngx_http_agent_graph_start(ngx_http_agent_run_t *run);
+void ngx_http_agent_graph_begin(ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_graph_route(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node);
+void ngx_http_agent_graph_node_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+void ngx_http_agent_graph_saved(ngx_http_agent_run_t *run, ngx_int_t rc);
+void ngx_http_agent_graph_cancel(ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_graph_fail(ngx_http_agent_run_t *run,
+    const char *code, const char *fmt, ...);
+
+
+char *ngx_http_agent_graph_block(ngx_conf_t *cf, ngx_array_t *graphs);
+ngx_int_t ngx_http_agent_graph_builtin(ngx_conf_t *cf, ngx_array_t *graphs);
+ngx_int_t ngx_http_agent_graph_check_kinds(ngx_conf_t *cf,
+    ngx_array_t *graphs, ngx_str_t *dir);
+ngx_int_t ngx_http_agent_graph_conf_offers(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    ngx_array_t *lists);
+ngx_http_agent_graph_t *ngx_http_agent_graph_find(ngx_array_t *graphs,
+    ngx_str_t *name);
+/* a declared graph, for the kinds' check() (a node that runs one) */
+ngx_http_agent_graph_t *ngx_http_agent_graph_conf_graph(ngx_str_t *name);
+/* a node's parameter naming a channel, or a list of them (graph_refs.c) */
+ngx_int_t ngx_http_agent_graph_conf_channel(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *name, ngx_int_t *channel,
+    ngx_uint_t messages);
+ngx_int_t ngx_http_agent_graph_conf_channels(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph, ngx_http_agent_node_t *node,
+    const char *param, ngx_str_t *list, ngx_array_t *channels,
+    ngx_uint_t messages);
+
+
+/* the node kinds the graph language knows: set by the glue */
+extern ngx_http_agent_kind_t  **ngx_http_agent_graph_kinds;
+
+
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+char *ngx_http_agent_graph_parse(ngx_conf_t *cf,
+    ngx_http_agent_graph_t *graph);
+
+#pragma GCC visibility pop
+
+
+/*
+ * The values of a run's channels and the writes of a step, apart from the
+ * engine that steps: the conditions of edges (expr_eval.c) read them, the
+ * engine (graph.c) applies them, neither calls the other for it.
+ */
+
+ngx_int_t ngx_http_agent_graph_apply(ngx_http_agent_run_t *run,
+    ngx_array_t *update);
+ngx_array_t *ngx_http_agent_graph_update_create(ngx_pool_t *pool);
+ngx_int_t ngx_http_agent_graph_write_message(ngx_http_agent_run_t *run,
+    ngx_array_t *update, ngx_uint_t channel, ngx_http_agent_msg_t *msg);
+ngx_int_t ngx_http_agent_graph_write_number(ngx_array_t *update,
+    ngx_uint_t channel, double n);
+ngx_int_t ngx_http_agent_graph_write_value(ngx_array_t *update,
+    ngx_uint_t channel, ngx_str_t *json);
+ngx_http_agent_msg_t *ngx_http_agent_graph_last_message(
+    ngx_http_agent_run_t *run, ngx_uint_t channel);
+ngx_int_t ngx_http_agent_graph_value(ngx_http_agent_run_t *run,
+    ngx_uint_t channel, ngx_str_t *json);
+
+
+ngx_int_t ngx_http_agent_mermaid(ngx_pool_t *pool,
+    ngx_http_agent_graph_t *graph, ngx_str_t *out);
+
+
+/* one tool call of an AI message */
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  name;
+    yajl_val                   args;        /* parsed, or NULL */
+    ngx_str_t                  arguments;   /* as JSON text, or the raw
+                                               text that did not parse */
+    ngx_str_t                  answer;      /* a human's result instead
+                                               of a run (JSON), or empty */
+} ngx_http_agent_call_t;
+
+
+/* message_json()'s full: as a checkpoint keeps it, its metadata too */
+#define NGX_HTTP_AGENT_MESSAGE_KEPT  2
+
+
+ngx_int_t ngx_http_agent_message_calls(ngx_pool_t *pool, ngx_str_t *json,
+    ngx_array_t **calls, ngx_uint_t parse);
+void ngx_http_agent_message_call_json(ngx_http_agent_json_t *j,
+    ngx_str_t *id, ngx_str_t *name, ngx_str_t *arguments);
+void ngx_http_agent_message_lc(ngx_http_agent_json_t *j, ngx_pool_t *pool,
+    ngx_http_agent_msg_t *m, ngx_str_t *id);
+ngx_uint_t ngx_http_agent_message_document(ngx_str_t *mime);
+ngx_int_t ngx_http_agent_message_pair(ngx_pool_t *pool, ngx_array_t *in,
+    ngx_array_t **out);
+void ngx_http_agent_message_json(ngx_http_agent_json_t *j,
+    ngx_str_t *session_id, ngx_http_agent_msg_t *m, ngx_uint_t full);
+
+
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_message_unanswered(ngx_pool_t *pool,
+    ngx_http_agent_msg_t *m, ngx_str_t *why, ngx_array_t *out);
+
+#pragma GCC visibility pop
+
+
+#define NGX_HTTP_AGENT_PROMPT_SYSTEM  "react_system.md"
+
+
+typedef struct {
+    ngx_str_t                  name;
+    ngx_str_t                  value;
+} ngx_http_agent_prompt_var_t;
+
+
+ngx_int_t ngx_http_agent_prompt_load(ngx_conf_t *cf, ngx_str_t *dir,
+    ngx_str_t *file, ngx_str_t *out);
+
+
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_prompt_builtin(ngx_conf_t *cf, ngx_str_t *dir,
+    ngx_str_t *file, ngx_str_t *out);
+ngx_int_t ngx_http_agent_prompt_render(ngx_pool_t *pool, ngx_str_t *tpl,
+    ngx_http_agent_prompt_var_t *vars, ngx_uint_t n, ngx_str_t *out);
+
+#pragma GCC visibility pop
+
+
+void ngx_http_agent_state_channels(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_uint_t all);
+ngx_int_t ngx_http_agent_state_set(ngx_http_agent_run_t *run,
+    const char *name, ngx_str_t *json);
+void ngx_http_agent_state_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_state_interrupt(ngx_http_agent_run_t *run,
+    ngx_str_t *node);
+ngx_int_t ngx_http_agent_state_interrupt_graph(ngx_http_agent_run_t *run,
+    ngx_str_t *graph);
+void ngx_http_agent_state_values(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+void ngx_http_agent_state_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run);
+ngx_int_t ngx_http_agent_state_messages(ngx_pool_t *pool, yajl_val v,
+    ngx_array_t *messages);
+ngx_int_t ngx_http_agent_state_read(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_uint_t ch, yajl_val c);
+ngx_int_t ngx_http_agent_state_subgraph(ngx_http_agent_run_t *run,
+    ngx_http_agent_node_t *node, ngx_http_agent_run_t *inner);
+ngx_int_t ngx_http_agent_state_subgraph_keep(ngx_http_agent_run_t *outer,
+    ngx_str_t *node, ngx_http_agent_run_t *inner);
+ngx_int_t ngx_http_agent_state_subgraph_json(ngx_pool_t *pool,
+    ngx_str_t *node, ngx_http_agent_run_t *inner, ngx_int_t next,
+    ngx_str_t *json);
+
+
+ngx_int_t ngx_http_agent_template_render(ngx_http_agent_run_t *run,
+    ngx_pool_t *pool, ngx_str_t *tpl, ngx_str_t *out);
+
+
+/* for the files of src/engine/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+#pragma GCC visibility pop
+
+
+#endif /* _NGX_HTTP_AGENT_ENGINE_H_INCLUDED_ */
