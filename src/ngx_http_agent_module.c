@@ -23,7 +23,7 @@
 #include "ngx_http_agent_database.h"
 #include "ngx_http_agent_allowed.h"
 #include "ngx_http_agent_variables.h"
-#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_sql_sandbox.h"
@@ -35,7 +35,6 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_turn_redrive.h"
 #include "ngx_http_agent_webhook.h"
-#include "ngx_http_agent_params.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_engine_int.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -8,8 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_engine_int.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

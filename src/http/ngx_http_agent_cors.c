@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_cors.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

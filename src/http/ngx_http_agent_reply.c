@@ -12,8 +12,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_headless.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_header.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

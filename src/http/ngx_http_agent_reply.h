@@ -13,7 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_engine.h"
 

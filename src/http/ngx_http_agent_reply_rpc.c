@@ -12,7 +12,7 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,12 +11,11 @@
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_ask.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_node_llm_conf.h"
-#include "ngx_http_agent_id.h"
 
 
 /*

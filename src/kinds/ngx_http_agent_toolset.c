@@ -10,7 +10,7 @@
 #include "ngx_http_agent_toolset.h"
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_mcp_conf.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

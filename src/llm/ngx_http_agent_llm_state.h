@@ -13,9 +13,8 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_cost.h"
-#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_json.h"
 
 
 /*

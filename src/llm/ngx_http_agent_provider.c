@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_llm_state.h"
 #include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 
 

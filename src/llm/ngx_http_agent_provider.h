@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_llm_state.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /* one wire format: it writes the request and reads the stream's events */

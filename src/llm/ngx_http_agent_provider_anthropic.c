@@ -10,7 +10,7 @@
 #include "ngx_http_agent_llm_stream.h"
 #include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_provider_openai.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_util.h"
 
 
 /* dollars, a point and nine decimals: what cost_print may write */

@@ -11,7 +11,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_limit.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -10,9 +10,8 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_curl.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_trace.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_cost.h"
 
 

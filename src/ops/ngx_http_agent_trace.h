@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 typedef struct ngx_http_agent_trace_s  ngx_http_agent_trace_t;

@@ -14,8 +14,7 @@
 #endif
 
 #include "ngx_http_agent_webhook.h"
-#include "ngx_http_agent_curl.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

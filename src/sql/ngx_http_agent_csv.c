@@ -10,8 +10,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_csv.h"
-#include "ngx_http_agent_files.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -12,7 +12,7 @@
 
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_sql_sandbox.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 
 

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 #include <sqlite3.h>

@@ -11,7 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_msg.h"
+#include "ngx_http_agent_util.h"
 
 
 typedef struct {

@@ -9,8 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_files.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -10,7 +10,7 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_ask.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_vega.h"

@@ -13,7 +13,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /* what a provider takes as a function's name: [A-Za-z0-9_-]{1,64} */

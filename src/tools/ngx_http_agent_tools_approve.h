@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 ngx_int_t ngx_http_agent_tools_approve_ask(ngx_http_agent_run_t *run,

@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_images.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 #define NGX_HTTP_AGENT_MAX_IMAGES       8

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /* for the files of src/turn/ only: hidden from the module's exports */

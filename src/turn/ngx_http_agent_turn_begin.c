@@ -18,7 +18,7 @@
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"

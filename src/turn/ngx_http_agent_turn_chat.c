@@ -15,7 +15,7 @@
 #include "ngx_http_agent_images.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_turn_json.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_turn_json.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

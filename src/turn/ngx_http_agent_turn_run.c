@@ -18,13 +18,12 @@
 #include "ngx_http_agent_variables.h"
 #include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_id.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn_private.h"
 #include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
 

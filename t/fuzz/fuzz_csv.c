@@ -12,7 +12,7 @@
 
 #include "fuzz_common.h"
 #include "ngx_http_agent_csv.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 
 #include <unistd.h>

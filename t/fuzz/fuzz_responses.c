@@ -15,7 +15,7 @@
 
 #include "fuzz_common.h"
 #include "ngx_http_agent_responses_input.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 int

@@ -14,7 +14,7 @@
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

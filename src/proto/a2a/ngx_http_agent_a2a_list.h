@@ -13,7 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_a2a_task.h"
 
 

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 
 
 ngx_int_t ngx_http_agent_a2a_rest_route(ngx_http_request_t *r,

@@ -10,9 +10,8 @@
 
 #include "ngx_http_agent_a2a_task.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_id.h"
 
 
 /*

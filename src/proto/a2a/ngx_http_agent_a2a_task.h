@@ -13,7 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 
 
 /* a task's state, in both revisions' words (a2a_task.c's table) */

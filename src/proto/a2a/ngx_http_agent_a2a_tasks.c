@@ -16,7 +16,7 @@
 #include "ngx_http_agent_a2a_continue.h"
 #include "ngx_http_agent_a2a_rest.h"
 #include "ngx_http_agent_a2a_list.h"
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"
@@ -32,8 +32,6 @@
  * SubscribeToTask (tasks/resubscribe) streams the task
  * as it is, then as it ends.  Another owner's task is not found.
  */
-
-
 
 
 typedef struct {

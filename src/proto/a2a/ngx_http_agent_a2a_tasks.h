@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 
 /* the task methods */
 #define NGX_HTTP_AGENT_A2A_GET        0

@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_agui_input.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

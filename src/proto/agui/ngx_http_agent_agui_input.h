@@ -11,8 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_msg.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 
 

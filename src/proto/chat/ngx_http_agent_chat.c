@@ -19,7 +19,7 @@
 #include "ngx_http_agent_chat.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"

@@ -14,8 +14,7 @@
 #include "ngx_http_agent_resources.h"
 #include "ngx_http_agent_chat.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -18,13 +18,12 @@
 #include "ngx_http_agent_resources.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_id.h"
 
 
 #if (NGX_THREADS)

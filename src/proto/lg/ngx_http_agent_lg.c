@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /* what every file of the LangGraph API uses: the request's time, a run */

@@ -14,8 +14,7 @@
 
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store_run.h"
 
 

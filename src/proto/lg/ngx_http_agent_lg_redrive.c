@@ -12,7 +12,7 @@
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_run.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 
 

@@ -16,7 +16,7 @@
 #include "ngx_http_agent_sse.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

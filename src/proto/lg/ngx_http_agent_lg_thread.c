@@ -16,7 +16,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*
@@ -700,8 +700,6 @@ ngx_http_agent_lg_thread_graph(ngx_http_request_t *r, ngx_str_t *thread_id)
 
     return g ? g : alcf->graph;
 }
-
-
 
 
 /*

@@ -19,7 +19,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_cors.h"
 
 
@@ -239,8 +239,6 @@ ngx_http_agent_mcpserver_cancelled(ngx_http_request_t *r,
                                              0) == NGX_AGAIN
            ? NGX_AGAIN : NGX_OK;
 }
-
-
 
 
 /* a revision we speak, from the versions' index from on, or NULL */

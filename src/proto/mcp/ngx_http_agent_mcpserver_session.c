@@ -12,9 +12,8 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcpserver_session.h"
 #include "ngx_http_agent_reply_rpc.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_id.h"
 
 
 /*

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 ngx_int_t ngx_http_agent_mcpserver_session_make(ngx_http_request_t *r,

@@ -15,7 +15,7 @@
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_tool_location.h"
 #include "ngx_http_agent_subrequest.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -13,8 +13,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_util.h"
 
 
 /* the MCP server's own location configuration: its tools, its asking */

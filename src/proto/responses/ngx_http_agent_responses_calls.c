@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_responses_calls.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -12,7 +12,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

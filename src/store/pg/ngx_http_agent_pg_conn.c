@@ -11,7 +11,7 @@
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
-#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_util.h"
 
 
 /* a statement with no bit of its own would not build */

@@ -9,9 +9,8 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store_checkpoint.h"
-#include "ngx_http_agent_id.h"
 
 
 /*

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

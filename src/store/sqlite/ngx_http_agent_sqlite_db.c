@@ -15,7 +15,7 @@
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -13,7 +13,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite.h"
 #include "ngx_http_agent_store_checkpoint.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -12,7 +12,7 @@
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_mcp_http.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

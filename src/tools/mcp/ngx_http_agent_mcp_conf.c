@@ -12,8 +12,7 @@
 #include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_mcp_tool.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_params.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*
