@@ -22,7 +22,7 @@
 #include "ngx_http_agent_model.h"
 #include "ngx_http_agent_database.h"
 #include "ngx_http_agent_allowed.h"
-#include "ngx_http_agent_variables.h"
+#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sql.h"
@@ -33,7 +33,6 @@
 #include "ngx_http_agent_tool_location.h"
 #include "ngx_http_agent_mcp_conf.h"
 #include "ngx_http_agent_env.h"
-#include "ngx_http_agent_turn_redrive.h"
 #include "ngx_http_agent_webhook.h"
 
 

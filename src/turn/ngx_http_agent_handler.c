@@ -13,7 +13,6 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_store.h"
@@ -169,7 +168,6 @@ ngx_http_agent_handler(ngx_http_request_t *r)
 
     return ngx_http_agent_reply_rc(r, rc);
 }
-
 
 
 /*

@@ -11,8 +11,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_writes.h"
+#include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
 

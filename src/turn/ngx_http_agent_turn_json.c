@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_turn_json.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_util.h"
 
 

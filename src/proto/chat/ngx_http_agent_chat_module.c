@@ -9,11 +9,10 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_sessions.h"
 #include "ngx_http_agent_resources.h"
 #include "ngx_http_agent_chat.h"
-#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_util.h"
 
 

@@ -14,9 +14,8 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_resources.h"
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_resources.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"

@@ -15,7 +15,6 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_sessions.h"
-#include "ngx_http_agent_checkpoint.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"

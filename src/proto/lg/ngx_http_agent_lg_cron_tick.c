@@ -12,7 +12,7 @@
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_turn_redrive.h"
+#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store_run.h"
 
 

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_lg_state.h"
-#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 
 

@@ -10,7 +10,7 @@
 #include "ngx_http_agent_stream_lg_steps.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_lg_state.h"
-#include "ngx_http_agent_checkpoint.h"
+#include "ngx_http_agent_turn.h"
 
 
 /*

@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
+#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_mcpserver_tools.h"
 #include "ngx_http_agent_allowed.h"

@@ -1,17 +1,58 @@
+
 /*
  * Copyright (C) ngx_http_agent_module authors
  */
 
 
-#ifndef _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_
-#define _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_TURN_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TURN_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+
+
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_int_t ngx_http_agent_images(ngx_http_request_t *r, yajl_val images,
+    ngx_str_t *out);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_uint_t ngx_http_agent_turn_json_wanted(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_turn_json_send(ngx_http_request_t *r,
+    ngx_http_agent_run_t *run, ngx_http_agent_event_t *ev,
+    ngx_str_t *session_id, ngx_str_t *run_id);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+void ngx_http_agent_turn_list_add(ngx_queue_t *q);
+void ngx_http_agent_turn_list_remove(ngx_queue_t *q);
+ngx_queue_t *ngx_http_agent_turn_list_first(void);
+
+
+#pragma GCC visibility pop
 
 
 /* for the files of src/turn/ only: hidden from the module's exports */
@@ -158,4 +199,16 @@ void ngx_http_agent_turn_record_cleanup(ngx_http_agent_turn_t *turn);
 #pragma GCC visibility pop
 
 
-#endif /* _NGX_HTTP_AGENT_TURN_PRIVATE_H_INCLUDED_ */
+void ngx_http_agent_turn_writes_keep(ngx_http_agent_run_t *run,
+    ngx_uint_t index, ngx_str_t *id, ngx_str_t *result);
+ngx_int_t ngx_http_agent_turn_writes_kept(ngx_http_agent_run_t *run,
+    ngx_str_t *id, ngx_str_t *result);
+ngx_int_t ngx_http_agent_turn_writes_claim(ngx_http_agent_run_t *run,
+    ngx_uint_t index, ngx_str_t *id);
+ngx_int_t ngx_http_agent_turn_key(ngx_http_agent_run_t *run, ngx_str_t *id,
+    ngx_str_t *key);
+ngx_int_t ngx_http_agent_turn_writes_read(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_row_t *row);
+
+
+#endif /* _NGX_HTTP_AGENT_TURN_INT_H_INCLUDED_ */
