@@ -13,7 +13,6 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_store.h"
 
 

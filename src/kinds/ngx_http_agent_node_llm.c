@@ -9,7 +9,6 @@
 
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_provider.h"
 #include "ngx_http_agent_ask.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_tools.h"

@@ -9,8 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_allowed.h"
-#include "ngx_http_agent_model.h"
+#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_database.h"
 
 

@@ -11,7 +11,6 @@
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_provider.h"
 
 
 /*

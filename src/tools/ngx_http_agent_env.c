@@ -12,8 +12,7 @@
 #include "ngx_http_agent_env.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_model.h"
+#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_cost.h"
 
 

@@ -13,7 +13,7 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_allowed.h"
+#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_chat.h"

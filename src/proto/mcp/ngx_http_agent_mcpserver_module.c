@@ -12,7 +12,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_mcpserver_tools.h"
-#include "ngx_http_agent_allowed.h"
+#include "ngx_http_agent_llm.h"
 
 
 /*
