@@ -15,7 +15,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_kinds.h"
 #include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_conf_graph.h"
+#include "ngx_http_agent_chat.h"
 #include "ngx_http_agent_cors.h"
 #include "ngx_http_agent_limit.h"
 #include "ngx_http_agent_trace.h"

@@ -13,7 +13,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_a2a_message.h"
+#include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_util.h"
 
 

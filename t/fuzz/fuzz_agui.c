@@ -13,7 +13,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_agui_input.h"
+#include "ngx_http_agent_agui.h"
 #include "ngx_http_agent_util.h"
 
 

@@ -13,7 +13,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_mcpserver_rpc.h"
+#include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_util.h"
 
 

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_a2a_message.h"
+#include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_util.h"
 
 

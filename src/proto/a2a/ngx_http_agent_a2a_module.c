@@ -10,8 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_a2a.h"
-#include "ngx_http_agent_a2a_push.h"
+#include "ngx_http_agent_a2a_int.h"
 
 
 /*

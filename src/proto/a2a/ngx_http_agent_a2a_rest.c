@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_a2a_rest.h"
-#include "ngx_http_agent_a2a_message.h"
+#include "ngx_http_agent_a2a_int.h"
+#include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 

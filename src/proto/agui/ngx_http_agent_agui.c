@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_agui_int.h"
 #include "ngx_http_agent_agui.h"
-#include "ngx_http_agent_agui_input.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
@@ -28,8 +28,6 @@
  * errors with their HTTP status (AG-UI's client throws on them); after
  * RUN_STARTED, RUN_ERROR.
  */
-
-
 
 
 ngx_int_t

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_agui_input.h"
+#include "ngx_http_agent_agui.h"
 #include "ngx_http_agent_util.h"
 
 

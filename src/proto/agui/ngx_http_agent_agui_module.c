@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_agui.h"
+#include "ngx_http_agent_agui_int.h"
 
 
 /*

@@ -16,7 +16,7 @@
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_chat.h"
+#include "ngx_http_agent_chat_int.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"

@@ -12,22 +12,16 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_util.h"
-#include "ngx_http_agent_store.h"
-#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_module.h"
 
 
-/* for the files of src/proto/chat/ only: hidden from the module's exports */
-#pragma GCC visibility push(hidden)
-
-
-ngx_int_t ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_str_t *body);
-ngx_int_t ngx_http_agent_chat_connection(ngx_http_request_t *r, ngx_str_t *id,
-    ngx_str_t *body);
-
-
-#pragma GCC visibility pop
+char *ngx_http_agent_conf_graph(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+char *ngx_http_agent_conf_graph_use(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+char *ngx_http_agent_conf_graph_stream(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+char *ngx_http_agent_conf_graph_merge(ngx_conf_t *cf,
+    ngx_http_agent_loc_conf_t *conf);
 
 
 #endif /* _NGX_HTTP_AGENT_CHAT_H_INCLUDED_ */

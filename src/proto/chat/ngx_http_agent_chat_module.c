@@ -10,9 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_sessions.h"
-#include "ngx_http_agent_resources.h"
-#include "ngx_http_agent_chat.h"
+#include "ngx_http_agent_chat_int.h"
 #include "ngx_http_agent_util.h"
 
 

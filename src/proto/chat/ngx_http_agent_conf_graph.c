@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_conf_graph.h"
+#include "ngx_http_agent_chat.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_stream.h"
 

@@ -15,7 +15,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_resources.h"
+#include "ngx_http_agent_chat_int.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"

@@ -14,7 +14,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_sessions.h"
+#include "ngx_http_agent_chat_int.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"

@@ -16,6 +16,9 @@
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_stream.h"
 
 
 /* a thread made with a history: at most this many supersteps */
@@ -254,6 +257,143 @@ ngx_int_t ngx_http_agent_lg_runs(ngx_http_request_t *r,
 /* lg_runs.c */
 ngx_int_t ngx_http_agent_lg_join(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/proto/lg/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+/* after_seconds: at most a day */
+#define NGX_HTTP_AGENT_LG_AFTER_MAX  86400
+
+
+/* a run of the LangGraph API over a turn (lg_run.c) */
+typedef struct {
+    ngx_http_agent_turn_t     *turn;
+    ngx_http_agent_turn_info_t info;        /* its ids, its store calls */
+    ngx_http_agent_turn_record_t  record;   /* its row, its cancel */
+    ngx_http_request_t        *request;
+    ngx_http_agent_graph_t    *graph;
+    ngx_uint_t                 modes;
+    ngx_str_t                  go;          /* command.goto */
+    ngx_str_t                  location;
+    ngx_str_t                  webhook;     /* called at its end */
+    ngx_str_t                  metadata;    /* the thread's, to write in
+                                               the turn's first unit */
+    u_char                    *waits;       /* interrupt_before/after */
+    int64_t                    seq;         /* the last event's id */
+    ngx_http_agent_turn_kept_t  kept;       /* its events, resumable */
+    unsigned                   wait:1;      /* runs/wait */
+    unsigned                   resumable:1;
+    unsigned                   keep:1;      /* on_disconnect continue */
+    unsigned                   gone:1;      /* its client is */
+    unsigned                   answers:1;   /* a command, no input */
+    unsigned                   background:1;
+    unsigned                   finished:1;
+    unsigned                   answered:1;  /* a background run's record */
+} ngx_http_agent_lg_run_t;
+
+
+/* lg_run.c */
+ngx_int_t ngx_http_agent_lg_run_ready(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_lg_run_begin(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_lg_run_started(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_lg_run_poll(ngx_http_agent_turn_t *turn);
+ngx_int_t ngx_http_agent_lg_run_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json, ngx_uint_t now);
+ngx_int_t ngx_http_agent_lg_run_created(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr);
+
+/* lg_redrive.c */
+void ngx_http_agent_lg_redrive_turn(ngx_http_agent_lg_run_t *lr,
+    ngx_http_agent_run_row_t *row, ngx_http_agent_turn_in_t *in);
+
+/* lg_request.c */
+ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
+    ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_in_t *in);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/proto/lg/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+void ngx_http_agent_lg_run_done(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_lg_run_answer(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/proto/lg/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+/* a write to the state of a subgraph that waits (lg_subgraph_write) */
+typedef struct {
+    ngx_str_t                  node;        /* where it waits */
+    yajl_val                   values;      /* an object, or NULL */
+    void                      *request;     /* its refusals' */
+    ngx_str_t                  ns;          /* its namespace */
+    void                      *st;          /* the write's
+                                               (ngx_http_agent_turn_state_t) */
+    int64_t                    step;        /* out: its step, written */
+    ngx_str_t                  next;        /* out: the node it waits at */
+} ngx_http_agent_lg_subgraph_t;
+
+
+/* a thread's id (at most 64) and a number */
+#define NGX_HTTP_AGENT_LG_MSG_ID  (64 + 1 + NGX_INT_T_LEN)
+
+
+void ngx_http_agent_lg_message_id(u_char *buf, ngx_str_t *thread_id,
+    ngx_uint_t n, ngx_str_t *id);
+void ngx_http_agent_lg_values(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_str_t *thread_id, ngx_uint_t output);
+void ngx_http_agent_lg_update(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_str_t *thread_id, ngx_uint_t output);
+void ngx_http_agent_lg_error(ngx_http_agent_json_t *j, ngx_str_t *code,
+    ngx_str_t *message);
+void ngx_http_agent_lg_interrupts(ngx_http_agent_json_t *j, ngx_str_t *json);
+ngx_int_t ngx_http_agent_lg_interrupt_of(ngx_http_agent_run_t *run,
+    ngx_str_t *json);
+void ngx_http_agent_lg_state_json(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id, ngx_uint_t subgraphs);
+void ngx_http_agent_lg_checkpoint(ngx_http_agent_json_t *j,
+    ngx_str_t *thread_id, ngx_str_t *ns, ngx_str_t *checkpoint_id);
+ngx_int_t ngx_http_agent_lg_subgraph_values(ngx_http_agent_run_t *run,
+    ngx_http_agent_lg_subgraph_t *sw);
+ngx_http_agent_run_t *ngx_http_agent_lg_subgraph_run(
+    ngx_http_agent_run_t *run, ngx_str_t *name);
+void ngx_http_agent_lg_subgraph_state(ngx_http_agent_json_t *j,
+    ngx_http_agent_run_t *inner, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *thread_id, ngx_uint_t subgraphs);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/proto/lg/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_int_t ngx_http_agent_lg_send_as(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, const char *mode, ngx_str_t *ns,
+    ngx_uint_t now);
+ngx_int_t ngx_http_agent_lg_task(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
+ngx_int_t ngx_http_agent_lg_checkpoint_event(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
+ngx_int_t ngx_http_agent_lg_subgraph_event(ngx_http_agent_stream_t *s,
+    ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j);
 
 
 #pragma GCC visibility pop

@@ -10,7 +10,6 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
-#include "ngx_http_agent_lg_run.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"

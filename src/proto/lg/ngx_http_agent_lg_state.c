@@ -9,7 +9,7 @@
 
 #include <ngx_md5.h>
 
-#include "ngx_http_agent_lg_state.h"
+#include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_engine.h"
 
 

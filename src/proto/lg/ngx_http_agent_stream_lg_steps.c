@@ -7,9 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_stream_lg_steps.h"
+#include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_lg_state.h"
 #include "ngx_http_agent_turn.h"
 
 

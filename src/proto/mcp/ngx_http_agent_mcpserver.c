@@ -9,13 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
+#include "ngx_http_agent_mcpserver_int.h"
 #include "ngx_http_agent_mcpserver.h"
-#include "ngx_http_agent_mcpserver_rpc.h"
 #include "ngx_http_agent_reply_rpc.h"
-#include "ngx_http_agent_mcpserver_stream.h"
-#include "ngx_http_agent_mcpserver_tools.h"
-#include "ngx_http_agent_mcpserver_elicit.h"
-#include "ngx_http_agent_mcpserver_session.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"

@@ -10,8 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_mcpserver.h"
-#include "ngx_http_agent_mcpserver_tools.h"
+#include "ngx_http_agent_mcpserver_int.h"
 #include "ngx_http_agent_llm.h"
 
 

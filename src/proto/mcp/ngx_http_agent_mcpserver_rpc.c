@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_mcpserver_rpc.h"
+#include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_util.h"
 
 

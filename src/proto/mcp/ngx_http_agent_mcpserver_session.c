@@ -10,7 +10,7 @@
 #include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_mcpserver_session.h"
+#include "ngx_http_agent_mcpserver_int.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"

@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_mcpserver_stream.h"
-#include "ngx_http_agent_mcpserver_rpc.h"
+#include "ngx_http_agent_mcpserver_int.h"
+#include "ngx_http_agent_mcpserver.h"
 #include "ngx_http_agent_engine.h"
 
 

@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_responses.h"
+#include "ngx_http_agent_responses_int.h"
 
 
 /*

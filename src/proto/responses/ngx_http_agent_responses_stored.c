@@ -9,10 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_responses_stored.h"
-#include "ngx_http_agent_responses_input.h"
-#include "ngx_http_agent_responses_stream.h"
-#include "ngx_http_agent_responses_replay.h"
+#include "ngx_http_agent_responses_int.h"
+#include "ngx_http_agent_responses.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_turn.h"

@@ -8,8 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_responses_stream.h"
-#include "ngx_http_agent_responses_replay.h"
+#include "ngx_http_agent_responses_int.h"
 #include "ngx_http_agent_reply.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_util.h"

@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_
-#define _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_CHAT_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_CHAT_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -15,6 +15,32 @@
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_engine.h"
+
+
+/* for the files of src/proto/chat/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_int_t ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body);
+ngx_int_t ngx_http_agent_chat_connection(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body);
+
+
+#pragma GCC visibility pop
+
+
+/* for the files of src/proto/chat/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_int_t ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_str_t *body);
+ngx_int_t ngx_http_agent_resources_list(ngx_http_request_t *r,
+    ngx_str_t *id);
+
+
+#pragma GCC visibility pop
 
 
 /* for the files of src/proto/chat/ only: hidden from the module's exports */
@@ -37,4 +63,4 @@ ngx_int_t ngx_http_agent_sessions_history(ngx_http_request_t *r,
 #pragma GCC visibility pop
 
 
-#endif /* _NGX_HTTP_AGENT_SESSIONS_H_INCLUDED_ */
+#endif /* _NGX_HTTP_AGENT_CHAT_INT_H_INCLUDED_ */

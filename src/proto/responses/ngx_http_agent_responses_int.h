@@ -4,14 +4,16 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_RESPONSES_CALLS_H_INCLUDED_
-#define _NGX_HTTP_AGENT_RESPONSES_CALLS_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_RESPONSES_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_RESPONSES_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_http.h>
 
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_module.h"
 
 
 /* a response being made: what its events and its last object say */
@@ -61,4 +63,32 @@ ngx_int_t ngx_http_agent_responses_send(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *type, ngx_uint_t now);
 
 
-#endif /* _NGX_HTTP_AGENT_RESPONSES_CALLS_H_INCLUDED_ */
+ngx_int_t ngx_http_agent_responses_sink(void *data, ngx_str_t *name,
+    ngx_str_t *json, ngx_uint_t now);
+void ngx_http_agent_responses_poll(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_responses_done(ngx_http_agent_turn_t *turn,
+    ngx_http_agent_event_t *ev);
+ngx_int_t ngx_http_agent_responses_replay(ngx_http_request_t *r,
+    ngx_str_t *run_id, ngx_str_t *thread);
+
+
+ngx_int_t ngx_http_agent_responses_stored(ngx_http_request_t *r,
+    ngx_str_t *id);
+
+
+extern ngx_http_agent_format_t      ngx_http_agent_responses_format;
+extern ngx_http_agent_turn_hooks_t  ngx_http_agent_responses_hooks;
+
+
+ngx_int_t ngx_http_agent_responses_stored_object(ngx_pool_t *pool,
+    ngx_http_agent_responses_out_t *o, ngx_http_agent_turn_outcome_t *out,
+    ngx_str_t *json);
+
+
+ngx_int_t ngx_http_agent_responses_route(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx);
+ngx_int_t ngx_http_agent_responses_run(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
+
+
+#endif /* _NGX_HTTP_AGENT_RESPONSES_INT_H_INCLUDED_ */

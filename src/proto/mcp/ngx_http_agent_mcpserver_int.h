@@ -4,15 +4,36 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_MCPSERVER_STREAM_H_INCLUDED_
-#define _NGX_HTTP_AGENT_MCPSERVER_STREAM_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_MCPSERVER_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_MCPSERVER_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
 #include <ngx_core.h>
+#include <ngx_http.h>
 
-#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_module.h"
+
+
+extern ngx_http_agent_turn_hooks_t  ngx_http_agent_mcpserver_elicit_hooks;
+
+
+ngx_int_t ngx_http_agent_mcpserver_elicit_answer(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc);
+
+
+ngx_int_t ngx_http_agent_mcpserver_session_make(ngx_http_request_t *r,
+    yajl_val params);
+ngx_int_t ngx_http_agent_mcpserver_session_level(ngx_http_request_t *r,
+    ngx_uint_t log);
+ngx_uint_t ngx_http_agent_mcpserver_session_log(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_mcpserver_session_check(ngx_http_request_t *r);
+ngx_uint_t ngx_http_agent_mcpserver_session_elicits(ngx_http_request_t *r);
+ngx_uint_t ngx_http_agent_mcpserver_session_run_id(ngx_http_request_t *r,
+    ngx_str_t *request, u_char *out);
 
 
 /* what tools/call tells its stream format */
@@ -66,4 +87,28 @@ void ngx_http_agent_mcpserver_stream_elicit(ngx_http_agent_json_t *j,
     ngx_str_t *checkpoint, ngx_str_t *graph);
 
 
-#endif /* _NGX_HTTP_AGENT_MCPSERVER_STREAM_H_INCLUDED_ */
+ngx_int_t ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx);
+ngx_int_t ngx_http_agent_mcpserver_run(ngx_http_request_t *r,
+    ngx_http_agent_ctx_t *ctx, ngx_str_t *body);
+
+
+/* the MCP server's own location configuration: its tools, its asking */
+typedef struct {
+    /* agent_mcp_server_tools: ngx_str_t names, their agent_tool tools */
+    ngx_array_t               *tool_names;
+    ngx_array_t               *tools;
+    ngx_msec_t                 elicitation; /* an answer waited for so
+                                               long; 0: none asked */
+} ngx_http_agent_mcpserver_conf_t;
+
+
+char *ngx_http_agent_mcpserver_tools_merge(ngx_conf_t *cf,
+    ngx_http_agent_mcpserver_conf_t *conf, ngx_http_agent_proto_t *proto);
+ngx_int_t ngx_http_agent_mcpserver_tools_list(ngx_http_request_t *r,
+    ngx_http_agent_json_t *j);
+ngx_int_t ngx_http_agent_mcpserver_tools_call(ngx_http_request_t *r,
+    ngx_http_agent_jsonrpc_t *rpc, ngx_str_t *name);
+
+
+#endif /* _NGX_HTTP_AGENT_MCPSERVER_INT_H_INCLUDED_ */
