@@ -1,3 +1,4 @@
+
 /*
  * Copyright (C) ngx_http_agent_module authors
  */

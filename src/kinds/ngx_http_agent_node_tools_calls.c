@@ -10,9 +10,7 @@
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_tools_approve.h"
-#include "ngx_http_agent_node_tools_calls.h"
+#include "ngx_http_agent_kinds_int.h"
 
 
 /*

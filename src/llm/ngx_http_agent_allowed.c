@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_database.h"
+#include "ngx_http_agent_sql.h"
 
 
 /*

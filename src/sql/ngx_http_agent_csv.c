@@ -9,7 +9,7 @@
 
 #include <sqlite3.h>
 
-#include "ngx_http_agent_csv.h"
+#include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_util.h"
 
 

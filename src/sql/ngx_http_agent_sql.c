@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 

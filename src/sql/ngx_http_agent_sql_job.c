@@ -16,7 +16,6 @@
 
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_store.h"
 
 

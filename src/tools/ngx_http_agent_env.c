@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_metrics.h"
 #include "ngx_http_agent_llm.h"

@@ -10,7 +10,6 @@
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_tools_approve.h"
 
 
 /*

@@ -17,9 +17,8 @@
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_sse.h"
 
 
 ngx_int_t ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc,

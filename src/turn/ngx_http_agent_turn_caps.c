@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_subrequest.h"
+#include "ngx_http_agent_tools.h"
 
 
 /*

@@ -11,7 +11,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_csv.h"
+#include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 

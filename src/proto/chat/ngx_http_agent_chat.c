@@ -20,9 +20,8 @@
 #include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
-#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_csv.h"
 #include "ngx_http_agent_sql.h"
 
 

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_util.h"

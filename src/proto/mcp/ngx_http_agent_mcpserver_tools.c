@@ -12,8 +12,7 @@
 #include "ngx_http_agent_mcpserver_int.h"
 #include "ngx_http_agent_reply_rpc.h"
 #include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_tool_location.h"
-#include "ngx_http_agent_subrequest.h"
+#include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_util.h"
 
 

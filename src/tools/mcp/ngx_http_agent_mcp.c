@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
-#include "ngx_http_agent_mcp_http.h"
+#include "ngx_http_agent_mcp_int.h"
 #include "ngx_http_agent_util.h"
 
 

@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_mcp_conf.h"
-#include "ngx_http_agent_mcp_tool.h"
+#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_mcp_int.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_util.h"
 

@@ -8,8 +8,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_mcp_http.h"
-#include "ngx_http_agent_mcp_rpc.h"
+#include "ngx_http_agent_mcp_int.h"
+#include "ngx_http_agent_mcp.h"
 
 
 /*

@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_mcp_rpc.h"
+#include "ngx_http_agent_mcp.h"
 
 
 /*

@@ -9,11 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_env.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
-#include "ngx_http_agent_mcp_http.h"
-#include "ngx_http_agent_mcp_tool.h"
+#include "ngx_http_agent_mcp_int.h"
 
 
 /*

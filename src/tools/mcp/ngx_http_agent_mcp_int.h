@@ -4,16 +4,16 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_MCP_HTTP_H_INCLUDED_
-#define _NGX_HTTP_AGENT_MCP_HTTP_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_MCP_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_MCP_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
 #include <ngx_core.h>
 
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_mcp_server.h"
-#include "ngx_http_agent_mcp_rpc.h"
+#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_tools.h"
 
 
 typedef struct ngx_http_agent_mcp_call_s  ngx_http_agent_mcp_call_t;
@@ -46,4 +46,16 @@ ngx_http_agent_mcp_call_t *ngx_http_agent_mcp_send(ngx_http_agent_mcp_t *mcp,
 #pragma GCC visibility pop
 
 
-#endif /* _NGX_HTTP_AGENT_MCP_HTTP_H_INCLUDED_ */
+/* for the files of src/tools/mcp/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+
+ngx_int_t ngx_http_agent_mcp_tool_run(ngx_http_agent_tool_call_t *call);
+ngx_uint_t ngx_http_agent_mcp_tool_idempotent(
+    ngx_http_agent_tool_call_t *call);
+
+
+#pragma GCC visibility pop
+
+
+#endif /* _NGX_HTTP_AGENT_MCP_INT_H_INCLUDED_ */

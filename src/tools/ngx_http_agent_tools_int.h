@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_VEGA_H_INCLUDED_
-#define _NGX_HTTP_AGENT_VEGA_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_TOOLS_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_TOOLS_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -25,4 +25,4 @@ ngx_int_t ngx_http_agent_vega_clean(ngx_http_agent_json_t *j, yajl_val spec,
 #pragma GCC visibility pop
 
 
-#endif /* _NGX_HTTP_AGENT_VEGA_H_INCLUDED_ */
+#endif /* _NGX_HTTP_AGENT_TOOLS_INT_H_INCLUDED_ */
