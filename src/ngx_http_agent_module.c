@@ -14,11 +14,9 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_kinds.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_chat.h"
-#include "ngx_http_agent_cors.h"
-#include "ngx_http_agent_limit.h"
-#include "ngx_http_agent_trace.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_turn.h"
@@ -28,7 +26,6 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_mcp.h"
-#include "ngx_http_agent_webhook.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);

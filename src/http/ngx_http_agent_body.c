@@ -12,7 +12,7 @@
 #include <ngx_thread_pool.h>
 #endif
 
-#include "ngx_http_agent_body.h"
+#include "ngx_http_agent_http.h"
 
 
 /*

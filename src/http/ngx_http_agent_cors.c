@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_cors.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_util.h"
 
 

@@ -9,8 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply_rpc.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_util.h"
 

@@ -10,7 +10,7 @@
 #include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_store.h"
 
 

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_util.h"

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

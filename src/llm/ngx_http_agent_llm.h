@@ -14,7 +14,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"

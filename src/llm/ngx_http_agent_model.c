@@ -12,7 +12,7 @@
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_llm_int.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

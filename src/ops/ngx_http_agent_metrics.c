@@ -9,8 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -13,7 +13,7 @@
 #include <openssl/hmac.h>
 #endif
 
-#include "ngx_http_agent_webhook.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_util.h"
 
 

@@ -14,7 +14,7 @@
 #include <ngx_thread_pool.h>
 #endif
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_sql.h"
 #include "ngx_http_agent_store.h"
 

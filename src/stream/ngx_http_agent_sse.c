@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -13,8 +13,7 @@
 #include <ngx_event.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_limit.h"
-#include "ngx_http_agent_trace.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_stream.h"

@@ -14,11 +14,9 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_body.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_cors.h"
-#include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -16,7 +16,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_stream.h"
 

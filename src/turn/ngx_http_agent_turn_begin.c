@@ -10,8 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_headless.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_tools.h"
@@ -19,8 +18,8 @@
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

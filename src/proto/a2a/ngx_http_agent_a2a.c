@@ -12,8 +12,7 @@
 #include "ngx_http_agent_a2a_int.h"
 #include "ngx_http_agent_a2a.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_reply_rpc.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 

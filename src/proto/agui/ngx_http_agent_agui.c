@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_agui_int.h"
 #include "ngx_http_agent_agui.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 

@@ -13,10 +13,9 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_chat_int.h"
-#include "ngx_http_agent_body.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_stream.h"

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store_run.h"

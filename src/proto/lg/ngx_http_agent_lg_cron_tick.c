@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_headless.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store_run.h"
 

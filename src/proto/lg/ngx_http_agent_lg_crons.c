@@ -11,8 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_webhook.h"
-#include "ngx_http_agent_limit.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_store_run.h"
 
 

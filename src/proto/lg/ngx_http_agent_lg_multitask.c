@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 
 
 static void ngx_http_agent_lg_run_dequeue(ngx_event_t *ev);

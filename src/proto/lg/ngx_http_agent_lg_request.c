@@ -10,7 +10,7 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
-#include "ngx_http_agent_webhook.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

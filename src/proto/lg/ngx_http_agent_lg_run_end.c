@@ -13,7 +13,7 @@
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_webhook.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /*

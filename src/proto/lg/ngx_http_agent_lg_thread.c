@@ -12,7 +12,6 @@
 #include "ngx_http_agent_lg.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
 #include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_util.h"
 

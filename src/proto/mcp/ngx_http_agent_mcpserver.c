@@ -11,12 +11,10 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_mcpserver_int.h"
 #include "ngx_http_agent_mcpserver.h"
-#include "ngx_http_agent_reply_rpc.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_cors.h"
 
 
 /*

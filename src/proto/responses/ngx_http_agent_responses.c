@@ -11,8 +11,7 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_responses_int.h"
 #include "ngx_http_agent_responses.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_reply_rpc.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
 

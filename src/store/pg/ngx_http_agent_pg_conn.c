@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
 #include "ngx_http_agent_util.h"

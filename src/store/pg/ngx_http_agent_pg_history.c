@@ -10,7 +10,7 @@
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
 #include "ngx_http_agent_util.h"
-#include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /*

@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_pg.h"
-#include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /*

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <sched.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite.h"
 #include "ngx_http_agent_util.h"

@@ -12,7 +12,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_sqlite.h"
-#include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_util.h"
 
 

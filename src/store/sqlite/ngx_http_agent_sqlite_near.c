@@ -14,7 +14,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_near.h"
+#include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_sqlite.h"
 
 

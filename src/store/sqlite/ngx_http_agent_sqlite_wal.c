@@ -12,7 +12,7 @@
 
 #include <sqlite3.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_sqlite.h"
 
 

@@ -4,8 +4,8 @@
  */
 
 
-#ifndef _NGX_HTTP_AGENT_FILTER_H_INCLUDED_
-#define _NGX_HTTP_AGENT_FILTER_H_INCLUDED_
+#ifndef _NGX_HTTP_AGENT_HTTP_INT_H_INCLUDED_
+#define _NGX_HTTP_AGENT_HTTP_INT_H_INCLUDED_
 
 
 #include <ngx_config.h>
@@ -17,4 +17,4 @@
 extern ngx_module_t  ngx_http_agent_filter_module;
 
 
-#endif /* _NGX_HTTP_AGENT_FILTER_H_INCLUDED_ */
+#endif /* _NGX_HTTP_AGENT_HTTP_INT_H_INCLUDED_ */
