@@ -15,9 +15,12 @@ FUZZ_CC      := clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined
+# nginx's HTTP headers are read, never linked: a folder's one header may
+# include <ngx_http.h> (llm.h and sql.h read the glue's conf types)
 FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
                 -I $(NGX_SRC)/src/event/modules -I $(NGX_SRC)/src/os/unix \
                 -I $(NGX_SRC)/src/http -I $(NGX_SRC)/src/http/modules \
+                -I $(NGX_SRC)/src/http/v2 \
                 -I $(NGX_BUILD)/objs $(AGENT_INCS) -I t/fuzz
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
 FUZZ_SRCS_json   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c
