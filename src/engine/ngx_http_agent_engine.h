@@ -292,8 +292,8 @@ ngx_int_t ngx_http_agent_expr_test(ngx_http_agent_run_t *run,
 /*
  * The driver of a run: the input step, node after node, the edges, the
  * checkpoints, an interrupt, the end.  It sits on the graph's description
- * (graph_desc.h), the channels' values (graph_state.h), the conditions
- * (expr.h) and the messages' calls (message.h); none of them calls it.
+ * (graph_desc.c), the channels' values (graph_state.c), the conditions
+ * (expr.c) and the messages' calls (message.c); none of them calls it.
  */
 
 

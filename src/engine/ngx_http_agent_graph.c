@@ -7,7 +7,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine_int.h"
 

@@ -8,7 +8,6 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_engine_int.h"
-#include "ngx_http_agent_engine.h"
 
 
 /*

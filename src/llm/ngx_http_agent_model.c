@@ -9,7 +9,6 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_llm_int.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_ops.h"

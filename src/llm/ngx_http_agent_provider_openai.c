@@ -7,7 +7,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_llm_int.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_util.h"

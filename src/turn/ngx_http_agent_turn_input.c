@@ -11,7 +11,6 @@
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_http.h"
 #include "ngx_http_agent_turn_int.h"
-#include "ngx_http_agent_turn.h"
 
 
 /*

@@ -10,7 +10,6 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_turn_int.h"
-#include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_util.h"
 #include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"

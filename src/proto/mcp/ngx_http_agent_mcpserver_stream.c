@@ -327,7 +327,7 @@ ngx_http_agent_mcpserver_stream_waits(ngx_pool_t *pool, yajl_val interrupt,
 }
 
 
-/* an elicitation's id: what it asks about (mcpserver_rpc.h) */
+/* an elicitation's id: what it asks about (mcpserver_rpc.c) */
 
 ngx_int_t
 ngx_http_agent_mcpserver_stream_elicit_id(ngx_pool_t *pool, ngx_str_t *thread,

@@ -10,7 +10,6 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_mcp.h"
 #include "ngx_http_agent_mcp_int.h"
 #include "ngx_http_agent_util.h"
 

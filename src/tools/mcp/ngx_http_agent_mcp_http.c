@@ -9,7 +9,6 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_mcp_int.h"
-#include "ngx_http_agent_mcp.h"
 
 
 /*
