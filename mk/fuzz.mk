@@ -15,9 +15,12 @@ FUZZ_CC      := clang
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=undefined
+# nginx's HTTP headers are read, never linked: a folder's one header may
+# include <ngx_http.h> (llm.h and sql.h read the glue's conf types)
 FUZZ_INCS    := -I $(NGX_SRC)/src/core -I $(NGX_SRC)/src/event \
                 -I $(NGX_SRC)/src/event/modules -I $(NGX_SRC)/src/os/unix \
                 -I $(NGX_SRC)/src/http -I $(NGX_SRC)/src/http/modules \
+                -I $(NGX_SRC)/src/http/v2 \
                 -I $(NGX_BUILD)/objs $(AGENT_INCS) -I t/fuzz
 FUZZ_LIBS    := -lyajl -lsqlite3 -lcurl
 FUZZ_SRCS_json   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c
@@ -36,24 +39,24 @@ FUZZ_SRCS_csv    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/util/ngx_http_agent_files.c
 FUZZ_SRCS_prompt := src/engine/ngx_http_agent_prompt.c
 FUZZ_SRCS_mcp    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
-                    src/mcp/ngx_http_agent_mcp_rpc.c
+                    src/tools/mcp/ngx_http_agent_mcp_rpc.c
 FUZZ_SRCS_agui   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
-                    src/agui/ngx_http_agent_agui_input.c \
+                    src/proto/agui/ngx_http_agent_agui_input.c \
                     src/util/ngx_http_agent_id.c \
                     src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_mcpserver := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
                     src/util/ngx_http_agent_jsonrpc.c \
-                    src/mcpserver/ngx_http_agent_mcpserver_rpc.c \
+                    src/proto/mcp/ngx_http_agent_mcpserver_rpc.c \
                     src/util/ngx_http_agent_id.c \
                     src/engine/ngx_http_agent_graph_desc.c
 FUZZ_SRCS_a2a    := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
                     src/util/ngx_http_agent_jsonrpc.c \
-                    src/a2a/ngx_http_agent_a2a_message.c
+                    src/proto/a2a/ngx_http_agent_a2a_message.c
 FUZZ_SRCS_responses := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
-                    src/responses/ngx_http_agent_responses_input.c \
+                    src/proto/responses/ngx_http_agent_responses_input.c \
                     src/util/ngx_http_agent_id.c
 FUZZ_SRCS_cron   := src/util/ngx_http_agent_cron.c src/util/ngx_http_agent_tz.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \

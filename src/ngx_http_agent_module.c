@@ -14,29 +14,18 @@
 
 #include "ngx_http_agent_module.h"
 #include "ngx_http_agent_kinds.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_conf_graph.h"
-#include "ngx_http_agent_cors.h"
-#include "ngx_http_agent_limit.h"
-#include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_model.h"
-#include "ngx_http_agent_database.h"
-#include "ngx_http_agent_allowed.h"
-#include "ngx_http_agent_variables.h"
-#include "ngx_http_agent_curl.h"
-#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_chat.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_sql_sandbox.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_store.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_subrequest.h"
-#include "ngx_http_agent_tool_location.h"
-#include "ngx_http_agent_mcp_conf.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_turn_redrive.h"
-#include "ngx_http_agent_webhook.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_mcp.h"
 
 
 static void *ngx_http_agent_create_main_conf(ngx_conf_t *cf);
@@ -371,12 +360,6 @@ static ngx_command_t  ngx_http_agent_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
-
-
-
-
-
-
 
 
       ngx_null_command

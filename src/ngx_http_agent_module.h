@@ -12,12 +12,13 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_llm.h"
 #include "ngx_http_agent_store.h"
 
 
 typedef struct ngx_http_agent_proto_s  ngx_http_agent_proto_t;
+
+/* a location's graph (engine.h), which the glue only points to */
+typedef struct ngx_http_agent_graph_s  ngx_http_agent_graph_t;
 
 
 typedef struct {

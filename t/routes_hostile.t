@@ -69,7 +69,7 @@ my (%routes, @walk);
 
 # agent_langgraph_api: ngx_http_agent_lg_paths[]
 {
-    my ($table) = source('src/lg/ngx_http_agent_lg_router.c')
+    my ($table) = source('src/proto/lg/ngx_http_agent_lg_router.c')
         =~ /ngx_http_agent_lg_paths\[\]\s*=\s*\{(.*?)\{\s*NULL/s
         or die 'no ngx_http_agent_lg_paths';
     while ($table
@@ -86,7 +86,7 @@ my (%routes, @walk);
 
 # agent_sessions and agent_chat: the actions of their module's route
 {
-    my $f = function('src/http/ngx_http_agent_chat_module.c',
+    my $f = function('src/proto/chat/ngx_http_agent_chat_module.c',
                      'ngx_http_agent_chat_module_route');
     my ($body) = $f =~ /#define ngx_http_agent_is.*?\n\n(.*)#undef/s
         or die 'no ngx_http_agent_is in ngx_http_agent_chat_module_route';
@@ -126,12 +126,12 @@ my (%routes, @walk);
 # of the client's (to an elicitation)
 {
     my %m;
-    for my $file (glob "$root/src/mcpserver/*.c") {
+    for my $file (glob "$root/src/proto/mcp/*.c") {
         $file =~ s{^\Q$root\E/}{};
         $m{$_} = 1 for source($file)
             =~ /ngx_http_agent_method_is\("([^"]+)"\)/g;
     }
-    my $route = function('src/mcpserver/ngx_http_agent_mcpserver.c',
+    my $route = function('src/proto/mcp/ngx_http_agent_mcpserver.c',
                          'ngx_http_agent_mcpserver_route');
     my ($allowed) = $route =~ /reply_not_allowed\(r,\s*([^)]+)\)/;
     for my $rpc (sort keys %m) {
@@ -152,7 +152,7 @@ my (%routes, @walk);
 # agent_a2a: its JSON-RPC methods (1.0 and 0.3) and the agent card
 {
     my %m;
-    for my $file (glob "$root/src/a2a/*.c") {
+    for my $file (glob "$root/src/proto/a2a/*.c") {
         $file =~ s{^\Q$root\E/}{};
         $m{$_} = 1 for source($file)
             =~ /ngx_http_agent_method_is\("([^"]+)"\)/g;
@@ -162,7 +162,7 @@ my (%routes, @walk);
         push @walk, { table => 'a2a_methods', key => $rpc, proto => 'a2a',
                       method => 'POST', rpc => $rpc };
     }
-    my ($card) = source('src/a2a/ngx_http_agent_a2a.c')
+    my ($card) = source('src/proto/a2a/ngx_http_agent_a2a.c')
         =~ /#define NGX_HTTP_AGENT_A2A_CARD\s+"([^"]+)"/ or die 'no card';
     push @{ $routes{a2a_methods} }, "GET $card";
     push @walk, { table => 'a2a_methods', key => "GET $card", proto => 'a2a',
@@ -180,7 +180,7 @@ my (%routes, @walk);
                 [ POST => 'tasks/{id}/pushNotificationConfigs' ],
                 [ GET => 'tasks/{id}/pushNotificationConfigs/c1' ],
                 [ DELETE => 'tasks/{id}/pushNotificationConfigs/c1' ]);
-    my $f = function('src/a2a/ngx_http_agent_a2a_rest.c',
+    my $f = function('src/proto/a2a/ngx_http_agent_a2a_rest.c',
                      'ngx_http_agent_a2a_rest_match');
     my @lit = $f =~ /"([a-z:\/][A-Za-z:\/]*)"/g;
     my @missed = grep { my $l = $_; !grep { index($_->[1], $l) >= 0 } @list }
@@ -204,7 +204,7 @@ my (%routes, @walk);
                 [ DELETE => 'responses/{id}' ],
                 [ POST => 'responses/{id}/cancel' ],
                 [ GET => 'responses/{id}/input_items' ]);
-    my $f = function('src/responses/ngx_http_agent_responses.c',
+    my $f = function('src/proto/responses/ngx_http_agent_responses.c',
                      'ngx_http_agent_responses_route');
     my @lit = $f =~ /ngx_strncmp\([^"]*"([^"]+)"/g;
     my @missed = grep { my $l = $_; !grep { index($_->[1], $l) >= 0 } @list }
@@ -224,7 +224,7 @@ my (%routes, @walk);
 # agent_agui: POST {location} and {location}{graph} of each it allows
 my @agui_graphs = qw(notes approval);
 {
-    my $f = function('src/agui/ngx_http_agent_agui.c',
+    my $f = function('src/proto/agui/ngx_http_agent_agui.c',
                      'ngx_http_agent_agui_route');
     for my $m (methods($f)) {
         for my $g ('', @agui_graphs) {

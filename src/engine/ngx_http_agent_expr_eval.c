@@ -7,10 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_expr.h"
-#include "ngx_http_agent_expr_tree.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph_state.h"
+#include "ngx_http_agent_engine_int.h"
+#include "ngx_http_agent_util.h"
 
 
 /* an if= condition evaluated against a run's channels */

@@ -7,13 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_expr.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_graph_wait.h"
-#include "ngx_http_agent_graph_parts.h"
-#include "ngx_http_agent_graph_cache.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine_int.h"
 
 
 /*

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_cache.h"
+#include "ngx_http_agent_engine_int.h"
 
 
 /*

@@ -7,9 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_channel.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_engine_int.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_desc.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* a graph's channels and nodes found by name: their index, or NGX_ERROR */

@@ -7,8 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_parts.h"
-#include "ngx_http_agent_graph_state.h"
+#include "ngx_http_agent_engine_int.h"
 
 
 /*

@@ -7,9 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_conf.h"
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*
@@ -28,7 +26,7 @@ static ngx_int_t ngx_http_agent_graph_conf_file(ngx_conf_t *cf,
 
 /*
  * The channels and files a node's parameters name, those with a post
- * (params.h): checked and resolved before its kind's check(), which finds
+ * (params.c): checked and resolved before its kind's check(), which finds
  * them ready
  */
 

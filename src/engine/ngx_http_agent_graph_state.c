@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_state.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_util.h"
 
 
 /*
@@ -239,7 +239,6 @@ ngx_http_agent_graph_merge(ngx_pool_t *pool, ngx_str_t *old, ngx_str_t *add)
 
     return ngx_http_agent_json_done(j, old);
 }
-
 
 
 ngx_array_t *

@@ -6,8 +6,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_state.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

@@ -7,10 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph_state.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_util.h"
 
 
 static ngx_int_t ngx_http_agent_template_value(ngx_http_agent_run_t *run,

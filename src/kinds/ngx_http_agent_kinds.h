@@ -1,3 +1,4 @@
+
 /*
  * Copyright (C) ngx_http_agent_module authors
  */
@@ -10,7 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* every node kind, NULL last (kinds.c: a new kind is one line there) */

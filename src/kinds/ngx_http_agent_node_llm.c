@@ -7,18 +7,12 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_ask.h"
-#include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_mcp.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_graph_conf.h"
-#include "ngx_http_agent_node_llm_conf.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_kinds_int.h"
 
 
 /*

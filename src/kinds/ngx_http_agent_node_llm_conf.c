@@ -7,12 +7,10 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_node_llm_conf.h"
-#include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_kinds_int.h"
+#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* the parameters of "node NAME llm", read and checked by nginx -t */

@@ -7,10 +7,10 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

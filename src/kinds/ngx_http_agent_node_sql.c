@@ -7,11 +7,9 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_ask.h"
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

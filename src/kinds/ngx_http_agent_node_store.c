@@ -7,11 +7,11 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_template.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_node_store_recall.h"
+#include "ngx_http_agent_kinds_int.h"
 
 
 /*

@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_graph_state.h"
-#include "ngx_http_agent_node_store_recall.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_kinds_int.h"
 
 
 /*

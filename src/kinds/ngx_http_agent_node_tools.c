@@ -7,17 +7,11 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_prompt.h"
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_redact.h"
-#include "ngx_http_agent_node_tools_conf.h"
-#include "ngx_http_agent_node_tools_calls.h"
-#include "ngx_http_agent_tools_approve.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_kinds_int.h"
 
 
 /*

@@ -7,13 +7,10 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_state.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_tools_approve.h"
-#include "ngx_http_agent_node_tools_calls.h"
+#include "ngx_http_agent_kinds_int.h"
 
 
 /*

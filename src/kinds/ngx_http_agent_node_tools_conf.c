@@ -7,10 +7,9 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_node_tools_conf.h"
-#include "ngx_http_agent_graph_conf.h"
+#include "ngx_http_agent_kinds_int.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* the parameters of a tools node, read and checked at configuration */

@@ -7,10 +7,10 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_toolset.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_mcp_conf.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_kinds_int.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_mcp.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

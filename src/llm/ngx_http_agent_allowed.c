@@ -9,9 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_allowed.h"
-#include "ngx_http_agent_model.h"
-#include "ngx_http_agent_database.h"
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_sql.h"
 
 
 /*

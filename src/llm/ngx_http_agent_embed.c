@@ -9,11 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_embed.h"
-#include "ngx_http_agent_model.h"
-#include "ngx_http_agent_params.h"
-#include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

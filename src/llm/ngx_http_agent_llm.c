@@ -9,9 +9,8 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_provider.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

@@ -9,10 +9,9 @@
 #include <ngx_event.h>
 #include <ngx_sha1.h>
 
-#include "ngx_http_agent_llm_state.h"
-#include "ngx_http_agent_llm_stream.h"
+#include "ngx_http_agent_llm_int.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

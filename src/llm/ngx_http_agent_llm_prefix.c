@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm_state.h"
-#include "ngx_http_agent_grow.h"
+#include "ngx_http_agent_llm_int.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

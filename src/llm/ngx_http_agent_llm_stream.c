@@ -7,10 +7,9 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm_stream.h"
-#include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

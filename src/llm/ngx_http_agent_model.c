@@ -9,10 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_model.h"
-#include "ngx_http_agent_providers.h"
-#include "ngx_http_agent_params.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_llm_int.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

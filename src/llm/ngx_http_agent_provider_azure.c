@@ -7,9 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_llm_state.h"
-#include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_provider_openai.h"
+#include "ngx_http_agent_llm_int.h"
 
 
 /*

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_providers.h"
+#include "ngx_http_agent_llm_int.h"
 
 
 /*

@@ -10,8 +10,8 @@
 #include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_limit.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

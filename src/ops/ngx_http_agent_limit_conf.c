@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_limit.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -8,9 +8,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -9,10 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_params.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

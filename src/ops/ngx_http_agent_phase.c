@@ -10,7 +10,7 @@
 
 #include <time.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -9,10 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_trace.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_header.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -13,9 +13,8 @@
 #include <openssl/hmac.h>
 #endif
 
-#include "ngx_http_agent_webhook.h"
-#include "ngx_http_agent_curl.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

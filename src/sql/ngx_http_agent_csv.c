@@ -9,9 +9,8 @@
 
 #include <sqlite3.h>
 
-#include "ngx_http_agent_csv.h"
-#include "ngx_http_agent_files.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

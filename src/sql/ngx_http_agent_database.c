@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_database.h"
+#include "ngx_http_agent_sql.h"
 
 
 /* the databases of the http block (agent_database), found by name */

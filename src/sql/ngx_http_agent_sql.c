@@ -11,8 +11,7 @@
 #include <time.h>
 
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_sql_sandbox.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 
 

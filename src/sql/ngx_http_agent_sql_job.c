@@ -14,9 +14,8 @@
 #include <ngx_thread_pool.h>
 #endif
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_sql_sandbox.h"
 #include "ngx_http_agent_store.h"
 
 

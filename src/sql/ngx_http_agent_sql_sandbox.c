@@ -9,7 +9,7 @@
 
 #include <dlfcn.h>
 
-#include "ngx_http_agent_sql_sandbox.h"
+#include "ngx_http_agent_sql.h"
 
 
 /*

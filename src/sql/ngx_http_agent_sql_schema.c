@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_sql.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,7 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_msg.h"
+#include "ngx_http_agent_util.h"
 
 
 typedef struct {
@@ -263,7 +263,7 @@ typedef ngx_int_t (*ngx_http_agent_store_message_pt)(void *data,
  */
 
 typedef struct ngx_http_agent_store_call_s  ngx_http_agent_store_call_t;
-/* a thread's bytes and counts (ngx_http_agent_store_keep.h) */
+/* a thread's bytes and counts (ngx_http_agent_store_run.h) */
 typedef struct ngx_http_agent_storage_s     ngx_http_agent_storage_t;
 
 typedef void (*ngx_http_agent_store_wake_pt)(ngx_http_agent_store_call_t *sc);

@@ -9,9 +9,8 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_files.h"
-#include "ngx_http_agent_id.h"
 
 
 /*

@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_store_checkpoint.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

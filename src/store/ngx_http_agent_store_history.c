@@ -9,7 +9,7 @@
 
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_history.h"
-#include "ngx_http_agent_grow.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -9,7 +9,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /*

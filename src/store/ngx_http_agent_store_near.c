@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_near.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /* a score and its row ranked before a kept one */

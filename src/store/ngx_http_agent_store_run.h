@@ -10,9 +10,79 @@
 
 #include <ngx_config.h>
 #include <ngx_core.h>
-
+#include <ngx_http.h>
 
 #include "ngx_http_agent_store.h"
+
+
+ngx_int_t ngx_http_agent_store_checkpoint_merge(ngx_pool_t *pool,
+    ngx_http_agent_checkpoint_t *cp, ngx_str_t *sub, ngx_str_t *sub_id);
+
+
+/* a channel's part of a thread's checkpoints */
+typedef struct {
+    ngx_str_t                  name;
+    int64_t                    count;        /* the checkpoints that hold
+                                                it */
+    int64_t                    bytes;
+} ngx_http_agent_storage_channel_t;
+
+
+/* what a thread holds in the store, as stored (GET /threads/{id}/storage) */
+struct ngx_http_agent_storage_s {
+    int64_t                    checkpoints;
+    int64_t                    checkpoint_bytes;  /* their rows, channels
+                                                     included */
+    int64_t                    messages;     /* the messages channel: */
+    int64_t                    message_bytes;    /* rows of their own */
+    int64_t                    writes;       /* pending writes of runs */
+    int64_t                    write_bytes;
+    ngx_array_t               *channels;     /* the caller's, filled:
+                                                storage_channel_t */
+};
+
+
+/* rows of a thread's checkpoints let go in one pass of a prune */
+#define NGX_HTTP_AGENT_STORE_PRUNE_PASS  256
+
+
+void ngx_http_agent_store_keep_prune(ngx_http_request_t *r,
+    ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id);
+ngx_str_t *ngx_http_agent_store_keep_said(ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_store_storage(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id, ngx_http_agent_storage_t *st);
+
+
+/* a search by meaning's bounds and ranking (ngx_http_agent_store_near.c) */
+#define NGX_HTTP_AGENT_STORE_NEAR_SCAN   100000  /* items read, the newest */
+#define NGX_HTTP_AGENT_STORE_NEAR_TIME   2000    /* ms of scoring */
+#define NGX_HTTP_AGENT_STORE_NEAR_TOP    1000    /* offset + limit */
+
+typedef struct {
+    int64_t                    n;            /* the row's */
+    double                     score;
+} ngx_http_agent_store_near_t;
+
+typedef struct {
+    float                     *query;
+    size_t                     dims;
+    double                     norm;
+    ngx_uint_t                 k;            /* offset + limit */
+    ngx_uint_t                 nbest;
+    ngx_uint_t                 scanned;
+    ngx_http_agent_store_near_t  *best;      /* k, the best first */
+} ngx_http_agent_store_rank_t;
+
+/* for the files of src/store/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_store_near_init(ngx_pool_t *pool,
+    ngx_http_agent_store_rank_t *rk, ngx_http_agent_item_query_t *q);
+void ngx_http_agent_store_near_add(ngx_http_agent_store_rank_t *rk,
+    int64_t n, const void *blob, size_t len);
+ngx_msec_t ngx_http_agent_store_near_clock(void);
+
+#pragma GCC visibility pop
 
 
 #define ngx_http_agent_store_run_status   ngx_http_agent_store->run_status

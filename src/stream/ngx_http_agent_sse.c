@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_sse.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_stream.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 static char *ngx_http_agent_stream_event_conf(ngx_conf_t *cf, void *post,

@@ -8,10 +8,9 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_message.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

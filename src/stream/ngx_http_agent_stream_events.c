@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
 
 

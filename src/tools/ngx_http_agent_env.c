@@ -9,12 +9,10 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_provider.h"
-#include "ngx_http_agent_model.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_llm.h"
 
 
 static int64_t ngx_http_agent_env_input(ngx_http_agent_llm_req_t *req);

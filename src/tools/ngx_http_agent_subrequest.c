@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_subrequest.h"
+#include "ngx_http_agent_tools.h"
 
 
 /*

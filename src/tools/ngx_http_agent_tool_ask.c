@@ -7,12 +7,10 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_ask.h"
-#include "ngx_http_agent_json.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_template.h"
-#include "ngx_http_agent_vega.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_tools_int.h"
 
 
 extern ngx_http_agent_tool_t  ngx_http_agent_tool_execute_sql_query;

@@ -9,14 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_prompt.h"
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_subrequest.h"
-#include "ngx_http_agent_tool_location.h"
-#include "ngx_http_agent_params.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

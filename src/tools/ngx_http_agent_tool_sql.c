@@ -7,7 +7,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_env.h"
 #include "ngx_http_agent_tools.h"
 
 

@@ -8,8 +8,8 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* "all" or "a,b": whether the model may call name */

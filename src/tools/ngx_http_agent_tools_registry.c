@@ -7,7 +7,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_tools.h"
-#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_engine.h"
 
 
 /* the tools a model may call: a new tool is its own file and a line here */

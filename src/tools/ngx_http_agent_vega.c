@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_vega.h"
+#include "ngx_http_agent_tools_int.h"
 
 
 /*

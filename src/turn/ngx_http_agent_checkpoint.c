@@ -7,8 +7,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_message.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_engine.h"
 
 
 /*

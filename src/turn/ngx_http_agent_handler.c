@@ -13,13 +13,10 @@
 #endif
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_handler.h"
 #include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_body.h"
+#include "ngx_http_agent_http.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_cors.h"
-#include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*
@@ -169,7 +166,6 @@ ngx_http_agent_handler(ngx_http_request_t *r)
 
     return ngx_http_agent_reply_rc(r, rc);
 }
-
 
 
 /*

@@ -8,9 +8,9 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_images.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_util.h"
 
 
 #define NGX_HTTP_AGENT_MAX_IMAGES       8

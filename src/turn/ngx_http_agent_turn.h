@@ -12,13 +12,50 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_env.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_tools.h"
 #include "ngx_http_agent_stream.h"
-#include "ngx_http_agent_sse.h"
-#include "ngx_http_agent_checkpoint.h"
+
+
+ngx_int_t ngx_http_agent_checkpoint_load(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_int_t images_keep);
+ngx_int_t ngx_http_agent_checkpoint_open(ngx_http_agent_store_call_t *sc,
+    ngx_pool_t *pool, ngx_http_agent_graph_t *graph, ngx_str_t *id,
+    ngx_http_agent_checkpoint_t *cp, ngx_http_agent_run_t **runp);
+ngx_int_t ngx_http_agent_checkpoint_save(ngx_http_agent_store_call_t *sc,
+    ngx_http_agent_run_t *run, ngx_str_t *id, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *node, ngx_str_t *next);
+ngx_http_agent_run_t *ngx_http_agent_checkpoint_state(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
+
+
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_checkpoint_fork(ngx_http_agent_store_call_t *sc,
+    ngx_str_t *id,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp,
+    ngx_str_t *checkpoint_id, ngx_int_t images_keep);
+ngx_int_t ngx_http_agent_checkpoint_read(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
+ngx_int_t ngx_http_agent_checkpoint_replaced(ngx_pool_t *pool,
+    ngx_http_agent_run_t *run, ngx_http_agent_checkpoint_t *cp);
+
+#pragma GCC visibility pop
+
+
+extern ngx_http_module_t  ngx_http_agent_handler_module_ctx;
+
+
+ngx_int_t ngx_http_agent_handler(ngx_http_request_t *r);
+char *ngx_http_agent_handler_proto(ngx_conf_t *cf,
+    ngx_http_agent_proto_t *proto, void *conf);
 
 
 typedef struct ngx_http_agent_turn_s  ngx_http_agent_turn_t;
@@ -144,8 +181,6 @@ typedef enum {
  */
 typedef ngx_int_t (*ngx_http_agent_turn_follow_pt)(ngx_http_request_t *r,
     ngx_http_agent_turn_outcome_t *out, void *data);
-
-
 
 
 /*
@@ -337,6 +372,27 @@ ngx_int_t ngx_http_agent_turn_state_update(ngx_http_request_t *r,
 
 extern ngx_http_agent_run_handlers_t  ngx_http_agent_turn_handlers;
 ngx_http_agent_turn_t *ngx_http_agent_turn_find(ngx_str_t *run_id);
+
+
+void ngx_http_agent_turn_redrive_init(ngx_cycle_t *cycle, ngx_array_t *doors);
+ngx_http_agent_door_t *ngx_http_agent_turn_redrive_door(
+    ngx_array_t *doors, ngx_str_t *name);
+
+
+ngx_int_t ngx_http_agent_variables_add(ngx_conf_t *cf);
+
+
+char *ngx_http_agent_variables_input(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+
+/* for the files of src/turn/ only: hidden from the module's exports */
+#pragma GCC visibility push(hidden)
+
+ngx_int_t ngx_http_agent_variables_inputs(ngx_http_request_t *r,
+    ngx_http_agent_run_t *run, ngx_array_t *update);
+
+#pragma GCC visibility pop
 
 
 #endif /* _NGX_HTTP_AGENT_TURN_H_INCLUDED_ */

@@ -9,21 +9,16 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_database.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_images.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_json.h"
-#include "ngx_http_agent_variables.h"
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_sse.h"
+#include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -9,13 +9,11 @@
 #include <ngx_http.h>
 #include <ngx_sha1.h>
 
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_graph_cache.h"
-#include "ngx_http_agent_state.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

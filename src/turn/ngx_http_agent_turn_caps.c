@@ -8,11 +8,9 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_turn_writes.h"
+#include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_subrequest.h"
-#include "ngx_http_agent_embed.h"
+#include "ngx_http_agent_tools.h"
 
 
 static ngx_int_t ngx_http_agent_turn_embed(void *data,

@@ -9,13 +9,10 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_allowed.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_reply_rpc.h"
-#include "ngx_http_agent_images.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_json.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_llm.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -10,9 +10,8 @@
 #include <ngx_md5.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_writes.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
 

@@ -8,10 +8,9 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_turn_json.h"
-#include "ngx_http_agent_header.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

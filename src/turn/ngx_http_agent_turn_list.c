@@ -8,8 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_list.h"
+#include "ngx_http_agent_turn_int.h"
 
 
 /*

@@ -9,12 +9,11 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_turn_list.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
-#include "ngx_http_agent_limit.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

@@ -9,10 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_headless.h"
-#include "ngx_http_agent_turn_redrive.h"
-#include "ngx_http_agent_turn_writes.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 #include "ngx_http_agent_store_run.h"
 

@@ -9,8 +9,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_reply.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_http.h"
 
 
 /*

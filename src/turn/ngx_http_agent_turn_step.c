@@ -9,10 +9,9 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_checkpoint.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_graph.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
 
 

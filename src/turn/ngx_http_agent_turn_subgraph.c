@@ -8,9 +8,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_agent_turn.h"
-#include "ngx_http_agent_turn_private.h"
-#include "ngx_http_agent_state.h"
+#include "ngx_http_agent_turn_int.h"
+#include "ngx_http_agent_engine.h"
 #include "ngx_http_agent_store.h"
 
 

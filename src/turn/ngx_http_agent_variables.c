@@ -9,10 +9,10 @@
 #include <ngx_http.h>
 
 #include "ngx_http_agent_module.h"
-#include "ngx_http_agent_reply.h"
-#include "ngx_http_agent_env.h"
-#include "ngx_http_agent_variables.h"
-#include "ngx_http_agent_cost.h"
+#include "ngx_http_agent_http.h"
+#include "ngx_http_agent_tools.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_ops.h"
 
 
 /*

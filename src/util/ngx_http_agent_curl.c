@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
-#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -9,7 +9,7 @@
 
 #include <sys/random.h>
 
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

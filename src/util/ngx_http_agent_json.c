@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 static void ngx_http_agent_json_print(void *ctx, const char *s, size_t len);

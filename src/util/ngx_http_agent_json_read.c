@@ -9,7 +9,7 @@
 
 #include <yajl/yajl_parse.h>
 
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -7,7 +7,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_util.h"
 
 
 static void ngx_http_agent_params_error(ngx_conf_t *cf, const char *fmt,

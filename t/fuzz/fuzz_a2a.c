@@ -13,8 +13,8 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_a2a_message.h"
-#include "ngx_http_agent_jsonrpc.h"
+#include "ngx_http_agent_a2a.h"
+#include "ngx_http_agent_util.h"
 
 
 /* an id taken: 1024 bytes at most, no control character (issue 50) */

@@ -13,8 +13,8 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_agui_input.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_agui.h"
+#include "ngx_http_agent_util.h"
 
 
 int

@@ -14,7 +14,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_cron.h"
+#include "ngx_http_agent_util.h"
 
 
 int

@@ -11,8 +11,8 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_csv.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_sql.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store.h"
 
 #include <unistd.h>

@@ -13,9 +13,8 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_graph.h"
-#include "ngx_http_agent_expr.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_engine.h"
+#include "ngx_http_agent_util.h"
 
 
 static const char  *ngx_fuzz_channels[] = { "plan", "n", "tags", "note" };

@@ -11,7 +11,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_util.h"
 
 
 int

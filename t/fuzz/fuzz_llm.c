@@ -14,7 +14,6 @@
 
 #include "fuzz_common.h"
 #include "ngx_http_agent_llm.h"
-#include "ngx_http_agent_provider.h"
 
 
 extern ngx_http_agent_provider_t  ngx_http_agent_provider_openai;

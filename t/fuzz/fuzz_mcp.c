@@ -12,7 +12,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_mcp_rpc.h"
+#include "ngx_http_agent_mcp.h"
 
 
 int

@@ -13,8 +13,8 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_mcpserver_rpc.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_mcpserver.h"
+#include "ngx_http_agent_util.h"
 
 
 int

@@ -12,7 +12,7 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_prompt.h"
+#include "ngx_http_agent_engine.h"
 
 
 int

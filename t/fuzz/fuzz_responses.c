@@ -14,8 +14,8 @@
 
 
 #include "fuzz_common.h"
-#include "ngx_http_agent_responses_input.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_responses.h"
+#include "ngx_http_agent_util.h"
 
 
 int

@@ -9,21 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_conf.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_conn.h"
-#include "ngx_http_agent_pg_tx.h"
-#include "ngx_http_agent_pg_session.h"
-#include "ngx_http_agent_pg_open.h"
-#include "ngx_http_agent_pg_redrive.h"
-#include "ngx_http_agent_pg_history.h"
-#include "ngx_http_agent_pg_files.h"
-#include "ngx_http_agent_pg_run.h"
-#include "ngx_http_agent_pg_assistant.h"
-#include "ngx_http_agent_pg_cron.h"
-#include "ngx_http_agent_pg_items.h"
-#include "ngx_http_agent_pg_prune.h"
-#include "ngx_http_agent_pg_cache.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

@@ -8,9 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_answers.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

@@ -11,10 +11,8 @@
 #include <libpq-fe.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_schema.h"
-#include "ngx_http_agent_pg_conf.h"
-#include "ngx_http_agent_params.h"
+#include "ngx_http_agent_pg.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -8,14 +8,10 @@
 #include <ngx_core.h>
 #include <ngx_event.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_schema.h"
-#include "ngx_http_agent_pg_conf.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_conn.h"
-#include "ngx_http_agent_curl.h"
+#include "ngx_http_agent_pg.h"
+#include "ngx_http_agent_util.h"
 
 
 /* a statement with no bit of its own would not build */

@@ -12,12 +12,7 @@
 #endif
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_conf.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_answers.h"
-#include "ngx_http_agent_pg_files.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

@@ -8,14 +8,9 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_answers.h"
-#include "ngx_http_agent_pg_history.h"
-#include "ngx_http_agent_json.h"
-#include "ngx_http_agent_store_checkpoint.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_pg.h"
+#include "ngx_http_agent_util.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /*

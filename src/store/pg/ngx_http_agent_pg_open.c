@@ -8,13 +8,8 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_session.h"
-#include "ngx_http_agent_pg_files.h"
-#include "ngx_http_agent_pg_open.h"
-#include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_pg.h"
+#include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_store_history.h"
 
 

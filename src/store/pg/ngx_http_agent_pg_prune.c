@@ -8,11 +8,8 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_prune.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

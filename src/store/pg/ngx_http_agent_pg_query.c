@@ -9,9 +9,8 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_pg.h"
+#include "ngx_http_agent_util.h"
 
 
 /*
@@ -469,7 +468,6 @@ ngx_http_agent_pg_params(ngx_http_agent_pg_query_t *q, char **values,
 
     return n;
 }
-
 
 
 /* a list's row within the answer budget (ngx_http_agent_store_room) */

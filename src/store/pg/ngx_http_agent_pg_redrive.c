@@ -8,10 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_redrive.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

@@ -8,7 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_schema.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

@@ -9,10 +9,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_conf.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_conn.h"
-#include "ngx_http_agent_pg_send.h"
+#include "ngx_http_agent_pg.h"
 
 
 /*

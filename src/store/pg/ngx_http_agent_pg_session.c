@@ -8,12 +8,8 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_answers.h"
-#include "ngx_http_agent_pg_session.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_pg.h"
+#include "ngx_http_agent_util.h"
 
 
 /*
@@ -348,8 +344,6 @@ ngx_http_agent_pg_session_copy(ngx_http_agent_store_call_t *sc,
  * that is gone, it is taken over at once; on another host only its expiry
  * frees it.
  */
-
-
 
 
 static ngx_int_t

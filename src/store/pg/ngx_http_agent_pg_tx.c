@@ -8,11 +8,7 @@
 #include <ngx_event.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_pg_sql.h"
-#include "ngx_http_agent_pg_query.h"
-#include "ngx_http_agent_pg_conn.h"
-#include "ngx_http_agent_pg_send.h"
-#include "ngx_http_agent_pg_tx.h"
+#include "ngx_http_agent_pg.h"
 
 
 static ngx_int_t ngx_http_agent_pg_tx_end(ngx_http_agent_store_call_t *sc,

@@ -11,20 +11,8 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_retry.h"
-#include "ngx_http_agent_sqlite_session.h"
-#include "ngx_http_agent_sqlite_history.h"
-#include "ngx_http_agent_sqlite_run.h"
-#include "ngx_http_agent_sqlite_redrive.h"
-#include "ngx_http_agent_sqlite_look.h"
-#include "ngx_http_agent_sqlite_near.h"
-#include "ngx_http_agent_sqlite_assistant.h"
-#include "ngx_http_agent_sqlite_cron.h"
-#include "ngx_http_agent_sqlite_items.h"
-#include "ngx_http_agent_sqlite_prune.h"
-#include "ngx_http_agent_sqlite_cache.h"
-#include "ngx_http_agent_files.h"
+#include "ngx_http_agent_sqlite.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,14 +11,10 @@
 #include <time.h>
 #include <sched.h>
 
-#include "ngx_http_agent_metrics.h"
+#include "ngx_http_agent_ops.h"
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_retry.h"
-#include "ngx_http_agent_sqlite_later.h"
-#include "ngx_http_agent_sqlite_wal.h"
-#include "ngx_http_agent_sqlite_prune.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_sqlite.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,8 +11,8 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_json.h"
+#include "ngx_http_agent_sqlite.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

@@ -11,12 +11,10 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_retry.h"
-#include "ngx_http_agent_sqlite_history.h"
-#include "ngx_http_agent_store_checkpoint.h"
+#include "ngx_http_agent_sqlite.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_util.h"
 #include "ngx_http_agent_store_history.h"
-#include "ngx_http_agent_id.h"
 
 
 /*
@@ -303,7 +301,6 @@ ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
 
     return ngx_http_agent_store_checkpoint_merge(pool, cp, &sub, &sub_id);
 }
-
 
 
 /* a session's checkpoint by its id (NULL: the latest); NGX_DECLINED: none */

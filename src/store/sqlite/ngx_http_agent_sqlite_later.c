@@ -8,9 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_retry.h"
-#include "ngx_http_agent_sqlite_later.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

@@ -14,8 +14,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_look.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

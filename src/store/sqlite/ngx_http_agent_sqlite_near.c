@@ -14,10 +14,8 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_near.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_items.h"
-#include "ngx_http_agent_sqlite_near.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

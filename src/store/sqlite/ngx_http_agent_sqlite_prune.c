@@ -13,9 +13,8 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_store_keep.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_prune.h"
+#include "ngx_http_agent_store_run.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

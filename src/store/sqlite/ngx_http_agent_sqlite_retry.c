@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_retry.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

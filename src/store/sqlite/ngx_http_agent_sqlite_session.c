@@ -11,11 +11,8 @@
 #include <sqlite3.h>
 
 #include "ngx_http_agent_store.h"
-#include "ngx_http_agent_sqlite_db.h"
-#include "ngx_http_agent_sqlite_retry.h"
-#include "ngx_http_agent_sqlite_history.h"
-#include "ngx_http_agent_sqlite_session.h"
-#include "ngx_http_agent_id.h"
+#include "ngx_http_agent_sqlite.h"
+#include "ngx_http_agent_util.h"
 
 
 /*

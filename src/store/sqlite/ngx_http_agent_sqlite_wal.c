@@ -12,8 +12,8 @@
 
 #include <sqlite3.h>
 
-#include "ngx_http_agent_metrics.h"
-#include "ngx_http_agent_sqlite_wal.h"
+#include "ngx_http_agent_ops.h"
+#include "ngx_http_agent_sqlite.h"
 
 
 /*

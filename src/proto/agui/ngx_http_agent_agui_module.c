@@ -1,0 +1,75 @@
+
+/*
+ * Copyright (C) ngx_http_agent_module authors
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_agent_module.h"
+#include "ngx_http_agent_turn.h"
+#include "ngx_http_agent_agui_int.h"
+
+
+/*
+ * AG-UI as its own module: agent_agui serves it at a location.  Its
+ * runs are not taken over: a lost one ends lost.
+ */
+
+
+static char *ngx_http_agent_agui_module_conf(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+
+
+static ngx_http_agent_proto_t  ngx_http_agent_agui_proto = {
+    ngx_string("agent_agui"),
+    NGX_HTTP_AGENT_PROTO_TURNS|NGX_HTTP_AGENT_PROTO_GRAPHS,
+    ngx_http_agent_agui_route,
+    ngx_http_agent_agui_run,
+    NULL,
+    NULL
+};
+
+
+static ngx_command_t  ngx_http_agent_agui_commands[] = {
+
+    { ngx_string("agent_agui"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_agent_agui_module_conf,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+      ngx_null_command
+};
+
+
+ngx_module_t  ngx_http_agent_agui_module = {
+    NGX_MODULE_V1,
+    &ngx_http_agent_handler_module_ctx,    /* module context: none */
+    ngx_http_agent_agui_commands,          /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    NULL,                                  /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static char *
+ngx_http_agent_agui_module_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_agent_handler;
+
+    return ngx_http_agent_handler_proto(cf, &ngx_http_agent_agui_proto, conf);
+}
