@@ -20,11 +20,12 @@ AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 all: deps $(MODULE)
 
 # config lists the sources by folder: a file added or removed configures
-# nginx again (the list is rewritten only when it changes)
+# nginx again (the list is rewritten only when it changes; a file of its
+# own per make, for two makes at once: make test beside make test-pg)
 $(BUILD)/sources: FORCE
 	@mkdir -p $(BUILD)
-	@echo $(sort $(wildcard src/*/*.[ch] src/*/*/*.[ch])) > $@.new
-	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+	@n=$@.$$$$; echo $(sort $(wildcard src/*/*.[ch] src/*/*/*.[ch])) > $$n; \
+	    cmp -s $$n $@ && rm $$n || mv $$n $@
 
 FORCE:
 
