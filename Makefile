@@ -131,7 +131,7 @@ bench: deps all
 	        env BENCH_PHASES=1 bash t/bench/instructions.sh; fi
 
 # semantic search over BENCH_SEMANTIC items (default "10000 100000") of one
-# owner, SQLite and PostgreSQL: not in make bench (about 5 minutes)
+# owner, SQLite and PostgreSQL: not in make bench (about 3 minutes)
 bench-semantic: deps all
 	BENCH_ONLY=semantic BENCH_SERVERS=nginx perl t/bench/run.pl
 

@@ -548,7 +548,7 @@ if (want('cache')) {
 
 # --- semantic search over one owner's items (nginx) -------------------------
 
-# Its own switch (BENCH_ONLY=semantic, make bench-semantic; about 5
+# Its own switch (BENCH_ONLY=semantic, make bench-semantic; about 3
 # minutes at the default sizes, not part of the default make bench):
 # BENCH_SEMANTIC items (default 10,000 then 100,000; BENCH_QUICK 10,000)
 # put through the LangGraph API at c=32, each embedded by the mock (256
