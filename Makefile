@@ -14,7 +14,8 @@ AGENT_FILES := $(wildcard src/*.[ch] src/*/*.[ch] src/*/*/*.[ch])
 AGENT_INCS  := -I src $(patsubst %/,-I %,$(AGENT_DIRS))
 
 .PHONY: all deps test test-pg test-stress demo demo-stop bench \
-        bench-foundation bench-instructions bench-phases bench-scale clean deb \
+        bench-foundation bench-instructions bench-phases bench-scale \
+        bench-semantic clean deb \
         test-deb lint test-conformance
 
 all: deps $(MODULE)
@@ -128,6 +129,11 @@ bench: deps all
 	if ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1; then \
 	    AGENT_PG_OPTIONS="$(PG_STATEMENTS)" t/pg/run \
 	        env BENCH_PHASES=1 bash t/bench/instructions.sh; fi
+
+# semantic search over BENCH_SEMANTIC items (default "10000 100000") of one
+# owner, SQLite and PostgreSQL: not in make bench (about 3 minutes)
+bench-semantic: deps all
+	BENCH_ONLY=semantic BENCH_SERVERS=nginx perl t/bench/run.pl
 
 # memory per open stream: stock nginx's floor, the chat API and the
 # LangGraph API's runs/stream at each of BENCH_STREAMS (default 1000 10000)

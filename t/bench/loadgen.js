@@ -206,6 +206,19 @@ async function openStreams(run, mark) {
              per_stream_kb: most ? (peak - base) / most : 0 };
 }
 
+// the semantic rows' items: a fact of a few words from a small
+// vocabulary, the same for the same k on every run
+const WORDS = ('tea coffee cats dogs chess jazz hiking sailing opera '
+    + 'tennis pottery baking cycling poetry rugby climbing painting '
+    + 'gardening cinema football swimming knitting skiing running '
+    + 'fishing astronomy history robots trains birds').split(' ');
+
+function fact(k) {
+    const w = (n) => WORDS[(k * n + (k >> n % 5)) % WORDS.length];
+    return 'user ' + (k % 997) + ' likes ' + w(3) + ' and ' + w(11)
+           + ', not ' + w(17) + '; lives in town ' + (k % 113);
+}
+
 const modes = {
 
     // sequential turns, a new session each
@@ -535,6 +548,75 @@ const modes = {
             return { ok: ok, status: r.status,
                      tail: ok ? '' : r.body.slice(-300) };
         }, 'tok0');
+    },
+
+    // semantic search: items opt.from .. opt.to - 1 put at concurrency
+    // opt.c under one namespace, each embedded from its "text"
+    async semfill() {
+        let errors = 0, tail = '';
+        const t0 = Date.now();
+        await pool(opt.to - opt.from, opt.c, async (i) => {
+            const k = opt.from + i;
+            const r = await request(opt.base + '/store/items', 'PUT', {
+                namespace: ['memories', 'bench'], key: 'm' + k,
+                value: { text: fact(k) }, index: ['text'] });
+            if (r.status !== 204) {
+                errors++;
+                tail = r.status + ' ' + r.body.slice(-300);
+            }
+        });
+        return { n: opt.to - opt.from, errors: errors, tail: tail,
+                 per_s: (opt.to - opt.from) / ((Date.now() - t0) / 1000) };
+    },
+
+    // opt.n searches by meaning one after another, limit 10: ok when
+    // opt.expect items come back, each with its score
+    async semsearch() {
+        const lat = [];
+        let errors = 0, tail = '';
+        for (let i = 0; i < opt.n; i++) {
+            const t0 = process.hrtime.bigint();
+            const r = await request(opt.base + '/store/items/search', 'POST',
+                { namespace_prefix: ['memories'], limit: 10,
+                  query: 'who likes ' + WORDS[(i * 7) % WORDS.length]
+                         + ' or ' + WORDS[(i * 13 + 5) % WORDS.length] });
+            const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+            let items = null;
+            try {
+                items = JSON.parse(r.body).items;
+            } catch (e) {
+                items = null;
+            }
+            if (r.status === 200 && items && items.length === opt.expect
+                && items.every((it) => typeof it.score === 'number'))
+            {
+                lat.push(ms);
+            } else {
+                errors++;
+                tail = r.status + ' ' + r.body.slice(0, 300);
+            }
+        }
+        return { n: opt.n, errors: errors, tail: tail, p50: pct(50, lat),
+                 p99: pct(99, lat) };
+    },
+
+    // the mock's /v1/embeddings called directly, one query at a time
+    async embeddirect() {
+        const lat = [];
+        let errors = 0;
+        for (let i = 0; i < opt.n; i++) {
+            const t0 = process.hrtime.bigint();
+            const r = await request(opt.mock, 'POST', { model: 'embed',
+                input: ['who likes ' + WORDS[i % WORDS.length]],
+                encoding_format: 'float', dimensions: opt.dims });
+            if (r.status === 200) {
+                lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+            } else {
+                errors++;
+            }
+        }
+        return { n: opt.n, errors: errors, p50: pct(50, lat),
+                 p99: pct(99, lat) };
     },
 
     // the mock alone: turns (two calls) per second at concurrency c

@@ -2,7 +2,10 @@
 // A request whose last message is the user's gets one execute_sql_query
 // tool call (QUERY); a request after a tool result gets a TOKENS-token
 // answer, TOKEN_DELAY ms apart (0: one write).  Keep-alive, chunked SSE.
-// A model named benchN is served the same as any other.
+// A model named benchN is served the same as any other.  It answers
+// OpenAI's /v1/embeddings as t/lib/MockLLM.pm does: a bag of words, each
+// word (lowercase \w+) hashed (FNV-1a) to one of the request's
+// dimensions (256 without), so that texts sharing words score higher.
 //
 //   PORT=0 QUERY='SELECT 1' TOKENS=50 TOKEN_DELAY=0 node mock.js
 //   prints "port N" when listening
@@ -57,6 +60,27 @@ const textHead = frame({ role: 'assistant', content: '' });
 const textTail = frame({}, 'stop') + usage(120, TOKENS) + 'data: [DONE]\n\n';
 const textAll = textHead + tokens.join('') + textTail;
 
+function embedVector(text, dims) {
+    const v = new Array(dims).fill(0);
+    for (const w of String(text).toLowerCase().match(/\w+/g) || []) {
+        let h = 2166136261;
+        for (const ch of Buffer.from(w)) {
+            h = Math.imul(h ^ ch, 16777619) >>> 0;
+        }
+        v[h % dims] += 1;
+    }
+    return v;
+}
+
+function embeddings(body) {
+    const req = JSON.parse(body);
+    const input = Array.isArray(req.input) ? req.input : [req.input];
+    return JSON.stringify({ object: 'list', model: req.model,
+        data: input.map((t, i) => ({ object: 'embedding', index: i,
+            embedding: embedVector(t, req.dimensions || 256) })),
+        usage: { prompt_tokens: 3, total_tokens: 3 } });
+}
+
 function handle(req, res) {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -70,6 +94,20 @@ function handle(req, res) {
         if (req.url.startsWith('/v1/traces')) {
             res.writeHead(200, { 'Content-Type': 'application/json' });
             res.end('{}');
+            return;
+        }
+
+        if (req.url.startsWith('/v1/embeddings')) {
+            let out;
+            try {
+                out = embeddings(body);
+            } catch (e) {
+                res.writeHead(400, { 'Content-Type': 'application/json' });
+                res.end('{"error":{"message":"bad request"}}');
+                return;
+            }
+            res.writeHead(200, { 'Content-Type': 'application/json' });
+            res.end(out);
             return;
         }
 

@@ -546,6 +546,74 @@ if (want('cache')) {
     }
 }
 
+# --- semantic search over one owner's items (nginx) -------------------------
+
+# Its own switch (BENCH_ONLY=semantic, make bench-semantic; about 3
+# minutes at the default sizes, not part of the default make bench):
+# BENCH_SEMANTIC items (default 10,000 then 100,000; BENCH_QUICK 10,000)
+# put through the LangGraph API at c=32, each embedded by the mock (256
+# dimensions, what the module writes), then 60 searches by meaning one at
+# a time, limit 10; on SQLite and, when Debian's postgresql is there, on
+# it. The embedding apart: the same searches over no items first (the
+# query's embedding, the round trip and an empty scan), and the mock's
+# embeddings answer called directly.
+my @sem_sizes = sort { $a <=> $b } split ' ',
+    ($ENV{BENCH_SEMANTIC} // ($quick ? '10000' : '10000 100000'));
+
+# the lines of the error log saying a search by meaning stopped at its
+# bounds (2 s of scoring, 100,000 items)
+sub sem_cut {
+    open my $fh, '<', "$work/nginx/error.log" or return 0;
+    return scalar grep { /a search by meaning stopped/ } <$fh>;
+}
+
+if ($only{semantic}) {
+    stop($mpid);
+    ($mpid, $mport) = start_mock();
+    note('the mock\'s embeddings called directly, 60 times');
+    $row{embed} = loadgen('embeddirect', n => 60, dims => 256,
+                          mock => "http://127.0.0.1:$mport/v1/embeddings");
+    my @stores = ([ sqlite => undef ]);
+    if ($pg_bin) {
+        pg_start();
+        push @stores, [ pg => 'pg' ];
+    }
+    for my $s (@stores) {
+        my ($pid, $port) = start_nginx($mport,
+            http => "agent_model embed provider=openai "
+                    . "url=http://127.0.0.1:$mport/v1/chat/completions;",
+            server => 'location /lg/ { agent_langgraph_api; '
+                      . 'agent_embeddings embed dims=256; }',
+            $s->[1] ? (db => pg_fresh('benchsemantic')) : ());
+        my $base = "http://127.0.0.1:$port/lg";
+        my $sem = $row{semantic}{$s->[0]} = {};
+        note("nginx ($s->[0]): 60 searches by meaning over no items");
+        $sem->{0} = loadgen('semsearch', base => $base, n => 60,
+                            expect => 0);
+        my $have = 0;
+        for my $n (@sem_sizes) {
+            note("nginx ($s->[0]): items $have to $n put at c=32");
+            my $fill = loadgen('semfill', base => $base, from => $have,
+                               to => $n, c => 32);
+            $have = $n;
+            # what the docs ask after a bulk load: the planner then
+            # follows the index (autovacuum's analyze would, later)
+            system('psql', '-X', '-q', '-d', $pg_url . '/benchsemantic',
+                   '-c', 'ANALYZE items') if $s->[1];
+            my $cut = sem_cut();
+            note("nginx ($s->[0]): 60 searches by meaning over $n items");
+            $sem->{$n} = loadgen('semsearch', base => $base, n => 60,
+                                 expect => 10);
+            $sem->{$n}{cut} = sem_cut() - $cut;
+            $sem->{$n}{fill} = $fill;
+        }
+        stop($pid);
+    }
+    system(@pg_as, "$pg_bin/pg_ctl", '-D', $pg_data, '-m', 'fast', 'stop')
+        if $pg_bin;
+    stop($mpid);
+}
+
 # --- the table --------------------------------------------------------------
 
 my $N = $row{nginx};
@@ -666,6 +734,28 @@ for my $k (qw(node exact)) {
     line('  ', $h->{turn_p50}, undef, '%.1f');
     line('  p99 ms: miss / hit', $m->{turn_p99}, undef, '%.1f');
     line('  ', $h->{turn_p99}, undef, '%.1f');
+}
+
+for my $n ($only{semantic} ? @sem_sizes : ()) {
+    my ($a, $b) = map { $row{semantic}{$_}{$n} } qw(sqlite pg);
+    my $items = $n =~ s/(\d)(?=(\d{3})+$)/$1,/gr;
+    line("semantic search, $items items, limit 10: p50 ms (SQLite, "
+         . 'PostgreSQL)', $a->{p50}, $b->{p50}, '%.1f');
+    line('  p99 ms', $a->{p99}, $b->{p99}, '%.1f');
+    line('  searches cut at a bound (of 60)', $a->{cut}, $b->{cut}, '%d');
+    line('  errors (a put or a search)',
+         defined $a ? $a->{errors} + $a->{fill}{errors} : undef,
+         defined $b ? $b->{errors} + $b->{fill}{errors} : undef, '%d');
+    line('  items put per second at c=32 (embedded each)',
+         $a->{fill}{per_s}, $b->{fill}{per_s}, '%.0f');
+}
+if ($only{semantic}) {
+    my ($a, $b) = map { $row{semantic}{$_}{0} } qw(sqlite pg);
+    line('  the same search over no items (the embedding): p50 ms', $a->{p50},
+         $b->{p50}, '%.1f');
+    line('    p99 ms', $a->{p99}, $b->{p99}, '%.1f');
+    line('    the mock\'s embedding called directly: p50 ms',
+         $row{embed}{p50}, undef, '%.2f');
 }
 
 my $G = $row{pg};
