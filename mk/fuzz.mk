@@ -30,6 +30,7 @@ FUZZ_SRCS_llm    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/llm/ngx_http_agent_provider.c \
                     src/llm/ngx_http_agent_provider_openai.c \
                     src/llm/ngx_http_agent_llm_prefix.c \
+                    src/util/ngx_http_agent_grow.c \
                     src/llm/ngx_http_agent_provider_azure.c \
                     src/llm/ngx_http_agent_provider_anthropic.c \
                     src/llm/ngx_http_agent_provider_gemini.c \
