@@ -112,6 +112,7 @@ ngx_http_agent_turn_lease_drop(ngx_http_agent_turn_t *turn)
 static void
 ngx_http_agent_turn_leases_tick(ngx_event_t *ev)
 {
+    ngx_uint_t                     i;
     ngx_msec_t                     now;
     ngx_queue_t                   *q;
     ngx_http_agent_turn_t         *turn;
@@ -170,9 +171,9 @@ ngx_http_agent_turn_leases_tick(ngx_event_t *ev)
 
     l = lw->due->elts;
 
-    for (lw->next = 0; lw->next < lw->due->nelts; lw->next++) {
-        turn = l[lw->next].data;
-        turn->lease_asked = &l[lw->next];
+    for (i = 0; i < lw->due->nelts; i++) {
+        turn = l[i].data;
+        turn->lease_asked = &l[i];
     }
 
     lw->next = 0;
