@@ -64,6 +64,7 @@ FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/engine/ngx_http_agent_graph.c \
                     src/engine/ngx_http_agent_graph_wait.c \
                     src/engine/ngx_http_agent_graph_parts.c \
+                    src/engine/ngx_http_agent_graph_cache.c \
                     src/engine/ngx_http_agent_template.c \
                     src/engine/ngx_http_agent_prompt.c \
                     src/engine/ngx_http_agent_graph_desc.c \
