@@ -94,6 +94,9 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     ngx_http_agent_store_call_init(&turn->sc, r->pool, r->connection->log,
                                    ngx_http_agent_turn_wake, turn);
+    ngx_http_agent_store_call_init(&turn->lease_sc, r->pool,
+                                   r->connection->log,
+                                   ngx_http_agent_turn_lease_wake, turn);
     ngx_http_agent_store_call_init(&turn->wsc, r->pool, r->connection->log,
                                    NULL, turn);
     ngx_http_agent_store_call_init(&turn->bsc, r->pool, r->connection->log,
@@ -116,13 +119,15 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
      */
     turn->sc.stored = turn->in.created;
 
-    /* its wake reads the answer: a busy SQLite file is waited out */
+    /* their wakes read the answer: a busy SQLite file is waited out */
+    turn->lease_sc.once = 1;
     turn->usc.once = 1;
 
     turn->sc.key = turn->session_id;
 #if (NGX_THREADS)
     turn->sc.thread_pool = alcf->thread_pool;   /* files fetched */
 #endif
+    turn->lease_sc.key = turn->session_id;
     turn->wsc.key = turn->session_id;
     turn->bsc.key = turn->session_id;
     turn->usc.key = turn->session_id;
@@ -286,7 +291,11 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     ngx_http_agent_store_call_reset(&turn->sc);
 
     /* the lease is renewed while the turn runs (and by each checkpoint) */
-    ngx_http_agent_turn_lease_hold(turn);
+    turn->lease.handler = ngx_http_agent_turn_lease_handler;
+    turn->lease.data = turn;
+    turn->lease.log = r->connection->log;
+    turn->lease.cancelable = 1;
+    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
 
     ngx_http_agent_turn_watch(turn);
 
