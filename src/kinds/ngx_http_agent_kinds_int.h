@@ -91,6 +91,9 @@ typedef struct {
     ngx_uint_t                  json;          /* format=json */
     ngx_msec_t                  cache_response; /* the exact cache's TTL */
     ngx_flag_t                  cache_shared;  /* ... across owners */
+    ngx_int_t                   cache_similar; /* the semantic one's
+                                                  least score, in
+                                                  thousandths; -1: off */
 } ngx_http_agent_node_llm_conf_t;
 
 

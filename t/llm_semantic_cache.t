@@ -1,0 +1,217 @@
+#!/usr/bin/perl
+# The semantic response cache (issue 53, item 4): an llm node with
+# cache_similar=SCORE beside cache_response=TTL answers, where the exact
+# cache has none, with the answer kept for a question of the same owner
+# whose embedding scores at least SCORE against the last user message:
+# the same events replayed, $agent_cache and agent.cache "similar", the
+# hits and misses counted with kind="similar"; a different question,
+# another owner and a node without it call the model; nginx -t refuses
+# bad values.  On both stores (t/pg/run prove t/llm_semantic_cache.t).
+
+use strict;
+use warnings;
+use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use AgentTest;
+use JSON::PP;
+use IO::Socket::INET;
+use POSIX ();
+
+my $t = AgentTest->new;
+
+# an OTLP collector: each request's body, a JSON line each
+my $dir = $t->dir;
+my $sink_port = AgentTest::free_port();
+my $sink = fork() // die;
+if ($sink == 0) {
+    $SIG{TERM} = sub { POSIX::_exit(0) };
+    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                  LocalPort => $sink_port, Listen => 16,
+                                  ReuseAddr => 1) or die $!;
+    while (my $c = $l->accept) {
+        my ($head, $body) = ('', '');
+        while (defined(my $line = <$c>)) {
+            last if $line eq "\r\n";
+            $head .= $line;
+        }
+        my ($len) = $head =~ /Content-Length: (\d+)/i;
+        read($c, $body, $len // 0);
+        open my $fh, '>>', "$dir/sink.log";
+        print $fh encode_json({ body => $body }), "\n";
+        close $fh;
+        print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                 . "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+        close $c;
+    }
+    POSIX::_exit(0);
+}
+END { kill 'TERM', $sink if $sink }
+
+# the spans' attributes, a hash each
+sub spans {
+    my @s;
+    open my $fh, '<', "$dir/sink.log" or return ();
+    for my $req (map { decode_json($_) } <$fh>) {
+        for my $rs (@{ decode_json($req->{body})->{resourceSpans} }) {
+            for my $ss (@{ $rs->{scopeSpans} }) {
+                push @s, map { my $sp = $_; +{ name => $sp->{name},
+                    map { $_->{key} => (values %{ $_->{value} })[0] }
+                    @{ $sp->{attributes} } } } @{ $ss->{spans} };
+            }
+        }
+    }
+    return @s;
+}
+
+$t->mock(sub {
+    my $q = AgentTest::last_user($_[0]);
+    return { text => "Here is the answer to $q, in pieces." };
+});
+
+my $conf = $t->conf(http => <<'HTTP',
+log_format cache '$agent_session $agent_cache';
+agent_otlp url=http://127.0.0.1:SINK/v1/traces;
+agent_owner $http_x_user;
+agent_embeddings mock;
+agent_graph near {
+    node model llm cache_response=60s cache_similar=0.9;
+    edge START model;
+    edge model END;
+}
+agent_graph exact {
+    node model llm cache_response=60s;
+    edge START model;
+    edge model END;
+}
+agent_use_graph near;
+HTTP
+    location => 'access_log %%DIR%%/cache.log cache;');
+$conf =~ s/SINK/$sink_port/;
+$conf =~ s{(location /api/sessions/)}{location /exact/ { agent_chat;
+            agent_use_graph exact; access_log %%DIR%%/cache.log cache; }
+        location /bare/ { agent_chat; agent_embeddings off;
+            access_log %%DIR%%/cache.log cache; }
+        location = /metrics { agent_metrics; }
+        $1};
+$t->run($conf);
+
+sub chats { scalar grep { $_->{path} !~ /embed/ } $t->{mock}->requests }
+sub embeds { grep { $_->{path} =~ /embed/ } $t->{mock}->requests }
+
+sub turn {
+    my ($user, $text, $base) = @_;
+    my $r = $t->http('POST', '/api/sessions/', {}, 'X-User' => $user);
+    die "session: $r->{status}" unless $r->{status} == 201;
+    my $sid = $r->{json}{id};
+    my $s = $t->stream(($base // '/api/chat/') . "$sid/message",
+                       encode_json({ message => $text }),
+                       headers => { 'X-User' => $user });
+    $s->{sid} = $sid;
+    return $s;
+}
+
+# what a client sees of a stream, its ids and times aside
+sub seen {
+    my ($r) = @_;
+    return [ map { $_->{type} eq 'chunk' ? "chunk:$_->{content}"
+                   : $_->{type} eq 'node' ? "node:$_->{name}:$_->{status}"
+                   : $_->{type} } @{ $r->{events} } ];
+}
+
+sub logged {
+    my ($sid) = @_;
+    AgentTest::wait_for(sub {
+        -f "$t->{dir}/cache.log"
+            && $t->slurp("cache.log") =~ /^\Q$sid\E /m }, 5);
+    my ($v) = $t->slurp("cache.log") =~ /^\Q$sid\E (\S+)/m;
+    return $v // '';
+}
+
+sub metric {
+    my ($name) = @_;
+    my $m = $t->http('GET', '/metrics')->{content};
+    return $m =~ /^\Q$name\E (\d+)/m ? $1 : 0;
+}
+
+# --- a near question answered with the kept answer ---------------------------
+
+my $a1 = turn('ann', 'What is the capital of France?');
+is($a1->{events}[-1]{type}, 'end', 'a first turn ends');
+is(chats(), 1, 'the model is called');
+is(scalar embeds(), 1, 'the question embedded');
+is((embeds())[-1]{body}{input}[0], 'What is the capital of France?',
+   'the last user message, as it is');
+is(logged($a1->{sid}), 'miss', '$agent_cache: miss');
+
+my $a2 = turn('ann', 'what is the capital city of France');
+is($a2->{events}[-1]{type}, 'end', 'a near question in another thread ends');
+is(chats(), 1, 'the model is not called again');
+is(scalar embeds(), 2, 'the near question embedded');
+is_deeply(seen($a2), seen($a1), 'the same events, every token the same');
+is($a2->{events}[-1]{full_response}, $a1->{events}[-1]{full_response},
+   'the first question\'s answer');
+is($a2->{events}[-1]{usage}{completion_tokens} // 0, 0,
+   'a replay spends no tokens');
+is(logged($a2->{sid}), 'similar', '$agent_cache: similar');
+
+my $a3 = turn('ann', 'What is the capital of France?');
+is(chats(), 1, 'the same question again: the exact cache answers');
+is(scalar embeds(), 2, 'and nothing is embedded');
+is(logged($a3->{sid}), 'hit', '$agent_cache: hit');
+
+# --- those that miss ----------------------------------------------------------
+
+my $a4 = turn('ann', 'How do I bake sourdough bread?');
+is(chats(), 2, 'a different question calls the model');
+like($a4->{events}[-1]{full_response}, qr/sourdough/, 'its own answer');
+is(logged($a4->{sid}), 'miss', 'a miss');
+
+my $b1 = turn('bob', 'what is the capital city of France');
+is(chats(), 3, 'another owner\'s near question calls the model');
+is(logged($b1->{sid}), 'miss', 'a miss for him');
+my $b2 = turn('bob', 'What is the capital of France?');
+is(chats(), 3, 'his own near question is answered from his entry');
+like($b2->{events}[-1]{full_response}, qr/capital city/,
+     'his answer, not ann\'s');
+
+my $before = scalar embeds();
+turn('ann', 'Who wrote Hamlet?', '/exact/');
+is(chats(), 4, 'off by default: a node without cache_similar calls');
+turn('ann', 'who wrote the play Hamlet', '/exact/');
+is(chats(), 5, 'and calls again for a near question');
+is(scalar embeds(), $before, 'embedding nothing');
+
+my $n1 = turn('ann', 'What is the capital of Spain?', '/bare/');
+is($n1->{events}[-1]{type}, 'end',
+   'without agent_embeddings the turn ends');
+is(chats(), 6, 'the model answering it');
+ok($t->slurp('error.log') =~ /cache_similar: the question could not be/,
+   'a warning says why');
+
+is(metric('agent_cache_hits_total{kind="similar"}'), 2, 'near hits counted');
+is(metric('agent_cache_misses_total{kind="similar"}'), 4,
+   'near misses counted');
+
+ok(AgentTest::wait_for(sub {
+       grep { ($_->{'agent.cache'} // '') eq 'similar' } spans() }, 10),
+   'the model call\'s span says agent.cache similar');
+
+# --- nginx -t ----------------------------------------------------------------
+
+for my $bad ([ 'cache_similar=0.9', 'needs a score above 0' ],
+             [ 'cache_response=60s cache_similar=1.5', 'from 0 to 1' ],
+             [ 'cache_response=60s cache_similar=0', 'above 0' ],
+             [ 'cache_response=60s cache_shared=on cache_similar=0.9',
+               'without cache_shared' ]) {
+    $t->write_conf($t->conf(http => "agent_graph g { node m llm $bad->[0]; "
+                                   . "edge START m; edge m END; }\n"
+                                   . "agent_use_graph g;"));
+    my ($ok, $out) = $t->test_conf;
+    ok(!$ok, "nginx -t refuses $bad->[0]");
+    like($out, qr/\Q$bad->[1]\E/, 'saying why');
+}
+$t->write_conf($conf);
+
+$t->check_log;
+done_testing;
