@@ -6,7 +6,11 @@
 # the same events replayed, $agent_cache and agent.cache "similar", the
 # hits and misses counted with kind="similar"; a different question,
 # another owner and a node without it call the model; nginx -t refuses
-# bad values.  On both stores (t/pg/run prove t/llm_semantic_cache.t).
+# bad values.  Embeddings calls of graph nodes (this cache's, a store
+# node's put) count as model calls: in the turn's usage, $agent_cost and
+# agent_cost_usd_total at the embeddings model's price, an "embeddings"
+# span, and under agent_limit's tokens= and cost=.  On both stores
+# (t/pg/run prove t/llm_semantic_cache.t).
 
 use strict;
 use warnings;
@@ -71,6 +75,15 @@ $t->mock(sub {
 
 my $conf = $t->conf(http => <<'HTTP',
 log_format cache '$agent_session $agent_cache';
+log_format cost '$agent_session $agent_cost';
+agent_model emb provider=openai url=http://127.0.0.1:%%MOCK%%/v1/chat/completions model=embed-1 price=1.00/2.00;
+agent_limit_zone toks key=$http_x_user size=1m;
+agent_limit_zone money key=$http_x_user size=1m;
+agent_graph remember {
+    node put store op=put namespace=facts key=fact value=text:input;
+    edge START put;
+    edge put END;
+}
 agent_otlp url=http://127.0.0.1:SINK/v1/traces;
 agent_owner $http_x_user;
 agent_embeddings mock;
@@ -92,6 +105,12 @@ $conf =~ s{(location /api/sessions/)}{location /exact/ { agent_chat;
             agent_use_graph exact; access_log %%DIR%%/cache.log cache; }
         location /bare/ { agent_chat; agent_embeddings off;
             access_log %%DIR%%/cache.log cache; }
+        location /paid/ { agent_chat; agent_use_graph remember;
+            agent_embeddings emb; access_log %%DIR%%/cost.log cost; }
+        location /tokens/ { agent_chat; agent_use_graph remember;
+            agent_embeddings emb; agent_limit zone=toks tokens=5/1h; }
+        location /money/ { agent_chat; agent_use_graph remember;
+            agent_embeddings emb; agent_limit zone=money cost=0.000005/1h; }
         location = /metrics { agent_metrics; }
         $1};
 $t->run($conf);
@@ -153,6 +172,8 @@ is($a2->{events}[-1]{full_response}, $a1->{events}[-1]{full_response},
    'the first question\'s answer');
 is($a2->{events}[-1]{usage}{completion_tokens} // 0, 0,
    'a replay spends no tokens');
+is($a2->{events}[-1]{usage}{prompt_tokens}, 3,
+   'but its question\'s embedding counts in the turn\'s usage');
 is(logged($a2->{sid}), 'similar', '$agent_cache: similar');
 
 my $a3 = turn('ann', 'What is the capital of France?');
@@ -196,6 +217,43 @@ is(metric('agent_cache_misses_total{kind="similar"}'), 4,
 ok(AgentTest::wait_for(sub {
        grep { ($_->{'agent.cache'} // '') eq 'similar' } spans() }, 10),
    'the model call\'s span says agent.cache similar');
+
+# --- embeddings of graph nodes count as model calls --------------------------
+
+my $c1 = turn('cara', 'my cat is called Tom', '/paid/');
+is($c1->{events}[-1]{type}, 'end', 'a turn whose store node puts with index');
+is($c1->{events}[-1]{usage}{prompt_tokens}, 3,
+   'its embedding\'s tokens in the turn\'s usage');
+ok(AgentTest::wait_for(sub { -f "$dir/cost.log"
+       && $t->slurp('cost.log') =~ /^\Q$c1->{sid}\E 0\.000003$/m }, 5),
+   '$agent_cost: 3 tokens at the embeddings model\'s $1.00 a million')
+    or diag $t->slurp('cost.log');
+like($t->http('GET', '/metrics')->{content},
+     qr/^agent_cost_usd_total\{model="emb"\} 0\.000003$/m,
+     'agent_cost_usd_total of the embeddings model');
+ok(AgentTest::wait_for(sub {
+       grep { ($_->{'gen_ai.operation.name'} // '') eq 'embeddings'
+              && ($_->{'gen_ai.request.model'} // '') eq 'embed-1'
+              && ($_->{'gen_ai.usage.input_tokens'} // 0) == 3
+              && ($_->{'gen_ai.usage.cost'} // 0) == 0.000003 } spans() },
+       10), 'an "embeddings" span with its tokens and cost')
+    or diag explain [ grep { $_->{name} =~ /embed/ } spans() ];
+ok((grep { $_->{name} eq 'embeddings mock-1' } spans()),
+   'the semantic cache\'s embedding has its span too');
+
+for my $case ([ '/tokens/', 'tokens' ], [ '/money/', 'cost in dollars' ]) {
+    my ($base, $what) = @$case;
+    my $r1 = turn('dan', 'first fact', $base);
+    is($r1->{events}[-1]{type}, 'end', "$base: a first put fits");
+    my $r2 = turn('dan', 'second fact', $base);
+    is($r2->{events}[-1]{type}, 'end',
+       "$base: a second one, reserved while some was left");
+    my $r3 = turn('dan', 'third fact', $base);
+    is($r3->{status}, 429, "$base: the embeddings spent the budget: 429")
+        or diag explain $r3->{events};
+    like($r3->{json}{error} // '', qr/limit of \Q$what\E of "dan"/,
+         "$base: naming the $what limit");
+}
 
 # --- nginx -t ----------------------------------------------------------------
 

@@ -234,6 +234,7 @@ char *ngx_http_agent_node_store_recall_score(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 ngx_int_t ngx_http_agent_node_store_recall_about(ngx_http_agent_run_t *run,
     ngx_http_agent_node_store_ctx_t *ctx);
+ngx_int_t ngx_http_agent_node_store_usage(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_node_store_recall_write(
     ngx_http_agent_node_store_ctx_t *ctx, ngx_array_t *items);
 ngx_int_t ngx_http_agent_node_store_items(ngx_http_agent_run_t *run,

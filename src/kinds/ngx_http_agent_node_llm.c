@@ -464,7 +464,9 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
         ctx->req.embed_data = env->services.data;
         ctx->req.keep = run->pool;
 
-        if (ngx_http_agent_node_llm_scope(ctx) != NGX_OK) {
+        if (ngx_http_agent_node_llm_scope(ctx) != NGX_OK
+            || ngx_http_agent_node_store_usage(run) != NGX_OK)
+        {
             return NGX_ERROR;
         }
     }

@@ -263,11 +263,29 @@ typedef struct {
 } ngx_http_agent_embed_conf_t;
 
 
+/*
+ * who pays for a request's embeddings calls (a turn's graph nodes): start
+ * reserves before the call (NGX_OK, or a refusal with its reason in err),
+ * end settles once it has answered or failed
+ */
+typedef struct {
+    ngx_int_t                    (*start)(void *data,
+                                      ngx_http_agent_llm_t *llm,
+                                      ngx_http_agent_model_t *model,
+                                      ngx_http_agent_llm_req_t *req,
+                                      ngx_str_t *err);
+    void                         (*end)(void *data,
+                                      ngx_http_agent_llm_t *llm);
+} ngx_http_agent_embed_watch_t;
+
+
 extern ngx_module_t  ngx_http_agent_embed_module;
 
 
 ngx_http_agent_embed_conf_t *ngx_http_agent_embed_conf(
     ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_embed_watch(void *r,
+    ngx_http_agent_embed_watch_t *watch, void *data);
 ngx_int_t ngx_http_agent_embed_text(ngx_http_request_t *r,
     ngx_http_agent_store_call_t *sc, ngx_str_t *text, ngx_uint_t query,
     ngx_str_t *vector, ngx_str_t *err);

@@ -128,6 +128,7 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
                       : 0;
 
     if (env->trace && llm->model) {
+        call.operation = "chat";
         call.provider = &llm->model->provider->name;
         call.model = llm->model->model.len ? &llm->model->model
                                            : &llm->model->name;
