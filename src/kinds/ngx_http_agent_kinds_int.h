@@ -94,6 +94,8 @@ typedef struct {
     ngx_int_t                   cache_similar; /* the semantic one's
                                                   least score, in
                                                   thousandths; -1: off */
+    ngx_str_t                   scope;         /* its answers':
+                                                  "graph/node" */
 } ngx_http_agent_node_llm_conf_t;
 
 

@@ -40,7 +40,6 @@ typedef struct {
     ngx_http_agent_mcp_waiter_t waiter;        /* for an MCP server */
     ngx_uint_t                  mcp_next;
     ngx_str_t                   tools;         /* with the MCP tools */
-    ngx_str_t                   scope;         /* "graph/node" */
     unsigned                    tools_bound:1;
     unsigned                    stream:1;
 } ngx_http_agent_node_llm_ctx_t;
@@ -55,8 +54,6 @@ static ngx_int_t ngx_http_agent_node_llm_event(
 static ngx_int_t ngx_http_agent_node_llm_system(
     ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_call(
-    ngx_http_agent_node_llm_ctx_t *ctx);
-static ngx_int_t ngx_http_agent_node_llm_scope(
     ngx_http_agent_node_llm_ctx_t *ctx);
 static ngx_int_t ngx_http_agent_node_llm_chunk(void *data, ngx_str_t *text);
 static void ngx_http_agent_node_llm_done(void *data, ngx_int_t rc);
@@ -459,14 +456,12 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
 
     if (ctx->conf->cache_similar > 0) {
         ctx->req.similar = ctx->conf->cache_similar;
-        ctx->req.scope = &ctx->scope;
+        ctx->req.scope = &ctx->conf->scope;
         ctx->req.embed = env->services.embed;
         ctx->req.embed_data = env->services.data;
         ctx->req.keep = run->pool;
 
-        if (ngx_http_agent_node_llm_scope(ctx) != NGX_OK
-            || ngx_http_agent_node_store_usage(run) != NGX_OK)
-        {
+        if (ngx_http_agent_node_store_usage(run) != NGX_OK) {
             return NGX_ERROR;
         }
     }
@@ -520,32 +515,6 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     }
 
     run->cancel = ngx_http_agent_node_llm_cancel;
-
-    return NGX_OK;
-}
-
-
-/* cache_similar='s answers are the graph's node's: "graph/node" */
-
-static ngx_int_t
-ngx_http_agent_node_llm_scope(ngx_http_agent_node_llm_ctx_t *ctx)
-{
-    ngx_str_t  *graph, *node;
-
-    if (ctx->scope.len) {
-        return NGX_OK;
-    }
-
-    graph = &ctx->run->graph->name;
-    node = &ctx->node->name;
-
-    ctx->scope.data = ngx_pnalloc(ctx->run->pool, graph->len + 1 + node->len);
-    if (ctx->scope.data == NULL) {
-        return NGX_ERROR;
-    }
-
-    ctx->scope.len = ngx_sprintf(ctx->scope.data, "%V/%V", graph, node)
-                     - ctx->scope.data;
 
     return NGX_OK;
 }

@@ -123,6 +123,18 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
         return NGX_ERROR;
     }
 
+    if (lc->cache_similar > 0) {
+        lc->scope.data = ngx_pnalloc(cf->pool,
+                                     graph->name.len + 1 + node->name.len);
+        if (lc->scope.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        lc->scope.len = ngx_sprintf(lc->scope.data, "%V/%V", &graph->name,
+                                    &node->name)
+                        - lc->scope.data;
+    }
+
     if (lc->tools_list.len == 0 || ngx_http_agent_is(&lc->tools_list, "none"))
     {
         return NGX_OK;
