@@ -214,6 +214,16 @@ is(metric('agent_cache_hits_total{kind="similar"}'), 2, 'near hits counted');
 is(metric('agent_cache_misses_total{kind="similar"}'), 4,
    'near misses counted');
 
+# the answer is the exact cache's entry, bounded by agent_cache_max: one
+# it has let go (here: all of them) is a miss, the question kept or not
+like($t->sqlite("$dir/agent.db", "SELECT count(*) FROM items WHERE "
+                . "ns LIKE 'agent_cache.%' AND owner = 'ann'"),
+     qr/^[1-9]/, 'the owner\'s questions are store items');
+$t->sqlite("$dir/agent.db", 'DELETE FROM cache');
+my $a5 = turn('ann', 'What is the capital of France please');
+is(chats(), 7, 'its answer let go from the cache: the model is called');
+is(logged($a5->{sid}), 'miss', 'a miss');
+
 ok(AgentTest::wait_for(sub {
        grep { ($_->{'agent.cache'} // '') eq 'similar' } spans() }, 10),
    'the model call\'s span says agent.cache similar');

@@ -217,7 +217,7 @@ ngx_int_t ngx_http_agent_llm_similar_look(ngx_http_agent_llm_t *llm,
     ngx_http_agent_store_wake_pt wake);
 ngx_int_t ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm);
 void ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_store_call_t *sc, ngx_str_t *value);
+    ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_llm_similar_cancel(ngx_http_agent_llm_t *llm);
 
 #pragma GCC visibility pop

@@ -313,13 +313,13 @@ ngx_http_agent_llm_cache_put(ngx_http_agent_llm_t *llm)
 
     ngx_http_agent_store_call_reset(&ngx_http_agent_llm_cache_puts);
 
-    (void) ngx_http_agent_store_cache_put(&ngx_http_agent_llm_cache_puts,
-                                          &llm->cache_key, &value,
-                                          llm->req->cache);
-
-    if (llm->similar) {
-        ngx_http_agent_llm_similar_put(llm, &ngx_http_agent_llm_cache_puts,
-                                       &value);
+    if (ngx_http_agent_store_cache_put(&ngx_http_agent_llm_cache_puts,
+                                       &llm->cache_key, &value,
+                                       llm->req->cache)
+        == NGX_OK
+        && llm->similar)
+    {
+        ngx_http_agent_llm_similar_put(llm, &ngx_http_agent_llm_cache_puts);
     }
 }
 

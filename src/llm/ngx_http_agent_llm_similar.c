@@ -21,10 +21,12 @@
  * last user message is embedded as a query, and the nearest answer kept
  * for the same scope (graph and node, model, system prompt, tools) of the
  * same owner is replayed when its question scores at least the node's
- * score, as an exact hit is.  The answers are store items of the owner
- * with their question's vector, under a namespace of the scope's hash:
- * every worker and host finds them, the store's semantic search ranks
- * them within its bounds, and they expire with cache_response='s TTL.
+ * score, as an exact hit is.  The questions are store items of the owner
+ * with their vector, under a namespace of the scope's hash, keyed by
+ * their answer's exact key: every worker and host finds them, the store's
+ * semantic search ranks them within its bounds, and they expire with
+ * cache_response='s TTL.  The answer itself is the exact cache's entry,
+ * kept once and bounded by agent_cache_max: one it has let go is a miss.
  * The embedding waits as a store call does (its wake makes the pass
  * again); it lives in the run's pool, as the embeddings job it waits on,
  * so an answer that comes after the call stopped finds it still there.
@@ -94,7 +96,7 @@ ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm)
     ngx_http_agent_llm_similar_t *s = llm->similar;
 
     ngx_int_t                     rc;
-    ngx_str_t                     err;
+    ngx_str_t                     err, value;
     ngx_array_t                  *items;
     ngx_http_agent_item_t        *item;
     ngx_http_agent_llm_req_t     *req;
@@ -145,21 +147,31 @@ ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm)
         return NGX_OK;
     }
 
-    if (rc == NGX_OK && items->nelts) {
-        item = items->elts;
+    item = items->elts;
 
-        if (item->score * 1000 >= (double) req->similar) {
+    if (rc == NGX_OK && items->nelts
+        && item->score * 1000 >= (double) req->similar)
+    {
+        /* the near question's answer, if the exact cache still has it */
+        rc = ngx_http_agent_store_cache_get(&s->sc, &item->key, &value);
+
+        if (rc == NGX_AGAIN) {
+            return NGX_OK;
+        }
+
+        if (rc == NGX_OK) {
             s->sc.data = NULL;
             llm->cache_similar = 1;
-            ngx_http_agent_llm_cache_hit(llm, &item->value);
+            ngx_http_agent_llm_cache_hit(llm, &value);
 
             ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_CACHE_HITS,
                                        &ngx_http_agent_llm_similar_kind,
                                        NULL, 1);
             return NGX_OK;
         }
+    }
 
-    } else if (rc != NGX_OK && rc != NGX_DECLINED) {
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
         ngx_log_error(NGX_LOG_WARN, llm->log, 0, "agent: cache_similar: the "
                       "store could not be searched, the model is called");
     }
@@ -266,15 +278,20 @@ ngx_http_agent_llm_similar_ns(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
 }
 
 
-/* the answer read whole: kept with its question's vector for the TTL */
+/*
+ * the answer put in the exact cache: its question kept beside it, by the
+ * exact key, with its vector, for the TTL ({"question"}: the owner's API
+ * shows what it is)
+ */
 
 void
 ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_store_call_t *sc, ngx_str_t *value)
+    ngx_http_agent_store_call_t *sc)
 {
     ngx_http_agent_llm_similar_t *s = llm->similar;
 
     u_char                 *p;
+    ngx_http_agent_json_t  *j;
     ngx_http_agent_item_t   item;
 
     if (s->vector.len == 0) {
@@ -282,15 +299,25 @@ ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
     }
 
     p = ngx_pnalloc(llm->pool, 32);
-    if (p == NULL) {
+    j = ngx_http_agent_json_create(llm->pool);
+    if (p == NULL || j == NULL) {
         return;
     }
 
     ngx_memzero(&item, sizeof(ngx_http_agent_item_t));
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "question");
+    ngx_http_agent_json_str(j, &s->text);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &item.value) != NGX_OK) {
+        return;
+    }
+
     item.owner = *llm->req->owner;
     item.ns = s->ns;
     item.key = llm->cache_key;
-    item.value = *value;
     item.vector = s->vector;
     item.expires = ngx_time() + (llm->req->cache + 999) / 1000;
     item.updated_at.data = p;
