@@ -70,6 +70,12 @@ sub spans {
 
 $t->mock(sub {
     my $q = AgentTest::last_user($_[0]);
+    my $last = $_[0]{messages}[-1];
+    return { text => "the result is $last->{content}" }
+        if $last->{role} eq 'tool';
+    return { tools => [[ 'c1', 'execute_sql_query',
+                         '{"query":"SELECT 1 AS one"}' ]] }
+        if $q =~ /^query/;
     return { text => "Here is the answer to $q, in pieces." };
 });
 
@@ -97,6 +103,15 @@ agent_graph exact {
     edge START model;
     edge model END;
 }
+agent_graph tooled {
+    node agent llm tools=execute_sql_query cache_response=60s
+        cache_similar=0.9;
+    node tools tools;
+    edge START agent;
+    edge agent tools if=tool_calls;
+    edge agent END;
+    edge tools agent;
+}
 agent_use_graph near;
 HTTP
     location => 'access_log %%DIR%%/cache.log cache;');
@@ -105,6 +120,7 @@ $conf =~ s{(location /api/sessions/)}{location /exact/ { agent_chat;
             agent_use_graph exact; access_log %%DIR%%/cache.log cache; }
         location /bare/ { agent_chat; agent_embeddings off;
             access_log %%DIR%%/cache.log cache; }
+        location /tooled/ { agent_chat; agent_use_graph tooled; }
         location /paid/ { agent_chat; agent_use_graph remember;
             agent_embeddings emb; access_log %%DIR%%/cost.log cost; }
         location /tokens/ { agent_chat; agent_use_graph remember;
@@ -227,6 +243,19 @@ is(logged($a5->{sid}), 'miss', 'a miss');
 ok(AgentTest::wait_for(sub {
        grep { ($_->{'agent.cache'} // '') eq 'similar' } spans() }, 10),
    'the model call\'s span says agent.cache similar');
+
+# --- a tool call's round ------------------------------------------------------
+
+my $chats = chats();
+my $t1 = turn('ann', 'query the whole table of sales', '/tooled/');
+is($t1->{events}[-1]{type}, 'end', 'a turn with a tool call ends');
+is(chats(), $chats + 2, 'two model calls: the tool call, then the answer');
+my $t2 = turn('ann', 'query the whole table of sales now', '/tooled/');
+is($t2->{events}[-1]{type}, 'end', 'a near question\'s turn ends');
+is(chats(), $chats + 3, 'its tool call replayed, the round after the '
+   . 'tool\'s result asks the model: no near question to look up by');
+is(scalar(grep { $_->{type} eq 'tool_start' } @{ $t2->{events} }), 1,
+   'one tool call, not a loop of replayed ones');
 
 # --- embeddings of graph nodes count as model calls --------------------------
 

@@ -188,28 +188,28 @@ miss:
 
 
 /*
- * the question: the text of the last user message, cut where a character
- * starts; an earlier conversation is not compared (docs/memory.md)
+ * the question: the text of the last message when it is the user's (a
+ * round after tool results asks nothing new: its answer is not the
+ * question's), cut where a character starts; an earlier conversation is
+ * not compared (docs/memory.md)
  */
 
 static ngx_int_t
 ngx_http_agent_llm_similar_text(ngx_http_agent_llm_t *llm, ngx_str_t *text)
 {
     size_t                 len;
-    ngx_uint_t             i;
+    ngx_uint_t             n;
     ngx_http_agent_msg_t  *m;
 
     ngx_str_null(text);
 
     m = llm->req->messages->elts;
+    n = llm->req->messages->nelts;
 
-    for (i = llm->req->messages->nelts; i > 0; i--) {
-        if (m[i - 1].role.len == 4
-            && ngx_strncmp(m[i - 1].role.data, "user", 4) == 0)
-        {
-            *text = m[i - 1].content;
-            break;
-        }
+    if (n && m[n - 1].role.len == 4
+        && ngx_strncmp(m[n - 1].role.data, "user", 4) == 0)
+    {
+        *text = m[n - 1].content;
     }
 
     len = text->len;
