@@ -25,7 +25,8 @@
  * parser's own calls (llm_text, llm_tool, llm_finish), posted after the
  * call has started, as a provider's answer would come; it costs no
  * tokens.  Only the first attempt of the first model looks: a retry sends
- * the same request, a fallback another.
+ * the same request, a fallback another.  A miss looks for a near
+ * question's answer next where the node asks (llm_similar.c).
  */
 
 
