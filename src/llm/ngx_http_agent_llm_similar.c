@@ -173,7 +173,7 @@ ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm)
 
     if (rc != NGX_OK && rc != NGX_DECLINED) {
         ngx_log_error(NGX_LOG_WARN, llm->log, 0, "agent: cache_similar: the "
-                      "store could not be searched, the model is called");
+                      "store could not be read, the model is called");
     }
 
 miss:
