@@ -16,55 +16,15 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
 use JSON::PP;
-use IO::Socket::INET;
-use POSIX ();
 
 my $t = AgentTest->new;
 
-# an OTLP collector: each request's body, one JSON line each (t/ops_traces.t's)
+# an OTLP collector; the agent.cache attribute of its spans, in order
 my $dir = $t->dir;
-my $sink_port = AgentTest::free_port();
-my $sink = fork() // die;
-if ($sink == 0) {
-    $SIG{TERM} = sub { POSIX::_exit(0) };
-    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-                                  LocalPort => $sink_port, Listen => 16,
-                                  ReuseAddr => 1) or die $!;
-    while (my $c = $l->accept) {
-        my ($head, $body) = ('', '');
-        while (defined(my $line = <$c>)) {
-            last if $line eq "\r\n";
-            $head .= $line;
-        }
-        my ($len) = $head =~ /Content-Length: (\d+)/i;
-        read($c, $body, $len // 0);
-        open my $fh, '>>', "$dir/sink.log";
-        print $fh encode_json({ body => $body }), "\n";
-        close $fh;
-        print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                 . "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
-        close $c;
-    }
-    POSIX::_exit(0);
-}
-END { kill 'TERM', $sink if $sink }
-
-# the agent.cache attribute of the model calls' spans, in order
+my $sink_port = AgentTest::otlp_sink("$dir/sink.log");
 sub span_caches {
-    my @v;
-    open my $fh, '<', "$dir/sink.log" or return ();
-    for my $req (map { decode_json($_) } <$fh>) {
-        for my $rs (@{ decode_json($req->{body})->{resourceSpans} }) {
-            for my $ss (@{ $rs->{scopeSpans} }) {
-                for my $sp (@{ $ss->{spans} }) {
-                    push @v, map { $_->{value}{stringValue} }
-                             grep { $_->{key} eq 'agent.cache' }
-                             @{ $sp->{attributes} };
-                }
-            }
-        }
-    }
-    return @v;
+    return map { $_->{'agent.cache'} // () }
+           AgentTest::otlp_spans("$dir/sink.log");
 }
 
 $t->mock(sub {

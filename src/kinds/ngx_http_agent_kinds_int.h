@@ -91,6 +91,11 @@ typedef struct {
     ngx_uint_t                  json;          /* format=json */
     ngx_msec_t                  cache_response; /* the exact cache's TTL */
     ngx_flag_t                  cache_shared;  /* ... across owners */
+    ngx_int_t                   cache_similar; /* the semantic one's
+                                                  least score, in
+                                                  thousandths; -1: off */
+    ngx_str_t                   scope;         /* its answers':
+                                                  "graph/node" */
 } ngx_http_agent_node_llm_conf_t;
 
 
@@ -231,6 +236,7 @@ char *ngx_http_agent_node_store_recall_score(ngx_conf_t *cf,
     ngx_http_agent_param_t *p, ngx_str_t *value, void *conf);
 ngx_int_t ngx_http_agent_node_store_recall_about(ngx_http_agent_run_t *run,
     ngx_http_agent_node_store_ctx_t *ctx);
+ngx_int_t ngx_http_agent_node_store_usage(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_node_store_recall_write(
     ngx_http_agent_node_store_ctx_t *ctx, ngx_array_t *items);
 ngx_int_t ngx_http_agent_node_store_items(ngx_http_agent_run_t *run,

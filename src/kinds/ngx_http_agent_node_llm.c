@@ -454,6 +454,19 @@ ngx_http_agent_node_llm_call(ngx_http_agent_node_llm_ctx_t *ctx)
     ctx->req.cache = ctx->conf->cache_response;
     ctx->req.owner = ctx->conf->cache_shared ? NULL : &env->owner;
 
+    /* a format=json retry's question is ours: never looked up by it */
+    if (ctx->conf->cache_similar > 0 && ctx->attempts == 0) {
+        ctx->req.similar = ctx->conf->cache_similar;
+        ctx->req.scope = &ctx->conf->scope;
+        ctx->req.embed = env->services.embed;
+        ctx->req.embed_data = env->services.data;
+        ctx->req.keep = run->pool;
+
+        if (ngx_http_agent_node_store_usage(run) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
     ctx->llm = ngx_http_agent_llm_create(ctx->pool, run->log);
     if (ctx->llm == NULL) {
         return NGX_ERROR;

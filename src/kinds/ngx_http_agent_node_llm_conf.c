@@ -51,6 +51,8 @@ ngx_http_agent_param_t  ngx_http_agent_node_llm_params[] = {
       offsetof(ngx_http_agent_node_llm_conf_t, cache_response), NULL },
     { ngx_string("cache_shared"), ngx_http_agent_params_set_flag,
       offsetof(ngx_http_agent_node_llm_conf_t, cache_shared), NULL },
+    { ngx_string("cache_similar"), ngx_http_agent_node_store_recall_score,
+      offsetof(ngx_http_agent_node_llm_conf_t, cache_similar), NULL },
     ngx_http_agent_null_param
 };
 
@@ -67,6 +69,7 @@ ngx_http_agent_node_llm_create_conf(ngx_conf_t *cf)
 
     lc->stream = -1;
     lc->history = 1;
+    lc->cache_similar = -1;
 
     return lc;
 }
@@ -106,6 +109,30 @@ ngx_http_agent_node_llm_check(ngx_conf_t *cf, ngx_http_agent_graph_t *graph,
 
     if (lc->stream == -1) {
         lc->stream = (lc->output == NGX_HTTP_AGENT_CH_MESSAGES);
+    }
+
+    /* near answers of the owner's own, kept as the exact cache keeps */
+    if (lc->cache_similar >= 0
+        && (lc->cache_similar == 0 || lc->cache_response == 0
+            || lc->cache_shared))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "cache_similar= of the "
+                           "node \"%V\" needs a score above 0, and "
+                           "cache_response=TTL without cache_shared=on",
+                           &node->name);
+        return NGX_ERROR;
+    }
+
+    if (lc->cache_similar > 0) {
+        lc->scope.data = ngx_pnalloc(cf->pool,
+                                     graph->name.len + 1 + node->name.len);
+        if (lc->scope.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        lc->scope.len = ngx_sprintf(lc->scope.data, "%V/%V", &graph->name,
+                                    &node->name)
+                        - lc->scope.data;
     }
 
     if (lc->tools_list.len == 0 || ngx_http_agent_is(&lc->tools_list, "none"))

@@ -482,6 +482,11 @@ ngx_http_agent_node_store_embed(ngx_http_agent_node_store_ctx_t *ctx)
 
     env = ctx->run->data;
 
+    /* the turn pays for them, as for its model calls */
+    if (ngx_http_agent_node_store_usage(ctx->run) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
     if (sc->op == NGX_HTTP_AGENT_STORE_PUT && ctx->doc
         && env->services.index)
     {

@@ -37,12 +37,26 @@ typedef struct {
     ngx_http_agent_llm_req_t       req;
     ngx_http_agent_llm_t          *llm;
     ngx_http_agent_store_call_t   *sc;
+    ngx_http_agent_embed_watch_t  *watch;
+    void                          *watch_data;
 } ngx_http_agent_embed_job_t;
+
+
+/* the request's: its calls, by text, and who pays for them */
+typedef struct {
+    ngx_array_t                    jobs;      /* embed_job_t *: a call
+                                                 holds its job where it
+                                                 is */
+    ngx_http_agent_embed_watch_t  *watch;
+    void                          *watch_data;
+} ngx_http_agent_embed_ctx_t;
 
 
 static ngx_int_t ngx_http_agent_embed_fields(ngx_pool_t *pool,
     yajl_val value, ngx_str_t *fields, ngx_uint_t n, ngx_str_t *text);
 static yajl_val ngx_http_agent_embed_path(yajl_val v, ngx_str_t *path);
+static ngx_http_agent_embed_ctx_t *ngx_http_agent_embed_ctx(
+    ngx_http_request_t *r);
 static void ngx_http_agent_embed_done(void *data, ngx_int_t rc);
 static char *ngx_http_agent_embed_directive(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
@@ -124,6 +138,54 @@ ngx_http_agent_embed_conf(ngx_http_request_t *r)
 
 
 /*
+ * who pays for the request's embeddings calls from now on (r: the
+ * services' data, the request; data: the watch's, living as long); the
+ * API's own store calls have none
+ */
+
+ngx_int_t
+ngx_http_agent_embed_watch(void *r, ngx_http_agent_embed_watch_t *watch,
+    void *data)
+{
+    ngx_http_agent_embed_ctx_t  *ctx;
+
+    ctx = ngx_http_agent_embed_ctx(r);
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->watch = watch;
+    ctx->watch_data = data;
+
+    return NGX_OK;
+}
+
+
+static ngx_http_agent_embed_ctx_t *
+ngx_http_agent_embed_ctx(ngx_http_request_t *r)
+{
+    ngx_http_agent_embed_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_agent_embed_module);
+
+    if (ctx == NULL) {
+        ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_agent_embed_ctx_t));
+        if (ctx == NULL
+            || ngx_array_init(&ctx->jobs, r->pool, 2,
+                              sizeof(ngx_http_agent_embed_job_t *))
+               != NGX_OK)
+        {
+            return NULL;
+        }
+
+        ngx_http_set_ctx(r, ctx, ngx_http_agent_embed_module);
+    }
+
+    return ctx;
+}
+
+
+/*
  * text's vector, as a query or as a document: NGX_OK with it in vector;
  * NGX_AGAIN, asked of the model (sc's pass is woken when it answers);
  * NGX_ERROR, with the reason in err; NGX_DECLINED, no agent_embeddings
@@ -135,9 +197,9 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
     ngx_str_t *vector, ngx_str_t *err)
 {
     ngx_uint_t                    i;
-    ngx_array_t                  *jobs;
     ngx_http_agent_llm_t         *llm;
     ngx_http_agent_loc_conf_t    *alcf;
+    ngx_http_agent_embed_ctx_t   *ctx;
     ngx_http_agent_embed_job_t   *job, **jp;
     ngx_http_agent_embed_conf_t  *ecf;
 
@@ -146,22 +208,14 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
         return NGX_DECLINED;
     }
 
-    jobs = ngx_http_get_module_ctx(r, ngx_http_agent_embed_module);
-
-    if (jobs == NULL) {
-        /* pointers: a call holds its job where it is */
-        jobs = ngx_array_create(r->pool, 2,
-                                sizeof(ngx_http_agent_embed_job_t *));
-        if (jobs == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_set_ctx(r, jobs, ngx_http_agent_embed_module);
+    ctx = ngx_http_agent_embed_ctx(r);
+    if (ctx == NULL) {
+        return NGX_ERROR;
     }
 
-    jp = jobs->elts;
+    jp = ctx->jobs.elts;
 
-    for (i = 0; i < jobs->nelts; i++) {
+    for (i = 0; i < ctx->jobs.nelts; i++) {
         job = jp[i];
 
         if (job->query != query || job->text.len != text->len
@@ -189,7 +243,7 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    jp = ngx_array_push(jobs);
+    jp = ngx_array_push(&ctx->jobs);
     if (jp == NULL) {
         return NGX_ERROR;
     }
@@ -217,7 +271,26 @@ ngx_http_agent_embed_text(ngx_http_request_t *r,
     llm->on_done = ngx_http_agent_embed_done;
     llm->data = job;
 
+    /* a turn's budgets first: a refused call is this text's error */
+
+    if (ctx->watch
+        && ctx->watch->start(ctx->watch_data, llm, ecf->model, &job->req,
+                             &job->error)
+           != NGX_OK)
+    {
+        job->rc = NGX_ERROR;
+        *err = job->error;
+        return NGX_ERROR;
+    }
+
+    job->watch = ctx->watch;
+    job->watch_data = ctx->watch_data;
+
     if (ngx_http_agent_llm_call(llm, ecf->model, &job->req) != NGX_OK) {
+        if (job->watch) {
+            job->watch->end(job->watch_data, llm);
+        }
+
         job->rc = NGX_ERROR;
         job->error = llm->error;
         *err = job->error;
@@ -419,6 +492,10 @@ ngx_http_agent_embed_done(void *data, ngx_int_t rc)
 
     } else {
         job->error = job->llm->error;
+    }
+
+    if (job->watch) {
+        job->watch->end(job->watch_data, job->llm);
     }
 
     job->sc->waiting--;

@@ -121,6 +121,8 @@ ngx_http_agent_llm_call(ngx_http_agent_llm_t *llm,
     ngx_str_null(&llm->cache_key);
     llm->cache_text = NULL;
     llm->cache_hit = 0;
+    llm->cache_similar = 0;
+    llm->similar = NULL;
     llm->ttft = 0;
     llm->hops = 0;
 

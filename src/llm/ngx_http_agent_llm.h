@@ -34,6 +34,12 @@ typedef struct ngx_http_agent_llm_s       ngx_http_agent_llm_t;
 typedef struct ngx_http_agent_provider_s  ngx_http_agent_provider_t;
 
 
+/* a text's vector as a query, as the request's agent_embeddings answer */
+typedef ngx_int_t (*ngx_http_agent_llm_embed_pt)(void *data,
+    ngx_http_agent_store_call_t *sc, ngx_str_t *text, ngx_str_t *vector,
+    ngx_str_t *err);
+
+
 /* an agent_model: where it is, how to reach it, what to do when it fails */
 typedef struct {
     ngx_str_t                      name;
@@ -101,6 +107,15 @@ typedef struct {
     /* the exact response cache (llm_cache.c): how long, and whose */
     ngx_msec_t                     cache;       /* 0: none */
     ngx_str_t                     *owner;
+
+    /* the semantic one (llm_similar.c): after a miss of the exact one */
+    ngx_uint_t                     similar;     /* the least score, in
+                                                   thousandths; 0: none */
+    ngx_str_t                     *scope;       /* the graph and node */
+    ngx_http_agent_llm_embed_pt    embed;
+    void                          *embed_data;
+    ngx_pool_t                    *keep;        /* outlives the call: the
+                                                   embeddings' wait */
 } ngx_http_agent_llm_req_t;
 
 
@@ -166,7 +181,9 @@ struct ngx_http_agent_llm_s {
     ngx_array_t                   *cache_headers;
     ngx_str_t                      cache_body;
     ngx_event_t                    replay;      /* a hit's answer */
+    void                          *similar;     /* llm_similar.c's */
     unsigned                       cache_hit:1;
+    unsigned                       cache_similar:1; /* the hit was near */
 
     unsigned                       seen_done:1;
     unsigned                       answered:1;  /* a token came */
@@ -192,8 +209,16 @@ void ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm,
 ngx_int_t ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
     ngx_http_agent_store_wake_pt wake);
 ngx_int_t ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_llm_cache_hit(ngx_http_agent_llm_t *llm,
+    ngx_str_t *value);
 void ngx_http_agent_llm_cache_put(ngx_http_agent_llm_t *llm);
 void ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm);
+ngx_int_t ngx_http_agent_llm_similar_look(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_wake_pt wake);
+ngx_int_t ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm);
+void ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_llm_similar_cancel(ngx_http_agent_llm_t *llm);
 
 #pragma GCC visibility pop
 
@@ -238,11 +263,29 @@ typedef struct {
 } ngx_http_agent_embed_conf_t;
 
 
+/*
+ * who pays for a request's embeddings calls (a turn's graph nodes): start
+ * reserves before the call (NGX_OK, or a refusal with its reason in err),
+ * end settles once it has answered or failed
+ */
+typedef struct {
+    ngx_int_t                    (*start)(void *data,
+                                      ngx_http_agent_llm_t *llm,
+                                      ngx_http_agent_model_t *model,
+                                      ngx_http_agent_llm_req_t *req,
+                                      ngx_str_t *err);
+    void                         (*end)(void *data,
+                                      ngx_http_agent_llm_t *llm);
+} ngx_http_agent_embed_watch_t;
+
+
 extern ngx_module_t  ngx_http_agent_embed_module;
 
 
 ngx_http_agent_embed_conf_t *ngx_http_agent_embed_conf(
     ngx_http_request_t *r);
+ngx_int_t ngx_http_agent_embed_watch(void *r,
+    ngx_http_agent_embed_watch_t *watch, void *data);
 ngx_int_t ngx_http_agent_embed_text(ngx_http_request_t *r,
     ngx_http_agent_store_call_t *sc, ngx_str_t *text, ngx_uint_t query,
     ngx_str_t *vector, ngx_str_t *err);

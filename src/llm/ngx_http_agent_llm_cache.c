@@ -25,7 +25,8 @@
  * parser's own calls (llm_text, llm_tool, llm_finish), posted after the
  * call has started, as a provider's answer would come; it costs no
  * tokens.  Only the first attempt of the first model looks: a retry sends
- * the same request, a fallback another.
+ * the same request, a fallback another.  A miss looks for a near
+ * question's answer next where the node asks (llm_similar.c).
  */
 
 
@@ -92,11 +93,17 @@ ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
 ngx_int_t
 ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
 {
-    ngx_str_t  value;
-    ngx_int_t  rc;
+    ngx_str_t                      value;
+    ngx_int_t                      rc;
+    ngx_http_agent_store_call_t   *sc;
 
-    rc = ngx_http_agent_store_cache_get(llm->cache_sc, &llm->cache_key,
-                                        &value);
+    if (llm->similar) {
+        return ngx_http_agent_llm_similar_pass(llm);
+    }
+
+    sc = llm->cache_sc;
+
+    rc = ngx_http_agent_store_cache_get(sc, &llm->cache_key, &value);
 
     if (rc == NGX_AGAIN) {
         return NGX_OK;
@@ -105,14 +112,7 @@ ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
     llm->cache_sc = NULL;
 
     if (rc == NGX_OK) {
-        ngx_http_agent_llm_cache_forget(llm);
-
-        llm->cache_body = value;
-        llm->cache_hit = 1;
-        llm->replay.handler = ngx_http_agent_llm_cache_replay;
-        llm->replay.data = llm;
-        llm->replay.log = llm->log;
-        ngx_post_event(&llm->replay, &ngx_posted_events);
+        ngx_http_agent_llm_cache_hit(llm, &value);
 
         ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_CACHE_HITS,
                                    &ngx_http_agent_llm_cache_kind, NULL, 1);
@@ -135,7 +135,29 @@ ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
         return ngx_http_agent_llm_fail(llm, "out of memory");
     }
 
+    if (llm->req->similar) {
+        /* a near question's answer, where the exact one has none */
+        return ngx_http_agent_llm_similar_look(llm, sc->wake);
+    }
+
     return NGX_DECLINED;
+}
+
+
+/* a kept answer (the exact one's, or a near question's) replayed */
+
+void
+ngx_http_agent_llm_cache_hit(ngx_http_agent_llm_t *llm, ngx_str_t *value)
+{
+    ngx_http_agent_llm_cache_forget(llm);
+
+    llm->cache_text = NULL;
+    llm->cache_body = *value;
+    llm->cache_hit = 1;
+    llm->replay.handler = ngx_http_agent_llm_cache_replay;
+    llm->replay.data = llm;
+    llm->replay.log = llm->log;
+    ngx_post_event(&llm->replay, &ngx_posted_events);
 }
 
 
@@ -292,9 +314,14 @@ ngx_http_agent_llm_cache_put(ngx_http_agent_llm_t *llm)
 
     ngx_http_agent_store_call_reset(&ngx_http_agent_llm_cache_puts);
 
-    (void) ngx_http_agent_store_cache_put(&ngx_http_agent_llm_cache_puts,
-                                          &llm->cache_key, &value,
-                                          llm->req->cache);
+    if (ngx_http_agent_store_cache_put(&ngx_http_agent_llm_cache_puts,
+                                       &llm->cache_key, &value,
+                                       llm->req->cache)
+        == NGX_OK
+        && llm->similar)
+    {
+        ngx_http_agent_llm_similar_put(llm, &ngx_http_agent_llm_cache_puts);
+    }
 }
 
 
@@ -306,6 +333,10 @@ ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm)
     if (llm->cache_sc) {
         ngx_http_agent_store_cancel(llm->cache_sc);
         llm->cache_sc = NULL;
+        ngx_http_agent_llm_cache_forget(llm);
+    }
+
+    if (ngx_http_agent_llm_similar_cancel(llm) == NGX_OK) {
         ngx_http_agent_llm_cache_forget(llm);
     }
 

@@ -235,6 +235,7 @@ struct ngx_http_agent_trace_s {
 
 /* a model call as its span records it */
 typedef struct {
+    const char                     *operation; /* "chat", "embeddings" */
     ngx_str_t                      *provider;
     ngx_str_t                      *model;     /* NULL: no model */
     ngx_msec_t                      start;
@@ -245,8 +246,9 @@ typedef struct {
     int64_t                         cost;      /* nanodollars; -1: the
                                                   model has no price */
     ngx_str_t                       error;     /* empty: it answered */
-    ngx_str_t                       cache;     /* "hit", "miss", or
-                                                  empty: not looked up */
+    ngx_str_t                       cache;     /* "hit", "similar", "miss",
+                                                  or empty: not looked
+                                                  up */
 } ngx_http_agent_trace_call_t;
 
 

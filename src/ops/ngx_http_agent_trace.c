@@ -171,7 +171,7 @@ ngx_http_agent_trace_node(ngx_http_agent_trace_t *t, ngx_str_t *name,
 }
 
 
-/* a model call, when it has ended: "chat {model}" */
+/* a model call, when it has ended: "chat {model}", "embeddings {model}" */
 
 void
 ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
@@ -190,7 +190,7 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
     model = llm->model;
     ok = (llm->error.len == 0);
 
-    s = ngx_http_agent_trace_span(t, "chat", model, 3);
+    s = ngx_http_agent_trace_span(t, llm->operation, model, 3);
     if (s == NULL) {
         return;
     }
@@ -203,7 +203,8 @@ ngx_http_agent_trace_model(ngx_http_agent_trace_t *t,
         return;
     }
 
-    ngx_str_set(&op, "chat");
+    op.data = (u_char *) llm->operation;
+    op.len = ngx_strlen(op.data);
 
     ngx_http_agent_json_arr(j);
     ngx_http_agent_trace_attr_str(j, "gen_ai.operation.name", &op);

@@ -105,10 +105,18 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
 
     env->model_calls++;
 
-    /* the exact cache ($agent_cache): any hit of the turn's calls shows */
+    /*
+     * the response caches ($agent_cache): any hit of the turn's calls
+     * shows, an exact one before a near one
+     */
     if (llm->cache_key.len && env->cache != NGX_HTTP_AGENT_ENV_CACHE_HIT) {
-        env->cache = llm->cache_hit ? NGX_HTTP_AGENT_ENV_CACHE_HIT
-                                    : NGX_HTTP_AGENT_ENV_CACHE_MISS;
+        if (!llm->cache_hit) {
+            env->cache = ngx_max(env->cache, NGX_HTTP_AGENT_ENV_CACHE_MISS);
+
+        } else {
+            env->cache = llm->cache_similar ? NGX_HTTP_AGENT_ENV_CACHE_NEAR
+                                            : NGX_HTTP_AGENT_ENV_CACHE_HIT;
+        }
     }
 
     /* the answering model's price: a fallback may cost more or less */
@@ -120,6 +128,7 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
                       : 0;
 
     if (env->trace && llm->model) {
+        call.operation = "chat";
         call.provider = &llm->model->provider->name;
         call.model = llm->model->model.len ? &llm->model->model
                                            : &llm->model->name;
@@ -132,7 +141,10 @@ ngx_http_agent_env_usage(ngx_http_agent_env_t *env, ngx_http_agent_llm_t *llm)
         call.error = llm->error;
         ngx_str_null(&call.cache);
 
-        if (llm->cache_key.len && llm->cache_hit) {
+        if (llm->cache_key.len && llm->cache_similar) {
+            ngx_str_set(&call.cache, "similar");
+
+        } else if (llm->cache_key.len && llm->cache_hit) {
             ngx_str_set(&call.cache, "hit");
 
         } else if (llm->cache_key.len) {

@@ -160,6 +160,7 @@ typedef struct {
 
 #define NGX_HTTP_AGENT_ENV_CACHE_MISS  1
 #define NGX_HTTP_AGENT_ENV_CACHE_HIT   2
+#define NGX_HTTP_AGENT_ENV_CACHE_NEAR  3    /* cache_similar='s hit */
 
 
 ngx_int_t ngx_http_agent_env_emit(ngx_http_agent_run_t *run,

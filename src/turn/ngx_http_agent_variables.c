@@ -179,9 +179,12 @@ ngx_http_agent_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
         return NGX_OK;
 
     case NGX_HTTP_AGENT_VAR_CACHE:
-        /* the exact response cache: "-" where no call looked */
+        /* the response caches: "-" where no call looked */
         if (env->cache == NGX_HTTP_AGENT_ENV_CACHE_HIT) {
             ngx_str_set(v, "hit");
+
+        } else if (env->cache == NGX_HTTP_AGENT_ENV_CACHE_NEAR) {
+            ngx_str_set(v, "similar");
 
         } else if (env->cache == NGX_HTTP_AGENT_ENV_CACHE_MISS) {
             ngx_str_set(v, "miss");

@@ -558,6 +558,57 @@ sub hook_receiver {
     return $port;
 }
 
+# an OTLP collector on loopback, in a process of its own: each request's
+# body a JSON line ({body}) of LOG, answered 200.  Returns its port; it
+# stops with the test.
+sub otlp_sink {
+    my ($log) = @_;
+    my $l = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0,
+                                  Listen => 16, ReuseAddr => 1) or die $!;
+    my $port = $l->sockport;
+    my $pid = fork();
+    die $! unless defined $pid;
+    if ($pid == 0) {
+        while (my $c = $l->accept) {
+            my ($head, $body) = ('', '');
+            while (defined(my $line = <$c>)) {
+                last if $line eq "\r\n";
+                $head .= $line;
+            }
+            my ($len) = $head =~ /Content-Length: (\d+)/i;
+            read($c, $body, $len // 0);
+            open my $fh, '>>', $log or die;
+            print $fh JSON::PP::encode_json({ body => $body }), "\n";
+            close $fh;
+            print $c "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     . "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+            close $c;
+        }
+        POSIX::_exit(0);
+    }
+    close $l;
+    push @receivers, $pid;
+    return $port;
+}
+
+# the spans a collector got: a hash each, its name and its attributes
+sub otlp_spans {
+    my ($log) = @_;
+    my @s;
+    open my $fh, '<', $log or return ();
+    for my $req (map { JSON::PP::decode_json($_) } <$fh>) {
+        my $doc = JSON::PP::decode_json($req->{body});
+        for my $rs (@{ $doc->{resourceSpans} }) {
+            for my $ss (@{ $rs->{scopeSpans} }) {
+                push @s, map { my $sp = $_; +{ name => $sp->{name},
+                    map { $_->{key} => (values %{ $_->{value} })[0] }
+                    @{ $sp->{attributes} } } } @{ $ss->{spans} };
+            }
+        }
+    }
+    return @s;
+}
+
 # what a receiver got, a hash per request
 sub hooks_got {
     my ($log) = @_;
