@@ -108,7 +108,7 @@ typedef struct {
     ngx_msec_t                     cache;       /* 0: none */
     ngx_str_t                     *owner;
 
-    /* the semantic one (llm_similar.c): after a miss of the exact one */
+    /* the semantic one (llm_cache.c): after a miss of the exact one */
     ngx_uint_t                     similar;     /* the least score, in
                                                    thousandths; 0: none */
     ngx_str_t                     *scope;       /* the graph and node */
@@ -181,7 +181,7 @@ struct ngx_http_agent_llm_s {
     ngx_array_t                   *cache_headers;
     ngx_str_t                      cache_body;
     ngx_event_t                    replay;      /* a hit's answer */
-    void                          *similar;     /* llm_similar.c's */
+    void                          *similar;     /* llm_cache.c's near one */
     unsigned                       cache_hit:1;
     unsigned                       cache_similar:1; /* the hit was near */
 
@@ -209,16 +209,8 @@ void ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm,
 ngx_int_t ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
     ngx_http_agent_store_wake_pt wake);
 ngx_int_t ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm);
-void ngx_http_agent_llm_cache_hit(ngx_http_agent_llm_t *llm,
-    ngx_str_t *value);
 void ngx_http_agent_llm_cache_put(ngx_http_agent_llm_t *llm);
 void ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm);
-ngx_int_t ngx_http_agent_llm_similar_look(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_store_wake_pt wake);
-ngx_int_t ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm);
-void ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
-    ngx_http_agent_store_call_t *sc);
-ngx_int_t ngx_http_agent_llm_similar_cancel(ngx_http_agent_llm_t *llm);
 
 #pragma GCC visibility pop
 

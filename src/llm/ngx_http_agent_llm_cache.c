@@ -11,6 +11,7 @@
 
 #include "ngx_http_agent_llm_int.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
 #include "ngx_http_agent_ops.h"
 
 
@@ -26,7 +27,7 @@
  * call has started, as a provider's answer would come; it costs no
  * tokens.  Only the first attempt of the first model looks: a retry sends
  * the same request, a fallback another.  A miss looks for a near
- * question's answer next where the node asks (llm_similar.c).
+ * question's answer next where the node asks (below).
  */
 
 
@@ -40,6 +41,54 @@ static ngx_str_t  ngx_http_agent_llm_cache_kind = ngx_string("exact");
 
 /* the worker's puts: they want no answer, and outlive their request */
 static ngx_http_agent_store_call_t  ngx_http_agent_llm_cache_puts;
+
+
+/*
+ * The semantic response cache of a model call (an llm node's
+ * cache_similar=): where the exact cache has no answer, the request's
+ * last user message is embedded as a query, and the nearest answer kept
+ * for the same scope (graph and node, model, system prompt, tools) of the
+ * same owner is replayed when its question scores at least the node's
+ * score, as an exact hit is.  The questions are store items of the owner
+ * with their vector, under a namespace of the scope's hash, keyed by
+ * their answer's exact key: every worker and host finds them, the store's
+ * semantic search ranks them within its bounds, and they expire with
+ * cache_response='s TTL.  The answer itself is the exact cache's entry,
+ * kept once and bounded by agent_cache_max: one it has let go is a miss.
+ * The embedding waits as a store call does (its wake makes the pass
+ * again); it lives in the run's pool, as the embeddings job it waits on,
+ * so an answer that comes after the call stopped finds it still there.
+ */
+
+
+#define NGX_HTTP_AGENT_LLM_SIMILAR_TEXT  16384
+
+
+typedef struct {
+    ngx_http_agent_store_call_t    sc;      /* first: its wake's */
+    ngx_http_agent_store_wake_pt   wake;    /* the call's own (llm.c) */
+    ngx_str_t                      text;
+    ngx_str_t                      vector;  /* the question's */
+    ngx_str_t                      ns;
+} ngx_http_agent_llm_similar_t;
+
+
+static ngx_int_t ngx_http_agent_llm_similar_look(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_wake_pt wake);
+static ngx_int_t ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_call_t *sc);
+static ngx_int_t ngx_http_agent_llm_similar_cancel(ngx_http_agent_llm_t *llm);
+static void ngx_http_agent_llm_cache_hit(ngx_http_agent_llm_t *llm,
+    ngx_str_t *value);
+static ngx_int_t ngx_http_agent_llm_similar_text(ngx_http_agent_llm_t *llm,
+    ngx_str_t *text);
+static ngx_int_t ngx_http_agent_llm_similar_ns(ngx_http_agent_llm_t *llm,
+    ngx_pool_t *pool, ngx_str_t *ns);
+static void ngx_http_agent_llm_similar_wake(ngx_http_agent_store_call_t *sc);
+
+
+static ngx_str_t  ngx_http_agent_llm_similar_kind = ngx_string("similar");
 
 
 /* NGX_OK: answered from the cache, or to be; NGX_DECLINED: send it */
@@ -146,7 +195,7 @@ ngx_http_agent_llm_cache_pass(ngx_http_agent_llm_t *llm)
 
 /* a kept answer (the exact one's, or a near question's) replayed */
 
-void
+static void
 ngx_http_agent_llm_cache_hit(ngx_http_agent_llm_t *llm, ngx_str_t *value)
 {
     ngx_http_agent_llm_cache_forget(llm);
@@ -343,4 +392,314 @@ ngx_http_agent_llm_cache_cancel(ngx_http_agent_llm_t *llm)
     if (llm->replay.posted) {
         ngx_delete_posted_event(&llm->replay);
     }
+}
+
+
+/* after an exact miss: NGX_OK, a hit or to come; NGX_DECLINED, send it */
+
+static ngx_int_t
+ngx_http_agent_llm_similar_look(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_wake_pt wake)
+{
+    ngx_pool_t                    *pool;
+    ngx_http_agent_llm_similar_t  *s;
+
+    pool = llm->req->keep;
+
+    s = ngx_pcalloc(pool, sizeof(ngx_http_agent_llm_similar_t));
+    if (s == NULL
+        || ngx_http_agent_llm_similar_text(llm, &s->text) != NGX_OK
+        || ngx_http_agent_llm_similar_ns(llm, pool, &s->ns) != NGX_OK)
+    {
+        return ngx_http_agent_llm_fail(llm, "out of memory");
+    }
+
+    if (s->text.len == 0 || llm->req->owner == NULL) {
+        /* no question to find a near one of */
+        return NGX_DECLINED;
+    }
+
+    ngx_http_agent_store_call_init(&s->sc, pool, llm->log,
+                                   ngx_http_agent_llm_similar_wake, llm);
+    s->wake = wake;
+    llm->similar = s;
+
+    return ngx_http_agent_llm_similar_pass(llm);
+}
+
+
+/* the pass, made again as the embeddings model or the store answers */
+
+static ngx_int_t
+ngx_http_agent_llm_similar_pass(ngx_http_agent_llm_t *llm)
+{
+    ngx_http_agent_llm_similar_t *s = llm->similar;
+
+    ngx_int_t                     rc;
+    ngx_str_t                     err, value;
+    ngx_array_t                  *items;
+    ngx_http_agent_item_t        *item;
+    ngx_http_agent_llm_req_t     *req;
+    ngx_http_agent_item_query_t   q;
+
+    req = llm->req;
+    s->sc.n = 0;
+
+    if (s->vector.len == 0) {
+        rc = req->embed ? req->embed(req->embed_data, &s->sc, &s->text,
+                                     &s->vector, &err)
+                        : NGX_DECLINED;
+
+        if (rc == NGX_AGAIN) {
+            return NGX_OK;
+        }
+
+        if (rc != NGX_OK || s->vector.len == 0) {
+            /* the cache is a saving, never a failure: the model answers */
+            if (rc == NGX_DECLINED) {
+                ngx_str_set(&err, "no agent_embeddings at the location");
+            }
+
+            ngx_log_error(NGX_LOG_WARN, llm->log, 0, "agent: cache_similar: "
+                          "the question could not be embedded (%V), the "
+                          "model is called", &err);
+
+            ngx_str_null(&s->vector);
+            goto miss;
+        }
+    }
+
+    items = ngx_array_create(s->sc.pool, 1, sizeof(ngx_http_agent_item_t));
+    if (items == NULL) {
+        return ngx_http_agent_llm_fail(llm, "out of memory");
+    }
+
+    ngx_memzero(&q, sizeof(ngx_http_agent_item_query_t));
+    q.owner = *req->owner;
+    q.prefix = s->ns;
+    q.vector = s->vector;
+    q.limit = 1;
+    q.now = ngx_time();
+
+    rc = ngx_http_agent_store_item_search(&s->sc, &q, items);
+
+    if (rc == NGX_AGAIN) {
+        return NGX_OK;
+    }
+
+    item = items->elts;
+
+    if (rc == NGX_OK && items->nelts
+        && item->score * 1000 >= (double) req->similar)
+    {
+        /* the near question's answer, if the exact cache still has it */
+        rc = ngx_http_agent_store_cache_get(&s->sc, &item->key, &value);
+
+        if (rc == NGX_AGAIN) {
+            return NGX_OK;
+        }
+
+        if (rc == NGX_OK) {
+            s->sc.data = NULL;
+            llm->cache_similar = 1;
+            ngx_http_agent_llm_cache_hit(llm, &value);
+
+            ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_CACHE_HITS,
+                                       &ngx_http_agent_llm_similar_kind,
+                                       NULL, 1);
+            return NGX_OK;
+        }
+    }
+
+    if (rc != NGX_OK && rc != NGX_DECLINED) {
+        ngx_log_error(NGX_LOG_WARN, llm->log, 0, "agent: cache_similar: the "
+                      "store could not be read, the model is called");
+    }
+
+miss:
+
+    s->sc.data = NULL;
+
+    ngx_http_agent_metrics_add(NGX_HTTP_AGENT_M_CACHE_MISSES,
+                               &ngx_http_agent_llm_similar_kind, NULL, 1);
+
+    return NGX_DECLINED;
+}
+
+
+/*
+ * the question: the text of the last message when it is the user's (a
+ * round after tool results asks nothing new: its answer is not the
+ * question's), cut where a character starts; an earlier conversation is
+ * not compared (docs/memory.md)
+ */
+
+static ngx_int_t
+ngx_http_agent_llm_similar_text(ngx_http_agent_llm_t *llm, ngx_str_t *text)
+{
+    size_t                 len;
+    ngx_uint_t             n;
+    ngx_http_agent_msg_t  *m;
+
+    ngx_str_null(text);
+
+    m = llm->req->messages->elts;
+    n = llm->req->messages->nelts;
+
+    if (n && m[n - 1].role.len == 4
+        && ngx_strncmp(m[n - 1].role.data, "user", 4) == 0)
+    {
+        *text = m[n - 1].content;
+    }
+
+    len = text->len;
+
+    if (len > NGX_HTTP_AGENT_LLM_SIMILAR_TEXT) {
+        len = NGX_HTTP_AGENT_LLM_SIMILAR_TEXT;
+
+        while (len && (text->data[len] & 0xc0) == 0x80) {
+            len--;
+        }
+    }
+
+    text->len = len;
+
+    return NGX_OK;
+}
+
+
+/* "agent_cache.HASH": the graph and node, model, system prompt and tools */
+
+static ngx_int_t
+ngx_http_agent_llm_similar_ns(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
+    ngx_str_t *ns)
+{
+    u_char                    *p, hash[20];
+    ngx_sha1_t                 sha1;
+    ngx_http_agent_llm_req_t  *req;
+
+    req = llm->req;
+
+    ngx_sha1_init(&sha1);
+    ngx_sha1_update(&sha1, "similar", sizeof("similar"));
+
+    if (req->scope) {
+        ngx_sha1_update(&sha1, req->scope->data, req->scope->len);
+    }
+
+    ngx_sha1_update(&sha1, "", 1);
+    ngx_sha1_update(&sha1, llm->model->name.data, llm->model->name.len);
+    ngx_sha1_update(&sha1, "", 1);
+    ngx_sha1_update(&sha1, llm->cache_url.data, llm->cache_url.len);
+    ngx_sha1_update(&sha1, "", 1);
+
+    if (req->system) {
+        ngx_sha1_update(&sha1, req->system->data, req->system->len);
+    }
+
+    ngx_sha1_update(&sha1, req->tools_off ? "\1" : "", 1);
+
+    if (req->tools) {
+        ngx_sha1_update(&sha1, req->tools->data, req->tools->len);
+    }
+
+    ngx_sha1_final(hash, &sha1);
+
+    p = ngx_pnalloc(pool, sizeof("agent_cache.") - 1 + 40);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ns->data = p;
+    p = ngx_cpymem(p, "agent_cache.", sizeof("agent_cache.") - 1);
+    ns->len = ngx_hex_dump(p, hash, 20) - ns->data;
+
+    return NGX_OK;
+}
+
+
+/*
+ * the answer put in the exact cache: its question kept beside it, by the
+ * exact key, with its vector, for the TTL ({"question"}: the owner's API
+ * shows what it is)
+ */
+
+static void
+ngx_http_agent_llm_similar_put(ngx_http_agent_llm_t *llm,
+    ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_llm_similar_t *s = llm->similar;
+
+    u_char                 *p;
+    ngx_http_agent_json_t  *j;
+    ngx_http_agent_item_t   item;
+
+    if (s->vector.len == 0) {
+        return;
+    }
+
+    p = ngx_pnalloc(llm->pool, 32);
+    j = ngx_http_agent_json_create(llm->pool);
+    if (p == NULL || j == NULL) {
+        return;
+    }
+
+    ngx_memzero(&item, sizeof(ngx_http_agent_item_t));
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "question");
+    ngx_http_agent_json_str(j, &s->text);
+    ngx_http_agent_json_end(j);
+
+    if (ngx_http_agent_json_done(j, &item.value) != NGX_OK) {
+        return;
+    }
+
+    item.owner = *llm->req->owner;
+    item.ns = s->ns;
+    item.key = llm->cache_key;
+    item.vector = s->vector;
+    item.expires = ngx_time() + (llm->req->cache + 999) / 1000;
+    item.updated_at.data = p;
+    item.updated_at.len = ngx_http_agent_store_now(p) - p;
+    item.created_at = item.updated_at;
+
+    ngx_http_agent_store_call_reset(sc);
+
+    if (ngx_http_agent_store_item_put(sc, &item, ngx_time()) == NGX_ERROR) {
+        ngx_log_error(NGX_LOG_INFO, llm->log, 0, "agent: cache_similar: the "
+                      "answer could not be kept");
+    }
+}
+
+
+static void
+ngx_http_agent_llm_similar_wake(ngx_http_agent_store_call_t *sc)
+{
+    ngx_http_agent_llm_similar_t *s = (ngx_http_agent_llm_similar_t *) sc;
+
+    if (sc->data == NULL) {
+        /* the call stopped while the model or the store answered */
+        return;
+    }
+
+    s->wake(sc);
+}
+
+
+/* the call stops while it looks: NGX_OK, the lookup's answer dropped */
+
+static ngx_int_t
+ngx_http_agent_llm_similar_cancel(ngx_http_agent_llm_t *llm)
+{
+    ngx_http_agent_llm_similar_t *s = llm->similar;
+
+    if (s == NULL || s->sc.data == NULL) {
+        return NGX_DECLINED;
+    }
+
+    s->sc.data = NULL;
+    ngx_http_agent_store_cancel(&s->sc);
+
+    return NGX_OK;
 }
