@@ -703,6 +703,11 @@ static void
 ngx_http_agent_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_agent_sql_exit_process(cycle);
-    ngx_http_agent_store_close(cycle);
+
+    /* none chosen: no agent_checkpoint_db, no store opened */
+    if (ngx_http_agent_store) {
+        ngx_http_agent_store_close(cycle);
+    }
+
     ngx_http_agent_curl_exit_process(cycle);
 }

@@ -158,5 +158,28 @@ like($req->{body}{messages}[0]{content},
      'the template, relative to the prefix, rendered');
 
 $t->stop;
+
+# the module loaded with no agent_checkpoint_db: no store is chosen, and
+# a worker that exits closes none (a store's pointer is NULL then)
+$t->run(<<'CONF');
+load_module %%MODULE%%;
+%%USER%%
+worker_processes 2;
+error_log %%DIR%%/error.log info;
+pid %%DIR%%/nginx.pid;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path %%DIR%%/body;
+    server {
+        listen 127.0.0.1:%%PORT%%;
+        location / { return 204; }
+    }
+}
+CONF
+$t->stop;
+unlike($t->slurp('error.log'), qr/exited on signal/,
+       'no store: the workers exit cleanly');
+
 $t->check_log;
 done_testing;

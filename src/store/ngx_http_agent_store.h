@@ -750,7 +750,6 @@ ngx_int_t ngx_http_agent_store_checkpoint_write(
     ngx_http_agent_checkpoint_t *cp, ngx_array_t *added);
 ngx_int_t ngx_http_agent_store_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels);
-ngx_uint_t ngx_http_agent_store_room(size_t *used, size_t size);
 ngx_int_t ngx_http_agent_store_cache_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *key, ngx_str_t *value);
 ngx_int_t ngx_http_agent_store_cache_put(ngx_http_agent_store_call_t *sc,
@@ -778,6 +777,7 @@ void ngx_http_agent_store_call_reset(ngx_http_agent_store_call_t *sc);
 ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
     ngx_http_agent_session_t *s);
 size_t ngx_http_agent_store_id_shown(ngx_str_t *id);
+ngx_uint_t ngx_http_agent_store_room(size_t *used, size_t size);
 
 /* an unlock sent again until it goes through (NGX_OK) */
 typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,

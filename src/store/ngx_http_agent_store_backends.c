@@ -20,10 +20,6 @@ static ngx_http_agent_store_backend_t *ngx_http_agent_store_of(
     ngx_str_t *db);
 
 
-ngx_http_agent_store_backend_t  *ngx_http_agent_store =
-    &ngx_http_agent_store_sqlite;
-
-
 static ngx_http_agent_store_backend_t *
 ngx_http_agent_store_of(ngx_str_t *db)
 {

@@ -361,25 +361,6 @@ ngx_http_agent_store_cache_put(ngx_http_agent_store_call_t *sc,
 }
 
 
-/*
- * A list answer's room for another entry of size bytes: the first always
- * (no document is larger than a fraction of the budget), the others while
- * the answer stays within it
- */
-
-ngx_uint_t
-ngx_http_agent_store_room(size_t *used, size_t size)
-{
-    if (*used && *used + size > NGX_HTTP_AGENT_STORE_LIST_MAX) {
-        return 0;
-    }
-
-    *used += size;
-
-    return 1;
-}
-
-
 /* agent_max_document_size: four documents of an entry fit an answer */
 
 static char *

@@ -59,6 +59,13 @@ static ngx_event_t               ngx_http_agent_store_unlock_timer;
 static ngx_http_agent_store_unlock_t
     ngx_http_agent_store_unlocks[NGX_HTTP_AGENT_STORE_UNLOCKS];
 
+/*
+ * the back end chosen (store_backends.c, as an event module sets nginx's
+ * ngx_event_actions): here, below the back ends, which call this file;
+ * NULL without agent_checkpoint_db, when no store call is made
+ */
+ngx_http_agent_store_backend_t  *ngx_http_agent_store;
+
 ngx_str_t                        ngx_http_agent_store_host;
 ngx_uint_t                       ngx_http_agent_store_defer;
 static u_char                    ngx_http_agent_store_host_data[128];
@@ -677,4 +684,23 @@ ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
 
     return ngx_http_agent_files_give(cycle->log, resources_dir->data, user,
                                      group, 1);
+}
+
+
+/*
+ * A list answer's room for another entry of size bytes: the first always
+ * (no document is larger than a fraction of the budget), the others while
+ * the answer stays within it
+ */
+
+ngx_uint_t
+ngx_http_agent_store_room(size_t *used, size_t size)
+{
+    if (*used && *used + size > NGX_HTTP_AGENT_STORE_LIST_MAX) {
+        return 0;
+    }
+
+    *used += size;
+
+    return 1;
 }

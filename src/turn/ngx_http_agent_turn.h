@@ -327,8 +327,6 @@ ngx_int_t ngx_http_agent_turn_asks(ngx_pool_t *pool, ngx_str_t *interrupt,
     ngx_str_t *text);
 void ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
     ngx_http_agent_turn_info_t *info);
-void ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn,
-    const char *code, const char *text);
 ngx_int_t ngx_http_agent_turn_background(ngx_http_agent_turn_t *turn,
     ngx_uint_t answered);
 void ngx_http_agent_turn_background_answer(ngx_http_agent_turn_t *turn,
@@ -366,7 +364,6 @@ ngx_uint_t ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_turn_keep(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_send(ngx_http_agent_turn_t *turn,
     ngx_uint_t id, ngx_str_t *name, ngx_str_t *json, ngx_uint_t now);
-void ngx_http_agent_turn_finish(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_state_update(ngx_http_request_t *r,
     ngx_http_agent_turn_state_t *st);
 

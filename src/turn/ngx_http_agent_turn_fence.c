@@ -78,6 +78,53 @@ ngx_http_agent_turn_current(ngx_http_agent_turn_t *turn)
 }
 
 
+/* the store says another turn has the session: this one ends */
+
+ngx_int_t
+ngx_http_agent_turn_lost(ngx_http_agent_run_t *run)
+{
+    ngx_http_agent_turn_t *turn = run->ctx;
+
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    alcf = ngx_http_get_module_loc_conf(turn->request, ngx_http_agent_module);
+
+    /*
+     * a run the store keeps was claimed by another worker (fencing,
+     * docs/runs.md): it goes on there, so this worker's part of it ends
+     * unseen, logged once, and writes nothing more.  Our chat API's
+     * client is told (lease_lost), as before: it sends its message again
+     */
+
+    if (turn->in.record && alcf->redrive
+        && (!turn->in.record->quiet || ngx_http_agent_headless(turn->request)))
+    {
+        if (!turn->fenced) {
+            ngx_log_error(NGX_LOG_WARN, turn->request->connection->log, 0,
+                          "agent: run \"%V\" on session \"%V\" was taken "
+                          "over by another worker (lease generation %L is "
+                          "no longer its): this worker's part of it ends",
+                          &turn->run_id, &turn->session_id, turn->sc.gen);
+        }
+
+        turn->fenced = 1;
+        turn->locked = 0;
+
+        return ngx_http_agent_graph_fail(run, "lease_lost", "taken over");
+    }
+
+    ngx_log_error(NGX_LOG_ERR, turn->request->connection->log, 0,
+                  "agent: turn on session \"%V\" lost its lease to "
+                  "another turn and ends", &turn->session_id);
+
+    return ngx_http_agent_graph_fail(run, "lease_lost", "this turn lost its "
+                                     "hold on the session (its lease ran "
+                                     "out and another turn took it); the "
+                                     "steps saved before are kept, send "
+                                     "the message again");
+}
+
+
 /* a turn whose run went on elsewhere: no end, nothing more written */
 
 void

@@ -69,6 +69,13 @@ struct ngx_http_agent_turn_s {
     ngx_http_agent_turn_in_t        in;        /* the protocol's ask */
     ngx_http_request_t             *request;
     ngx_http_agent_run_t           *run;
+
+    /*
+     * its one end (turn_end.c): what is below it, its run's record,
+     * reports through this, as upstream's u->finalize_request
+     */
+    void                          (*finalize)(ngx_http_agent_turn_t *turn,
+                                              ngx_int_t rc);
     ngx_http_agent_env_t            env;
     ngx_http_agent_stream_t         stream;
     ngx_http_agent_sse_t            sse;
@@ -158,7 +165,7 @@ ngx_int_t ngx_http_agent_turn_checkpoint_event(ngx_http_agent_turn_t *turn,
 void ngx_http_agent_turn_checkpoint_pending(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
     ngx_http_agent_node_t *node);
-void ngx_http_agent_turn_done(ngx_http_agent_run_t *run, ngx_int_t rc);
+void ngx_http_agent_turn_finalize(ngx_http_agent_turn_t *turn, ngx_int_t rc);
 void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
 void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);

@@ -13,7 +13,8 @@
 
 /*
  * The worker's running turns, a queue: for a run's cancel by id and for
- * the shutdown (turn_stop.c).  A link not in it has next NULL.
+ * the shutdown (turn_stop.c).  A link not in it has next NULL.  And
+ * whether a turn runs, which the files below the turn's end ask.
  */
 
 
@@ -85,4 +86,22 @@ ngx_http_agent_turn_find(ngx_str_t *run_id)
     }
 
     return NULL;
+}
+
+
+/* what the turn's record asks too (turn_record.c), below the turn's end */
+
+ngx_uint_t
+ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn)
+{
+    return turn->run && !turn->run->finished;
+}
+
+
+/* a pending turn: its graph waits for in.delay to pass */
+
+ngx_uint_t
+ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn)
+{
+    return turn->delay.timer_set;
 }

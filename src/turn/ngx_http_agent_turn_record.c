@@ -268,7 +268,10 @@ ngx_http_agent_turn_record_polled(ngx_http_agent_store_call_t *sc)
 }
 
 
-/* stop the run now: its model call and tools too; no tokens after this */
+/*
+ * stop the run now, a protocol's cancel (its API, another worker's flag):
+ * its model call and tools too; no tokens after this
+ */
 
 void
 ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
@@ -291,8 +294,11 @@ ngx_http_agent_turn_record_stop(ngx_http_agent_turn_t *turn,
         rec->rollback = rollback;
     }
 
-    ngx_http_agent_turn_cancel(turn, "cancelled", "the run was cancelled; "
-                               "the steps it completed are saved");
+    ngx_http_agent_graph_cancel(turn->run);
+    (void) ngx_http_agent_graph_fail(turn->run, "cancelled", "the run was "
+                                     "cancelled; the steps it completed are "
+                                     "saved");
+    turn->finalize(turn, NGX_ERROR);
 }
 
 
@@ -505,7 +511,7 @@ ngx_http_agent_turn_record_stored(ngx_http_agent_store_call_t *sc)
         return;
     }
 
-    ngx_http_agent_turn_finish(turn);
+    turn->finalize(turn, NGX_DONE);
 }
 
 

@@ -133,7 +133,7 @@ ngx_http_agent_turn_timeout(ngx_event_t *ev)
     (void) ngx_http_agent_graph_fail(run, "turn_timeout", "the turn took "
                                      "longer than agent_turn_timeout; the "
                                      "steps done are saved");
-    ngx_http_agent_turn_done(run, NGX_ERROR);
+    ngx_http_agent_turn_finalize(turn, NGX_ERROR);
 }
 
 
@@ -165,7 +165,7 @@ ngx_http_agent_turn_shutdown(ngx_queue_t *q)
                                      "shutting down; the steps of this turn "
                                      "that completed are saved, send the "
                                      "message again");
-    ngx_http_agent_turn_done(run, NGX_ERROR);
+    ngx_http_agent_turn_finalize(turn, NGX_ERROR);
 }
 
 
@@ -282,7 +282,7 @@ ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn, ngx_int_t rc)
         turn->locked = 0;
         ngx_http_agent_graph_cancel(turn->run);
         (void) ngx_http_agent_turn_lost(turn->run);
-        ngx_http_agent_turn_done(turn->run, NGX_ERROR);
+        ngx_http_agent_turn_finalize(turn, NGX_ERROR);
         return;
     }
 

@@ -43,29 +43,6 @@ ngx_http_agent_turn_info(ngx_http_agent_turn_t *turn,
 }
 
 
-/* a cancel from the protocol (its API, another worker's flag) */
-
-void
-ngx_http_agent_turn_cancel(ngx_http_agent_turn_t *turn, const char *code,
-    const char *text)
-{
-    if (!ngx_http_agent_turn_running(turn)) {
-        return;
-    }
-
-    ngx_http_agent_graph_cancel(turn->run);
-    (void) ngx_http_agent_graph_fail(turn->run, code, text);
-    ngx_http_agent_turn_done(turn->run, NGX_ERROR);
-}
-
-
-ngx_uint_t
-ngx_http_agent_turn_running(ngx_http_agent_turn_t *turn)
-{
-    return turn->run && !turn->run->finished;
-}
-
-
 /* a message's images, checked as every protocol's are (images.c) */
 
 ngx_int_t
@@ -73,15 +50,6 @@ ngx_http_agent_turn_images(ngx_http_request_t *r, yajl_val images,
     ngx_str_t *out)
 {
     return ngx_http_agent_images(r, images, out);
-}
-
-
-/* a pending turn: its graph waits for in.delay to pass */
-
-ngx_uint_t
-ngx_http_agent_turn_pending(ngx_http_agent_turn_t *turn)
-{
-    return turn->delay.timer_set;
 }
 
 

@@ -523,3 +523,29 @@ ngx_http_agent_pg_int(PGresult *res, int row, int col)
 
     return strtoll(PQgetvalue(res, row, col), NULL, 10);
 }
+
+
+/* row's item columns (NGX_HTTP_AGENT_PG_ITEM_COLS) */
+
+ngx_int_t
+ngx_http_agent_pg_item_row(ngx_pool_t *pool, PGresult *res, int row,
+    ngx_http_agent_item_t *item)
+{
+    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
+
+    if (ngx_http_agent_pg_str(pool, res, row, 0, &item->owner) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 1, &item->ns) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 2, &item->key) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 3, &item->value) != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 4, &item->created_at)
+           != NGX_OK
+        || ngx_http_agent_pg_str(pool, res, row, 5, &item->updated_at)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    item->expires = ngx_http_agent_pg_int(res, row, 6);
+
+    return NGX_OK;
+}

@@ -435,7 +435,10 @@ ngx_http_agent_store_dir(ngx_cycle_t *cycle, ngx_str_t *path,
 }
 
 
-/* a worker's handles: the store's, and the take-over check's own */
+/*
+ * a worker's handles: the store's, then those of the parts above it, the
+ * prune's, the near items' and the take-over check's own
+ */
 
 static ngx_int_t
 ngx_http_agent_sqlite_start(ngx_cycle_t *cycle, ngx_str_t *path,
@@ -445,6 +448,14 @@ ngx_http_agent_sqlite_start(ngx_cycle_t *cycle, ngx_str_t *path,
         return NGX_ERROR;
     }
 
+    /* a test's knob (docs/testing.md) */
+    if (ngx_http_agent_store_defer) {
+        ngx_http_agent_sqlite_later_init(&ngx_http_agent_store_sqlite);
+        ngx_http_agent_sqlite_later_sessions(&ngx_http_agent_store_sqlite);
+        ngx_http_agent_sqlite_later_runs(&ngx_http_agent_store_sqlite);
+    }
+
+    ngx_http_agent_sqlite_prune_init(cycle, path, thread_pool);
     ngx_http_agent_sqlite_near_init(path, thread_pool);
 
     return ngx_http_agent_sqlite_look_init(cycle, path, thread_pool);
@@ -455,6 +466,7 @@ static void
 ngx_http_agent_sqlite_stop(ngx_cycle_t *cycle)
 {
     ngx_http_agent_sqlite_look_close();
+    ngx_http_agent_sqlite_prune_close();
     ngx_http_agent_sqlite_close(cycle);
 }
 

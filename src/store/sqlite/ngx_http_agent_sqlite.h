@@ -286,9 +286,10 @@ typedef struct {
 extern ngx_http_agent_store_backend_t  ngx_http_agent_sqlite_now;
 
 
-void ngx_http_agent_sqlite_later_init(void);
-void ngx_http_agent_sqlite_later_sessions(void);
-void ngx_http_agent_sqlite_later_runs(void);
+void ngx_http_agent_sqlite_later_init(ngx_http_agent_store_backend_t *table);
+void ngx_http_agent_sqlite_later_sessions(
+    ngx_http_agent_store_backend_t *table);
+void ngx_http_agent_sqlite_later_runs(ngx_http_agent_store_backend_t *table);
 void ngx_http_agent_sqlite_outs(ngx_http_agent_sqlite_outs_t *o, void *out,
     size_t size, ngx_array_t *rows);
 ngx_uint_t ngx_http_agent_sqlite_kept(ngx_http_agent_store_call_t *sc,

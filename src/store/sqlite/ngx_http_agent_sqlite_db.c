@@ -435,13 +435,6 @@ ngx_http_agent_sqlite_open(ngx_cycle_t *cycle, ngx_str_t *path,
                  "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;",
                  NULL, NULL, NULL);
 
-    /* a test's knob (docs/testing.md) */
-    if (ngx_http_agent_store_defer) {
-        ngx_http_agent_sqlite_later_init();
-    }
-
-    ngx_http_agent_sqlite_prune_init(cycle, path, thread_pool);
-
     return ngx_http_agent_sqlite_wal_init(cycle, ngx_http_agent_sqlite_db,
                                           path, thread_pool);
 }
@@ -543,7 +536,6 @@ ngx_http_agent_sqlite_close(ngx_cycle_t *cycle)
     }
 
     ngx_http_agent_sqlite_wal_close();
-    ngx_http_agent_sqlite_prune_close();
 
     if (ngx_http_agent_sqlite_db) {
         sqlite3_close(ngx_http_agent_sqlite_db);
@@ -698,4 +690,23 @@ ngx_http_agent_sqlite_exec(ngx_uint_t n)
     }
 
     return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+}
+
+
+/* an item's columns, for the items' files and the near items' */
+
+void
+ngx_http_agent_sqlite_item_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_item_t *item)
+{
+    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
+
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &item->owner);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &item->ns);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &item->key);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &item->value);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &item->created_at);
+    (void) ngx_http_agent_sqlite_col(pool, stmt, 5, &item->updated_at);
+    item->expires = sqlite3_column_int64(stmt, 6);
+    item->score = sqlite3_column_double(stmt, 7);
 }

@@ -255,23 +255,6 @@ ngx_http_agent_sqlite_items_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
 }
 
 
-void
-ngx_http_agent_sqlite_item_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_item_t *item)
-{
-    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
-
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &item->owner);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &item->ns);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &item->key);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &item->value);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &item->created_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 5, &item->updated_at);
-    item->expires = sqlite3_column_int64(stmt, 6);
-    item->score = sqlite3_column_double(stmt, 7);
-}
-
-
 /*
  * A query's words as an FTS5 expression: each a string ("" doubled in
  * it), any of them; at most NGX_HTTP_AGENT_SQLITE_QUERY_WORDS words

@@ -41,24 +41,25 @@ static ngx_int_t ngx_http_agent_sqlite_later_session_open(
 ngx_http_agent_store_backend_t  ngx_http_agent_sqlite_now;
 
 
-/* in each worker, once, before any call */
+/*
+ * in each worker, once, before any call: the back end's table, passed in
+ * by its file, is the one this wraps; its file then has the sessions' and
+ * the runs' operations wrapped (sqlite_later_sessions.c, _runs.c), which
+ * keep their answers through this file
+ */
 
 void
-ngx_http_agent_sqlite_later_init(void)
+ngx_http_agent_sqlite_later_init(ngx_http_agent_store_backend_t *table)
 {
     if (ngx_http_agent_sqlite_now.begin) {
         return;
     }
 
-    ngx_http_agent_sqlite_now = ngx_http_agent_store_sqlite;
+    ngx_http_agent_sqlite_now = *table;
 
-    ngx_http_agent_store_sqlite.begin = ngx_http_agent_sqlite_later_begin;
-    ngx_http_agent_store_sqlite.commit = ngx_http_agent_sqlite_later_commit;
-    ngx_http_agent_store_sqlite.session_open =
-        ngx_http_agent_sqlite_later_session_open;
-
-    ngx_http_agent_sqlite_later_sessions();
-    ngx_http_agent_sqlite_later_runs();
+    table->begin = ngx_http_agent_sqlite_later_begin;
+    table->commit = ngx_http_agent_sqlite_later_commit;
+    table->session_open = ngx_http_agent_sqlite_later_session_open;
 }
 
 

@@ -89,54 +89,34 @@ static ngx_int_t ngx_http_agent_sqlite_later_item_namespaces(
 
 
 void
-ngx_http_agent_sqlite_later_runs(void)
+ngx_http_agent_sqlite_later_runs(ngx_http_agent_store_backend_t *table)
 {
-    ngx_http_agent_store_sqlite.run_insert =
-        ngx_http_agent_sqlite_later_run_insert;
-    ngx_http_agent_store_sqlite.run_status =
-        ngx_http_agent_sqlite_later_run_status;
-    ngx_http_agent_store_sqlite.run_get = ngx_http_agent_sqlite_later_run_get;
-    ngx_http_agent_store_sqlite.run_list = ngx_http_agent_sqlite_later_run_list;
-    ngx_http_agent_store_sqlite.run_cancel =
-        ngx_http_agent_sqlite_later_run_cancel;
-    ngx_http_agent_store_sqlite.run_cancelled =
-        ngx_http_agent_sqlite_later_run_cancelled;
-    ngx_http_agent_store_sqlite.run_event =
-        ngx_http_agent_sqlite_later_run_event;
-    ngx_http_agent_store_sqlite.run_rollback =
-        ngx_http_agent_sqlite_later_run_rollback;
-    ngx_http_agent_store_sqlite.run_delete =
-        ngx_http_agent_sqlite_later_run_delete;
-    ngx_http_agent_store_sqlite.thread_busy =
-        ngx_http_agent_sqlite_later_thread_busy;
-    ngx_http_agent_store_sqlite.run_claim =
-        ngx_http_agent_sqlite_later_run_claim;
-    ngx_http_agent_store_sqlite.cron_put = ngx_http_agent_sqlite_later_cron_put;
-    ngx_http_agent_store_sqlite.cron_get = ngx_http_agent_sqlite_later_cron_get;
-    ngx_http_agent_store_sqlite.cron_list =
-        ngx_http_agent_sqlite_later_cron_list;
-    ngx_http_agent_store_sqlite.cron_delete =
-        ngx_http_agent_sqlite_later_cron_delete;
-    ngx_http_agent_store_sqlite.cron_claim =
-        ngx_http_agent_sqlite_later_cron_claim;
-    ngx_http_agent_store_sqlite.assistant_put =
-        ngx_http_agent_sqlite_later_assistant_put;
-    ngx_http_agent_store_sqlite.assistant_get =
-        ngx_http_agent_sqlite_later_assistant_get;
-    ngx_http_agent_store_sqlite.assistant_list =
-        ngx_http_agent_sqlite_later_assistant_list;
-    ngx_http_agent_store_sqlite.assistant_latest =
-        ngx_http_agent_sqlite_later_assistant_latest;
-    ngx_http_agent_store_sqlite.assistant_delete =
-        ngx_http_agent_sqlite_later_assistant_delete;
-    ngx_http_agent_store_sqlite.item_put = ngx_http_agent_sqlite_later_item_put;
-    ngx_http_agent_store_sqlite.item_get = ngx_http_agent_sqlite_later_item_get;
-    ngx_http_agent_store_sqlite.item_delete =
-        ngx_http_agent_sqlite_later_item_delete;
-    ngx_http_agent_store_sqlite.item_search =
-        ngx_http_agent_sqlite_later_item_search;
-    ngx_http_agent_store_sqlite.item_namespaces =
-        ngx_http_agent_sqlite_later_item_namespaces;
+    table->run_insert = ngx_http_agent_sqlite_later_run_insert;
+    table->run_status = ngx_http_agent_sqlite_later_run_status;
+    table->run_get = ngx_http_agent_sqlite_later_run_get;
+    table->run_list = ngx_http_agent_sqlite_later_run_list;
+    table->run_cancel = ngx_http_agent_sqlite_later_run_cancel;
+    table->run_cancelled = ngx_http_agent_sqlite_later_run_cancelled;
+    table->run_event = ngx_http_agent_sqlite_later_run_event;
+    table->run_rollback = ngx_http_agent_sqlite_later_run_rollback;
+    table->run_delete = ngx_http_agent_sqlite_later_run_delete;
+    table->thread_busy = ngx_http_agent_sqlite_later_thread_busy;
+    table->run_claim = ngx_http_agent_sqlite_later_run_claim;
+    table->cron_put = ngx_http_agent_sqlite_later_cron_put;
+    table->cron_get = ngx_http_agent_sqlite_later_cron_get;
+    table->cron_list = ngx_http_agent_sqlite_later_cron_list;
+    table->cron_delete = ngx_http_agent_sqlite_later_cron_delete;
+    table->cron_claim = ngx_http_agent_sqlite_later_cron_claim;
+    table->assistant_put = ngx_http_agent_sqlite_later_assistant_put;
+    table->assistant_get = ngx_http_agent_sqlite_later_assistant_get;
+    table->assistant_list = ngx_http_agent_sqlite_later_assistant_list;
+    table->assistant_latest = ngx_http_agent_sqlite_later_assistant_latest;
+    table->assistant_delete = ngx_http_agent_sqlite_later_assistant_delete;
+    table->item_put = ngx_http_agent_sqlite_later_item_put;
+    table->item_get = ngx_http_agent_sqlite_later_item_get;
+    table->item_delete = ngx_http_agent_sqlite_later_item_delete;
+    table->item_search = ngx_http_agent_sqlite_later_item_search;
+    table->item_namespaces = ngx_http_agent_sqlite_later_item_namespaces;
 }
 
 

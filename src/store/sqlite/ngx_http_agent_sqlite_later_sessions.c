@@ -77,44 +77,28 @@ static ngx_int_t ngx_http_agent_sqlite_later_resource_fetch(
 
 
 void
-ngx_http_agent_sqlite_later_sessions(void)
+ngx_http_agent_sqlite_later_sessions(ngx_http_agent_store_backend_t *table)
 {
-    ngx_http_agent_store_sqlite.session_create =
-        ngx_http_agent_sqlite_later_session_create;
-    ngx_http_agent_store_sqlite.session_get =
-        ngx_http_agent_sqlite_later_session_get;
-    ngx_http_agent_store_sqlite.session_list =
-        ngx_http_agent_sqlite_later_session_list;
-    ngx_http_agent_store_sqlite.session_count =
-        ngx_http_agent_sqlite_later_session_count;
-    ngx_http_agent_store_sqlite.session_delete =
-        ngx_http_agent_sqlite_later_session_delete;
-    ngx_http_agent_store_sqlite.session_set =
-        ngx_http_agent_sqlite_later_session_set;
-    ngx_http_agent_store_sqlite.session_copy =
-        ngx_http_agent_sqlite_later_session_copy;
-    ngx_http_agent_store_sqlite.lock = ngx_http_agent_sqlite_later_lock;
-    ngx_http_agent_store_sqlite.lock_renew =
-        ngx_http_agent_sqlite_later_lock_renew;
-    ngx_http_agent_store_sqlite.unlock = ngx_http_agent_sqlite_later_unlock;
-    ngx_http_agent_store_sqlite.messages = ngx_http_agent_sqlite_later_messages;
-    ngx_http_agent_store_sqlite.checkpoint_get =
-        ngx_http_agent_sqlite_later_checkpoint_get;
-    ngx_http_agent_store_sqlite.checkpoint_list =
-        ngx_http_agent_sqlite_later_checkpoint_list;
-    ngx_http_agent_store_sqlite.checkpoint_write =
-        ngx_http_agent_sqlite_later_checkpoint_write;
-    ngx_http_agent_store_sqlite.fork_later =
-        ngx_http_agent_sqlite_later_fork_later;
-    ngx_http_agent_store_sqlite.fork_keep =
-        ngx_http_agent_sqlite_later_fork_keep;
-    ngx_http_agent_store_sqlite.fork_cut = ngx_http_agent_sqlite_later_fork_cut;
-    ngx_http_agent_store_sqlite.resource_add =
-        ngx_http_agent_sqlite_later_resource_add;
-    ngx_http_agent_store_sqlite.resource_list =
-        ngx_http_agent_sqlite_later_resource_list;
-    ngx_http_agent_store_sqlite.resource_fetch =
-        ngx_http_agent_sqlite_later_resource_fetch;
+    table->session_create = ngx_http_agent_sqlite_later_session_create;
+    table->session_get = ngx_http_agent_sqlite_later_session_get;
+    table->session_list = ngx_http_agent_sqlite_later_session_list;
+    table->session_count = ngx_http_agent_sqlite_later_session_count;
+    table->session_delete = ngx_http_agent_sqlite_later_session_delete;
+    table->session_set = ngx_http_agent_sqlite_later_session_set;
+    table->session_copy = ngx_http_agent_sqlite_later_session_copy;
+    table->lock = ngx_http_agent_sqlite_later_lock;
+    table->lock_renew = ngx_http_agent_sqlite_later_lock_renew;
+    table->unlock = ngx_http_agent_sqlite_later_unlock;
+    table->messages = ngx_http_agent_sqlite_later_messages;
+    table->checkpoint_get = ngx_http_agent_sqlite_later_checkpoint_get;
+    table->checkpoint_list = ngx_http_agent_sqlite_later_checkpoint_list;
+    table->checkpoint_write = ngx_http_agent_sqlite_later_checkpoint_write;
+    table->fork_later = ngx_http_agent_sqlite_later_fork_later;
+    table->fork_keep = ngx_http_agent_sqlite_later_fork_keep;
+    table->fork_cut = ngx_http_agent_sqlite_later_fork_cut;
+    table->resource_add = ngx_http_agent_sqlite_later_resource_add;
+    table->resource_list = ngx_http_agent_sqlite_later_resource_list;
+    table->resource_fetch = ngx_http_agent_sqlite_later_resource_fetch;
 }
 
 
