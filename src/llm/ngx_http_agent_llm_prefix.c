@@ -182,6 +182,23 @@ ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
     p = e->fields;
 
     for (i = 0; i < n; i++) {
+
+        /* the store's kept text where it was: each turn, each message */
+
+        if (q[0] == m[i].role.data && q[1] == m[i].content.data
+            && q[2] == m[i].tool_calls.data && q[3] == m[i].tool_call_id.data
+            && q[4] == m[i].images.data && q[0] != NULL
+            && len[0] == m[i].role.len && len[1] == m[i].content.len
+            && len[2] == m[i].tool_calls.len
+            && len[3] == m[i].tool_call_id.len
+            && len[4] == m[i].images.len)
+        {
+            p += len[0] + len[1] + len[2] + len[3] + len[4];
+            len += NGX_HTTP_AGENT_LLM_FIELDS;
+            q += NGX_HTTP_AGENT_LLM_FIELDS;
+            continue;
+        }
+
         ngx_http_agent_llm_prefix_fields(&m[i], f);
         bytes = 0;
 

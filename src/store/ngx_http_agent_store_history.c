@@ -59,8 +59,15 @@ struct ngx_http_agent_store_history_s {
 };
 
 
-static void ngx_http_agent_store_history_str(u_char *text,
-    ngx_http_agent_store_history_row_t *row, ngx_uint_t k, ngx_str_t *s);
+/*
+ * A kept row's column; NULL data: SQL's NULL.  A macro: it runs for each
+ * column of each row of a history, each turn
+ */
+#define ngx_http_agent_store_history_str(text, row, k, s)                   \
+    (s)->data = ((row)->len[k] == NGX_HTTP_AGENT_STORE_HISTORY_NULL)         \
+                ? NULL : (text) + (row)->off[k];                             \
+    (s)->len = ((row)->len[k] == NGX_HTTP_AGENT_STORE_HISTORY_NULL)          \
+               ? 0 : (row)->len[k]
 
 
 static ngx_queue_t   ngx_http_agent_store_histories;
@@ -362,18 +369,4 @@ ngx_http_agent_store_history_text(u_char *p, size_t len)
     }
 
     return NULL;
-}
-
-
-static void
-ngx_http_agent_store_history_str(u_char *text,
-    ngx_http_agent_store_history_row_t *row, ngx_uint_t k, ngx_str_t *s)
-{
-    if (row->len[k] == NGX_HTTP_AGENT_STORE_HISTORY_NULL) {
-        ngx_str_null(s);
-        return;
-    }
-
-    s->data = text + row->off[k];
-    s->len = row->len[k];
 }
