@@ -5,7 +5,11 @@
 # provider gets each body whole and as long as it says, the kept text in
 # its place byte for byte; a request curl sends again on a new connection
 # (the kept one found closed before any answer) and a request tried again
-# after a 500 resend the whole body.
+# after a 500 resend the whole body.  A turn reads its history where the
+# worker keeps it too: 70 other sessions' turns push its kept rows and
+# text out of the worker while it waits on the model, and its next
+# request still sends its whole history (under make test-asan, a read of
+# freed memory would fail the file).
 
 use strict;
 use warnings;
@@ -13,6 +17,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use AgentTest;
+use POSIX ();
 
 my $t = AgentTest->new;
 my $dir = $t->dir;
@@ -21,6 +26,16 @@ $t->mock(sub {
     my ($req) = @_;
     my $q = AgentTest::last_user($req);
     my $last = $req->{messages}[-1];
+
+    # the first call of a "hold" turn waits for the test's word
+    if ($q =~ /^hold/ && $last->{role} eq 'user') {
+        for (1 .. 1200) {
+            last if -e "$dir/go";
+            select(undef, undef, undef, 0.1);
+        }
+        return { tools => [[ 'h1', 'execute_sql_query',
+                             '{"query": "SELECT 2 AS two"}' ]] };
+    }
 
     if ($last->{role} eq 'tool') {
         # once each: the connection closed unanswered, a 500
@@ -49,11 +64,13 @@ $t->run($conf);
 
 my $sid = $t->session;
 
+# long questions: the kept text outgrows its buffer in a call that sends
+# it, and moves while the body still reads it where it was
 for my $q ('tool 1', 'plain 2', 'tool 3', 'plain 4', 'tool hangup 5',
            'tool fail 6', 'plain 7')
 {
-    my $r = $t->turn($sid, $q);
-    is($r->{events}[-1]{type}, 'end', "turn \"$q\" ends")
+    my $r = $t->turn($sid, "$q " . ('x' x 1500));
+    is($r->{events}[-1]{type}, 'end', "turn \"$q ...\" ends")
         or diag(explain($r->{events}[-1]));
 }
 
@@ -98,6 +115,50 @@ my ($f) = grep { ($_->{body}{messages}[-1]{role} // '') eq 'tool'
                  && AgentTest::last_user($_->{body}) =~ /fail/ } @req;
 my @f = grep { $_->{raw} eq ($f ? $f->{raw} : '') } @req;
 is(scalar @f, 2, 'the request answered 500 was sent again whole');
+
+# --- the kept rows and text let go while a turn reads them ---------------
+
+my $pid = fork();
+die "fork: $!" unless defined $pid;
+if ($pid == 0) {
+    my $r = $t->turn($sid, 'hold 8');
+    open my $fh, '>', "$dir/held";
+    print $fh $r->{events}[-1]{type} // '';
+    close $fh;
+    POSIX::_exit(0);
+}
+
+# the turn's first request has come: its history is read and pinned
+for (1 .. 600) {
+    last if grep { AgentTest::last_user($_->{body}) =~ /^hold/ }
+            $t->{mock}->requests;
+    select(undef, undef, undef, 0.1);
+}
+
+# a session's second turn reads its history: each one kept in its place
+my $others = 0;
+for my $i (1 .. 70) {
+    my $other = $t->session;
+    for my $k (1, 2) {
+        my $r = $t->turn($other, "other $i $k");
+        $others++ if ($r->{events}[-1]{type} // '') eq 'end';
+    }
+}
+is($others, 140, '70 other sessions\' turns while it waits');
+
+open my $go, '>', "$dir/go";
+close $go;
+waitpid($pid, 0);
+is($t->slurp('held'), 'end', 'the waiting turn ends');
+
+my @hold = grep { AgentTest::last_user($_->{body}) =~ /^hold/ }
+           grep { $_->{event} eq 'request' } $t->{mock}->log_lines;
+is(scalar @hold, 2, 'it asked the model twice');
+my ($h1, $h2) = map { history($_->{raw}) } @hold;
+ok(@hold == 2 && length $h1 > 1000 && substr($h2, 0, length $h1) eq $h1,
+   'its second request holds its whole history as the first sent it');
+like($h2, qr/"content":"tool 1 x.*"content":"plain 7 x.*"content":"hold 8"/s,
+     '... from its first message to its last');
 
 my $m = $t->http('GET', "/api/sessions/$sid/messages")->{json};
 my @c = map { $_->{content} // '' } @{ ref $m eq 'HASH' ? $m->{messages}
