@@ -10,6 +10,10 @@
 #include "ngx_http_agent_util.h"
 
 
+static size_t ngx_http_agent_grow_size(size_t used, size_t size,
+    size_t need, size_t max);
+
+
 /*
  * A worker's own buffer (ngx_alloc()) that is appended to for as long as
  * the worker runs, as the kept histories are (store_history.c,
@@ -32,17 +36,10 @@ ngx_http_agent_grow(void *buf, size_t used, size_t *size, size_t need,
         return NGX_OK;
     }
 
-    if (used + need > max) {
+    n = ngx_http_agent_grow_size(used, *size, need, max);
+    if (n == 0) {
         return NGX_DECLINED;
     }
-
-    n = ngx_max(*size * 2, 4096);
-
-    while (n - used < need) {
-        n *= 2;
-    }
-
-    n = ngx_min(n, max);
 
     p = ngx_alloc(n, log);
     if (p == NULL) {
@@ -61,6 +58,27 @@ ngx_http_agent_grow(void *buf, size_t used, size_t *size, size_t need,
     *size = n;
 
     return NGX_OK;
+}
+
+
+/* the new size, doubled, or 0: it would pass max */
+
+static size_t
+ngx_http_agent_grow_size(size_t used, size_t size, size_t need, size_t max)
+{
+    size_t  n;
+
+    if (used + need > max) {
+        return 0;
+    }
+
+    n = ngx_max(size * 2, 4096);
+
+    while (n - used < need) {
+        n *= 2;
+    }
+
+    return ngx_min(n, max);
 }
 
 
@@ -97,17 +115,10 @@ ngx_http_agent_grow_shared(u_char **buf, size_t used, size_t *size,
         return NGX_OK;
     }
 
-    if (used + need > max) {
+    n = ngx_http_agent_grow_size(used, *size, need, max);
+    if (n == 0) {
         return NGX_DECLINED;
     }
-
-    n = ngx_max(*size * 2, 4096);
-
-    while (n - used < need) {
-        n *= 2;
-    }
-
-    n = ngx_min(n, max);
 
     s = ngx_alloc(sizeof(ngx_http_agent_grow_shared_t) + n, log);
     if (s == NULL) {
