@@ -70,8 +70,8 @@ static void ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e);
 static size_t ngx_http_agent_llm_prefix_room(ngx_http_agent_llm_prefix_t *e);
 static ngx_uint_t ngx_http_agent_llm_prefix_same(
     ngx_http_agent_llm_prefix_t *e, ngx_array_t *messages);
-static void ngx_http_agent_llm_prefix_point(ngx_http_agent_llm_prefix_t *e,
-    ngx_uint_t i, ngx_str_t *f);
+static ngx_int_t ngx_http_agent_llm_prefix_point(
+    ngx_http_agent_llm_prefix_t *e, ngx_uint_t i, ngx_str_t *f);
 static void ngx_http_agent_llm_prefix_fields(ngx_http_agent_msg_t *m,
     ngx_str_t *f);
 
@@ -172,7 +172,7 @@ ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
     u_char                *p, **q;
     size_t                *len;
     ngx_str_t              f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t             i, k, n, bytes;
+    ngx_uint_t             i, k, n, bytes, look;
     ngx_http_agent_msg_t  *m;
 
     m = messages->elts;
@@ -180,6 +180,7 @@ ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
     len = e->lens;
     q = e->ptrs;
     p = e->fields;
+    look = 1;
 
     for (i = 0; i < n; i++) {
 
@@ -218,9 +219,14 @@ ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
             p += len[k];
         }
 
-        if (bytes) {
-            /* the next time by address, if it is the store's kept text */
-            ngx_http_agent_llm_prefix_point(e, i, f);
+        /*
+         * the next time by address, if it is the store's kept text; the
+         * store's messages come first: past one that is not, none is
+         */
+        if (bytes && look
+            && ngx_http_agent_llm_prefix_point(e, i, f) != NGX_OK)
+        {
+            look = 0;
         }
 
         len += NGX_HTTP_AGENT_LLM_FIELDS;
@@ -238,7 +244,7 @@ ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
  * addresses into the one held before go, to be compared by bytes again
  */
 
-static void
+static ngx_int_t
 ngx_http_agent_llm_prefix_point(ngx_http_agent_llm_prefix_t *e,
     ngx_uint_t i, ngx_str_t *f)
 {
@@ -255,14 +261,14 @@ ngx_http_agent_llm_prefix_point(ngx_http_agent_llm_prefix_t *e,
         t = ngx_http_agent_store_history_text(f[k].data, f[k].len);
 
         if (t == NULL || (text && t != text)) {
-            return;
+            return NGX_DECLINED;
         }
 
         text = t;
     }
 
     if (text == NULL) {
-        return;
+        return NGX_DECLINED;
     }
 
     if (text != e->text) {
@@ -281,6 +287,8 @@ ngx_http_agent_llm_prefix_point(ngx_http_agent_llm_prefix_t *e,
     for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
         q[k] = f[k].data;
     }
+
+    return NGX_OK;
 }
 
 
@@ -300,7 +308,7 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
     u_char                       *p;
     size_t                        need, *lens;
     ngx_str_t                     f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t                    i, k, n, from;
+    ngx_uint_t                    i, k, n, from, look;
     ngx_http_agent_msg_t         *m;
     ngx_http_agent_llm_prefix_t  *e;
 
@@ -411,6 +419,8 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
                     * sizeof(u_char *));
     }
 
+    look = 1;
+
     for (i = from; i < n; i++) {
         ngx_http_agent_llm_prefix_fields(&m[i], f);
 
@@ -422,7 +432,9 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
             }
         }
 
-        ngx_http_agent_llm_prefix_point(e, i, f);
+        if (look && ngx_http_agent_llm_prefix_point(e, i, f) != NGX_OK) {
+            look = 0;
+        }
     }
 
     e->fields_len = p - e->fields;
