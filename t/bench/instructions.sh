@@ -223,15 +223,25 @@ long_instructions() {
     kill $vg
     wait $vg 2> /dev/null || true
 
+    # the request's bytes copied into curl's send buffer, where the
+    # module's read callback does it (the floor's own cost: any client
+    # of curl pays it)
     echo "$1: $n turns in one session, instructions per turn"
     for i in 1 2; do
         ir=$(cat "$2"/cg.out.$i-* | sed -n 's/^summary: //p' \
              | paste -sd+ | bc)
-        printf '  %-14s worker %6.2fM  event loop %6.2fM\n' \
+        rd=$(callgrind_annotate --inclusive=yes --threshold=100 \
+                 "$2"/cg.out.$i-01 2> /dev/null \
+             | sed -n 's/^ *\([0-9,]*\) .*:ngx_http_agent_curl_read .*/\1/p' \
+             | head -1 | tr -d ,)
+        printf '  %-14s worker %6.2fM  event loop %6.2fM' \
             "$([ $i = 1 ] && echo 'turns 1-10' || echo 'last ten')" \
             "$(echo "$ir / 10000000" | bc -l)" \
             "$(echo "$(sed -n 's/^summary: //p' "$2"/cg.out.$i-01) \
                     / 10000000" | bc -l)"
+        [ -z "$rd" ] || printf '  (the request into curl %5.2fM)' \
+            "$(echo "$rd / 10000000" | bc -l)"
+        echo
     done
 }
 
