@@ -239,6 +239,7 @@ ngx_http_agent_llm_attempt(ngx_http_agent_llm_t *llm)
     llm->pool = llm->request;
 
     headers = ngx_array_create(llm->pool, 8, sizeof(ngx_str_t));
+    llm->body_kept.len = 0;
 
     t = ngx_http_agent_phase_now();
 
@@ -319,13 +320,26 @@ ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body)
 {
     uint64_t                 t;
-    ngx_str_t               *h;
+    ngx_str_t               *h, parts[3];
     ngx_int_t                rc;
-    ngx_uint_t               i;
+    ngx_uint_t               i, n;
     ngx_msec_t               connect, timeout;
     ngx_http_agent_model_t  *m;
 
     m = llm->model;
+
+    /* the kept text where it is, between the body's two halves */
+
+    parts[0] = *body;
+    n = 1;
+
+    if (llm->body_kept.len) {
+        parts[0].len = llm->body_at;
+        parts[1] = llm->body_kept;
+        parts[2].data = body->data + llm->body_at;
+        parts[2].len = body->len - llm->body_at;
+        n = 3;
+    }
 
     if (llm->curl == NULL) {
         llm->curl = ngx_http_agent_curl_create(llm->pool, llm->log);
@@ -347,8 +361,8 @@ ngx_http_agent_llm_send(ngx_http_agent_llm_t *llm, ngx_str_t *url,
 
     t = ngx_http_agent_phase_now();
 
-    rc = ngx_http_agent_curl_post(llm->curl, url, headers, body, connect,
-                                  timeout);
+    rc = ngx_http_agent_curl_post_parts(llm->curl, url, headers, parts, n,
+                                        connect, timeout);
 
     ngx_http_agent_phase_add(NGX_HTTP_AGENT_PHASE_CURL, t);
 

@@ -151,6 +151,9 @@ struct ngx_http_agent_llm_s {
                                                    (llm_prefix.c) */
     ngx_uint_t                     prefix_same;
     ngx_uint_t                     prefix_stamp;
+    ngx_str_t                      body_kept;   /* sent at body_at of the
+                                                   body, not copied in */
+    size_t                         body_at;
 
     /* the stream parser */
     ngx_http_agent_llm_buf_t       line;

@@ -8,6 +8,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_agent_llm_int.h"
+#include "ngx_http_agent_store_history.h"
 #include "ngx_http_agent_util.h"
 
 
@@ -24,9 +25,14 @@
  * ones it was made from: the fields the encoding reads are kept beside it
  * and compared, so a history that another worker wrote, a state update,
  * a copy or a time travel can never send stale text; a miss encodes all.
+ * A message handed out from the store's kept rows (store_history.c) is
+ * compared by address: the entry holds that text, which does not change
+ * while held, so the same address is the same bytes (prefix_point()).
  * Memory is the worker's own and bounded: NGX_HTTP_AGENT_LLM_PREFIXES
  * sessions, none over NGX_HTTP_AGENT_LLM_PREFIX_MAX bytes, the least
- * recently used let go first.
+ * recently used let go first.  The kept text is sent from where it is
+ * (provider_openai.c): a request pins it while curl reads it, so text
+ * that moves or is let go meanwhile stays until then (grow_shared()).
  */
 
 
@@ -44,6 +50,10 @@ typedef struct {
     ngx_uint_t                      n;          /* messages kept */
     size_t                         *lens;       /* their fields' lengths */
     size_t                          lens_size;
+    u_char                        **ptrs;       /* their fields' addresses
+                                                   in text, or NULL */
+    size_t                          ptrs_size;
+    u_char                         *text;       /* the store's, held */
     u_char                         *fields;     /* the fields, in a row */
     size_t                          fields_len;
     size_t                          fields_size;
@@ -57,8 +67,11 @@ static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_get(
 static ngx_http_agent_llm_prefix_t *ngx_http_agent_llm_prefix_new(
     ngx_http_agent_llm_t *llm);
 static void ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e);
+static size_t ngx_http_agent_llm_prefix_room(ngx_http_agent_llm_prefix_t *e);
 static ngx_uint_t ngx_http_agent_llm_prefix_same(
     ngx_http_agent_llm_prefix_t *e, ngx_array_t *messages);
+static ngx_int_t ngx_http_agent_llm_prefix_point(
+    ngx_http_agent_llm_prefix_t *e, ngx_uint_t i, ngx_str_t *f);
 static void ngx_http_agent_llm_prefix_fields(ngx_http_agent_msg_t *m,
     ngx_str_t *f);
 
@@ -156,34 +169,126 @@ static ngx_uint_t
 ngx_http_agent_llm_prefix_same(ngx_http_agent_llm_prefix_t *e,
     ngx_array_t *messages)
 {
-    u_char                *p;
+    u_char                *p, **q;
     size_t                *len;
     ngx_str_t              f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t             i, k, n;
+    ngx_uint_t             i, k, n, bytes, look;
     ngx_http_agent_msg_t  *m;
 
     m = messages->elts;
     n = ngx_min(e->n, messages->nelts);
     len = e->lens;
+    q = e->ptrs;
     p = e->fields;
+    look = 1;
 
     for (i = 0; i < n; i++) {
+
+        /* the store's kept text where it was: each turn, each message */
+
+        if (q[0] == m[i].role.data && q[1] == m[i].content.data
+            && q[2] == m[i].tool_calls.data && q[3] == m[i].tool_call_id.data
+            && q[4] == m[i].images.data && q[0] != NULL
+            && len[0] == m[i].role.len && len[1] == m[i].content.len
+            && len[2] == m[i].tool_calls.len
+            && len[3] == m[i].tool_call_id.len
+            && len[4] == m[i].images.len)
+        {
+            p += len[0] + len[1] + len[2] + len[3] + len[4];
+            len += NGX_HTTP_AGENT_LLM_FIELDS;
+            q += NGX_HTTP_AGENT_LLM_FIELDS;
+            continue;
+        }
+
         ngx_http_agent_llm_prefix_fields(&m[i], f);
+        bytes = 0;
 
         for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
-            if (f[k].len != len[k]
-                || (len[k] && ngx_memcmp(f[k].data, p, len[k]) != 0))
-            {
+            if (f[k].len != len[k]) {
                 return i;
+            }
+
+            if (len[k] && f[k].data != q[k]) {
+                if (ngx_memcmp(f[k].data, p, len[k]) != 0) {
+                    return i;
+                }
+
+                bytes = 1;
             }
 
             p += len[k];
         }
 
+        /*
+         * the next time by address, if it is the store's kept text; the
+         * store's messages come first: past one that is not, none is
+         */
+        if (bytes && look
+            && ngx_http_agent_llm_prefix_point(e, i, f) != NGX_OK)
+        {
+            look = 0;
+        }
+
         len += NGX_HTTP_AGENT_LLM_FIELDS;
+        q += NGX_HTTP_AGENT_LLM_FIELDS;
     }
 
     return n;
+}
+
+
+/*
+ * The message i's fields by their address, where they are all in a text
+ * the store keeps (store_history.c): the entry holds that text, one at
+ * a time; another one (the store's text moved as it grew) lets the
+ * addresses into the one held before go, to be compared by bytes again
+ */
+
+static ngx_int_t
+ngx_http_agent_llm_prefix_point(ngx_http_agent_llm_prefix_t *e,
+    ngx_uint_t i, ngx_str_t *f)
+{
+    u_char      *text, *t, **q;
+    ngx_uint_t   k;
+
+    text = NULL;
+
+    for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
+        if (f[k].len == 0) {
+            continue;
+        }
+
+        t = ngx_http_agent_store_history_text(f[k].data, f[k].len);
+
+        if (t == NULL || (text && t != text)) {
+            return NGX_DECLINED;
+        }
+
+        text = t;
+    }
+
+    if (text == NULL) {
+        return NGX_DECLINED;
+    }
+
+    if (text != e->text) {
+        if (e->text) {
+            ngx_http_agent_grow_release(e->text);
+            ngx_memzero(e->ptrs, ngx_max(e->n, i) * NGX_HTTP_AGENT_LLM_FIELDS
+                                 * sizeof(u_char *));
+        }
+
+        ngx_http_agent_grow_ref(text);
+        e->text = text;
+    }
+
+    q = e->ptrs + i * NGX_HTTP_AGENT_LLM_FIELDS;
+
+    for (k = 0; k < NGX_HTTP_AGENT_LLM_FIELDS; k++) {
+        q[k] = f[k].data;
+    }
+
+    return NGX_OK;
 }
 
 
@@ -203,7 +308,7 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
     u_char                       *p;
     size_t                        need, *lens;
     ngx_str_t                     f[NGX_HTTP_AGENT_LLM_FIELDS];
-    ngx_uint_t                    i, k, n, from;
+    ngx_uint_t                    i, k, n, from, look;
     ngx_http_agent_msg_t         *m;
     ngx_http_agent_llm_prefix_t  *e;
 
@@ -227,6 +332,14 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
             e->json.len = 0;
             e->fields_len = 0;
             e->stamp = ++ngx_http_agent_llm_stamps;
+
+            if (e->text) {
+                ngx_http_agent_grow_release(e->text);
+                e->text = NULL;
+            }
+
+            /* a request still being sent may read the text written */
+            ngx_http_agent_grow_reset(&e->json.data, &e->json_size);
         }
     }
 
@@ -257,15 +370,16 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
         }
     }
 
-    /* the three buffers together within the bound */
+    /* the four buffers together within the bound */
 
-    if (ngx_http_agent_grow(&e->json.data, e->json.len, &e->json_size, len,
-                            NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->fields_size
-                            - e->lens_size, llm->log)
+    if (ngx_http_agent_grow_shared(&e->json.data, e->json.len,
+                                   &e->json_size, len,
+                                   ngx_http_agent_llm_prefix_room(e)
+                                   + e->json_size, llm->log)
         != NGX_OK
         || ngx_http_agent_grow(&e->fields, e->fields_len, &e->fields_size,
-                               need, NGX_HTTP_AGENT_LLM_PREFIX_MAX
-                               - e->json_size - e->lens_size, llm->log)
+                               need, ngx_http_agent_llm_prefix_room(e)
+                               + e->fields_size, llm->log)
            != NGX_OK
         || ngx_http_agent_grow(&e->lens,
                                from * NGX_HTTP_AGENT_LLM_FIELDS
@@ -273,8 +387,17 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
                                &e->lens_size,
                                (n - from) * NGX_HTTP_AGENT_LLM_FIELDS
                                * sizeof(size_t),
-                               NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->json_size
-                               - e->fields_size, llm->log)
+                               ngx_http_agent_llm_prefix_room(e)
+                               + e->lens_size, llm->log)
+           != NGX_OK
+        || ngx_http_agent_grow(&e->ptrs,
+                               from * NGX_HTTP_AGENT_LLM_FIELDS
+                               * sizeof(u_char *),
+                               &e->ptrs_size,
+                               (n - from) * NGX_HTTP_AGENT_LLM_FIELDS
+                               * sizeof(u_char *),
+                               ngx_http_agent_llm_prefix_room(e)
+                               + e->ptrs_size, llm->log)
            != NGX_OK)
     {
         /* a longer history is encoded whole each time */
@@ -290,6 +413,14 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
     lens = e->lens + from * NGX_HTTP_AGENT_LLM_FIELDS;
     p = e->fields + e->fields_len;
 
+    if (n > from) {
+        ngx_memzero(e->ptrs + from * NGX_HTTP_AGENT_LLM_FIELDS,
+                    (n - from) * NGX_HTTP_AGENT_LLM_FIELDS
+                    * sizeof(u_char *));
+    }
+
+    look = 1;
+
     for (i = from; i < n; i++) {
         ngx_http_agent_llm_prefix_fields(&m[i], f);
 
@@ -299,6 +430,10 @@ ngx_http_agent_llm_prefix_keep(ngx_http_agent_llm_t *llm, ngx_str_t *reused,
             if (f[k].len) {
                 p = ngx_cpymem(p, f[k].data, f[k].len);
             }
+        }
+
+        if (look && ngx_http_agent_llm_prefix_point(e, i, f) != NGX_OK) {
+            look = 0;
         }
     }
 
@@ -359,11 +494,26 @@ ngx_http_agent_llm_prefix_drop(ngx_http_agent_llm_prefix_t *e)
         ngx_free(e->fields);
     }
 
-    if (e->json.data) {
-        ngx_free(e->json.data);
+    if (e->ptrs) {
+        ngx_free(e->ptrs);
     }
 
+    ngx_http_agent_grow_release(e->text);
+
+    /* freed by the last request sending it */
+    ngx_http_agent_grow_release(e->json.data);
+
     ngx_free(e);
+}
+
+
+/* what the entry's buffers may still take */
+
+static size_t
+ngx_http_agent_llm_prefix_room(ngx_http_agent_llm_prefix_t *e)
+{
+    return NGX_HTTP_AGENT_LLM_PREFIX_MAX - e->json_size - e->fields_size
+           - e->lens_size - e->ptrs_size;
 }
 
 

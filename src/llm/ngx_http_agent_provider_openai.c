@@ -182,7 +182,7 @@ ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
 {
     size_t                  size, start;
     ngx_str_t              *model, *system, *tools, prefix;
-    ngx_uint_t              i, reused;
+    ngx_uint_t              i, reused, split;
     ngx_array_t            *messages;
     ngx_http_agent_msg_t   *m;
     ngx_http_agent_json_t  *j;
@@ -204,7 +204,18 @@ ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
            + (tools ? tools->len : 0);
     m = messages->elts;
 
-    for (i = 0; i < messages->nelts; i++) {
+    /*
+     * the history's text as the session's last request sent it, where its
+     * messages are those (llm_prefix.c), then the new ones; all of it
+     * kept for the next request.  The kept text is sent from where it is
+     * kept (pinned until the request is sent), not copied into the body;
+     * the response cache's key is made of the whole body
+     */
+
+    reused = ngx_http_agent_llm_prefix_find(llm, &prefix);
+    split = (reused && llm->req->cache == 0 && prefix.len);
+
+    for (i = split ? reused : 0; i < messages->nelts; i++) {
         size += 64 + m[i].content.len + m[i].tool_calls.len
                 + m[i].tool_call_id.len + m[i].images.len;
     }
@@ -242,23 +253,21 @@ ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
         ngx_http_agent_json_end(j);
     }
 
-    /*
-     * the history's text as the session's last request sent it, where its
-     * messages are those (llm_prefix.c), then the new ones; all of it
-     * kept for the next request
-     */
+    if (split) {
+        if (ngx_http_agent_grow_pin(llm->pool, prefix.data) != NGX_OK) {
+            return NGX_ERROR;
+        }
 
-    m = messages->elts;
-    i = ngx_http_agent_llm_prefix_find(llm, &prefix);
-    reused = i;
+        llm->body_at = ngx_http_agent_json_gap(j);
+        llm->body_kept = prefix;
 
-    if (reused) {
+    } else if (reused) {
         ngx_http_agent_json_raw(j, &prefix);
     }
 
     start = j->pos - j->start;
 
-    for ( /* void */ ; i < messages->nelts; i++) {
+    for (i = reused; i < messages->nelts; i++) {
         ngx_http_agent_llm_message_json(j, &m[i]);
     }
 

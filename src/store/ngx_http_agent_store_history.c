@@ -26,7 +26,8 @@
  *
  * The rows are kept as stored: which images the model still sees
  * (agent_images_keep) moves with each turn, so it is applied as the rows
- * are handed out, from the "shown" column read with them.  Memory is the
+ * are handed out, from the "shown" column read with them.  A turn reads
+ * the rows' text where it is kept, pinned while it runs.  Memory is the
  * worker's own and bounded: NGX_HTTP_AGENT_STORE_HISTORIES sessions, none
  * over NGX_HTTP_AGENT_STORE_HISTORY_MAX bytes (a longer history is read
  * whole each turn), the least recently used let go first.
@@ -58,8 +59,15 @@ struct ngx_http_agent_store_history_s {
 };
 
 
-static void ngx_http_agent_store_history_str(u_char *text,
-    ngx_http_agent_store_history_row_t *row, ngx_uint_t k, ngx_str_t *s);
+/*
+ * A kept row's column; NULL data: SQL's NULL.  A macro: it runs for each
+ * column of each row of a history, each turn
+ */
+#define ngx_http_agent_store_history_str(text, row, k, s)                   \
+    (s)->data = ((row)->len[k] == NGX_HTTP_AGENT_STORE_HISTORY_NULL)         \
+                ? NULL : (text) + (row)->off[k];                             \
+    (s)->len = ((row)->len[k] == NGX_HTTP_AGENT_STORE_HISTORY_NULL)          \
+               ? 0 : (row)->len[k]
 
 
 static ngx_queue_t   ngx_http_agent_store_histories;
@@ -146,6 +154,9 @@ ngx_http_agent_store_history_reset(ngx_http_agent_store_history_t *h)
 {
     h->n = 0;
     h->used = 0;
+
+    /* a turn may still read the rows kept: they stay with it */
+    ngx_http_agent_grow_reset(&h->text, &h->size);
 }
 
 
@@ -159,9 +170,8 @@ ngx_http_agent_store_history_drop(ngx_http_agent_store_history_t *h)
         ngx_free(h->rows);
     }
 
-    if (h->text) {
-        ngx_free(h->text);
-    }
+    /* freed by the last turn reading it */
+    ngx_http_agent_grow_release(h->text);
 
     ngx_free(h);
 }
@@ -194,8 +204,8 @@ ngx_http_agent_store_history_add(ngx_http_agent_store_history_t *h,
                             sizeof(ngx_http_agent_store_history_row_t),
                             NGX_MAX_SIZE_T_VALUE, ngx_cycle->log)
         != NGX_OK
-        || ngx_http_agent_grow(&h->text, h->used, &h->size, need,
-                               NGX_MAX_SIZE_T_VALUE, ngx_cycle->log)
+        || ngx_http_agent_grow_shared(&h->text, h->used, &h->size, need,
+                                      NGX_MAX_SIZE_T_VALUE, ngx_cycle->log)
            != NGX_OK)
     {
         ngx_http_agent_store_history_drop(h);
@@ -230,10 +240,11 @@ ngx_http_agent_store_history_add(ngx_http_agent_store_history_t *h,
 
 
 /*
- * The kept rows into the turn's messages, the text copied at once into
- * its pool (an entry may be let go while the turn runs), the images of
- * the messages before the images_keep-th last user message left out as
- * the store's full read leaves them out (the "shown" content)
+ * The kept rows into the turn's messages, their text where it is kept,
+ * pinned for as long as the turn's pool (the entry may be appended to,
+ * read again or let go while the turn runs: grow_shared()), the images
+ * of the messages before the images_keep-th last user message left out
+ * as the store's full read leaves them out (the "shown" content)
  */
 
 ngx_int_t
@@ -252,15 +263,12 @@ ngx_http_agent_store_history_out(ngx_http_agent_store_history_t *h,
         return NGX_OK;
     }
 
-    /* into the turn's pool: an entry may be let go while the turn runs */
-    text = ngx_pnalloc(pool, h->used);
+    text = h->text;
     m = ngx_array_push_n(messages, h->n);
 
-    if (text == NULL || m == NULL) {
+    if (m == NULL || ngx_http_agent_grow_pin(pool, text) != NGX_OK) {
         return NGX_ERROR;
     }
-
-    ngx_memcpy(text, h->text, h->used);
 
     keep = (images_keep < 0) ? -1 : (images_keep == 0) ? upto : -1;
     users = images_keep;
@@ -333,15 +341,32 @@ ngx_http_agent_store_history_out(ngx_http_agent_store_history_t *h,
 }
 
 
-static void
-ngx_http_agent_store_history_str(u_char *text,
-    ngx_http_agent_store_history_row_t *row, ngx_uint_t k, ngx_str_t *s)
+/*
+ * The kept text that len bytes at p were handed out from, or NULL: text
+ * that stays as it is for as long as it is referenced (grow_ref()), so
+ * that the same address is the same bytes (llm_prefix.c)
+ */
+
+u_char *
+ngx_http_agent_store_history_text(u_char *p, size_t len)
 {
-    if (row->len[k] == NGX_HTTP_AGENT_STORE_HISTORY_NULL) {
-        ngx_str_null(s);
-        return;
+    ngx_queue_t                     *q;
+    ngx_http_agent_store_history_t  *h;
+
+    if (ngx_http_agent_store_nhistories == 0) {
+        return NULL;
     }
 
-    s->data = text + row->off[k];
-    s->len = row->len[k];
+    for (q = ngx_queue_head(&ngx_http_agent_store_histories);
+         q != ngx_queue_sentinel(&ngx_http_agent_store_histories);
+         q = ngx_queue_next(q))
+    {
+        h = ngx_queue_data(q, ngx_http_agent_store_history_t, queue);
+
+        if (h->text && p >= h->text && p + len <= h->text + h->used) {
+            return h->text;
+        }
+    }
+
+    return NULL;
 }

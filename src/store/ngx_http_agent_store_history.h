@@ -42,6 +42,7 @@ ngx_int_t ngx_http_agent_store_history_add(ngx_http_agent_store_history_t *h,
 ngx_int_t ngx_http_agent_store_history_out(ngx_http_agent_store_history_t *h,
     ngx_pool_t *pool, int64_t upto, ngx_int_t images_keep,
     ngx_array_t *messages);
+u_char *ngx_http_agent_store_history_text(u_char *p, size_t len);
 
 
 #endif /* _NGX_HTTP_AGENT_STORE_HISTORY_H_INCLUDED_ */

@@ -33,6 +33,10 @@ static void ngx_http_agent_curl_action(curl_socket_t s, int ev_bitmask);
 static void ngx_http_agent_curl_check_info(void);
 static size_t ngx_http_agent_curl_write(char *ptr, size_t size, size_t n,
     void *userdata);
+static size_t ngx_http_agent_curl_read(char *buf, size_t size, size_t n,
+    void *userdata);
+static int ngx_http_agent_curl_seek(void *userdata, curl_off_t offset,
+    int origin);
 static void ngx_http_agent_curl_idle_handler(ngx_event_t *ev);
 static void ngx_http_agent_curl_remove(ngx_http_agent_curl_t *x);
 static void ngx_http_agent_curl_cleanup(void *data);
@@ -476,11 +480,34 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body, ngx_msec_t connect_timeout,
     ngx_msec_t timeout)
 {
+    return ngx_http_agent_curl_post_parts(x, url, headers, body, 1,
+                                          connect_timeout, timeout);
+}
+
+
+/*
+ * A body in pieces (a long conversation's kept text between the rest,
+ * llm_prefix.c) is read by curl from where each piece is, not copied
+ * into one first; the pieces stay until the transfer has sent them all
+ * (curl_sent()) or ends.  curl reads the body again from its start when
+ * it sends the request again on a new connection (a kept one found
+ * closed): the seek callback starts the pieces over.
+ */
+
+ngx_int_t
+ngx_http_agent_curl_post_parts(ngx_http_agent_curl_t *x, ngx_str_t *url,
+    ngx_array_t *headers, ngx_str_t *parts, ngx_uint_t n,
+    ngx_msec_t connect_timeout, ngx_msec_t timeout)
+{
     u_char             *p;
     CURL               *easy;
     ngx_str_t          *hdr;
     ngx_uint_t          i;
     struct curl_slist  *h;
+
+    if (n == 0 || n > NGX_HTTP_AGENT_CURL_PARTS) {
+        return NGX_ERROR;
+    }
 
     if (ngx_http_agent_curl_multi == NULL) {
         return NGX_ERROR;
@@ -494,7 +521,15 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     x->easy = easy;
     x->errbuf[0] = '\0';
     x->retry_after = -1;
-    x->body_len = body->len;
+    x->body_len = 0;
+    x->nparts = n;
+    x->part = 0;
+    x->part_pos = 0;
+
+    for (i = 0; i < n; i++) {
+        x->parts[i] = parts[i];
+        x->body_len += parts[i].len;
+    }
 
     p = ngx_alloc(url->len + 1, x->log);
     if (p == NULL) {
@@ -536,8 +571,22 @@ ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
 
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, x->headers);
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, (char *) body->data);
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long) body->len);
+
+    if (n == 1) {
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, (char *) parts[0].data);
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long) parts[0].len);
+
+    } else {
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                         (curl_off_t) x->body_len);
+        curl_easy_setopt(easy, CURLOPT_READFUNCTION,
+                         ngx_http_agent_curl_read);
+        curl_easy_setopt(easy, CURLOPT_READDATA, x);
+        curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION,
+                         ngx_http_agent_curl_seek);
+        curl_easy_setopt(easy, CURLOPT_SEEKDATA, x);
+    }
+
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, ngx_http_agent_curl_write);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(easy, CURLOPT_PRIVATE, x);
@@ -592,6 +641,64 @@ ngx_http_agent_curl_write(char *ptr, size_t size, size_t n, void *userdata)
     }
 
     return size * n;
+}
+
+
+/* the body's pieces, one after another, into curl's send buffer */
+
+static size_t
+ngx_http_agent_curl_read(char *buf, size_t size, size_t n, void *userdata)
+{
+    ngx_http_agent_curl_t *x = userdata;
+
+    u_char     *p, *last;
+    size_t      len;
+    ngx_str_t  *part;
+
+    p = (u_char *) buf;
+    last = p + size * n;
+
+    while (p < last && x->part < x->nparts) {
+        part = &x->parts[x->part];
+        len = ngx_min((size_t) (last - p), part->len - x->part_pos);
+
+        p = ngx_cpymem(p, part->data + x->part_pos, len);
+        x->part_pos += len;
+
+        if (x->part_pos == part->len) {
+            x->part++;
+            x->part_pos = 0;
+        }
+    }
+
+    return p - (u_char *) buf;
+}
+
+
+/* curl rewinds to send the request again: to the offset, from the start */
+
+static int
+ngx_http_agent_curl_seek(void *userdata, curl_off_t offset, int origin)
+{
+    ngx_http_agent_curl_t *x = userdata;
+
+    if (origin != SEEK_SET || offset < 0
+        || offset > (curl_off_t) x->body_len)
+    {
+        return CURL_SEEKFUNC_CANTSEEK;
+    }
+
+    for (x->part = 0; x->part < x->nparts; x->part++) {
+        if ((size_t) offset < x->parts[x->part].len) {
+            break;
+        }
+
+        offset -= x->parts[x->part].len;
+    }
+
+    x->part_pos = (size_t) offset;
+
+    return CURL_SEEKFUNC_OK;
 }
 
 

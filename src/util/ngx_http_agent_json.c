@@ -369,6 +369,22 @@ ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json)
 }
 
 
+/*
+ * A value sent from elsewhere, between the text before and after it (a
+ * long conversation's kept messages, sent by reference: curl_post_parts):
+ * its separator is written and its place in the text returned, and what
+ * follows is written as after a value.  Not for a chained text.
+ */
+
+size_t
+ngx_http_agent_json_gap(ngx_http_agent_json_t *j)
+{
+    ngx_http_agent_json_ok(j, yajl_gen_number(j->gen, "", 0));
+
+    return j->pos - j->start;
+}
+
+
 void
 ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v)
 {

@@ -66,6 +66,9 @@ u_char *ngx_http_agent_cron_iso(u_char *buf, int64_t sec);
 
 typedef struct ngx_http_agent_curl_s  ngx_http_agent_curl_t;
 
+/* a body posted in pieces, read from where they are (curl_post_parts()) */
+#define NGX_HTTP_AGENT_CURL_PARTS  3
+
 /* return NGX_OK to go on, NGX_ERROR to abort the transfer */
 typedef ngx_int_t (*ngx_http_agent_curl_data_pt)(void *data, u_char *p,
     size_t len);
@@ -86,6 +89,10 @@ struct ngx_http_agent_curl_s {
     void                          *data;
     long                           retry_after; /* seconds, or -1 */
     size_t                         body_len;    /* posted */
+    ngx_str_t                      parts[NGX_HTTP_AGENT_CURL_PARTS];
+    ngx_uint_t                     nparts;
+    ngx_uint_t                     part;        /* read next, */
+    size_t                         part_pos;    /* from here */
     const char                    *want_header; /* kept when answered */
     u_char                         header[128];
     size_t                         header_len;
@@ -100,6 +107,9 @@ ngx_http_agent_curl_t *ngx_http_agent_curl_create(ngx_pool_t *pool,
 ngx_int_t ngx_http_agent_curl_post(ngx_http_agent_curl_t *x, ngx_str_t *url,
     ngx_array_t *headers, ngx_str_t *body, ngx_msec_t connect_timeout,
     ngx_msec_t timeout);
+ngx_int_t ngx_http_agent_curl_post_parts(ngx_http_agent_curl_t *x,
+    ngx_str_t *url, ngx_array_t *headers, ngx_str_t *parts, ngx_uint_t n,
+    ngx_msec_t connect_timeout, ngx_msec_t timeout);
 ngx_uint_t ngx_http_agent_curl_sent(ngx_http_agent_curl_t *x);
 void ngx_http_agent_curl_cancel(ngx_http_agent_curl_t *x);
 void ngx_http_agent_curl_unwatch(ngx_connection_t *c, ngx_uint_t closed);
@@ -189,6 +199,7 @@ void ngx_http_agent_json_num(ngx_http_agent_json_t *j, double n);
 u_char *ngx_http_agent_json_number_text(u_char *p, double n);
 double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
+size_t ngx_http_agent_json_gap(ngx_http_agent_json_t *j);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 void ngx_http_agent_json_merge(ngx_http_agent_json_t *j, yajl_val old,
     yajl_val add);
@@ -374,6 +385,12 @@ ngx_int_t ngx_http_agent_redact(ngx_pool_t *pool, ngx_array_t *re,
 
 ngx_int_t ngx_http_agent_grow(void *buf, size_t used, size_t *size,
     size_t need, size_t max, ngx_log_t *log);
+ngx_int_t ngx_http_agent_grow_shared(u_char **buf, size_t used,
+    size_t *size, size_t need, size_t max, ngx_log_t *log);
+void ngx_http_agent_grow_reset(u_char **buf, size_t *size);
+ngx_int_t ngx_http_agent_grow_pin(ngx_pool_t *pool, u_char *buf);
+void ngx_http_agent_grow_ref(u_char *buf);
+void ngx_http_agent_grow_release(void *buf);
 
 
 #endif /* _NGX_HTTP_AGENT_UTIL_H_INCLUDED_ */

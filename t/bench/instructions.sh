@@ -13,7 +13,9 @@
 #                  ngx_http_agent_phase.c), printed as medians in us
 #   BENCH_LONG=1   with BENCH_PHASES: the turns in one session of our chat
 #                  API, each phase's time per turn in turns 1-10 against
-#                  the last ten (a long conversation's overhead)
+#                  the last ten (a long conversation's overhead); without
+#                  it, the instructions per turn of turns 1-10 and of the
+#                  last ten, the worker's and its event loop's thread's
 #
 # Under t/pg/run (AGENT_PG set) the store is PostgreSQL, a new database a
 # module; with the server's pg_stat_statements loaded (t/pg/run's
@@ -202,6 +204,47 @@ long() {
             $f ? $l / $f : 0;' "$n" "$2"/phases.*
 }
 
+# one session's turns under callgrind: turns 1-10 counted, then the
+# turns up to n - 10 not counted, then the last ten counted
+long_instructions() {
+    local base="http://127.0.0.1:$3" sid i ir
+    sid=$(node "$root/t/bench/loadgen.js" long "{\"base\":\"$base\",\"n\":0}" \
+          | sed 's/.*"sid":"\([^"]*\)".*/\1/')
+    callgrind_control -z $vg > /dev/null 2>&1
+    node "$root/t/bench/loadgen.js" long \
+        "{\"base\":\"$base\",\"sid\":\"$sid\",\"n\":10}" > /dev/null
+    callgrind_control -d $vg > /dev/null 2>&1
+    node "$root/t/bench/loadgen.js" long "{\"base\":\"$base\",\"sid\":\"$sid\",
+        \"n\":$((n - 20)),\"from\":10}" > /dev/null
+    callgrind_control -z $vg > /dev/null 2>&1
+    node "$root/t/bench/loadgen.js" long "{\"base\":\"$base\",\"sid\":\"$sid\",
+        \"n\":10,\"from\":$((n - 10))}" > /dev/null
+    callgrind_control -d $vg > /dev/null 2>&1
+    kill $vg
+    wait $vg 2> /dev/null || true
+
+    # the request's bytes copied into curl's send buffer, where the
+    # module's read callback does it (the floor's own cost: any client
+    # of curl pays it)
+    echo "$1: $n turns in one session, instructions per turn"
+    for i in 1 2; do
+        ir=$(cat "$2"/cg.out.$i-* | sed -n 's/^summary: //p' \
+             | paste -sd+ | bc)
+        rd=$(callgrind_annotate --inclusive=yes --threshold=100 \
+                 "$2"/cg.out.$i-01 2> /dev/null \
+             | sed -n 's/^ *\([0-9,]*\) .*:ngx_http_agent_curl_read .*/\1/p' \
+             | head -1 | tr -d ,)
+        printf '  %-14s worker %6.2fM  event loop %6.2fM' \
+            "$([ $i = 1 ] && echo 'turns 1-10' || echo 'last ten')" \
+            "$(echo "$ir / 10000000" | bc -l)" \
+            "$(echo "$(sed -n 's/^summary: //p' "$2"/cg.out.$i-01) \
+                    / 10000000" | bc -l)"
+        [ -z "$rd" ] || printf '  (the request into curl %5.2fM)' \
+            "$(echo "$rd / 10000000" | bc -l)"
+        echo
+    done
+}
+
 k=0
 for so in "$@"; do
     so=$(realpath "$so")
@@ -251,9 +294,15 @@ CONF
     fi
 
     valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" \
+        ${BENCH_LONG:+--separate-threads=yes} \
         /usr/sbin/nginx -p "$d/" -c "$d/nginx.conf" > "$d/vg.log" 2>&1 &
     vg=$!
     up "http://127.0.0.1:$np/lg/ok"
+
+    if [ -n "$BENCH_LONG" ]; then
+        long_instructions "$so" "$d" "$np"
+        continue
+    fi
 
     base="http://127.0.0.1:$np/lg"
     node "$root/t/bench/loadgen.js" lgload \

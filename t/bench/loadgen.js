@@ -273,15 +273,17 @@ const modes = {
                            '"chunk"');
     },
 
-    // n turns in one session; the checkpoint file's size at some turns;
-    // with opt.storage (a LangGraph API's base) the session's bytes in
-    // the store after them, per turn (GET /threads/{id}/storage)
+    // n turns in one session (opt.sid's, its turns counted on from
+    // opt.from); the checkpoint file's size at some turns; with
+    // opt.storage (a LangGraph API's base) the session's bytes in the
+    // store after them, per turn (GET /threads/{id}/storage)
     async long() {
-        const sid = await session(opt.base);
+        const sid = opt.sid || await session(opt.base);
         const lat = [], sizes = {};
         let errors = 0;
         for (let i = 1; i <= opt.n; i++) {
-            const r = await turn(opt.base, sid, 'turn ' + i);
+            const r = await turn(opt.base, sid,
+                                 'turn ' + (i + (opt.from || 0)));
             lat.push(r.ms);
             if (!r.ok) {
                 errors++;
@@ -314,7 +316,8 @@ const modes = {
             }
             await new Promise((r) => setTimeout(r, 100));
         }
-        return { n: opt.n, errors: errors, first10: med(lat.slice(0, 10)),
+        return { n: opt.n, sid: sid, errors: errors,
+                 first10: med(lat.slice(0, 10)),
                  last10: med(lat.slice(-10)), sizes: sizes,
                  storage: storage };
     },

@@ -157,7 +157,8 @@ sub connection {
                             path => $req->{path},
                             auth => $req->{headers}{authorization} // '',
                             headers => $req->{headers},
-                            body => $body });
+                            body => $body,
+                            $self->{raw} ? (raw => $req->{body}) : () });
 
         if ($req->{path} =~ m{/embeddings(?:\?|$)|:batchEmbedContents}) {
             my $spec = $self->{embed} ? $self->{embed}->($body, $n) : undef;
@@ -178,6 +179,13 @@ sub connection {
         }
 
         my $spec = $self->{script}->($body, $n) // { text => 'ok' };
+
+        # the request read, no answer: a kept connection found closed
+        if ($spec->{hangup}) {
+            $self->note_event({ event => 'hangup', n => $n });
+            last;
+        }
+
         my $keep = $self->respond($c, $spec, $n);
         last unless $keep;
     }
