@@ -89,7 +89,6 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     yajl_val                         schema;
     ngx_str_t                       *value;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_tool_t           *tool, **t;
     ngx_http_agent_tool_location_t  *loc;
 
@@ -134,41 +133,10 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    /* the model's definition, written by our generator */
-
-    j = ngx_http_agent_json_create(cf->pool);
-    if (j == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "function");
-    ngx_http_agent_json_key(j, "function");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "name");
-    ngx_http_agent_json_str(j, &value[1]);
-    ngx_http_agent_json_key(j, "description");
-    ngx_http_agent_json_str(j, &loc->description);
-    ngx_http_agent_json_key(j, "parameters");
-
-    if (schema) {
-        ngx_http_agent_json_val(j, schema);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "object");
-        ngx_http_agent_json_key(j, "properties");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &tool->definition) != NGX_OK) {
+    if (ngx_http_agent_tools_define(cf->pool, &value[1], &loc->description,
+                                    schema, &tool->definition)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 

@@ -338,6 +338,8 @@ ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
 ngx_int_t ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
     ngx_str_t *result);
 ngx_uint_t ngx_http_agent_tools_idempotent(ngx_http_agent_tool_call_t *call);
+ngx_int_t ngx_http_agent_tools_define(ngx_pool_t *pool, ngx_str_t *name,
+    ngx_str_t *desc, yajl_val schema, ngx_str_t *def);
 
 
 /* for the files of src/tools/ only: hidden from the module's exports */
