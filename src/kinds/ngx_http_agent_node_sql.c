@@ -368,12 +368,7 @@ ngx_http_agent_node_sql_attempt(ngx_http_agent_node_sql_ctx_t *ctx,
         ngx_http_agent_json_bool(j, error == NULL);
         ngx_http_agent_json_key(j, "result");
 
-        if (result) {
-            ngx_http_agent_json_raw(j, result);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
+        ngx_http_agent_json_raw(j, result);
     }
 
     ngx_http_agent_json_key(j, "error");

@@ -369,6 +369,21 @@ ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json)
 }
 
 
+/* a stored JSON object, or {} where none was stored */
+
+void
+ngx_http_agent_json_raw_obj(ngx_http_agent_json_t *j, ngx_str_t *json)
+{
+    if (json->len) {
+        ngx_http_agent_json_raw(j, json);
+        return;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
+}
+
+
 void
 ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v)
 {

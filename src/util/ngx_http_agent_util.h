@@ -189,6 +189,7 @@ void ngx_http_agent_json_num(ngx_http_agent_json_t *j, double n);
 u_char *ngx_http_agent_json_number_text(u_char *p, double n);
 double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
+void ngx_http_agent_json_raw_obj(ngx_http_agent_json_t *j, ngx_str_t *json);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 void ngx_http_agent_json_merge(ngx_http_agent_json_t *j, yajl_val old,
     yajl_val add);

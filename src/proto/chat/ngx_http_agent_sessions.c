@@ -69,13 +69,7 @@ ngx_http_agent_sessions_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "metadata");
 
-    if (s->metadata.len) {
-        ngx_http_agent_json_raw(j, &s->metadata);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
+    ngx_http_agent_json_raw_obj(j, &s->metadata);
 
     ngx_http_agent_json_end(j);
 }

@@ -224,6 +224,10 @@ ngx_int_t ngx_http_agent_lg_state(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_http_agent_graph_t *ngx_http_agent_lg_thread_graph(ngx_http_request_t *r,
     ngx_str_t *thread_id);
+ngx_int_t ngx_http_agent_lg_history_list(ngx_http_request_t *r,
+    ngx_str_t *thread_id, ngx_str_t *ns, ngx_array_t *list, ngx_uint_t n);
+ngx_int_t ngx_http_agent_lg_history_read(ngx_http_request_t *r,
+    ngx_int_t rc);
 
 /* lg_update.c */
 ngx_int_t ngx_http_agent_lg_update_state(ngx_http_request_t *r,
