@@ -173,6 +173,8 @@ void ngx_http_agent_lg_page(yajl_val v, ngx_http_agent_lg_filter_t *f,
     ngx_int_t *limit, ngx_int_t *offset);
 ngx_uint_t ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
     ngx_str_t *graph_id, ngx_str_t *name, yajl_val metadata);
+void ngx_http_agent_lg_assistant_field(ngx_http_agent_json_t *j, yajl_val x,
+    ngx_uint_t n, ngx_http_agent_assistant_row_t *row);
 void ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
     ngx_http_agent_json_t *j, ngx_http_agent_assistant_row_t *row,
     ngx_uint_t updated);

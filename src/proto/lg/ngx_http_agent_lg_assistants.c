@@ -354,19 +354,7 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
             x = o;
         }
 
-        if (x) {
-            ngx_http_agent_json_val(j, x);
-
-        } else if (n < 3) {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-
-        } else if (n == 3) {
-            ngx_http_agent_json_str(j, &row->graph_id);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
+        ngx_http_agent_lg_assistant_field(j, x, n, row);
     }
 
     ngx_http_agent_json_end(j);
