@@ -320,6 +320,8 @@ void ngx_http_agent_lg_redrive_turn(ngx_http_agent_lg_run_t *lr,
 /* lg_request.c */
 ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_in_t *in);
+ngx_int_t ngx_http_agent_lg_webhook(ngx_http_request_t *r, yajl_val v,
+    ngx_str_t *url);
 
 
 #pragma GCC visibility pop

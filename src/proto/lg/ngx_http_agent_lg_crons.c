@@ -244,19 +244,9 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
                                           "object");
     }
 
-    x = ngx_http_agent_json_get(v, "webhook");
-
-    if (x && !YAJL_IS_NULL(x)) {
-        s.data = YAJL_IS_STRING(x) ? (u_char *) YAJL_GET_STRING(x) : NULL;
-        s.len = s.data ? ngx_strlen(s.data) : 0;
-
-        if (s.data == NULL
-            || !ngx_http_agent_webhook_allowed(alcf->webhooks, &s))
-        {
-            return ngx_http_agent_reply_error(r, 422, "\"webhook\" is not "
-                                              "a URL agent_webhooks allows "
-                                              "here");
-        }
+    rc = ngx_http_agent_lg_webhook(r, v, &s);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     /* the document: the cron's own, and its runs' payload */
