@@ -66,7 +66,10 @@ u_char *ngx_http_agent_cron_iso(u_char *buf, int64_t sec);
 
 typedef struct ngx_http_agent_curl_s  ngx_http_agent_curl_t;
 
-/* return NGX_OK to go on, NGX_ERROR to abort the transfer */
+/*
+ * return NGX_OK to go on, NGX_ERROR to abort the transfer; none (NULL):
+ * the body is dropped, as by a webhook's or a collector's sender
+ */
 typedef ngx_int_t (*ngx_http_agent_curl_data_pt)(void *data, u_char *p,
     size_t len);
 
