@@ -50,6 +50,22 @@ ngx_http_agent_json_create(ngx_pool_t *pool)
 }
 
 
+/* a generator with its object opened, as most answers begin */
+
+ngx_http_agent_json_t *
+ngx_http_agent_json_create_obj(ngx_pool_t *pool)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j != NULL) {
+        ngx_http_agent_json_obj(j);
+    }
+
+    return j;
+}
+
+
 ngx_int_t
 ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size)
 {

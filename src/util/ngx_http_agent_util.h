@@ -181,6 +181,7 @@ typedef struct {
 
 
 ngx_http_agent_json_t *ngx_http_agent_json_create(ngx_pool_t *pool);
+ngx_http_agent_json_t *ngx_http_agent_json_create_obj(ngx_pool_t *pool);
 ngx_int_t ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size);
 void ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s);
 void ngx_http_agent_json_bytes(ngx_http_agent_json_t *j, u_char *s,

@@ -500,12 +500,11 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
         return rc;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "resources");
     ngx_http_agent_json_arr(j);
 

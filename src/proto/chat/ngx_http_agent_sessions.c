@@ -178,12 +178,11 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
                                           "the sessions could not be listed");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "sessions");
     ngx_http_agent_json_arr(j);
 
@@ -360,12 +359,11 @@ ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
                                           "the state could not be read");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoint_id");
 
     if (cp.id.len) {
@@ -428,12 +426,11 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
                                           "the checkpoints could not be read");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoints");
     ngx_http_agent_json_arr(j);
 
@@ -501,12 +498,11 @@ ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &graph->name);
 

@@ -251,12 +251,11 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
 
     /* the document: the cron's own, and its runs' payload */
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     for (i = 0; i < 3; i++) {
         /* schedule, timezone, end_time */

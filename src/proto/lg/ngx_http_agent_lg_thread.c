@@ -262,12 +262,11 @@ ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "graph_id");
     ngx_http_agent_json_str(j, graph_id);
     ngx_http_agent_json_key(j, "assistant_id");

@@ -177,12 +177,11 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r,
     }
 
     if (ngx_http_agent_method_is("ping")) {
-        j = ngx_http_agent_json_create(r->pool);
+        j = ngx_http_agent_json_create_obj(r->pool);
         if (j == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        ngx_http_agent_json_obj(j);
         ngx_http_agent_json_end(j);
 
         return ngx_http_agent_reply_rpc_result(r, j);
@@ -288,12 +287,11 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
         version = &ngx_http_agent_mcpserver_versions[1];
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     if (discover) {
         ngx_http_agent_json_key(j, "supportedVersions");
