@@ -142,12 +142,11 @@ ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     /* the model's arguments but those set here */
 

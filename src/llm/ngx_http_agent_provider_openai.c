@@ -152,12 +152,11 @@ ngx_http_agent_provider_openai_embed_body(ngx_http_agent_llm_t *llm,
         url->len = p - url->data;
     }
 
-    j = ngx_http_agent_json_create(llm->pool);
+    j = ngx_http_agent_json_create_obj(llm->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "model");
     ngx_http_agent_json_str(j, &llm->model->model);
     ngx_http_agent_json_key(j, "encoding_format");

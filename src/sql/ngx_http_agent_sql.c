@@ -300,12 +300,11 @@ ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err, ngx_str_t *result)
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "error");
     ngx_http_agent_json_str(j, err);
     ngx_http_agent_json_end(j);

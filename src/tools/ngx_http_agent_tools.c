@@ -53,12 +53,11 @@ ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "error");
     ngx_http_agent_json_str(j, err);
     ngx_http_agent_json_end(j);
@@ -80,12 +79,11 @@ ngx_http_agent_tools_define(ngx_pool_t *pool, ngx_str_t *name,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "type");
     ngx_http_agent_json_cstr(j, "function");
     ngx_http_agent_json_key(j, "function");
