@@ -262,8 +262,8 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
 
     if (call->args == NULL || !YAJL_IS_OBJECT(call->args)) {
         ngx_str_set(&err, "the arguments must be a JSON object");
-        return ngx_http_agent_tools_error(call->run->pool, &err,
-                                          &call->result);
+        return ngx_http_agent_json_error(call->run->pool, &err,
+                                         &call->result);
     }
 
     if (ngx_http_agent_json_encode(call->run->pool, call->args, &body)
@@ -278,8 +278,8 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
                                           call);
     if (sub == NULL) {
         ngx_str_set(&err, "the tool's location could not be called");
-        return ngx_http_agent_tools_error(call->run->pool, &err,
-                                          &call->result);
+        return ngx_http_agent_json_error(call->run->pool, &err,
+                                         &call->result);
     }
 
     call->data = sub;
@@ -354,7 +354,7 @@ ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
     if (status >= NGX_HTTP_BAD_REQUEST) {
         err = text;
 
-        if (ngx_http_agent_tools_error(pool, &err, &call->result) != NGX_OK) {
+        if (ngx_http_agent_json_error(pool, &err, &call->result) != NGX_OK) {
             ngx_str_null(&call->result);
         }
 

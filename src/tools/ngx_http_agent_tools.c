@@ -47,25 +47,6 @@ ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name)
 }
 
 
-ngx_int_t
-ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
-    ngx_str_t *result)
-{
-    ngx_http_agent_json_t  *j;
-
-    j = ngx_http_agent_json_create_obj(pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_str(j, err);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_json_done(j, result);
-}
-
-
 /*
  * A tool as the model is offered it, {"type": "function", "function":
  * {name, description, parameters}}, written by our generator whoever

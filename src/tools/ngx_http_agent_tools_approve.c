@@ -343,7 +343,7 @@ ngx_http_agent_tools_approve_decisions(ngx_pool_t *pool, ngx_array_t *calls,
                        - p;
         }
 
-        if (ngx_http_agent_tools_error(pool, &text, &c[i].answer) != NGX_OK) {
+        if (ngx_http_agent_json_error(pool, &text, &c[i].answer) != NGX_OK) {
             return NGX_ERROR;
         }
     }

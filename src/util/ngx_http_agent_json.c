@@ -385,6 +385,27 @@ ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json)
 }
 
 
+/* {"error": err}: a tool's or a query's failure, as the model reads it */
+
+ngx_int_t
+ngx_http_agent_json_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create_obj(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_key(j, "error");
+    ngx_http_agent_json_str(j, err);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, result);
+}
+
+
 /* a stored JSON object, or {} where none was stored */
 
 void

@@ -194,6 +194,8 @@ u_char *ngx_http_agent_json_number_text(u_char *p, double n);
 double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
 void ngx_http_agent_json_raw_obj(ngx_http_agent_json_t *j, ngx_str_t *json);
+ngx_int_t ngx_http_agent_json_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 void ngx_http_agent_json_merge(ngx_http_agent_json_t *j, yajl_val old,
     yajl_val add);

@@ -338,7 +338,7 @@ ngx_http_agent_mcp_tool_finish(ngx_http_agent_mcp_tool_ctx_t *ctx,
         err.len = ngx_snprintf(p, why->len + 128, fmt, why) - p;
     }
 
-    if (ngx_http_agent_tools_error(call->run->pool, &err, &call->result)
+    if (ngx_http_agent_json_error(call->run->pool, &err, &call->result)
         != NGX_OK)
     {
         ngx_str_set(&call->result, "{\"error\":\"the MCP tool failed\"}");
