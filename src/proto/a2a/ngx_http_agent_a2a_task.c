@@ -38,6 +38,8 @@ static void ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
     ngx_str_t *text);
 static void ngx_http_agent_a2a_parts(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *text);
+static void ngx_http_agent_a2a_artifact(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *text);
 
 
 ngx_http_agent_format_t  ngx_http_agent_a2a_format = {
@@ -157,14 +159,7 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
             ngx_http_agent_json_key(j, "contextId");
             ngx_http_agent_json_str(j, &s->session_id);
             ngx_http_agent_json_key(j, "artifact");
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "artifactId");
-            ngx_http_agent_json_cstr(j, "answer");
-            ngx_http_agent_json_key(j, "name");
-            ngx_http_agent_json_cstr(j, "answer");
-            ngx_http_agent_json_key(j, "parts");
-            ngx_http_agent_a2a_parts(j, o, &text);
-            ngx_http_agent_json_end(j);
+            ngx_http_agent_a2a_artifact(j, o, &text);
             ngx_http_agent_json_key(j, "lastChunk");
             ngx_http_agent_json_bool(j, 1);
             ngx_http_agent_json_end(j);
@@ -378,14 +373,7 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     if (artifact) {
         ngx_http_agent_json_key(j, "artifacts");
         ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "artifactId");
-        ngx_http_agent_json_cstr(j, "answer");
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_cstr(j, "answer");
-        ngx_http_agent_json_key(j, "parts");
-        ngx_http_agent_a2a_parts(j, o, text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_a2a_artifact(j, o, text);
         ngx_http_agent_json_arr_end(j);
     }
 
@@ -430,6 +418,23 @@ ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
         ngx_http_agent_a2a_message(j, o, task, context, text);
     }
 
+    ngx_http_agent_json_end(j);
+}
+
+
+/* the answer as the task's one artifact, "answer" */
+
+static void
+ngx_http_agent_a2a_artifact(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *text)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "artifactId");
+    ngx_http_agent_json_cstr(j, "answer");
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_cstr(j, "answer");
+    ngx_http_agent_json_key(j, "parts");
+    ngx_http_agent_a2a_parts(j, o, text);
     ngx_http_agent_json_end(j);
 }
 
