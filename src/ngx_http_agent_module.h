@@ -38,6 +38,16 @@ typedef struct {
 
 
 /*
+ * One of our HTTP modules (a protocol's, the filters'): a context, its
+ * directives and at most a worker's start; nothing else of a module's
+ * life is ours, so that the same twelve lines are not written per module
+ */
+#define NGX_HTTP_AGENT_MODULE(ctx, commands, init_process)                   \
+    { NGX_MODULE_V1, ctx, commands, NGX_HTTP_MODULE, NULL, NULL,             \
+      init_process, NULL, NULL, NULL, NULL, NGX_MODULE_V1_PADDING }
+
+
+/*
  * A location that keeps its runs (a protocol's): its configuration, so
  * that a run its worker lost is driven again there (turn_redrive.c)
  */

@@ -42,31 +42,13 @@ static ngx_int_t ngx_http_agent_filter_init(ngx_conf_t *cf);
 
 /* a module of its own: the filters keep their ctx apart from the handler */
 static ngx_http_module_t  ngx_http_agent_filter_module_ctx = {
-    NULL,                                  /* preconfiguration */
-    ngx_http_agent_filter_init,            /* postconfiguration */
-    NULL,                                  /* create main configuration */
-    NULL,                                  /* init main configuration */
-    NULL,                                  /* create server configuration */
-    NULL,                                  /* merge server configuration */
-    NULL,                                  /* create location configuration */
-    NULL                                   /* merge location configuration */
+    NULL, ngx_http_agent_filter_init,      /* postconfiguration alone */
+    NULL, NULL, NULL, NULL, NULL, NULL
 };
 
 
-ngx_module_t  ngx_http_agent_filter_module = {
-    NGX_MODULE_V1,
-    &ngx_http_agent_filter_module_ctx,     /* module context */
-    NULL,                                  /* module directives */
-    NGX_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    NULL,                                  /* init process */
-    NULL,                                  /* init thread */
-    NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    NGX_MODULE_V1_PADDING
-};
+ngx_module_t  ngx_http_agent_filter_module =
+    NGX_HTTP_AGENT_MODULE(&ngx_http_agent_filter_module_ctx, NULL, NULL);
 
 
 static ngx_http_output_header_filter_pt  ngx_http_agent_next_header_filter;

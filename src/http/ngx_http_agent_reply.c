@@ -495,12 +495,11 @@ ngx_http_agent_reply_error_json(ngx_pool_t *pool, ngx_uint_t detail,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     if (detail) {
         ngx_http_agent_json_key(j, "detail");

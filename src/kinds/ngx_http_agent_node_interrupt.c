@@ -94,12 +94,11 @@ ngx_http_agent_node_interrupt_run(ngx_http_agent_run_t *run,
         return NGX_ERROR;
     }
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "node");
     ngx_http_agent_json_str(j, &node->name);
     ngx_http_agent_json_key(j, "value");

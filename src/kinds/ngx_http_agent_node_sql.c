@@ -201,12 +201,11 @@ ngx_http_agent_node_sql_run(ngx_http_agent_run_t *run,
     ctx->query = query;
     call = &ctx->call;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "query");
     ngx_http_agent_json_str(j, &query);
     ngx_http_agent_json_end(j);
@@ -354,12 +353,11 @@ ngx_http_agent_node_sql_attempt(ngx_http_agent_node_sql_ctx_t *ctx,
 
     run = ctx->call.run;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_cstr(j, channel >= 0 ? "code" : "query");
     ngx_http_agent_json_str(j, &ctx->query);
 
@@ -368,12 +366,7 @@ ngx_http_agent_node_sql_attempt(ngx_http_agent_node_sql_ctx_t *ctx,
         ngx_http_agent_json_bool(j, error == NULL);
         ngx_http_agent_json_key(j, "result");
 
-        if (result) {
-            ngx_http_agent_json_raw(j, result);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
+        ngx_http_agent_json_raw(j, result);
     }
 
     ngx_http_agent_json_key(j, "error");

@@ -631,12 +631,11 @@ ngx_http_agent_node_store_value(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     for (i = 0; i < sc->fields->nelts; i++) {
         if (ngx_http_agent_graph_value(run, f[i].channel, &json) != NGX_OK) {

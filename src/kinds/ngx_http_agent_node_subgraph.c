@@ -654,12 +654,11 @@ ngx_http_agent_node_subgraph_wait(ngx_http_agent_subgraph_run_t *sr)
      * an approval's mark), at the node, saying where inside
      */
 
-    j = ngx_http_agent_json_create(outer->pool);
+    j = ngx_http_agent_json_create_obj(outer->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "node");
     ngx_http_agent_json_str(j, &sr->node->name);
 

@@ -248,8 +248,8 @@ calls:
                   - p;
 
         for (i = 0; i < ctx->ncalls; i++) {
-            if (ngx_http_agent_tools_error(run->pool, &err,
-                                           &ctx->calls[i].result)
+            if (ngx_http_agent_json_error(run->pool, &err,
+                                          &ctx->calls[i].result)
                 != NGX_OK
                 || ngx_http_agent_node_tools_result(ctx, &ctx->calls[i])
                    != NGX_OK)
@@ -370,7 +370,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     if (call->tool == NULL) {
         ngx_str_set(&err, "not a tool of this step");
 
-        if (ngx_http_agent_tools_error(ctx->run->pool, &err, &call->result)
+        if (ngx_http_agent_json_error(ctx->run->pool, &err, &call->result)
             != NGX_OK)
         {
             return NGX_ERROR;
@@ -421,7 +421,7 @@ ngx_http_agent_node_tools_start(ngx_http_agent_node_tools_ctx_t *ctx,
     if (rc != NGX_OK || call->result.len == 0) {
         ngx_str_set(&err, "the tool failed");
 
-        if (ngx_http_agent_tools_error(ctx->run->pool, &err, &call->result)
+        if (ngx_http_agent_json_error(ctx->run->pool, &err, &call->result)
             != NGX_OK)
         {
             return NGX_ERROR;

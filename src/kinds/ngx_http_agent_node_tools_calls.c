@@ -80,7 +80,7 @@ ngx_http_agent_node_tools_kept(ngx_http_agent_run_t *run,
                           "before calling it again", &c->id, &c->name)
               - p;
 
-    return ngx_http_agent_tools_error(run->pool, &err, &c->answer);
+    return ngx_http_agent_json_error(run->pool, &err, &c->answer);
 }
 
 
@@ -112,7 +112,7 @@ ngx_http_agent_node_tools_claim(ngx_http_agent_run_t *run, ngx_uint_t index,
 
     ngx_str_set(&err, "not run: another worker took this run over");
 
-    return ngx_http_agent_tools_error(run->pool, &err, &c->result) == NGX_OK
+    return ngx_http_agent_json_error(run->pool, &err, &c->result) == NGX_OK
            ? NGX_DONE : NGX_ERROR;
 }
 
@@ -142,12 +142,11 @@ ngx_http_agent_node_tools_args(ngx_http_agent_run_t *run,
         return NGX_OK;
     }
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     /* the model's arguments but those set here */
 
@@ -452,7 +451,7 @@ ngx_http_agent_node_tools_client(ngx_http_agent_run_t *run,
         if ((o ? ngx_http_agent_json_encode(run->pool, o, &c[i].answer)
              : found ? ngx_http_agent_json_quote(run->pool, &output,
                                                  &c[i].answer)
-             : ngx_http_agent_tools_error(run->pool, &err, &c[i].answer))
+             : ngx_http_agent_json_error(run->pool, &err, &c[i].answer))
             != NGX_OK)
         {
             return NGX_ERROR;
@@ -626,7 +625,7 @@ ngx_http_agent_node_tools_told(ngx_http_agent_run_t *run, yajl_val asked,
         }
 
         if ((v ? ngx_http_agent_json_encode(run->pool, v, &c[i].answer)
-             : ngx_http_agent_tools_error(run->pool, &err, &c[i].answer))
+             : ngx_http_agent_json_error(run->pool, &err, &c[i].answer))
             != NGX_OK)
         {
             return NGX_ERROR;

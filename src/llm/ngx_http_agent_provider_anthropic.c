@@ -79,12 +79,11 @@ ngx_http_agent_anthropic_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
         return NGX_ERROR;
     }
 
-    j = ngx_http_agent_json_create(llm->pool);
+    j = ngx_http_agent_json_create_obj(llm->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "model");
     ngx_http_agent_json_str(j, &model->model);
     ngx_http_agent_json_key(j, "max_tokens");

@@ -69,12 +69,11 @@ ngx_http_agent_gemini_request(ngx_http_agent_llm_t *llm, ngx_str_t *url,
         return NGX_ERROR;
     }
 
-    j = ngx_http_agent_json_create(llm->pool);
+    j = ngx_http_agent_json_create_obj(llm->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     if (llm->req->system && llm->req->system->len) {
         ngx_http_agent_json_key(j, "systemInstruction");
@@ -414,12 +413,11 @@ ngx_http_agent_gemini_embed(ngx_http_agent_llm_t *llm, ngx_str_t *url,
     name.len = sizeof("models/") - 1 + model->model.len;
     name.data = url->data + model->url.len + 1;
 
-    j = ngx_http_agent_json_create(llm->pool);
+    j = ngx_http_agent_json_create_obj(llm->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "requests");
     ngx_http_agent_json_arr(j);
 

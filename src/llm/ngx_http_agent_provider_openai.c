@@ -16,8 +16,13 @@
  * provider=openai: OpenAI's chat completions and every server that speaks
  * them (DeepSeek, vLLM, LM Studio, Ollama, llama.cpp's server).  The
  * request is the provider-neutral messages written in OpenAI's shapes; the
- * stream is "data:" events of deltas, then "[DONE]".  Azure's deployments
- * speak the same (ngx_http_agent_provider_azure.c).
+ * stream is "data:" events of deltas, then "[DONE]".
+ *
+ * provider=azure: an Azure OpenAI deployment speaks the same.  Its URL is
+ * the deployment's chat completions URL with its api-version
+ * (https://NAME.openai.azure.com/openai/deployments/DEPLOYMENT/chat/
+ * completions?api-version=...), its embeddings' .../embeddings?api-
+ * version=...; only its key goes elsewhere, in "api-key".
  */
 
 
@@ -27,6 +32,14 @@ static ngx_int_t ngx_http_agent_openai_embed(ngx_http_agent_llm_t *llm,
     ngx_str_t *url, ngx_array_t *headers, ngx_str_t *body);
 static ngx_int_t ngx_http_agent_openai_key(ngx_http_agent_llm_t *llm,
     ngx_array_t *headers);
+static ngx_int_t ngx_http_agent_provider_openai_embed_body(
+    ngx_http_agent_llm_t *llm, ngx_str_t *url, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_provider_openai_embedded(
+    ngx_http_agent_llm_t *llm, yajl_val v);
+static ngx_int_t ngx_http_agent_provider_openai_body(
+    ngx_http_agent_llm_t *llm, ngx_str_t *body);
+static ngx_int_t ngx_http_agent_provider_openai_event(
+    ngx_http_agent_llm_t *llm, yajl_val v);
 static ngx_int_t ngx_http_agent_openai_tool_delta(ngx_http_agent_llm_t *llm,
     yajl_val tc, size_t pos);
 static void ngx_http_agent_llm_message_json(ngx_http_agent_json_t *j,
@@ -39,6 +52,16 @@ static void ngx_http_agent_llm_calls(ngx_http_agent_json_t *j,
 
 ngx_http_agent_provider_t  ngx_http_agent_provider_openai = {
     ngx_string("openai"),
+    ngx_null_string,
+    ngx_http_agent_openai_request,
+    ngx_http_agent_provider_openai_event,
+    ngx_http_agent_openai_embed,
+    ngx_http_agent_provider_openai_embedded
+};
+
+
+ngx_http_agent_provider_t  ngx_http_agent_provider_azure = {
+    ngx_string("azure"),
     ngx_null_string,
     ngx_http_agent_openai_request,
     ngx_http_agent_provider_openai_event,
@@ -81,8 +104,10 @@ ngx_http_agent_openai_key(ngx_http_agent_llm_t *llm, ngx_array_t *headers)
     }
 
     return ngx_http_agent_provider_header(llm, headers,
-                                          "Authorization: Bearer %V",
-                                          &llm->key);
+                                   llm->provider
+                                   == &ngx_http_agent_provider_azure
+                                   ? "api-key: %V"
+                                   : "Authorization: Bearer %V", &llm->key);
 }
 
 
@@ -93,7 +118,7 @@ ngx_http_agent_openai_key(ngx_http_agent_llm_t *llm, ngx_array_t *headers)
  * URL itself.  OpenAI embeds queries and documents alike.
  */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_provider_openai_embed_body(ngx_http_agent_llm_t *llm,
     ngx_str_t *url, ngx_str_t *body)
 {
@@ -127,12 +152,11 @@ ngx_http_agent_provider_openai_embed_body(ngx_http_agent_llm_t *llm,
         url->len = p - url->data;
     }
 
-    j = ngx_http_agent_json_create(llm->pool);
+    j = ngx_http_agent_json_create_obj(llm->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "model");
     ngx_http_agent_json_str(j, &llm->model->model);
     ngx_http_agent_json_key(j, "encoding_format");
@@ -161,7 +185,7 @@ ngx_http_agent_provider_openai_embed_body(ngx_http_agent_llm_t *llm,
 
 /* {data: [{index, embedding: [...]}], usage: {prompt_tokens}} */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_provider_openai_embedded(ngx_http_agent_llm_t *llm,
     yajl_val v)
 {
@@ -176,7 +200,7 @@ ngx_http_agent_provider_openai_embedded(ngx_http_agent_llm_t *llm,
 }
 
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_provider_openai_body(ngx_http_agent_llm_t *llm,
     ngx_str_t *body)
 {
@@ -468,7 +492,7 @@ ngx_http_agent_llm_calls(ngx_http_agent_json_t *j, ngx_http_agent_msg_t *m)
 
 /* one event of the stream: a chunk of deltas, or the usage at the end */
 
-ngx_int_t
+static ngx_int_t
 ngx_http_agent_provider_openai_event(ngx_http_agent_llm_t *llm, yajl_val v)
 {
     size_t     i;

@@ -243,12 +243,11 @@ ngx_http_agent_limit_keys(ngx_http_request_t *r, ngx_array_t *limits,
 
     kept = ngx_http_agent_limit_kept(r);
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     limit = limits->elts;
 

@@ -45,8 +45,6 @@ static char *ngx_http_agent_otlp_sample(ngx_conf_t *cf,
 static void ngx_http_agent_otlp_flush(ngx_event_t *ev);
 static void ngx_http_agent_otlp_done(void *data, ngx_int_t rc, long status,
     ngx_str_t *err);
-static ngx_int_t ngx_http_agent_otlp_data(void *data, u_char *p,
-    size_t len);
 
 
 static ngx_http_agent_otlp_queue_t  ngx_http_agent_otlp_queue;
@@ -294,7 +292,6 @@ ngx_http_agent_otlp_flush(ngx_event_t *ev)
         goto failed;
     }
 
-    curl->on_data = ngx_http_agent_otlp_data;
     curl->on_done = ngx_http_agent_otlp_done;
     curl->data = oq;
 
@@ -310,14 +307,6 @@ ngx_http_agent_otlp_flush(ngx_event_t *ev)
 failed:
 
     ngx_http_agent_otlp_done(oq, NGX_ERROR, 0, NULL);
-}
-
-
-static ngx_int_t
-ngx_http_agent_otlp_data(void *data, u_char *p, size_t len)
-{
-    /* the collector's answer: its status is what counts */
-    return NGX_OK;
 }
 
 

@@ -68,8 +68,6 @@ static ngx_int_t ngx_http_agent_webhook_sign(ngx_http_agent_webhook_t *wh);
 static ngx_uint_t ngx_http_agent_webhook_dots(u_char *p, u_char *last);
 static void ngx_http_agent_webhook_post(ngx_http_agent_webhook_t *wh);
 static void ngx_http_agent_webhook_retry(ngx_event_t *ev);
-static ngx_int_t ngx_http_agent_webhook_data(void *data, u_char *p,
-    size_t len);
 static void ngx_http_agent_webhook_done(void *data, ngx_int_t rc,
     long status, ngx_str_t *err);
 
@@ -513,7 +511,6 @@ ngx_http_agent_webhook_post(ngx_http_agent_webhook_t *wh)
     wh->curl = ngx_http_agent_curl_create(wh->pool, wh->log);
 
     if (wh->curl) {
-        wh->curl->on_data = ngx_http_agent_webhook_data;
         wh->curl->on_done = ngx_http_agent_webhook_done;
         wh->curl->data = wh;
 
@@ -527,14 +524,6 @@ ngx_http_agent_webhook_post(ngx_http_agent_webhook_t *wh)
     }
 
     ngx_http_agent_webhook_done(wh, NGX_ERROR, 0, NULL);
-}
-
-
-static ngx_int_t
-ngx_http_agent_webhook_data(void *data, u_char *p, size_t len)
-{
-    /* the receiver's answer: its status is what counts */
-    return NGX_OK;
 }
 
 

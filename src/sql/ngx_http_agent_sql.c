@@ -247,7 +247,7 @@ ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
 
     } else if (v == NULL || !YAJL_IS_OBJECT(v)) {
         ngx_str_set(&err, "the tool arguments are not a JSON object");
-        return ngx_http_agent_sql_error(pool, &err, result);
+        return ngx_http_agent_json_error(pool, &err, result);
     }
 
     if (name->len == 17
@@ -257,7 +257,7 @@ ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
             || arg.len == 0)
         {
             ngx_str_set(&err, "\"query\" must be a non-empty string");
-            return ngx_http_agent_sql_error(pool, &err, result);
+            return ngx_http_agent_json_error(pool, &err, result);
         }
 
         rc = ngx_http_agent_sql_execute(pool, log, ctx, &arg, result, &err);
@@ -269,7 +269,7 @@ ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
 
         if (rc == NGX_ERROR) {
             ngx_str_set(&err, "\"table\" must be a string");
-            return ngx_http_agent_sql_error(pool, &err, result);
+            return ngx_http_agent_json_error(pool, &err, result);
         }
 
         rc = ngx_http_agent_sql_load_csv(pool, log, ctx,
@@ -284,33 +284,14 @@ ngx_http_agent_sql_tool(ngx_pool_t *pool, ngx_log_t *log,
 
         err.len = ngx_sprintf(err.data, "there is no tool \"%V\"", name)
                   - err.data;
-        return ngx_http_agent_sql_error(pool, &err, result);
+        return ngx_http_agent_json_error(pool, &err, result);
     }
 
     if (rc == NGX_DECLINED) {
-        return ngx_http_agent_sql_error(pool, &err, result);
+        return ngx_http_agent_json_error(pool, &err, result);
     }
 
     return rc;
-}
-
-
-ngx_int_t
-ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err, ngx_str_t *result)
-{
-    ngx_http_agent_json_t  *j;
-
-    j = ngx_http_agent_json_create(pool);
-    if (j == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_str(j, err);
-    ngx_http_agent_json_end(j);
-
-    return ngx_http_agent_json_done(j, result);
 }
 
 

@@ -103,8 +103,6 @@ void ngx_http_agent_sql_job_cancel(ngx_http_agent_sql_job_t *job);
 /* for the files of src/sql/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
-ngx_int_t ngx_http_agent_sql_error(ngx_pool_t *pool, ngx_str_t *err,
-    ngx_str_t *result);
 sqlite3 *ngx_http_agent_sql_handle(ngx_log_t *log,
     ngx_http_agent_sql_ctx_t *ctx);
 ngx_int_t ngx_http_agent_sql_run(ngx_pool_t *pool,

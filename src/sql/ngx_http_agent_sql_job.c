@@ -368,8 +368,8 @@ ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
 
         if (job->ctx.db == NULL) {
             ngx_str_set(&err, "the database cannot be opened");
-            job->rc = ngx_http_agent_sql_error(job->pool, &err,
-                                               &job->result);
+            job->rc = ngx_http_agent_json_error(job->pool, &err,
+                                                &job->result);
             return;
         }
 
@@ -383,7 +383,7 @@ ngx_http_agent_sql_job_run(void *data, ngx_log_t *log)
         /* it waited for a thread past its deadline */
         ngx_str_set(&err, "the query waited longer than its time cap for "
                     "a thread and was not run");
-        job->rc = ngx_http_agent_sql_error(job->pool, &err, &job->result);
+        job->rc = ngx_http_agent_json_error(job->pool, &err, &job->result);
         goto done;
     }
 
@@ -444,7 +444,7 @@ ngx_http_agent_sql_job_done(ngx_event_t *ev)
     if (!job->cancelled) {
         if (job->rc != NGX_OK) {
             ngx_str_set(&err, "the tool failed");
-            (void) ngx_http_agent_sql_error(job->pool, &err, &job->result);
+            (void) ngx_http_agent_json_error(job->pool, &err, &job->result);
         }
 
         /* the receiver copies the result: the job's pool goes now */

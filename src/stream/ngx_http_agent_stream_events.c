@@ -27,8 +27,8 @@
 static ngx_int_t ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
 static void ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j, const char *event, ngx_str_t *name,
-    ngx_str_t *run_id, ngx_uint_t depth);
+    ngx_http_agent_json_t *j, ngx_str_t *sse, const char *event,
+    ngx_str_t *name, ngx_str_t *run_id, ngx_uint_t depth);
 static void ngx_http_agent_events_input(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, ngx_http_agent_event_t *ev);
 static void ngx_http_agent_events_chunk(ngx_http_agent_stream_t *s,
@@ -61,10 +61,8 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         return NGX_DECLINED;
 
     case NGX_HTTP_AGENT_EV_START:
-        ngx_str_set(name, "on_chain_start");
-        ngx_http_agent_events_head(s, j, "on_chain_start", &s->graph,
+        ngx_http_agent_events_head(s, j, name, "on_chain_start", &s->graph,
                                    &s->run_id, 0);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "input");
         ngx_http_agent_json_obj(j);
@@ -76,26 +74,18 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 
     case NGX_HTTP_AGENT_EV_NODE_START:
     case NGX_HTTP_AGENT_EV_NODE_END:
-        if (ev->type == NGX_HTTP_AGENT_EV_NODE_START) {
-            ngx_str_set(name, "on_chain_start");
-
-        } else {
-            ngx_str_set(name, "on_chain_end");
-        }
-
-        ngx_http_agent_events_head(s, j, (char *) name->data, &s->node,
-                                   &s->node_run_id, 1);
-        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_events_head(s, j, name,
+                                   ev->type == NGX_HTTP_AGENT_EV_NODE_START
+                                   ? "on_chain_start" : "on_chain_end",
+                                   &s->node, &s->node_run_id, 1);
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_end(j);
         break;
 
     case NGX_HTTP_AGENT_EV_MODEL_START:
-        ngx_str_set(name, "on_chat_model_start");
-        ngx_http_agent_events_head(s, j, "on_chat_model_start", ev->name,
+        ngx_http_agent_events_head(s, j, name, "on_chat_model_start", ev->name,
                                    &s->model_run_id,
                                    NGX_HTTP_AGENT_EVENTS_MODEL);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "input");
         ngx_http_agent_events_input(s, j, ev);
@@ -103,10 +93,8 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_UPDATE:
-        ngx_str_set(name, "on_chain_stream");
-        ngx_http_agent_events_head(s, j, "on_chain_stream", &s->graph,
+        ngx_http_agent_events_head(s, j, name, "on_chain_stream", &s->graph,
                                    &s->run_id, 0);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "chunk");
         ngx_http_agent_json_obj(j);
@@ -117,21 +105,18 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_CHUNK:
-        ngx_str_set(name, "on_chat_model_stream");
-
         /* a template's chunk has no model: it is the node's */
 
         if (s->model_run_id.len) {
-            ngx_http_agent_events_head(s, j, "on_chat_model_stream",
+            ngx_http_agent_events_head(s, j, name, "on_chat_model_stream",
                                        &s->model, &s->model_run_id,
                                        NGX_HTTP_AGENT_EVENTS_MODEL);
 
         } else {
-            ngx_http_agent_events_head(s, j, "on_chat_model_stream",
+            ngx_http_agent_events_head(s, j, name, "on_chat_model_stream",
                                        &s->node, &s->node_run_id, 2);
         }
 
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "chunk");
         ngx_http_agent_events_chunk(s, j, ev->text, NULL, NULL, NULL);
@@ -139,11 +124,9 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_MODEL_END:
-        ngx_str_set(name, "on_chat_model_end");
-        ngx_http_agent_events_head(s, j, "on_chat_model_end", ev->name,
+        ngx_http_agent_events_head(s, j, name, "on_chat_model_end", ev->name,
                                    &s->model_run_id,
                                    NGX_HTTP_AGENT_EVENTS_MODEL);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "output");
         ngx_http_agent_json_obj(j);
@@ -171,16 +154,10 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 
     case NGX_HTTP_AGENT_EV_TOOL_START:
     case NGX_HTTP_AGENT_EV_TOOL_END:
-        if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
-            ngx_str_set(name, "on_tool_start");
-
-        } else {
-            ngx_str_set(name, "on_tool_end");
-        }
-
-        ngx_http_agent_events_head(s, j, (char *) name->data, ev->name,
-                                   ev->id, 2);
-        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_events_head(s, j, name,
+                                   ev->type == NGX_HTTP_AGENT_EV_TOOL_START
+                                   ? "on_tool_start" : "on_tool_end",
+                                   ev->name, ev->id, 2);
         ngx_http_agent_json_obj(j);
 
         if (ev->type == NGX_HTTP_AGENT_EV_TOOL_START) {
@@ -221,10 +198,8 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 
     case NGX_HTTP_AGENT_EV_INTERRUPT:
         /* as LangGraph streams it: the graph's chunk {"__interrupt__"} */
-        ngx_str_set(name, "on_chain_stream");
-        ngx_http_agent_events_head(s, j, "on_chain_stream", &s->graph,
+        ngx_http_agent_events_head(s, j, name, "on_chain_stream", &s->graph,
                                    &s->run_id, 0);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "chunk");
         ngx_http_agent_json_obj(j);
@@ -237,18 +212,14 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         break;
 
     case NGX_HTTP_AGENT_EV_CUSTOM:
-        ngx_str_set(name, "on_custom_event");
-        ngx_http_agent_events_head(s, j, "on_custom_event", ev->name,
+        ngx_http_agent_events_head(s, j, name, "on_custom_event", ev->name,
                                    &s->node_run_id, 1);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_stream_payload(j, ev);
         break;
 
     case NGX_HTTP_AGENT_EV_END:
-        ngx_str_set(name, "on_chain_end");
-        ngx_http_agent_events_head(s, j, "on_chain_end", &s->graph,
+        ngx_http_agent_events_head(s, j, name, "on_chain_end", &s->graph,
                                    &s->run_id, 0);
-        ngx_http_agent_json_key(j, "data");
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "output");
         ngx_http_agent_json_obj(j);
@@ -263,9 +234,8 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
         break;
 
     default: /* NGX_HTTP_AGENT_EV_ERROR */
-        ngx_str_set(name, "error");
-        ngx_http_agent_events_head(s, j, "error", &s->graph, &s->run_id, 0);
-        ngx_http_agent_json_key(j, "data");
+        ngx_http_agent_events_head(s, j, name, "error", &s->graph, &s->run_id,
+                                   0);
         ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "error");
         ngx_http_agent_json_str(j, ev->text);
@@ -281,15 +251,24 @@ ngx_http_agent_events_write(ngx_http_agent_stream_t *s,
 }
 
 
-/* depth 0: the graph; 1: a node in it; 2: a model or tool in the node */
+/*
+ * An event up to its "data" key, named on the SSE line too (sse, unless
+ * NULL).  depth 0: the graph; 1: a node in it; 2: a model or tool in the
+ * node
+ */
 
 static void
 ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
-    ngx_http_agent_json_t *j, const char *event, ngx_str_t *name,
-    ngx_str_t *run_id, ngx_uint_t depth)
+    ngx_http_agent_json_t *j, ngx_str_t *sse, const char *event,
+    ngx_str_t *name, ngx_str_t *run_id, ngx_uint_t depth)
 {
     u_char     buf[NGX_INT_T_LEN + 16];
     ngx_str_t  tag;
+
+    if (sse) {
+        sse->data = (u_char *) event;
+        sse->len = ngx_strlen(event);
+    }
 
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "event");
@@ -368,6 +347,7 @@ ngx_http_agent_events_head(ngx_http_agent_stream_t *s,
     }
 
     ngx_http_agent_json_end(j);
+    ngx_http_agent_json_key(j, "data");
 }
 
 
@@ -508,10 +488,9 @@ ngx_http_agent_stream_events_call(ngx_http_agent_stream_t *s,
     mname = s->model.len ? &s->model : &s->node;
     mrun = s->model_run_id.len ? &s->model_run_id : &s->node_run_id;
 
-    ngx_http_agent_events_head(s, j, "on_chat_model_stream", mname, mrun,
-                               s->model_run_id.len
-                               ? NGX_HTTP_AGENT_EVENTS_MODEL : 2);
-    ngx_http_agent_json_key(j, "data");
+    ngx_http_agent_events_head(s, j, NULL, "on_chat_model_stream", mname,
+                               mrun, s->model_run_id.len
+                                     ? NGX_HTTP_AGENT_EVENTS_MODEL : 2);
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "chunk");
     ngx_http_agent_events_chunk(s, j, NULL, id, name, args);

@@ -120,7 +120,7 @@ ngx_http_agent_tool_ask_run(ngx_http_agent_tool_call_t *call)
         || ta->question.len == 0)
     {
         ngx_str_set(&err, "\"query\" must be a non-empty string");
-        return ngx_http_agent_tools_error(run->pool, &err, &call->result);
+        return ngx_http_agent_json_error(run->pool, &err, &call->result);
     }
 
     /* the tool's prompt file, rendered over the run's channels */
@@ -140,7 +140,7 @@ ngx_http_agent_tool_ask_run(ngx_http_agent_tool_call_t *call)
                               &call->tool->prompt)
                   - p;
 
-        return ngx_http_agent_tools_error(run->pool, &err, &call->result);
+        return ngx_http_agent_json_error(run->pool, &err, &call->result);
     }
 
     if (ngx_http_agent_template_render(run, run->pool, prompt, &ta->system)

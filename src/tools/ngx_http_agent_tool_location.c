@@ -89,7 +89,6 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     yajl_val                         schema;
     ngx_str_t                       *value;
-    ngx_http_agent_json_t           *j;
     ngx_http_agent_tool_t           *tool, **t;
     ngx_http_agent_tool_location_t  *loc;
 
@@ -134,41 +133,10 @@ ngx_http_agent_tool_location(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    /* the model's definition, written by our generator */
-
-    j = ngx_http_agent_json_create(cf->pool);
-    if (j == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "function");
-    ngx_http_agent_json_key(j, "function");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "name");
-    ngx_http_agent_json_str(j, &value[1]);
-    ngx_http_agent_json_key(j, "description");
-    ngx_http_agent_json_str(j, &loc->description);
-    ngx_http_agent_json_key(j, "parameters");
-
-    if (schema) {
-        ngx_http_agent_json_val(j, schema);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "object");
-        ngx_http_agent_json_key(j, "properties");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_end(j);
-    }
-
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-
-    if (ngx_http_agent_json_done(j, &tool->definition) != NGX_OK) {
+    if (ngx_http_agent_tools_define(cf->pool, &value[1], &loc->description,
+                                    schema, &tool->definition)
+        != NGX_OK)
+    {
         return NGX_CONF_ERROR;
     }
 
@@ -294,8 +262,8 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
 
     if (call->args == NULL || !YAJL_IS_OBJECT(call->args)) {
         ngx_str_set(&err, "the arguments must be a JSON object");
-        return ngx_http_agent_tools_error(call->run->pool, &err,
-                                          &call->result);
+        return ngx_http_agent_json_error(call->run->pool, &err,
+                                         &call->result);
     }
 
     if (ngx_http_agent_json_encode(call->run->pool, call->args, &body)
@@ -310,8 +278,8 @@ ngx_http_agent_tool_location_run(ngx_http_agent_tool_call_t *call)
                                           call);
     if (sub == NULL) {
         ngx_str_set(&err, "the tool's location could not be called");
-        return ngx_http_agent_tools_error(call->run->pool, &err,
-                                          &call->result);
+        return ngx_http_agent_json_error(call->run->pool, &err,
+                                         &call->result);
     }
 
     call->data = sub;
@@ -386,7 +354,7 @@ ngx_http_agent_tool_location_done(void *data, ngx_uint_t status,
     if (status >= NGX_HTTP_BAD_REQUEST) {
         err = text;
 
-        if (ngx_http_agent_tools_error(pool, &err, &call->result) != NGX_OK) {
+        if (ngx_http_agent_json_error(pool, &err, &call->result) != NGX_OK) {
             ngx_str_null(&call->result);
         }
 

@@ -47,23 +47,55 @@ ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name)
 }
 
 
+/*
+ * A tool as the model is offered it, {"type": "function", "function":
+ * {name, description, parameters}}, written by our generator whoever
+ * declared it: schema an object, or NULL for one of no properties; desc
+ * NULL for none
+ */
+
 ngx_int_t
-ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
-    ngx_str_t *result)
+ngx_http_agent_tools_define(ngx_pool_t *pool, ngx_str_t *name,
+    ngx_str_t *desc, yajl_val schema, ngx_str_t *def)
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
+    ngx_http_agent_json_key(j, "type");
+    ngx_http_agent_json_cstr(j, "function");
+    ngx_http_agent_json_key(j, "function");
     ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "error");
-    ngx_http_agent_json_str(j, err);
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_str(j, name);
+
+    if (desc) {
+        ngx_http_agent_json_key(j, "description");
+        ngx_http_agent_json_str(j, desc);
+    }
+
+    ngx_http_agent_json_key(j, "parameters");
+
+    if (schema) {
+        ngx_http_agent_json_val(j, schema);
+
+    } else {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_key(j, "type");
+        ngx_http_agent_json_cstr(j, "object");
+        ngx_http_agent_json_key(j, "properties");
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+        ngx_http_agent_json_end(j);
+    }
+
+    ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 
-    return ngx_http_agent_json_done(j, result);
+    return ngx_http_agent_json_done(j, def);
 }
 
 

@@ -336,9 +336,9 @@ ngx_http_agent_tool_t *ngx_http_agent_tools_next(ngx_array_t *extra,
 ngx_int_t ngx_http_agent_tools_prompts(ngx_conf_t *cf, ngx_str_t *list,
     ngx_str_t *dir, ngx_array_t **prompts);
 ngx_uint_t ngx_http_agent_tools_allowed(ngx_str_t *list, ngx_str_t *name);
-ngx_int_t ngx_http_agent_tools_error(ngx_pool_t *pool, ngx_str_t *err,
-    ngx_str_t *result);
 ngx_uint_t ngx_http_agent_tools_idempotent(ngx_http_agent_tool_call_t *call);
+ngx_int_t ngx_http_agent_tools_define(ngx_pool_t *pool, ngx_str_t *name,
+    ngx_str_t *desc, yajl_val schema, ngx_str_t *def);
 
 
 /* for the files of src/tools/ only: hidden from the module's exports */

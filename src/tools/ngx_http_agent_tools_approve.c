@@ -80,12 +80,11 @@ ngx_http_agent_tools_approve_open(ngx_http_agent_run_t *run, ngx_str_t *node)
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(run->pool);
+    j = ngx_http_agent_json_create_obj(run->pool);
     if (j == NULL) {
         return NULL;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "node");
     ngx_http_agent_json_str(j, node);
     ngx_http_agent_json_key(j, "value");
@@ -344,7 +343,7 @@ ngx_http_agent_tools_approve_decisions(ngx_pool_t *pool, ngx_array_t *calls,
                        - p;
         }
 
-        if (ngx_http_agent_tools_error(pool, &text, &c[i].answer) != NGX_OK) {
+        if (ngx_http_agent_json_error(pool, &text, &c[i].answer) != NGX_OK) {
             return NGX_ERROR;
         }
     }

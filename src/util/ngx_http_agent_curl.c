@@ -635,7 +635,10 @@ ngx_http_agent_curl_write(char *ptr, size_t size, size_t n, void *userdata)
         ngx_add_timer(&x->idle, x->idle_timeout);
     }
 
-    if (x->on_data(x->data, (u_char *) ptr, size * n) != NGX_OK) {
+    /* no on_data: only the answer's status counts, its body is dropped */
+
+    if (x->on_data && x->on_data(x->data, (u_char *) ptr, size * n) != NGX_OK)
+    {
         /* curl ends the transfer with CURLE_WRITE_ERROR */
         return 0;
     }

@@ -50,6 +50,22 @@ ngx_http_agent_json_create(ngx_pool_t *pool)
 }
 
 
+/* a generator with its object opened, as most answers begin */
+
+ngx_http_agent_json_t *
+ngx_http_agent_json_create_obj(ngx_pool_t *pool)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create(pool);
+    if (j != NULL) {
+        ngx_http_agent_json_obj(j);
+    }
+
+    return j;
+}
+
+
 ngx_int_t
 ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size)
 {
@@ -382,6 +398,42 @@ ngx_http_agent_json_gap(ngx_http_agent_json_t *j)
     ngx_http_agent_json_ok(j, yajl_gen_number(j->gen, "", 0));
 
     return j->pos - j->start;
+}
+
+
+/* {"error": err}: a tool's or a query's failure, as the model reads it */
+
+ngx_int_t
+ngx_http_agent_json_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result)
+{
+    ngx_http_agent_json_t  *j;
+
+    j = ngx_http_agent_json_create_obj(pool);
+    if (j == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_json_key(j, "error");
+    ngx_http_agent_json_str(j, err);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_json_done(j, result);
+}
+
+
+/* a stored JSON object, or {} where none was stored */
+
+void
+ngx_http_agent_json_raw_obj(ngx_http_agent_json_t *j, ngx_str_t *json)
+{
+    if (json->len) {
+        ngx_http_agent_json_raw(j, json);
+        return;
+    }
+
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_end(j);
 }
 
 

@@ -134,12 +134,11 @@ ngx_http_agent_jsonrpc_result(ngx_pool_t *pool, ngx_str_t *id,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "jsonrpc");
     ngx_http_agent_json_cstr(j, "2.0");
     ngx_http_agent_json_key(j, "id");
@@ -160,12 +159,11 @@ ngx_http_agent_jsonrpc_error(ngx_pool_t *pool, ngx_str_t *id,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "jsonrpc");
     ngx_http_agent_json_cstr(j, "2.0");
     ngx_http_agent_json_key(j, "id");

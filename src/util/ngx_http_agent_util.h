@@ -69,7 +69,10 @@ typedef struct ngx_http_agent_curl_s  ngx_http_agent_curl_t;
 /* a body posted in pieces, read from where they are (curl_post_parts()) */
 #define NGX_HTTP_AGENT_CURL_PARTS  3
 
-/* return NGX_OK to go on, NGX_ERROR to abort the transfer */
+/*
+ * return NGX_OK to go on, NGX_ERROR to abort the transfer; none (NULL):
+ * the body is dropped, as by a webhook's or a collector's sender
+ */
 typedef ngx_int_t (*ngx_http_agent_curl_data_pt)(void *data, u_char *p,
     size_t len);
 
@@ -188,6 +191,7 @@ typedef struct {
 
 
 ngx_http_agent_json_t *ngx_http_agent_json_create(ngx_pool_t *pool);
+ngx_http_agent_json_t *ngx_http_agent_json_create_obj(ngx_pool_t *pool);
 ngx_int_t ngx_http_agent_json_reserve(ngx_http_agent_json_t *j, size_t size);
 void ngx_http_agent_json_str(ngx_http_agent_json_t *j, ngx_str_t *s);
 void ngx_http_agent_json_bytes(ngx_http_agent_json_t *j, u_char *s,
@@ -200,6 +204,9 @@ u_char *ngx_http_agent_json_number_text(u_char *p, double n);
 double ngx_http_agent_json_number(ngx_str_t *text);
 void ngx_http_agent_json_raw(ngx_http_agent_json_t *j, ngx_str_t *json);
 size_t ngx_http_agent_json_gap(ngx_http_agent_json_t *j);
+void ngx_http_agent_json_raw_obj(ngx_http_agent_json_t *j, ngx_str_t *json);
+ngx_int_t ngx_http_agent_json_error(ngx_pool_t *pool, ngx_str_t *err,
+    ngx_str_t *result);
 void ngx_http_agent_json_val(ngx_http_agent_json_t *j, yajl_val v);
 void ngx_http_agent_json_merge(ngx_http_agent_json_t *j, yajl_val old,
     yajl_val add);

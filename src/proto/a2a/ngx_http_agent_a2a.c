@@ -336,12 +336,11 @@ ngx_http_agent_a2a_card(ngx_http_request_t *r)
                           "http", host, &clcf->name)
               - p;
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &alcf->graph->name);
     ngx_http_agent_json_key(j, "description");

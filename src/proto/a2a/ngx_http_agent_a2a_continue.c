@@ -123,12 +123,11 @@ ngx_http_agent_a2a_link(ngx_pool_t *pool, ngx_str_t *task,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "a2a_task");
     ngx_http_agent_json_str(j, task);
     ngx_http_agent_json_end(j);

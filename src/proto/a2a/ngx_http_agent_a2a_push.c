@@ -165,12 +165,11 @@ ngx_http_agent_a2a_push_read(ngx_http_request_t *r, yajl_val params,
         return NGX_DECLINED;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "push");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "url");

@@ -162,12 +162,11 @@ ngx_http_agent_a2a_rest_read(ngx_http_request_t *r, ngx_str_t *body,
         }
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     for (i = 0; v && i < v->u.object.len; i++) {
         key = v->u.object.keys[i];
@@ -470,12 +469,11 @@ ngx_http_agent_a2a_rest_problem(ngx_http_request_t *r, ngx_int_t code,
         ngx_str_set(&type, "about:blank");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "type");
     ngx_http_agent_json_str(j, &type);
     ngx_http_agent_json_key(j, "title");

@@ -30,12 +30,15 @@
 static ngx_int_t ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
     ngx_http_agent_event_t *ev, ngx_http_agent_json_t *j, ngx_str_t *name);
 static void ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
-    ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
-    ngx_http_agent_a2a_state_e state, ngx_str_t *text);
+    ngx_http_agent_a2a_out_t *o, const char *kind, const char *id,
+    ngx_str_t *task, ngx_str_t *context, ngx_http_agent_a2a_state_e state,
+    ngx_str_t *text);
 static void ngx_http_agent_a2a_message(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_str_t *text);
 static void ngx_http_agent_a2a_parts(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *text);
+static void ngx_http_agent_a2a_artifact(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *text);
 
 
@@ -106,7 +109,8 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
             ngx_http_agent_json_key(j, "statusUpdate");
         }
 
-        ngx_http_agent_a2a_status(j, o, &s->run_id, &s->session_id,
+        ngx_http_agent_a2a_status(j, o, "status-update", "taskId",
+                                  &s->run_id, &s->session_id,
                                   NGX_HTTP_AGENT_A2A_WORKING, &none);
 
         if (o->legacy) {
@@ -155,14 +159,7 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
             ngx_http_agent_json_key(j, "contextId");
             ngx_http_agent_json_str(j, &s->session_id);
             ngx_http_agent_json_key(j, "artifact");
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "artifactId");
-            ngx_http_agent_json_cstr(j, "answer");
-            ngx_http_agent_json_key(j, "name");
-            ngx_http_agent_json_cstr(j, "answer");
-            ngx_http_agent_json_key(j, "parts");
-            ngx_http_agent_a2a_parts(j, o, &text);
-            ngx_http_agent_json_end(j);
+            ngx_http_agent_a2a_artifact(j, o, &text);
             ngx_http_agent_json_key(j, "lastChunk");
             ngx_http_agent_json_bool(j, 1);
             ngx_http_agent_json_end(j);
@@ -181,8 +178,8 @@ ngx_http_agent_a2a_write(ngx_http_agent_stream_t *s,
             ngx_http_agent_json_key(j, "statusUpdate");
         }
 
-        ngx_http_agent_a2a_status(j, o, &s->run_id, &s->session_id, state,
-                                  &text);
+        ngx_http_agent_a2a_status(j, o, "status-update", "taskId",
+                                  &s->run_id, &s->session_id, state, &text);
 
         if (o->legacy) {
             ngx_http_agent_json_key(j, "final");
@@ -347,33 +344,18 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
     ngx_http_agent_a2a_state_e state, ngx_str_t *text, ngx_uint_t artifact)
 {
+    static ngx_str_t  none = ngx_null_string;
+
     if (o->task.len) {
         /* a run that continues a task: the client knows the task's id */
         task = &o->task;
     }
 
-    ngx_http_agent_json_obj(j);
+    /* a completed task's answer is its artifact, not a status message */
 
-    if (o->legacy) {
-        ngx_http_agent_json_key(j, "kind");
-        ngx_http_agent_json_cstr(j, "task");
-    }
-
-    ngx_http_agent_json_key(j, "id");
-    ngx_http_agent_json_str(j, task);
-    ngx_http_agent_json_key(j, "contextId");
-    ngx_http_agent_json_str(j, context);
-    ngx_http_agent_json_key(j, "status");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "state");
-    ngx_http_agent_json_cstr(j, ngx_http_agent_a2a_states[state][o->legacy]);
-
-    if (text->len && state != NGX_HTTP_AGENT_A2A_COMPLETED) {
-        ngx_http_agent_json_key(j, "message");
-        ngx_http_agent_a2a_message(j, o, task, context, text);
-    }
-
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_a2a_status(j, o, "task", "id", task, context, state,
+                              state != NGX_HTTP_AGENT_A2A_COMPLETED
+                              ? text : &none);
 
     if (o->hist.history) {
         /* what the agent said, within historyLength (the user's input is
@@ -391,14 +373,7 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
     if (artifact) {
         ngx_http_agent_json_key(j, "artifacts");
         ngx_http_agent_json_arr(j);
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "artifactId");
-        ngx_http_agent_json_cstr(j, "answer");
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_cstr(j, "answer");
-        ngx_http_agent_json_key(j, "parts");
-        ngx_http_agent_a2a_parts(j, o, text);
-        ngx_http_agent_json_end(j);
+        ngx_http_agent_a2a_artifact(j, o, text);
         ngx_http_agent_json_arr_end(j);
     }
 
@@ -406,12 +381,17 @@ ngx_http_agent_a2a_task(ngx_http_agent_json_t *j,
 }
 
 
-/* a TaskStatusUpdateEvent, left open (for its metadata or "final") */
+/*
+ * A Task or a TaskStatusUpdateEvent (kind, its task's id under the key
+ * id) up to its status, left open (for the task's history and artifacts,
+ * an event's metadata or "final")
+ */
 
 static void
 ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
-    ngx_http_agent_a2a_out_t *o, ngx_str_t *task, ngx_str_t *context,
-    ngx_http_agent_a2a_state_e state, ngx_str_t *text)
+    ngx_http_agent_a2a_out_t *o, const char *kind, const char *id,
+    ngx_str_t *task, ngx_str_t *context, ngx_http_agent_a2a_state_e state,
+    ngx_str_t *text)
 {
     if (o->task.len) {
         task = &o->task;
@@ -421,10 +401,10 @@ ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
 
     if (o->legacy) {
         ngx_http_agent_json_key(j, "kind");
-        ngx_http_agent_json_cstr(j, "status-update");
+        ngx_http_agent_json_cstr(j, kind);
     }
 
-    ngx_http_agent_json_key(j, "taskId");
+    ngx_http_agent_json_cstr(j, id);      /* a key: json_key() takes literals */
     ngx_http_agent_json_str(j, task);
     ngx_http_agent_json_key(j, "contextId");
     ngx_http_agent_json_str(j, context);
@@ -438,6 +418,23 @@ ngx_http_agent_a2a_status(ngx_http_agent_json_t *j,
         ngx_http_agent_a2a_message(j, o, task, context, text);
     }
 
+    ngx_http_agent_json_end(j);
+}
+
+
+/* the answer as the task's one artifact, "answer" */
+
+static void
+ngx_http_agent_a2a_artifact(ngx_http_agent_json_t *j,
+    ngx_http_agent_a2a_out_t *o, ngx_str_t *text)
+{
+    ngx_http_agent_json_obj(j);
+    ngx_http_agent_json_key(j, "artifactId");
+    ngx_http_agent_json_cstr(j, "answer");
+    ngx_http_agent_json_key(j, "name");
+    ngx_http_agent_json_cstr(j, "answer");
+    ngx_http_agent_json_key(j, "parts");
+    ngx_http_agent_a2a_parts(j, o, text);
     ngx_http_agent_json_end(j);
 }
 

@@ -201,12 +201,11 @@ ngx_http_agent_agui_message(ngx_pool_t *pool, yajl_val m,
     /* the client's id kept with it, as the LangGraph API keeps one */
 
     if (ngx_http_agent_json_get_str(m, "id", &id) == NGX_OK && id.len) {
-        j = ngx_http_agent_json_create(pool);
+        j = ngx_http_agent_json_create_obj(pool);
         if (j == NULL) {
             return NGX_ERROR;
         }
 
-        ngx_http_agent_json_obj(j);
         ngx_http_agent_json_key(j, "id");
         ngx_http_agent_json_str(j, &id);
         ngx_http_agent_json_end(j);
@@ -315,12 +314,11 @@ ngx_http_agent_agui_state(ngx_pool_t *pool, yajl_val state,
 
     ch = graph->channels.elts;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     any = 0;
 
     for (i = 0; i < state->u.object.len; i++) {

@@ -103,12 +103,11 @@ ngx_http_agent_chat_model_answer(ngx_http_request_t *r, ngx_str_t *id,
         }
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, id);
     ngx_http_agent_json_key(j, "model");
@@ -172,12 +171,11 @@ ngx_http_agent_connection_get(ngx_http_request_t *r, ngx_str_t *id)
         return rc;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, id);
     ngx_http_agent_json_key(j, "database");
@@ -396,12 +394,11 @@ ngx_http_agent_connection_save(ngx_http_request_t *r,
         return rc;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "database");
     ngx_http_agent_json_str(j, &cn->name);
     ngx_http_agent_json_key(j, "tables");

@@ -48,6 +48,8 @@ typedef struct {
 } ngx_http_agent_import_wait_t;
 
 
+static ngx_int_t ngx_http_agent_resources_read(ngx_http_request_t *r,
+    ngx_str_t *id, ngx_array_t *list);
 static void ngx_http_agent_resource_json(ngx_http_agent_json_t *j,
     ngx_http_agent_resource_t *res);
 static ngx_int_t ngx_http_agent_import_wait(ngx_http_request_t *r,
@@ -63,6 +65,33 @@ static ngx_int_t ngx_http_agent_import_post(ngx_http_request_t *r,
     ngx_http_agent_resource_t *res);
 static void ngx_http_agent_import_run(void *data, ngx_log_t *log);
 static void ngx_http_agent_import_done(ngx_event_t *ev);
+
+
+/* the session's files: NGX_OK, NGX_AGAIN, or the error answered */
+
+static ngx_int_t
+ngx_http_agent_resources_read(ngx_http_request_t *r, ngx_str_t *id,
+    ngx_array_t *list)
+{
+    ngx_int_t  rc;
+
+    if (ngx_array_init(list, r->pool, 4, sizeof(ngx_http_agent_resource_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_resource_list(ngx_http_agent_reply_sc(r), id,
+                                            list);
+
+    if (rc != NGX_OK && rc != NGX_AGAIN) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the session's files could not be "
+                                          "listed");
+    }
+
+    return rc;
+}
 
 
 static void
@@ -146,23 +175,13 @@ ngx_http_agent_resources_add(ngx_http_request_t *r, ngx_str_t *id,
                                           "file");
     }
 
-    if (ngx_array_init(&list, r->pool, 4, sizeof(ngx_http_agent_resource_t))
-        != NGX_OK
-        || ngx_array_init(&taken, r->pool, 4, sizeof(ngx_str_t)) != NGX_OK)
-    {
+    if (ngx_array_init(&taken, r->pool, 4, sizeof(ngx_str_t)) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_agent_store_resource_list(ngx_http_agent_reply_sc(r), id,
-                                            &list);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
+    rc = ngx_http_agent_resources_read(r, id, &list);
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the session's files could not be "
-                                          "listed");
+        return rc;
     }
 
     prev = list.elts;
@@ -476,30 +495,16 @@ ngx_http_agent_resources_list(ngx_http_request_t *r, ngx_str_t *id)
         return rc;
     }
 
-    if (ngx_array_init(&list, r->pool, 4, sizeof(ngx_http_agent_resource_t))
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    rc = ngx_http_agent_store_resource_list(ngx_http_agent_reply_sc(r), id,
-                                            &list);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
+    rc = ngx_http_agent_resources_read(r, id, &list);
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the session's files could not be "
-                                          "listed");
+        return rc;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "resources");
     ngx_http_agent_json_arr(j);
 

@@ -69,13 +69,7 @@ ngx_http_agent_sessions_json(ngx_http_agent_json_t *j,
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_key(j, "metadata");
 
-    if (s->metadata.len) {
-        ngx_http_agent_json_raw(j, &s->metadata);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
+    ngx_http_agent_json_raw_obj(j, &s->metadata);
 
     ngx_http_agent_json_end(j);
 }
@@ -184,12 +178,11 @@ ngx_http_agent_sessions_list(ngx_http_request_t *r)
                                           "the sessions could not be listed");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "sessions");
     ngx_http_agent_json_arr(j);
 
@@ -366,12 +359,11 @@ ngx_http_agent_sessions_state(ngx_http_request_t *r, ngx_str_t *id)
                                           "the state could not be read");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoint_id");
 
     if (cp.id.len) {
@@ -434,12 +426,11 @@ ngx_http_agent_sessions_history(ngx_http_request_t *r, ngx_str_t *id)
                                           "the checkpoints could not be read");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoints");
     ngx_http_agent_json_arr(j);
 
@@ -507,12 +498,11 @@ ngx_http_agent_sessions_graph_answer(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "name");
     ngx_http_agent_json_str(j, &graph->name);
 

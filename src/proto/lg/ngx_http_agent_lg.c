@@ -104,23 +104,11 @@ ngx_http_agent_lg_run_fields(ngx_http_agent_json_t *j,
     ngx_http_agent_json_str(j, &row->status);
     ngx_http_agent_json_key(j, "metadata");
 
-    if (row->metadata.len) {
-        ngx_http_agent_json_raw(j, &row->metadata);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
+    ngx_http_agent_json_raw_obj(j, &row->metadata);
 
     ngx_http_agent_json_key(j, "kwargs");
 
-    if (row->kwargs.len) {
-        ngx_http_agent_json_raw(j, &row->kwargs);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
+    ngx_http_agent_json_raw_obj(j, &row->kwargs);
 
     ngx_http_agent_json_key(j, "multitask_strategy");
     ngx_http_agent_json_str(j, &row->multitask_strategy);

@@ -173,6 +173,8 @@ void ngx_http_agent_lg_page(yajl_val v, ngx_http_agent_lg_filter_t *f,
     ngx_int_t *limit, ngx_int_t *offset);
 ngx_uint_t ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
     ngx_str_t *graph_id, ngx_str_t *name, yajl_val metadata);
+void ngx_http_agent_lg_assistant_field(ngx_http_agent_json_t *j, yajl_val x,
+    ngx_uint_t n, ngx_http_agent_assistant_row_t *row);
 void ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
     ngx_http_agent_json_t *j, ngx_http_agent_assistant_row_t *row,
     ngx_uint_t updated);
@@ -224,6 +226,10 @@ ngx_int_t ngx_http_agent_lg_state(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_str_t *body);
 ngx_http_agent_graph_t *ngx_http_agent_lg_thread_graph(ngx_http_request_t *r,
     ngx_str_t *thread_id);
+ngx_int_t ngx_http_agent_lg_history_list(ngx_http_request_t *r,
+    ngx_str_t *thread_id, ngx_str_t *ns, ngx_array_t *list, ngx_uint_t n);
+ngx_int_t ngx_http_agent_lg_history_read(ngx_http_request_t *r,
+    ngx_int_t rc);
 
 /* lg_update.c */
 ngx_int_t ngx_http_agent_lg_update_state(ngx_http_request_t *r,
@@ -314,6 +320,8 @@ void ngx_http_agent_lg_redrive_turn(ngx_http_agent_lg_run_t *lr,
 /* lg_request.c */
 ngx_int_t ngx_http_agent_lg_run_parse(ngx_http_request_t *r,
     ngx_http_agent_lg_run_t *lr, yajl_val v, ngx_http_agent_turn_in_t *in);
+ngx_int_t ngx_http_agent_lg_webhook(ngx_http_request_t *r, yajl_val v,
+    ngx_str_t *url);
 
 
 #pragma GCC visibility pop

@@ -614,6 +614,32 @@ ngx_http_agent_lg_assistant_match(ngx_http_agent_lg_filter_t *f,
 
 
 /*
+ * An assistant's field n of config, context, metadata, name, description:
+ * x, or what LangGraph shows for none ({}, the graph's id for a name,
+ * null for a description)
+ */
+
+void
+ngx_http_agent_lg_assistant_field(ngx_http_agent_json_t *j, yajl_val x,
+    ngx_uint_t n, ngx_http_agent_assistant_row_t *row)
+{
+    if (x) {
+        ngx_http_agent_json_val(j, x);
+
+    } else if (n < 3) {
+        ngx_http_agent_json_obj(j);
+        ngx_http_agent_json_end(j);
+
+    } else if (n == 3) {
+        ngx_http_agent_json_str(j, &row->graph_id);
+
+    } else {
+        ngx_http_agent_json_null(j);
+    }
+}
+
+
+/*
  * A stored assistant's version as LangGraph shows it, written anew from
  * its parsed document; updated: the assistant (created_at its own,
  * updated_at its version's), not one of its versions
@@ -644,19 +670,7 @@ ngx_http_agent_lg_assistant_row_json(ngx_pool_t *pool,
 
         ngx_http_agent_json_cstr(j, keys[n]);
 
-        if (x) {
-            ngx_http_agent_json_val(j, x);
-
-        } else if (n < 3) {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-
-        } else if (n == 3) {
-            ngx_http_agent_json_str(j, &row->graph_id);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
+        ngx_http_agent_lg_assistant_field(j, x, n, row);
     }
 
     ngx_http_agent_json_key(j, "version");

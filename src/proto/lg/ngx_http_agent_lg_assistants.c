@@ -354,19 +354,7 @@ ngx_http_agent_lg_assistant_doc(ngx_http_request_t *r,
             x = o;
         }
 
-        if (x) {
-            ngx_http_agent_json_val(j, x);
-
-        } else if (n < 3) {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-
-        } else if (n == 3) {
-            ngx_http_agent_json_str(j, &row->graph_id);
-
-        } else {
-            ngx_http_agent_json_null(j);
-        }
+        ngx_http_agent_lg_assistant_field(j, x, n, row);
     }
 
     ngx_http_agent_json_end(j);
@@ -464,12 +452,11 @@ ngx_http_agent_lg_assistant_threads(ngx_http_request_t *r, ngx_str_t *id)
     ctx = ngx_http_get_module_ctx(r, ngx_http_agent_module);
     sc = ngx_http_agent_reply_sc(r);
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "assistant_id");
     ngx_http_agent_json_str(j, id);
     ngx_http_agent_json_end(j);

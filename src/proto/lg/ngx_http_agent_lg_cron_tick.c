@@ -400,12 +400,11 @@ ngx_http_agent_lg_cron_request(ngx_http_request_t *r,
     payload = ngx_http_agent_json_get(doc, "payload");
     meta = ngx_http_agent_json_get(doc, "metadata");
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     for (i = 0; payload && YAJL_IS_OBJECT(payload)
                 && i < payload->u.object.len; i++)

@@ -35,6 +35,8 @@ static char  *ngx_http_agent_lg_cron_own[] = {
 };
 
 
+static ngx_int_t ngx_http_agent_lg_cron_found(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_int_t rc);
 static ngx_int_t ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, yajl_val v, ngx_http_agent_cron_row_t *old);
 static ngx_int_t ngx_http_agent_lg_cron_next(ngx_http_request_t *r,
@@ -59,18 +61,8 @@ ngx_http_agent_lg_crons(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     if (req->route == NGX_HTTP_AGENT_LG_CRON && r->method == NGX_HTTP_DELETE) {
         rc = ngx_http_agent_store_cron_delete(ngx_http_agent_reply_sc(r),
                                               ctx->owner, &req->id);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc == NGX_DECLINED) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                              "Cron \"%V\" not found",
-                                              &req->id);
-        }
-
         if (rc != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            return ngx_http_agent_lg_cron_found(r, req, rc);
         }
 
         return ngx_http_agent_reply_send(r, NGX_HTTP_NO_CONTENT, NULL);
@@ -90,18 +82,8 @@ ngx_http_agent_lg_crons(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     case NGX_HTTP_AGENT_LG_CRON:
         rc = ngx_http_agent_store_cron_get(ngx_http_agent_reply_sc(r),
                                            ctx->owner, &req->id, &old);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc == NGX_DECLINED) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                              "Cron \"%V\" not found",
-                                              &req->id);
-        }
-
         if (rc != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            return ngx_http_agent_lg_cron_found(r, req, rc);
         }
 
         return ngx_http_agent_lg_cron_write(r, req, v, &old);
@@ -109,6 +91,21 @@ ngx_http_agent_lg_crons(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     default:
         return ngx_http_agent_lg_cron_search(r, req, v);
     }
+}
+
+
+/* a cron's read or removal that is not NGX_OK: NGX_AGAIN, 404 or 500 */
+
+static ngx_int_t
+ngx_http_agent_lg_cron_found(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_int_t rc)
+{
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "Cron \"%V\" not found", &req->id);
+    }
+
+    return (rc == NGX_AGAIN) ? NGX_AGAIN : NGX_HTTP_INTERNAL_SERVER_ERROR;
 }
 
 
@@ -244,29 +241,18 @@ ngx_http_agent_lg_cron_write(ngx_http_request_t *r,
                                           "object");
     }
 
-    x = ngx_http_agent_json_get(v, "webhook");
-
-    if (x && !YAJL_IS_NULL(x)) {
-        s.data = YAJL_IS_STRING(x) ? (u_char *) YAJL_GET_STRING(x) : NULL;
-        s.len = s.data ? ngx_strlen(s.data) : 0;
-
-        if (s.data == NULL
-            || !ngx_http_agent_webhook_allowed(alcf->webhooks, &s))
-        {
-            return ngx_http_agent_reply_error(r, 422, "\"webhook\" is not "
-                                              "a URL agent_webhooks allows "
-                                              "here");
-        }
+    rc = ngx_http_agent_lg_webhook(r, v, &s);
+    if (rc != NGX_OK) {
+        return rc;
     }
 
     /* the document: the cron's own, and its runs' payload */
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     for (i = 0; i < 3; i++) {
         /* schedule, timezone, end_time */

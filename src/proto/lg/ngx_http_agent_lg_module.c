@@ -75,34 +75,16 @@ static ngx_command_t  ngx_http_agent_lg_commands[] = {
 
 
 static ngx_http_module_t  ngx_http_agent_lg_module_ctx = {
-    NULL,                                  /* preconfiguration */
-    NULL,                                  /* postconfiguration */
-
-    NULL,                                  /* create main configuration */
-    NULL,                                  /* init main configuration */
-
-    NULL,                                  /* create server configuration */
-    NULL,                                  /* merge server configuration */
-
-    ngx_http_agent_lg_module_create_conf,  /* create location configuration */
-    ngx_http_agent_lg_module_merge_conf    /* merge location configuration */
+    NULL, NULL, NULL, NULL, NULL, NULL,    /* no main, server conf */
+    ngx_http_agent_lg_module_create_conf,
+    ngx_http_agent_lg_module_merge_conf
 };
 
 
-ngx_module_t  ngx_http_agent_lg_module = {
-    NGX_MODULE_V1,
-    &ngx_http_agent_lg_module_ctx,         /* module context */
-    ngx_http_agent_lg_commands,            /* module directives */
-    NGX_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    ngx_http_agent_lg_module_init_process, /* init process */
-    NULL,                                  /* init thread */
-    NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    NGX_MODULE_V1_PADDING
-};
+ngx_module_t  ngx_http_agent_lg_module =
+    NGX_HTTP_AGENT_MODULE(&ngx_http_agent_lg_module_ctx,
+                          ngx_http_agent_lg_commands,
+                          ngx_http_agent_lg_module_init_process);
 
 
 static char *

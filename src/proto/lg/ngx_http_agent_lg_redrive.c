@@ -56,12 +56,11 @@ ngx_http_agent_lg_redrive_request(ngx_http_request_t *r,
         return NGX_DECLINED;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     for (i = 0; i < v->u.object.len; i++) {
         for (k = 0; ngx_http_agent_lg_redrive_drop[k]; k++) {

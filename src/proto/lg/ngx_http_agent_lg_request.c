@@ -231,24 +231,12 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
         return rc;
     }
 
-    /* webhook: a URL agent_webhooks allows, or the run is refused */
+    rc = ngx_http_agent_lg_webhook(r, v, &s);
+    if (rc != NGX_OK) {
+        return rc;
+    }
 
-    x = ngx_http_agent_json_get(v, "webhook");
-
-    if (x && !YAJL_IS_NULL(x)) {
-        alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
-
-        s.data = YAJL_IS_STRING(x) ? (u_char *) YAJL_GET_STRING(x) : NULL;
-        s.len = s.data ? ngx_strlen(s.data) : 0;
-
-        if (s.data == NULL
-            || !ngx_http_agent_webhook_allowed(alcf->webhooks, &s))
-        {
-            return ngx_http_agent_reply_error(r, 422, "\"webhook\" is not "
-                                              "a URL agent_webhooks allows "
-                                              "here");
-        }
-
+    if (s.data) {
         lr->webhook = s;
     }
 
@@ -263,6 +251,41 @@ ngx_http_agent_lg_run_parse(ngx_http_request_t *r, ngx_http_agent_lg_run_t *lr,
     }
 
     return ngx_http_agent_json_encode(r->pool, v, &lr->record.row.kwargs);
+}
+
+
+/*
+ * "webhook": a URL agent_webhooks allows, or none (url->data NULL):
+ * NGX_OK, or a run or a cron refused with 422
+ */
+
+ngx_int_t
+ngx_http_agent_lg_webhook(ngx_http_request_t *r, yajl_val v, ngx_str_t *url)
+{
+    yajl_val                    x;
+    ngx_http_agent_loc_conf_t  *alcf;
+
+    ngx_str_null(url);
+
+    x = ngx_http_agent_json_get(v, "webhook");
+
+    if (x == NULL || YAJL_IS_NULL(x)) {
+        return NGX_OK;
+    }
+
+    alcf = ngx_http_get_module_loc_conf(r, ngx_http_agent_module);
+
+    if (YAJL_IS_STRING(x)) {
+        url->data = (u_char *) YAJL_GET_STRING(x);
+        url->len = ngx_strlen(url->data);
+
+        if (ngx_http_agent_webhook_allowed(alcf->webhooks, url)) {
+            return NGX_OK;
+        }
+    }
+
+    return ngx_http_agent_reply_error(r, 422, "\"webhook\" is not a URL "
+                                      "agent_webhooks allows here");
 }
 
 

@@ -339,12 +339,11 @@ ngx_http_agent_lg_info(ngx_http_request_t *r, ngx_uint_t info)
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     if (info == NGX_HTTP_AGENT_LG_OK) {
         ngx_http_agent_json_key(j, "ok");

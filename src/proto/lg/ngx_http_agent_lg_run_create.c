@@ -91,12 +91,11 @@ ngx_http_agent_lg_run_context(ngx_http_request_t *r,
 
     ch = graph->channels.elts;
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     any = 0;
 
     for (i = 0; i < context->u.object.len; i++) {

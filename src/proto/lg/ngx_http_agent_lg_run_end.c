@@ -102,12 +102,11 @@ ngx_http_agent_lg_run_webhook(ngx_http_agent_lg_run_t *lr,
         ngx_str_set(&row.status, "success");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_lg_run_fields(j, &row);
     ngx_http_agent_json_key(j, "values");
     ngx_http_agent_lg_values(j, lr->info.run, lr->info.session_id, 1);

@@ -47,6 +47,8 @@ typedef struct {
 #define NGX_HTTP_AGENT_LG_JOIN_END     2
 
 
+static ngx_int_t ngx_http_agent_lg_run_read(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_http_agent_run_row_t *row);
 static ngx_int_t ngx_http_agent_lg_cancel(ngx_http_request_t *r,
     ngx_http_agent_lg_req_t *req, ngx_http_agent_run_row_t *row);
 static ngx_int_t ngx_http_agent_lg_follow(ngx_http_request_t *r,
@@ -83,21 +85,9 @@ ngx_http_agent_lg_runs(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
     }
 
     if (req->route != NGX_HTTP_AGENT_LG_RUNS) {
-        rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r),
-                                          &req->thread_id, &req->id, &one);
-        if (rc == NGX_AGAIN) {
-            return NGX_AGAIN;
-        }
-
-        if (rc == NGX_DECLINED) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                              "thread \"%V\" has no run \"%V\"",
-                                              &req->asked, &req->id);
-        }
-
+        rc = ngx_http_agent_lg_run_read(r, req, &one);
         if (rc != NGX_OK) {
-            return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                              "the run could not be read");
+            return rc;
         }
 
         if (req->route == NGX_HTTP_AGENT_LG_RUN_CANCEL) {
@@ -247,6 +237,32 @@ ngx_http_agent_lg_cancel(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 }
 
 
+/* the thread's run req->id: NGX_OK, NGX_AGAIN, or the error answered */
+
+static ngx_int_t
+ngx_http_agent_lg_run_read(ngx_http_request_t *r,
+    ngx_http_agent_lg_req_t *req, ngx_http_agent_run_row_t *row)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r),
+                                      &req->thread_id, &req->id, row);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
+                                          "thread \"%V\" has no run \"%V\"",
+                                          &req->asked, &req->id);
+    }
+
+    if (rc != NGX_OK && rc != NGX_AGAIN) {
+        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          "the run could not be read");
+    }
+
+    return rc;
+}
+
+
 /* GET .../runs/{run_id}/stream (Last-Event-ID) and .../join */
 
 ngx_int_t
@@ -263,21 +279,9 @@ ngx_http_agent_lg_join(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
         return rc;
     }
 
-    rc = ngx_http_agent_store_run_get(ngx_http_agent_reply_sc(r),
-                                      &req->thread_id, &req->id, &row);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
-    if (rc == NGX_DECLINED) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_NOT_FOUND,
-                                          "thread \"%V\" has no run \"%V\"",
-                                          &req->asked, &req->id);
-    }
-
+    rc = ngx_http_agent_lg_run_read(r, req, &row);
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the run could not be read");
+        return rc;
     }
 
     /*

@@ -63,12 +63,11 @@ ngx_http_agent_lg_storage(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req)
                                           "be read");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     ngx_http_agent_json_key(j, "thread_id");
     ngx_http_agent_json_str(j, &req->asked);

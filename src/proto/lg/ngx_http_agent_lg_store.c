@@ -337,12 +337,11 @@ ngx_http_agent_lg_store_search(ngx_http_request_t *r, yajl_val v)
         return NGX_AGAIN;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL || rc != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "items");
     ngx_http_agent_json_arr(j);
 
@@ -421,12 +420,11 @@ ngx_http_agent_lg_store_namespaces(ngx_http_request_t *r, yajl_val v)
         return NGX_AGAIN;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL || rc != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "namespaces");
     ngx_http_agent_json_arr(j);
 

@@ -262,12 +262,11 @@ ngx_http_agent_lg_thread_names(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "graph_id");
     ngx_http_agent_json_str(j, graph_id);
     ngx_http_agent_json_key(j, "assistant_id");
@@ -408,13 +407,7 @@ ngx_http_agent_lg_thread_json(ngx_http_request_t *r, ngx_http_agent_json_t *j,
     ngx_http_agent_json_str(j, &s->updated_at);
     ngx_http_agent_json_key(j, "metadata");
 
-    if (s->metadata.len) {
-        ngx_http_agent_json_raw(j, &s->metadata);
-
-    } else {
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_end(j);
-    }
+    ngx_http_agent_json_raw_obj(j, &s->metadata);
 
     ngx_http_agent_json_key(j, "status");
 
@@ -600,23 +593,9 @@ ngx_http_agent_lg_state(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
 
     /* none waits there: the namespace's latest, newest first */
 
-    if (ngx_array_init(&list, r->pool, 8,
-                       sizeof(ngx_http_agent_checkpoint_t))
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r),
-                                              &req->thread_id, &full, &list);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
+    rc = ngx_http_agent_lg_history_list(r, &req->thread_id, &full, &list, 8);
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the thread's history could not be "
-                                          "read");
+        return rc;
     }
 
     if (list.nelts == 0) {
@@ -742,4 +721,43 @@ ngx_http_agent_lg_thread_copy(ngx_http_request_t *r,
     }
 
     return ngx_http_agent_reply_session_get(r, &req->made, s);
+}
+
+
+/*
+ * A thread's checkpoints in the namespace ns, newest first (n: how many
+ * to make room for): NGX_OK, NGX_AGAIN, or the error answered
+ */
+
+ngx_int_t
+ngx_http_agent_lg_history_list(ngx_http_request_t *r, ngx_str_t *thread_id,
+    ngx_str_t *ns, ngx_array_t *list, ngx_uint_t n)
+{
+    ngx_int_t  rc;
+
+    if (ngx_array_init(list, r->pool, n, sizeof(ngx_http_agent_checkpoint_t))
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r),
+                                              thread_id, ns, list);
+
+    return (rc == NGX_OK) ? NGX_OK : ngx_http_agent_lg_history_read(r, rc);
+}
+
+
+/* a store's answer to a read of the history that is not NGX_OK */
+
+ngx_int_t
+ngx_http_agent_lg_history_read(ngx_http_request_t *r, ngx_int_t rc)
+{
+    if (rc == NGX_AGAIN) {
+        return NGX_AGAIN;
+    }
+
+    return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                      "the thread's history could not be "
+                                      "read");
 }

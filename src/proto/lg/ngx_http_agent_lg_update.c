@@ -152,12 +152,11 @@ ngx_http_agent_lg_update_state(ngx_http_request_t *r,
         return rc;
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "checkpoint");
     ngx_http_agent_lg_checkpoint(j, &req->thread_id, &st.ns, &st.checkpoint);
     ngx_http_agent_json_end(j);

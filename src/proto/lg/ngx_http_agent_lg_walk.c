@@ -154,23 +154,9 @@ ngx_http_agent_lg_history(ngx_http_request_t *r, ngx_http_agent_lg_req_t *req,
         ngx_str_null(&ns);
     }
 
-    if (ngx_array_init(&list, r->pool, 16,
-                       sizeof(ngx_http_agent_checkpoint_t))
-        != NGX_OK)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    rc = ngx_http_agent_store_checkpoint_list(ngx_http_agent_reply_sc(r),
-                                              &req->thread_id, &ns, &list);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
+    rc = ngx_http_agent_lg_history_list(r, &req->thread_id, &ns, &list, 16);
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the thread's history could not be "
-                                          "read");
+        return rc;
     }
 
     /* the entries after "before"; none if the thread has no such one */
@@ -641,14 +627,8 @@ ngx_http_agent_lg_history_entry(ngx_http_request_t *r,
 
     rc = ngx_http_agent_checkpoint_open(ngx_http_agent_reply_sc(r), w->pool,
                                         w->graph, &w->thread_id, c, &run);
-    if (rc == NGX_AGAIN) {
-        return NGX_AGAIN;
-    }
-
     if (rc != NGX_OK) {
-        return ngx_http_agent_reply_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          "the thread's history could not be "
-                                          "read");
+        return ngx_http_agent_lg_history_read(r, rc);
     }
 
     ngx_http_agent_lg_state_json(j, run, c, &w->thread_id, 0);

@@ -58,6 +58,14 @@ static ngx_str_t  ngx_http_agent_mcpserver_versions[] = {
     ngx_null_string
 };
 
+/* every tool's structured result, the same for each graph: a constant */
+static ngx_str_t  ngx_http_agent_mcpserver_output = ngx_string(
+    "{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"},"
+    "\"thread_id\":{\"type\":\"string\"},\"status\":{\"enum\":"
+    "[\"success\",\"interrupted\",\"error\"]},\"values\":{\"type\":"
+    "\"object\"},\"interrupt\":{\"type\":\"object\"}},\"required\":"
+    "[\"thread_id\",\"status\"]}");
+
 
 ngx_int_t
 ngx_http_agent_mcpserver_route(ngx_http_request_t *r,
@@ -169,12 +177,11 @@ ngx_http_agent_mcpserver_run(ngx_http_request_t *r,
     }
 
     if (ngx_http_agent_method_is("ping")) {
-        j = ngx_http_agent_json_create(r->pool);
+        j = ngx_http_agent_json_create_obj(r->pool);
         if (j == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        ngx_http_agent_json_obj(j);
         ngx_http_agent_json_end(j);
 
         return ngx_http_agent_reply_rpc_result(r, j);
@@ -280,12 +287,11 @@ ngx_http_agent_mcpserver_initialize(ngx_http_request_t *r,
         version = &ngx_http_agent_mcpserver_versions[1];
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     if (discover) {
         ngx_http_agent_json_key(j, "supportedVersions");
@@ -501,47 +507,7 @@ ngx_http_agent_mcpserver_schema(ngx_http_agent_json_t *j,
     ngx_http_agent_json_end(j);
 
     ngx_http_agent_json_key(j, "outputSchema");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "object");
-    ngx_http_agent_json_key(j, "properties");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "answer");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "string");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "thread_id");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "string");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "status");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "enum");
-    ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_cstr(j, "success");
-    ngx_http_agent_json_cstr(j, "interrupted");
-    ngx_http_agent_json_cstr(j, "error");
-    ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "values");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "object");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "interrupt");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "object");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "required");
-    ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_cstr(j, "thread_id");
-    ngx_http_agent_json_cstr(j, "status");
-    ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_raw(j, &ngx_http_agent_mcpserver_output);
 }
 
 

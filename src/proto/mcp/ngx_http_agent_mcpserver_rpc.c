@@ -78,12 +78,11 @@ ngx_http_agent_mcpserver_rpc_call(ngx_pool_t *pool, yajl_val params,
         return NGX_DECLINED;
     }
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     any = 0;
 
     for (i = 0; i < args->u.object.len; i++) {

@@ -363,6 +363,10 @@ ngx_http_agent_mcpserver_stream_elicit(ngx_http_agent_json_t *j,
     yajl_val   value;
     ngx_str_t  id, shown;
 
+    static ngx_str_t  schema = ngx_string(
+        "{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":"
+        "\"string\",\"title\":\"Answer\"}},\"required\":[\"answer\"]}");
+
     value = ngx_http_agent_json_get(interrupt, "value");
 
     ngx_str_set(&shown, "The run waits for an answer.");
@@ -394,24 +398,7 @@ ngx_http_agent_mcpserver_stream_elicit(ngx_http_agent_json_t *j,
     ngx_http_agent_json_key(j, "message");
     ngx_http_agent_json_str(j, &shown);
     ngx_http_agent_json_key(j, "requestedSchema");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "object");
-    ngx_http_agent_json_key(j, "properties");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "answer");
-    ngx_http_agent_json_obj(j);
-    ngx_http_agent_json_key(j, "type");
-    ngx_http_agent_json_cstr(j, "string");
-    ngx_http_agent_json_key(j, "title");
-    ngx_http_agent_json_cstr(j, "Answer");
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_end(j);
-    ngx_http_agent_json_key(j, "required");
-    ngx_http_agent_json_arr(j);
-    ngx_http_agent_json_cstr(j, "answer");
-    ngx_http_agent_json_arr_end(j);
-    ngx_http_agent_json_end(j);
+    ngx_http_agent_json_raw(j, &schema);
     ngx_http_agent_json_end(j);
     ngx_http_agent_json_end(j);
 }

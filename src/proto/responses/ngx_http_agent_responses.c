@@ -287,12 +287,11 @@ ngx_http_agent_responses_kwargs(ngx_pool_t *pool,
     ngx_keyval_t           *kv;
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "created_at");
     ngx_http_agent_json_int(j, out->created);
     ngx_http_agent_json_key(j, "previous_response_id");
@@ -458,12 +457,11 @@ ngx_http_agent_responses_error_body(ngx_pool_t *pool, ngx_str_t *msg,
 {
     ngx_http_agent_json_t  *j;
 
-    j = ngx_http_agent_json_create(pool);
+    j = ngx_http_agent_json_create_obj(pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "error");
     ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "message");

@@ -156,16 +156,7 @@ ngx_http_agent_responses_calls(ngx_http_agent_stream_t *s, ngx_pool_t *pool,
             continue;
         }
 
-        ngx_http_agent_responses_head(j, o, "response.output_item.done");
-        ngx_http_agent_json_key(j, "output_index");
-        ngx_http_agent_json_int(j, o->items->nelts - 1);
-        ngx_http_agent_json_key(j, "item");
-        ngx_http_agent_json_raw(j, item);
-        ngx_http_agent_json_end(j);
-
-        if (ngx_http_agent_responses_send(s, j, "response.output_item.done", 1)
-            != NGX_OK)
-        {
+        if (ngx_http_agent_responses_item_done(s, j, o, item) != NGX_OK) {
             return NGX_ERROR;
         }
     }
@@ -237,4 +228,22 @@ ngx_http_agent_responses_head(ngx_http_agent_json_t *j,
     ngx_http_agent_json_cstr(j, type);
     ngx_http_agent_json_key(j, "sequence_number");
     ngx_http_agent_json_int(j, o->seq++);
+}
+
+
+/* response.output_item.done: the item just kept, whole */
+
+ngx_int_t
+ngx_http_agent_responses_item_done(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_http_agent_responses_out_t *o,
+    ngx_str_t *item)
+{
+    ngx_http_agent_responses_head(j, o, "response.output_item.done");
+    ngx_http_agent_json_key(j, "output_index");
+    ngx_http_agent_json_int(j, o->items->nelts - 1);
+    ngx_http_agent_json_key(j, "item");
+    ngx_http_agent_json_raw(j, item);
+    ngx_http_agent_json_end(j);
+
+    return ngx_http_agent_responses_send(s, j, "response.output_item.done", 1);
 }

@@ -9,6 +9,7 @@
 
 #include "ngx_http_agent_responses.h"
 #include "ngx_http_agent_util.h"
+#include "ngx_http_agent_tools.h"
 
 
 /*
@@ -305,11 +306,10 @@ static ngx_int_t
 ngx_http_agent_responses_tools(ngx_pool_t *pool, yajl_val tools,
     ngx_http_agent_responses_input_t *in, ngx_str_t *why)
 {
-    size_t                  i, k;
-    yajl_val                t, x;
-    ngx_str_t               type, desc;
-    ngx_keyval_t           *kv, *seen;
-    ngx_http_agent_json_t  *j;
+    size_t         i, k;
+    yajl_val       t, x;
+    ngx_str_t      type, desc, *d;
+    ngx_keyval_t  *kv, *seen;
 
     if (!YAJL_IS_ARRAY(tools)
         || tools->u.array.len > NGX_HTTP_AGENT_RESPONSES_TOOLS)
@@ -364,43 +364,14 @@ ngx_http_agent_responses_tools(ngx_pool_t *pool, yajl_val tools,
             return NGX_DECLINED;
         }
 
-        j = ngx_http_agent_json_create(pool);
-        if (j == NULL) {
-            return NGX_ERROR;
-        }
+        d = (ngx_http_agent_json_get_str(t, "description", &desc) == NGX_OK)
+            ? &desc : NULL;
 
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "type");
-        ngx_http_agent_json_cstr(j, "function");
-        ngx_http_agent_json_key(j, "function");
-        ngx_http_agent_json_obj(j);
-        ngx_http_agent_json_key(j, "name");
-        ngx_http_agent_json_str(j, &kv->key);
-
-        if (ngx_http_agent_json_get_str(t, "description", &desc) == NGX_OK) {
-            ngx_http_agent_json_key(j, "description");
-            ngx_http_agent_json_str(j, &desc);
-        }
-
-        ngx_http_agent_json_key(j, "parameters");
-
-        if (x && YAJL_IS_OBJECT(x)) {
-            ngx_http_agent_json_val(j, x);
-
-        } else {
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_key(j, "type");
-            ngx_http_agent_json_cstr(j, "object");
-            ngx_http_agent_json_key(j, "properties");
-            ngx_http_agent_json_obj(j);
-            ngx_http_agent_json_end(j);
-            ngx_http_agent_json_end(j);
-        }
-
-        ngx_http_agent_json_end(j);
-        ngx_http_agent_json_end(j);
-
-        if (ngx_http_agent_json_done(j, &kv->value) != NGX_OK) {
+        if (ngx_http_agent_tools_define(pool, &kv->key, d,
+                                        (x && YAJL_IS_OBJECT(x)) ? x : NULL,
+                                        &kv->value)
+            != NGX_OK)
+        {
             return NGX_ERROR;
         }
     }

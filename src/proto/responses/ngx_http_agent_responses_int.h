@@ -61,6 +61,9 @@ void ngx_http_agent_responses_head(ngx_http_agent_json_t *j,
     ngx_http_agent_responses_out_t *o, const char *type);
 ngx_int_t ngx_http_agent_responses_send(ngx_http_agent_stream_t *s,
     ngx_http_agent_json_t *j, const char *type, ngx_uint_t now);
+ngx_int_t ngx_http_agent_responses_item_done(ngx_http_agent_stream_t *s,
+    ngx_http_agent_json_t *j, ngx_http_agent_responses_out_t *o,
+    ngx_str_t *item);
 
 
 ngx_int_t ngx_http_agent_responses_sink(void *data, ngx_str_t *name,

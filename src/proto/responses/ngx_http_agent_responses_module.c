@@ -47,20 +47,9 @@ static ngx_command_t  ngx_http_agent_responses_commands[] = {
 };
 
 
-ngx_module_t  ngx_http_agent_responses_module = {
-    NGX_MODULE_V1,
-    &ngx_http_agent_handler_module_ctx,    /* module context: none */
-    ngx_http_agent_responses_commands,     /* module directives */
-    NGX_HTTP_MODULE,                       /* module type */
-    NULL,                                  /* init master */
-    NULL,                                  /* init module */
-    NULL,                                  /* init process */
-    NULL,                                  /* init thread */
-    NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
-    NULL,                                  /* exit master */
-    NGX_MODULE_V1_PADDING
-};
+ngx_module_t  ngx_http_agent_responses_module =
+    NGX_HTTP_AGENT_MODULE(&ngx_http_agent_handler_module_ctx,
+                          ngx_http_agent_responses_commands, NULL);
 
 
 static char *

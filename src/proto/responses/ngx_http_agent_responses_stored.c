@@ -210,12 +210,11 @@ ngx_http_agent_responses_stored(ngx_http_request_t *r, ngx_str_t *path)
                                           "deleted");
     }
 
-    j = ngx_http_agent_json_create(r->pool);
+    j = ngx_http_agent_json_create_obj(r->pool);
     if (j == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
     ngx_http_agent_json_key(j, "id");
     ngx_http_agent_json_str(j, &id);
     ngx_http_agent_json_key(j, "object");

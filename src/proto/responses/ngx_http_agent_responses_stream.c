@@ -448,16 +448,9 @@ ngx_http_agent_responses_close(ngx_http_agent_stream_t *s,
         return NGX_ERROR;
     }
 
-    ngx_http_agent_responses_head(j, o, "response.output_item.done");
-    ngx_http_agent_json_key(j, "output_index");
-    ngx_http_agent_json_int(j, o->items->nelts - 1);
-    ngx_http_agent_json_key(j, "item");
-    ngx_http_agent_json_raw(j, item);
-    ngx_http_agent_json_end(j);
-
     ngx_str_null(&o->item_id);
 
-    return ngx_http_agent_responses_send(s, j, "response.output_item.done", 1);
+    return ngx_http_agent_responses_item_done(s, j, o, item);
 }
 
 

@@ -78,12 +78,11 @@ ngx_http_agent_mcp_tool_send(ngx_http_agent_mcp_tool_ctx_t *ctx)
 
     call = ctx->call;
 
-    j = ngx_http_agent_json_create(call->run->pool);
+    j = ngx_http_agent_json_create_obj(call->run->pool);
     if (j == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_json_obj(j);
 
     /*
      * the call's Idempotency-Key, the same at each attempt (docs/runs.md);
@@ -339,7 +338,7 @@ ngx_http_agent_mcp_tool_finish(ngx_http_agent_mcp_tool_ctx_t *ctx,
         err.len = ngx_snprintf(p, why->len + 128, fmt, why) - p;
     }
 
-    if (ngx_http_agent_tools_error(call->run->pool, &err, &call->result)
+    if (ngx_http_agent_json_error(call->run->pool, &err, &call->result)
         != NGX_OK)
     {
         ngx_str_set(&call->result, "{\"error\":\"the MCP tool failed\"}");
