@@ -44,6 +44,8 @@ static ngx_int_t ngx_http_agent_sqlite_later_lock(
 static ngx_int_t ngx_http_agent_sqlite_later_lock_renew(
     ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id,
     ngx_msec_t lease);
+static ngx_int_t ngx_http_agent_sqlite_later_leases_renew(
+    ngx_http_agent_store_call_t *sc, ngx_array_t *leases);
 static ngx_int_t ngx_http_agent_sqlite_later_unlock(
     ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id);
 static ngx_int_t ngx_http_agent_sqlite_later_messages(
@@ -96,6 +98,8 @@ ngx_http_agent_sqlite_later_sessions(void)
     ngx_http_agent_store_sqlite.lock = ngx_http_agent_sqlite_later_lock;
     ngx_http_agent_store_sqlite.lock_renew =
         ngx_http_agent_sqlite_later_lock_renew;
+    ngx_http_agent_store_sqlite.leases_renew =
+        ngx_http_agent_sqlite_later_leases_renew;
     ngx_http_agent_store_sqlite.unlock = ngx_http_agent_sqlite_later_unlock;
     ngx_http_agent_store_sqlite.messages = ngx_http_agent_sqlite_later_messages;
     ngx_http_agent_store_sqlite.checkpoint_get =
@@ -304,6 +308,30 @@ ngx_http_agent_sqlite_later_lock_renew(ngx_http_agent_store_call_t *sc,
     }
 
     rc = ngx_http_agent_sqlite_now.lock_renew(sc, id, run_id, lease);
+
+    return ngx_http_agent_sqlite_later(sc, &o, rc);
+}
+
+
+/* the leases answered in place: a replay is handed them back whole */
+
+static ngx_int_t
+ngx_http_agent_sqlite_later_leases_renew(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *leases)
+{
+    ngx_int_t                     rc;
+    ngx_http_agent_sqlite_outs_t  o;
+
+    ngx_http_agent_sqlite_outs(&o, leases->elts,
+                               leases->nelts * leases->size, NULL);
+
+    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(leases_renew),
+                                   NULL, NULL, &o))
+    {
+        return o.rc;
+    }
+
+    rc = ngx_http_agent_sqlite_now.leases_renew(sc, leases);
 
     return ngx_http_agent_sqlite_later(sc, &o, rc);
 }
