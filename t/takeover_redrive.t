@@ -105,11 +105,7 @@ agent_graph once {
     edge model END;
 }
 HTTP
-# our API's turns hold 6 s: the client's next message after a kill must
-# come within the lease that is left (2 to 3 s of 3 s was too little for
-# ASan on a loaded machine: the lease ran out first and the turn was
-# taken over)
-$conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1 agent_turn_lease 6s;};
+$conf =~ s{(location /api/chat/ \{ agent_chat;)}{$1 agent_turn_lease 3s;};
 $conf =~ s{(location /api/chat/)}{location /lg/ { agent_langgraph_api;
             agent_use_graph looper; agent_assistants once;
             agent_turn_lease 3s; }
@@ -325,7 +321,7 @@ ok(AgentTest::wait_for(sub {
     or diag($t->sqlite($db, "SELECT status FROM runs WHERE run_id = '$crun'"));
 like($t->sqlite($db, "SELECT data FROM run_events WHERE run_id = '$crun'"),
      qr/another turn took its thread/, 'its outcome says so');
-sleep 7;
+sleep 4;
 unlike($t->slurp('error.log'), qr/run "$crun" of thread "$sid" lost its/,
        'and it was not taken over');
 
