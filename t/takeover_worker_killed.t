@@ -23,20 +23,26 @@ $t->mock(sub {
 });
 $t->run;
 
-my $sid = $t->session;
 my $db = $t->dir . '/agent.db';
 
-my $pid = fork();
-if ($pid == 0) {
-    $t->turn($sid, 'slow', timeout => 30);
-    POSIX::_exit(0);
+# a session whose slow turn a worker holds: the client's pid, the holder's
+sub held {
+    my ($sid, $name) = @_;
+    my $pid = fork() // die;
+    if ($pid == 0) {
+        $t->turn($sid, 'slow', timeout => 30);
+        POSIX::_exit(0);
+    }
+    my $owner;
+    ok(AgentTest::wait_for(sub {
+        $owner = $t->sqlite($db, "SELECT run_pid FROM sessions "
+                                 . "WHERE id = '$sid' AND run_id IS NOT NULL");
+        $owner =~ /^\d+$/ }), "a worker holds $name");
+    return ($pid, $owner);
 }
 
-my $owner;
-ok(AgentTest::wait_for(sub {
-    $owner = $t->sqlite($db, "SELECT run_pid FROM sessions "
-                             . "WHERE id = '$sid' AND run_id IS NOT NULL");
-    $owner =~ /^\d+$/ }), 'a worker holds the session');
+my $sid = $t->session;
+my ($pid, $owner) = held($sid, 'the session');
 
 kill 'KILL', $owner;
 waitpid($pid, 0);
@@ -56,16 +62,7 @@ is($m->[0]{content}, 'slow', 'the killed turn\'s input step was kept');
 # the master stopped: the worker killed stays a zombie, not reaped, while
 # its client hears the stream end and sends its next message
 my $sid2 = $t->session;
-$pid = fork() // die;
-if ($pid == 0) {
-    $t->turn($sid2, 'slow', timeout => 30);
-    POSIX::_exit(0);
-}
-my $owner2;
-ok(AgentTest::wait_for(sub {
-    $owner2 = $t->sqlite($db, "SELECT run_pid FROM sessions "
-                              . "WHERE id = '$sid2' AND run_id IS NOT NULL");
-    $owner2 =~ /^\d+$/ }), 'a worker holds another session');
+($pid, my $owner2) = held($sid2, 'another session');
 kill 'STOP', $t->{nginx};
 kill 'KILL', $owner2;
 waitpid($pid, 0);
