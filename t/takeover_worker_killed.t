@@ -1,6 +1,9 @@
 #!/usr/bin/perl
 # A worker killed mid-turn does not lock its session for ever: the next
-# turn, on any worker, takes the session over; completed steps stay.
+# turn, on any worker, takes the session over; completed steps stay.  A
+# worker killed that is not reaped yet (a zombie: its master not run yet
+# on a busy host) is gone too: its client's next message takes the
+# session at once, not a 409.
 
 use strict;
 use warnings;
@@ -20,20 +23,26 @@ $t->mock(sub {
 });
 $t->run;
 
-my $sid = $t->session;
 my $db = $t->dir . '/agent.db';
 
-my $pid = fork();
-if ($pid == 0) {
-    $t->turn($sid, 'slow', timeout => 30);
-    POSIX::_exit(0);
+# a session whose slow turn a worker holds: the client's pid, the holder's
+sub held {
+    my ($sid, $name) = @_;
+    my $pid = fork() // die;
+    if ($pid == 0) {
+        $t->turn($sid, 'slow', timeout => 30);
+        POSIX::_exit(0);
+    }
+    my $owner;
+    ok(AgentTest::wait_for(sub {
+        $owner = $t->sqlite($db, "SELECT run_pid FROM sessions "
+                                 . "WHERE id = '$sid' AND run_id IS NOT NULL");
+        $owner =~ /^\d+$/ }), "a worker holds $name");
+    return ($pid, $owner);
 }
 
-my $owner;
-ok(AgentTest::wait_for(sub {
-    $owner = $t->sqlite($db, "SELECT run_pid FROM sessions "
-                             . "WHERE id = '$sid' AND run_id IS NOT NULL");
-    $owner =~ /^\d+$/ }), 'a worker holds the session');
+my $sid = $t->session;
+my ($pid, $owner) = held($sid, 'the session');
 
 kill 'KILL', $owner;
 waitpid($pid, 0);
@@ -49,6 +58,23 @@ like($t->slurp('error.log'), qr/held by process $owner, which is gone/,
 
 my $m = $t->http('GET', "/api/sessions/$sid/messages")->{json}{messages};
 is($m->[0]{content}, 'slow', 'the killed turn\'s input step was kept');
+
+# the master stopped: the worker killed stays a zombie, not reaped, while
+# its client hears the stream end and sends its next message
+my $sid2 = $t->session;
+($pid, my $owner2) = held($sid2, 'another session');
+kill 'STOP', $t->{nginx};
+kill 'KILL', $owner2;
+waitpid($pid, 0);
+ok(AgentTest::wait_for(sub {
+    (AgentTest::slurp_file("/proc/$owner2/stat") // '') =~ /\) Z /
+}), 'the killed worker is a zombie');
+$r = $t->turn($sid2, 'still there?');
+kill 'CONT', $t->{nginx};
+is($r->{types}[-1], 'end', 'its client\'s next message takes the session')
+    or diag("status $r->{status}");
+like($t->slurp('error.log'), qr/held by process $owner2, which is gone/,
+     'that takeover is logged');
 
 $t->stop;
 $t->check_log(allow => qr/exited on signal 9/);

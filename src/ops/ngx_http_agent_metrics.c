@@ -115,6 +115,9 @@ static ngx_http_agent_metric_def_t  ngx_http_agent_metrics_defs[] = {
     { "agent_cache_hits_total", "Cache lookups that found an entry, by "
       "kind (node, exact)", NGX_HTTP_AGENT_COUNTER, { "kind", NULL } },
     { "agent_cache_misses_total", "Cache lookups that found none, by kind",
+      NGX_HTTP_AGENT_COUNTER, { "kind", NULL } },
+    { "agent_lease_renewals_total", "Turns' leases renewed by their "
+      "worker's timer: statements sent, leases renewed, leases found lost",
       NGX_HTTP_AGENT_COUNTER, { "kind", NULL } }
 };
 

@@ -141,6 +141,7 @@ typedef enum {
     NGX_HTTP_AGENT_M_TRACES_DROPPED,
     NGX_HTTP_AGENT_M_CACHE_HITS,         /* kind */
     NGX_HTTP_AGENT_M_CACHE_MISSES,       /* kind */
+    NGX_HTTP_AGENT_M_LEASES,             /* kind */
     NGX_HTTP_AGENT_M_LAST
 } ngx_http_agent_metric_e;
 

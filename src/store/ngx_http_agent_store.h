@@ -407,6 +407,9 @@ typedef struct {
     ngx_int_t  (*lock_renew)(ngx_http_agent_store_call_t *sc,
                              ngx_str_t *id, ngx_str_t *run_id,
                              ngx_msec_t lease);
+    /* leases of many sessions in one statement (store_run.h) */
+    ngx_int_t  (*leases_renew)(ngx_http_agent_store_call_t *sc,
+                               ngx_array_t *leases);
     /*
      * the lease let go: NGX_AGAIN, a call with a wake handler is answered
      * when it is (a store that answers later); otherwise NGX_OK, done or
@@ -716,6 +719,7 @@ extern ngx_uint_t                       ngx_http_agent_store_defer;
 #define ngx_http_agent_store_session_copy ngx_http_agent_store->session_copy
 #define ngx_http_agent_store_lock         ngx_http_agent_store->lock
 #define ngx_http_agent_store_lock_renew   ngx_http_agent_store->lock_renew
+#define ngx_http_agent_store_leases_renew ngx_http_agent_store->leases_renew
 #define ngx_http_agent_store_unlock       ngx_http_agent_store->unlock
 #define ngx_http_agent_store_session_open ngx_http_agent_store->session_open
 #define ngx_http_agent_store_messages     ngx_http_agent_store->messages
@@ -778,11 +782,6 @@ ngx_uint_t ngx_http_agent_store_owns(ngx_str_t *owner,
     ngx_http_agent_session_t *s);
 size_t ngx_http_agent_store_id_shown(ngx_str_t *id);
 ngx_uint_t ngx_http_agent_store_room(size_t *used, size_t size);
-
-/* an unlock sent again until it goes through (NGX_OK) */
-typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
-    ngx_str_t *run_id, int64_t gen);
-
 
 void ngx_http_agent_store_item_text(ngx_http_agent_item_t *item);
 u_char *ngx_http_agent_store_now(u_char *buf);

@@ -53,6 +53,7 @@ static void ngx_http_agent_store_end_heard(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_store_end_answer(ngx_http_agent_store_unlock_t *u,
     ngx_int_t rc);
 static uint32_t ngx_http_agent_store_key(ngx_str_t *k1, ngx_str_t *k2);
+static ngx_uint_t ngx_http_agent_store_pid_exited(ngx_pid_t pid);
 
 
 static ngx_event_t               ngx_http_agent_store_unlock_timer;
@@ -550,7 +551,9 @@ ngx_http_agent_store_id_shown(ngx_str_t *id)
 /*
  * A lease held by another turn is taken over at once only when its holder
  * was a process of this host (and pid namespace) that is gone; a pid of
- * another host proves nothing, and only the lease's expiry frees it.
+ * another host proves nothing, and only the lease's expiry frees it.  A
+ * worker killed is gone once it exits, though its pid lives on until the
+ * master reaps it (ngx_http_agent_store_pid_exited).
  */
 
 ngx_uint_t
@@ -563,7 +566,10 @@ ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host, size_t len,
         return 0;
     }
 
-    if (pid == ngx_pid || kill(pid, 0) == 0 || ngx_errno != ESRCH) {
+    if (pid == ngx_pid
+        || ((kill(pid, 0) == 0 || ngx_errno != ESRCH)
+            && !ngx_http_agent_store_pid_exited(pid)))
+    {
         return 0;
     }
 
@@ -572,6 +578,72 @@ ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host, size_t len,
                   "which is gone; taking it over", id, pid);
 
     return 1;
+}
+
+
+/*
+ * A process that exits closes its sockets and then waits, a zombie, for
+ * its parent to reap it, with kill(pid, 0) still answered: the client of
+ * a worker killed mid-turn hears its stream end and sends its next
+ * message in that moment, and a master the scheduler has not run yet
+ * (a busy host) makes the moment long.  Its state says it exits: Z or X,
+ * or PF_EXITING among its flags (the 9th field), set once it is killed.
+ * /proc is the kernel's memory: reading it never waits.
+ */
+
+static ngx_uint_t
+ngx_http_agent_store_pid_exited(ngx_pid_t pid)
+{
+    u_char     *p, *last, *flags;
+    ssize_t     n;
+    ngx_fd_t    fd;
+    ngx_int_t   f;
+    ngx_uint_t  field;
+    u_char      buf[512];
+
+    p = ngx_snprintf(buf, sizeof(buf) - 1, "/proc/%P/stat", pid);
+    *p = '\0';
+
+    fd = ngx_open_file(buf, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+    if (fd == NGX_INVALID_FILE) {
+        return 0;
+    }
+
+    n = read(fd, buf, sizeof(buf));
+    (void) ngx_close_file(fd);
+
+    if (n <= 0) {
+        return 0;
+    }
+
+    /* "pid (comm) S ppid pgrp session tty tpgid flags": comm may hold ')' */
+
+    last = buf + n;
+
+    for (p = last; p > buf && p[-1] != ')'; p--) { /* void */ }
+
+    if (p == buf || last - p < 3) {
+        return 0;
+    }
+
+    if (p[1] == 'Z' || p[1] == 'X') {
+        return 1;
+    }
+
+    /* from the state (the 3rd field) to the flags */
+
+    for (p += 2, field = 3; field < 9 && p < last; p++) {
+        if (*p == ' ') {
+            field++;
+        }
+    }
+
+    for (flags = p; p < last && *p != ' '; p++) { /* void */ }
+
+    f = ngx_atoi(flags, p - flags);
+
+    /* PF_EXITING, include/linux/sched.h */
+    return field == 9 && f != NGX_ERROR && (f & 0x4);
 }
 
 

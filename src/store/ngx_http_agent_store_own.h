@@ -15,6 +15,11 @@
 /* included by ngx_http_agent_store.h, after the types these use */
 
 
+/* an unlock sent again until it goes through (NGX_OK) */
+typedef ngx_int_t (*ngx_http_agent_store_unlock_pt)(ngx_str_t *id,
+    ngx_str_t *run_id, int64_t gen);
+
+
 /* for the files of src/store/ only: hidden from the module's exports */
 #pragma GCC visibility push(hidden)
 
@@ -29,6 +34,10 @@ ngx_http_agent_store_answer_t *ngx_http_agent_store_answered(
     ngx_str_t *k2);
 ngx_http_agent_store_answer_t *ngx_http_agent_store_answer_add(
     ngx_http_agent_store_call_t *sc);
+ngx_int_t ngx_http_agent_store_leases_json(ngx_pool_t *pool,
+    ngx_array_t *leases, ngx_str_t *json);
+void ngx_http_agent_store_lease_renewed(ngx_array_t *leases, u_char *run_id,
+    size_t len);
 void ngx_http_agent_store_unlock_later(ngx_str_t *id, ngx_str_t *run_id,
     int64_t gen, ngx_http_agent_store_unlock_pt send, ngx_log_t *log);
 

@@ -15,6 +15,25 @@
 #include "ngx_http_agent_store.h"
 
 
+/*
+ * A turn's lease, renewed with others in one statement (leases_renew, in
+ * the order of their run ids: they are sorted first): its own expiry (now
+ * + lease) and generation; answered NGX_OK, renewed is set or the lease is
+ * no longer this run's.  At most NGX_HTTP_AGENT_STORE_LEASES_MAX a call.
+ */
+typedef struct {
+    ngx_str_t                  id;
+    ngx_str_t                  run_id;
+    int64_t                    gen;          /* 0: none */
+    ngx_msec_t                 lease;
+    ngx_uint_t                 renewed;
+    void                      *data;         /* the caller's */
+} ngx_http_agent_store_lease_t;
+
+/* the most leases one statement renews: more take several */
+#define NGX_HTTP_AGENT_STORE_LEASES_MAX  500
+
+
 ngx_int_t ngx_http_agent_store_checkpoint_merge(ngx_pool_t *pool,
     ngx_http_agent_checkpoint_t *cp, ngx_str_t *sub, ngx_str_t *sub_id);
 

@@ -94,9 +94,6 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
 
     ngx_http_agent_store_call_init(&turn->sc, r->pool, r->connection->log,
                                    ngx_http_agent_turn_wake, turn);
-    ngx_http_agent_store_call_init(&turn->lease_sc, r->pool,
-                                   r->connection->log,
-                                   ngx_http_agent_turn_lease_wake, turn);
     ngx_http_agent_store_call_init(&turn->wsc, r->pool, r->connection->log,
                                    NULL, turn);
     ngx_http_agent_store_call_init(&turn->bsc, r->pool, r->connection->log,
@@ -119,15 +116,13 @@ ngx_http_agent_turn_begin(ngx_http_agent_turn_t *turn,
      */
     turn->sc.stored = turn->in.created;
 
-    /* their wakes read the answer: a busy SQLite file is waited out */
-    turn->lease_sc.once = 1;
+    /* its wake reads the answer: a busy SQLite file is waited out */
     turn->usc.once = 1;
 
     turn->sc.key = turn->session_id;
 #if (NGX_THREADS)
     turn->sc.thread_pool = alcf->thread_pool;   /* files fetched */
 #endif
-    turn->lease_sc.key = turn->session_id;
     turn->wsc.key = turn->session_id;
     turn->bsc.key = turn->session_id;
     turn->usc.key = turn->session_id;
@@ -291,11 +286,7 @@ ngx_http_agent_turn_started(ngx_http_agent_turn_t *turn, ngx_int_t rc)
     ngx_http_agent_store_call_reset(&turn->sc);
 
     /* the lease is renewed while the turn runs (and by each checkpoint) */
-    turn->lease.handler = ngx_http_agent_turn_lease_handler;
-    turn->lease.data = turn;
-    turn->lease.log = r->connection->log;
-    turn->lease.cancelable = 1;
-    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
+    ngx_http_agent_turn_lease_hold(turn);
 
     ngx_http_agent_turn_watch(turn);
 

@@ -45,7 +45,6 @@ ngx_http_agent_turn_generation(ngx_http_agent_turn_t *turn)
     gen = row ? row->attempts + 1 : 1;
 
     turn->sc.gen = gen;
-    turn->lease_sc.gen = gen;
     turn->wsc.gen = gen;
     turn->bsc.gen = gen;
     turn->usc.gen = gen;

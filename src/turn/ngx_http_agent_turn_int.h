@@ -17,6 +17,7 @@
 #include "ngx_http_agent_stream.h"
 #include "ngx_http_agent_turn.h"
 #include "ngx_http_agent_store.h"
+#include "ngx_http_agent_store_run.h"
 
 
 /* for the files of src/turn/ only: hidden from the module's exports */
@@ -103,7 +104,6 @@ struct ngx_http_agent_turn_s {
                                                   one a run resumes */
     ngx_http_agent_session_t        session;
     ngx_http_agent_store_call_t     sc;        /* the begin, checkpoints */
-    ngx_http_agent_store_call_t     lease_sc;
     ngx_http_agent_store_call_t     wsc;       /* writes, no answers */
     ngx_http_agent_store_call_t     bsc;       /* steps saved behind */
     ngx_http_agent_store_call_t     usc;       /* the unlock at the end */
@@ -115,7 +115,9 @@ struct ngx_http_agent_turn_s {
                                                   is saved in its
                                                   namespace) */
     ngx_array_t                    *files;     /* read with the lease */
-    ngx_event_t                     lease;
+    ngx_queue_t                     lease;     /* the worker's leases */
+    ngx_http_agent_store_lease_t   *lease_asked; /* its row of a tick */
+    ngx_msec_t                      lease_due; /* its next renewal */
     ngx_event_t                     timeout;   /* agent_turn_timeout */
     ngx_event_t                     delay;     /* in.delay: pending */
     ngx_msec_t                      lease_ms;
@@ -166,8 +168,8 @@ void ngx_http_agent_turn_checkpoint_pending(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_caps(ngx_http_agent_turn_t *turn,
     ngx_http_agent_node_t *node);
 void ngx_http_agent_turn_finalize(ngx_http_agent_turn_t *turn, ngx_int_t rc);
-void ngx_http_agent_turn_lease_handler(ngx_event_t *ev);
-void ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc);
+void ngx_http_agent_turn_lease_hold(ngx_http_agent_turn_t *turn);
+void ngx_http_agent_turn_lease_drop(ngx_http_agent_turn_t *turn);
 ngx_int_t ngx_http_agent_turn_lost(ngx_http_agent_run_t *run);
 ngx_int_t ngx_http_agent_turn_current(ngx_http_agent_turn_t *turn);
 void ngx_http_agent_turn_generation(ngx_http_agent_turn_t *turn);

@@ -242,15 +242,12 @@ ngx_http_agent_turn_cleanup(void *data)
 
     /* answers still to come are not the turn's any more; writes go on */
     ngx_http_agent_store_cancel(&turn->sc);
-    ngx_http_agent_store_cancel(&turn->lease_sc);
     ngx_http_agent_store_cancel(&turn->bsc);
     ngx_http_agent_store_cancel(&turn->wsc);
     ngx_http_agent_store_cancel(&turn->usc);
     ngx_http_agent_store_cancel(&turn->nsc);
 
-    if (turn->lease.timer_set) {
-        ngx_del_timer(&turn->lease);
-    }
+    ngx_http_agent_turn_lease_drop(turn);
 
     if (turn->timeout.timer_set) {
         ngx_del_timer(&turn->timeout);

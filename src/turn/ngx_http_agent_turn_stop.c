@@ -15,16 +15,14 @@
 
 
 /*
- * What stops a running turn from outside its steps, each a timer: the
- * lease renewed a third of its time before it runs out (a turn that lost
- * it, another having taken the session, ends without writing again),
+ * What stops a running turn from outside its steps, each a timer: its
+ * lease found lost when the worker renews its turns' leases (turn_leases.c:
+ * another turn took the session, this one ends without writing again),
  * agent_turn_timeout, and the worker's shutdown.  Each ends the turn
  * with an error event; the steps it completed are saved.
  */
 
 
-static void ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn,
-    ngx_int_t rc);
 static ngx_uint_t ngx_http_agent_turn_handover(ngx_http_agent_turn_t *turn);
 static void ngx_http_agent_turn_shutdown(ngx_queue_t *q);
 static void ngx_http_agent_turn_exit_watch(ngx_event_t *ev);
@@ -229,72 +227,3 @@ ngx_http_agent_turn_handover(ngx_http_agent_turn_t *turn)
 
     return 1;
 }
-
-
-void
-ngx_http_agent_turn_lease_handler(ngx_event_t *ev)
-{
-    ngx_http_agent_turn_t *turn = ev->data;
-
-    ngx_int_t  rc;
-
-    if (!turn->locked || turn->lease_sc.waiting) {
-        return;
-    }
-
-    turn->lease_sc.n = 0;
-
-    rc = ngx_http_agent_store_lock_renew(&turn->lease_sc, &turn->session_id,
-                                         &turn->run_id, turn->lease_ms);
-
-    if (rc == NGX_AGAIN) {
-        return;
-    }
-
-    ngx_http_agent_store_call_reset(&turn->lease_sc);
-    ngx_http_agent_turn_renewed(turn, rc);
-}
-
-
-void
-ngx_http_agent_turn_lease_wake(ngx_http_agent_store_call_t *sc)
-{
-    ngx_http_agent_turn_t *turn = sc->data;
-
-    ngx_int_t  rc;
-
-    rc = sc->rc;
-    ngx_http_agent_store_call_reset(sc);
-
-    if (turn->locked) {
-        ngx_http_agent_turn_renewed(turn, rc);
-    }
-}
-
-
-static void
-ngx_http_agent_turn_renewed(ngx_http_agent_turn_t *turn, ngx_int_t rc)
-{
-    if (rc == NGX_DECLINED && turn->run && !turn->run->finished) {
-
-        /* another turn has the session: this one must not write again */
-
-        turn->locked = 0;
-        ngx_http_agent_graph_cancel(turn->run);
-        (void) ngx_http_agent_turn_lost(turn->run);
-        ngx_http_agent_turn_finalize(turn, NGX_ERROR);
-        return;
-    }
-
-    if (rc != NGX_OK) {
-        ngx_log_error(NGX_LOG_WARN, turn->lease.log, 0, "agent: the lease of "
-                      "session \"%V\" could not be renewed",
-                      &turn->session_id);
-
-    } else {
-        turn->renewed = ngx_current_msec;
-    }
-
-    ngx_add_timer(&turn->lease, turn->lease_ms / 3);
-}
-

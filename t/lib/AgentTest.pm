@@ -840,7 +840,10 @@ sub sqlite {
         return 'ok' if $sql =~ /^\s*PRAGMA integrity_check/i;
         return pg_query(pg_name($db), $sql);
     }
-    open my $fh, '-|', 'sqlite3', $db, $sql or die $!;
+    # a write of the test's waits out a worker's (the shell's own busy
+    # timeout is none: "database is locked" on stderr, the write lost)
+    open my $fh, '-|', 'sqlite3', '-cmd', '.timeout 10000', $db, $sql
+        or die $!;
     local $/;
     my $out = <$fh> // '';
     close $fh;

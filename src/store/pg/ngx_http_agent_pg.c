@@ -99,6 +99,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_pg = {
     ngx_http_agent_pg_session_set,
     ngx_http_agent_pg_lock,
     ngx_http_agent_pg_lock_renew,
+    ngx_http_agent_pg_leases_renew,
     ngx_http_agent_pg_unlock,
     ngx_http_agent_pg_session_open,
     ngx_http_agent_pg_messages,

@@ -503,6 +503,8 @@ ngx_int_t ngx_http_agent_pg_lock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
 ngx_int_t ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
+ngx_int_t ngx_http_agent_pg_leases_renew(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *leases);
 ngx_int_t ngx_http_agent_pg_unlock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id);
 
@@ -533,6 +535,7 @@ enum {
     NGX_HTTP_AGENT_PG_LOCK_STEAL,
     NGX_HTTP_AGENT_PG_UNLOCK,
     NGX_HTTP_AGENT_PG_RENEW,
+    NGX_HTTP_AGENT_PG_LEASES_RENEW,
     NGX_HTTP_AGENT_PG_MESSAGES,
     NGX_HTTP_AGENT_PG_MESSAGES_PAGE,
     NGX_HTTP_AGENT_PG_CHECKPOINT_GET,

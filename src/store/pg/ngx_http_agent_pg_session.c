@@ -21,6 +21,9 @@
  */
 
 
+static ngx_int_t ngx_http_agent_pg_leases_renewed(
+    ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_unlock_ask(
     ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id,
     int64_t gen);
@@ -494,6 +497,65 @@ ngx_http_agent_pg_lock_renew(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
                                  run_id,
                                  (int64_t) (ngx_http_agent_store_ms()
                                             + lease), sc->gen);
+}
+
+
+/*
+ * A worker's leases in one statement (store_leases.c): the rows it
+ * returns are those renewed.  The caller keeps the leases until the answer
+ */
+
+ngx_int_t
+ngx_http_agent_pg_leases_renew(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *leases)
+{
+    ngx_str_t                    json;
+    ngx_http_agent_pg_query_t   *q;
+    ngx_http_agent_pg_answer_t  *a;
+
+    a = ngx_http_agent_pg_answered(sc, leases_renew, NULL, NULL);
+
+    if (a) {
+        return a->rc;
+    }
+
+    q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_LEASES_RENEW,
+                                ngx_http_agent_pg_leases_renewed);
+    if (q == NULL) {
+        return NGX_ERROR;
+    }
+
+    q->data = leases;
+
+    if (ngx_http_agent_store_leases_json(q->pool, leases, &json) != NGX_OK
+        || ngx_http_agent_pg_param(q, &json) != NGX_OK)
+    {
+        ngx_destroy_pool(q->pool);
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_pg_send(q, 0);
+}
+
+
+static ngx_int_t
+ngx_http_agent_pg_leases_renewed(ngx_http_agent_pg_query_t *q,
+    PGresult *res, ngx_http_agent_pg_answer_t *a)
+{
+    int  i;
+
+    /* no caller: the leases may be gone */
+    if (a == NULL) {
+        return NGX_OK;
+    }
+
+    for (i = 0; i < PQntuples(res); i++) {
+        ngx_http_agent_store_lease_renewed(q->data,
+                                       (u_char *) PQgetvalue(res, i, 0),
+                                       PQgetlength(res, i, 0));
+    }
+
+    return NGX_OK;
 }
 
 

@@ -171,6 +171,12 @@ const char  *ngx_http_agent_pg_sql[] = {
     " WHERE id = $1 AND run_id = $2"
     " AND ($4::bigint = 0 OR run_gen = $4::bigint)",
 
+    /* NGX_HTTP_AGENT_PG_LEASES_RENEW: store_leases.c's array */
+    "UPDATE sessions s SET run_expires = j.e"
+    " FROM json_to_recordset($1::json) AS j(id text, r text, e bigint,"
+    " g bigint) WHERE s.id = j.id AND s.run_id = j.r"
+    " AND (j.g = 0 OR s.run_gen = j.g) RETURNING s.run_id",
+
     /* NGX_HTTP_AGENT_PG_MESSAGES */
     "WITH t(keep) AS (SELECT CASE WHEN $3::bigint < 0 THEN -1"
     " WHEN $3::bigint = 0 THEN $2::bigint"

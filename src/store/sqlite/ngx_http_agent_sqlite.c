@@ -517,6 +517,7 @@ ngx_http_agent_store_backend_t  ngx_http_agent_store_sqlite = {
     ngx_http_agent_sqlite_session_set,
     ngx_http_agent_sqlite_lock,
     ngx_http_agent_sqlite_lock_renew,
+    ngx_http_agent_sqlite_leases_renew,
     ngx_http_agent_sqlite_unlock,
     ngx_http_agent_sqlite_session_open,
     ngx_http_agent_sqlite_messages,

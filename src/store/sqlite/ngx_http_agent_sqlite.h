@@ -84,6 +84,7 @@ enum {
     NGX_HTTP_AGENT_SQL_LOCK_STEAL,
     NGX_HTTP_AGENT_SQL_UNLOCK,
     NGX_HTTP_AGENT_SQL_RENEW,
+    NGX_HTTP_AGENT_SQL_LEASES_RENEW,
     NGX_HTTP_AGENT_SQL_MESSAGE_INSERT,
     NGX_HTTP_AGENT_SQL_MESSAGES,
     NGX_HTTP_AGENT_SQL_MESSAGES_SINCE,
@@ -457,6 +458,8 @@ ngx_int_t ngx_http_agent_sqlite_lock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
 ngx_int_t ngx_http_agent_sqlite_lock_renew(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id, ngx_msec_t lease);
+ngx_int_t ngx_http_agent_sqlite_leases_renew(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *leases);
 ngx_int_t ngx_http_agent_sqlite_unlock(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *run_id);
 ngx_int_t ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,

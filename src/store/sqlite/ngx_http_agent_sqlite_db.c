@@ -129,6 +129,11 @@ static const char  *ngx_http_agent_store_sql[] = {
     " WHERE id = ?1 AND run_id = ?2 AND " NGX_HTTP_AGENT_SQL_GEN("3"),
     "UPDATE sessions SET run_expires = ?3 WHERE id = ?1 AND run_id = ?2"
     " AND " NGX_HTTP_AGENT_SQL_GEN("4"),
+    "UPDATE sessions SET run_expires = j.value ->> 'e'"
+    " FROM json_each(?1) AS j WHERE sessions.id = j.value ->> 'id'"
+    " AND sessions.run_id = j.value ->> 'r'"
+    " AND (j.value ->> 'g' = 0 OR sessions.run_gen = j.value ->> 'g')"
+    " RETURNING run_id",
     "INSERT INTO messages (session_id, seq, role, content, tool_calls,"
     " tool_call_id, name, images, metadata, created_at)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",

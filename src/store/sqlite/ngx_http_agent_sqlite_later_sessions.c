@@ -44,6 +44,8 @@ static ngx_int_t ngx_http_agent_sqlite_later_lock(
 static ngx_int_t ngx_http_agent_sqlite_later_lock_renew(
     ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id,
     ngx_msec_t lease);
+static ngx_int_t ngx_http_agent_sqlite_later_leases_renew(
+    ngx_http_agent_store_call_t *sc, ngx_array_t *leases);
 static ngx_int_t ngx_http_agent_sqlite_later_unlock(
     ngx_http_agent_store_call_t *sc, ngx_str_t *id, ngx_str_t *run_id);
 static ngx_int_t ngx_http_agent_sqlite_later_messages(
@@ -88,6 +90,7 @@ ngx_http_agent_sqlite_later_sessions(ngx_http_agent_store_backend_t *table)
     table->session_copy = ngx_http_agent_sqlite_later_session_copy;
     table->lock = ngx_http_agent_sqlite_later_lock;
     table->lock_renew = ngx_http_agent_sqlite_later_lock_renew;
+    table->leases_renew = ngx_http_agent_sqlite_later_leases_renew;
     table->unlock = ngx_http_agent_sqlite_later_unlock;
     table->messages = ngx_http_agent_sqlite_later_messages;
     table->checkpoint_get = ngx_http_agent_sqlite_later_checkpoint_get;
@@ -288,6 +291,30 @@ ngx_http_agent_sqlite_later_lock_renew(ngx_http_agent_store_call_t *sc,
     }
 
     rc = ngx_http_agent_sqlite_now.lock_renew(sc, id, run_id, lease);
+
+    return ngx_http_agent_sqlite_later(sc, &o, rc);
+}
+
+
+/* the leases answered in place: a replay is handed them back whole */
+
+static ngx_int_t
+ngx_http_agent_sqlite_later_leases_renew(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *leases)
+{
+    ngx_int_t                     rc;
+    ngx_http_agent_sqlite_outs_t  o;
+
+    ngx_http_agent_sqlite_outs(&o, leases->elts,
+                               leases->nelts * leases->size, NULL);
+
+    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(leases_renew),
+                                   NULL, NULL, &o))
+    {
+        return o.rc;
+    }
+
+    rc = ngx_http_agent_sqlite_now.leases_renew(sc, leases);
 
     return ngx_http_agent_sqlite_later(sc, &o, rc);
 }

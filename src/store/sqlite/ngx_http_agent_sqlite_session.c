@@ -35,6 +35,8 @@ static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
     ngx_str_t *run_id, int64_t gen);
 static ngx_int_t ngx_http_agent_sqlite_renew_try(
     ngx_http_agent_store_call_t *sc, void *data);
+static ngx_int_t ngx_http_agent_sqlite_leases_try(
+    ngx_http_agent_store_call_t *sc, void *data);
 static ngx_int_t ngx_http_agent_sqlite_unlock_try(
     ngx_http_agent_store_call_t *sc, void *data);
 
@@ -514,6 +516,69 @@ ngx_http_agent_sqlite_renew_try(ngx_http_agent_store_call_t *sc, void *data)
 
     return ngx_http_agent_sqlite_busy(sc, rc, ngx_http_agent_sqlite_renew_try,
                                       a, sizeof(*a));
+}
+
+
+/*
+ * A worker's leases in one write transaction (store_leases.c): the rows
+ * it returns are those renewed.  A busy file is waited out as for one
+ */
+
+ngx_int_t
+ngx_http_agent_sqlite_leases_renew(ngx_http_agent_store_call_t *sc,
+    ngx_array_t *leases)
+{
+    return ngx_http_agent_sqlite_leases_try(sc, leases);
+}
+
+
+static ngx_int_t
+ngx_http_agent_sqlite_leases_try(ngx_http_agent_store_call_t *sc, void *data)
+{
+    ngx_array_t *leases = data;
+
+    int            rc;
+    u_char        *p;
+    ngx_int_t      rv;
+    ngx_str_t      json;
+    ngx_uint_t     wait;
+    sqlite3_stmt  *stmt;
+
+    if (ngx_http_agent_store_leases_json(sc->pool, leases, &json) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_LEASES_RENEW);
+    if (stmt == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_agent_sqlite_bind(stmt, 1, &json);
+
+    wait = ngx_http_agent_sqlite_can_wait(sc, 0);
+
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        p = (u_char *) sqlite3_column_text(stmt, 0);
+
+        if (p) {
+            ngx_http_agent_store_lease_renewed(leases, p,
+                                           sqlite3_column_bytes(stmt, 0));
+        }
+    }
+
+    rv = ngx_http_agent_sqlite_done(stmt, rc);
+
+    /* a busy file's next try writes it again */
+    (void) ngx_pfree(sc->pool, json.data);
+
+    if (!wait) {
+        return rv;
+    }
+
+    /* the leases stay the caller's while it waits */
+    return ngx_http_agent_sqlite_busy(sc, rv,
+                                      ngx_http_agent_sqlite_leases_try,
+                                      leases, 0);
 }
 
 
