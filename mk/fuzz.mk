@@ -31,7 +31,6 @@ FUZZ_SRCS_llm    := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_
                     src/llm/ngx_http_agent_provider_openai.c \
                     src/llm/ngx_http_agent_llm_prefix.c \
                     src/util/ngx_http_agent_grow.c \
-                    src/llm/ngx_http_agent_provider_azure.c \
                     src/llm/ngx_http_agent_provider_anthropic.c \
                     src/llm/ngx_http_agent_provider_gemini.c \
                     src/engine/ngx_http_agent_message.c
@@ -58,6 +57,7 @@ FUZZ_SRCS_a2a    := src/util/ngx_http_agent_json.c \
 FUZZ_SRCS_responses := src/util/ngx_http_agent_json.c \
                     src/util/ngx_http_agent_json_read.c \
                     src/proto/responses/ngx_http_agent_responses_input.c \
+                    src/tools/ngx_http_agent_tools.c \
                     src/util/ngx_http_agent_id.c
 FUZZ_SRCS_cron   := src/util/ngx_http_agent_cron.c src/util/ngx_http_agent_tz.c
 FUZZ_SRCS_expr   := src/util/ngx_http_agent_json.c src/util/ngx_http_agent_json_read.c \
