@@ -19,10 +19,10 @@
 
 /*
  * The SQLite store's base: the worker's handle on the file, the store's
- * statements prepared once on it, a statement's step and columns, and the
- * caller's transaction.  The operations (sqlite_session.c,
- * sqlite_history.c, sqlite_run.c) are written with it; it calls none of
- * them.
+ * statements prepared once on it, a statement's step, and the caller's
+ * transaction (a statement's parameters and rows: sqlite_query.c).  The
+ * operations (sqlite_session.c, sqlite_history.c, sqlite_run.c) are
+ * written with it; it calls none of them.
  */
 
 
@@ -588,66 +588,6 @@ ngx_http_agent_sqlite_stmt(ngx_uint_t n)
                                       || n == NGX_HTTP_AGENT_SQL_COMMIT);
 
     return stmt;
-}
-
-
-void
-ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
-{
-    if (s == NULL || s->data == NULL) {
-        sqlite3_bind_null(stmt, n);
-        return;
-    }
-
-    sqlite3_bind_text(stmt, n, (char *) s->data, s->len, SQLITE_STATIC);
-}
-
-
-ngx_int_t
-ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
-    ngx_str_t *out)
-{
-    size_t          len;
-    const u_char   *p;
-
-    p = sqlite3_column_text(stmt, col);
-
-    if (p == NULL) {
-        ngx_str_null(out);
-        return NGX_OK;
-    }
-
-    len = sqlite3_column_bytes(stmt, col);
-
-    out->data = ngx_pnalloc(pool, len + 1);
-    if (out->data == NULL) {
-        out->len = 0;
-        return NGX_ERROR;
-    }
-
-    ngx_memcpy(out->data, p, len);
-    out->data[len] = '\0';
-    out->len = len;
-
-    return NGX_OK;
-}
-
-
-/* a list's row within the answer budget (ngx_http_agent_store_room) */
-
-ngx_uint_t
-ngx_http_agent_sqlite_room(sqlite3_stmt *stmt, size_t *used)
-{
-    int     i;
-    size_t  size;
-
-    size = 0;
-
-    for (i = 0; i < sqlite3_column_count(stmt); i++) {
-        size += sqlite3_column_bytes(stmt, i);
-    }
-
-    return ngx_http_agent_store_room(used, size);
 }
 
 
