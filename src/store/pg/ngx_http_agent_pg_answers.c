@@ -13,8 +13,9 @@
 
 /*
  * The answers the PostgreSQL store's operations share: a statement done, a
- * row changed or none, a list of rows kept in the call and copied into the
- * caller's array.
+ * row changed or none, a list of rows read through their table
+ * (store_rows.c), kept in the call and copied into the caller's row or
+ * array.
  */
 
 
@@ -71,13 +72,78 @@ ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
 }
 
 
-/* a kept list of rows into the caller's array */
+/*
+ * rows read through their table into the answer, within the answer
+ * budget; one: the statement that asks for one row, declined if none
+ * (NGX_HTTP_AGENT_PG_LAST: none does)
+ */
 
 ngx_int_t
-ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a, ngx_array_t *to)
+ngx_http_agent_pg_table(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a, ngx_http_agent_store_table_t *t,
+    ngx_uint_t one)
+{
+    int           i;
+    void         *row;
+    size_t        used;
+    ngx_array_t  *rows;
+
+    if (q->stmt == one && PQntuples(res) == 0) {
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_agent_pg_new_rows(q, a, t->size, &rows) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    used = 0;
+
+    for (i = 0;
+         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
+         i++)
+    {
+        row = ngx_array_push(rows);
+
+        if (row == NULL
+            || ngx_http_agent_pg_row(q->sc->pool, res, i, 0, t, row)
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* a kept answer's first row into the caller's */
+
+ngx_int_t
+ngx_http_agent_pg_answered_row(ngx_http_agent_pg_answer_t *a, void *row)
+{
+    ngx_http_agent_pg_rows_t  *r;
+
+    if (a->rc == NGX_OK) {
+        r = a->value;
+        ngx_memcpy(row, r->rows->elts, r->rows->size);
+    }
+
+    return a->rc;
+}
+
+
+/* a kept answer's rows after those of the caller's array */
+
+ngx_int_t
+ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
+    ngx_array_t *to)
 {
     void                      *p;
     ngx_http_agent_pg_rows_t  *r;
+
+    if (a->rc != NGX_OK) {
+        return a->rc;
+    }
 
     r = a->value;
 

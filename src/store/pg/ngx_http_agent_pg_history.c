@@ -91,7 +91,7 @@ ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     a = ngx_http_agent_pg_answered(sc, messages, id, NULL);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, messages) : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, messages);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_MESSAGES,
@@ -219,18 +219,12 @@ ngx_int_t
 ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
 {
-    ngx_http_agent_pg_rows_t    *r;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, checkpoint_get, id, checkpoint_id);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            r = a->value;
-            *cp = *(ngx_http_agent_checkpoint_t *) r->rows->elts;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, cp);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_GET,
@@ -249,8 +243,7 @@ ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc, checkpoint_list, id, ns);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, checkpoints)
-                               : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, checkpoints);
     }
 
     ngx_str_set(&none, "");
@@ -270,7 +263,7 @@ ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     a = ngx_http_agent_pg_answered(sc, fork_later, id, from);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, later) : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, later);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_FORK_LATER,

@@ -21,8 +21,6 @@
 
 static ngx_str_t *ngx_http_agent_pg_items_none(ngx_str_t *s);
 static ngx_int_t ngx_http_agent_pg_items_query(ngx_str_t *query);
-static ngx_int_t ngx_http_agent_pg_items_some(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q,
@@ -60,88 +58,14 @@ ngx_http_agent_pg_items_query(ngx_str_t *query)
 }
 
 
-/* NGX_OK: a row went, NGX_DECLINED: none did */
-
-static ngx_int_t
-ngx_http_agent_pg_items_some(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    char  *n;
-
-    n = PQcmdTuples(res);
-
-    return (n[0] != '\0' && n[0] != '0') ? NGX_OK : NGX_DECLINED;
-}
-
+/* a search's rank: ts_rank's real, or 0 (ITEM_COLS, then the rank) */
 
 static ngx_int_t
 ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
 {
-    int                     i;
-    size_t                  used;
-    ngx_pool_t             *pool;
-    ngx_array_t            *items;
-    ngx_http_agent_item_t  *item;
-
-    if (q->stmt == NGX_HTTP_AGENT_PG_ITEM_GET && PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    pool = q->sc->pool;
-
-    items = ngx_array_create(pool, PQntuples(res) + 1,
-                             sizeof(ngx_http_agent_item_t));
-    if (items == NULL) {
-        return NGX_ERROR;
-    }
-
-    used = 0;
-
-    for (i = 0;
-         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
-         i++)
-    {
-        item = ngx_array_push(items);
-        if (item == NULL
-            || ngx_http_agent_pg_item_row(pool, res, i, item) != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        /* ts_rank's real, or 0 */
-        item->score = strtod(PQgetvalue(res, i, 7), NULL);
-    }
-
-    a->value = items;
-
-    return NGX_OK;
-}
-
-
-/* row's item columns (NGX_HTTP_AGENT_PG_ITEM_COLS) */
-
-ngx_int_t
-ngx_http_agent_pg_item_row(ngx_pool_t *pool, PGresult *res, int row,
-    ngx_http_agent_item_t *item)
-{
-    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
-
-    if (ngx_http_agent_pg_str(pool, res, row, 0, &item->owner) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 1, &item->ns) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 2, &item->key) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 3, &item->value) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 4, &item->created_at)
-           != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 5, &item->updated_at)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    item->expires = ngx_http_agent_pg_int(res, row, 6);
-
-    return NGX_OK;
+    return ngx_http_agent_pg_table(q, res, a, &ngx_http_agent_store_items,
+                                   NGX_HTTP_AGENT_PG_ITEM_GET);
 }
 
 
@@ -156,9 +80,9 @@ ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     pool = q->sc->pool;
 
-    namespaces = ngx_array_create(pool, PQntuples(res) + 1,
-                                  sizeof(ngx_str_t));
-    if (namespaces == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_str_t), &namespaces)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -172,8 +96,6 @@ ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
             return NGX_ERROR;
         }
     }
-
-    a->value = namespaces;
 
     return NGX_OK;
 }
@@ -201,7 +123,7 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
     size = quota_size ? (int64_t) quota_size : INT64_MAX;
 
     q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
-                                ngx_http_agent_pg_items_some);
+                                ngx_http_agent_pg_changed);
     if (q == NULL) {
         return NGX_ERROR;
     }
@@ -234,18 +156,12 @@ ngx_http_agent_pg_item_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key, int64_t now,
     ngx_http_agent_item_t *item)
 {
-    ngx_array_t                 *items;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, item_get, ns, key);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            items = a->value;
-            *item = *(ngx_http_agent_item_t *) items->elts;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, item);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_GET,
@@ -267,7 +183,7 @@ ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_DELETE,
-                                 ngx_http_agent_pg_items_some, "sss", owner,
+                                 ngx_http_agent_pg_changed, "sss", owner,
                                  ns, key);
 }
 

@@ -195,34 +195,6 @@ ngx_http_agent_pg_held_cancel(ngx_http_agent_store_call_t *sc)
 }
 
 
-/* an answer's rows (an array its decoder kept) after those of rows */
-
-ngx_int_t
-ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
-    ngx_array_t *rows)
-{
-    void         *p;
-    ngx_array_t  *kept;
-
-    if (a->rc != NGX_OK) {
-        return a->rc;
-    }
-
-    kept = a->value;
-
-    if (kept->nelts) {
-        p = ngx_array_push_n(rows, kept->nelts);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-    }
-
-    return NGX_OK;
-}
-
-
 ngx_http_agent_pg_query_t *
 ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
     ngx_http_agent_pg_decode_pt decode)
@@ -522,4 +494,46 @@ ngx_http_agent_pg_int(PGresult *res, int row, int col)
     }
 
     return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+
+/* a row read through its table (store_rows.c), from column col on */
+
+ngx_int_t
+ngx_http_agent_pg_row(ngx_pool_t *pool, PGresult *res, int row, int col,
+    ngx_http_agent_store_table_t *t, void *out)
+{
+    u_char                      *p;
+    ngx_http_agent_store_col_t  *c;
+
+    ngx_memzero(out, t->size);
+
+    for (c = t->cols; c->type && col < PQnfields(res); c++, col++) {
+        p = (u_char *) out + c->offset;
+
+        switch (c->type) {
+
+        case NGX_HTTP_AGENT_STORE_STR:
+            if (ngx_http_agent_pg_str(pool, res, row, col, (ngx_str_t *) p)
+                != NGX_OK)
+            {
+                return NGX_ERROR;
+            }
+
+            break;
+
+        case NGX_HTTP_AGENT_STORE_INT:
+            *(int64_t *) p = ngx_http_agent_pg_int(res, row, col);
+            break;
+
+        case NGX_HTTP_AGENT_STORE_FLAG:
+            *(ngx_uint_t *) p = ngx_http_agent_pg_int(res, row, col) ? 1 : 0;
+            break;
+
+        default: /* NGX_HTTP_AGENT_STORE_REAL: ts_rank's, or 0 */
+            *(double *) p = strtod(PQgetvalue(res, row, col), NULL);
+        }
+    }
+
+    return NGX_OK;
 }

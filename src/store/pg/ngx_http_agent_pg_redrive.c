@@ -60,9 +60,10 @@ ngx_http_agent_pg_lost_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     pool = q->sc->pool;
     now = ngx_http_agent_store_ms();
 
-    rows = ngx_array_create(pool, PQntuples(res) + 1,
-                            sizeof(ngx_http_agent_run_lost_t));
-    if (rows == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_run_lost_t),
+                                   &rows)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -110,8 +111,6 @@ ngx_http_agent_pg_lost_read(ngx_http_agent_pg_query_t *q, PGresult *res,
         }
     }
 
-    a->value = rows;
-
     return NGX_OK;
 }
 
@@ -145,7 +144,7 @@ ngx_http_agent_pg_run_lost(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    rows = a->value;
+    rows = ((ngx_http_agent_pg_rows_t *) a->value)->rows;
     l = rows->elts;
 
     gone.data = ngx_pnalloc(sc->pool, rows->nelts * (NGX_INT64_LEN + 1) + 2);
@@ -207,8 +206,10 @@ ngx_http_agent_pg_orphans_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     pool = q->sc->pool;
     n = PQntuples(res);
 
-    rows = ngx_array_create(pool, 8, sizeof(ngx_http_agent_run_lost_t));
-    if (rows == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_run_lost_t),
+                                   &rows)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -231,8 +232,6 @@ ngx_http_agent_pg_orphans_read(ngx_http_agent_pg_query_t *q, PGresult *res,
             return NGX_ERROR;
         }
     }
-
-    a->value = rows;
 
     if (rows->nelts && !ngx_http_agent_pg_held) {
         ngx_http_agent_pg_held = 1;
