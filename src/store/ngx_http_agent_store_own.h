@@ -50,6 +50,10 @@ extern ngx_http_agent_store_table_t  ngx_http_agent_store_crons;
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_items;
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_resources;
 
+ngx_int_t ngx_http_agent_store_row(ngx_pool_t *pool,
+    ngx_http_agent_store_table_t *t, void *row, ngx_str_t *cells,
+    ngx_int_t n);
+
 
 ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
     size_t len, ngx_pid_t pid);

@@ -13,7 +13,8 @@
 /*
  * The rows both back ends read, column by column in the order their
  * statements select them (sqlite_db.c's and pg_sql.c's *_COLS): one
- * table a row, read by each back end's one reader.
+ * table a row, read here from the cells' text that each back end's
+ * reader hands over (sqlite_query.c, pg_query.c).
  */
 
 
@@ -131,3 +132,58 @@ ngx_http_agent_store_table_t  ngx_http_agent_store_resources = {
         ngx_http_agent_store_f(STR, blob)
     }
 };
+
+
+/*
+ * A row from its cells: each a column's text (both libraries end it with
+ * a NUL, a number's too), data NULL for SQL's NULL: an empty string, 0.
+ */
+
+ngx_int_t
+ngx_http_agent_store_row(ngx_pool_t *pool, ngx_http_agent_store_table_t *t,
+    void *row, ngx_str_t *cells, ngx_int_t n)
+{
+    u_char                      *p;
+    ngx_int_t                    i;
+    ngx_str_t                   *s;
+    ngx_http_agent_store_col_t  *c;
+
+    ngx_memzero(row, t->size);
+
+    for (i = 0, c = t->cols; i < n && c->type; i++, c++) {
+        p = (u_char *) row + c->offset;
+
+        if (cells[i].data == NULL) {
+            continue;
+        }
+
+        switch (c->type) {
+
+        case NGX_HTTP_AGENT_STORE_STR:
+            s = (ngx_str_t *) p;
+
+            s->data = ngx_pnalloc(pool, cells[i].len + 1);
+            if (s->data == NULL) {
+                return NGX_ERROR;
+            }
+
+            *ngx_cpymem(s->data, cells[i].data, cells[i].len) = '\0';
+            s->len = cells[i].len;
+            break;
+
+        case NGX_HTTP_AGENT_STORE_INT:
+            *(int64_t *) p = strtoll((char *) cells[i].data, NULL, 10);
+            break;
+
+        case NGX_HTTP_AGENT_STORE_FLAG:
+            *(ngx_uint_t *) p = strtoll((char *) cells[i].data, NULL, 10)
+                                != 0;
+            break;
+
+        default: /* NGX_HTTP_AGENT_STORE_REAL */
+            *(double *) p = strtod((char *) cells[i].data, NULL);
+        }
+    }
+
+    return NGX_OK;
+}

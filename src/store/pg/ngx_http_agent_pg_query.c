@@ -503,37 +503,20 @@ ngx_int_t
 ngx_http_agent_pg_row(ngx_pool_t *pool, PGresult *res, int row, int col,
     ngx_http_agent_store_table_t *t, void *out)
 {
-    u_char                      *p;
-    ngx_http_agent_store_col_t  *c;
+    int        i, n;
+    ngx_str_t  cells[NGX_HTTP_AGENT_STORE_COLS];
 
-    ngx_memzero(out, t->size);
+    n = ngx_min(PQnfields(res) - col, NGX_HTTP_AGENT_STORE_COLS);
 
-    for (c = t->cols; c->type && col < PQnfields(res); c++, col++) {
-        p = (u_char *) out + c->offset;
-
-        switch (c->type) {
-
-        case NGX_HTTP_AGENT_STORE_STR:
-            if (ngx_http_agent_pg_str(pool, res, row, col, (ngx_str_t *) p)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
-
-            break;
-
-        case NGX_HTTP_AGENT_STORE_INT:
-            *(int64_t *) p = ngx_http_agent_pg_int(res, row, col);
-            break;
-
-        case NGX_HTTP_AGENT_STORE_FLAG:
-            *(ngx_uint_t *) p = ngx_http_agent_pg_int(res, row, col) ? 1 : 0;
-            break;
-
-        default: /* NGX_HTTP_AGENT_STORE_REAL: ts_rank's, or 0 */
-            *(double *) p = strtod(PQgetvalue(res, row, col), NULL);
+    for (i = 0; i < n; i++) {
+        if (PQgetisnull(res, row, col + i)) {
+            ngx_str_null(&cells[i]);
+            continue;
         }
+
+        cells[i].data = (u_char *) PQgetvalue(res, row, col + i);
+        cells[i].len = PQgetlength(res, row, col + i);
     }
 
-    return NGX_OK;
+    return ngx_http_agent_store_row(pool, t, out, cells, n);
 }

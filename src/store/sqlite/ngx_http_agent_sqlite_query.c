@@ -143,37 +143,26 @@ ngx_http_agent_sqlite_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
     ngx_http_agent_store_table_t *t, void *row)
 {
     int                          i, n;
-    u_char                      *p;
+    ngx_str_t                    cells[NGX_HTTP_AGENT_STORE_COLS];
     ngx_http_agent_store_col_t  *c;
 
-    ngx_memzero(row, t->size);
+    n = ngx_min(sqlite3_column_count(stmt), NGX_HTTP_AGENT_STORE_COLS);
 
-    n = sqlite3_column_count(stmt);
+    for (i = 0; i < n; i++) {
+        cells[i].data = (u_char *) sqlite3_column_text(stmt, i);
+        cells[i].len = sqlite3_column_bytes(stmt, i);
+    }
+
+    if (ngx_http_agent_store_row(pool, t, row, cells, n) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* a real as it is: SQLite's text of it keeps 15 digits only */
 
     for (i = 0, c = t->cols; i < n && c->type; i++, c++) {
-        p = (u_char *) row + c->offset;
-
-        switch (c->type) {
-
-        case NGX_HTTP_AGENT_STORE_STR:
-            if (ngx_http_agent_sqlite_col(pool, stmt, i, (ngx_str_t *) p)
-                != NGX_OK)
-            {
-                return NGX_ERROR;
-            }
-
-            break;
-
-        case NGX_HTTP_AGENT_STORE_INT:
-            *(int64_t *) p = sqlite3_column_int64(stmt, i);
-            break;
-
-        case NGX_HTTP_AGENT_STORE_FLAG:
-            *(ngx_uint_t *) p = sqlite3_column_int(stmt, i) ? 1 : 0;
-            break;
-
-        default: /* NGX_HTTP_AGENT_STORE_REAL */
-            *(double *) p = sqlite3_column_double(stmt, i);
+        if (c->type == NGX_HTTP_AGENT_STORE_REAL) {
+            *(double *) ((u_char *) row + c->offset) =
+                                              sqlite3_column_double(stmt, i);
         }
     }
 
