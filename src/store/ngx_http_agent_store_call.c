@@ -245,6 +245,35 @@ ngx_http_agent_store_now(u_char *buf)
 }
 
 
+/* a new row's id (a UUID, unless given) and its time, now */
+
+ngx_int_t
+ngx_http_agent_store_made(ngx_pool_t *pool, ngx_str_t *given, ngx_str_t *id,
+    ngx_str_t *at)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(pool, 36 + 24);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (given && given->len) {
+        *id = *given;
+
+    } else {
+        ngx_http_agent_id_uuid(p);
+        id->data = p;
+        id->len = 36;
+    }
+
+    at->data = p + 36;
+    at->len = ngx_http_agent_store_now(at->data) - at->data;
+
+    return NGX_OK;
+}
+
+
 /* the same, ago ms before now */
 
 u_char *

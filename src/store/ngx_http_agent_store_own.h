@@ -59,6 +59,8 @@ ngx_uint_t ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host,
     size_t len, ngx_pid_t pid);
 void ngx_http_agent_store_host_init(ngx_cycle_t *cycle);
 int64_t ngx_http_agent_store_ms(void);
+ngx_int_t ngx_http_agent_store_made(ngx_pool_t *pool, ngx_str_t *given,
+    ngx_str_t *id, ngx_str_t *at);
 ngx_int_t ngx_http_agent_store_resources_dir(ngx_cycle_t *cycle,
     ngx_str_t *resources_dir, ngx_uid_t user, ngx_gid_t group);
 ngx_http_agent_store_answer_t *ngx_http_agent_store_answered(

@@ -335,7 +335,6 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
     ngx_array_t *added)
 {
-    u_char                       *p;
     int64_t                       seq, visible, bytes;
     ngx_str_t                     msgs, *kept;
     ngx_uint_t                    i, n;
@@ -357,18 +356,14 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     }
 
     kept = ngx_palloc(sc->pool, 2 * sizeof(ngx_str_t));
-    p = ngx_pnalloc(sc->pool, 36 + 24);
     j = ngx_http_agent_json_create(sc->pool);
 
-    if (kept == NULL || p == NULL || j == NULL) {
+    if (kept == NULL || j == NULL
+        || ngx_http_agent_store_made(sc->pool, NULL, &cp->id, &cp->created_at)
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_id_uuid(p);
-    cp->id.data = p;
-    cp->id.len = 36;
-    cp->created_at.data = p + 36;
-    cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
     kept[0] = cp->id;
     kept[1] = cp->created_at;

@@ -46,7 +46,6 @@ ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s)
 {
-    u_char                      *p;
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
     ngx_http_agent_session_t    *made;
@@ -62,22 +61,15 @@ ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     }
 
     made = ngx_pcalloc(sc->pool, sizeof(ngx_http_agent_session_t));
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (made == NULL || p == NULL) {
+
+    if (made == NULL
+        || ngx_http_agent_store_made(sc->pool, id, &made->id,
+                                     &made->created_at)
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    if (id && id->len) {
-        made->id = *id;
-
-    } else {
-        ngx_http_agent_id_uuid(p);
-        made->id.data = p;
-        made->id.len = 36;
-    }
-
-    made->created_at.data = p + 36;
-    made->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
     made->updated_at = made->created_at;
     made->title = *title;
     made->metadata = *metadata;

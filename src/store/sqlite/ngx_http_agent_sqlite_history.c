@@ -422,7 +422,6 @@ static ngx_int_t
 ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp, ngx_array_t *added)
 {
-    u_char                *p;
     int64_t                seq, visible, bytes;
     ngx_str_t              ns;
     ngx_uint_t             i, n, own, lost;
@@ -435,16 +434,11 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     clock_gettime(CLOCK_MONOTONIC, &start);
 #endif
 
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (p == NULL) {
+    if (ngx_http_agent_store_made(sc->pool, NULL, &cp->id, &cp->created_at)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_id_uuid(p);
-    cp->id.data = p;
-    cp->id.len = 36;
-    cp->created_at.data = p + 36;
-    cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
     own = !ngx_http_agent_sqlite_tx;
     lost = 0;

@@ -42,30 +42,19 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s)
 {
-    u_char        *p;
     ngx_int_t      rc;
     ngx_uint_t     wait;
     sqlite3_stmt  *stmt;
 
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (p == NULL) {
+    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
+
+    /* the LangGraph API's client may name its thread */
+    if (ngx_http_agent_store_made(sc->pool, id, &s->id, &s->created_at)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
-
-    if (id && id->len) {
-        /* the LangGraph API's client may name its thread */
-        s->id = *id;
-
-    } else {
-        ngx_http_agent_id_uuid(p);
-        s->id.data = p;
-        s->id.len = 36;
-    }
-
-    s->created_at.data = p + 36;
-    s->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
     s->updated_at = s->created_at;
     s->title = *title;
     s->metadata = *metadata;
