@@ -307,6 +307,9 @@ void ngx_http_agent_sqlite_outs(ngx_http_agent_sqlite_outs_t *o, void *out,
 ngx_uint_t ngx_http_agent_sqlite_kept(ngx_http_agent_store_call_t *sc,
     ngx_uint_t op, ngx_str_t *k1, ngx_str_t *k2,
     ngx_http_agent_sqlite_outs_t *o);
+ngx_uint_t ngx_http_agent_sqlite_held(ngx_http_agent_store_call_t *sc,
+    ngx_uint_t op, ngx_str_t *k1, ngx_str_t *k2, void *out, size_t size,
+    ngx_array_t *rows, ngx_http_agent_sqlite_outs_t *o);
 ngx_int_t ngx_http_agent_sqlite_later(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_outs_t *o, ngx_int_t rc);
 

@@ -147,10 +147,9 @@ ngx_http_agent_sqlite_later_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_run_row_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_insert),
-                                   &row->thread_id, &row->run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_insert),
+                                   &row->thread_id, &row->run_id, row,
+                                   sizeof(ngx_http_agent_run_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -168,10 +167,8 @@ ngx_http_agent_sqlite_later_run_status(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_status),
-                                   run_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_status),
+                                   run_id, NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -189,10 +186,9 @@ ngx_http_agent_sqlite_later_run_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_run_row_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_get),
-                                   thread_id, run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_get),
+                                   thread_id, run_id, row,
+                                   sizeof(ngx_http_agent_run_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -211,10 +207,8 @@ ngx_http_agent_sqlite_later_run_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, rows);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_list),
-                                   thread_id, status, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_list),
+                                   thread_id, status, NULL, 0, rows, &o))
     {
         return o.rc;
     }
@@ -233,10 +227,8 @@ ngx_http_agent_sqlite_later_run_cancel(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_cancel),
-                                   run_id, action, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_cancel),
+                                   run_id, action, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -254,10 +246,9 @@ ngx_http_agent_sqlite_later_run_cancelled(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, action, sizeof(ngx_str_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_cancelled),
-                                   run_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_cancelled),
+                                   run_id, NULL, action, sizeof(ngx_str_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -275,10 +266,8 @@ ngx_http_agent_sqlite_later_run_event(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_event),
-                                   run_id, event, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_event),
+                                   run_id, event, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -296,10 +285,8 @@ ngx_http_agent_sqlite_later_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_rollback),
-                                   thread_id, run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_rollback),
+                                   thread_id, run_id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -317,10 +304,8 @@ ngx_http_agent_sqlite_later_run_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_delete),
-                                   run_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_delete),
+                                   run_id, NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -338,10 +323,9 @@ ngx_http_agent_sqlite_later_thread_busy(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, run_id, sizeof(ngx_str_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(thread_busy),
-                                   thread_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(thread_busy),
+                                   thread_id, NULL, run_id, sizeof(ngx_str_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -360,10 +344,9 @@ ngx_http_agent_sqlite_later_run_claim(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_run_row_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_claim),
-                                   &lost->thread_id, &lost->run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_claim),
+                                   &lost->thread_id, &lost->run_id, row,
+                                   sizeof(ngx_http_agent_run_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -381,11 +364,9 @@ ngx_http_agent_sqlite_later_cron_put(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_cron_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_put),
-                                   &row->owner, &row->cron_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_put),
+                                   &row->owner, &row->cron_id, row,
+                                   sizeof(ngx_http_agent_cron_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -403,11 +384,9 @@ ngx_http_agent_sqlite_later_cron_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_cron_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_get),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_get), owner,
+                                   id, row, sizeof(ngx_http_agent_cron_row_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -425,10 +404,8 @@ ngx_http_agent_sqlite_later_cron_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, rows);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_list),
-                                   owner, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_list),
+                                   owner, NULL, NULL, 0, rows, &o))
     {
         return o.rc;
     }
@@ -446,10 +423,8 @@ ngx_http_agent_sqlite_later_cron_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_delete),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_delete),
+                                   owner, id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -467,10 +442,8 @@ ngx_http_agent_sqlite_later_cron_claim(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_claim),
-                                   id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_claim), id,
+                                   NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -488,11 +461,10 @@ ngx_http_agent_sqlite_later_assistant_put(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_assistant_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(assistant_put),
-                                   &row->assistant_id, &row->owner, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(assistant_put),
+                                   &row->assistant_id, &row->owner, row,
+                                   sizeof(ngx_http_agent_assistant_row_t), NULL,
+                                   &o))
     {
         return o.rc;
     }
@@ -511,11 +483,10 @@ ngx_http_agent_sqlite_later_assistant_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_assistant_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(assistant_get),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(assistant_get),
+                                   owner, id, row,
+                                   sizeof(ngx_http_agent_assistant_row_t), NULL,
+                                   &o))
     {
         return o.rc;
     }
@@ -533,10 +504,8 @@ ngx_http_agent_sqlite_later_assistant_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, rows);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(assistant_list),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(assistant_list),
+                                   owner, id, NULL, 0, rows, &o))
     {
         return o.rc;
     }
@@ -555,11 +524,9 @@ ngx_http_agent_sqlite_later_assistant_latest(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc,
+    if (ngx_http_agent_sqlite_held(sc,
                                    ngx_http_agent_store_op(assistant_latest),
-                                   owner, id, &o))
+                                   owner, id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -578,11 +545,9 @@ ngx_http_agent_sqlite_later_assistant_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc,
+    if (ngx_http_agent_sqlite_held(sc,
                                    ngx_http_agent_store_op(assistant_delete),
-                                   owner, id, &o))
+                                   owner, id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -601,10 +566,9 @@ ngx_http_agent_sqlite_later_item_put(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, item, sizeof(ngx_http_agent_item_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_put),
-                                   &item->ns, &item->key, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_put),
+                                   &item->ns, &item->key, item,
+                                   sizeof(ngx_http_agent_item_t), NULL, &o))
     {
         return o.rc;
     }
@@ -624,10 +588,9 @@ ngx_http_agent_sqlite_later_item_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, item, sizeof(ngx_http_agent_item_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_get),
-                                   ns, key, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_get), ns,
+                                   key, item, sizeof(ngx_http_agent_item_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -645,10 +608,8 @@ ngx_http_agent_sqlite_later_item_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_delete),
-                                   ns, key, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_delete), ns,
+                                   key, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -692,10 +653,9 @@ ngx_http_agent_sqlite_later_item_namespaces(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, namespaces);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_namespaces),
-                                   &q->prefix, &q->suffix, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_namespaces),
+                                   &q->prefix, &q->suffix, NULL, 0, namespaces,
+                                   &o))
     {
         return o.rc;
     }
