@@ -30,7 +30,7 @@
 #define NGX_HTTP_AGENT_STORE_FLAG    3      /* ngx_uint_t, 0 or 1 */
 #define NGX_HTTP_AGENT_STORE_REAL    4      /* double */
 
-#define NGX_HTTP_AGENT_STORE_COLS    14
+#define NGX_HTTP_AGENT_STORE_COLS    16
 
 typedef struct {
     ngx_uint_t                     type;   /* 0: the last */
@@ -43,12 +43,15 @@ typedef struct {
 } ngx_http_agent_store_table_t;
 
 
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_sessions;
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_runs;
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_assistants;
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_crons;
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_items;
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_resources;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_session_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_run_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_claim_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_assistant_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_cron_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_item_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_resource_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_message_cols;
+extern ngx_http_agent_store_table_t  ngx_http_agent_store_checkpoint_cols;
 
 ngx_int_t ngx_http_agent_store_row(ngx_pool_t *pool,
     ngx_http_agent_store_table_t *t, void *row, ngx_str_t *cells,

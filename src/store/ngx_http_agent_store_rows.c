@@ -18,120 +18,190 @@
  */
 
 
-#define ngx_http_agent_store_col(type, t, field)                              \
-    { NGX_HTTP_AGENT_STORE_##type, offsetof(t, field) }
-
-#define ngx_http_agent_store_s(type, field)                                   \
-    ngx_http_agent_store_col(type, ngx_http_agent_session_t, field)
-#define ngx_http_agent_store_r(field)                                         \
-    ngx_http_agent_store_col(STR, ngx_http_agent_run_row_t, field)
-#define ngx_http_agent_store_a(type, field)                                   \
-    ngx_http_agent_store_col(type, ngx_http_agent_assistant_row_t, field)
-#define ngx_http_agent_store_c(type, field)                                   \
-    ngx_http_agent_store_col(type, ngx_http_agent_cron_row_t, field)
-#define ngx_http_agent_store_i(type, field)                                   \
-    ngx_http_agent_store_col(type, ngx_http_agent_item_t, field)
-#define ngx_http_agent_store_f(type, field)                                   \
-    ngx_http_agent_store_col(type, ngx_http_agent_resource_t, field)
+/* a column of the row type NGX_HTTP_AGENT_STORE_ROW, defined per table */
+#define ngx_http_agent_store_col(type, field)                                 \
+    { NGX_HTTP_AGENT_STORE_##type, offsetof(NGX_HTTP_AGENT_STORE_ROW, field) }
 
 
-ngx_http_agent_store_table_t  ngx_http_agent_store_sessions = {
-    sizeof(ngx_http_agent_session_t), {
-        ngx_http_agent_store_s(STR, id),
-        ngx_http_agent_store_s(STR, title),
-        ngx_http_agent_store_s(STR, metadata),
-        ngx_http_agent_store_s(STR, created_at),
-        ngx_http_agent_store_s(STR, updated_at),
-        ngx_http_agent_store_s(INT, message_count),
-        ngx_http_agent_store_s(STR, model),
-        ngx_http_agent_store_s(STR, database),
-        ngx_http_agent_store_s(STR, owner),
-        ngx_http_agent_store_s(INT, prompt_tokens),
-        ngx_http_agent_store_s(INT, completion_tokens),
-        ngx_http_agent_store_s(INT, cached_tokens),
-        ngx_http_agent_store_s(INT, history_bytes)
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_msg_t
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_message_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(INT, seq),
+        ngx_http_agent_store_col(STR, role),
+        ngx_http_agent_store_col(STR, content),
+        ngx_http_agent_store_col(STR, tool_calls),
+        ngx_http_agent_store_col(STR, tool_call_id),
+        ngx_http_agent_store_col(STR, name),
+        ngx_http_agent_store_col(STR, images),
+        ngx_http_agent_store_col(STR, metadata),
+        ngx_http_agent_store_col(STR, created_at)
     }
 };
 
 
-ngx_http_agent_store_table_t  ngx_http_agent_store_runs = {
-    sizeof(ngx_http_agent_run_row_t), {
-        ngx_http_agent_store_r(run_id),
-        ngx_http_agent_store_r(thread_id),
-        ngx_http_agent_store_r(assistant_id),
-        ngx_http_agent_store_r(status),
-        ngx_http_agent_store_r(metadata),
-        ngx_http_agent_store_r(kwargs),
-        ngx_http_agent_store_r(multitask_strategy),
-        ngx_http_agent_store_r(created_at),
-        ngx_http_agent_store_r(updated_at)
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_checkpoint_t
+
+/* then the channels and id of the subgraph that waits at its next node */
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_checkpoint_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, id),
+        ngx_http_agent_store_col(STR, parent_id),
+        ngx_http_agent_store_col(INT, step),
+        ngx_http_agent_store_col(STR, node),
+        ngx_http_agent_store_col(STR, next),
+        ngx_http_agent_store_col(INT, msg_count),
+        ngx_http_agent_store_col(STR, channels),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, ns)
     }
 };
 
 
-ngx_http_agent_store_table_t  ngx_http_agent_store_assistants = {
-    sizeof(ngx_http_agent_assistant_row_t), {
-        ngx_http_agent_store_a(STR, assistant_id),
-        ngx_http_agent_store_a(STR, owner),
-        ngx_http_agent_store_a(STR, graph_id),
-        ngx_http_agent_store_a(INT, version),
-        ngx_http_agent_store_a(INT, latest),
-        ngx_http_agent_store_a(INT, versions),
-        ngx_http_agent_store_a(STR, doc),
-        ngx_http_agent_store_a(STR, created_at),
-        ngx_http_agent_store_a(STR, updated_at)
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_session_t
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_session_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, id),
+        ngx_http_agent_store_col(STR, title),
+        ngx_http_agent_store_col(STR, metadata),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, updated_at),
+        ngx_http_agent_store_col(INT, message_count),
+        ngx_http_agent_store_col(STR, model),
+        ngx_http_agent_store_col(STR, database),
+        ngx_http_agent_store_col(STR, owner),
+        ngx_http_agent_store_col(INT, prompt_tokens),
+        ngx_http_agent_store_col(INT, completion_tokens),
+        ngx_http_agent_store_col(INT, cached_tokens),
+        ngx_http_agent_store_col(INT, history_bytes)
     }
 };
 
 
-ngx_http_agent_store_table_t  ngx_http_agent_store_crons = {
-    sizeof(ngx_http_agent_cron_row_t), {
-        ngx_http_agent_store_c(STR, cron_id),
-        ngx_http_agent_store_c(STR, owner),
-        ngx_http_agent_store_c(STR, assistant_id),
-        ngx_http_agent_store_c(STR, thread_id),
-        ngx_http_agent_store_c(STR, origin),
-        ngx_http_agent_store_c(STR, doc),
-        ngx_http_agent_store_c(INT, next_run),
-        ngx_http_agent_store_c(FLAG, enabled),
-        ngx_http_agent_store_c(STR, created_at),
-        ngx_http_agent_store_c(STR, updated_at),
-        ngx_http_agent_store_c(STR, limit_keys)
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_run_row_t
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_run_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, run_id),
+        ngx_http_agent_store_col(STR, thread_id),
+        ngx_http_agent_store_col(STR, assistant_id),
+        ngx_http_agent_store_col(STR, status),
+        ngx_http_agent_store_col(STR, metadata),
+        ngx_http_agent_store_col(STR, kwargs),
+        ngx_http_agent_store_col(STR, multitask_strategy),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, updated_at)
     }
 };
 
+
+/* a run claimed from a worker that is gone: what its re-drive needs too */
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_claim_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, run_id),
+        ngx_http_agent_store_col(STR, thread_id),
+        ngx_http_agent_store_col(STR, assistant_id),
+        ngx_http_agent_store_col(STR, status),
+        ngx_http_agent_store_col(STR, metadata),
+        ngx_http_agent_store_col(STR, kwargs),
+        ngx_http_agent_store_col(STR, multitask_strategy),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, updated_at),
+        ngx_http_agent_store_col(STR, origin),
+        ngx_http_agent_store_col(STR, checkpoint),
+        ngx_http_agent_store_col(STR, owner),
+        ngx_http_agent_store_col(INT, attempts),
+        ngx_http_agent_store_col(INT, last_event),
+        ngx_http_agent_store_col(STR, limit_keys),
+        ngx_http_agent_store_col(STR, secret)
+    }
+};
+
+
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_assistant_row_t
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_assistant_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, assistant_id),
+        ngx_http_agent_store_col(STR, owner),
+        ngx_http_agent_store_col(STR, graph_id),
+        ngx_http_agent_store_col(INT, version),
+        ngx_http_agent_store_col(INT, latest),
+        ngx_http_agent_store_col(INT, versions),
+        ngx_http_agent_store_col(STR, doc),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, updated_at)
+    }
+};
+
+
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_cron_row_t
+
+ngx_http_agent_store_table_t  ngx_http_agent_store_cron_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, cron_id),
+        ngx_http_agent_store_col(STR, owner),
+        ngx_http_agent_store_col(STR, assistant_id),
+        ngx_http_agent_store_col(STR, thread_id),
+        ngx_http_agent_store_col(STR, origin),
+        ngx_http_agent_store_col(STR, doc),
+        ngx_http_agent_store_col(INT, next_run),
+        ngx_http_agent_store_col(FLAG, enabled),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, updated_at),
+        ngx_http_agent_store_col(STR, limit_keys)
+    }
+};
+
+
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_item_t
 
 /* a search's rank last, where its statement has one */
 
-ngx_http_agent_store_table_t  ngx_http_agent_store_items = {
-    sizeof(ngx_http_agent_item_t), {
-        ngx_http_agent_store_i(STR, owner),
-        ngx_http_agent_store_i(STR, ns),
-        ngx_http_agent_store_i(STR, key),
-        ngx_http_agent_store_i(STR, value),
-        ngx_http_agent_store_i(STR, created_at),
-        ngx_http_agent_store_i(STR, updated_at),
-        ngx_http_agent_store_i(INT, expires),
-        ngx_http_agent_store_i(REAL, score)
+ngx_http_agent_store_table_t  ngx_http_agent_store_item_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, owner),
+        ngx_http_agent_store_col(STR, ns),
+        ngx_http_agent_store_col(STR, key),
+        ngx_http_agent_store_col(STR, value),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, updated_at),
+        ngx_http_agent_store_col(INT, expires),
+        ngx_http_agent_store_col(REAL, score)
     }
 };
 
+
+#undef NGX_HTTP_AGENT_STORE_ROW
+#define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_resource_t
 
 /* a file's blob (its SHA-1) where the store keeps its bytes (pg_files.c) */
 
-ngx_http_agent_store_table_t  ngx_http_agent_store_resources = {
-    sizeof(ngx_http_agent_resource_t), {
-        ngx_http_agent_store_f(STR, id),
-        ngx_http_agent_store_f(STR, name),
-        ngx_http_agent_store_f(STR, table),
-        ngx_http_agent_store_f(STR, columns),
-        ngx_http_agent_store_f(INT, row_count),
-        ngx_http_agent_store_f(INT, size_bytes),
-        ngx_http_agent_store_f(STR, path),
-        ngx_http_agent_store_f(STR, created_at),
-        ngx_http_agent_store_f(STR, blob)
+ngx_http_agent_store_table_t  ngx_http_agent_store_resource_cols = {
+    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
+        ngx_http_agent_store_col(STR, id),
+        ngx_http_agent_store_col(STR, name),
+        ngx_http_agent_store_col(STR, table),
+        ngx_http_agent_store_col(STR, columns),
+        ngx_http_agent_store_col(INT, row_count),
+        ngx_http_agent_store_col(INT, size_bytes),
+        ngx_http_agent_store_col(STR, path),
+        ngx_http_agent_store_col(STR, created_at),
+        ngx_http_agent_store_col(STR, blob)
     }
 };
+
+
+#undef NGX_HTTP_AGENT_STORE_ROW
 
 
 /*

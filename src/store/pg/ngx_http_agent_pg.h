@@ -129,9 +129,8 @@ ngx_int_t ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a);
 ngx_int_t ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
-ngx_int_t ngx_http_agent_pg_table(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a,
-    ngx_http_agent_store_table_t *t, ngx_uint_t one);
+ngx_int_t ngx_http_agent_pg_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a);
 ngx_int_t ngx_http_agent_pg_answered_row(ngx_http_agent_pg_answer_t *a,
     void *row);
 ngx_int_t ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,

@@ -18,20 +18,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_pg_assistant_read(
-    ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a);
-
-
-static ngx_int_t
-ngx_http_agent_pg_assistant_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    return ngx_http_agent_pg_table(q, res, a, &ngx_http_agent_store_assistants,
-                                   NGX_HTTP_AGENT_PG_ASSISTANT_GET);
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_assistant_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_assistant_row_t *row)
@@ -75,7 +61,7 @@ ngx_http_agent_pg_assistant_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_GET,
-                                 ngx_http_agent_pg_assistant_read, "ssi", id,
+                                 ngx_http_agent_pg_read, "ssi", id,
                                  owner, version);
 }
 
@@ -93,7 +79,7 @@ ngx_http_agent_pg_assistant_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_LIST,
-                                 ngx_http_agent_pg_assistant_read, "sss",
+                                 ngx_http_agent_pg_read, "sss",
                                  owner, graph_id, id);
 }
 

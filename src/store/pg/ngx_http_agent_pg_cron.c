@@ -19,19 +19,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_pg_cron_read(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
-
-
-static ngx_int_t
-ngx_http_agent_pg_cron_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    return ngx_http_agent_pg_table(q, res, a, &ngx_http_agent_store_crons,
-                                   NGX_HTTP_AGENT_PG_CRON_GET);
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_cron_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_cron_row_t *row)
@@ -45,14 +32,12 @@ ngx_http_agent_pg_cron_put(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_PUT,
-                                 ngx_http_agent_pg_changed, "ssssssiisss",
+                                 ngx_http_agent_pg_changed, "ssssssiissn",
                                  &row->cron_id, &row->owner,
                                  &row->assistant_id, &row->thread_id,
                                  &row->origin, &row->doc, row->next_run,
                                  (int64_t) row->enabled, &row->created_at,
-                                 &row->updated_at,
-                                 row->limit_keys.len ? &row->limit_keys
-                                                     : NULL);
+                                 &row->updated_at, &row->limit_keys);
 }
 
 
@@ -69,7 +54,7 @@ ngx_http_agent_pg_cron_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_GET,
-                                 ngx_http_agent_pg_cron_read, "ss", id,
+                                 ngx_http_agent_pg_read, "ss", id,
                                  owner);
 }
 
@@ -87,7 +72,7 @@ ngx_http_agent_pg_cron_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_LIST,
-                                 ngx_http_agent_pg_cron_read, "s", owner);
+                                 ngx_http_agent_pg_read, "s", owner);
 }
 
 
@@ -122,7 +107,7 @@ ngx_http_agent_pg_cron_due(ngx_http_agent_store_call_t *sc, int64_t now,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CRON_DUE,
-                                 ngx_http_agent_pg_cron_read, "i", now);
+                                 ngx_http_agent_pg_read, "i", now);
 }
 
 

@@ -219,7 +219,7 @@ ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
 
         if (r == NULL
             || ngx_http_agent_pg_row(pool, res, i, 0,
-                                     &ngx_http_agent_store_resources, r)
+                                     &ngx_http_agent_store_resource_cols, r)
                != NGX_OK
             || ngx_http_agent_pg_local_path(pool, r) != NGX_OK)
         {

@@ -25,24 +25,6 @@
 
 /* the history */
 
-static void
-ngx_http_agent_pg_message_row(ngx_pool_t *pool, PGresult *res, int row,
-    ngx_http_agent_msg_t *m)
-{
-    ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
-
-    m->seq = ngx_http_agent_pg_int(res, row, 0);
-    (void) ngx_http_agent_pg_str(pool, res, row, 1, &m->role);
-    (void) ngx_http_agent_pg_str(pool, res, row, 2, &m->content);
-    (void) ngx_http_agent_pg_str(pool, res, row, 3, &m->tool_calls);
-    (void) ngx_http_agent_pg_str(pool, res, row, 4, &m->tool_call_id);
-    (void) ngx_http_agent_pg_str(pool, res, row, 5, &m->name);
-    (void) ngx_http_agent_pg_str(pool, res, row, 6, &m->images);
-    (void) ngx_http_agent_pg_str(pool, res, row, 7, &m->metadata);
-    (void) ngx_http_agent_pg_str(pool, res, row, 8, &m->created_at);
-}
-
-
 static ngx_int_t
 ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
@@ -59,11 +41,14 @@ ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     for (i = 0; i < PQntuples(res); i++) {
         m = ngx_array_push(rows);
-        if (m == NULL) {
+
+        if (m == NULL
+            || ngx_http_agent_pg_row(q->sc->pool, res, i, 0,
+                                     &ngx_http_agent_store_message_cols, m)
+               != NGX_OK)
+        {
             return NGX_ERROR;
         }
-
-        ngx_http_agent_pg_message_row(q->sc->pool, res, i, m);
 
         if (m->content.data == NULL
             && q->stmt == NGX_HTTP_AGENT_PG_MESSAGES)
@@ -151,15 +136,12 @@ ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
 {
     ngx_str_t  sub, sub_id;
 
-    (void) ngx_http_agent_pg_str(pool, res, row, 0, &cp->id);
-    (void) ngx_http_agent_pg_str(pool, res, row, 1, &cp->parent_id);
-    cp->step = ngx_http_agent_pg_int(res, row, 2);
-    (void) ngx_http_agent_pg_str(pool, res, row, 3, &cp->node);
-    (void) ngx_http_agent_pg_str(pool, res, row, 4, &cp->next);
-    cp->msg_count = ngx_http_agent_pg_int(res, row, 5);
-    (void) ngx_http_agent_pg_str(pool, res, row, 6, &cp->channels);
-    (void) ngx_http_agent_pg_str(pool, res, row, 7, &cp->created_at);
-    (void) ngx_http_agent_pg_str(pool, res, row, 8, &cp->ns);
+    if (ngx_http_agent_pg_row(pool, res, row, 0,
+                              &ngx_http_agent_store_checkpoint_cols, cp)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     /* a subgraph that waits at its next node: its wait, the thread's */
     (void) ngx_http_agent_pg_str(pool, res, row, 9, &sub);

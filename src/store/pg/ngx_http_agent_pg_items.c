@@ -19,24 +19,9 @@
  */
 
 
-static ngx_str_t *ngx_http_agent_pg_items_none(ngx_str_t *s);
 static ngx_int_t ngx_http_agent_pg_items_query(ngx_str_t *query);
-static ngx_int_t ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
-
-
-static ngx_str_t  ngx_http_agent_pg_items_null = ngx_null_string;
-
-
-/* an empty string is none: NULL, as the statements test for */
-
-static ngx_str_t *
-ngx_http_agent_pg_items_none(ngx_str_t *s)
-{
-    return (s == NULL || s->len == 0) ? &ngx_http_agent_pg_items_null : s;
-}
 
 
 /* a query of blanks only is none, as on SQLite */
@@ -55,17 +40,6 @@ ngx_http_agent_pg_items_query(ngx_str_t *query)
     }
 
     return NGX_DECLINED;
-}
-
-
-/* a search's rank: ts_rank's real, or 0 (ITEM_COLS, then the rank) */
-
-static ngx_int_t
-ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    return ngx_http_agent_pg_table(q, res, a, &ngx_http_agent_store_items,
-                                   NGX_HTTP_AGENT_PG_ITEM_GET);
 }
 
 
@@ -165,7 +139,7 @@ ngx_http_agent_pg_item_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_GET,
-                                 ngx_http_agent_pg_items_read, "sssi", owner,
+                                 ngx_http_agent_pg_read, "sssi", owner,
                                  ns, key, now);
 }
 
@@ -206,21 +180,15 @@ ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
 
     if (ngx_http_agent_pg_items_query(&q->query) == NGX_OK) {
         return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_QUERY,
-                                     ngx_http_agent_pg_items_read,
-                                     "ssisiis", &q->owner,
-                                     ngx_http_agent_pg_items_none(&q->prefix),
-                                     q->now,
-                                     ngx_http_agent_pg_items_none(&q->filter),
-                                     (int64_t) q->limit, (int64_t) q->offset,
-                                     &q->query);
+                                     ngx_http_agent_pg_read,
+                                     "sniniis", &q->owner, &q->prefix,
+                                     q->now, &q->filter, (int64_t) q->limit,
+                                     (int64_t) q->offset, &q->query);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_SEARCH,
-                                 ngx_http_agent_pg_items_read, "ssisii",
-                                 &q->owner,
-                                 ngx_http_agent_pg_items_none(&q->prefix),
-                                 q->now,
-                                 ngx_http_agent_pg_items_none(&q->filter),
+                                 ngx_http_agent_pg_read, "sninii", &q->owner,
+                                 &q->prefix, q->now, &q->filter,
                                  (int64_t) q->limit, (int64_t) q->offset);
 }
 
@@ -238,10 +206,7 @@ ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_NAMESPACES,
-                                 ngx_http_agent_pg_items_ns, "ssisi",
-                                 &q->owner,
-                                 ngx_http_agent_pg_items_none(&q->prefix),
-                                 q->now,
-                                 ngx_http_agent_pg_items_none(&q->suffix),
+                                 ngx_http_agent_pg_items_ns, "snini",
+                                 &q->owner, &q->prefix, q->now, &q->suffix,
                                  (int64_t) q->limit);
 }

@@ -257,7 +257,7 @@ ngx_http_agent_pg_near_rows(ngx_http_agent_pg_query_t *q, PGresult *res,
 
         if (item == NULL
             || ngx_http_agent_pg_row(pool, res, row, 0,
-                                     &ngx_http_agent_store_items, item)
+                                     &ngx_http_agent_store_item_cols, item)
                != NGX_OK)
         {
             return NGX_ERROR;

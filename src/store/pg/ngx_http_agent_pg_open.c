@@ -219,7 +219,7 @@ ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     if (ask->session
         && ngx_http_agent_pg_row(pool, res, 0, 11,
-                                 &ngx_http_agent_store_sessions,
+                                 &ngx_http_agent_store_session_cols,
                                  &kept->session)
            != NGX_OK)
     {

@@ -38,19 +38,14 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                 ngx_http_agent_pg_done, "ssssssssisssss",
+                                 ngx_http_agent_pg_done, "ssssnnssinnnnn",
                                  &row->run_id, &row->thread_id,
                                  &row->assistant_id, &row->status,
-                                 row->metadata.len ? &row->metadata : NULL,
-                                 row->kwargs.len ? &row->kwargs : NULL,
+                                 &row->metadata, &row->kwargs,
                                  &row->multitask_strategy, &row->created_at,
-                                 (int64_t) (events ? 1 : 0),
-                                 row->checkpoint.len ? &row->checkpoint : NULL,
-                                 row->expire.len ? &row->expire : NULL,
-                                 row->origin.len ? &row->origin : NULL,
-                                 row->limit_keys.len ? &row->limit_keys
-                                                     : NULL,
-                                 row->secret.len ? &row->secret : NULL);
+                                 (int64_t) (events ? 1 : 0), &row->checkpoint,
+                                 &row->expire, &row->origin, &row->limit_keys,
+                                 &row->secret);
 }
 
 
@@ -83,15 +78,6 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
 }
 
 
-static ngx_int_t
-ngx_http_agent_pg_runs_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    return ngx_http_agent_pg_table(q, res, a, &ngx_http_agent_store_runs,
-                                   NGX_HTTP_AGENT_PG_RUN_GET);
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
@@ -105,7 +91,7 @@ ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_GET,
-                                 ngx_http_agent_pg_runs_read, "ss", run_id,
+                                 ngx_http_agent_pg_read, "ss", run_id,
                                  thread_id);
 }
 
@@ -124,7 +110,7 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_LIST,
-                                 ngx_http_agent_pg_runs_read, "siis",
+                                 ngx_http_agent_pg_read, "siis",
                                  thread_id, (int64_t) limit, (int64_t) offset,
                                  status);
 }

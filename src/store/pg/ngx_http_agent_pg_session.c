@@ -32,15 +32,6 @@ static ngx_int_t ngx_http_agent_pg_unlock_send(ngx_str_t *id,
 static ngx_http_agent_store_call_t  ngx_http_agent_pg_unlock_call;
 
 
-static ngx_int_t
-ngx_http_agent_pg_sessions_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    return ngx_http_agent_pg_table(q, res, a, &ngx_http_agent_store_sessions,
-                                   NGX_HTTP_AGENT_PG_SESSION_GET);
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
@@ -112,7 +103,7 @@ ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_GET,
-                                 ngx_http_agent_pg_sessions_read, "s", id);
+                                 ngx_http_agent_pg_read, "s", id);
 }
 
 
@@ -169,7 +160,7 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
-                                 ngx_http_agent_pg_sessions_read, "iissi",
+                                 ngx_http_agent_pg_read, "iissi",
                                  (int64_t) q->limit, (int64_t) q->offset,
                                  q->owner, q->metadata,
                                  (int64_t) (q->asc ? 1 : 0));

@@ -96,7 +96,7 @@ ngx_http_agent_sqlite_assistant_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_one(sc->pool, stmt,
-                                     &ngx_http_agent_store_assistants, row);
+                                     &ngx_http_agent_store_assistant_cols, row);
 }
 
 
@@ -113,7 +113,8 @@ ngx_http_agent_sqlite_assistant_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_rows(sc->pool, stmt,
-                                      &ngx_http_agent_store_assistants, rows);
+                                      &ngx_http_agent_store_assistant_cols,
+                                      rows);
 }
 
 

@@ -32,14 +32,13 @@ ngx_http_agent_sqlite_cron_put(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt  *stmt;
 
     stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_PUT,
-                                       "ssssssiisss", &row->cron_id,
+                                       "ssssssiissn", &row->cron_id,
                                        &row->owner, &row->assistant_id,
                                        &row->thread_id, &row->origin,
                                        &row->doc, row->next_run,
                                        (int64_t) (row->enabled ? 1 : 0),
                                        &row->created_at, &row->updated_at,
-                                       row->limit_keys.len ? &row->limit_keys
-                                                           : NULL);
+                                       &row->limit_keys);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
@@ -61,7 +60,7 @@ ngx_http_agent_sqlite_cron_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_one(sc->pool, stmt,
-                                     &ngx_http_agent_store_crons, row);
+                                     &ngx_http_agent_store_cron_cols, row);
 }
 
 
@@ -78,7 +77,7 @@ ngx_http_agent_sqlite_cron_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_rows(sc->pool, stmt,
-                                      &ngx_http_agent_store_crons, rows);
+                                      &ngx_http_agent_store_cron_cols, rows);
 }
 
 
@@ -110,7 +109,7 @@ ngx_http_agent_sqlite_cron_due(ngx_http_agent_store_call_t *sc, int64_t now,
     }
 
     return ngx_http_agent_sqlite_rows(sc->pool, stmt,
-                                      &ngx_http_agent_store_crons, rows);
+                                      &ngx_http_agent_store_cron_cols, rows);
 }
 
 

@@ -249,8 +249,9 @@ static const char  *ngx_http_agent_store_sql[] = {
     " WHERE id = ?2 AND run_id = ?1 AND run_pid IS ?6 AND run_expires IS ?7",
     "UPDATE runs SET attempts = attempts + 1"
     " WHERE run_id = ?1 AND status = 'running'",
-    "SELECT " NGX_HTTP_AGENT_RUN_COLS ", attempts, origin, checkpoint,"
-    " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
+    /* a claimed run's columns, as PostgreSQL's (store_rows.c) */
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS ", origin, checkpoint,"
+    " (SELECT owner FROM sessions WHERE id = runs.thread_id), attempts,"
     " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0),"
     " limit_keys, secret FROM runs WHERE run_id = ?1",
     /* the kept events of the step that runs again (docs/runs.md) */

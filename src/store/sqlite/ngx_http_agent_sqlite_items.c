@@ -101,7 +101,7 @@ ngx_http_agent_sqlite_item_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_one(sc->pool, stmt,
-                                     &ngx_http_agent_store_items, item);
+                                     &ngx_http_agent_store_item_cols, item);
 }
 
 
@@ -152,7 +152,7 @@ ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_rows(sc->pool, stmt,
-                                      &ngx_http_agent_store_items, items);
+                                      &ngx_http_agent_store_item_cols, items);
 }
 
 

@@ -351,7 +351,8 @@ ngx_http_agent_sqlite_near_rows(ngx_http_agent_sqlite_near_t *nr,
 
             if (item == NULL
                 || ngx_http_agent_sqlite_row(nr->pool, stmt,
-                                             &ngx_http_agent_store_items, item)
+                                             &ngx_http_agent_store_item_cols,
+                                             item)
                    != NGX_OK)
             {
                 sqlite3_finalize(stmt);

@@ -32,19 +32,12 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_uint_t  i;
 
     if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_INSERT,
-                                 "ssssssssisss", &row->run_id,
+                                 "ssssnnssinnnn", &row->run_id,
                                  &row->thread_id, &row->assistant_id,
-                                 &row->status,
-                                 row->metadata.len ? &row->metadata : NULL,
-                                 row->kwargs.len ? &row->kwargs : NULL,
+                                 &row->status, &row->metadata, &row->kwargs,
                                  &row->multitask_strategy, &row->created_at,
-                                 (int64_t) events,
-                                 row->checkpoint.len ? &row->checkpoint
-                                                     : NULL,
-                                 row->origin.len ? &row->origin : NULL,
-                                 row->limit_keys.len ? &row->limit_keys
-                                                     : NULL,
-                                 row->secret.len ? &row->secret : NULL)
+                                 (int64_t) events, &row->checkpoint,
+                                 &row->origin, &row->limit_keys, &row->secret)
         != NGX_OK)
     {
         return NGX_ERROR;
@@ -138,7 +131,7 @@ ngx_http_agent_sqlite_run_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_one(sc->pool, stmt,
-                                     &ngx_http_agent_store_runs, row);
+                                     &ngx_http_agent_store_run_cols, row);
 }
 
 
@@ -157,7 +150,7 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_rows(sc->pool, stmt,
-                                      &ngx_http_agent_store_runs, rows);
+                                      &ngx_http_agent_store_run_cols, rows);
 }
 
 

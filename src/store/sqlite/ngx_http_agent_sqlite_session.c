@@ -102,7 +102,7 @@ ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_one(sc->pool, stmt,
-                                     &ngx_http_agent_store_sessions, s);
+                                     &ngx_http_agent_store_session_cols, s);
 }
 
 
@@ -122,7 +122,7 @@ ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_rows(sc->pool, stmt,
-                                      &ngx_http_agent_store_sessions,
+                                      &ngx_http_agent_store_session_cols,
                                       sessions);
 }
 
@@ -517,7 +517,8 @@ ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
 
         if (res == NULL
             || ngx_http_agent_sqlite_row(sc->pool, stmt,
-                                         &ngx_http_agent_store_resources, res)
+                                         &ngx_http_agent_store_resource_cols,
+                                         res)
                != NGX_OK)
         {
             sqlite3_reset(stmt);
