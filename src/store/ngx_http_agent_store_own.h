@@ -45,7 +45,6 @@ typedef struct {
 
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_session_cols;
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_run_cols;
-extern ngx_http_agent_store_table_t  ngx_http_agent_store_claim_cols;
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_assistant_cols;
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_cron_cols;
 extern ngx_http_agent_store_table_t  ngx_http_agent_store_item_cols;

@@ -85,24 +85,12 @@ ngx_http_agent_store_table_t  ngx_http_agent_store_session_cols = {
 #undef NGX_HTTP_AGENT_STORE_ROW
 #define NGX_HTTP_AGENT_STORE_ROW  ngx_http_agent_run_row_t
 
+/*
+ * a run: a list or a get reads the first nine, a run claimed from a
+ * worker that is gone the rest too, what its re-drive needs
+ */
+
 ngx_http_agent_store_table_t  ngx_http_agent_store_run_cols = {
-    sizeof(NGX_HTTP_AGENT_STORE_ROW), {
-        ngx_http_agent_store_col(STR, run_id),
-        ngx_http_agent_store_col(STR, thread_id),
-        ngx_http_agent_store_col(STR, assistant_id),
-        ngx_http_agent_store_col(STR, status),
-        ngx_http_agent_store_col(STR, metadata),
-        ngx_http_agent_store_col(STR, kwargs),
-        ngx_http_agent_store_col(STR, multitask_strategy),
-        ngx_http_agent_store_col(STR, created_at),
-        ngx_http_agent_store_col(STR, updated_at)
-    }
-};
-
-
-/* a run claimed from a worker that is gone: what its re-drive needs too */
-
-ngx_http_agent_store_table_t  ngx_http_agent_store_claim_cols = {
     sizeof(NGX_HTTP_AGENT_STORE_ROW), {
         ngx_http_agent_store_col(STR, run_id),
         ngx_http_agent_store_col(STR, thread_id),

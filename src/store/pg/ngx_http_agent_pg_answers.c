@@ -33,7 +33,7 @@ static ngx_http_agent_pg_read_t  ngx_http_agent_pg_reads[] = {
     { NGX_HTTP_AGENT_PG_SESSION_LIST, &ngx_http_agent_store_session_cols, 0 },
     { NGX_HTTP_AGENT_PG_RUN_GET, &ngx_http_agent_store_run_cols, 1 },
     { NGX_HTTP_AGENT_PG_RUN_LIST, &ngx_http_agent_store_run_cols, 0 },
-    { NGX_HTTP_AGENT_PG_RUN_CLAIM, &ngx_http_agent_store_claim_cols, 1 },
+    { NGX_HTTP_AGENT_PG_RUN_CLAIM, &ngx_http_agent_store_run_cols, 1 },
     { NGX_HTTP_AGENT_PG_ASSISTANT_GET, &ngx_http_agent_store_assistant_cols,
       1 },
     { NGX_HTTP_AGENT_PG_ASSISTANT_LIST, &ngx_http_agent_store_assistant_cols,

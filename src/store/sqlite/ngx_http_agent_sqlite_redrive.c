@@ -59,7 +59,7 @@ ngx_http_agent_sqlite_run_claim(ngx_http_agent_store_call_t *sc,
     }
 
     rc = ngx_http_agent_sqlite_one(sc->pool, stmt,
-                                   &ngx_http_agent_store_claim_cols, row);
+                                   &ngx_http_agent_store_run_cols, row);
     if (rc != NGX_OK) {
         return rc;
     }
