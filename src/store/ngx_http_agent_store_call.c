@@ -53,7 +53,6 @@ static void ngx_http_agent_store_end_heard(ngx_http_agent_store_call_t *sc);
 static void ngx_http_agent_store_end_answer(ngx_http_agent_store_unlock_t *u,
     ngx_int_t rc);
 static uint32_t ngx_http_agent_store_key(ngx_str_t *k1, ngx_str_t *k2);
-static ngx_uint_t ngx_http_agent_store_pid_exited(ngx_pid_t pid);
 
 
 static ngx_event_t               ngx_http_agent_store_unlock_timer;
@@ -67,9 +66,7 @@ static ngx_http_agent_store_unlock_t
  */
 ngx_http_agent_store_backend_t  *ngx_http_agent_store;
 
-ngx_str_t                        ngx_http_agent_store_host;
 ngx_uint_t                       ngx_http_agent_store_defer;
-static u_char                    ngx_http_agent_store_host_data[128];
 
 
 void
@@ -250,6 +247,35 @@ u_char *
 ngx_http_agent_store_now(u_char *buf)
 {
     return ngx_http_agent_store_ago(buf, 0);
+}
+
+
+/* a new row's id (a UUID, unless given) and its time, now */
+
+ngx_int_t
+ngx_http_agent_store_made(ngx_pool_t *pool, ngx_str_t *given, ngx_str_t *id,
+    ngx_str_t *at)
+{
+    u_char  *p;
+
+    p = ngx_pnalloc(pool, 36 + 24);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (given && given->len) {
+        *id = *given;
+
+    } else {
+        ngx_http_agent_id_uuid(p);
+        id->data = p;
+        id->len = 36;
+    }
+
+    at->data = p + 36;
+    at->len = ngx_http_agent_store_now(at->data) - at->data;
+
+    return NGX_OK;
 }
 
 
@@ -545,161 +571,6 @@ ngx_http_agent_store_id_shown(ngx_str_t *id)
     dot = ngx_strlchr(id->data, id->data + id->len, '.');
 
     return dot ? (size_t) (dot - id->data) : id->len;
-}
-
-
-/*
- * A lease held by another turn is taken over at once only when its holder
- * was a process of this host (and pid namespace) that is gone; a pid of
- * another host proves nothing, and only the lease's expiry frees it.  A
- * worker killed is gone once it exits, though its pid lives on until the
- * master reaps it (ngx_http_agent_store_pid_exited).
- */
-
-ngx_uint_t
-ngx_http_agent_store_holder_gone(ngx_str_t *id, u_char *host, size_t len,
-    ngx_pid_t pid)
-{
-    if (host == NULL || len != ngx_http_agent_store_host.len
-        || ngx_memcmp(host, ngx_http_agent_store_host.data, len) != 0)
-    {
-        return 0;
-    }
-
-    if (pid == ngx_pid
-        || ((kill(pid, 0) == 0 || ngx_errno != ESRCH)
-            && !ngx_http_agent_store_pid_exited(pid)))
-    {
-        return 0;
-    }
-
-    ngx_log_error(NGX_LOG_WARN, ngx_cycle->log, 0,
-                  "agent: session \"%V\" was held by process %P, "
-                  "which is gone; taking it over", id, pid);
-
-    return 1;
-}
-
-
-/*
- * A process that exits closes its sockets and then waits, a zombie, for
- * its parent to reap it, with kill(pid, 0) still answered: the client of
- * a worker killed mid-turn hears its stream end and sends its next
- * message in that moment, and a master the scheduler has not run yet
- * (a busy host) makes the moment long.  Its state says it exits: Z or X,
- * or PF_EXITING among its flags (the 9th field), set once it is killed.
- * /proc is the kernel's memory: reading it never waits.
- */
-
-static ngx_uint_t
-ngx_http_agent_store_pid_exited(ngx_pid_t pid)
-{
-    u_char     *p, *last, *flags;
-    ssize_t     n;
-    ngx_fd_t    fd;
-    ngx_int_t   f;
-    ngx_uint_t  field;
-    u_char      buf[512];
-
-    p = ngx_snprintf(buf, sizeof(buf) - 1, "/proc/%P/stat", pid);
-    *p = '\0';
-
-    fd = ngx_open_file(buf, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
-    if (fd == NGX_INVALID_FILE) {
-        return 0;
-    }
-
-    n = read(fd, buf, sizeof(buf));
-    (void) ngx_close_file(fd);
-
-    if (n <= 0) {
-        return 0;
-    }
-
-    /* "pid (comm) S ppid pgrp session tty tpgid flags": comm may hold ')' */
-
-    last = buf + n;
-
-    for (p = last; p > buf && p[-1] != ')'; p--) { /* void */ }
-
-    if (p == buf || last - p < 3) {
-        return 0;
-    }
-
-    if (p[1] == 'Z' || p[1] == 'X') {
-        return 1;
-    }
-
-    /* from the state (the 3rd field) to the flags */
-
-    for (p += 2, field = 3; field < 9 && p < last; p++) {
-        if (*p == ' ') {
-            field++;
-        }
-    }
-
-    for (flags = p; p < last && *p != ' '; p++) { /* void */ }
-
-    f = ngx_atoi(flags, p - flags);
-
-    /* PF_EXITING, include/linux/sched.h */
-    return field == 9 && f != NGX_ERROR && (f & 0x4);
-}
-
-
-/*
- * Where a turn's pid means something: the kernel's boot id and the pid
- * namespace.  Another host, or a container with its own pid namespace on
- * the same file, has another identity, and there a pid that looks gone
- * proves nothing: only the lease time frees its sessions.  Without /proc,
- * a random id of this master's start.
- */
-
-void
-ngx_http_agent_store_host_init(ngx_cycle_t *cycle)
-{
-    u_char     *p, *last, id[36];
-    ssize_t     n;
-    ngx_fd_t    fd;
-    ngx_uint_t  ok;
-
-    p = ngx_http_agent_store_host_data;
-    last = p + sizeof(ngx_http_agent_store_host_data);
-    ok = 0;
-
-    fd = ngx_open_file("/proc/sys/kernel/random/boot_id", NGX_FILE_RDONLY,
-                       NGX_FILE_OPEN, 0);
-
-    if (fd != NGX_INVALID_FILE) {
-        n = read(fd, p, 36);
-
-        if (n == 36) {
-            p += 36;
-            *p++ = ' ';
-
-            n = readlink("/proc/self/ns/pid", (char *) p, last - p);
-
-            if (n > 0 && n < last - p) {
-                p += n;
-                ok = 1;
-            }
-        }
-
-        (void) ngx_close_file(fd);
-    }
-
-    if (!ok) {
-        ngx_log_error(NGX_LOG_WARN, cycle->log, ngx_errno,
-                      "agent: no boot id or pid namespace in /proc, a turn "
-                      "lock of another nginx is freed by its lease only");
-
-        ngx_http_agent_id_uuid(id);
-        p = ngx_cpymem(ngx_http_agent_store_host_data, "random ", 7);
-        p = ngx_cpymem(p, id, 36);
-    }
-
-    ngx_http_agent_store_host.data = ngx_http_agent_store_host_data;
-    ngx_http_agent_store_host.len = p - ngx_http_agent_store_host_data;
 }
 
 

@@ -88,8 +88,6 @@ ngx_int_t ngx_http_agent_pg_param_bytes(ngx_http_agent_pg_query_t *q,
     u_char *data, size_t len);
 #define ngx_http_agent_pg_answered(sc, op, k1, k2)                            \
     ngx_http_agent_store_answered(sc, ngx_http_agent_store_op(op), k1, k2)
-ngx_int_t ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
-    ngx_array_t *rows);
 ngx_int_t ngx_http_agent_pg_keep(ngx_http_agent_store_call_t *sc,
     ngx_int_t rc);
 ngx_int_t ngx_http_agent_pg_answer(ngx_http_agent_pg_query_t *q,
@@ -106,6 +104,8 @@ ngx_uint_t ngx_http_agent_pg_room(PGresult *res, int row, size_t *used);
 ngx_int_t ngx_http_agent_pg_str(ngx_pool_t *pool, PGresult *res, int row,
     int col, ngx_str_t *out);
 int64_t ngx_http_agent_pg_int(PGresult *res, int row, int col);
+ngx_int_t ngx_http_agent_pg_row(ngx_pool_t *pool, PGresult *res, int row,
+    int col, ngx_http_agent_store_table_t *t, void *out);
 
 
 #pragma GCC visibility pop
@@ -129,7 +129,11 @@ ngx_int_t ngx_http_agent_pg_done(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a);
 ngx_int_t ngx_http_agent_pg_changed(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
-ngx_int_t ngx_http_agent_pg_rows(ngx_http_agent_pg_answer_t *a,
+ngx_int_t ngx_http_agent_pg_read(ngx_http_agent_pg_query_t *q, PGresult *res,
+    ngx_http_agent_pg_answer_t *a);
+ngx_int_t ngx_http_agent_pg_answered_row(ngx_http_agent_pg_answer_t *a,
+    void *row);
+ngx_int_t ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
     ngx_array_t *to);
 ngx_int_t ngx_http_agent_pg_new_rows(ngx_http_agent_pg_query_t *q,
     ngx_http_agent_pg_answer_t *a, size_t size, ngx_array_t **rows);
@@ -333,8 +337,6 @@ ngx_int_t ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key);
 ngx_int_t ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *items);
-ngx_int_t ngx_http_agent_pg_item_row(ngx_pool_t *pool, PGresult *res,
-    int row, ngx_http_agent_item_t *item);
 ngx_int_t ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *namespaces);
 
@@ -466,9 +468,6 @@ ngx_int_t ngx_http_agent_pg_follow(ngx_http_agent_pg_query_t *q,
 #pragma GCC visibility push(hidden)
 
 
-/* a session's row from column col on, in the order of SESSION_COLS */
-void ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
-    int col, ngx_http_agent_session_t *s);
 
 /* a lease asked for: the session, the run, until when */
 typedef struct {

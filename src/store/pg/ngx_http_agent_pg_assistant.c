@@ -18,80 +18,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_pg_assistant_some(
-    ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_assistant_read(
-    ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a);
-
-
-/* NGX_OK: a row written, NGX_DECLINED: none was */
-
-static ngx_int_t
-ngx_http_agent_pg_assistant_some(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    char  *n;
-
-    n = PQcmdTuples(res);
-
-    return (n[0] != '\0' && n[0] != '0') ? NGX_OK : NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_assistant_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    int                              i;
-    size_t                           used;
-    ngx_pool_t                      *pool;
-    ngx_array_t                     *rows;
-    ngx_http_agent_assistant_row_t  *row;
-
-    if (q->stmt == NGX_HTTP_AGENT_PG_ASSISTANT_GET && PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    pool = q->sc->pool;
-
-    rows = ngx_array_create(pool, PQntuples(res) + 1,
-                            sizeof(ngx_http_agent_assistant_row_t));
-    if (rows == NULL) {
-        return NGX_ERROR;
-    }
-
-    used = 0;
-
-    for (i = 0;
-         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
-         i++)
-    {
-        row = ngx_array_push(rows);
-        if (row == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memzero(row, sizeof(ngx_http_agent_assistant_row_t));
-
-        (void) ngx_http_agent_pg_str(pool, res, i, 0, &row->assistant_id);
-        (void) ngx_http_agent_pg_str(pool, res, i, 1, &row->owner);
-        (void) ngx_http_agent_pg_str(pool, res, i, 2, &row->graph_id);
-        row->version = ngx_http_agent_pg_int(res, i, 3);
-        row->latest = ngx_http_agent_pg_int(res, i, 4);
-        row->versions = ngx_http_agent_pg_int(res, i, 5);
-        (void) ngx_http_agent_pg_str(pool, res, i, 6, &row->doc);
-        (void) ngx_http_agent_pg_str(pool, res, i, 7, &row->created_at);
-        (void) ngx_http_agent_pg_str(pool, res, i, 8, &row->updated_at);
-    }
-
-    a->value = rows;
-
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_assistant_put(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_assistant_row_t *row)
@@ -107,14 +33,14 @@ ngx_http_agent_pg_assistant_put(ngx_http_agent_store_call_t *sc,
 
     if (row->version == 1) {
         return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_CREATE,
-                                     ngx_http_agent_pg_assistant_some,
+                                     ngx_http_agent_pg_changed,
                                      "sssss", &row->assistant_id,
                                      &row->owner, &row->graph_id, &row->doc,
                                      &row->updated_at);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_BUMP,
-                                 ngx_http_agent_pg_assistant_some, "sssssi",
+                                 ngx_http_agent_pg_changed, "sssssi",
                                  &row->assistant_id, &row->owner,
                                  &row->graph_id, &row->doc, &row->updated_at,
                                  row->version);
@@ -126,22 +52,16 @@ ngx_http_agent_pg_assistant_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *id, int64_t version,
     ngx_http_agent_assistant_row_t *row)
 {
-    ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, assistant_get, owner, id);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            rows = a->value;
-            *row = *(ngx_http_agent_assistant_row_t *) rows->elts;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, row);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_GET,
-                                 ngx_http_agent_pg_assistant_read, "ssi", id,
+                                 ngx_http_agent_pg_read, "ssi", id,
                                  owner, version);
 }
 
@@ -159,7 +79,7 @@ ngx_http_agent_pg_assistant_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_LIST,
-                                 ngx_http_agent_pg_assistant_read, "sss",
+                                 ngx_http_agent_pg_read, "sss",
                                  owner, graph_id, id);
 }
 
@@ -177,7 +97,7 @@ ngx_http_agent_pg_assistant_latest(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_LATEST,
-                                 ngx_http_agent_pg_assistant_some, "ssis",
+                                 ngx_http_agent_pg_changed, "ssis",
                                  id, owner, version, now);
 }
 
@@ -195,6 +115,6 @@ ngx_http_agent_pg_assistant_delete(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ASSISTANT_DELETE,
-                                 ngx_http_agent_pg_assistant_some, "ss", id,
+                                 ngx_http_agent_pg_changed, "ss", id,
                                  owner);
 }

@@ -212,25 +212,17 @@ ngx_http_agent_pg_resources_read(ngx_http_agent_pg_query_t *q,
 
     pool = q->sc->pool;
 
+    /* all of them, past the answer budget: a delete removes their files */
+
     for (i = 0; i < PQntuples(res); i++) {
         r = ngx_array_push(rows);
-        if (r == NULL) {
-            return NGX_ERROR;
-        }
 
-        ngx_memzero(r, sizeof(ngx_http_agent_resource_t));
-
-        (void) ngx_http_agent_pg_str(pool, res, i, 0, &r->id);
-        (void) ngx_http_agent_pg_str(pool, res, i, 1, &r->name);
-        (void) ngx_http_agent_pg_str(pool, res, i, 2, &r->table);
-        (void) ngx_http_agent_pg_str(pool, res, i, 3, &r->columns);
-        r->row_count = ngx_http_agent_pg_int(res, i, 4);
-        r->size_bytes = ngx_http_agent_pg_int(res, i, 5);
-        (void) ngx_http_agent_pg_str(pool, res, i, 6, &r->path);
-        (void) ngx_http_agent_pg_str(pool, res, i, 7, &r->created_at);
-        (void) ngx_http_agent_pg_str(pool, res, i, 8, &r->blob);
-
-        if (ngx_http_agent_pg_local_path(pool, r) != NGX_OK) {
+        if (r == NULL
+            || ngx_http_agent_pg_row(pool, res, i, 0,
+                                     &ngx_http_agent_store_resource_cols, r)
+               != NGX_OK
+            || ngx_http_agent_pg_local_path(pool, r) != NGX_OK)
+        {
             return NGX_ERROR;
         }
     }
@@ -276,7 +268,7 @@ ngx_http_agent_pg_resource_list(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc, resource_list, session_id, NULL);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, resources) : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, resources);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RESOURCE_LIST,

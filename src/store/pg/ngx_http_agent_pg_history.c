@@ -25,24 +25,6 @@
 
 /* the history */
 
-static void
-ngx_http_agent_pg_message_row(ngx_pool_t *pool, PGresult *res, int row,
-    ngx_http_agent_msg_t *m)
-{
-    ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
-
-    m->seq = ngx_http_agent_pg_int(res, row, 0);
-    (void) ngx_http_agent_pg_str(pool, res, row, 1, &m->role);
-    (void) ngx_http_agent_pg_str(pool, res, row, 2, &m->content);
-    (void) ngx_http_agent_pg_str(pool, res, row, 3, &m->tool_calls);
-    (void) ngx_http_agent_pg_str(pool, res, row, 4, &m->tool_call_id);
-    (void) ngx_http_agent_pg_str(pool, res, row, 5, &m->name);
-    (void) ngx_http_agent_pg_str(pool, res, row, 6, &m->images);
-    (void) ngx_http_agent_pg_str(pool, res, row, 7, &m->metadata);
-    (void) ngx_http_agent_pg_str(pool, res, row, 8, &m->created_at);
-}
-
-
 static ngx_int_t
 ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
@@ -59,11 +41,14 @@ ngx_http_agent_pg_messages_read(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     for (i = 0; i < PQntuples(res); i++) {
         m = ngx_array_push(rows);
-        if (m == NULL) {
+
+        if (m == NULL
+            || ngx_http_agent_pg_row(q->sc->pool, res, i, 0,
+                                     &ngx_http_agent_store_message_cols, m)
+               != NGX_OK)
+        {
             return NGX_ERROR;
         }
-
-        ngx_http_agent_pg_message_row(q->sc->pool, res, i, m);
 
         if (m->content.data == NULL
             && q->stmt == NGX_HTTP_AGENT_PG_MESSAGES)
@@ -91,7 +76,7 @@ ngx_http_agent_pg_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     a = ngx_http_agent_pg_answered(sc, messages, id, NULL);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, messages) : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, messages);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_MESSAGES,
@@ -151,15 +136,12 @@ ngx_http_agent_pg_checkpoint_row(ngx_pool_t *pool, PGresult *res, int row,
 {
     ngx_str_t  sub, sub_id;
 
-    (void) ngx_http_agent_pg_str(pool, res, row, 0, &cp->id);
-    (void) ngx_http_agent_pg_str(pool, res, row, 1, &cp->parent_id);
-    cp->step = ngx_http_agent_pg_int(res, row, 2);
-    (void) ngx_http_agent_pg_str(pool, res, row, 3, &cp->node);
-    (void) ngx_http_agent_pg_str(pool, res, row, 4, &cp->next);
-    cp->msg_count = ngx_http_agent_pg_int(res, row, 5);
-    (void) ngx_http_agent_pg_str(pool, res, row, 6, &cp->channels);
-    (void) ngx_http_agent_pg_str(pool, res, row, 7, &cp->created_at);
-    (void) ngx_http_agent_pg_str(pool, res, row, 8, &cp->ns);
+    if (ngx_http_agent_pg_row(pool, res, row, 0,
+                              &ngx_http_agent_store_checkpoint_cols, cp)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     /* a subgraph that waits at its next node: its wait, the thread's */
     (void) ngx_http_agent_pg_str(pool, res, row, 9, &sub);
@@ -219,18 +201,12 @@ ngx_int_t
 ngx_http_agent_pg_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_http_agent_checkpoint_t *cp)
 {
-    ngx_http_agent_pg_rows_t    *r;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, checkpoint_get, id, checkpoint_id);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            r = a->value;
-            *cp = *(ngx_http_agent_checkpoint_t *) r->rows->elts;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, cp);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_CHECKPOINT_GET,
@@ -249,8 +225,7 @@ ngx_http_agent_pg_checkpoint_list(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc, checkpoint_list, id, ns);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, checkpoints)
-                               : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, checkpoints);
     }
 
     ngx_str_set(&none, "");
@@ -270,7 +245,7 @@ ngx_http_agent_pg_fork_later(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     a = ngx_http_agent_pg_answered(sc, fork_later, id, from);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, later) : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, later);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_FORK_LATER,
@@ -342,7 +317,6 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp,
     ngx_array_t *added)
 {
-    u_char                       *p;
     int64_t                       seq, visible, bytes;
     ngx_str_t                     msgs, *kept;
     ngx_uint_t                    i, n;
@@ -364,18 +338,14 @@ ngx_http_agent_pg_checkpoint_write(ngx_http_agent_store_call_t *sc,
     }
 
     kept = ngx_palloc(sc->pool, 2 * sizeof(ngx_str_t));
-    p = ngx_pnalloc(sc->pool, 36 + 24);
     j = ngx_http_agent_json_create(sc->pool);
 
-    if (kept == NULL || p == NULL || j == NULL) {
+    if (kept == NULL || j == NULL
+        || ngx_http_agent_store_made(sc->pool, NULL, &cp->id, &cp->created_at)
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_id_uuid(p);
-    cp->id.data = p;
-    cp->id.len = 36;
-    cp->created_at.data = p + 36;
-    cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
     kept[0] = cp->id;
     kept[1] = cp->created_at;

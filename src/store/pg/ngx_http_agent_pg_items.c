@@ -19,26 +19,9 @@
  */
 
 
-static ngx_str_t *ngx_http_agent_pg_items_none(ngx_str_t *s);
 static ngx_int_t ngx_http_agent_pg_items_query(ngx_str_t *query);
-static ngx_int_t ngx_http_agent_pg_items_some(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
 static ngx_int_t ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q,
     PGresult *res, ngx_http_agent_pg_answer_t *a);
-
-
-static ngx_str_t  ngx_http_agent_pg_items_null = ngx_null_string;
-
-
-/* an empty string is none: NULL, as the statements test for */
-
-static ngx_str_t *
-ngx_http_agent_pg_items_none(ngx_str_t *s)
-{
-    return (s == NULL || s->len == 0) ? &ngx_http_agent_pg_items_null : s;
-}
 
 
 /* a query of blanks only is none, as on SQLite */
@@ -60,65 +43,6 @@ ngx_http_agent_pg_items_query(ngx_str_t *query)
 }
 
 
-/* NGX_OK: a row went, NGX_DECLINED: none did */
-
-static ngx_int_t
-ngx_http_agent_pg_items_some(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    char  *n;
-
-    n = PQcmdTuples(res);
-
-    return (n[0] != '\0' && n[0] != '0') ? NGX_OK : NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_items_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    int                     i;
-    size_t                  used;
-    ngx_pool_t             *pool;
-    ngx_array_t            *items;
-    ngx_http_agent_item_t  *item;
-
-    if (q->stmt == NGX_HTTP_AGENT_PG_ITEM_GET && PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    pool = q->sc->pool;
-
-    items = ngx_array_create(pool, PQntuples(res) + 1,
-                             sizeof(ngx_http_agent_item_t));
-    if (items == NULL) {
-        return NGX_ERROR;
-    }
-
-    used = 0;
-
-    for (i = 0;
-         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
-         i++)
-    {
-        item = ngx_array_push(items);
-        if (item == NULL
-            || ngx_http_agent_pg_item_row(pool, res, i, item) != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-
-        /* ts_rank's real, or 0 */
-        item->score = strtod(PQgetvalue(res, i, 7), NULL);
-    }
-
-    a->value = items;
-
-    return NGX_OK;
-}
-
-
 static ngx_int_t
 ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a)
@@ -130,9 +54,9 @@ ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
 
     pool = q->sc->pool;
 
-    namespaces = ngx_array_create(pool, PQntuples(res) + 1,
-                                  sizeof(ngx_str_t));
-    if (namespaces == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_str_t), &namespaces)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -146,8 +70,6 @@ ngx_http_agent_pg_items_ns(ngx_http_agent_pg_query_t *q, PGresult *res,
             return NGX_ERROR;
         }
     }
-
-    a->value = namespaces;
 
     return NGX_OK;
 }
@@ -175,7 +97,7 @@ ngx_http_agent_pg_item_put(ngx_http_agent_store_call_t *sc,
     size = quota_size ? (int64_t) quota_size : INT64_MAX;
 
     q = ngx_http_agent_pg_query(sc, NGX_HTTP_AGENT_PG_ITEM_PUT,
-                                ngx_http_agent_pg_items_some);
+                                ngx_http_agent_pg_changed);
     if (q == NULL) {
         return NGX_ERROR;
     }
@@ -208,22 +130,16 @@ ngx_http_agent_pg_item_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key, int64_t now,
     ngx_http_agent_item_t *item)
 {
-    ngx_array_t                 *items;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, item_get, ns, key);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            items = a->value;
-            *item = *(ngx_http_agent_item_t *) items->elts;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, item);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_GET,
-                                 ngx_http_agent_pg_items_read, "sssi", owner,
+                                 ngx_http_agent_pg_read, "sssi", owner,
                                  ns, key, now);
 }
 
@@ -241,7 +157,7 @@ ngx_http_agent_pg_item_delete(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_DELETE,
-                                 ngx_http_agent_pg_items_some, "sss", owner,
+                                 ngx_http_agent_pg_changed, "sss", owner,
                                  ns, key);
 }
 
@@ -264,21 +180,15 @@ ngx_http_agent_pg_item_search(ngx_http_agent_store_call_t *sc,
 
     if (ngx_http_agent_pg_items_query(&q->query) == NGX_OK) {
         return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_QUERY,
-                                     ngx_http_agent_pg_items_read,
-                                     "ssisiis", &q->owner,
-                                     ngx_http_agent_pg_items_none(&q->prefix),
-                                     q->now,
-                                     ngx_http_agent_pg_items_none(&q->filter),
-                                     (int64_t) q->limit, (int64_t) q->offset,
-                                     &q->query);
+                                     ngx_http_agent_pg_read,
+                                     "sniniis", &q->owner, &q->prefix,
+                                     q->now, &q->filter, (int64_t) q->limit,
+                                     (int64_t) q->offset, &q->query);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_SEARCH,
-                                 ngx_http_agent_pg_items_read, "ssisii",
-                                 &q->owner,
-                                 ngx_http_agent_pg_items_none(&q->prefix),
-                                 q->now,
-                                 ngx_http_agent_pg_items_none(&q->filter),
+                                 ngx_http_agent_pg_read, "sninii", &q->owner,
+                                 &q->prefix, q->now, &q->filter,
                                  (int64_t) q->limit, (int64_t) q->offset);
 }
 
@@ -296,10 +206,7 @@ ngx_http_agent_pg_item_namespaces(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_ITEM_NAMESPACES,
-                                 ngx_http_agent_pg_items_ns, "ssisi",
-                                 &q->owner,
-                                 ngx_http_agent_pg_items_none(&q->prefix),
-                                 q->now,
-                                 ngx_http_agent_pg_items_none(&q->suffix),
+                                 ngx_http_agent_pg_items_ns, "snini",
+                                 &q->owner, &q->prefix, q->now, &q->suffix,
                                  (int64_t) q->limit);
 }

@@ -127,6 +127,7 @@ ngx_http_agent_pg_near_page(ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_near_t *nr = q->data;
 
     int                         i, rows;
+    ngx_array_t                *items;
     ngx_http_agent_pg_query_t  *next;
 
     rows = PQntuples(res);
@@ -157,9 +158,8 @@ ngx_http_agent_pg_near_page(ngx_http_agent_pg_query_t *q, PGresult *res,
     }
 
     if (nr->rank.nbest <= nr->q.offset) {
-        a->value = ngx_array_create(q->sc->pool, 1,
-                                    sizeof(ngx_http_agent_item_t));
-        return a->value ? NGX_OK : NGX_ERROR;
+        return ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_item_t),
+                                          &items);
     }
 
     return ngx_http_agent_pg_near_best(q, nr);
@@ -232,8 +232,9 @@ ngx_http_agent_pg_near_rows(ngx_http_agent_pg_query_t *q, PGresult *res,
     pool = q->sc->pool;
     rows = PQntuples(res);
 
-    items = ngx_array_create(pool, rows + 1, sizeof(ngx_http_agent_item_t));
-    if (items == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_item_t), &items)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -253,16 +254,17 @@ ngx_http_agent_pg_near_rows(ngx_http_agent_pg_query_t *q, PGresult *res,
         }
 
         item = ngx_array_push(items);
+
         if (item == NULL
-            || ngx_http_agent_pg_item_row(pool, res, row, item) != NGX_OK)
+            || ngx_http_agent_pg_row(pool, res, row, 0,
+                                     &ngx_http_agent_store_item_cols, item)
+               != NGX_OK)
         {
             return NGX_ERROR;
         }
 
         item->score = nr->rank.best[i].score;
     }
-
-    a->value = items;
 
     return NGX_OK;
 }

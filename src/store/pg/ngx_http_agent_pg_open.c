@@ -217,8 +217,13 @@ ngx_http_agent_pg_opened(ngx_http_agent_pg_query_t *q, PGresult *res,
         return NGX_ERROR;
     }
 
-    if (ask->session) {
-        ngx_http_agent_pg_session_row(pool, res, 0, 11, &kept->session);
+    if (ask->session
+        && ngx_http_agent_pg_row(pool, res, 0, 11,
+                                 &ngx_http_agent_store_session_cols,
+                                 &kept->session)
+           != NGX_OK)
+    {
+        return NGX_ERROR;
     }
 
     a->value = kept;

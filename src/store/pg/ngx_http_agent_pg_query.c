@@ -195,34 +195,6 @@ ngx_http_agent_pg_held_cancel(ngx_http_agent_store_call_t *sc)
 }
 
 
-/* an answer's rows (an array its decoder kept) after those of rows */
-
-ngx_int_t
-ngx_http_agent_pg_answered_rows(ngx_http_agent_pg_answer_t *a,
-    ngx_array_t *rows)
-{
-    void         *p;
-    ngx_array_t  *kept;
-
-    if (a->rc != NGX_OK) {
-        return a->rc;
-    }
-
-    kept = a->value;
-
-    if (kept->nelts) {
-        p = ngx_array_push_n(rows, kept->nelts);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(p, kept->elts, kept->nelts * kept->size);
-    }
-
-    return NGX_OK;
-}
-
-
 ngx_http_agent_pg_query_t *
 ngx_http_agent_pg_query(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
     ngx_http_agent_pg_decode_pt decode)
@@ -525,27 +497,26 @@ ngx_http_agent_pg_int(PGresult *res, int row, int col)
 }
 
 
-/* row's item columns (NGX_HTTP_AGENT_PG_ITEM_COLS) */
+/* a row read through its table (store_rows.c), from column col on */
 
 ngx_int_t
-ngx_http_agent_pg_item_row(ngx_pool_t *pool, PGresult *res, int row,
-    ngx_http_agent_item_t *item)
+ngx_http_agent_pg_row(ngx_pool_t *pool, PGresult *res, int row, int col,
+    ngx_http_agent_store_table_t *t, void *out)
 {
-    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
+    int        i, n;
+    ngx_str_t  cells[NGX_HTTP_AGENT_STORE_COLS];
 
-    if (ngx_http_agent_pg_str(pool, res, row, 0, &item->owner) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 1, &item->ns) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 2, &item->key) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 3, &item->value) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 4, &item->created_at)
-           != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, row, 5, &item->updated_at)
-           != NGX_OK)
-    {
-        return NGX_ERROR;
+    n = ngx_min(PQnfields(res) - col, NGX_HTTP_AGENT_STORE_COLS);
+
+    for (i = 0; i < n; i++) {
+        if (PQgetisnull(res, row, col + i)) {
+            ngx_str_null(&cells[i]);
+            continue;
+        }
+
+        cells[i].data = (u_char *) PQgetvalue(res, row, col + i);
+        cells[i].len = PQgetlength(res, row, col + i);
     }
 
-    item->expires = ngx_http_agent_pg_int(res, row, 6);
-
-    return NGX_OK;
+    return ngx_http_agent_store_row(pool, t, out, cells, n);
 }

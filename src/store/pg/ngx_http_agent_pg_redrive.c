@@ -31,8 +31,6 @@ static ngx_int_t ngx_http_agent_pg_lost_read(ngx_http_agent_pg_query_t *q,
 static ngx_int_t ngx_http_agent_pg_orphans_read(
     ngx_http_agent_pg_query_t *q, PGresult *res,
     ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_claim_read(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
 
 
 static ngx_uint_t  ngx_http_agent_pg_held;
@@ -60,9 +58,10 @@ ngx_http_agent_pg_lost_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     pool = q->sc->pool;
     now = ngx_http_agent_store_ms();
 
-    rows = ngx_array_create(pool, PQntuples(res) + 1,
-                            sizeof(ngx_http_agent_run_lost_t));
-    if (rows == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_run_lost_t),
+                                   &rows)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -110,8 +109,6 @@ ngx_http_agent_pg_lost_read(ngx_http_agent_pg_query_t *q, PGresult *res,
         }
     }
 
-    a->value = rows;
-
     return NGX_OK;
 }
 
@@ -145,7 +142,7 @@ ngx_http_agent_pg_run_lost(ngx_http_agent_store_call_t *sc,
         return a->rc;
     }
 
-    rows = a->value;
+    rows = ((ngx_http_agent_pg_rows_t *) a->value)->rows;
     l = rows->elts;
 
     gone.data = ngx_pnalloc(sc->pool, rows->nelts * (NGX_INT64_LEN + 1) + 2);
@@ -207,8 +204,10 @@ ngx_http_agent_pg_orphans_read(ngx_http_agent_pg_query_t *q, PGresult *res,
     pool = q->sc->pool;
     n = PQntuples(res);
 
-    rows = ngx_array_create(pool, 8, sizeof(ngx_http_agent_run_lost_t));
-    if (rows == NULL) {
+    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_run_lost_t),
+                                   &rows)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -231,8 +230,6 @@ ngx_http_agent_pg_orphans_read(ngx_http_agent_pg_query_t *q, PGresult *res,
             return NGX_ERROR;
         }
     }
-
-    a->value = rows;
 
     if (rows->nelts && !ngx_http_agent_pg_held) {
         ngx_http_agent_pg_held = 1;
@@ -283,64 +280,6 @@ ngx_http_agent_pg_run_orphans(ngx_http_agent_store_call_t *sc,
 }
 
 
-static ngx_int_t
-ngx_http_agent_pg_claim_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    ngx_uint_t                 i;
-    ngx_pool_t                *pool;
-    ngx_http_agent_run_row_t  *row;
-
-    static size_t  cols[] = {
-        offsetof(ngx_http_agent_run_row_t, run_id),
-        offsetof(ngx_http_agent_run_row_t, thread_id),
-        offsetof(ngx_http_agent_run_row_t, assistant_id),
-        offsetof(ngx_http_agent_run_row_t, status),
-        offsetof(ngx_http_agent_run_row_t, metadata),
-        offsetof(ngx_http_agent_run_row_t, kwargs),
-        offsetof(ngx_http_agent_run_row_t, multitask_strategy),
-        offsetof(ngx_http_agent_run_row_t, created_at),
-        offsetof(ngx_http_agent_run_row_t, updated_at),
-        offsetof(ngx_http_agent_run_row_t, origin),
-        offsetof(ngx_http_agent_run_row_t, checkpoint),
-        offsetof(ngx_http_agent_run_row_t, owner)
-    };
-
-    if (PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    pool = q->sc->pool;
-
-    row = ngx_pcalloc(pool, sizeof(ngx_http_agent_run_row_t));
-    if (row == NULL) {
-        return NGX_ERROR;
-    }
-
-    for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-        if (ngx_http_agent_pg_str(pool, res, 0, i,
-                                  (ngx_str_t *) ((u_char *) row + cols[i]))
-            != NGX_OK)
-        {
-            return NGX_ERROR;
-        }
-    }
-
-    row->attempts = ngx_http_agent_pg_int(res, 0, 12);
-    row->last_event = ngx_http_agent_pg_int(res, 0, 13);
-
-    if (ngx_http_agent_pg_str(pool, res, 0, 14, &row->limit_keys) != NGX_OK
-        || ngx_http_agent_pg_str(pool, res, 0, 15, &row->secret) != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    a->value = row;
-
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_run_claim(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_lost_t *lost, ngx_msec_t hold,
@@ -352,15 +291,11 @@ ngx_http_agent_pg_run_claim(ngx_http_agent_store_call_t *sc,
                                    &lost->run_id);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            *row = *(ngx_http_agent_run_row_t *) a->value;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, row);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_CLAIM,
-                                 ngx_http_agent_pg_claim_read, "ssisiii",
+                                 ngx_http_agent_pg_read, "ssisiii",
                                  &lost->run_id, &lost->thread_id,
                                  (int64_t) ngx_pid,
                                  &ngx_http_agent_store_host,

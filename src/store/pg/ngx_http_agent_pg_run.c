@@ -12,7 +12,7 @@
 
 
 /*
- * The LangGraph API's runs on PostgreSQL (ngx_http_agent_store_run.c for
+ * The LangGraph API's runs on PostgreSQL (sqlite_run.c for
  * SQLite): their rows, their kept events, cancels asked from anywhere.
  */
 
@@ -22,34 +22,6 @@ typedef struct {
     ngx_str_t                  event;
     ngx_str_t                  json;
 } ngx_http_agent_pg_event_t;
-
-
-static ngx_int_t ngx_http_agent_pg_ok(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
-static ngx_int_t ngx_http_agent_pg_some(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a);
-
-
-static ngx_int_t
-ngx_http_agent_pg_ok(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    return NGX_OK;
-}
-
-
-/* NGX_OK: a row changed, NGX_DECLINED: none did */
-
-static ngx_int_t
-ngx_http_agent_pg_some(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    char  *n;
-
-    n = PQcmdTuples(res);
-
-    return (n[0] != '\0' && n[0] != '0') ? NGX_OK : NGX_DECLINED;
-}
 
 
 ngx_int_t
@@ -66,19 +38,14 @@ ngx_http_agent_pg_run_insert(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_INSERT,
-                                 ngx_http_agent_pg_ok, "ssssssssisssss",
+                                 ngx_http_agent_pg_done, "ssssnnssinnnnn",
                                  &row->run_id, &row->thread_id,
                                  &row->assistant_id, &row->status,
-                                 row->metadata.len ? &row->metadata : NULL,
-                                 row->kwargs.len ? &row->kwargs : NULL,
+                                 &row->metadata, &row->kwargs,
                                  &row->multitask_strategy, &row->created_at,
-                                 (int64_t) (events ? 1 : 0),
-                                 row->checkpoint.len ? &row->checkpoint : NULL,
-                                 row->expire.len ? &row->expire : NULL,
-                                 row->origin.len ? &row->origin : NULL,
-                                 row->limit_keys.len ? &row->limit_keys
-                                                     : NULL,
-                                 row->secret.len ? &row->secret : NULL);
+                                 (int64_t) (events ? 1 : 0), &row->checkpoint,
+                                 &row->expire, &row->origin, &row->limit_keys,
+                                 &row->secret);
 }
 
 
@@ -106,65 +73,8 @@ ngx_http_agent_pg_run_status(ngx_http_agent_store_call_t *sc,
                                  (sc->gen && st.data[0] != 'p'
                                   && st.data[0] != 'r')
                                  ? ngx_http_agent_pg_changed
-                                 : ngx_http_agent_pg_ok, "sssi", run_id, &st,
+                                 : ngx_http_agent_pg_done, "sssi", run_id, &st,
                                  &at, sc->gen);
-}
-
-
-static void
-ngx_http_agent_pg_run_row(ngx_pool_t *pool, PGresult *res, int i,
-    ngx_http_agent_run_row_t *row)
-{
-    ngx_memzero(row, sizeof(ngx_http_agent_run_row_t));
-
-    (void) ngx_http_agent_pg_str(pool, res, i, 0, &row->run_id);
-    (void) ngx_http_agent_pg_str(pool, res, i, 1, &row->thread_id);
-    (void) ngx_http_agent_pg_str(pool, res, i, 2, &row->assistant_id);
-    (void) ngx_http_agent_pg_str(pool, res, i, 3, &row->status);
-    (void) ngx_http_agent_pg_str(pool, res, i, 4, &row->metadata);
-    (void) ngx_http_agent_pg_str(pool, res, i, 5, &row->kwargs);
-    (void) ngx_http_agent_pg_str(pool, res, i, 6, &row->multitask_strategy);
-    (void) ngx_http_agent_pg_str(pool, res, i, 7, &row->created_at);
-    (void) ngx_http_agent_pg_str(pool, res, i, 8, &row->updated_at);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_runs_read(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    int                        i;
-    size_t                     used;
-    ngx_array_t               *rows;
-    ngx_http_agent_run_row_t  *row;
-
-    if (q->stmt == NGX_HTTP_AGENT_PG_RUN_GET && PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    rows = ngx_array_create(q->sc->pool, PQntuples(res) + 1,
-                            sizeof(ngx_http_agent_run_row_t));
-    if (rows == NULL) {
-        return NGX_ERROR;
-    }
-
-    used = 0;
-
-    for (i = 0;
-         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
-         i++)
-    {
-        row = ngx_array_push(rows);
-        if (row == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_pg_run_row(q->sc->pool, res, i, row);
-    }
-
-    a->value = rows;
-
-    return NGX_OK;
 }
 
 
@@ -172,22 +82,16 @@ ngx_int_t
 ngx_http_agent_pg_run_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
 {
-    ngx_array_t                 *rows;
     ngx_http_agent_pg_answer_t  *a;
 
     a = ngx_http_agent_pg_answered(sc, run_get, thread_id, run_id);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            rows = a->value;
-            *row = *(ngx_http_agent_run_row_t *) rows->elts;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, row);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_GET,
-                                 ngx_http_agent_pg_runs_read, "ss", run_id,
+                                 ngx_http_agent_pg_read, "ss", run_id,
                                  thread_id);
 }
 
@@ -206,7 +110,7 @@ ngx_http_agent_pg_run_list(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_LIST,
-                                 ngx_http_agent_pg_runs_read, "siis",
+                                 ngx_http_agent_pg_read, "siis",
                                  thread_id, (int64_t) limit, (int64_t) offset,
                                  status);
 }
@@ -231,7 +135,7 @@ ngx_http_agent_pg_run_cancel(ngx_http_agent_store_call_t *sc,
     at.len = ngx_http_agent_store_now(buf) - buf;
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_CANCEL,
-                                 ngx_http_agent_pg_some, "ssis", run_id,
+                                 ngx_http_agent_pg_changed, "ssis", run_id,
                                  action, (int64_t) now, &at);
 }
 
@@ -332,7 +236,7 @@ ngx_http_agent_pg_run_event(ngx_http_agent_store_call_t *sc,
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_EVENT,
                                  (sc->gen && seq < 0)
                                  ? ngx_http_agent_pg_changed
-                                 : ngx_http_agent_pg_ok, "sissi", run_id,
+                                 : ngx_http_agent_pg_done, "sissi", run_id,
                                  (int64_t) seq, event, json, sc->gen);
 }
 
@@ -422,7 +326,7 @@ ngx_http_agent_pg_run_delete(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_DELETE,
-                                 ngx_http_agent_pg_ok, "s", run_id);
+                                 ngx_http_agent_pg_done, "s", run_id);
 }
 
 
@@ -439,6 +343,6 @@ ngx_http_agent_pg_run_rollback(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_RUN_ROLLBACK,
-                                 ngx_http_agent_pg_ok, "sss", thread_id,
+                                 ngx_http_agent_pg_done, "sss", thread_id,
                                  run_id, before->len ? before : NULL);
 }

@@ -126,7 +126,8 @@ ngx_http_agent_pg_send(ngx_http_agent_pg_query_t *q, ngx_uint_t forget)
 
 /*
  * A statement with its parameters: "s" an ngx_str_t * (NULL: SQL's NULL),
- * "i" an int64_t; a first "!" for a write that wants no answer.
+ * "n" the same with an empty string NULL too, "i" an int64_t; a first "!"
+ * for a write that wants no answer.
  */
 
 ngx_int_t
@@ -135,6 +136,7 @@ ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
 {
     va_list                     args;
     ngx_int_t                   rc;
+    ngx_str_t                  *s;
     ngx_uint_t                  forget;
     ngx_http_agent_pg_query_t  *q;
 
@@ -150,9 +152,15 @@ ngx_http_agent_pg_ask(ngx_http_agent_store_call_t *sc, ngx_uint_t stmt,
     va_start(args, fmt);
 
     for ( /* void */ ; *fmt && rc == NGX_OK; fmt++) {
-        rc = (*fmt == 'i')
-             ? ngx_http_agent_pg_param_int(q, va_arg(args, int64_t))
-             : ngx_http_agent_pg_param(q, va_arg(args, ngx_str_t *));
+        if (*fmt == 'i') {
+            rc = ngx_http_agent_pg_param_int(q, va_arg(args, int64_t));
+            continue;
+        }
+
+        s = va_arg(args, ngx_str_t *);
+
+        rc = ngx_http_agent_pg_param(q, (*fmt == 'n' && s && s->len == 0)
+                                        ? NULL : s);
     }
 
     va_end(args);

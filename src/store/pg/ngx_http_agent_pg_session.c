@@ -35,36 +35,11 @@ static ngx_int_t ngx_http_agent_pg_unlock_send(ngx_str_t *id,
 static ngx_http_agent_store_call_t  ngx_http_agent_pg_unlock_call;
 
 
-/* sessions: a row from column col on, in the order of SESSION_COLS */
-
-void
-ngx_http_agent_pg_session_row(ngx_pool_t *pool, PGresult *res, int row,
-    int col, ngx_http_agent_session_t *s)
-{
-    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
-
-    (void) ngx_http_agent_pg_str(pool, res, row, col, &s->id);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 1, &s->title);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 2, &s->metadata);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 3, &s->created_at);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 4, &s->updated_at);
-    s->message_count = ngx_http_agent_pg_int(res, row, col + 5);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 6, &s->model);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 7, &s->database);
-    (void) ngx_http_agent_pg_str(pool, res, row, col + 8, &s->owner);
-    s->prompt_tokens = ngx_http_agent_pg_int(res, row, col + 9);
-    s->completion_tokens = ngx_http_agent_pg_int(res, row, col + 10);
-    s->cached_tokens = ngx_http_agent_pg_int(res, row, col + 11);
-    s->history_bytes = ngx_http_agent_pg_int(res, row, col + 12);
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s)
 {
-    u_char                      *p;
     ngx_http_agent_pg_query_t   *q;
     ngx_http_agent_pg_answer_t  *a;
     ngx_http_agent_session_t    *made;
@@ -80,22 +55,15 @@ ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
     }
 
     made = ngx_pcalloc(sc->pool, sizeof(ngx_http_agent_session_t));
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (made == NULL || p == NULL) {
+
+    if (made == NULL
+        || ngx_http_agent_store_made(sc->pool, id, &made->id,
+                                     &made->created_at)
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    if (id && id->len) {
-        made->id = *id;
-
-    } else {
-        ngx_http_agent_id_uuid(p);
-        made->id.data = p;
-        made->id.len = 36;
-    }
-
-    made->created_at.data = p + 36;
-    made->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
     made->updated_at = made->created_at;
     made->title = *title;
     made->metadata = *metadata;
@@ -125,28 +93,6 @@ ngx_http_agent_pg_session_create(ngx_http_agent_store_call_t *sc,
 }
 
 
-static ngx_int_t
-ngx_http_agent_pg_session_got(ngx_http_agent_pg_query_t *q, PGresult *res,
-    ngx_http_agent_pg_answer_t *a)
-{
-    ngx_http_agent_session_t  *s;
-
-    if (PQntuples(res) == 0) {
-        return NGX_DECLINED;
-    }
-
-    s = ngx_palloc(q->sc->pool, sizeof(ngx_http_agent_session_t));
-    if (s == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_pg_session_row(q->sc->pool, res, 0, 0, s);
-    a->value = s;
-
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     ngx_http_agent_session_t *s)
@@ -156,49 +102,11 @@ ngx_http_agent_pg_session_get(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     a = ngx_http_agent_pg_answered(sc, session_get, id, NULL);
 
     if (a) {
-        if (a->rc == NGX_OK) {
-            *s = *(ngx_http_agent_session_t *) a->value;
-        }
-
-        return a->rc;
+        return ngx_http_agent_pg_answered_row(a, s);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_GET,
-                                 ngx_http_agent_pg_session_got, "s", id);
-}
-
-
-static ngx_int_t
-ngx_http_agent_pg_session_listed(ngx_http_agent_pg_query_t *q,
-    PGresult *res, ngx_http_agent_pg_answer_t *a)
-{
-    int                        i;
-    size_t                     used;
-    ngx_array_t               *rows;
-    ngx_http_agent_session_t  *s;
-
-    if (ngx_http_agent_pg_new_rows(q, a, sizeof(ngx_http_agent_session_t),
-                                   &rows)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    used = 0;
-
-    for (i = 0;
-         i < PQntuples(res) && ngx_http_agent_pg_room(res, i, &used);
-         i++)
-    {
-        s = ngx_array_push(rows);
-        if (s == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_pg_session_row(q->sc->pool, res, i, 0, s);
-    }
-
-    return NGX_OK;
+                                 ngx_http_agent_pg_read, "s", id);
 }
 
 
@@ -251,11 +159,11 @@ ngx_http_agent_pg_session_list(ngx_http_agent_store_call_t *sc,
     a = ngx_http_agent_pg_answered(sc, session_list, q->owner, q->metadata);
 
     if (a) {
-        return a->rc == NGX_OK ? ngx_http_agent_pg_rows(a, sessions) : a->rc;
+        return ngx_http_agent_pg_answered_rows(a, sessions);
     }
 
     return ngx_http_agent_pg_ask(sc, NGX_HTTP_AGENT_PG_SESSION_LIST,
-                                 ngx_http_agent_pg_session_listed, "iissi",
+                                 ngx_http_agent_pg_read, "iissi",
                                  (int64_t) q->limit, (int64_t) q->offset,
                                  q->owner, q->metadata,
                                  (int64_t) (q->asc ? 1 : 0));

@@ -190,12 +190,27 @@ void ngx_http_agent_sqlite_close(ngx_cycle_t *cycle);
 sqlite3_stmt *ngx_http_agent_sqlite_stmt(ngx_uint_t n);
 int ngx_http_agent_sqlite_contains_add(sqlite3 *db);
 int ngx_http_agent_sqlite_copy_id_add(sqlite3 *db);
+ngx_int_t ngx_http_agent_sqlite_exec(ngx_uint_t n);
+ngx_int_t ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc);
+
+/*
+ * a statement's parameters, as pg_ask() takes them, and its rows, read
+ * through their tables (sqlite_query.c)
+ */
 ngx_int_t ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt,
     int col, ngx_str_t *out);
 void ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s);
-ngx_int_t ngx_http_agent_sqlite_exec(ngx_uint_t n);
-ngx_int_t ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc);
-ngx_uint_t ngx_http_agent_sqlite_room(sqlite3_stmt *stmt, size_t *used);
+sqlite3_stmt *ngx_http_agent_sqlite_bound(ngx_uint_t n, const char *fmt,
+    ...);
+ngx_int_t ngx_http_agent_sqlite_do(ngx_uint_t n, const char *fmt, ...);
+ngx_int_t ngx_http_agent_sqlite_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_store_table_t *t, void *row);
+ngx_int_t ngx_http_agent_sqlite_one(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_store_table_t *t, void *row);
+ngx_int_t ngx_http_agent_sqlite_rows(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_http_agent_store_table_t *t, ngx_array_t *rows);
+ngx_int_t ngx_http_agent_sqlite_text(ngx_pool_t *pool, sqlite3_stmt *stmt,
+    ngx_str_t *out);
 
 /* a transaction of the caller's: the checkpoint writes join it */
 ngx_int_t ngx_http_agent_sqlite_begin(ngx_http_agent_store_call_t *sc);
@@ -257,8 +272,6 @@ ngx_int_t ngx_http_agent_sqlite_item_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key);
 ngx_int_t ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *items);
-void ngx_http_agent_sqlite_item_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_item_t *item);
 ngx_int_t ngx_http_agent_sqlite_item_namespaces(
     ngx_http_agent_store_call_t *sc, ngx_http_agent_item_query_t *q,
     ngx_array_t *namespaces);
@@ -296,6 +309,9 @@ void ngx_http_agent_sqlite_outs(ngx_http_agent_sqlite_outs_t *o, void *out,
 ngx_uint_t ngx_http_agent_sqlite_kept(ngx_http_agent_store_call_t *sc,
     ngx_uint_t op, ngx_str_t *k1, ngx_str_t *k2,
     ngx_http_agent_sqlite_outs_t *o);
+ngx_uint_t ngx_http_agent_sqlite_held(ngx_http_agent_store_call_t *sc,
+    ngx_uint_t op, ngx_str_t *k1, ngx_str_t *k2, void *out, size_t size,
+    ngx_array_t *rows, ngx_http_agent_sqlite_outs_t *o);
 ngx_int_t ngx_http_agent_sqlite_later(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_sqlite_outs_t *o, ngx_int_t rc);
 

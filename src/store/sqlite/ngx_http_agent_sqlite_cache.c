@@ -29,27 +29,15 @@ ngx_int_t
 ngx_http_agent_sqlite_cache_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *key, int64_t now, ngx_str_t *value)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CACHE_GET);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CACHE_GET, "si", key,
+                                       now);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, key);
-    sqlite3_bind_int64(stmt, 2, now);
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_ROW) {
-        rc = ngx_http_agent_sqlite_col(sc->pool, stmt, 0, value);
-        sqlite3_reset(stmt);
-        return rc;
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
-                                                         : NGX_ERROR;
+    return ngx_http_agent_sqlite_text(sc->pool, stmt, value);
 }
 
 
@@ -61,25 +49,18 @@ ngx_http_agent_sqlite_cache_put(ngx_http_agent_store_call_t *sc,
     int64_t        count, bytes;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CACHE_EXPIRE);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    sqlite3_bind_int64(stmt, 1, now);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_CACHE_EXPIRE, "i", now)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
     /* the others' count and bytes, from the index cache_age */
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CACHE_ROOM);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CACHE_ROOM, "s", key);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, key);
 
     if (sqlite3_step(stmt) != SQLITE_ROW) {
         sqlite3_reset(stmt);
@@ -95,46 +76,25 @@ ngx_http_agent_sqlite_cache_put(ngx_http_agent_store_call_t *sc,
      * next puts find room without a pass of their own
      */
 
-    if (count >= (int64_t) items) {
-        stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CACHE_OLDEST);
-        if (stmt == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_sqlite_bind(stmt, 1, key);
-        sqlite3_bind_int64(stmt, 2, count + 1
-                           - NGX_HTTP_AGENT_STORE_CACHE_KEEP(items));
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-            return NGX_ERROR;
-        }
-    }
-
-    if (bytes + (int64_t) value->len > (int64_t) size) {
-        stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CACHE_BYTES);
-        if (stmt == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_sqlite_bind(stmt, 1, key);
-        sqlite3_bind_int64(stmt, 2, value->len);
-        sqlite3_bind_int64(stmt, 3, NGX_HTTP_AGENT_STORE_CACHE_KEEP(size));
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-            return NGX_ERROR;
-        }
-    }
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CACHE_PUT);
-    if (stmt == NULL) {
+    if (count >= (int64_t) items
+        && ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_CACHE_OLDEST, "si", key,
+                                    count + 1
+                                    - NGX_HTTP_AGENT_STORE_CACHE_KEEP(items))
+           != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, key);
-    ngx_http_agent_sqlite_bind(stmt, 2, value);
-    sqlite3_bind_int64(stmt, 3, value->len);
-    sqlite3_bind_int64(stmt, 4, now);
-    sqlite3_bind_int64(stmt, 5, expires);
+    if (bytes + (int64_t) value->len > (int64_t) size
+        && ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_CACHE_BYTES, "sii", key,
+                                    (int64_t) value->len,
+                                    NGX_HTTP_AGENT_STORE_CACHE_KEEP(size))
+           != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_CACHE_PUT, "ssiii", key,
+                                    value, (int64_t) value->len, now,
+                                    expires);
 }

@@ -21,10 +21,6 @@
  */
 
 
-static ngx_int_t ngx_http_agent_sqlite_cron_rows(
-    ngx_http_agent_store_call_t *sc, sqlite3_stmt *stmt, ngx_array_t *rows);
-static void ngx_http_agent_sqlite_cron_row(ngx_pool_t *pool,
-    sqlite3_stmt *stmt, ngx_http_agent_cron_row_t *row);
 static ngx_int_t ngx_http_agent_sqlite_cron_write(
     ngx_http_agent_store_call_t *sc, sqlite3_stmt *stmt);
 
@@ -35,23 +31,17 @@ ngx_http_agent_sqlite_cron_put(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CRON_PUT);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_PUT,
+                                       "ssssssiissn", &row->cron_id,
+                                       &row->owner, &row->assistant_id,
+                                       &row->thread_id, &row->origin,
+                                       &row->doc, row->next_run,
+                                       (int64_t) (row->enabled ? 1 : 0),
+                                       &row->created_at, &row->updated_at,
+                                       &row->limit_keys);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, &row->cron_id);
-    ngx_http_agent_sqlite_bind(stmt, 2, &row->owner);
-    ngx_http_agent_sqlite_bind(stmt, 3, &row->assistant_id);
-    ngx_http_agent_sqlite_bind(stmt, 4, &row->thread_id);
-    ngx_http_agent_sqlite_bind(stmt, 5, &row->origin);
-    ngx_http_agent_sqlite_bind(stmt, 6, &row->doc);
-    sqlite3_bind_int64(stmt, 7, row->next_run);
-    sqlite3_bind_int(stmt, 8, row->enabled ? 1 : 0);
-    ngx_http_agent_sqlite_bind(stmt, 9, &row->created_at);
-    ngx_http_agent_sqlite_bind(stmt, 10, &row->updated_at);
-    ngx_http_agent_sqlite_bind(stmt, 11, row->limit_keys.len ? &row->limit_keys
-                                                            : NULL);
 
     return ngx_http_agent_sqlite_cron_write(sc, stmt);
 }
@@ -61,27 +51,16 @@ ngx_int_t
 ngx_http_agent_sqlite_cron_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *id, ngx_http_agent_cron_row_t *row)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CRON_GET);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_GET, "ss", id,
+                                       owner);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    ngx_http_agent_sqlite_bind(stmt, 2, owner);
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_ROW) {
-        ngx_http_agent_sqlite_cron_row(sc->pool, stmt, row);
-        sqlite3_reset(stmt);
-        return NGX_OK;
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
-                                                         : NGX_ERROR;
+    return ngx_http_agent_sqlite_one(sc->pool, stmt,
+                                     &ngx_http_agent_store_cron_cols, row);
 }
 
 
@@ -91,14 +70,14 @@ ngx_http_agent_sqlite_cron_list(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CRON_LIST);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_LIST, "s",
+                                       owner);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, owner);
-
-    return ngx_http_agent_sqlite_cron_rows(sc, stmt, rows);
+    return ngx_http_agent_sqlite_rows(sc->pool, stmt,
+                                      &ngx_http_agent_store_cron_cols, rows);
 }
 
 
@@ -108,13 +87,11 @@ ngx_http_agent_sqlite_cron_delete(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CRON_DELETE);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_DELETE, "ss",
+                                       id, owner);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    ngx_http_agent_sqlite_bind(stmt, 2, owner);
 
     return ngx_http_agent_sqlite_cron_write(sc, stmt);
 }
@@ -126,14 +103,13 @@ ngx_http_agent_sqlite_cron_due(ngx_http_agent_store_call_t *sc, int64_t now,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CRON_DUE);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_DUE, "i", now);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    sqlite3_bind_int64(stmt, 1, now);
-
-    return ngx_http_agent_sqlite_cron_rows(sc, stmt, rows);
+    return ngx_http_agent_sqlite_rows(sc->pool, stmt,
+                                      &ngx_http_agent_store_cron_cols, rows);
 }
 
 
@@ -143,14 +119,11 @@ ngx_http_agent_sqlite_cron_claim(ngx_http_agent_store_call_t *sc,
 {
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CRON_CLAIM);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CRON_CLAIM, "sii",
+                                       id, was, next);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, was);
-    sqlite3_bind_int64(stmt, 3, next);
 
     return ngx_http_agent_sqlite_cron_write(sc, stmt);
 }
@@ -185,50 +158,4 @@ ngx_http_agent_sqlite_cron_write(ngx_http_agent_store_call_t *sc,
     }
 
     return changed ? NGX_OK : NGX_DECLINED;
-}
-
-
-static ngx_int_t
-ngx_http_agent_sqlite_cron_rows(ngx_http_agent_store_call_t *sc,
-    sqlite3_stmt *stmt, ngx_array_t *rows)
-{
-    int                         rc;
-    size_t                      used;
-    ngx_http_agent_cron_row_t  *row;
-
-    used = 0;
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
-           && ngx_http_agent_sqlite_room(stmt, &used))
-    {
-        row = ngx_array_push(rows);
-        if (row == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_sqlite_cron_row(sc->pool, stmt, row);
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
-}
-
-
-static void
-ngx_http_agent_sqlite_cron_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_cron_row_t *row)
-{
-    ngx_memzero(row, sizeof(ngx_http_agent_cron_row_t));
-
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &row->cron_id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &row->owner);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &row->assistant_id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &row->thread_id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &row->origin);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 5, &row->doc);
-    row->next_run = sqlite3_column_int64(stmt, 6);
-    row->enabled = sqlite3_column_int(stmt, 7) ? 1 : 0;
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &row->created_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 9, &row->updated_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 10, &row->limit_keys);
 }

@@ -19,10 +19,10 @@
 
 /*
  * The SQLite store's base: the worker's handle on the file, the store's
- * statements prepared once on it, a statement's step and columns, and the
- * caller's transaction.  The operations (sqlite_session.c,
- * sqlite_history.c, sqlite_run.c) are written with it; it calls none of
- * them.
+ * statements prepared once on it, a statement's step, and the caller's
+ * transaction (a statement's parameters and rows: sqlite_query.c).  The
+ * operations (sqlite_session.c, sqlite_history.c, sqlite_run.c) are
+ * written with it; it calls none of them.
  */
 
 
@@ -254,8 +254,9 @@ static const char  *ngx_http_agent_store_sql[] = {
     " WHERE id = ?2 AND run_id = ?1 AND run_pid IS ?6 AND run_expires IS ?7",
     "UPDATE runs SET attempts = attempts + 1"
     " WHERE run_id = ?1 AND status = 'running'",
-    "SELECT " NGX_HTTP_AGENT_RUN_COLS ", attempts, origin, checkpoint,"
-    " (SELECT owner FROM sessions WHERE id = runs.thread_id),"
+    /* a claimed run's columns, as PostgreSQL's (store_rows.c) */
+    "SELECT " NGX_HTTP_AGENT_RUN_COLS ", origin, checkpoint,"
+    " (SELECT owner FROM sessions WHERE id = runs.thread_id), attempts,"
     " (SELECT MAX(seq) FROM run_events WHERE run_id = ?1 AND seq >= 0),"
     " limit_keys, secret FROM runs WHERE run_id = ?1",
     /* the kept events of the step that runs again (docs/runs.md) */
@@ -588,66 +589,6 @@ ngx_http_agent_sqlite_stmt(ngx_uint_t n)
 }
 
 
-void
-ngx_http_agent_sqlite_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
-{
-    if (s == NULL || s->data == NULL) {
-        sqlite3_bind_null(stmt, n);
-        return;
-    }
-
-    sqlite3_bind_text(stmt, n, (char *) s->data, s->len, SQLITE_STATIC);
-}
-
-
-ngx_int_t
-ngx_http_agent_sqlite_col(ngx_pool_t *pool, sqlite3_stmt *stmt, int col,
-    ngx_str_t *out)
-{
-    size_t          len;
-    const u_char   *p;
-
-    p = sqlite3_column_text(stmt, col);
-
-    if (p == NULL) {
-        ngx_str_null(out);
-        return NGX_OK;
-    }
-
-    len = sqlite3_column_bytes(stmt, col);
-
-    out->data = ngx_pnalloc(pool, len + 1);
-    if (out->data == NULL) {
-        out->len = 0;
-        return NGX_ERROR;
-    }
-
-    ngx_memcpy(out->data, p, len);
-    out->data[len] = '\0';
-    out->len = len;
-
-    return NGX_OK;
-}
-
-
-/* a list's row within the answer budget (ngx_http_agent_store_room) */
-
-ngx_uint_t
-ngx_http_agent_sqlite_room(sqlite3_stmt *stmt, size_t *used)
-{
-    int     i;
-    size_t  size;
-
-    size = 0;
-
-    for (i = 0; i < sqlite3_column_count(stmt); i++) {
-        size += sqlite3_column_bytes(stmt, i);
-    }
-
-    return ngx_http_agent_store_room(used, size);
-}
-
-
 ngx_int_t
 ngx_http_agent_sqlite_done(sqlite3_stmt *stmt, int rc)
 {
@@ -695,23 +636,4 @@ ngx_http_agent_sqlite_exec(ngx_uint_t n)
     }
 
     return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
-}
-
-
-/* an item's columns, for the items' files and the near items' */
-
-void
-ngx_http_agent_sqlite_item_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_item_t *item)
-{
-    ngx_memzero(item, sizeof(ngx_http_agent_item_t));
-
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &item->owner);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &item->ns);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &item->key);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &item->value);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &item->created_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 5, &item->updated_at);
-    item->expires = sqlite3_column_int64(stmt, 6);
-    item->score = sqlite3_column_double(stmt, 7);
 }

@@ -54,34 +54,24 @@ ngx_http_agent_sqlite_messages(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t  *m;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_MESSAGES, "sii", id,
+                                       upto < 0 ? INT64_MAX : upto,
+                                       (int64_t) images_keep);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, upto < 0 ? INT64_MAX : upto);
-    sqlite3_bind_int64(stmt, 3, images_keep);
-
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-
         m = ngx_array_push(messages);
-        if (m == NULL) {
+
+        if (m == NULL
+            || ngx_http_agent_sqlite_row(sc->pool, stmt,
+                                         &ngx_http_agent_store_message_cols, m)
+               != NGX_OK)
+        {
             sqlite3_reset(stmt);
             return NGX_ERROR;
         }
-
-        ngx_memzero(m, sizeof(ngx_http_agent_msg_t));
-
-        m->seq = sqlite3_column_int64(stmt, 0);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &m->role);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 2, &m->content);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 3, &m->tool_calls);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 4, &m->tool_call_id);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 5, &m->name);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 6, &m->images);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 7, &m->metadata);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 8, &m->created_at);
 
         if (m->content.data == NULL) {
             ngx_str_set(&m->content, "");
@@ -121,14 +111,11 @@ ngx_http_agent_sqlite_messages_kept(ngx_http_agent_store_call_t *sc,
 
 again:
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_SINCE);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_MESSAGES_SINCE,
+                                       "sii", id, from, upto);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, from);
-    sqlite3_bind_int64(stmt, 3, upto);
 
     first = (last >= 0);
 
@@ -198,23 +185,25 @@ ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_store_message_pt handler, void *data)
 {
     int                    rc;
-    int64_t                from;
+    int64_t                from, budget;
     ngx_int_t              hrc;
     sqlite3_stmt          *stmt;
     ngx_http_agent_msg_t   m;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_FROM);
+    if (before < 0) {
+        before = INT64_MAX;
+    }
+
+    budget = images ? NGX_HTTP_AGENT_STORE_PAGE_IMAGES
+                    : NGX_HTTP_AGENT_STORE_PAGE_BYTES;
+
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_MESSAGES_FROM,
+                                       "siiiii", id, before, (int64_t) limit,
+                                       (int64_t) (all ? 1 : 0),
+                                       (int64_t) (images ? 1 : 0), budget);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, before < 0 ? INT64_MAX : before);
-    sqlite3_bind_int64(stmt, 3, limit);
-    sqlite3_bind_int(stmt, 4, all ? 1 : 0);
-    sqlite3_bind_int(stmt, 5, images ? 1 : 0);
-    sqlite3_bind_int64(stmt, 6, images ? NGX_HTTP_AGENT_STORE_PAGE_IMAGES
-                                       : NGX_HTTP_AGENT_STORE_PAGE_BYTES);
 
     rc = sqlite3_step(stmt);
     from = (rc == SQLITE_ROW) ? sqlite3_column_int64(stmt, 0) : -1;
@@ -224,16 +213,13 @@ ngx_http_agent_sqlite_messages_page(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_MESSAGES_PAGE);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_MESSAGES_PAGE,
+                                       "siiii", id, before, from,
+                                       (int64_t) (all ? 1 : 0),
+                                       (int64_t) (images ? 1 : 0));
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, before < 0 ? INT64_MAX : before);
-    sqlite3_bind_int64(stmt, 3, from);
-    sqlite3_bind_int(stmt, 4, all ? 1 : 0);
-    sqlite3_bind_int(stmt, 5, images ? 1 : 0);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         ngx_memzero(&m, sizeof(ngx_http_agent_msg_t));
@@ -283,17 +269,12 @@ ngx_http_agent_store_checkpoint_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
 {
     ngx_str_t  sub, sub_id;
 
-    ngx_memzero(cp, sizeof(ngx_http_agent_checkpoint_t));
-
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &cp->id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &cp->parent_id);
-    cp->step = sqlite3_column_int64(stmt, 2);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &cp->node);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &cp->next);
-    cp->msg_count = sqlite3_column_int64(stmt, 5);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &cp->channels);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &cp->created_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &cp->ns);
+    if (ngx_http_agent_sqlite_row(pool, stmt,
+                                  &ngx_http_agent_store_checkpoint_cols, cp)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     /* a subgraph that waits at its next node: its wait, the thread's */
     (void) ngx_http_agent_sqlite_col(pool, stmt, 9, &sub);
@@ -312,13 +293,11 @@ ngx_http_agent_sqlite_checkpoint_get(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LATEST);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CHECKPOINT_LATEST,
+                                       "ss", id, checkpoint_id);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    ngx_http_agent_sqlite_bind(stmt, 2, checkpoint_id);
 
     rc = sqlite3_step(stmt);
 
@@ -347,16 +326,14 @@ ngx_http_agent_sqlite_checkpoint_list(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt                 *stmt;
     ngx_http_agent_checkpoint_t  *cp;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_CHECKPOINT_LIST);
+    ngx_str_set(&none, "");
+
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_CHECKPOINT_LIST,
+                                       "sis", id, (int64_t) 1000,
+                                       (ns && ns->len) ? ns : &none);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_str_set(&none, "");
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, 1000);
-    ngx_http_agent_sqlite_bind(stmt, 3, (ns && ns->len) ? ns : &none);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         cp = ngx_array_push(checkpoints);
@@ -422,7 +399,6 @@ static ngx_int_t
 ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_checkpoint_t *cp, ngx_array_t *added)
 {
-    u_char                *p;
     int64_t                seq, visible, bytes;
     ngx_str_t              ns;
     ngx_uint_t             i, n, own, lost;
@@ -435,16 +411,11 @@ ngx_http_agent_sqlite_checkpoint_now(ngx_http_agent_store_call_t *sc,
     clock_gettime(CLOCK_MONOTONIC, &start);
 #endif
 
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (p == NULL) {
+    if (ngx_http_agent_store_made(sc->pool, NULL, &cp->id, &cp->created_at)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_id_uuid(p);
-    cp->id.data = p;
-    cp->id.len = 36;
-    cp->created_at.data = p + 36;
-    cp->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
 
     own = !ngx_http_agent_sqlite_tx;
     lost = 0;
@@ -609,24 +580,13 @@ ngx_int_t
 ngx_http_agent_sqlite_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_str_t *session_id, ngx_http_agent_resource_t *res)
 {
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_INSERT);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, &res->id);
-    ngx_http_agent_sqlite_bind(stmt, 2, session_id);
-    ngx_http_agent_sqlite_bind(stmt, 3, &res->name);
-    ngx_http_agent_sqlite_bind(stmt, 4, &res->table);
-    ngx_http_agent_sqlite_bind(stmt, 5, &res->columns);
-    sqlite3_bind_int64(stmt, 6, res->row_count);
-    sqlite3_bind_int64(stmt, 7, res->size_bytes);
-    ngx_http_agent_sqlite_bind(stmt, 8, &res->path);
-    ngx_http_agent_sqlite_bind(stmt, 9, &res->created_at);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RESOURCE_INSERT,
+                                 "sssssiiss", &res->id, session_id,
+                                 &res->name, &res->table, &res->columns,
+                                 res->row_count, res->size_bytes, &res->path,
+                                 &res->created_at)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -651,13 +611,11 @@ ngx_http_agent_sqlite_fork_later(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt                 *stmt;
     ngx_http_agent_checkpoint_t  *c;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_FORK_LATER);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_FORK_LATER, "ss", id,
+                                       from);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    ngx_http_agent_sqlite_bind(stmt, 2, from);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         c = ngx_array_push(later);
@@ -680,18 +638,8 @@ ngx_int_t
 ngx_http_agent_sqlite_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *checkpoint_id, ngx_str_t *channels)
 {
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_FORK_KEEP);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, checkpoint_id);
-    ngx_http_agent_sqlite_bind(stmt, 2, channels);
-    ngx_http_agent_sqlite_bind(stmt, 3, id);
-
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_FORK_KEEP, "sss",
+                                    checkpoint_id, channels, id);
 }
 
 
@@ -699,26 +647,13 @@ ngx_int_t
 ngx_http_agent_sqlite_fork_cut(ngx_http_agent_store_call_t *sc, ngx_str_t *id,
     int64_t msg_count)
 {
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_FORK_MESSAGES);
-    if (stmt == NULL) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_FORK_MESSAGES, "si", id,
+                                 msg_count)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    sqlite3_bind_int64(stmt, 2, msg_count);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS, "s",
+                                    id);
 }

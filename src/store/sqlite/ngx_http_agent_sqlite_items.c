@@ -25,8 +25,6 @@
 #define NGX_HTTP_AGENT_SQLITE_QUERY_WORDS  32
 
 
-static void ngx_http_agent_sqlite_items_bind(sqlite3_stmt *stmt, int n,
-    ngx_str_t *s);
 static ngx_int_t ngx_http_agent_sqlite_items_match(ngx_pool_t *pool,
     ngx_str_t *query, ngx_str_t *match);
 
@@ -40,28 +38,19 @@ ngx_http_agent_sqlite_item_put(ngx_http_agent_store_call_t *sc,
 
     /* a few of those expired go first: no timer of their own */
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ITEM_EXPIRE);
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_ITEM_EXPIRE, "i", now)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_ITEM_PUT, "nsssns",
+                                       &item->owner, &item->ns, &item->key,
+                                       &item->value, &item->text,
+                                       &item->updated_at);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    sqlite3_bind_int64(stmt, 1, now);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-        return NGX_ERROR;
-    }
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ITEM_PUT);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_items_bind(stmt, 1, &item->owner);
-    ngx_http_agent_sqlite_bind(stmt, 2, &item->ns);
-    ngx_http_agent_sqlite_bind(stmt, 3, &item->key);
-    ngx_http_agent_sqlite_bind(stmt, 4, &item->value);
-    ngx_http_agent_sqlite_items_bind(stmt, 5, &item->text);
-    ngx_http_agent_sqlite_bind(stmt, 6, &item->updated_at);
 
     if (item->expires) {
         sqlite3_bind_int64(stmt, 7, item->expires);
@@ -103,29 +92,16 @@ ngx_http_agent_sqlite_item_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key, int64_t now,
     ngx_http_agent_item_t *item)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ITEM_GET);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_ITEM_GET, "nssi",
+                                       owner, ns, key, now);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_items_bind(stmt, 1, owner);
-    ngx_http_agent_sqlite_bind(stmt, 2, ns);
-    ngx_http_agent_sqlite_bind(stmt, 3, key);
-    sqlite3_bind_int64(stmt, 4, now);
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_ROW) {
-        ngx_http_agent_sqlite_item_row(sc->pool, stmt, item);
-        sqlite3_reset(stmt);
-        return NGX_OK;
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
-                                                         : NGX_ERROR;
+    return ngx_http_agent_sqlite_one(sc->pool, stmt,
+                                     &ngx_http_agent_store_item_cols, item);
 }
 
 
@@ -133,18 +109,10 @@ ngx_int_t
 ngx_http_agent_sqlite_item_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *owner, ngx_str_t *ns, ngx_str_t *key)
 {
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ITEM_DELETE);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_items_bind(stmt, 1, owner);
-    ngx_http_agent_sqlite_bind(stmt, 2, ns);
-    ngx_http_agent_sqlite_bind(stmt, 3, key);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_ITEM_DELETE, "nss", owner,
+                                 ns, key)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -156,11 +124,8 @@ ngx_int_t
 ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_item_query_t *q, ngx_array_t *items)
 {
-    int                     rc;
-    size_t                  used;
-    ngx_str_t               match;
-    sqlite3_stmt           *stmt;
-    ngx_http_agent_item_t  *item;
+    ngx_str_t      match;
+    sqlite3_stmt  *stmt;
 
     if (q->vector.len) {
         return ngx_http_agent_sqlite_near(sc, q, items);
@@ -172,39 +137,22 @@ ngx_http_agent_sqlite_item_search(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    stmt = ngx_http_agent_sqlite_stmt(match.len
-                                      ? NGX_HTTP_AGENT_SQL_ITEM_QUERY
-                                      : NGX_HTTP_AGENT_SQL_ITEM_SEARCH);
+    stmt = ngx_http_agent_sqlite_bound(match.len
+                                       ? NGX_HTTP_AGENT_SQL_ITEM_QUERY
+                                       : NGX_HTTP_AGENT_SQL_ITEM_SEARCH,
+                                       "nninii", &q->owner, &q->prefix,
+                                       q->now, &q->filter, (int64_t) q->limit,
+                                       (int64_t) q->offset);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_items_bind(stmt, 1, &q->owner);
-    ngx_http_agent_sqlite_items_bind(stmt, 2, &q->prefix);
-    sqlite3_bind_int64(stmt, 3, q->now);
-    ngx_http_agent_sqlite_items_bind(stmt, 4, &q->filter);
-    sqlite3_bind_int64(stmt, 5, q->limit);
-    sqlite3_bind_int64(stmt, 6, q->offset);
 
     if (match.len) {
         ngx_http_agent_sqlite_bind(stmt, 7, &match);
     }
 
-    used = 0;
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
-           && ngx_http_agent_sqlite_room(stmt, &used))
-    {
-        item = ngx_array_push(items);
-        if (item == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_sqlite_item_row(sc->pool, stmt, item);
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
+    return ngx_http_agent_sqlite_rows(sc->pool, stmt,
+                                      &ngx_http_agent_store_item_cols, items);
 }
 
 
@@ -216,16 +164,12 @@ ngx_http_agent_sqlite_item_namespaces(ngx_http_agent_store_call_t *sc,
     ngx_str_t     *ns;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_ITEM_NAMESPACES);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_ITEM_NAMESPACES,
+                                       "nnini", &q->owner, &q->prefix, q->now,
+                                       &q->suffix, (int64_t) q->limit);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_items_bind(stmt, 1, &q->owner);
-    ngx_http_agent_sqlite_items_bind(stmt, 2, &q->prefix);
-    sqlite3_bind_int64(stmt, 3, q->now);
-    ngx_http_agent_sqlite_items_bind(stmt, 4, &q->suffix);
-    sqlite3_bind_int64(stmt, 5, q->limit);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         ns = ngx_array_push(namespaces);
@@ -238,20 +182,6 @@ ngx_http_agent_sqlite_item_namespaces(ngx_http_agent_store_call_t *sc,
     }
 
     return ngx_http_agent_sqlite_done(stmt, rc);
-}
-
-
-/* an empty string is none: NULL, as the statements test for */
-
-static void
-ngx_http_agent_sqlite_items_bind(sqlite3_stmt *stmt, int n, ngx_str_t *s)
-{
-    if (s == NULL || s->len == 0) {
-        sqlite3_bind_null(stmt, n);
-        return;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, n, s);
 }
 
 

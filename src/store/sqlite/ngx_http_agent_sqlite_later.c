@@ -75,6 +75,19 @@ ngx_http_agent_sqlite_outs(ngx_http_agent_sqlite_outs_t *o, void *out,
 }
 
 
+/* outs() and kept() at once, for an operation with one output */
+
+ngx_uint_t
+ngx_http_agent_sqlite_held(ngx_http_agent_store_call_t *sc, ngx_uint_t op,
+    ngx_str_t *k1, ngx_str_t *k2, void *out, size_t size, ngx_array_t *rows,
+    ngx_http_agent_sqlite_outs_t *o)
+{
+    ngx_http_agent_sqlite_outs(o, out, size, rows);
+
+    return ngx_http_agent_sqlite_kept(sc, op, k1, k2, o);
+}
+
+
 /*
  * 1: the answer kept for this place of the pass is in o->rc and the
  * caller's outputs; 0: none, the operation runs

@@ -127,10 +127,9 @@ ngx_http_agent_sqlite_later_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_run_row_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_insert),
-                                   &row->thread_id, &row->run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_insert),
+                                   &row->thread_id, &row->run_id, row,
+                                   sizeof(ngx_http_agent_run_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -148,10 +147,8 @@ ngx_http_agent_sqlite_later_run_status(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_status),
-                                   run_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_status),
+                                   run_id, NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -169,10 +166,9 @@ ngx_http_agent_sqlite_later_run_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_run_row_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_get),
-                                   thread_id, run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_get),
+                                   thread_id, run_id, row,
+                                   sizeof(ngx_http_agent_run_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -191,10 +187,8 @@ ngx_http_agent_sqlite_later_run_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, rows);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_list),
-                                   thread_id, status, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_list),
+                                   thread_id, status, NULL, 0, rows, &o))
     {
         return o.rc;
     }
@@ -213,10 +207,8 @@ ngx_http_agent_sqlite_later_run_cancel(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_cancel),
-                                   run_id, action, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_cancel),
+                                   run_id, action, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -234,10 +226,9 @@ ngx_http_agent_sqlite_later_run_cancelled(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, action, sizeof(ngx_str_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_cancelled),
-                                   run_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_cancelled),
+                                   run_id, NULL, action, sizeof(ngx_str_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -255,10 +246,8 @@ ngx_http_agent_sqlite_later_run_event(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_event),
-                                   run_id, event, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_event),
+                                   run_id, event, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -276,10 +265,8 @@ ngx_http_agent_sqlite_later_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_rollback),
-                                   thread_id, run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_rollback),
+                                   thread_id, run_id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -297,10 +284,8 @@ ngx_http_agent_sqlite_later_run_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_delete),
-                                   run_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_delete),
+                                   run_id, NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -318,10 +303,9 @@ ngx_http_agent_sqlite_later_thread_busy(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, run_id, sizeof(ngx_str_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(thread_busy),
-                                   thread_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(thread_busy),
+                                   thread_id, NULL, run_id, sizeof(ngx_str_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -340,10 +324,9 @@ ngx_http_agent_sqlite_later_run_claim(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_run_row_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(run_claim),
-                                   &lost->thread_id, &lost->run_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(run_claim),
+                                   &lost->thread_id, &lost->run_id, row,
+                                   sizeof(ngx_http_agent_run_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -361,11 +344,9 @@ ngx_http_agent_sqlite_later_cron_put(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_cron_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_put),
-                                   &row->owner, &row->cron_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_put),
+                                   &row->owner, &row->cron_id, row,
+                                   sizeof(ngx_http_agent_cron_row_t), NULL, &o))
     {
         return o.rc;
     }
@@ -383,11 +364,9 @@ ngx_http_agent_sqlite_later_cron_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_cron_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_get),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_get), owner,
+                                   id, row, sizeof(ngx_http_agent_cron_row_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -405,10 +384,8 @@ ngx_http_agent_sqlite_later_cron_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, rows);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_list),
-                                   owner, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_list),
+                                   owner, NULL, NULL, 0, rows, &o))
     {
         return o.rc;
     }
@@ -426,10 +403,8 @@ ngx_http_agent_sqlite_later_cron_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_delete),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_delete),
+                                   owner, id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -447,10 +422,8 @@ ngx_http_agent_sqlite_later_cron_claim(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(cron_claim),
-                                   id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(cron_claim), id,
+                                   NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -468,11 +441,10 @@ ngx_http_agent_sqlite_later_assistant_put(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_assistant_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(assistant_put),
-                                   &row->assistant_id, &row->owner, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(assistant_put),
+                                   &row->assistant_id, &row->owner, row,
+                                   sizeof(ngx_http_agent_assistant_row_t), NULL,
+                                   &o))
     {
         return o.rc;
     }
@@ -491,11 +463,10 @@ ngx_http_agent_sqlite_later_assistant_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, row, sizeof(ngx_http_agent_assistant_row_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(assistant_get),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(assistant_get),
+                                   owner, id, row,
+                                   sizeof(ngx_http_agent_assistant_row_t), NULL,
+                                   &o))
     {
         return o.rc;
     }
@@ -513,10 +484,8 @@ ngx_http_agent_sqlite_later_assistant_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, rows);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(assistant_list),
-                                   owner, id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(assistant_list),
+                                   owner, id, NULL, 0, rows, &o))
     {
         return o.rc;
     }
@@ -535,11 +504,9 @@ ngx_http_agent_sqlite_later_assistant_latest(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc,
+    if (ngx_http_agent_sqlite_held(sc,
                                    ngx_http_agent_store_op(assistant_latest),
-                                   owner, id, &o))
+                                   owner, id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -558,11 +525,9 @@ ngx_http_agent_sqlite_later_assistant_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc,
+    if (ngx_http_agent_sqlite_held(sc,
                                    ngx_http_agent_store_op(assistant_delete),
-                                   owner, id, &o))
+                                   owner, id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -581,10 +546,9 @@ ngx_http_agent_sqlite_later_item_put(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, item, sizeof(ngx_http_agent_item_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_put),
-                                   &item->ns, &item->key, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_put),
+                                   &item->ns, &item->key, item,
+                                   sizeof(ngx_http_agent_item_t), NULL, &o))
     {
         return o.rc;
     }
@@ -604,10 +568,9 @@ ngx_http_agent_sqlite_later_item_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, item, sizeof(ngx_http_agent_item_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_get),
-                                   ns, key, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_get), ns,
+                                   key, item, sizeof(ngx_http_agent_item_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -625,10 +588,8 @@ ngx_http_agent_sqlite_later_item_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_delete),
-                                   ns, key, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_delete), ns,
+                                   key, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -672,10 +633,9 @@ ngx_http_agent_sqlite_later_item_namespaces(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, namespaces);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(item_namespaces),
-                                   &q->prefix, &q->suffix, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(item_namespaces),
+                                   &q->prefix, &q->suffix, NULL, 0, namespaces,
+                                   &o))
     {
         return o.rc;
     }

@@ -113,10 +113,9 @@ ngx_http_agent_sqlite_later_session_create(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, s, sizeof(ngx_http_agent_session_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_create),
-                                   id, title, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_create),
+                                   id, title, s,
+                                   sizeof(ngx_http_agent_session_t), NULL, &o))
     {
         return o.rc;
     }
@@ -135,10 +134,9 @@ ngx_http_agent_sqlite_later_session_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, s, sizeof(ngx_http_agent_session_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_get),
-                                   id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_get), id,
+                                   NULL, s, sizeof(ngx_http_agent_session_t),
+                                   NULL, &o))
     {
         return o.rc;
     }
@@ -156,10 +154,9 @@ ngx_http_agent_sqlite_later_session_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, sessions);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_list),
-                                   q->owner, q->metadata, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_list),
+                                   q->owner, q->metadata, NULL, 0, sessions,
+                                   &o))
     {
         return o.rc;
     }
@@ -177,10 +174,9 @@ ngx_http_agent_sqlite_later_session_count(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, count, sizeof(int64_t), NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_count),
-                                   q->owner, q->metadata, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_count),
+                                   q->owner, q->metadata, count,
+                                   sizeof(int64_t), NULL, &o))
     {
         return o.rc;
     }
@@ -198,10 +194,8 @@ ngx_http_agent_sqlite_later_session_delete(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_delete),
-                                   id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_delete),
+                                   id, NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -219,10 +213,8 @@ ngx_http_agent_sqlite_later_session_set(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_set),
-                                   id, value, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_set), id,
+                                   value, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -240,10 +232,8 @@ ngx_http_agent_sqlite_later_session_copy(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(session_copy),
-                                   from, to, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(session_copy),
+                                   from, to, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -348,10 +338,8 @@ ngx_http_agent_sqlite_later_messages(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, messages);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(messages),
-                                   id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(messages), id,
+                                   NULL, NULL, 0, messages, &o))
     {
         return o.rc;
     }
@@ -370,11 +358,10 @@ ngx_http_agent_sqlite_later_checkpoint_get(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, cp, sizeof(ngx_http_agent_checkpoint_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(checkpoint_get),
-                                   id, checkpoint_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(checkpoint_get),
+                                   id, checkpoint_id, cp,
+                                   sizeof(ngx_http_agent_checkpoint_t), NULL,
+                                   &o))
     {
         return o.rc;
     }
@@ -392,10 +379,8 @@ ngx_http_agent_sqlite_later_checkpoint_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, checkpoints);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(checkpoint_list),
-                                   id, ns, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(checkpoint_list),
+                                   id, ns, NULL, 0, checkpoints, &o))
     {
         return o.rc;
     }
@@ -413,12 +398,11 @@ ngx_http_agent_sqlite_later_checkpoint_write(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, cp, sizeof(ngx_http_agent_checkpoint_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc,
+    if (ngx_http_agent_sqlite_held(sc,
                                    ngx_http_agent_store_op(checkpoint_write),
-                                   session_id, &cp->node, &o))
+                                   session_id, &cp->node, cp,
+                                   sizeof(ngx_http_agent_checkpoint_t), NULL,
+                                   &o))
     {
         return o.rc;
     }
@@ -436,10 +420,8 @@ ngx_http_agent_sqlite_later_fork_later(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, later);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(fork_later),
-                                   id, from, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(fork_later), id,
+                                   from, NULL, 0, later, &o))
     {
         return o.rc;
     }
@@ -457,10 +439,8 @@ ngx_http_agent_sqlite_later_fork_keep(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(fork_keep),
-                                   id, checkpoint_id, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(fork_keep), id,
+                                   checkpoint_id, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -478,10 +458,8 @@ ngx_http_agent_sqlite_later_fork_cut(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(fork_cut),
-                                   id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(fork_cut), id,
+                                   NULL, NULL, 0, NULL, &o))
     {
         return o.rc;
     }
@@ -499,11 +477,9 @@ ngx_http_agent_sqlite_later_resource_add(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, res, sizeof(ngx_http_agent_resource_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(resource_add),
-                                   session_id, &res->name, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(resource_add),
+                                   session_id, &res->name, res,
+                                   sizeof(ngx_http_agent_resource_t), NULL, &o))
     {
         return o.rc;
     }
@@ -521,10 +497,8 @@ ngx_http_agent_sqlite_later_resource_list(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, NULL, 0, resources);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(resource_list),
-                                   session_id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(resource_list),
+                                   session_id, NULL, NULL, 0, resources, &o))
     {
         return o.rc;
     }
@@ -542,11 +516,9 @@ ngx_http_agent_sqlite_later_resource_fetch(ngx_http_agent_store_call_t *sc,
     ngx_int_t                     rc;
     ngx_http_agent_sqlite_outs_t  o;
 
-    ngx_http_agent_sqlite_outs(&o, res, sizeof(ngx_http_agent_resource_t),
-                               NULL);
-
-    if (ngx_http_agent_sqlite_kept(sc, ngx_http_agent_store_op(resource_fetch),
-                                   &res->id, NULL, &o))
+    if (ngx_http_agent_sqlite_held(sc, ngx_http_agent_store_op(resource_fetch),
+                                   &res->id, NULL, res,
+                                   sizeof(ngx_http_agent_resource_t), NULL, &o))
     {
         return o.rc;
     }

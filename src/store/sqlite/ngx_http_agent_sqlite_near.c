@@ -348,12 +348,17 @@ ngx_http_agent_sqlite_near_rows(ngx_http_agent_sqlite_near_t *nr,
 
         if (rc == SQLITE_ROW) {
             item = ngx_array_push(nr->items);
-            if (item == NULL) {
+
+            if (item == NULL
+                || ngx_http_agent_sqlite_row(nr->pool, stmt,
+                                             &ngx_http_agent_store_item_cols,
+                                             item)
+                   != NGX_OK)
+            {
                 sqlite3_finalize(stmt);
                 return NGX_ERROR;
             }
 
-            ngx_http_agent_sqlite_item_row(nr->pool, stmt, item);
             item->score = nr->rank.best[i].score;
 
         } else if (rc != SQLITE_DONE) {

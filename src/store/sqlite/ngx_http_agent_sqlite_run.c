@@ -22,40 +22,24 @@
  */
 
 
-static void ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_run_row_t *row);
+static ngx_int_t ngx_http_agent_sqlite_run_forget(ngx_str_t *run_id);
 
 
 ngx_int_t
 ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_run_row_t *row, ngx_uint_t events)
 {
-    ngx_uint_t     i;
-    sqlite3_stmt  *stmt;
+    ngx_uint_t  i;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_INSERT);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, &row->run_id);
-    ngx_http_agent_sqlite_bind(stmt, 2, &row->thread_id);
-    ngx_http_agent_sqlite_bind(stmt, 3, &row->assistant_id);
-    ngx_http_agent_sqlite_bind(stmt, 4, &row->status);
-    ngx_http_agent_sqlite_bind(stmt, 5, row->metadata.len ? &row->metadata
-                                                        : NULL);
-    ngx_http_agent_sqlite_bind(stmt, 6, row->kwargs.len ? &row->kwargs : NULL);
-    ngx_http_agent_sqlite_bind(stmt, 7, &row->multitask_strategy);
-    ngx_http_agent_sqlite_bind(stmt, 8, &row->created_at);
-    sqlite3_bind_int(stmt, 9, events);
-    ngx_http_agent_sqlite_bind(stmt, 10, row->checkpoint.len ? &row->checkpoint
-                                                            : NULL);
-    ngx_http_agent_sqlite_bind(stmt, 11, row->origin.len ? &row->origin : NULL);
-    ngx_http_agent_sqlite_bind(stmt, 12, row->limit_keys.len ? &row->limit_keys
-                                                            : NULL);
-    ngx_http_agent_sqlite_bind(stmt, 13, row->secret.len ? &row->secret : NULL);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_INSERT,
+                                 "ssssnnssinnnn", &row->run_id,
+                                 &row->thread_id, &row->assistant_id,
+                                 &row->status, &row->metadata, &row->kwargs,
+                                 &row->multitask_strategy, &row->created_at,
+                                 (int64_t) events, &row->checkpoint,
+                                 &row->origin, &row->limit_keys, &row->secret)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -69,16 +53,12 @@ ngx_http_agent_sqlite_run_insert(ngx_http_agent_store_call_t *sc,
      */
 
     for (i = 0; i < 2; i++) {
-        stmt = ngx_http_agent_sqlite_stmt(i == 0
-                                         ? NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRE
-                                      : NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRED);
-        if (stmt == NULL) {
-            break;
-        }
-
-        ngx_http_agent_sqlite_bind(stmt, 1, &row->expire);
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_do(i == 0
+                                     ? NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRE
+                                     : NGX_HTTP_AGENT_SQL_RUN_EVENTS_EXPIRED,
+                                     "s", &row->expire)
+            != NGX_OK)
+        {
             break;
         }
     }
@@ -91,26 +71,18 @@ ngx_int_t
 ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, const char *status)
 {
-    u_char         now[32];
-    ngx_str_t      st, at;
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_STATUS);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
+    u_char     now[32];
+    ngx_str_t  st, at;
 
     st.data = (u_char *) status;
     st.len = ngx_strlen(status);
     at.data = now;
     at.len = ngx_http_agent_store_now(now) - now;
 
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-    ngx_http_agent_sqlite_bind(stmt, 2, &st);
-    ngx_http_agent_sqlite_bind(stmt, 3, &at);
-    sqlite3_bind_int64(stmt, 4, sc->gen);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_STATUS, "sssi",
+                                 run_id, &st, &at, (int64_t) sc->gen)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -127,14 +99,9 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
 
     /* at its end, its pending writes go (turn_writes.c) */
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_WRITES_DROP);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_WRITES_DROP, "s", run_id)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -144,30 +111,8 @@ ngx_http_agent_sqlite_run_status(ngx_http_agent_store_call_t *sc,
      * end it as an orphan)
      */
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_RELEASE);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
-}
-
-
-static void
-ngx_http_agent_store_run_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_run_row_t *row)
-{
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &row->run_id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &row->thread_id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &row->assistant_id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &row->status);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &row->metadata);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 5, &row->kwargs);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &row->multitask_strategy);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &row->created_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &row->updated_at);
+    return ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_RELEASE, "s",
+                                    run_id);
 }
 
 
@@ -177,27 +122,16 @@ ngx_int_t
 ngx_http_agent_sqlite_run_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_http_agent_run_row_t *row)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_GET);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_RUN_GET, "ss",
+                                       run_id, thread_id);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-    ngx_http_agent_sqlite_bind(stmt, 2, thread_id);
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_ROW) {
-        ngx_http_agent_store_run_row(sc->pool, stmt, row);
-        sqlite3_reset(stmt);
-        return NGX_OK;
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
-                                                         : NGX_ERROR;
+    return ngx_http_agent_sqlite_one(sc->pool, stmt,
+                                     &ngx_http_agent_store_run_cols, row);
 }
 
 
@@ -206,36 +140,17 @@ ngx_http_agent_sqlite_run_list(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *status, ngx_int_t limit, ngx_int_t offset,
     ngx_array_t *rows)
 {
-    int                        rc;
-    size_t                     used;
-    sqlite3_stmt              *stmt;
-    ngx_http_agent_run_row_t  *row;
+    sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_LIST);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_RUN_LIST, "siis",
+                                       thread_id, (int64_t) limit,
+                                       (int64_t) offset, status);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, thread_id);
-    sqlite3_bind_int64(stmt, 2, limit);
-    sqlite3_bind_int64(stmt, 3, offset);
-    ngx_http_agent_sqlite_bind(stmt, 4, status);
-
-    used = 0;
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
-           && ngx_http_agent_sqlite_room(stmt, &used))
-    {
-        row = ngx_array_push(rows);
-        if (row == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_store_run_row(sc->pool, stmt, row);
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
+    return ngx_http_agent_sqlite_rows(sc->pool, stmt,
+                                      &ngx_http_agent_store_run_cols, rows);
 }
 
 
@@ -245,25 +160,17 @@ ngx_int_t
 ngx_http_agent_sqlite_run_cancel(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_str_t *action, ngx_uint_t now)
 {
-    u_char         buf[32];
-    ngx_str_t      at;
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCEL);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
+    u_char     buf[32];
+    ngx_str_t  at;
 
     /* a run ended now: its kept events are not let go under its worker */
     at.data = buf;
     at.len = ngx_http_agent_store_now(buf) - buf;
 
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-    ngx_http_agent_sqlite_bind(stmt, 2, action);
-    sqlite3_bind_int(stmt, 3, (int) now);
-    ngx_http_agent_sqlite_bind(stmt, 4, &at);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_CANCEL, "ssis",
+                                 run_id, action, (int64_t) now, &at)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -277,26 +184,15 @@ ngx_int_t
 ngx_http_agent_sqlite_run_cancelled(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, ngx_str_t *action)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_CANCELLED);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_RUN_CANCELLED, "s",
+                                       run_id);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-        rc = ngx_http_agent_sqlite_col(sc->pool, stmt, 0, action);
-        sqlite3_reset(stmt);
-        return rc == NGX_OK ? NGX_OK : NGX_ERROR;
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
-                                                         : NGX_ERROR;
+    return ngx_http_agent_sqlite_text(sc->pool, stmt, action);
 }
 
 
@@ -304,20 +200,10 @@ ngx_int_t
 ngx_http_agent_sqlite_run_event(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id, int64_t seq, ngx_str_t *event, ngx_str_t *json)
 {
-    sqlite3_stmt  *stmt;
-
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENT_INSERT);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, seq);
-    ngx_http_agent_sqlite_bind(stmt, 3, event);
-    ngx_http_agent_sqlite_bind(stmt, 4, json);
-    sqlite3_bind_int64(stmt, 5, sc->gen);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_EVENT_INSERT, "sissi",
+                                 run_id, seq, event, json, (int64_t) sc->gen)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -342,14 +228,11 @@ ngx_http_agent_sqlite_run_events(ngx_http_agent_store_call_t *sc,
     ngx_str_t      event, json;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RUN_EVENTS);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_RUN_EVENTS, "sii",
+                                       run_id, after, (int64_t) limit);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, after);
-    sqlite3_bind_int64(stmt, 3, limit);
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         event.data = (u_char *) sqlite3_column_text(stmt, 1);
@@ -375,27 +258,15 @@ ngx_int_t
 ngx_http_agent_sqlite_thread_busy(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_THREAD_BUSY);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_THREAD_BUSY, "si",
+                                       thread_id, ngx_http_agent_store_ms());
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, thread_id);
-    sqlite3_bind_int64(stmt, 2, ngx_http_agent_store_ms());
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-        rc = ngx_http_agent_sqlite_col(sc->pool, stmt, 0, run_id);
-        sqlite3_reset(stmt);
-        return rc == NGX_OK ? NGX_OK : NGX_ERROR;
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc) == NGX_OK ? NGX_DECLINED
-                                                         : NGX_ERROR;
+    return ngx_http_agent_sqlite_text(sc->pool, stmt, run_id);
 }
 
 
@@ -410,53 +281,31 @@ ngx_int_t
 ngx_http_agent_sqlite_run_rollback(ngx_http_agent_store_call_t *sc,
     ngx_str_t *thread_id, ngx_str_t *run_id, ngx_str_t *before)
 {
-    ngx_uint_t     i;
-    ngx_str_t     *arg2;
-    sqlite3_stmt  *stmt;
-
-    static ngx_uint_t  steps[] = {
-        NGX_HTTP_AGENT_SQL_ROLLBACK_MESSAGES,
-        NGX_HTTP_AGENT_SQL_ROLLBACK_CHECKPOINTS,
-        NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS,
-        NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE_ONE,
-        NGX_HTTP_AGENT_SQL_RUN_DELETE
-    };
+    ngx_str_t  *from;
 
     if (ngx_http_agent_sqlite_begin(sc) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        stmt = ngx_http_agent_sqlite_stmt(steps[i]);
-        if (stmt == NULL) {
-            goto failed;
-        }
+    /* the thread's steps take the thread, the run's the run */
+    from = before->len ? before : NULL;
 
-        /* the thread's steps take the thread, the run's the run */
-        arg2 = before->len ? before : NULL;
-
-        if (i < 3) {
-            ngx_http_agent_sqlite_bind(stmt, 1, thread_id);
-
-            if (i < 2) {
-                ngx_http_agent_sqlite_bind(stmt, 2, arg2);
-            }
-
-        } else {
-            ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-        }
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-            goto failed;
-        }
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_ROLLBACK_MESSAGES, "ss",
+                                 thread_id, from)
+        != NGX_OK
+        || ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_ROLLBACK_CHECKPOINTS,
+                                    "ss", thread_id, from)
+           != NGX_OK
+        || ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_ROLLBACK_COUNTS, "s",
+                                    thread_id)
+           != NGX_OK
+        || ngx_http_agent_sqlite_run_forget(run_id) != NGX_OK)
+    {
+        ngx_http_agent_sqlite_rollback(sc);
+        return NGX_ERROR;
     }
 
     return ngx_http_agent_sqlite_commit(sc);
-
-failed:
-
-    ngx_http_agent_sqlite_rollback(sc);
-    return NGX_ERROR;
 }
 
 
@@ -466,35 +315,29 @@ ngx_int_t
 ngx_http_agent_sqlite_run_delete(ngx_http_agent_store_call_t *sc,
     ngx_str_t *run_id)
 {
-    ngx_uint_t     i;
-    sqlite3_stmt  *stmt;
-
-    static ngx_uint_t  steps[] = {
-        NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE_ONE,
-        NGX_HTTP_AGENT_SQL_RUN_DELETE
-    };
-
     if (ngx_http_agent_sqlite_begin(sc) != NGX_OK) {
         return NGX_ERROR;
     }
 
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        stmt = ngx_http_agent_sqlite_stmt(steps[i]);
-        if (stmt == NULL) {
-            goto failed;
-        }
-
-        ngx_http_agent_sqlite_bind(stmt, 1, run_id);
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
-            goto failed;
-        }
+    if (ngx_http_agent_sqlite_run_forget(run_id) != NGX_OK) {
+        ngx_http_agent_sqlite_rollback(sc);
+        return NGX_ERROR;
     }
 
     return ngx_http_agent_sqlite_commit(sc);
+}
 
-failed:
 
-    ngx_http_agent_sqlite_rollback(sc);
-    return NGX_ERROR;
+static ngx_int_t
+ngx_http_agent_sqlite_run_forget(ngx_str_t *run_id)
+{
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_EVENTS_DELETE_ONE,
+                                 "s", run_id)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_RUN_DELETE, "s",
+                                    run_id);
 }

@@ -29,8 +29,6 @@ typedef struct {
 } ngx_http_agent_sqlite_lock_args_t;
 
 
-static void ngx_http_agent_store_session_row(ngx_pool_t *pool,
-    sqlite3_stmt *stmt, ngx_http_agent_session_t *s);
 static ngx_int_t ngx_http_agent_store_unlock_now(ngx_str_t *id,
     ngx_str_t *run_id, int64_t gen);
 static ngx_int_t ngx_http_agent_sqlite_renew_try(
@@ -46,44 +44,30 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_str_t *title, ngx_str_t *metadata, ngx_str_t *owner,
     ngx_http_agent_session_t *s)
 {
-    u_char        *p;
     ngx_int_t      rc;
     ngx_uint_t     wait;
     sqlite3_stmt  *stmt;
 
-    p = ngx_pnalloc(sc->pool, 36 + 24);
-    if (p == NULL) {
+    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
+
+    /* the LangGraph API's client may name its thread */
+    if (ngx_http_agent_store_made(sc->pool, id, &s->id, &s->created_at)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
-    ngx_memzero(s, sizeof(ngx_http_agent_session_t));
-
-    if (id && id->len) {
-        /* the LangGraph API's client may name its thread */
-        s->id = *id;
-
-    } else {
-        ngx_http_agent_id_uuid(p);
-        s->id.data = p;
-        s->id.len = 36;
-    }
-
-    s->created_at.data = p + 36;
-    s->created_at.len = ngx_http_agent_store_now(p + 36) - (p + 36);
     s->updated_at = s->created_at;
     s->title = *title;
     s->metadata = *metadata;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_INSERT);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_SESSION_INSERT,
+                                       "sssss", &s->id, title,
+                                       metadata->len ? metadata : NULL,
+                                       &s->created_at, owner);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, &s->id);
-    ngx_http_agent_sqlite_bind(stmt, 2, title);
-    ngx_http_agent_sqlite_bind(stmt, 3, metadata->len ? metadata : NULL);
-    ngx_http_agent_sqlite_bind(stmt, 4, &s->created_at);
-    ngx_http_agent_sqlite_bind(stmt, 5, owner);
 
     if (owner) {
         s->owner = *owner;
@@ -107,52 +91,20 @@ ngx_http_agent_sqlite_session_create(ngx_http_agent_store_call_t *sc,
 }
 
 
-static void
-ngx_http_agent_store_session_row(ngx_pool_t *pool, sqlite3_stmt *stmt,
-    ngx_http_agent_session_t *s)
-{
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 0, &s->id);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 1, &s->title);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 2, &s->metadata);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 3, &s->created_at);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 4, &s->updated_at);
-    s->message_count = sqlite3_column_int64(stmt, 5);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 6, &s->model);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 7, &s->database);
-    (void) ngx_http_agent_sqlite_col(pool, stmt, 8, &s->owner);
-    s->prompt_tokens = sqlite3_column_int64(stmt, 9);
-    s->completion_tokens = sqlite3_column_int64(stmt, 10);
-    s->cached_tokens = sqlite3_column_int64(stmt, 11);
-    s->history_bytes = sqlite3_column_int64(stmt, 12);
-}
-
-
 ngx_int_t
 ngx_http_agent_sqlite_session_get(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_http_agent_session_t *s)
 {
-    int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_GET);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_SESSION_GET, "s",
+                                       id);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-
-    rc = sqlite3_step(stmt);
-
-    if (rc == SQLITE_DONE) {
-        sqlite3_reset(stmt);
-        return NGX_DECLINED;
-    }
-
-    if (rc == SQLITE_ROW) {
-        ngx_http_agent_store_session_row(sc->pool, stmt, s);
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
+    return ngx_http_agent_sqlite_one(sc->pool, stmt,
+                                     &ngx_http_agent_store_session_cols, s);
 }
 
 
@@ -160,37 +112,20 @@ ngx_int_t
 ngx_http_agent_sqlite_session_list(ngx_http_agent_store_call_t *sc,
     ngx_http_agent_session_query_t *q, ngx_array_t *sessions)
 {
-    int                        rc;
-    size_t                     used;
-    sqlite3_stmt              *stmt;
-    ngx_http_agent_session_t  *s;
+    sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_LIST);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_SESSION_LIST,
+                                       "iissi", (int64_t) q->limit,
+                                       (int64_t) q->offset, q->owner,
+                                       q->metadata,
+                                       (int64_t) (q->asc ? 1 : 0));
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    sqlite3_bind_int64(stmt, 1, q->limit);
-    sqlite3_bind_int64(stmt, 2, q->offset);
-    ngx_http_agent_sqlite_bind(stmt, 3, q->owner);
-    ngx_http_agent_sqlite_bind(stmt, 4, q->metadata);
-    sqlite3_bind_int(stmt, 5, q->asc ? 1 : 0);
-
-    used = 0;
-
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW
-           && ngx_http_agent_sqlite_room(stmt, &used))
-    {
-        s = ngx_array_push(sessions);
-        if (s == NULL) {
-            sqlite3_reset(stmt);
-            return NGX_ERROR;
-        }
-
-        ngx_http_agent_store_session_row(sc->pool, stmt, s);
-    }
-
-    return ngx_http_agent_sqlite_done(stmt, rc);
+    return ngx_http_agent_sqlite_rows(sc->pool, stmt,
+                                      &ngx_http_agent_store_session_cols,
+                                      sessions);
 }
 
 
@@ -201,13 +136,11 @@ ngx_http_agent_sqlite_session_count(ngx_http_agent_store_call_t *sc,
     int            rc;
     sqlite3_stmt  *stmt;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_COUNT);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_SESSION_COUNT, "ss",
+                                       q->owner, q->metadata);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, q->owner);
-    ngx_http_agent_sqlite_bind(stmt, 2, q->metadata);
 
     rc = sqlite3_step(stmt);
 
@@ -227,7 +160,6 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
     int                         changes;
     ngx_uint_t                  i;
     ngx_array_t                 resources;
-    sqlite3_stmt               *stmt;
     ngx_http_agent_resource_t  *res;
 
     static ngx_uint_t  deletes[] = {
@@ -254,14 +186,9 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
         return NGX_ERROR;
     }
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_DELETE);
-    if (stmt == NULL) {
-        goto failed;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_SESSION_DELETE, "s", id)
+        != NGX_OK)
+    {
         goto failed;
     }
 
@@ -270,14 +197,7 @@ ngx_http_agent_sqlite_session_delete(ngx_http_agent_store_call_t *sc,
     /* the session's rows in every table, in the same transaction */
 
     for (i = 0; i < sizeof(deletes) / sizeof(deletes[0]); i++) {
-        stmt = ngx_http_agent_sqlite_stmt(deletes[i]);
-        if (stmt == NULL) {
-            goto failed;
-        }
-
-        ngx_http_agent_sqlite_bind(stmt, 1, id);
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_do(deletes[i], "s", id) != NGX_OK) {
             goto failed;
         }
     }
@@ -311,19 +231,9 @@ ngx_int_t
 ngx_http_agent_sqlite_session_set(ngx_http_agent_store_call_t *sc,
     ngx_str_t *id, ngx_uint_t field, ngx_str_t *value)
 {
-    sqlite3_stmt  *stmt;
-
     /* the statements in the order of the fields */
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_SESSION_SET_MODEL
-                                      + field);
-    if (stmt == NULL) {
-        return NGX_ERROR;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, id);
-    ngx_http_agent_sqlite_bind(stmt, 2, value);
-
-    return ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt));
+    return ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_SESSION_SET_MODEL
+                                    + field, "ss", id, value);
 }
 
 
@@ -659,28 +569,26 @@ ngx_http_agent_sqlite_resource_list(ngx_http_agent_store_call_t *sc,
     sqlite3_stmt               *stmt;
     ngx_http_agent_resource_t  *res;
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_RESOURCE_LIST);
+    stmt = ngx_http_agent_sqlite_bound(NGX_HTTP_AGENT_SQL_RESOURCE_LIST, "s",
+                                       session_id);
     if (stmt == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_http_agent_sqlite_bind(stmt, 1, session_id);
+    /* all of them, past the answer budget: a delete removes their files */
 
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         res = ngx_array_push(resources);
-        if (res == NULL) {
+
+        if (res == NULL
+            || ngx_http_agent_sqlite_row(sc->pool, stmt,
+                                         &ngx_http_agent_store_resource_cols,
+                                         res)
+               != NGX_OK)
+        {
             sqlite3_reset(stmt);
             return NGX_ERROR;
         }
-
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 0, &res->id);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 1, &res->name);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 2, &res->table);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 3, &res->columns);
-        res->row_count = sqlite3_column_int64(stmt, 4);
-        res->size_bytes = sqlite3_column_int64(stmt, 5);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 6, &res->path);
-        (void) ngx_http_agent_sqlite_col(sc->pool, stmt, 7, &res->created_at);
     }
 
     return ngx_http_agent_sqlite_done(stmt, rc);
@@ -693,9 +601,8 @@ ngx_int_t
 ngx_http_agent_sqlite_session_copy(ngx_http_agent_store_call_t *sc,
     ngx_str_t *from, ngx_str_t *to, ngx_str_t *now)
 {
-    ngx_int_t      rc;
-    ngx_uint_t     i;
-    sqlite3_stmt  *stmt;
+    ngx_int_t   rc;
+    ngx_uint_t  i;
 
     static ngx_uint_t  copies[] = {
         NGX_HTTP_AGENT_SQL_COPY_MESSAGES,
@@ -708,16 +615,10 @@ ngx_http_agent_sqlite_session_copy(ngx_http_agent_store_call_t *sc,
         return rc;
     }
 
-    stmt = ngx_http_agent_sqlite_stmt(NGX_HTTP_AGENT_SQL_COPY_SESSION);
-    if (stmt == NULL) {
-        goto failed;
-    }
-
-    ngx_http_agent_sqlite_bind(stmt, 1, from);
-    ngx_http_agent_sqlite_bind(stmt, 2, to);
-    ngx_http_agent_sqlite_bind(stmt, 3, now);
-
-    if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+    if (ngx_http_agent_sqlite_do(NGX_HTTP_AGENT_SQL_COPY_SESSION, "sss", from,
+                                 to, now)
+        != NGX_OK)
+    {
         goto failed;
     }
 
@@ -727,15 +628,7 @@ ngx_http_agent_sqlite_session_copy(ngx_http_agent_store_call_t *sc,
     }
 
     for (i = 0; i < sizeof(copies) / sizeof(copies[0]); i++) {
-        stmt = ngx_http_agent_sqlite_stmt(copies[i]);
-        if (stmt == NULL) {
-            goto failed;
-        }
-
-        ngx_http_agent_sqlite_bind(stmt, 1, from);
-        ngx_http_agent_sqlite_bind(stmt, 2, to);
-
-        if (ngx_http_agent_sqlite_done(stmt, sqlite3_step(stmt)) != NGX_OK) {
+        if (ngx_http_agent_sqlite_do(copies[i], "ss", from, to) != NGX_OK) {
             goto failed;
         }
     }
