@@ -849,9 +849,11 @@ target($ln->{last10} <= 1.1 * $ln->{first10},
                $ln->{last10} / ($ln->{first10} || 1)));
 my @s = map { $ln->{sizes}{$_} } (50, 100, 200);
 my $lin = ($s[1] - $s[0]) ? ($s[2] - $s[1]) / (2 * ($s[1] - $s[0])) : 0;
-target($lin > 0.7 && $lin < 1.3,
-       sprintf('checkpoint file grows linearly (growth 100-200 / 2x '
-               . 'growth 50-100): %.2f', $lin));
+# at most linearly: the file's free pages are used again (a session's
+# rows pruned, the WAL's checkpoints), so it may grow by less
+target($lin < 1.3,
+       sprintf('checkpoint file grows at most linearly (growth 100-200 / '
+               . '2x growth 50-100): %.2f', $lin));
 target($iso->{p99} <= 20, sprintf('isolation p99 gap at most 20 ms: '
                                   . '%.1f ms', $iso->{p99}));
 target(defined $ln->{storage} && defined $lk->{storage}
