@@ -97,7 +97,6 @@ ngx_int_t
 ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
     ngx_http_agent_store_wake_pt wake)
 {
-    u_char                       *p, hash[20];
     ngx_str_t                    *owner;
     ngx_sha1_t                    sha1;
     ngx_http_agent_store_call_t  *sc;
@@ -117,18 +116,16 @@ ngx_http_agent_llm_cache_look(ngx_http_agent_llm_t *llm,
     ngx_sha1_update(&sha1, llm->cache_url.data, llm->cache_url.len);
     ngx_sha1_update(&sha1, "", 1);
     ngx_sha1_update(&sha1, llm->cache_body.data, llm->cache_body.len);
-    ngx_sha1_final(hash, &sha1);
 
-    p = ngx_pnalloc(llm->pool, sizeof("exact:") - 1 + 40);
     sc = ngx_palloc(llm->pool, sizeof(ngx_http_agent_store_call_t));
 
-    if (p == NULL || sc == NULL) {
+    if (sc == NULL
+        || ngx_http_agent_digest_key(llm->pool, "exact:", &sha1,
+                                    &llm->cache_key)
+           != NGX_OK)
+    {
         return ngx_http_agent_llm_fail(llm, "out of memory");
     }
-
-    llm->cache_key.data = p;
-    p = ngx_cpymem(p, "exact:", sizeof("exact:") - 1);
-    llm->cache_key.len = ngx_hex_dump(p, hash, 20) - llm->cache_key.data;
 
     ngx_http_agent_store_call_init(sc, llm->pool, llm->log, wake, llm);
     llm->cache_sc = sc;
@@ -574,7 +571,6 @@ static ngx_int_t
 ngx_http_agent_llm_similar_ns(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
     ngx_str_t *ns)
 {
-    u_char                    *p, hash[20];
     ngx_sha1_t                 sha1;
     ngx_http_agent_llm_req_t  *req;
 
@@ -603,18 +599,7 @@ ngx_http_agent_llm_similar_ns(ngx_http_agent_llm_t *llm, ngx_pool_t *pool,
         ngx_sha1_update(&sha1, req->tools->data, req->tools->len);
     }
 
-    ngx_sha1_final(hash, &sha1);
-
-    p = ngx_pnalloc(pool, sizeof("agent_cache.") - 1 + 40);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    ns->data = p;
-    p = ngx_cpymem(p, "agent_cache.", sizeof("agent_cache.") - 1);
-    ns->len = ngx_hex_dump(p, hash, 20) - ns->data;
-
-    return NGX_OK;
+    return ngx_http_agent_digest_key(pool, "agent_cache.", &sha1, ns);
 }
 
 

@@ -106,7 +106,6 @@ ngx_http_agent_turn_cache_key(ngx_http_agent_run_t *run,
 {
     ngx_http_agent_env_t *env = run->data;
 
-    u_char                     *p, hash[20];
     ngx_str_t                   state;
     ngx_uint_t                  i, n;
     ngx_sha1_t                  sha1;
@@ -176,18 +175,8 @@ ngx_http_agent_turn_cache_key(ngx_http_agent_run_t *run,
     ngx_sha1_update(&sha1, "", 1);
     ngx_sha1_update(&sha1, &node->version, sizeof(uint32_t));
     ngx_sha1_update(&sha1, state.data, state.len);
-    ngx_sha1_final(hash, &sha1);
 
-    p = ngx_pnalloc(run->pool, sizeof("node:") - 1 + 40);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    key->data = p;
-    p = ngx_cpymem(p, "node:", sizeof("node:") - 1);
-    key->len = ngx_hex_dump(p, hash, 20) - key->data;
-
-    return NGX_OK;
+    return ngx_http_agent_digest_key(run->pool, "node:", &sha1, key);
 }
 
 

@@ -11,6 +11,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_event.h>
+#include <ngx_sha1.h>
 
 #include <curl/curl.h>
 #include <yajl/yajl_gen.h>
@@ -143,6 +144,8 @@ ngx_table_elt_t *ngx_http_agent_header_in(ngx_http_request_t *r,
 #define NGX_HTTP_AGENT_ID_LEN   36
 
 
+ngx_int_t ngx_http_agent_digest_key(ngx_pool_t *pool, const char *prefix,
+    ngx_sha1_t *sha1, ngx_str_t *key);
 ngx_uint_t ngx_http_agent_id_valid(ngx_str_t *id);
 void ngx_http_agent_id_uuid(u_char *buf);
 ngx_int_t ngx_http_agent_id_make(ngx_pool_t *pool, ngx_str_t *id);
